@@ -1,0 +1,3 @@
+module github.com/concurrency-bench/go-bench
+
+go 1.22
