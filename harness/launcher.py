@@ -1,0 +1,29 @@
+"""Build and locate the native launcher (launcher/launch.c)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parent / "launcher" / "launch.c"
+BINARY = SOURCE.with_suffix("")
+METHOD = "wait4-launcher"
+
+
+class LauncherError(Exception):
+    pass
+
+
+def ensure_launcher() -> Path:
+    """Compile the launcher if it is missing or older than its source."""
+    if BINARY.exists() and BINARY.stat().st_mtime >= SOURCE.stat().st_mtime:
+        return BINARY
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        raise LauncherError("no C compiler (cc, gcc or clang) to build harness/launcher/launch.c")
+    proc = subprocess.run([cc, "-O2", "-Wall", "-o", str(BINARY), str(SOURCE)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise LauncherError(f"building the launcher failed: {proc.stderr.strip()}")
+    return BINARY

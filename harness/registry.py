@@ -1,0 +1,160 @@
+"""Discover implementations from each language folder's impls.toml."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from . import ROOT, UsageError
+from .workloads import WORKLOADS
+
+DETECT_TIMEOUT_S = 60
+
+
+@dataclass
+class Toolchain:
+    present: bool
+    version: str  # the version line when present, else the reason it is missing
+
+
+@dataclass
+class Language:
+    name: str
+    dir: Path
+    detect: list[str]
+    build: list[str]
+    test: list[str]
+    setup: list[str] = field(default_factory=list)
+
+    def expand(self, argv: list[str]) -> list[str]:
+        return [expand(a, self.dir) for a in argv]
+
+    @cached_property
+    def toolchain(self) -> Toolchain:
+        try:
+            proc = subprocess.run(self.expand(self.detect), cwd=self.dir, capture_output=True,
+                                  text=True, timeout=DETECT_TIMEOUT_S)
+        except FileNotFoundError:
+            return Toolchain(False, f"{self.detect[0]} not found")
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return Toolchain(False, f"{self.detect[0]}: {exc}")
+        if proc.returncode != 0:
+            lines = proc.stderr.strip().splitlines() or [f"detect exited {proc.returncode}"]
+            return Toolchain(False, lines[-1])
+        lines = proc.stdout.strip().splitlines()
+        return Toolchain(True, lines[0] if lines else "unknown version")
+
+
+@dataclass
+class Impl:
+    id: str
+    language: Language
+    runtime_label: str
+    run: list[str]
+    workloads: list[str]
+    description: str = ""
+    version: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+
+    def argv(self) -> list[str]:
+        return self.language.expand(self.run)
+
+    @cached_property
+    def runtime(self) -> str:
+        """Name and version for the runtime column."""
+        tool = self.language.toolchain
+        version = tool.version if tool.present else "not available"
+        if tool.present and self.version:
+            try:
+                proc = subprocess.run(self.language.expand(self.version), cwd=self.language.dir,
+                                      capture_output=True, text=True, timeout=DETECT_TIMEOUT_S)
+                if proc.returncode == 0 and proc.stdout.strip():
+                    version = proc.stdout.strip().splitlines()[0]
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        return f"{self.runtime_label} ({version})"
+
+
+def expand(arg: str, lang_dir: Path) -> str:
+    return (arg.replace("{dir}", str(lang_dir)).replace("{root}", str(ROOT))
+            .replace("{python}", sys.executable))
+
+
+class RegistryError(Exception):
+    pass
+
+
+def _argv(table: dict, key: str, where: str, required: bool = True) -> list[str]:
+    value = table.get(key, [] if not required else None)
+    if value is None or not isinstance(value, list) or not all(isinstance(a, str) for a in value):
+        raise RegistryError(f"{where}: '{key}' must be a list of strings")
+    if required and not value:
+        raise RegistryError(f"{where}: '{key}' must not be empty")
+    return value
+
+
+def load_registry(root: Path = ROOT) -> list[Impl]:
+    """Every implementation, in language-folder then declaration order."""
+    impls: list[Impl] = []
+    seen: set[str] = set()
+    for path in sorted(root.glob("*/impls.toml")):
+        where = str(path.relative_to(root))
+        try:
+            data = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise RegistryError(f"{where}: {exc}") from None
+        lang_table = data.get("language", {})
+        name = lang_table.get("name")
+        if name != path.parent.name:
+            raise RegistryError(f"{where}: language.name must be {path.parent.name!r}")
+        lang = Language(name=name, dir=path.parent, detect=_argv(lang_table, "detect", where),
+                        build=_argv(lang_table, "build", where), test=_argv(lang_table, "test", where),
+                        setup=_argv(lang_table, "setup", where, required=False))
+        for entry in data.get("impl", []):
+            impl_id = entry.get("id")
+            if not isinstance(impl_id, str) or not impl_id or impl_id in seen:
+                raise RegistryError(f"{where}: every impl needs a unique id (got {impl_id!r})")
+            seen.add(impl_id)
+            workloads = entry.get("workloads", [])
+            unknown = [w for w in workloads if w not in WORKLOADS]
+            if unknown or not workloads:
+                raise RegistryError(f"{where}: impl {impl_id}: unknown or empty workloads {unknown}")
+            impls.append(Impl(
+                id=impl_id, language=lang, runtime_label=entry.get("runtime", impl_id),
+                run=_argv(entry, "run", where), workloads=list(workloads),
+                description=entry.get("description", ""),
+                version=_argv(entry, "version", where, required=False),
+                env={str(k): str(v) for k, v in entry.get("env", {}).items()}))
+    return impls
+
+
+def select(impls: list[Impl], names: list[str]) -> list[Impl]:
+    """Resolve --impl: a language folder name selects all its implementations
+    (a name that is both a language and an id means the language)."""
+    languages = {i.language.name for i in impls}
+    chosen: list[Impl] = []
+    for name in names:
+        if name in languages:
+            matches = [i for i in impls if i.language.name == name]
+        else:
+            matches = [i for i in impls if i.id == name]
+        if not matches:
+            known = ", ".join(sorted(languages | {i.id for i in impls}))
+            raise UsageError(f"unknown implementation or language {name!r} (known: {known})")
+        chosen += [m for m in matches if m not in chosen]
+    return chosen
+
+
+def program_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment measured programs run with: ours, minus make's own
+    variables (MAKEFLAGS carries `LANG=go` from `make bench LANG=go`)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "MAKE_TERMOUT",
+                        "MAKE_TERMERR"}}
+    env.update(extra or {})
+    return env

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Set up, build every implementation whose toolchain is present, run the
+# default suite (or --quick), and print where the results are.
+#   ./run.sh            the default suite (about 30 minutes on 2 cores)
+#   ./run.sh --quick    every implementation and workload at small N (about a minute)
+# Any other option goes to `python -m harness run` (e.g. --repeat 1, --n 1000,10000).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+suite=default
+args=()
+for arg in "$@"; do
+    case "$arg" in
+        --quick) suite=quick ;;
+        -h|--help)
+            sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+            exit 0 ;;
+        *) args+=("$arg") ;;
+    esac
+done
+
+make -s setup
+exec .venv/bin/python -m harness run --suite "$suite" "${args[@]}"
