@@ -1,0 +1,181 @@
+"""Concurrency benchmark program for asyncio and uvloop (see docs/protocol.md).
+
+    bench.py [--loop asyncio|uvloop] WORKLOAD --n N [--buffer B]
+             [--duration-ms D] [--iterations K]
+
+Prints one JSON line on stdout; bad arguments exit 2 with one line on stderr.
+"""
+
+import argparse
+import asyncio
+import json
+import platform
+import re
+import sys
+import time
+
+WORKLOADS = ("sleep", "chain", "chain-await", "bounded")
+DEFAULT_ITERATIONS = {"sleep": 1, "chain": 2, "chain-await": 2, "bounded": 10}
+
+
+async def sleep(n, duration_ms):
+    """N tasks each sleep D ms; returns (tasks completed, spawn_ns)."""
+    start = time.perf_counter_ns()
+    async with asyncio.TaskGroup() as tg:
+        # sleep(..., result=1) makes each task's join result its own count.
+        tasks = [tg.create_task(asyncio.sleep(duration_ms / 1000, 1)) for _ in range(n)]
+        # create_task only schedules a task; yielding once lets every task run
+        # its first step and arm its timer, so "started" means really sleeping.
+        await asyncio.sleep(0)
+        spawn_ns = time.perf_counter_ns() - start
+    return sum(t.result() for t in tasks), spawn_ns
+
+
+async def relay(inbox, outbox):
+    await outbox.put(await inbox.get() + 1)
+
+
+async def chain(n):
+    # asyncio has no rendezvous queue (maxsize=0 means unbounded): capacity 1
+    # is the closest, and each channel carries exactly one value anyway.
+    channels = [asyncio.Queue(maxsize=1) for _ in range(n + 1)]
+    async with asyncio.TaskGroup() as tg:
+        for i in range(n):
+            tg.create_task(relay(channels[i], channels[i + 1]))
+        await channels[0].put(0)
+        return await channels[n].get()
+
+
+async def successor(previous):
+    value = await previous + 1
+    # The protocol's one yield per task (seed 000's Task.Yield), kept so every
+    # implementation does the same work per link.
+    await asyncio.sleep(0)
+    return value
+
+
+async def chain_await(n):
+    source = asyncio.get_running_loop().create_future()
+    last = source
+    async with asyncio.TaskGroup() as tg:
+        for _ in range(n):
+            last = tg.create_task(successor(last))
+        # Let every task start and suspend on its predecessor before the source
+        # completes, so the whole chain is pending as the protocol requires.
+        await asyncio.sleep(0)
+        source.set_result(0)
+        return await last
+
+
+async def produce(queue, value):
+    await queue.put(value)
+
+
+async def bounded(n, capacity):
+    queue = asyncio.Queue(maxsize=capacity)
+    total = 0
+    # Leaving the TaskGroup waits until every producer has finished.
+    async with asyncio.TaskGroup() as tg:
+        for i in range(n):
+            tg.create_task(produce(queue, i))
+        for _ in range(n):
+            total += await queue.get()
+    return total
+
+
+async def run(args, capacity):
+    results, iter_ns = [], []
+    spawn_ns = None
+    for _ in range(args.iterations):
+        start = time.perf_counter_ns()
+        if args.workload == "sleep":
+            result, spawned = await sleep(args.n, args.duration_ms)
+            if spawn_ns is None:  # the protocol reports the first iteration's
+                spawn_ns = spawned
+        elif args.workload == "chain":
+            result = await chain(args.n)
+        elif args.workload == "chain-await":
+            result = await chain_await(args.n)
+        else:
+            result = await bounded(args.n, capacity)
+        iter_ns.append(time.perf_counter_ns() - start)
+        results.append(result)
+    return results, iter_ns, spawn_ns
+
+
+def runtime_label(loop_name):
+    label = f"{platform.python_implementation()} {platform.python_version()}"
+    if loop_name == "uvloop":
+        import uvloop
+
+        label += f", uvloop {uvloop.__version__}"
+    return label
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        # The protocol allows exactly one line on stderr, not argparse's usage.
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def count(minimum):
+    def parse(text):
+        if not re.fullmatch(r"[0-9]+", text) or int(text) < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        return int(text)
+
+    return parse
+
+
+def parse_args(argv):
+    parser = Parser(prog="bench.py", add_help=False, allow_abbrev=False)
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
+    parser.add_argument("--version", action="store_true")
+    parser.add_argument("workload", nargs="?", choices=WORKLOADS)
+    parser.add_argument("--n", type=count(1))
+    parser.add_argument("--buffer", type=count(0), default=1)
+    parser.add_argument("--duration-ms", type=count(1), default=10000)
+    parser.add_argument("--iterations", type=count(1))
+    args = parser.parse_args(argv)
+    if not args.version:
+        if args.workload is None:
+            parser.error("missing WORKLOAD")
+        if args.n is None:
+            parser.error("the following arguments are required: --n")
+        if args.iterations is None:
+            args.iterations = DEFAULT_ITERATIONS[args.workload]
+    return args
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.version:
+        print(runtime_label(args.loop))
+        return
+    loop_factory = None
+    if args.loop == "uvloop":
+        import uvloop
+
+        loop_factory = uvloop.new_event_loop
+    capacity = max(args.buffer, 1)
+    # The loop is created before run() starts any clock.
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        results, iter_ns, spawn_ns = runner.run(run(args, capacity))
+    report = {
+        "workload": args.workload,
+        "n": args.n,
+        "buffer": args.buffer if args.workload == "bounded" else None,
+        "result": results[-1],
+        "results": results,
+        "iter_ns": iter_ns,
+    }
+    if spawn_ns is not None:
+        report["spawn_ns"] = spawn_ns
+    if args.workload == "bounded" and capacity != args.buffer:
+        report["capacity"] = capacity
+    report["runtime"] = runtime_label(args.loop)
+    print(json.dumps(report), flush=True)
+
+
+if __name__ == "__main__":
+    main()
