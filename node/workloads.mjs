@@ -1,0 +1,77 @@
+// The four workloads of docs/protocol.md. Each takes the parsed options and
+// resolves to { result } (plus spawnNs for sleep); bench.mjs times the call.
+import process from "node:process";
+import { setTimeout as sleepMs } from "node:timers/promises";
+import { Channel } from "./channel.mjs";
+
+// Monotonic nanoseconds; process.hrtime exists on Node.js, Bun and Deno alike.
+export const now = () => process.hrtime.bigint();
+
+// Seed 002: N timer promises for D ms at once, joined with Promise.all. Each
+// resolves to 1, so the join's sum counts the tasks that completed. (An async
+// wrapper per task that bumps a counter costs about 70% more memory.)
+export async function sleep({ n, durationMs }) {
+  const start = now();
+  const tasks = new Array(n);
+  for (let i = 0; i < n; i++) tasks[i] = sleepMs(durationMs, 1);
+  const spawnNs = Number(now() - start);
+  let done = 0;
+  for (const one of await Promise.all(tasks)) done += one;
+  return { result: done, spawnNs };
+}
+
+async function relay(input, output) {
+  await output.send(1 + (await input.recv()));
+}
+
+// Seeds 000/001: N relay tasks linked by N+1 rendezvous channels.
+export async function chain({ n }) {
+  const first = new Channel();
+  let last = first;
+  for (let i = 0; i < n; i++) {
+    const next = new Channel();
+    // Not awaited: the relays run concurrently, their progress is seen on `last`.
+    relay(last, next);
+    last = next;
+  }
+  await first.send(0);
+  return { result: await last.recv() };
+}
+
+async function addOne(input) {
+  const x = await input;
+  // The seed's Task.Yield(): go back through the scheduler (here the microtask
+  // queue) once before completing, so each link costs a real hop.
+  await undefined;
+  return x + 1;
+}
+
+// Seed 000's task variant: N async functions, each awaiting its predecessor.
+export async function chainAwait({ n }) {
+  let start;
+  const source = new Promise((resolve) => {
+    start = resolve;
+  });
+  let last = source;
+  for (let i = 0; i < n; i++) last = addOne(last);
+  start(0);
+  return { result: await last };
+}
+
+async function produce(channel, i) {
+  await channel.send(i);
+}
+
+// Seed 003: N producers each send their index once; this task consumes.
+// The sum stays exact in a double while N(N-1)/2 < 2^53, i.e. N < 1.3e8.
+export async function bounded({ n, buffer }) {
+  const channel = new Channel(buffer);
+  const producers = new Array(n);
+  for (let i = 0; i < n; i++) producers[i] = produce(channel, i);
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += await channel.recv();
+  await Promise.all(producers);
+  return { result: sum };
+}
+
+export const workloads = { sleep, chain, "chain-await": chainAwait, bounded };
