@@ -1,0 +1,9 @@
+//! The Rust implementations of the benchmark (docs/protocol.md): one binary
+//! per implementation in `src/bin`, sharing the protocol's command line and
+//! JSON report (`protocol`) and one module per way of running tasks.
+
+pub mod async_std_tasks;
+pub mod join_all;
+pub mod os_threads;
+pub mod protocol;
+pub mod tokio_tasks;

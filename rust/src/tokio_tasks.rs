@@ -1,0 +1,127 @@
+//! `rust-tokio`: every task is a real `tokio::spawn` on the multi-thread
+//! runtime, channels are `tokio::sync::mpsc`. The main task is the future
+//! given to `block_on`: it spawns, sends, receives and waits.
+
+use std::mem;
+use std::time::{Duration, Instant};
+
+use tokio::runtime::Runtime;
+use tokio::sync::mpsc;
+
+use crate::protocol::Sample;
+
+pub const LABEL: &str = concat!(
+    "tokio ",
+    env!("TOKIO_VERSION"),
+    ", rustc ",
+    env!("RUSTC_VERSION")
+);
+
+/// The multi-thread runtime (one worker per core), built before any clock
+/// starts.
+pub fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_time()
+        .build()
+        .expect("the tokio runtime starts")
+}
+
+/// N spawned tasks each sleep `duration`; the main task awaits every
+/// JoinHandle.
+pub fn sleep(rt: &Runtime, n: usize, duration: Duration) -> Sample {
+    rt.block_on(async {
+        let start = Instant::now();
+        let tasks: Vec<_> = (0..n)
+            .map(|_| tokio::spawn(tokio::time::sleep(duration)))
+            .collect();
+        let spawned = start.elapsed();
+        let mut done = 0;
+        for task in tasks {
+            task.await.expect("a sleep task panicked");
+            done += 1;
+        }
+        Sample {
+            result: done,
+            elapsed: start.elapsed(),
+            spawn: Some(spawned),
+        }
+    })
+}
+
+/// N relay tasks linked by N+1 channels of capacity 1 (mpsc has no
+/// rendezvous channel).
+pub fn chain(rt: &Runtime, n: usize) -> Sample {
+    rt.block_on(async {
+        let start = Instant::now();
+        let (first, mut last) = mpsc::channel(1);
+        for _ in 0..n {
+            let (output, next) = mpsc::channel(1);
+            tokio::spawn(relay(mem::replace(&mut last, next), output));
+        }
+        first.send(0).await.expect("the chain is intact");
+        let result = last.recv().await.expect("the chain is intact");
+        Sample {
+            result,
+            elapsed: start.elapsed(),
+            spawn: None,
+        }
+    })
+}
+
+async fn relay(mut input: mpsc::Receiver<u64>, output: mpsc::Sender<u64>) {
+    let x = input.recv().await.expect("the previous link sends");
+    output.send(x + 1).await.expect("the next link receives");
+}
+
+/// N producer tasks send their index into one channel; the main task spawns
+/// them all, then receives and sums N values, then awaits every producer.
+pub fn bounded(rt: &Runtime, n: usize, capacity: usize) -> Sample {
+    rt.block_on(async {
+        let start = Instant::now();
+        let (tx, mut rx) = mpsc::channel(capacity);
+        let producers: Vec<_> = (0..n as u64)
+            .map(|i| {
+                let tx = tx.clone();
+                tokio::spawn(async move { tx.send(i).await.expect("the consumer receives") })
+            })
+            .collect();
+        drop(tx);
+        let mut sum = 0;
+        for _ in 0..n {
+            sum += rx.recv().await.expect("every producer sends");
+        }
+        for producer in producers {
+            producer.await.expect("a producer panicked");
+        }
+        Sample {
+            result: sum,
+            elapsed: start.elapsed(),
+            spawn: None,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sleep_completes_every_task_after_the_duration() {
+        let sample = sleep(&runtime(), 1000, Duration::from_millis(20));
+        assert_eq!(sample.result, 1000);
+        assert!(sample.elapsed >= Duration::from_millis(20));
+    }
+
+    #[test]
+    fn chain_adds_one_per_link() {
+        assert_eq!(chain(&runtime(), 1000).result, 1000);
+    }
+
+    #[test]
+    fn bounded_sums_every_index() {
+        let rt = runtime();
+        for capacity in [1, 10, 1000] {
+            assert_eq!(bounded(&rt, 1000, capacity).result, 999 * 1000 / 2);
+        }
+    }
+}
