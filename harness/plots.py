@@ -1,0 +1,401 @@
+"""PNG plots of one run directory (matplotlib, Agg backend).
+
+Only this module imports matplotlib, and only `report`/`plot` reach it: the
+measuring process never pays for it. Failed groups (no ok repeat: oom,
+timeout, crashed, invalid, build-failed) are drawn as a red ✕ with the status
+at the place the value would be, so a failure is never mistaken for a
+missing bar. Implementations whose toolchain is absent (skipped) are left out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
+
+from . import stats  # noqa: E402
+from .report import fmt_bytes, workload_order  # noqa: E402
+from .stats import Group  # noqa: E402
+
+MIB = 1 << 20
+FAIL_COLOR = "#d62728"
+DPI = 120
+
+
+# ---------------------------------------------------------------- helpers
+
+def _time_unit(values: list[float]) -> tuple[float, str]:
+    """A scale and unit that keep the largest value between 1 and 1000."""
+    top = max(values, default=1.0)
+    for limit, scale, unit in ((1.0, 1.0, "s"), (1e-3, 1e3, "ms"), (1e-6, 1e6, "µs")):
+        if top >= limit:
+            return scale, unit
+    return 1e9, "ns"
+
+
+def _plain(value: float, _pos: Any = None) -> str:
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:g}"
+
+
+def _plain_log(ax: Axes, which: str = "y") -> None:
+    """Plain numbers on a log axis; minor ticks get labels too when the axis
+    spans less than a decade and a half, or it would show a single label."""
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    lo, hi = ax.get_ylim() if which == "y" else ax.get_xlim()
+    axis.set_major_formatter(FuncFormatter(_plain))
+    axis.set_minor_formatter(FuncFormatter(_plain) if lo > 0 and hi / lo < 30 else NullFormatter())
+
+
+def _footer(fig: Figure, env: dict[str, Any]) -> None:
+    host = env.get("host") or {}
+    parts = [host.get("hostname"), host.get("cpu_model"),
+             f"{host['cores']} cores" if host.get("cores") else None,
+             f"{fmt_bytes(host['ram_bytes'])} RAM" if host.get("ram_bytes") else None,
+             host.get("os"),
+             f"run {env['run_id']}" if env.get("run_id") else None,
+             (env.get("started_at") or "")[:10] or None]
+    text = " · ".join(p for p in parts if p) or "machine and date unknown (no env.json)"
+    fig.text(0.995, 0.005, text, ha="right", va="bottom", fontsize=6.5, color="#555555")
+
+
+def _mark_failed(ax: Axes, x: float, status: str) -> None:
+    """A red ✕ at the bottom of the axes at data position x, with the status."""
+    trans = ax.get_xaxis_transform()  # x in data units, y in axes fraction
+    ax.plot([x], [0.04], marker="X", color=FAIL_COLOR, markersize=9, transform=trans,
+            clip_on=False, zorder=5, linestyle="none")
+    ax.text(x, 0.08, status, transform=trans, rotation=90, ha="center", va="bottom",
+            fontsize=7, color=FAIL_COLOR, zorder=5)
+
+
+def _partial(g: Group) -> bool:
+    """Some repeats ok, some failed: the median stands on fewer runs."""
+    return bool(g.ok) and g.ok < len(g.rows)
+
+
+def _legend(ax: Axes, failed: set[str], partial: bool = False, failed_text: str = "no ok run",
+            **kwargs: Any) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    extra = []
+    if failed:
+        extra.append(Line2D([], [], marker="X", color=FAIL_COLOR, linestyle="none", markersize=8,
+                            label=f"{failed_text} ({', '.join(sorted(failed))})"))
+    if partial:
+        extra.append(Line2D([], [], marker="o", markerfacecolor="none", markeredgecolor=FAIL_COLOR,
+                            linestyle="none", markersize=10, label="some repeats failed"))
+    handles += extra
+    labels += [h.get_label() for h in extra]
+    if handles:
+        ax.legend(handles, labels, fontsize=8, **kwargs)
+
+
+def _save(fig: Figure, path: Path, env: dict[str, Any]) -> Path:
+    _footer(fig, env)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+class _Run:
+    """The groups of one run, indexed for plotting."""
+
+    def __init__(self, run_dir: Path) -> None:
+        rows = stats.read_runs(run_dir / "runs.csv")
+        # Languages that never ran are not results; every other failure is drawn.
+        shown = [r for r in rows if r["status"] != "skipped"]
+        self.groups = stats.group_runs(shown)
+        env_path = run_dir / "env.json"
+        self.env: dict[str, Any] = json.loads(env_path.read_text()) if env_path.exists() else {}
+        self.samples = stats.read_samples(run_dir / "samples.csv")
+        impls = sorted({g.impl for g in self.groups})
+        cmap = plt.get_cmap("tab10" if len(impls) <= 10 else "tab20")
+        self.color = {impl: cmap(i % cmap.N) for i, impl in enumerate(impls)}
+
+    def of(self, workload: str) -> list[Group]:
+        return [g for g in self.groups if g.workload == workload and g.n is not None]
+
+    def by_impl(self, groups: list[Group]) -> dict[str, list[Group]]:
+        out: dict[str, list[Group]] = defaultdict(list)
+        for g in sorted(groups, key=lambda g: (g.n, g.buffer or 0)):
+            out[g.impl].append(g)
+        return dict(sorted(out.items()))
+
+
+# ---------------------------------------------------------------- plots
+
+def _grouped_bars(run: _Run, groups: list[Group], value: Callable[[Group], float | None],
+                  title: str, ylabel: str, path: Path, log: bool,
+                  error: Callable[[Group], tuple[float, float] | None] | None = None,
+                  label: Callable[[float], str] = _plain) -> Path:
+    """Bars per implementation, grouped by N (seed 002's chart shape)."""
+    ns = sorted({g.n for g in groups})
+    impls = sorted({g.impl for g in groups})
+    index = {(g.impl, g.n): g for g in groups}
+    width = 0.8 / max(len(impls), 1)
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.2 + len(ns) * len(impls) * 0.45), 5.5))
+    failed: set[str] = set()
+    labelled: set[str] = set()
+    highest, partial = 0.0, False
+    for i, impl in enumerate(impls):
+        for j, n in enumerate(ns):
+            g = index.get((impl, n))
+            if g is None:
+                continue  # not requested: nothing to show
+            x = j + (i - (len(impls) - 1) / 2) * width
+            v = value(g)
+            if v is None:
+                if g.failure:
+                    _mark_failed(ax, x, g.failure)
+                    failed.add(g.failure)
+                continue
+            yerr, top = None, v
+            if error and (lo_hi := error(g)):
+                yerr = [[v - lo_hi[0]], [lo_hi[1] - v]]
+                top = lo_hi[1]
+            ax.bar(x, v, width * 0.92, color=run.color[impl], yerr=yerr, capsize=2,
+                   label=None if impl in labelled else impl,
+                   edgecolor=FAIL_COLOR if _partial(g) else None, linewidth=2 if _partial(g) else 0)
+            partial = partial or _partial(g)
+            labelled.add(impl)
+            ax.annotate(label(v), (x, top), xytext=(0, 2), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=6.5, rotation=90)
+            highest = max(highest, top)
+    ax.set_xticks(range(len(ns)), [f"N = {n:,}" for n in ns])
+    ax.set_xlabel("number of tasks N")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if log:
+        ax.set_yscale("log")
+        if highest > 0:
+            ax.set_ylim(top=highest * 4)  # room for the value labels above the bars
+        _plain_log(ax)
+    elif highest > 0:
+        ax.set_ylim(top=highest * 1.2)
+    ax.grid(axis="y", alpha=0.3)
+    _legend(ax, failed, partial, loc="upper left")
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    return _save(fig, path, run.env)
+
+
+def _rss_range(g: Group) -> tuple[float, float] | None:
+    s = g.metrics.get("peak_rss_bytes")
+    return (s.min / MIB, s.max / MIB) if s else None
+
+
+def sleep_plots(run: _Run, out: Path) -> list[Path]:
+    groups = run.of("sleep")
+    if not groups:
+        return []
+
+    def rss(g: Group) -> float | None:
+        m = g.median("peak_rss_bytes")
+        return m / MIB if m is not None else None
+
+    paths = [_grouped_bars(
+        run, groups, rss, "sleep: peak RSS of N concurrently sleeping tasks "
+        "(median, min–max bars)", "peak RSS (MiB, log scale)", out / "sleep_rss.png",
+        log=True, error=_rss_range, label=lambda v: f"{v:,.0f}" if v >= 100 else f"{v:.3g}")]
+
+    # Memory per task exists above the run's smallest N only; a failed N stays marked.
+    smallest = min(g.n for g in groups)
+    per_task = [g for g in groups if g.n > smallest]
+    if per_task:
+        values = [g.mem_per_task_bytes for g in per_task if g.mem_per_task_bytes is not None]
+        base = sorted({g.mem_base_n for g in per_task if g.mem_base_n is not None})
+        base_text = ", ".join(f"{n:,}" for n in base) or "?"
+        paths.append(_grouped_bars(
+            run, per_task, lambda g: g.mem_per_task_bytes,
+            f"sleep: memory per task (peak RSS growth over N = {base_text}, per extra task)",
+            "bytes per task" + (" (log scale)" if values and min(values) > 0 else ""),
+            out / "sleep_mem_per_task.png", log=bool(values) and min(values) > 0,
+            label=lambda v: f"{v:,.0f}"))
+    return paths
+
+
+def _lines(ax: Axes, run: _Run, groups: list[Group], x: Callable[[Group], float],
+           y: Callable[[Group], float | None], err: Callable[[Group], tuple[float, float] | None],
+           failed: set[str]) -> bool:
+    """One line per implementation; returns whether a point stands on a
+    partially failed group (ringed in red)."""
+    partial = False
+    for impl, members in run.by_impl(groups).items():
+        pts = [(x(g), y(g), err(g)) for g in members if y(g) is not None]
+        if pts:
+            xs, ys, errs = zip(*pts)
+            yerr = [[v - e[0] if e else 0 for v, e in zip(ys, errs)],
+                    [e[1] - v if e else 0 for v, e in zip(ys, errs)]]
+            ax.errorbar(xs, ys, yerr=yerr, marker="o", markersize=4, capsize=2,
+                        color=run.color[impl], label=impl)
+        for g in members:
+            if y(g) is None and g.failure:
+                _mark_failed(ax, x(g), g.failure)
+                failed.add(g.failure)
+            elif y(g) is not None and _partial(g):
+                ax.plot([x(g)], [y(g)], marker="o", markersize=10, markerfacecolor="none",
+                        markeredgecolor=FAIL_COLOR, linestyle="none", zorder=4)
+                partial = True
+    return partial
+
+
+def _scaled(metric: str, scale: float) -> tuple[Callable[[Group], float | None],
+                                                 Callable[[Group], tuple[float, float] | None]]:
+    def y(g: Group) -> float | None:
+        s = g.metrics.get(metric)
+        return s.median * scale if s else None
+
+    def err(g: Group) -> tuple[float, float] | None:
+        s = g.metrics.get(metric)
+        return (s.min * scale, s.max * scale) if s else None
+
+    return y, err
+
+
+def _loglog(ax: Axes) -> None:
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _plain_log(ax, "x")
+    _plain_log(ax, "y")
+    ax.grid(alpha=0.3, which="both")
+
+
+def chain_plots(run: _Run, out: Path, workload: str) -> list[Path]:
+    groups = run.of(workload)
+    if not groups:
+        return []
+    panels = [m for m in ("first_iter_s", "warm_iter_s") if any(m in g.metrics for g in groups)]
+    panels = panels or ["first_iter_s"]
+    times = [s.max for g in groups for m in panels if (s := g.metrics.get(m))]
+    scale, unit = _time_unit(times)
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 5.2), squeeze=False,
+                             sharey=True)
+    failed: set[str] = set()
+    partial = False
+    for ax, metric in zip(axes[0], panels):
+        y, err = _scaled(metric, scale)
+        partial |= _lines(ax, run, groups, lambda g: g.n, y, err, failed)
+        ax.set_title(f"{'cold (first)' if metric == 'first_iter_s' else 'warm (median of later)'} "
+                     "iteration")
+        ax.set_xlabel("number of tasks N (log scale)")
+    for ax in axes[0]:  # after every panel is drawn: the y axis is shared
+        _loglog(ax)
+    axes[0][0].set_ylabel(f"time per iteration ({unit}, log scale)")
+    _legend(axes[0][-1], failed, partial, loc="upper left")
+    fig.suptitle(f"{workload}: time to build and run a chain of N tasks (median, min–max bars)")
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    paths = [_save(fig, out / f"{workload}_time.png", run.env)]
+
+    fig, ax = plt.subplots(figsize=(8, 5.2))
+    failed = set()
+    y, err = _scaled("peak_rss_bytes", 1 / MIB)
+    partial = _lines(ax, run, groups, lambda g: g.n, y, err, failed)
+    _loglog(ax)
+    ax.set_xlabel("number of tasks N (log scale)")
+    ax.set_ylabel("peak RSS (MiB, log scale)")
+    ax.set_title(f"{workload}: peak RSS against N (median, min–max bars)")
+    _legend(ax, failed, partial, loc="upper left")
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    paths.append(_save(fig, out / f"{workload}_rss.png", run.env))
+    return paths
+
+
+def bounded_plots(run: _Run, out: Path) -> list[Path]:
+    """Seed 003's grid: one panel per producer count, time against buffer."""
+    groups = [g for g in run.of("bounded") if g.buffer is not None]
+    if not groups:
+        return []
+    ns = sorted({g.n for g in groups})
+    fig, axes = plt.subplots(1, len(ns), figsize=(max(7.0, 5.5 * len(ns)), 5.2), squeeze=False)
+    failed: set[str] = set()
+    partial = False
+    for ax, n in zip(axes[0], ns):
+        members = [g for g in groups if g.n == n]
+        metric = stats.iter_metric(members)
+        times = [s.max for g in members if (s := g.metrics.get(metric))]
+        scale, unit = _time_unit(times)
+        y, err = _scaled(metric, scale)
+        partial |= _lines(ax, run, members, lambda g: g.buffer, y, err, failed)
+        ax.set_xscale("symlog", linthresh=1)  # symlog keeps a rendezvous (buffer 0) on the axis
+        ax.set_yscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(_plain))
+        _plain_log(ax)
+        ax.grid(alpha=0.3, which="both")
+        kind = "warm" if metric == "warm_iter_s" else "cold"
+        ax.set_title(f"N = {n:,} producers")
+        ax.set_xlabel("channel buffer size (log scale)")
+        ax.set_ylabel(f"time per iteration, {kind} ({unit}, log scale)")
+    _legend(axes[0][-1], failed, partial, loc="best")
+    fig.suptitle("bounded: N producers send once into one bounded channel (median, min–max bars)")
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    return [_save(fig, out / "bounded_time.png", run.env)]
+
+
+def rss_over_time(run: _Run, out: Path, workload: str) -> list[Path]:
+    """RSS against time for the largest N of each implementation (one rep)."""
+    series: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for s in run.samples:
+        if s["workload"] == workload:
+            series[(s["impl"], s["n"], s["buffer"], s["rep"])].append(s)
+    if not series:
+        return []
+    status = {(r["impl"], g.n, g.buffer, r["rep"]): r["status"]
+              for g in run.groups if g.workload == workload for r in g.rows}
+    chosen: dict[str, tuple] = {}
+    for key in series:
+        impl, n, buffer, rep = key
+        # largest N (then buffer), preferring an ok rep, then the first rep
+        rank = (n or 0, buffer or 0, status.get(key) == "ok", -(rep or 0))
+        if impl not in chosen or rank > chosen[impl][0]:
+            chosen[impl] = (rank, key)
+    fig, ax = plt.subplots(figsize=(9, 5.2))
+    failed: set[str] = set()
+    top_t = max(s["t_s"] for rows in series.values() for s in rows)
+    scale, unit = (1.0, "s") if top_t >= 1 else (1e3, "ms")
+    for impl in sorted(chosen):
+        key = chosen[impl][1]
+        rows = sorted(series[key], key=lambda s: s["t_s"])
+        _, n, buffer, rep = key
+        st = status.get(key, "?")
+        label = f"{impl} N={n:,}" + (f" buffer={buffer}" if buffer is not None else "")
+        if st != "ok":
+            label += f" ({st})"
+        xs = [s["t_s"] * scale for s in rows]
+        ys = [s["rss_bytes"] / MIB for s in rows]
+        ax.plot(xs, ys, color=run.color.get(impl, "black"), label=label, linewidth=1.4)
+        if st != "ok":  # the process ended here without a valid result
+            ax.plot([xs[-1]], [ys[-1]], marker="X", color=FAIL_COLOR, markersize=9)
+            failed.add(st)
+    ax.set_yscale("log")
+    _plain_log(ax)
+    ax.grid(alpha=0.3, which="both")
+    ax.set_xlabel(f"time since process start ({unit})")
+    ax.set_ylabel("RSS (MiB, log scale)")
+    ax.set_title(f"{workload}: RSS over time, largest N of each implementation")
+    _legend(ax, failed, failed_text="run ended without a valid result", loc="best")
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    return [_save(fig, out / f"rss_over_time_{workload}.png", run.env)]
+
+
+def draw_all(run_dir: Path) -> list[Path]:
+    """Draw every plot the run's data allows into run_dir/plots/; return the paths."""
+    run_dir = Path(run_dir)
+    out = run_dir / "plots"
+    out.mkdir(exist_ok=True)
+    run = _Run(run_dir)
+    paths = sleep_plots(run, out)
+    for workload in ("chain", "chain-await"):
+        paths += chain_plots(run, out, workload)
+    paths += bounded_plots(run, out)
+    workloads = {g.workload for g in run.groups} | {s["workload"] for s in run.samples}
+    for workload in workload_order(workloads):
+        paths += rss_over_time(run, out, workload)
+    return paths

@@ -1,0 +1,90 @@
+"""report.md, summary.csv and results.json from the committed fixture."""
+
+import csv
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness import report
+
+FIXTURE = Path(__file__).parent / "fixtures" / "run"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    run = tmp_path_factory.mktemp("report") / "run"
+    shutil.copytree(FIXTURE, run)
+    assert report.write_report(run) == run / "report.md"
+    return run
+
+
+def test_files_exist(run):
+    for name in ("report.md", "summary.csv", "results.json"):
+        assert (run / name).stat().st_size > 0
+
+
+def test_report_sections_and_embedded_plots(run):
+    text = (run / "report.md").read_text()
+    for heading in ("## Environment", "## Warnings", "## sleep", "## chain", "## bounded",
+                    "## RSS over time"):
+        assert heading in text
+    assert "bench-box: AMD EPYC 7B13, 2 cores, 24 GiB RAM" in text
+    embedded = re.findall(r"!\[[^\]]*\]\((plots/[^)]+\.png)\)", text)
+    assert len(embedded) == 8
+    for rel in embedded:
+        assert (run / rel).is_file(), rel
+
+
+def test_failures_and_noise_are_visible(run):
+    text = (run / "report.md").read_text()
+    assert "- node sleep N=1000000: 3 oom — peak RSS passed --max-rss 1.0 GiB." in text
+    assert "rust-tokio chain N=1000000: 2 ok, 1 crashed" in text
+    assert "csharp: skipped (dotnet: command not found)." in text
+    assert "go chain N=20000 rep 3: cold iteration 30 ms is an outlier" in text
+    # the oom group is a table row with its status, not a missing row
+    assert re.search(r"\| 1000000 \| node \| [^|]+ \| \*\*3 oom\*\* \| — \|", text)
+    # spread and the noisy mark: rust-tokio bounded N=10000 buffer=1, warm 12 ms ±21%
+    assert "12 ms ±21% ⚠" in text
+
+
+def test_ratios_to_best(run):
+    text = (run / "report.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| 5000 | go |"))
+    assert "1.25×" in row  # warm 750 µs against rust-tokio's 600 µs
+    best = next(line for line in text.splitlines() if line.startswith("| 5000 | rust-tokio |"))
+    assert "**1.00×**" in best
+
+
+def test_summary_csv(run):
+    with (run / "summary.csv").open() as f:
+        rows = {(r["impl"], r["workload"], r["n"], r["buffer"]): r for r in csv.DictReader(f)}
+    go = rows[("go", "sleep", "10000", "")]
+    assert (go["runs"], go["ok"], go["statuses"]) == ("3", "3", "3 ok")
+    assert float(go["peak_rss_bytes_median"]) == 31e6
+    assert float(go["peak_rss_bytes_stdev"]) == pytest.approx(1e6)
+    assert float(go["mem_per_task_bytes"]) == pytest.approx(29e6 / 9999)
+    assert go["noisy"] == "cpu_s"
+    oom = rows[("node", "sleep", "1000000", "")]
+    assert (oom["ok"], oom["statuses"], oom["peak_rss_bytes_median"]) == ("0", "3 oom", "")
+
+
+def test_results_json_keeps_raw_rows(run):
+    data = json.loads((run / "results.json").read_text())
+    assert data["env"]["run_id"] == "20250101T120000Z"
+    assert len(data["runs"]) == 120
+    flagged = [(r["impl"], r["workload"], r["n"], r["rep"]) for r in data["runs"] if r["outliers"]]
+    assert flagged == [("go", "chain", 20000, 3)]
+    group = next(g for g in data["groups"]
+                 if (g["impl"], g["workload"], g["n"]) == ("node", "sleep", 1000000))
+    assert group["status_counts"] == {"oom": 3} and group["metrics"] == {}
+
+
+def test_report_without_drawing(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    report.write_report(run, draw=False)
+    assert not (run / "plots").exists()
+    assert "![" not in (run / "report.md").read_text()
