@@ -48,13 +48,12 @@ def _plain(value: float, _pos: Any = None) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:g}"
 
 
-def _plain_log(ax: Axes, which: str = "y") -> None:
-    """Plain numbers on a log axis; minor ticks get labels too when the axis
-    spans less than a decade and a half, or it would show a single label."""
-    axis = ax.yaxis if which == "y" else ax.xaxis
-    lo, hi = ax.get_ylim() if which == "y" else ax.get_xlim()
-    axis.set_major_formatter(FuncFormatter(_plain))
-    axis.set_minor_formatter(FuncFormatter(_plain) if lo > 0 and hi / lo < 30 else NullFormatter())
+def _plain_log(ax: Axes) -> None:
+    """Plain numbers on a log y axis; minor ticks get labels too when the
+    axis spans less than a decade and a half, or it would show a single label."""
+    lo, hi = ax.get_ylim()
+    ax.yaxis.set_major_formatter(FuncFormatter(_plain))
+    ax.yaxis.set_minor_formatter(FuncFormatter(_plain) if lo > 0 and hi / lo < 30 else NullFormatter())
 
 
 def _footer(fig: Figure, env: dict[str, Any]) -> None:
@@ -225,11 +224,19 @@ def sleep_plots(run: _Run, out: Path) -> list[Path]:
 def _lines(ax: Axes, run: _Run, groups: list[Group], x: Callable[[Group], float],
            y: Callable[[Group], float | None], err: Callable[[Group], tuple[float, float] | None],
            failed: set[str]) -> bool:
-    """One line per implementation; returns whether a point stands on a
-    partially failed group (ringed in red)."""
+    """One line per implementation on a log x axis; returns whether a point
+    stands on a partially failed group (ringed in red)."""
     partial = False
-    for impl, members in run.by_impl(groups).items():
-        pts = [(x(g), y(g), err(g)) for g in members if y(g) is not None]
+    lines = run.by_impl(groups)
+    for i, (impl, members) in enumerate(lines.items()):
+        # Nudge each implementation a little sideways so equal points and
+        # their min–max bars stay apart (3% of a decade between neighbours).
+        dodge = 10 ** (0.03 * (i - (len(lines) - 1) / 2))
+
+        def at(g: Group) -> float:
+            return x(g) * dodge
+
+        pts = [(at(g), y(g), err(g)) for g in members if y(g) is not None]
         if pts:
             xs, ys, errs = zip(*pts)
             yerr = [[v - e[0] if e else 0 for v, e in zip(ys, errs)],
@@ -238,10 +245,10 @@ def _lines(ax: Axes, run: _Run, groups: list[Group], x: Callable[[Group], float]
                         color=run.color[impl], label=impl)
         for g in members:
             if y(g) is None and g.failure:
-                _mark_failed(ax, x(g), g.failure)
+                _mark_failed(ax, at(g), g.failure)
                 failed.add(g.failure)
             elif y(g) is not None and _partial(g):
-                ax.plot([x(g)], [y(g)], marker="o", markersize=10, markerfacecolor="none",
+                ax.plot([at(g)], [y(g)], marker="o", markersize=10, markerfacecolor="none",
                         markeredgecolor=FAIL_COLOR, linestyle="none", zorder=4)
                 partial = True
     return partial
@@ -260,11 +267,24 @@ def _scaled(metric: str, scale: float) -> tuple[Callable[[Group], float | None],
     return y, err
 
 
-def _loglog(ax: Axes) -> None:
+def _x_at_data(ax: Axes, xs: list[float]) -> None:
+    """Ticks at the measured N (or buffers) only, with room for the dodged
+    points and at least a decade shown, so a single N does not zoom the axis
+    into the dodge. Call after the scale is set."""
+    ticks = sorted(set(xs))
+    ax.set_xticks(ticks, [_plain(t) for t in ticks])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    lo, hi = ticks[0], ticks[-1]
+    if lo > 0:
+        pad = 3.0 if hi / lo < 10 else 1.5
+        ax.set_xlim(lo / pad, hi * pad)
+
+
+def _loglog(ax: Axes, xs: list[float]) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
-    _plain_log(ax, "x")
-    _plain_log(ax, "y")
+    _x_at_data(ax, xs)
+    _plain_log(ax)
     ax.grid(alpha=0.3, which="both")
 
 
@@ -286,8 +306,9 @@ def chain_plots(run: _Run, out: Path, workload: str) -> list[Path]:
         ax.set_title(f"{'cold (first)' if metric == 'first_iter_s' else 'warm (median of later)'} "
                      "iteration")
         ax.set_xlabel("number of tasks N (log scale)")
+    ns = [g.n for g in groups]
     for ax in axes[0]:  # after every panel is drawn: the y axis is shared
-        _loglog(ax)
+        _loglog(ax, ns)
     axes[0][0].set_ylabel(f"time per iteration ({unit}, log scale)")
     _legend(axes[0][-1], failed, partial, loc="upper left")
     fig.suptitle(f"{workload}: time to build and run a chain of N tasks (median, min–max bars)")
@@ -298,7 +319,7 @@ def chain_plots(run: _Run, out: Path, workload: str) -> list[Path]:
     failed = set()
     y, err = _scaled("peak_rss_bytes", 1 / MIB)
     partial = _lines(ax, run, groups, lambda g: g.n, y, err, failed)
-    _loglog(ax)
+    _loglog(ax, [g.n for g in groups])
     ax.set_xlabel("number of tasks N (log scale)")
     ax.set_ylabel("peak RSS (MiB, log scale)")
     ax.set_title(f"{workload}: peak RSS against N (median, min–max bars)")
@@ -326,7 +347,7 @@ def bounded_plots(run: _Run, out: Path) -> list[Path]:
         partial |= _lines(ax, run, members, lambda g: g.buffer, y, err, failed)
         ax.set_xscale("symlog", linthresh=1)  # symlog keeps a rendezvous (buffer 0) on the axis
         ax.set_yscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(_plain))
+        _x_at_data(ax, [g.buffer for g in members])
         _plain_log(ax)
         ax.grid(alpha=0.3, which="both")
         kind = "warm" if metric == "warm_iter_s" else "cold"

@@ -133,16 +133,15 @@ def warnings(groups: list[Group], env: dict[str, Any]) -> list[str]:
             errors = sorted({r.get("error") or "no reason recorded" for r in failed})
             notes.append(f"{group_label(g)}: {g.statuses} — {'; '.join(errors)}.")
     for g in groups:
-        for metric in g.noisy:
-            s = g.metrics[metric]
-            notes.append(f"{group_label(g)}: {stats.METRICS[metric][0]} is noisy "
-                         f"(stdev {s.cv * 100:.0f}% of the median).")
+        if g.noisy:
+            spread = ", ".join(f"{stats.METRICS[m][0]} {g.metrics[m].cv * 100:.0f}%" for m in g.noisy)
+            notes.append(f"{group_label(g)}: noisy, stdev as % of the median: {spread}.")
     for g in groups:
         for r in g.rows:
-            for metric in r.get("outliers", []):
-                notes.append(f"{group_label(g)} rep {r['rep']}: {stats.METRICS[metric][0]} "
-                             f"{fmt_metric(metric, r[metric])} is an outlier "
-                             f"(median {fmt_metric(metric, g.median(metric))}); kept.")
+            if r.get("outliers"):
+                values = ", ".join(f"{stats.METRICS[m][0]} {fmt_metric(m, r[m])} "
+                                   f"(median {fmt_metric(m, g.median(m))})" for m in r["outliers"])
+                notes.append(f"{group_label(g)} rep {r['rep']}: outlier, kept: {values}.")
     return notes
 
 

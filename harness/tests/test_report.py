@@ -43,7 +43,8 @@ def test_failures_and_noise_are_visible(run):
     assert "- node sleep N=1000000: 3 oom — peak RSS passed --max-rss 1.0 GiB." in text
     assert "rust-tokio chain N=1000000: 2 ok, 1 crashed" in text
     assert "csharp: skipped (dotnet: command not found)." in text
-    assert "go chain N=20000 rep 3: cold iteration 30 ms is an outlier" in text
+    assert "- go chain N=20000 rep 3: outlier, kept: cold iteration 30 ms (median 10.2 ms)." in text
+    assert "- go sleep N=10000: noisy, stdev as % of the median: CPU time 33%." in text
     # the oom group is a table row with its status, not a missing row
     assert re.search(r"\| 1000000 \| node \| [^|]+ \| \*\*3 oom\*\* \| — \|", text)
     # spread and the noisy mark: rust-tokio bounded N=10000 buffer=1, warm 12 ms ±21%
