@@ -1,0 +1,133 @@
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ThreadFactory;
+
+/**
+ * The benchmark program of docs/protocol.md:
+ * {@code java -cp classes Main MODE WORKLOAD --n N ...}, where MODE ({@code virtual}
+ * or {@code platform}) is the kind of thread every task runs on.
+ * {@code java -cp classes Main MODE --version} prints the runtime label.
+ */
+public final class Main {
+
+    public static void main(String[] args) throws InterruptedException {
+        // Any exception, from main or from a task, ends the process with one line:
+        // a dead task must never leave main waiting forever.
+        Thread.setDefaultUncaughtExceptionHandler((thread, e) -> {
+            System.err.println("error: " + e);
+            // halt, not exit: tasks still blocked must not delay the end, and there is nothing to clean up.
+            Runtime.getRuntime().halt(1);
+        });
+
+        ThreadFactory threads = args.length == 0 ? null : switch (args[0]) {
+            case "virtual" -> Thread.ofVirtual().factory();
+            case "platform" -> Thread.ofPlatform().factory();
+            default -> null;
+        };
+        if (threads == null) {
+            usageError("first argument must be the thread kind, virtual or platform");
+        }
+        String[] rest = Arrays.copyOfRange(args, 1, args.length);
+        if (rest.length == 1 && rest[0].equals("--version")) {
+            System.out.println(runtime(args[0]) + ", JVM flags: " + jvmFlags());
+            return;
+        }
+        Options options;
+        try {
+            options = Options.parse(rest);
+        } catch (Options.UsageException e) {
+            usageError(e.getMessage());
+            return;
+        }
+        // chain-await's threads run one after another; the other workloads keep all N alive.
+        if (args[0].equals("platform") && !options.workload().equals("chain-await")) {
+            requireThreadRoom(options.n());
+        }
+        System.out.println(run(new Workloads(threads), options, runtime(args[0])));
+    }
+
+    private static void usageError(String message) {
+        System.err.println("usage: " + message);
+        System.exit(2);
+    }
+
+    /**
+     * Fails at once when N platform threads can never be alive together. Trying
+     * anyway took a minute at N = 1M and left the whole machine without free pids
+     * until pthread_create failed at about 29,000 threads.
+     */
+    private static void requireThreadRoom(int n) {
+        for (String limit : List.of("pid_max", "threads-max")) {
+            long max;
+            try {
+                // readAllLines, not readString: sysctl files answer a read at offset > 0 with
+                // EOF, and readString's first read of a size-0 file takes one byte.
+                max = Long.parseLong(Files.readAllLines(Path.of("/proc/sys/kernel", limit)).getFirst().strip());
+            } catch (IOException | NumberFormatException e) {
+                continue; // not Linux: thread creation itself will tell
+            }
+            if (n >= max) {
+                System.err.println("error: " + n + " platform threads cannot be alive at once: kernel." + limit
+                        + " is " + max + " for the whole system");
+                System.exit(1);
+            }
+        }
+    }
+
+    /** Runs the K iterations and returns the protocol's JSON line. */
+    private static String run(Workloads workloads, Options o, String runtime) throws InterruptedException {
+        var results = new long[o.iterations()];
+        var iterNs = new long[o.iterations()];
+        long spawnNs = 0;
+        for (int k = 0; k < o.iterations(); k++) {
+            long start = System.nanoTime();
+            results[k] = switch (o.workload()) {
+                case "sleep" -> {
+                    var run = workloads.sleep(o.n(), o.duration());
+                    if (k == 0) {
+                        spawnNs = run.spawnNs();
+                    }
+                    yield run.completed();
+                }
+                case "chain" -> workloads.chain(o.n());
+                case "chain-await" -> workloads.chainAwait(o.n());
+                case "bounded" -> workloads.bounded(o.n(), o.buffer());
+                default -> throw new AssertionError(o.workload());
+            };
+            iterNs[k] = System.nanoTime() - start;
+        }
+
+        var json = new StringBuilder()
+                .append("{\"workload\": \"").append(o.workload())
+                .append("\", \"n\": ").append(o.n())
+                .append(", \"buffer\": ").append(o.workload().equals("bounded") ? String.valueOf(o.buffer()) : "null")
+                .append(", \"result\": ").append(results[results.length - 1])
+                .append(", \"results\": ").append(Arrays.toString(results))
+                .append(", \"iter_ns\": ").append(Arrays.toString(iterNs));
+        if (o.workload().equals("sleep")) {
+            json.append(", \"spawn_ns\": ").append(spawnNs);
+        }
+        return json.append(", \"runtime\": \"").append(runtime.replace("\\", "\\\\").replace("\"", "\\\""))
+                .append("\"}").toString();
+    }
+
+    /** e.g. "Eclipse Adoptium OpenJDK 64-Bit Server VM 25.0.3+9-LTS, virtual threads". */
+    private static String runtime(String mode) {
+        return System.getProperty("java.vm.vendor") + " " + System.getProperty("java.vm.name") + " "
+                + Runtime.version() + ", " + mode + " threads";
+    }
+
+    /**
+     * The flags as the JVM saw them, so options injected through JDK_JAVA_OPTIONS or
+     * JAVA_TOOL_OPTIONS show up too. Only --version asks: java.management costs the
+     * measured process about 3 MB and 25 ms.
+     */
+    private static String jvmFlags() {
+        var flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
+        return flags.isEmpty() ? "none" : String.join(" ", flags);
+    }
+}
