@@ -98,12 +98,19 @@ def _argv(table: dict, key: str, where: str, required: bool = True) -> list[str]
     return value
 
 
-def load_registry(root: Path = ROOT) -> list[Impl]:
+def registry_files() -> list[Path]:
+    """The repository's language folders, then any folders named in
+    BENCH_IMPLS_PATH (colon-separated), for implementations kept elsewhere."""
+    roots = [ROOT] + [Path(p) for p in os.environ.get("BENCH_IMPLS_PATH", "").split(":") if p]
+    return [path for root in roots for path in sorted(root.glob("*/impls.toml"))]
+
+
+def load_registry() -> list[Impl]:
     """Every implementation, in language-folder then declaration order."""
     impls: list[Impl] = []
     seen: set[str] = set()
-    for path in sorted(root.glob("*/impls.toml")):
-        where = str(path.relative_to(root))
+    for path in registry_files():
+        where = str(path)
         try:
             data = tomllib.loads(path.read_text())
         except tomllib.TOMLDecodeError as exc:

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKES = Path(__file__).resolve().parent / "fakes"
+
+
+def harness(*args: str, extra_env: dict[str, str] | None = None,
+            timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, BENCH_IMPLS_PATH=str(FAKES), **(extra_env or {}))
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def read_rows(out: Path) -> list[dict[str, str]]:
+    with (out / "latest" / "runs.csv").open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    return tmp_path / "results"

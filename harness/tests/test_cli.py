@@ -1,0 +1,172 @@
+"""The harness as a user meets it: bad input, statuses, files, resume, signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from .conftest import FAKES, ROOT, harness, read_rows
+
+RUN = ["run", "--no-report", "--repeat", "1"]
+
+
+@pytest.mark.parametrize("args", [
+    ["--n", "-1"], ["--n", "0"], ["--n", "abc"], ["--n", "10,x"], ["--buffer", "-1"],
+    ["--impl", "nope"], ["--workload", "nope"], ["--repeat", "0"], ["--max-rss", "lots"],
+    ["--timeout", "0"], ["--suite", "nope"], ["--bogus"], ["--n"],
+])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(args: list[str], out: Path) -> None:
+    proc = harness(*RUN, "--impl", "fake-good", "--out", str(out), *args) if "--impl" not in args \
+        else harness(*RUN, "--out", str(out), *args)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+def test_unwritable_out(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    proc = harness(*RUN, "--impl", "fake-good", "--out", str(blocker / "results"))
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_good_run_records_every_column(out: Path) -> None:
+    proc = harness(*RUN, "--impl", "fake-good", "--workload", "sleep,chain,chain-await,bounded",
+                   "--n", "10,20", "--buffer", "0,5", "--duration-ms", "50", "--iterations", "3",
+                   "--out", str(out))
+    rows = [r for r in read_rows(out) if r["impl"] == "fake-good"]
+    # sleep, chain, chain-await at 2 sizes; bounded at 2 sizes x 2 buffers
+    assert len(rows) == 3 * 2 + 4, proc.stdout
+    assert {r["status"] for r in rows} == {"ok"}, rows
+    bounded = [r for r in rows if r["workload"] == "bounded"]
+    assert sorted((r["n"], r["buffer"], r["expected"]) for r in bounded) == [
+        ("10", "0", "45"), ("10", "5", "45"), ("20", "0", "190"), ("20", "5", "190")]
+    for r in rows:
+        assert r["runtime"].startswith("Fake (Python 3.")
+        assert r["peak_rss_method"] == "wait4-launcher"
+        assert int(r["peak_rss_bytes"]) > 1_000_000
+        assert float(r["wall_s"]) > 0 and r["cpu_user_s"] != ""
+        assert r["iterations"] == "3" and r["first_iter_s"] and r["warm_iter_s"]
+        assert r["command"].startswith(sys.executable) and "--iterations 3" in r["command"]
+        assert json.loads(r["output"])["workload"] == r["workload"]
+    assert all(r["spawn_s"] for r in rows if r["workload"] == "sleep")
+    assert all(r["buffer"] == "" for r in rows if r["workload"] != "bounded")
+
+    env = json.loads((out / "latest" / "env.json").read_text())
+    assert env["host"]["cores"] >= 1 and env["host"]["ram_bytes"] > 0
+    assert env["toolchains"]["fake"].startswith("Python")
+    assert env["git"]["commit"] and env["finished_at"]
+    assert env["settings"]["duration_ms"] == 50
+    samples = (out / "latest" / "samples.csv").read_text().splitlines()
+    assert samples[0] == "run_id,impl,workload,n,buffer,rep,t_s,rss_bytes,threads"
+    assert len(samples) > 10  # the 50 ms sleeps alone give several samples each
+    assert (out / "latest").is_symlink()
+
+
+@pytest.mark.parametrize("impl,status,error", [
+    ("fake-wrong", "invalid", "result 21 != expected 20"),
+    ("fake-garbage", "invalid", "not JSON"),
+    ("fake-crash", "crashed", "exit 3: fake: something broke"),
+    ("fake-missing", "skipped", "toolchain missing"),
+    ("fake-broken", "build-failed", "compile error: fake"),
+])
+def test_failures_are_recorded_rows(impl: str, status: str, error: str, out: Path) -> None:
+    proc = harness(*RUN, "--impl", impl, "--workload", "chain", "--n", "20", "--out", str(out))
+    assert proc.returncode == (0 if status == "skipped" else 1), proc.stdout + proc.stderr
+    [row] = read_rows(out)
+    assert row["status"] == status and error in row["error"], row
+
+
+def _leftovers(marker: str) -> list[psutil.Process]:
+    """Fake processes still alive (the hanging fake also starts a grandchild)."""
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        if marker in cmd or "fake-grandchild" in cmd:
+            found.append(p)
+    return found
+
+
+def test_timeout_kills_the_whole_tree(out: Path) -> None:
+    started = time.monotonic()
+    harness(*RUN, "--impl", "fake-hang", "--workload", "chain", "--n", "7", "--timeout", "1.5",
+            "--out", str(out))
+    assert time.monotonic() - started < 60
+    [row] = read_rows(out)
+    assert row["status"] == "timeout", row
+    assert not _leftovers("--mode hang")
+
+
+def test_max_rss_gives_oom_and_kills(out: Path) -> None:
+    harness(*RUN, "--impl", "fake-hog", "--workload", "chain", "--n", "7", "--max-rss", "150M",
+            "--timeout", "60", "--out", str(out))
+    [row] = read_rows(out)
+    assert row["status"] == "oom", row
+    assert 150 * 2**20 < int(row["peak_rss_bytes"]) < 400 * 2**20
+    assert not _leftovers("--mode hog")
+
+
+def test_resume_skips_ok_rows_and_retries_the_rest(out: Path) -> None:
+    args = [*RUN, "--impl", "fake-good,fake-crash", "--workload", "chain", "--n", "5",
+            "--out", str(out)]
+    harness(*args)
+    first = read_rows(out)
+    assert sorted(r["status"] for r in first) == ["crashed", "ok"]
+    proc = harness(*args, "--resume")
+    assert "already ok" in proc.stdout
+    rows = read_rows(out)
+    assert [r["status"] for r in rows] == ["ok", "crashed"]
+    assert rows[0] == first[[r["status"] for r in first].index("ok")]  # the ok row is untouched
+    retried = (out / "latest" / "retried.csv").read_text().splitlines()
+    assert len(retried) == 2 and retried[1].split(",")[1] == "fake-crash"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_keeps_completed_rows_and_leaves_nothing(sig: int, out: Path) -> None:
+    env = dict(os.environ, BENCH_IMPLS_PATH=str(FAKES))
+    proc = subprocess.Popen([sys.executable, "-m", "harness", *RUN, "--impl", "fake-good,fake-hang",
+                             "--workload", "chain", "--n", "3", "--timeout", "120", "--out", str(out)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not _leftovers("--mode hang") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _leftovers("--mode hang"), "the hanging fake never started"
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + sig
+    assert "interrupted" in err and "Traceback" not in err
+    rows = read_rows(out)
+    assert [(r["impl"], r["status"]) for r in rows] == [("fake-good", "ok")]
+    time.sleep(0.2)
+    assert not _leftovers("--mode hang")
+
+
+def test_list_shows_the_matrix_and_missing_toolchains() -> None:
+    proc = harness("list")
+    assert proc.returncode == 0
+    lines = {line.split()[0]: line for line in proc.stdout.splitlines() if line.strip()}
+    assert "MISSING" in lines["fake-missing"]
+    assert lines["fake-wrong"].split()[1:6] == ["fake", "-", "yes", "-", "-"]
+    assert "go" in lines
+
+
+def test_make_keeps_lang_out_of_the_programs_environment(out: Path) -> None:
+    env = dict(os.environ, BENCH_IMPLS_PATH=str(FAKES), LANG="C.UTF-8")
+    proc = subprocess.run(["make", "-s", "bench", "LANG=fake-good", "N=4", "WORKLOAD=chain",
+                           "REPEAT=1", f"OUT={out}"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [row] = read_rows(out)
+    output = json.loads(row["output"])
+    assert output["lang_env"] != "fake-good" and not output["make_env"]
+    assert json.loads((out / "latest" / "env.json").read_text())["program_env"].get("LANG") != "fake-good"

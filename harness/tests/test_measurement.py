@@ -1,0 +1,66 @@
+"""Peak RSS is the program's own: checked against programs of known size."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.registry import program_env
+from harness.runner import run_process
+
+TOUCH_C = r"""
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    size_t bytes = (size_t)atol(argv[1]) << 20;
+    char *p = malloc(bytes);
+    memset(p, 1, bytes);
+    return p[bytes / 2] == 1 ? 0 : 1;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def touch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    src = tmp_path_factory.mktemp("touch") / "touch.c"
+    src.write_text(TOUCH_C)
+    exe = src.with_suffix("")
+    subprocess.run(["cc", "-O1", "-o", str(exe), str(src)], check=True)
+    return exe
+
+
+def measure(argv: list[str]) -> int:
+    out = run_process(argv, program_env(), "/", 60, None, 0.01)
+    assert out.exit_code == 0 and out.peak_rss_method == "wait4-launcher"
+    assert out.peak_rss_bytes is not None
+    return out.peak_rss_bytes
+
+
+def test_trivial_program_reads_under_3_mb() -> None:
+    assert measure([shutil.which("true") or "/bin/true"]) < 3 * 2**20
+
+
+@pytest.mark.parametrize("mib", [64, 300])
+def test_touched_memory_reads_within_3_percent(touch: Path, mib: int) -> None:
+    peak = measure([str(touch), str(mib)])
+    assert abs(peak - mib * 2**20) <= 0.03 * mib * 2**20, peak / 2**20
+
+
+def test_reading_does_not_carry_the_parents_memory(touch: Path) -> None:
+    ballast = bytearray(200 * 2**20)  # the harness process grows; the reading must not
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    assert measure([str(touch), "16"]) < 20 * 2**20
+
+
+def test_sampler_sees_rss_and_threads(touch: Path) -> None:
+    out = run_process(["python3", "-c", "import threading,time\n"
+                       "b = bytearray(80 << 20)\n"
+                       "ts = [threading.Thread(target=time.sleep, args=(0.5,)) for _ in range(5)]\n"
+                       "[t.start() for t in ts]; [t.join() for t in ts]"],
+                      program_env(), "/", 60, None, 0.01)
+    assert out.max_threads is not None and out.max_threads >= 6
+    assert out.sampled_peak_rss_bytes is not None and out.sampled_peak_rss_bytes > 80 << 20
+    assert len(out.samples) > 20

@@ -1,0 +1,33 @@
+"""Every registered implementation whose toolchain is present: build it and
+run each of its workloads at a tiny N through the harness, with validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.registry import load_registry
+
+from .conftest import harness, read_rows
+
+IMPLS = load_registry()  # the repository's own, not the fakes
+LANGUAGES = sorted({i.language.name for i in IMPLS})
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_workload_validates_at_tiny_n(language: str, tmp_path: Path) -> None:
+    lang = next(i.language for i in IMPLS if i.language.name == language)
+    if not lang.toolchain.present:
+        pytest.skip(f"{language}: toolchain missing: {lang.toolchain.version}")
+    out = tmp_path / "results"
+    proc = harness("run", "--no-report", "--impl", language, "--n", "50", "--buffer", "0,1,7",
+                   "--duration-ms", "200", "--repeat", "1", "--timeout", "120", "--out", str(out),
+                   timeout=1800)
+    rows = read_rows(out)
+    assert rows, proc.stdout + proc.stderr
+    bad = [(r["impl"], r["workload"], r["buffer"], r["status"], r["error"]) for r in rows
+           if r["status"] != "ok"]
+    assert not bad, bad
+    expected = {(i.id, w) for i in IMPLS if i.language.name == language for w in i.workloads}
+    assert {(r["impl"], r["workload"]) for r in rows} == expected

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import json
+
+from harness.validation import sleep_window_ns, validate
+
+NS = 1_000_000_000
+
+
+def line(**kw: object) -> str:
+    base = {"workload": "chain", "n": 5, "buffer": None, "result": 5, "results": [5, 5],
+            "iter_ns": [10, 20]}
+    base.update(kw)
+    return json.dumps(base)
+
+
+def check(stdout: str, workload: str = "chain", n: int = 5, buffer: int | None = None,
+          k: int = 2, d: int = 1000) -> tuple[bool, str]:
+    v = validate(stdout, workload, n, buffer, k, d)
+    return v.ok, v.error
+
+
+def test_good_chain() -> None:
+    assert check(line()) == (True, "")
+
+
+def test_every_iteration_must_be_right() -> None:
+    assert check(line(results=[4, 5]))[1] == "iteration 1 result 4 != expected 5"
+
+
+def test_echo_and_shape() -> None:
+    assert "workload" in check(line(workload="bounded"))[1]
+    assert "n is" in check(line(n=6))[1]
+    assert "buffer" in check(line(buffer=1))[1]
+    assert "iter_ns" in check(line(iter_ns=[1]))[1]
+    assert "iter_ns" in check(line(iter_ns=[1, 0]))[1]
+    assert "result must" in check(line(result="5"))[1]
+    assert "exactly one JSON line" in check(line() + "\n" + line())[1]
+    assert "exactly one JSON line" in check("")[1]
+    assert "not JSON" in check("{oops")[1]
+    assert "not an object" in check("[1]")[1]
+
+
+def test_bounded_expects_the_sum() -> None:
+    good = json.dumps({"workload": "bounded", "n": 10, "buffer": 3, "result": 45,
+                       "results": [45], "iter_ns": [7]})
+    assert check(good, "bounded", 10, 3, 1) == (True, "")
+    assert not check(good, "bounded", 10, 4, 1)[0]
+
+
+def test_sleep_window() -> None:
+    assert sleep_window_ns(10000, 4 * NS) == (10 * NS, 10 * NS + 4 * NS + 5 * NS)
+    assert sleep_window_ns(1000, 0) == (NS, 3 * NS)
+
+    def sleep(t: int, spawn: int = 0) -> tuple[bool, str]:
+        out = json.dumps({"workload": "sleep", "n": 3, "buffer": None, "result": 3, "results": [3],
+                          "iter_ns": [t], "spawn_ns": spawn})
+        return check(out, "sleep", 3, None, 1, 1000)
+
+    assert sleep(NS)[0] and sleep(3 * NS)[0]
+    assert "outside the overlap window" in sleep(NS - 1)[1]
+    assert "outside the overlap window" in sleep(3 * NS + 1)[1]
+    assert sleep(4 * NS, spawn=NS)[0]
+    no_spawn = json.dumps({"workload": "sleep", "n": 3, "buffer": None, "result": 3,
+                           "results": [3], "iter_ns": [NS]})
+    assert "spawn_ns" in check(no_spawn, "sleep", 3, None, 1, 1000)[1]
