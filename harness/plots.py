@@ -10,6 +10,7 @@ missing bar. Implementations whose toolchain is absent (skipped) are left out.
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
@@ -49,11 +50,24 @@ def _plain(value: float, _pos: Any = None) -> str:
 
 
 def _plain_log(ax: Axes) -> None:
-    """Plain numbers on a log y axis; minor ticks get labels too when the
-    axis spans less than a decade and a half, or it would show a single label."""
+    """Plain numbers on a log y axis. When fewer than two powers of ten are in
+    view, minor ticks are labelled too (only 2 and 5 unless the span is tiny),
+    so the axis always carries a readable scale."""
     lo, hi = ax.get_ylim()
     ax.yaxis.set_major_formatter(FuncFormatter(_plain))
-    ax.yaxis.set_minor_formatter(FuncFormatter(_plain) if lo > 0 and hi / lo < 30 else NullFormatter())
+    if lo <= 0:
+        return
+    decades = math.floor(math.log10(hi)) - math.ceil(math.log10(lo)) + 1
+    if decades >= 2:
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        return
+    every = hi / lo < 4
+
+    def minor(value: float, _pos: Any = None) -> str:
+        lead = round(value / 10 ** math.floor(math.log10(value) + 1e-9))
+        return _plain(value) if every or lead in (2, 5) else ""
+
+    ax.yaxis.set_minor_formatter(FuncFormatter(minor))
 
 
 def _footer(fig: Figure, env: dict[str, Any]) -> None:
@@ -94,8 +108,9 @@ def _legend(ax: Axes, failed: set[str], partial: bool = False, failed_text: str 
                             linestyle="none", markersize=10, label="some repeats failed"))
     handles += extra
     labels += [h.get_label() for h in extra]
-    if handles:
-        ax.legend(handles, labels, fontsize=8, **kwargs)
+    if handles:  # outside the axes, right: it never hides data
+        ax.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1),
+                  borderaxespad=0, **kwargs)
 
 
 def _save(fig: Figure, path: Path, env: dict[str, Any]) -> Path:
@@ -116,9 +131,11 @@ class _Run:
         env_path = run_dir / "env.json"
         self.env: dict[str, Any] = json.loads(env_path.read_text()) if env_path.exists() else {}
         self.samples = stats.read_samples(run_dir / "samples.csv")
-        impls = sorted({g.impl for g in self.groups})
-        cmap = plt.get_cmap("tab10" if len(impls) <= 10 else "tab20")
-        self.color = {impl: cmap(i % cmap.N) for i, impl in enumerate(impls)}
+        impls = sorted({g.impl for g in self.groups} | {s["impl"] for s in self.samples})
+        palette = list(plt.get_cmap("tab10").colors) + list(plt.get_cmap("Dark2").colors)
+        self.color = {impl: palette[i % len(palette)] for i, impl in enumerate(impls)}
+        # Past ten implementations colours get close: the later ones are also dashed/hatched.
+        self.second = {impl for i, impl in enumerate(impls) if i >= 10}
 
     def of(self, workload: str) -> list[Group]:
         return [g for g in self.groups if g.workload == workload and g.n is not None]
@@ -141,7 +158,7 @@ def _grouped_bars(run: _Run, groups: list[Group], value: Callable[[Group], float
     impls = sorted({g.impl for g in groups})
     index = {(g.impl, g.n): g for g in groups}
     width = 0.8 / max(len(impls), 1)
-    fig, ax = plt.subplots(figsize=(max(8.0, 1.2 + len(ns) * len(impls) * 0.45), 5.5))
+    fig, ax = plt.subplots(figsize=(max(9.5, 3.2 + len(ns) * len(impls) * 0.45), 5.5))
     failed: set[str] = set()
     labelled: set[str] = set()
     highest, partial = 0.0, False
@@ -163,6 +180,7 @@ def _grouped_bars(run: _Run, groups: list[Group], value: Callable[[Group], float
                 top = lo_hi[1]
             ax.bar(x, v, width * 0.92, color=run.color[impl], yerr=yerr, capsize=2,
                    label=None if impl in labelled else impl,
+                   hatch="//" if impl in run.second else None,
                    edgecolor=FAIL_COLOR if _partial(g) else None, linewidth=2 if _partial(g) else 0)
             partial = partial or _partial(g)
             labelled.add(impl)
@@ -181,7 +199,7 @@ def _grouped_bars(run: _Run, groups: list[Group], value: Callable[[Group], float
     elif highest > 0:
         ax.set_ylim(top=highest * 1.2)
     ax.grid(axis="y", alpha=0.3)
-    _legend(ax, failed, partial, loc="upper left")
+    _legend(ax, failed, partial)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return _save(fig, path, run.env)
 
@@ -242,7 +260,8 @@ def _lines(ax: Axes, run: _Run, groups: list[Group], x: Callable[[Group], float]
             yerr = [[v - e[0] if e else 0 for v, e in zip(ys, errs)],
                     [e[1] - v if e else 0 for v, e in zip(ys, errs)]]
             ax.errorbar(xs, ys, yerr=yerr, marker="o", markersize=4, capsize=2,
-                        color=run.color[impl], label=impl)
+                        color=run.color[impl], label=impl,
+                        linestyle="--" if impl in run.second else "-")
         for g in members:
             if y(g) is None and g.failure:
                 _mark_failed(ax, at(g), g.failure)
@@ -296,7 +315,7 @@ def chain_plots(run: _Run, out: Path, workload: str) -> list[Path]:
     panels = panels or ["first_iter_s"]
     times = [s.max for g in groups for m in panels if (s := g.metrics.get(m))]
     scale, unit = _time_unit(times)
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 5.2), squeeze=False,
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels) + 2, 5.2), squeeze=False,
                              sharey=True)
     failed: set[str] = set()
     partial = False
@@ -310,12 +329,12 @@ def chain_plots(run: _Run, out: Path, workload: str) -> list[Path]:
     for ax in axes[0]:  # after every panel is drawn: the y axis is shared
         _loglog(ax, ns)
     axes[0][0].set_ylabel(f"time per iteration ({unit}, log scale)")
-    _legend(axes[0][-1], failed, partial, loc="upper left")
+    _legend(axes[0][-1], failed, partial)
     fig.suptitle(f"{workload}: time to build and run a chain of N tasks (median, min–max bars)")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     paths = [_save(fig, out / f"{workload}_time.png", run.env)]
 
-    fig, ax = plt.subplots(figsize=(8, 5.2))
+    fig, ax = plt.subplots(figsize=(10, 5.2))
     failed = set()
     y, err = _scaled("peak_rss_bytes", 1 / MIB)
     partial = _lines(ax, run, groups, lambda g: g.n, y, err, failed)
@@ -323,7 +342,7 @@ def chain_plots(run: _Run, out: Path, workload: str) -> list[Path]:
     ax.set_xlabel("number of tasks N (log scale)")
     ax.set_ylabel("peak RSS (MiB, log scale)")
     ax.set_title(f"{workload}: peak RSS against N (median, min–max bars)")
-    _legend(ax, failed, partial, loc="upper left")
+    _legend(ax, failed, partial)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     paths.append(_save(fig, out / f"{workload}_rss.png", run.env))
     return paths
@@ -335,7 +354,7 @@ def bounded_plots(run: _Run, out: Path) -> list[Path]:
     if not groups:
         return []
     ns = sorted({g.n for g in groups})
-    fig, axes = plt.subplots(1, len(ns), figsize=(max(7.0, 5.5 * len(ns)), 5.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(ns), figsize=(5.5 * len(ns) + 3.5, 5.2), squeeze=False)
     failed: set[str] = set()
     partial = False
     for ax, n in zip(axes[0], ns):
@@ -354,7 +373,7 @@ def bounded_plots(run: _Run, out: Path) -> list[Path]:
         ax.set_title(f"N = {n:,} producers")
         ax.set_xlabel("channel buffer size (log scale)")
         ax.set_ylabel(f"time per iteration, {kind} ({unit}, log scale)")
-    _legend(axes[0][-1], failed, partial, loc="best")
+    _legend(axes[0][-1], failed, partial)
     fig.suptitle("bounded: N producers send once into one bounded channel (median, min–max bars)")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, out / "bounded_time.png", run.env)]
@@ -364,7 +383,9 @@ def rss_over_time(run: _Run, out: Path, workload: str) -> list[Path]:
     """RSS against time for the largest N of each implementation (one rep)."""
     series: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for s in run.samples:
-        if s["workload"] == workload:
+        # RSS 0 is the sampler catching the process before exec or after exit,
+        # not a measurement: it would plunge a log axis.
+        if s["workload"] == workload and s["rss_bytes"]:
             series[(s["impl"], s["n"], s["buffer"], s["rep"])].append(s)
     if not series:
         return []
@@ -377,7 +398,7 @@ def rss_over_time(run: _Run, out: Path, workload: str) -> list[Path]:
         rank = (n or 0, buffer or 0, status.get(key) == "ok", -(rep or 0))
         if impl not in chosen or rank > chosen[impl][0]:
             chosen[impl] = (rank, key)
-    fig, ax = plt.subplots(figsize=(9, 5.2))
+    fig, ax = plt.subplots(figsize=(11.5, 5.2))
     failed: set[str] = set()
     top_t = max(s["t_s"] for rows in series.values() for s in rows)
     scale, unit = (1.0, "s") if top_t >= 1 else (1e3, "ms")
@@ -391,7 +412,8 @@ def rss_over_time(run: _Run, out: Path, workload: str) -> list[Path]:
             label += f" ({st})"
         xs = [s["t_s"] * scale for s in rows]
         ys = [s["rss_bytes"] / MIB for s in rows]
-        ax.plot(xs, ys, color=run.color.get(impl, "black"), label=label, linewidth=1.4)
+        ax.plot(xs, ys, color=run.color[impl], label=label, linewidth=1.4,
+                linestyle="--" if impl in run.second else "-")
         if st != "ok":  # the process ended here without a valid result
             ax.plot([xs[-1]], [ys[-1]], marker="X", color=FAIL_COLOR, markersize=9)
             failed.add(st)
@@ -401,7 +423,7 @@ def rss_over_time(run: _Run, out: Path, workload: str) -> list[Path]:
     ax.set_xlabel(f"time since process start ({unit})")
     ax.set_ylabel("RSS (MiB, log scale)")
     ax.set_title(f"{workload}: RSS over time, largest N of each implementation")
-    _legend(ax, failed, failed_text="run ended without a valid result", loc="best")
+    _legend(ax, failed, failed_text="run ended without a valid result")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, out / f"rss_over_time_{workload}.png", run.env)]
 
