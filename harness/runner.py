@@ -62,6 +62,7 @@ def run_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: float
         finally:
             os.close(report_w)
         pgid = proc.pid
+        started = time.monotonic()
         sampler: Sampler | None = None
         timed_out = False
         try:
@@ -80,6 +81,7 @@ def run_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: float
                     kill_group(pgid)
                     proc.wait(timeout=KILL_GRACE_S)
                 rest = report.read()
+                elapsed = time.monotonic() - started
         finally:
             # Whatever happened (including Ctrl-C), leave no process behind.
             kill_group(pgid)
@@ -113,7 +115,10 @@ def run_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: float
         outcome.cpu_sys_s = values["stime_us"] / 1e6
         outcome.peak_rss_bytes = values["maxrss_kb"] * 1024
         outcome.peak_rss_method = METHOD
-    elif outcome.status == "exited":
+    else:
+        # Killed before the launcher could report: our own clock will do.
+        outcome.wall_s = elapsed
+    if "status" not in values and outcome.status == "exited":
         # The launcher itself died without reporting (killed from outside).
         outcome.signal = -proc.returncode if proc.returncode and proc.returncode < 0 else None
         outcome.exit_code = proc.returncode if proc.returncode and proc.returncode > 0 else None
