@@ -3,8 +3,8 @@
 A ratio is marked as a change only when it is larger than the noise of both
 runs: |new/old − 1| must exceed the relative spread (stdev / median) of the
 old group and of the new one, and MIN_CHANGE. A group with a single ok
-repeat has no measured spread and counts as NOISY_CV noisy, so one run
-alone never makes a regression.
+repeat has no measured spread, so its ratios are shown but never marked:
+one run alone proves nothing.
 """
 
 from __future__ import annotations
@@ -15,16 +15,12 @@ from typing import Any
 
 from . import stats
 from .report import fmt_metric, load
-from .stats import Group, Summary
+from .stats import Group
 
 COMPARED = ("wall_s", "cpu_s", "first_iter_s", "warm_iter_s", "peak_rss_bytes")
 HEADINGS = {"wall_s": "wall", "cpu_s": "CPU", "first_iter_s": "cold iter",
             "warm_iter_s": "warm iter", "peak_rss_bytes": "peak RSS"}
 MIN_CHANGE = 0.02  # below 2% nothing is called a change, however quiet the runs
-
-
-def _noise(s: Summary) -> float:
-    return s.cv if s.cv is not None else stats.NOISY_CV
 
 
 @dataclass(frozen=True)
@@ -33,11 +29,13 @@ class Change:
     old: float
     new: float
     ratio: float  # new / old: above 1 is slower or bigger (worse)
-    threshold: float  # the relative change needed to stand out of both runs' noise
+    # the relative change needed to stand out of both runs' noise; None when a
+    # side has a single ok repeat and so no measured noise
+    threshold: float | None
 
     @property
     def significant(self) -> bool:
-        return abs(self.ratio - 1) > self.threshold
+        return self.threshold is not None and abs(self.ratio - 1) > self.threshold
 
     @property
     def verdict(self) -> str:
@@ -74,7 +72,7 @@ def _change(metric: str, old: Group, new: Group) -> Change | None:
     a, b = old.metrics.get(metric), new.metrics.get(metric)
     if a is None or b is None or a.median <= 0:
         return None
-    threshold = max(_noise(a), _noise(b), MIN_CHANGE)
+    threshold = None if a.cv is None or b.cv is None else max(a.cv, b.cv, MIN_CHANGE)
     return Change(metric, a.median, b.median, b.median / a.median, threshold)
 
 
@@ -111,7 +109,7 @@ def _cell(c: Change | None) -> str:
     if c is None:
         return "—"
     mark = {"worse": " ▲", "better": " ▼"}.get(c.verdict, "")
-    return f"{c.ratio:.2f}×{mark}"
+    return f"{c.ratio:.2f}×{mark}" if c.ratio >= 0.1 else f"{c.ratio:.2g}×{mark}"
 
 
 def _describe(env: dict[str, Any], run_dir: Path) -> str:
@@ -133,7 +131,9 @@ def render(comparisons: list[GroupComparison], old_env: dict[str, Any], new_env:
     header = ["workload", "N", "buffer", "impl", "runs old → new"] + [HEADINGS[m] for m in COMPARED]
     rows = []
     for c in comparisons:
-        runs = f"{c.old_statuses or 'absent'} → {c.new_statuses or 'absent'}"
+        if c.old_statuses is None or c.new_statuses is None:
+            continue  # summarised below the table
+        runs = f"{c.old_statuses} → {c.new_statuses}"
         if c.status_change:
             runs += f" ({c.status_change.upper()})"
         rows.append([c.workload, "—" if c.n is None else str(c.n),
@@ -146,21 +146,35 @@ def render(comparisons: list[GroupComparison], old_env: dict[str, Any], new_env:
         return "  ".join(v.rjust(w) if i in numeric else v.ljust(w)
                          for i, (v, w) in enumerate(zip(row, widths))).rstrip()
 
-    lines += [fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows]
+    if rows:
+        lines += [fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows]
+    else:
+        lines.append("The two runs have no configuration in common.")
+    for side, missing in (("old", lambda c: c.new_statuses is None),
+                          ("new", lambda c: c.old_statuses is None)):
+        only = [c for c in comparisons if missing(c)]
+        if only:
+            impls = ", ".join(sorted({c.impl for c in only}))
+            lines.append(f"only in the {side} run: {len(only)} configurations ({impls})")
 
     changes = [(c, ch) for c in comparisons for ch in c.changes.values() if ch.significant]
+    unjudged = sum(1 for c in comparisons for ch in c.changes.values() if ch.threshold is None)
     worse = [(c, ch) for c, ch in changes if ch.verdict == "worse"]
     better = [(c, ch) for c, ch in changes if ch.verdict == "better"]
     regressed = [c for c in comparisons if c.status_change == "regressed"]
     lines += ["", "ratio = new median / old median (ok repeats only); ▲ worse, ▼ better, marked "
-              f"only when the change exceeds both runs' noise (stdev/median; "
-              f"{stats.NOISY_CV:.0%} with a single ok repeat) and {MIN_CHANGE:.0%}.",
+              "only when the change exceeds both runs' noise (stdev/median) and "
+              f"{MIN_CHANGE:.0%}.",
               f"{len(worse)} worse, {len(better)} better; {len(regressed)} of the groups "
               "stopped producing ok runs."]
+    if unjudged:
+        lines.append(f"{unjudged} ratio{'s are' if unjudged > 1 else ' is'} not judged: one of the "
+                     "runs has a single ok repeat (or a zero median), so its noise is unknown; "
+                     "use --repeat 3 or more.")
     for c, ch in sorted(worse, key=lambda p: -p[1].ratio):
         label = f"{c.impl} {c.workload} N={c.n}" + (f" buffer={c.buffer}" if c.buffer is not None else "")
         lines.append(f"  worse: {label} {HEADINGS[ch.metric]} {fmt_metric(ch.metric, ch.old)} → "
-                     f"{fmt_metric(ch.metric, ch.new)} ({ch.ratio:.2f}×, noise {ch.threshold:.0%})")
+                     f"{fmt_metric(ch.metric, ch.new)} ({ch.ratio:.2f}×, beyond noise of {ch.threshold:.0%})")
     for c in regressed:
         label = f"{c.impl} {c.workload} N={c.n}" + (f" buffer={c.buffer}" if c.buffer is not None else "")
         lines.append(f"  regressed: {label}: {c.old_statuses} → {c.new_statuses}")

@@ -97,7 +97,7 @@ def _partial(g: Group) -> bool:
 
 
 def _legend(ax: Axes, failed: set[str], partial: bool = False, failed_text: str = "no ok run",
-            **kwargs: Any) -> None:
+            zero: bool = False, **kwargs: Any) -> None:
     handles, labels = ax.get_legend_handles_labels()
     extra = []
     if failed:
@@ -106,6 +106,9 @@ def _legend(ax: Axes, failed: set[str], partial: bool = False, failed_text: str 
     if partial:
         extra.append(Line2D([], [], marker="o", markerfacecolor="none", markeredgecolor=FAIL_COLOR,
                             linestyle="none", markersize=10, label="some repeats failed"))
+    if zero:
+        extra.append(Line2D([], [], marker="v", color="#555555", linestyle="none", markersize=8,
+                            label="median 0 (below the recorded resolution)"))
     handles += extra
     labels += [h.get_label() for h in extra]
     if handles:  # outside the axes, right: it never hides data
@@ -241,10 +244,11 @@ def sleep_plots(run: _Run, out: Path) -> list[Path]:
 
 def _lines(ax: Axes, run: _Run, groups: list[Group], x: Callable[[Group], float],
            y: Callable[[Group], float | None], err: Callable[[Group], tuple[float, float] | None],
-           failed: set[str]) -> bool:
+           failed: set[str]) -> tuple[bool, bool]:
     """One line per implementation on a log x axis; returns whether a point
-    stands on a partially failed group (ringed in red)."""
-    partial = False
+    stands on a partially failed group (ringed in red) and whether a median
+    of 0 (below the recorded resolution) was marked with ▼ at the bottom."""
+    partial = zero = False
     lines = run.by_impl(groups)
     for i, (impl, members) in enumerate(lines.items()):
         # Nudge each implementation a little sideways so equal points and
@@ -254,7 +258,12 @@ def _lines(ax: Axes, run: _Run, groups: list[Group], x: Callable[[Group], float]
         def at(g: Group) -> float:
             return x(g) * dodge
 
-        pts = [(at(g), y(g), err(g)) for g in members if y(g) is not None]
+        pts = [(at(g), y(g), err(g)) for g in members if y(g) is not None and y(g) > 0]
+        for g in members:
+            if y(g) is not None and y(g) <= 0:  # a log axis has no 0: mark it at the bottom
+                ax.plot([at(g)], [0.02], marker="v", color=run.color[impl], markersize=8,
+                        transform=ax.get_xaxis_transform(), clip_on=False, linestyle="none")
+                zero = True
         if pts:
             xs, ys, errs = zip(*pts)
             yerr = [[v - e[0] if e else 0 for v, e in zip(ys, errs)],
@@ -270,7 +279,7 @@ def _lines(ax: Axes, run: _Run, groups: list[Group], x: Callable[[Group], float]
                 ax.plot([at(g)], [y(g)], marker="o", markersize=10, markerfacecolor="none",
                         markeredgecolor=FAIL_COLOR, linestyle="none", zorder=4)
                 partial = True
-    return partial
+    return partial, zero
 
 
 def _scaled(metric: str, scale: float) -> tuple[Callable[[Group], float | None],
@@ -318,10 +327,11 @@ def chain_plots(run: _Run, out: Path, workload: str) -> list[Path]:
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels) + 2, 5.2), squeeze=False,
                              sharey=True)
     failed: set[str] = set()
-    partial = False
+    partial = zero = False
     for ax, metric in zip(axes[0], panels):
         y, err = _scaled(metric, scale)
-        partial |= _lines(ax, run, groups, lambda g: g.n, y, err, failed)
+        p, z = _lines(ax, run, groups, lambda g: g.n, y, err, failed)
+        partial, zero = partial or p, zero or z
         ax.set_title(f"{'cold (first)' if metric == 'first_iter_s' else 'warm (median of later)'} "
                      "iteration")
         ax.set_xlabel("number of tasks N (log scale)")
@@ -329,7 +339,7 @@ def chain_plots(run: _Run, out: Path, workload: str) -> list[Path]:
     for ax in axes[0]:  # after every panel is drawn: the y axis is shared
         _loglog(ax, ns)
     axes[0][0].set_ylabel(f"time per iteration ({unit}, log scale)")
-    _legend(axes[0][-1], failed, partial)
+    _legend(axes[0][-1], failed, partial, zero=zero)
     fig.suptitle(f"{workload}: time to build and run a chain of N tasks (median, min–max bars)")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     paths = [_save(fig, out / f"{workload}_time.png", run.env)]
@@ -337,12 +347,12 @@ def chain_plots(run: _Run, out: Path, workload: str) -> list[Path]:
     fig, ax = plt.subplots(figsize=(10, 5.2))
     failed = set()
     y, err = _scaled("peak_rss_bytes", 1 / MIB)
-    partial = _lines(ax, run, groups, lambda g: g.n, y, err, failed)
+    partial, zero = _lines(ax, run, groups, lambda g: g.n, y, err, failed)
     _loglog(ax, [g.n for g in groups])
     ax.set_xlabel("number of tasks N (log scale)")
     ax.set_ylabel("peak RSS (MiB, log scale)")
     ax.set_title(f"{workload}: peak RSS against N (median, min–max bars)")
-    _legend(ax, failed, partial)
+    _legend(ax, failed, partial, zero=zero)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     paths.append(_save(fig, out / f"{workload}_rss.png", run.env))
     return paths
@@ -356,14 +366,15 @@ def bounded_plots(run: _Run, out: Path) -> list[Path]:
     ns = sorted({g.n for g in groups})
     fig, axes = plt.subplots(1, len(ns), figsize=(5.5 * len(ns) + 3.5, 5.2), squeeze=False)
     failed: set[str] = set()
-    partial = False
+    partial = zero = False
     for ax, n in zip(axes[0], ns):
         members = [g for g in groups if g.n == n]
         metric = stats.iter_metric(members)
         times = [s.max for g in members if (s := g.metrics.get(metric))]
         scale, unit = _time_unit(times)
         y, err = _scaled(metric, scale)
-        partial |= _lines(ax, run, members, lambda g: g.buffer, y, err, failed)
+        p, z = _lines(ax, run, members, lambda g: g.buffer, y, err, failed)
+        partial, zero = partial or p, zero or z
         ax.set_xscale("symlog", linthresh=1)  # symlog keeps a rendezvous (buffer 0) on the axis
         ax.set_yscale("log")
         _x_at_data(ax, [g.buffer for g in members])
@@ -373,7 +384,7 @@ def bounded_plots(run: _Run, out: Path) -> list[Path]:
         ax.set_title(f"N = {n:,} producers")
         ax.set_xlabel("channel buffer size (log scale)")
         ax.set_ylabel(f"time per iteration, {kind} ({unit}, log scale)")
-    _legend(axes[0][-1], failed, partial)
+    _legend(axes[0][-1], failed, partial, zero=zero)
     fig.suptitle("bounded: N producers send once into one bounded channel (median, min–max bars)")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, out / "bounded_time.png", run.env)]

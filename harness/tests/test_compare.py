@@ -70,6 +70,19 @@ def test_structured(runs):
     assert marked == [(("go", "chain", 5000, None), "warm_iter_s")]
 
 
+def test_single_repeat_is_never_judged(runs, tmp_path):
+    single = tmp_path / "single"
+    shutil.copytree(runs[1], single)
+    edit_runs(single, lambda row: row.update(status="crashed") if row["rep"] in ("2", "3") else None)
+    found, _, _ = compare.compare_runs(runs[0], single)
+    slow = next(c for c in found if (c.impl, c.workload, c.n) == ("go", "chain", 5000))
+    change = slow.changes["warm_iter_s"]
+    assert change.ratio == pytest.approx(1.5)
+    assert change.threshold is None and not change.significant
+    assert "ratios are not judged: one of the runs has a single ok repeat" in compare.compare(
+        runs[0], single)
+
+
 def test_identical_runs_have_no_changes():
     found, _, _ = compare.compare_runs(FIXTURE, FIXTURE)
     assert all(ch.ratio == 1.0 and not ch.significant for c in found for ch in c.changes.values())
@@ -82,4 +95,5 @@ def test_text_table(runs):
     assert "1.50× ▲" in line
     assert "3 ok → 3 oom (REGRESSED)" in text
     assert "1 worse, 0 better; 1 of the groups stopped producing ok runs." in text
-    assert "worse: go chain N=5000 warm iter 750 µs → 1.13 ms (1.50×" in text
+    assert "worse: go chain N=5000 warm iter 750 µs → 1.13 ms (1.50×, beyond noise of 2%)" in text
+    assert "absent" not in text and "only in the" not in text
