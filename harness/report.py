@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,11 @@ WORKLOAD_TITLES = {
     "bounded": "bounded: N producers, one bounded channel (seed 003)",
 }
 SETUP_STATUSES = ("skipped", "build-failed")  # failures of the language, not of one run
+# Environment variables that change how a runtime behaves; the report shows
+# these, env.json keeps the whole environment.
+RUNTIME_ENV = re.compile(r"(GOGC|GOMAXPROCS|GODEBUG|GOMEMLIMIT|GOEXPERIMENT|RUST_|TOKIO_|ASYNC_STD_|DOTNET_|"
+                         r"COMPlus_|JAVA_|JDK_|_JAVA_OPTIONS|NODE_|UV_|PYTHON|MALLOC_|GLIBC_|"
+                         r"LD_PRELOAD|LC_ALL)")
 
 
 # ---------------------------------------------------------------- formatting
@@ -226,9 +232,10 @@ def environment_block(env: dict[str, Any], groups: list[Group]) -> list[str]:
         ["RSS sampling", f"every {settings.get('sample_interval_s', '?')} s; "
                          f"peak RSS from {', '.join(methods) or '?'}"],
     ]
-    program_env = env.get("program_env") or {}
-    if program_env:
-        rows.append(["program env", ", ".join(f"`{k}={v}`" for k, v in sorted(program_env.items()))])
+    relevant = {k: v for k, v in (env.get("program_env") or {}).items() if RUNTIME_ENV.match(k)
+                and "CERT" not in k}
+    rows.append(["program env", (", ".join(f"`{k}={v}`" for k, v in sorted(relevant.items()))
+                                 or "no runtime variables set") + " (all of it: env.json)"])
     return _table(["", ""], rows)
 
 
