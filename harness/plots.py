@@ -97,7 +97,7 @@ def _partial(g: Group) -> bool:
 
 
 def _legend(ax: Axes, failed: set[str], partial: bool = False, failed_text: str = "no ok run",
-            zero: bool = False, **kwargs: Any) -> None:
+            zero: bool = False) -> None:
     handles, labels = ax.get_legend_handles_labels()
     extra = []
     if failed:
@@ -113,7 +113,7 @@ def _legend(ax: Axes, failed: set[str], partial: bool = False, failed_text: str 
     labels += [h.get_label() for h in extra]
     if handles:  # outside the axes, right: it never hides data
         ax.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1),
-                  borderaxespad=0, **kwargs)
+                  borderaxespad=0)
 
 
 def _save(fig: Figure, path: Path, env: dict[str, Any]) -> Path:

@@ -262,6 +262,8 @@ def render_markdown(run_dir: Path, groups: list[Group], env: dict[str, Any],
     notes = warnings(groups, env)
     lines += ["## Warnings", ""] + ([f"- {n}" for n in notes] or ["None."]) + [""]
 
+    if not groups:
+        lines += ["No runs were recorded in runs.csv.", ""]
     by_workload: dict[str, list[Group]] = defaultdict(list)
     for g in groups:
         if any(r["status"] not in SETUP_STATUSES for r in g.rows):
