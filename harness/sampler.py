@@ -82,11 +82,11 @@ class Sampler:
                     return
                 now = time.monotonic()
                 rss, threads = reading
-                self.samples.append(Sample(now - self._t0, rss, threads))
-                if rss > self.peak_rss:
-                    self.peak_rss = rss
-                if threads > self.max_threads:
-                    self.max_threads = threads
+                # RSS 0 is no reading: between fork and exec, or tearing down.
+                if rss:
+                    self.samples.append(Sample(now - self._t0, rss, threads))
+                    self.peak_rss = max(self.peak_rss, rss)
+                    self.max_threads = max(self.max_threads, threads)
                 if self.limit_bytes is not None and rss > self.limit_bytes:
                     self.hit_limit = True
                     if self.on_limit:

@@ -40,7 +40,8 @@ def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:.6f}".rstrip("0").rstrip(".") if value else "0"
+        # Nanosecond resolution: seed 003's small cases take microseconds.
+        return f"{value:.9f}".rstrip("0").rstrip(".") if value else "0"
     return str(value)
 
 
