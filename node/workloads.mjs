@@ -1,5 +1,5 @@
 // The four workloads of docs/protocol.md. Each takes the parsed options and
-// resolves to { result } (plus spawnNs for sleep); bench.mjs times the call.
+// resolves to { result } (plus spawnNs for sleep); protocol.mjs times the call.
 import process from "node:process";
 import { setTimeout as sleepMs } from "node:timers/promises";
 import { Channel } from "./channel.mjs";
