@@ -1,4 +1,4 @@
-"""Run one measured process: launch, sample, enforce limits, classify."""
+"""Run one measured process: launch, enforce limits, classify how it ended."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .launcher import METHOD, ensure_launcher
-from .sampler import Sample, Sampler
+from .sampler import Sample, read_samples
 
-KILL_GRACE_S = 5.0
+KILL_GRACE_S = 10.0
 
 
 @dataclass
@@ -28,16 +29,18 @@ class Outcome:
     peak_rss_method: str = ""
     sampled_peak_rss_bytes: int | None = None
     max_threads: int | None = None
+    sampler_cpu_s: float | None = None
     stdout: str = ""
     stderr: str = ""
     samples: list[Sample] = field(default_factory=list)
 
 
-def kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+def kill_group(pgid: int | None) -> None:
+    if pgid:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _parse_report(text: str) -> dict[str, int]:
@@ -50,57 +53,54 @@ def _parse_report(text: str) -> dict[str, int]:
 
 def run_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: float,
                 max_rss_bytes: int | None, sample_interval_s: float) -> Outcome:
-    """Start argv through the launcher in its own session, so that the whole
-    process tree can be killed at once, and measure it until it exits."""
+    """Start argv through the launcher and measure it until it exits. The
+    launcher runs in its own session and the program in its own process
+    group, so that whatever happens both trees can be killed."""
     launcher = ensure_launcher()
+    limit_kb = (max_rss_bytes + 1023) // 1024 if max_rss_bytes else 0
+    interval_us = max(1, round(sample_interval_s * 1e6))
     report_r, report_w = os.pipe()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryDirectory(prefix="harness-") as tmp, \
+            open(Path(tmp) / "stdout", "w+b") as out, open(Path(tmp) / "stderr", "w+b") as err:
+        samples_path = Path(tmp) / "samples"
         try:
-            proc = subprocess.Popen([str(launcher), str(report_w), *argv], stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=err, env=env, cwd=cwd,
-                                    pass_fds=(report_w,), start_new_session=True)
+            proc = subprocess.Popen(
+                [str(launcher), str(report_w), str(samples_path), str(interval_us), str(limit_kb),
+                 *argv],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd,
+                pass_fds=(report_w,), start_new_session=True)
         finally:
             os.close(report_w)
-        pgid = proc.pid
-        started = time.monotonic()
-        sampler: Sampler | None = None
+        program_pgid: int | None = None
         timed_out = False
+        started = time.monotonic()
         try:
             with os.fdopen(report_r, "r") as report:
-                first = report.readline()
-                pid = _parse_report(first).get("pid")
-                if pid is not None:
-                    sampler = Sampler(pid, sample_interval_s, max_rss_bytes,
-                                      on_limit=lambda: kill_group(pgid))
-                    sampler.start()
-                deadline = time.monotonic() + timeout_s
+                program_pgid = _parse_report(report.readline()).get("pid")
                 try:
-                    proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                    proc.wait(timeout=max(0.0, started + timeout_s - time.monotonic()))
                 except subprocess.TimeoutExpired:
+                    # Kill the program's tree; the launcher then reports how it ended.
                     timed_out = True
-                    kill_group(pgid)
+                    kill_group(program_pgid)
                     proc.wait(timeout=KILL_GRACE_S)
                 rest = report.read()
                 elapsed = time.monotonic() - started
         finally:
             # Whatever happened (including Ctrl-C), leave no process behind.
-            kill_group(pgid)
+            kill_group(program_pgid)
+            kill_group(proc.pid)
             if proc.poll() is None:
                 proc.wait(timeout=KILL_GRACE_S)
-            if sampler is not None:
-                sampler.stop()
         out.seek(0)
         err.seek(0)
-        outcome = Outcome(status="exited",
-                          stdout=out.read().decode(errors="replace"),
+        outcome = Outcome(status="exited", stdout=out.read().decode(errors="replace"),
                           stderr=err.read().decode(errors="replace"))
+        if samples_path.exists():
+            outcome.samples = read_samples(samples_path)
 
     values = _parse_report(rest)
-    if sampler is not None:
-        outcome.samples = sampler.samples
-        outcome.sampled_peak_rss_bytes = sampler.peak_rss or None
-        outcome.max_threads = sampler.max_threads or None
-    if sampler is not None and sampler.hit_limit:
+    if values.get("oom"):
         outcome.status = "oom"
     elif timed_out:
         outcome.status = "timeout"
@@ -115,14 +115,18 @@ def run_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: float
         outcome.cpu_sys_s = values["stime_us"] / 1e6
         outcome.peak_rss_bytes = values["maxrss_kb"] * 1024
         outcome.peak_rss_method = METHOD
+        outcome.sampled_peak_rss_bytes = values["peak_kb"] * 1024 or None
+        outcome.max_threads = values["max_threads"] or None
+        outcome.sampler_cpu_s = values["self_cpu_us"] / 1e6
     else:
-        # Killed before the launcher could report: our own clock will do.
+        # The launcher itself was killed from outside before it could report.
         outcome.wall_s = elapsed
-    if "status" not in values and outcome.status == "exited":
-        # The launcher itself died without reporting (killed from outside).
-        outcome.signal = -proc.returncode if proc.returncode and proc.returncode < 0 else None
-        outcome.exit_code = proc.returncode if proc.returncode and proc.returncode > 0 else None
-    if outcome.peak_rss_bytes is None and outcome.sampled_peak_rss_bytes:
-        outcome.peak_rss_bytes = outcome.sampled_peak_rss_bytes
-        outcome.peak_rss_method = "sampled"
+        if proc.returncode is not None and proc.returncode < 0:
+            outcome.signal = -proc.returncode
+        else:
+            outcome.exit_code = proc.returncode
+        if outcome.samples:
+            outcome.sampled_peak_rss_bytes = max(s.rss_bytes for s in outcome.samples)
+            outcome.peak_rss_bytes = outcome.sampled_peak_rss_bytes
+            outcome.peak_rss_method = "sampled"
     return outcome
