@@ -2,6 +2,7 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ThreadFactory;
@@ -13,6 +14,8 @@ import java.util.concurrent.ThreadFactory;
  * {@code java -cp classes Main MODE --version} prints the runtime label.
  */
 public final class Main {
+
+    private static final int SLEEP_WARM_UP_TASKS = 1000;
 
     public static void main(String[] args) throws InterruptedException {
         // Any exception, from main or from a task, ends the process with one line:
@@ -33,7 +36,7 @@ public final class Main {
         }
         String[] rest = Arrays.copyOfRange(args, 1, args.length);
         if (rest.length == 1 && rest[0].equals("--version")) {
-            System.out.println(runtime(args[0]) + ", JVM flags: " + jvmFlags());
+            System.out.println(jdk() + ", JVM flags: " + jvmFlags());
             return;
         }
         Options options;
@@ -83,6 +86,13 @@ public final class Main {
         var results = new long[o.iterations()];
         var iterNs = new long[o.iterations()];
         long spawnNs = 0;
+        if (o.workload().equals("sleep")) {
+            // JIT warm-up before the clock. Cold, C2 compiles VirtualThread.sleepNanos
+            // while no sleep has ever ended, speculates that its loop never exits, and
+            // every sleeping thread then deoptimizes as it wakes: ~10 us each, 8 s of
+            // CPU at N = 1M. A few tasks that finish a short sleep first avoid that.
+            workloads.sleep(Math.min(o.n(), SLEEP_WARM_UP_TASKS), Duration.ofMillis(1));
+        }
         for (int k = 0; k < o.iterations(); k++) {
             long start = System.nanoTime();
             results[k] = switch (o.workload()) {
@@ -115,10 +125,14 @@ public final class Main {
                 .append("\"}").toString();
     }
 
-    /** e.g. "Eclipse Adoptium OpenJDK 64-Bit Server VM 25.0.3+9-LTS, virtual threads". */
+    /** e.g. "JDK 25.0.3+9-LTS (Eclipse Adoptium), virtual threads". */
     private static String runtime(String mode) {
-        return System.getProperty("java.vm.vendor") + " " + System.getProperty("java.vm.name") + " "
-                + Runtime.version() + ", " + mode + " threads";
+        return jdk() + ", " + mode + " threads";
+    }
+
+    /** e.g. "JDK 25.0.3+9-LTS (Eclipse Adoptium)", as jdk.sh prints it. */
+    private static String jdk() {
+        return "JDK " + Runtime.version() + " (" + System.getProperty("java.vm.vendor") + ")";
     }
 
     /**
