@@ -36,18 +36,24 @@ class Language:
 
     @cached_property
     def toolchain(self) -> Toolchain:
-        try:
-            proc = subprocess.run(self.expand(self.detect), cwd=self.dir, capture_output=True,
-                                  text=True, timeout=DETECT_TIMEOUT_S)
-        except FileNotFoundError:
-            return Toolchain(False, f"{self.detect[0]} not found")
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return Toolchain(False, f"{self.detect[0]}: {exc}")
-        if proc.returncode != 0:
-            lines = proc.stderr.strip().splitlines() or [f"detect exited {proc.returncode}"]
-            return Toolchain(False, lines[-1])
-        lines = proc.stdout.strip().splitlines()
-        return Toolchain(True, lines[0] if lines else "unknown version")
+        return detect(self.expand(self.detect), self.dir)
+
+
+def detect(argv: list[str], cwd: Path) -> Toolchain:
+    """Run a detect command: exit 0 = present, first stdout line = version;
+    otherwise the last stderr line says why not."""
+    try:
+        proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True,
+                              timeout=DETECT_TIMEOUT_S)
+    except FileNotFoundError:
+        return Toolchain(False, f"{argv[0]} not found")
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Toolchain(False, f"{argv[0]}: {exc}")
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines() or [f"detect exited {proc.returncode}"]
+        return Toolchain(False, lines[-1])
+    lines = proc.stdout.strip().splitlines()
+    return Toolchain(True, lines[0] if lines else "unknown version")
 
 
 @dataclass
@@ -60,9 +66,18 @@ class Impl:
     description: str = ""
     version: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    check: list[str] = field(default_factory=list)
 
     def argv(self) -> list[str]:
         return self.language.expand(self.run)
+
+    def available(self) -> Toolchain:
+        """After the build: can this implementation run here? (Its optional
+        `check` command, e.g. a runtime binary that a package manager
+        installs only on some platforms.)"""
+        if not self.check:
+            return Toolchain(True, "")
+        return detect(self.language.expand(self.check), self.language.dir)
 
     @cached_property
     def runtime(self) -> str:
@@ -136,6 +151,7 @@ def load_registry() -> list[Impl]:
                 run=_argv(entry, "run", where), workloads=list(workloads),
                 description=entry.get("description", ""),
                 version=_argv(entry, "version", where, required=False),
+                check=_argv(entry, "check", where, required=False),
                 env={str(k): str(v) for k, v in entry.get("env", {}).items()}))
     return impls
 

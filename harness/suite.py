@@ -183,6 +183,7 @@ def execute(run_id: str, runs: list[Planned], s: Settings, store: RunStore,
             langs.append(p.impl.language)
     state = prepare_languages(langs, s, store.dir, progress)
     counts: dict[str, int] = {}
+    checked: dict[str, tuple[str, str]] = {}
     for i, p in enumerate(runs):
         row = make_row(run_id, p, s, "pending")
         if row_key(row) in done:
@@ -191,6 +192,12 @@ def execute(run_id: str, runs: list[Planned], s: Settings, store: RunStore,
             continue
         progress.start(i, p.label)
         lang_status, reason = state[p.impl.language.name]
+        if lang_status == "ready":
+            if p.impl.id not in checked:
+                avail = p.impl.available()
+                checked[p.impl.id] = ("ready", "") if avail.present else (
+                    "skipped", f"not available: {avail.version}")
+            lang_status, reason = checked[p.impl.id]
         if lang_status != "ready":
             row = make_row(run_id, p, s, lang_status, error=reason,
                            command=shlex.join(program_argv(p, s)))

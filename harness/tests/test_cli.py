@@ -78,6 +78,7 @@ def test_good_run_records_every_column(out: Path) -> None:
     ("fake-garbage", "invalid", "not JSON"),
     ("fake-crash", "crashed", "exit 3: fake: something broke"),
     ("fake-missing", "skipped", "toolchain missing"),
+    ("fake-unavailable", "skipped", "not available: no runtime binary for this platform"),
     ("fake-broken", "build-failed", "compile error: fake"),
 ])
 def test_failures_are_recorded_rows(impl: str, status: str, error: str, out: Path) -> None:
