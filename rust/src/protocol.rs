@@ -3,6 +3,7 @@
 //! run K timed iterations, print one JSON line.
 
 use std::io;
+use std::num::{NonZeroU64, NonZeroUsize};
 use std::process;
 use std::time::Duration;
 
@@ -44,18 +45,17 @@ struct Cli {
     #[arg(value_enum)]
     workload: Workload,
     /// Number of tasks.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    n: u64,
+    #[arg(long, value_name = "N")]
+    n: NonZeroUsize,
     /// Channel capacity for `bounded`; 0 asks for a rendezvous channel.
     #[arg(long, value_name = "B", default_value_t = 1)]
-    buffer: u64,
+    buffer: usize,
     /// How long each `sleep` task sleeps, in milliseconds.
-    #[arg(long, value_name = "D", default_value_t = 10_000,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    duration_ms: u64,
+    #[arg(long, value_name = "D", default_value = "10000")]
+    duration_ms: NonZeroU64,
     /// Timed iterations (default: sleep 1, chain 2, bounded 10).
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
-    iterations: Option<u64>,
+    #[arg(long, value_name = "K")]
+    iterations: Option<NonZeroUsize>,
 }
 
 /// What a binary is: its implementation id, runtime label and abilities.
@@ -150,25 +150,19 @@ impl Implementation {
                 ),
             ));
         }
-        let buffer = usize::try_from(cli.buffer).map_err(|_| {
-            command.error(
-                ErrorKind::ValueValidation,
-                "--buffer does not fit in memory",
-            )
-        })?;
         Ok(Args {
             workload: cli.workload,
-            n: cli.n.try_into().expect("64-bit target"),
-            buffer,
+            n: cli.n.get(),
+            buffer: cli.buffer,
             capacity: if self.rendezvous {
-                buffer
+                cli.buffer
             } else {
-                buffer.max(1)
+                cli.buffer.max(1)
             },
-            duration: Duration::from_millis(cli.duration_ms),
+            duration: Duration::from_millis(cli.duration_ms.get()),
             iterations: cli
                 .iterations
-                .map_or(cli.workload.default_iterations(), |k| k as usize),
+                .map_or(cli.workload.default_iterations(), NonZeroUsize::get),
         })
     }
 
