@@ -1,7 +1,8 @@
 //! `rust-threads`: the baseline async is measured against (seed 004). One OS
 //! thread per task, channels are `std::sync::mpsc::sync_channel`, which has a
 //! true rendezvous mode (capacity 0). Threads get a 64 KiB stack instead of
-//! the 2 MiB default so the limit met is the kernel's thread limit, not
+//! the 2 MiB default so the limit met is the kernel's (threads, PIDs or
+//! memory mappings: about 16k threads on a default `vm.max_map_count`), not
 //! address space; a thread that cannot be spawned fails the run.
 
 use std::io;
@@ -14,7 +15,7 @@ use crate::protocol::Sample;
 
 pub const LABEL: &str = concat!("std::thread, rustc ", env!("RUSTC_VERSION"));
 
-pub const STACK_SIZE: usize = 64 * 1024;
+const STACK_SIZE: usize = 64 * 1024;
 
 /// Spawns thread `i` of `n`, naming both in the error if the OS refuses.
 fn spawn<T, F>(i: usize, n: usize, f: F) -> io::Result<JoinHandle<T>>
