@@ -154,6 +154,7 @@ def main(argv=None):
         return
     loop_factory = None
     if args.loop == "uvloop":
+        # Imported only when chosen, so python-asyncio's RSS carries no uvloop.
         import uvloop
 
         loop_factory = uvloop.new_event_loop
