@@ -86,9 +86,21 @@ def _mark_failed(ax: Axes, x: float, status: str) -> None:
     """A red ✕ at the bottom of the axes at data position x, with the status."""
     trans = ax.get_xaxis_transform()  # x in data units, y in axes fraction
     ax.plot([x], [0.04], marker="X", color=FAIL_COLOR, markersize=9, transform=trans,
-            clip_on=False, zorder=5, linestyle="none")
+            clip_on=False, zorder=5, linestyle="none", gid="failed")
     ax.text(x, 0.08, status, transform=trans, rotation=90, ha="center", va="bottom",
             fontsize=7, color=FAIL_COLOR, zorder=5)
+
+
+def _log_y(ax: Axes) -> None:
+    """A log y axis, unless nothing positive was drawn (every run failed):
+    matplotlib cannot draw a log axis of nothing, and the ✕ marks say it all."""
+    ys = [float(y) for line in ax.get_lines() if line.get_gid() != "failed"
+          for y in line.get_ydata() if math.isfinite(float(y))]
+    ys += [p.get_height() for p in ax.patches]
+    if any(y > 0 for y in ys):
+        ax.set_yscale("log")
+    else:
+        ax.set_yticks([])
 
 
 def _partial(g: Group) -> bool:
@@ -195,7 +207,7 @@ def _grouped_bars(run: _Run, groups: list[Group], value: Callable[[Group], float
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     if log:
-        ax.set_yscale("log")
+        _log_y(ax)
         if highest > 0:
             ax.set_ylim(top=highest * 4)  # room for the value labels above the bars
         _plain_log(ax)
@@ -310,7 +322,7 @@ def _x_at_data(ax: Axes, xs: list[float]) -> None:
 
 def _loglog(ax: Axes, xs: list[float]) -> None:
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    _log_y(ax)
     _x_at_data(ax, xs)
     _plain_log(ax)
     ax.grid(alpha=0.3, which="both")
@@ -376,7 +388,7 @@ def bounded_plots(run: _Run, out: Path) -> list[Path]:
         p, z = _lines(ax, run, members, lambda g: g.buffer, y, err, failed)
         partial, zero = partial or p, zero or z
         ax.set_xscale("symlog", linthresh=1)  # symlog keeps a rendezvous (buffer 0) on the axis
-        ax.set_yscale("log")
+        _log_y(ax)
         _x_at_data(ax, [g.buffer for g in members])
         _plain_log(ax)
         ax.grid(alpha=0.3, which="both")
@@ -428,7 +440,7 @@ def rss_over_time(run: _Run, out: Path, workload: str) -> list[Path]:
         if st != "ok":  # the process ended here without a valid result
             ax.plot([xs[-1]], [ys[-1]], marker="X", color=FAIL_COLOR, markersize=9)
             failed.add(st)
-    ax.set_yscale("log")
+    _log_y(ax)
     _plain_log(ax)
     ax.grid(alpha=0.3, which="both")
     ax.set_xlabel(f"time since process start ({unit})")

@@ -116,7 +116,7 @@ def _argv(table: dict, key: str, where: str, required: bool = True) -> list[str]
 def registry_files() -> list[Path]:
     """The repository's language folders, then any folders named in
     BENCH_IMPLS_PATH (colon-separated), for implementations kept elsewhere."""
-    roots = [ROOT] + [Path(p) for p in os.environ.get("BENCH_IMPLS_PATH", "").split(":") if p]
+    roots = [ROOT] + [Path(p).resolve() for p in os.environ.get("BENCH_IMPLS_PATH", "").split(":") if p]
     return [path for root in roots for path in sorted(root.glob("*/impls.toml"))]
 
 
