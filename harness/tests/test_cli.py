@@ -171,3 +171,12 @@ def test_make_keeps_lang_out_of_the_programs_environment(out: Path) -> None:
     output = json.loads(row["output"])
     assert output["lang_env"] != "fake-good" and not output["make_env"]
     assert json.loads((out / "latest" / "env.json").read_text())["program_env"].get("LANG") != "fake-good"
+
+
+def test_report_of_a_run_where_nothing_was_ok(out: Path) -> None:
+    proc = harness("run", "--repeat", "1", "--impl", "fake-wrong,fake-crash", "--workload", "chain",
+                   "--n", "10", "--out", str(out))
+    assert "could not be written" not in proc.stderr, proc.stderr
+    report = (out / "latest" / "report.md").read_text()
+    assert "invalid" in report and "crashed" in report
+    assert (out / "latest" / "plots" / "chain_time.png").stat().st_size > 1000
