@@ -2,7 +2,6 @@ import java.time.Duration;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
@@ -34,21 +33,19 @@ final class Workloads {
     /** N tasks each sleep for {@code duration}; returns how many finished, and how long starting them took. */
     SleepRun sleep(int n, Duration duration) throws InterruptedException {
         var completed = new LongAdder();
-        // One latch rather than N joins: joining a million threads in turn wakes the
-        // (platform) main thread once per task, which slowed the wake-up phase at
-        // N = 1M from 8 s to 20 s.
-        var done = new CountDownLatch(n);
         Task task = () -> {
             Thread.sleep(duration);
             completed.increment();
-            done.countDown();
         };
+        var tasks = new Thread[n];
         long start = System.nanoTime();
         for (int i = 0; i < n; i++) {
-            start(task);
+            tasks[i] = start(task);
         }
         long spawnNs = System.nanoTime() - start;
-        done.await();
+        for (Thread t : tasks) {
+            t.join();
+        }
         return new SleepRun(completed.sum(), spawnNs);
     }
 
