@@ -15,7 +15,7 @@
  * limit), or by the harness on a timeout.
  *
  * Every INTERVAL_US it appends "t_ns rss_bytes threads" to SAMPLES_FILE
- * (from /proc/PID/stat). To file descriptor FD (inherited from the harness,
+ * (from /proc/PID/statm and /proc/PID/status). To file descriptor FD (inherited from the harness,
  * closed in the program) it writes "pid PID" right after the fork, then after
  * the program exits one line of "key value" pairs: status (the wait status),
  * maxrss_kb, utime_us, stime_us, wall_ns, oom (1 if killed for the limit),
@@ -47,29 +47,33 @@ static long long tv_us(struct timeval tv) {
     return (long long)tv.tv_sec * 1000000LL + tv.tv_usec;
 }
 
-/* RSS in bytes and thread count from /proc/PID/stat; -1 once it is gone. */
-static int read_stat(int fd, long page, long long *rss, long *threads) {
+/*
+ * RSS in bytes (from /proc/PID/statm) and thread count (from the "Threads:"
+ * line of /proc/PID/status); -1 once the program is gone or a zombie. Both
+ * files cost the same whatever the thread count, unlike /proc/PID/stat,
+ * which sums CPU times over every thread: with 10,000 threads reading it
+ * every 10 ms took 12% of a core.
+ */
+static int read_proc(int statm_fd, int status_fd, long page, long long *rss, long *threads) {
     char buf[4096];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    ssize_t n = pread(statm_fd, buf, sizeof buf - 1, 0);
     if (n <= 0)
         return -1;
     buf[n] = '\0';
-    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-    if (p == NULL || p[1] == '\0')
+    long long size, resident;
+    if (sscanf(buf, "%lld %lld", &size, &resident) != 2)
         return -1;
-    char *save = NULL;
-    int field = 3; /* the first field after the name is field 3, the state */
-    for (char *tok = strtok_r(p + 2, " ", &save); tok; tok = strtok_r(NULL, " ", &save), field++) {
-        if (field == 3 && tok[0] == 'Z')
-            return -1;
-        if (field == 20)
-            *threads = atol(tok);
-        if (field == 24) {
-            *rss = atoll(tok) * page;
-            return 0;
-        }
-    }
-    return -1;
+    *rss = resident * page;
+    n = pread(status_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *state = strstr(buf, "\nState:\t");
+    if (state != NULL && state[8] == 'Z')
+        return -1;
+    char *line = strstr(buf, "\nThreads:\t");
+    *threads = line ? atol(line + 10) : 0;
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -108,18 +112,20 @@ int main(int argc, char **argv) {
     fflush(report);
 
     char path[64];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    int statm_fd = open(path, O_RDONLY | O_CLOEXEC);
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int status_fd = open(path, O_RDONLY | O_CLOEXEC);
     int pid_fd = (int)syscall(SYS_pidfd_open, pid, 0); /* readable when the program exits */
     long page = sysconf(_SC_PAGESIZE);
     long long peak = 0, count = 0, next = start;
     long max_threads = 0;
     int oom = 0;
 
-    while (stat_fd >= 0) {
+    while (statm_fd >= 0 && status_fd >= 0) {
         long long rss = 0;
         long threads = 0;
-        if (read_stat(stat_fd, page, &rss, &threads) != 0)
+        if (read_proc(statm_fd, status_fd, page, &rss, &threads) != 0)
             break;
         long long t = now_ns();
         if (rss > 0) { /* 0 between fork and exec, or while tearing down */
