@@ -89,8 +89,8 @@ public final class Main {
         if (o.workload().equals("sleep")) {
             // JIT warm-up before the clock. Cold, C2 compiles VirtualThread.sleepNanos
             // while no sleep has ever ended, speculates that its loop never exits, and
-            // every sleeping thread then deoptimizes as it wakes: ~10 us each, 8 s of
-            // CPU at N = 1M. A few tasks that finish a short sleep first avoid that.
+            // every sleeping thread then deoptimizes as it wakes: ~10 us each, about
+            // 10 s of CPU at N = 1M. A few tasks that finish a short sleep first avoid that.
             workloads.sleep(Math.min(o.n(), SLEEP_WARM_UP_TASKS), Duration.ofMillis(1));
         }
         for (int k = 0; k < o.iterations(); k++) {
