@@ -19,7 +19,8 @@ from .launcher import LauncherError, ensure_launcher
 from .progress import Progress, fmt_duration
 from .registry import Impl, RegistryError, load_registry, program_env, select
 from .storage import RunStore, new_run_id, point_latest, utc_now
-from .suite import Part, Settings, estimate_s, execute, plan, relative
+from .suite import (Part, Settings, estimate_s, execute, history_key, load_history, plan,
+                    relative)
 from .workloads import WORKLOADS
 
 EPILOG = """examples:
@@ -181,8 +182,12 @@ def settings_from(args: argparse.Namespace) -> Settings:
     ns = int_list(args.n, "--n", 1) if args.n is not None else None
     buffers = int_list(args.buffer, "--buffer", 0) if args.buffer is not None else None
     if suite:
+        # An option given on the command line overrides every part's own value.
         parts = [Part(workloads=[w for w in part["workloads"] if workloads is None or w in workloads],
-                      ns=ns or part["n"], buffers=buffers or part.get("buffers", [1]))
+                      ns=ns or part["n"], buffers=buffers or part.get("buffers", [1]),
+                      repeat=None if args.repeat is not None else part.get("repeat"),
+                      duration_ms=None if args.duration_ms is not None else part.get("duration_ms"),
+                      iterations=None if args.iterations is not None else part.get("iterations"))
                  for part in suite["part"]]
     else:
         parts = [Part(workloads or list(WORKLOADS), ns or [1000], buffers or [1])]
@@ -190,6 +195,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     duration_ms = args.duration_ms if args.duration_ms is not None else suite.get("duration_ms", 10000)
     if repeat < 1:
         raise UsageError("--repeat must be a positive integer")
+    parts = [p for p in parts if p.workloads]
     if duration_ms < 1:
         raise UsageError("--duration-ms must be a positive integer")
     if args.iterations is not None and args.iterations < 1:
@@ -219,9 +225,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("nothing to run: no selected implementation supports those workloads")
     out = Path(args.out)
     check_writable(out)
-    estimates = [estimate_s(p, settings) for p in runs]
+    history = load_history(out) if out.is_dir() else {}
+    estimates = [estimate_s(p, history) for p in runs]
     if args.dry_run:
-        print(f"{len(runs)} runs, estimated {fmt_duration(sum(estimates))} (plus builds)")
+        print(f"{len(runs)} runs, estimated {fmt_duration(sum(estimates))} (plus builds; "
+              f"{sum(1 for p in runs if history_key(p) in history)} of them from earlier runs in {out})")
         for p in runs:
             print("  " + p.label)
         return 0
@@ -406,3 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nharness: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Output piped into `head` and the like: stop quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import shlex
 import signal
 import statistics
@@ -21,10 +22,14 @@ from .workloads import WORKLOADS
 
 @dataclass(frozen=True)
 class Part:
-    """One block of a suite: these workloads at these sizes."""
+    """One block of a suite: these workloads at these sizes, optionally with
+    their own repeat count, sleep time and iteration count."""
     workloads: list[str]
     ns: list[int]
     buffers: list[int]
+    repeat: int | None = None
+    duration_ms: int | None = None
+    iterations: int | None = None
 
 
 @dataclass(frozen=True)
@@ -38,9 +43,6 @@ class Settings:
     sample_interval_s: float
     build: bool = True
 
-    def iterations_for(self, workload: str) -> int:
-        return self.iterations or WORKLOADS[workload].default_iterations
-
 
 @dataclass(frozen=True)
 class Planned:
@@ -49,6 +51,8 @@ class Planned:
     n: int
     buffer: int | None
     rep: int
+    duration_ms: int
+    iterations: int
 
     @property
     def label(self) -> str:
@@ -60,10 +64,13 @@ def plan(impls: list[Impl], s: Settings) -> list[Planned]:
     """Repeats are the outer loop, so that a drift in the machine's state
     spreads over all implementations instead of hitting one, and an
     interrupted suite already holds a complete first pass."""
-    runs = []
-    for rep in range(1, s.repeat + 1):
+    runs: list[Planned] = []
+    seen: set[tuple[str, str, int, int | None, int]] = set()
+    for rep in range(1, max((p.repeat or s.repeat for p in s.parts), default=0) + 1):
         for impl in impls:
             for part in s.parts:
+                if rep > (part.repeat or s.repeat):
+                    continue
                 for workload in part.workloads:
                     if workload not in impl.workloads:
                         continue
@@ -71,20 +78,56 @@ def plan(impls: list[Impl], s: Settings) -> list[Planned]:
                                                  else [None])
                     for n in part.ns:
                         for buffer in buffers:
-                            p = Planned(impl, workload, n, buffer, rep)
-                            if p not in runs:
-                                runs.append(p)
+                            key = (impl.id, workload, n, buffer, rep)
+                            if key in seen:
+                                continue
+                            seen.add(key)
+                            runs.append(Planned(
+                                impl, workload, n, buffer, rep,
+                                duration_ms=part.duration_ms or s.duration_ms,
+                                iterations=(part.iterations or s.iterations
+                                            or WORKLOADS[workload].default_iterations)))
     return runs
 
 
-def estimate_s(p: Planned, s: Settings) -> float:
-    """A rough guess of one run's duration, for the ETA and the suite estimate."""
-    k = s.iterations_for(p.workload)
+History = dict[tuple[str, str, str, str, str], float]
+
+
+def load_history(out: Path) -> History:
+    """Median seconds per (impl, workload, n, buffer, iterations) over the
+    earlier runs in OUT, to estimate a suite from this machine's own past.
+    For sleep it keeps the spawn time, since the sleep itself is known."""
+    seen: dict[tuple[str, str, str, str, str], list[float]] = {}
+    for path in out.glob("*/runs.csv"):
+        try:
+            with path.open(newline="") as f:
+                for r in csv.DictReader(f):
+                    value = r.get("spawn_s") if r.get("workload") == "sleep" else r.get("wall_s")
+                    if value:
+                        key = (r["impl"], r["workload"], r["n"], r["buffer"], r["iterations"])
+                        seen.setdefault(key, []).append(float(value))
+        except (OSError, csv.Error, KeyError, ValueError):
+            continue
+    return {k: statistics.median(v) for k, v in seen.items()}
+
+
+def history_key(p: Planned) -> tuple[str, str, str, str, str]:
+    return (p.impl.id, p.workload, str(p.n), "" if p.buffer is None else str(p.buffer),
+            str(p.iterations))
+
+
+def estimate_s(p: Planned, history: History | None = None) -> float:
+    """How long one run should take: from this machine's earlier runs when
+    there are any, else a rough guess."""
     start = 0.3
+    past = (history or {}).get(history_key(p))
     if p.workload == "sleep":
-        return start + k * (s.duration_ms / 1000 + p.n * 5e-6)
+        spawn = past if past is not None else p.n * 5e-6
+        return start + p.iterations * (p.duration_ms / 1000 + spawn)
+    if past is not None:
+        return past
     per_task = 1e-6 if p.workload == "bounded" else 2e-6
-    return start + k * p.n * per_task
+    return start + p.iterations * p.n * per_task
 
 
 def make_row(run_id: str, p: Planned, settings: Settings, status: str, **fields: Any) -> dict[str, Any]:
@@ -92,7 +135,7 @@ def make_row(run_id: str, p: Planned, settings: Settings, status: str, **fields:
         "run_id": run_id, "impl": p.impl.id, "language": p.impl.language.name,
         "runtime": p.impl.runtime, "workload": p.workload, "n": p.n, "buffer": p.buffer,
         "rep": p.rep, "status": status, "expected": WORKLOADS[p.workload].expected(p.n),
-        "iterations": settings.iterations_for(p.workload), "started_at": utc_now(),
+        "iterations": p.iterations, "started_at": utc_now(),
     }
     row.update(fields)
     return row
@@ -103,8 +146,8 @@ def program_argv(p: Planned, s: Settings) -> list[str]:
     if p.buffer is not None:
         argv += ["--buffer", str(p.buffer)]
     if p.workload == "sleep":
-        argv += ["--duration-ms", str(s.duration_ms)]
-    argv += ["--iterations", str(s.iterations_for(p.workload))]
+        argv += ["--duration-ms", str(p.duration_ms)]
+    argv += ["--iterations", str(p.iterations)]
     return argv
 
 
@@ -129,8 +172,7 @@ def classify(p: Planned, s: Settings, out: Outcome) -> tuple[str, str, dict[str,
         return "crashed", f"killed by {name}{hint}" + (f": {detail}" if detail else ""), {}
     if out.exit_code != 0:
         return "crashed", f"exit {out.exit_code}: {_last_line(out.stderr) or 'no message'}", {}
-    verdict = validate(out.stdout, p.workload, p.n, p.buffer, s.iterations_for(p.workload),
-                       s.duration_ms)
+    verdict = validate(out.stdout, p.workload, p.n, p.buffer, p.iterations, p.duration_ms)
     return ("ok" if verdict.ok else "invalid"), verdict.error, verdict.data
 
 

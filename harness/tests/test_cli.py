@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import psutil
@@ -88,33 +89,42 @@ def test_failures_are_recorded_rows(impl: str, status: str, error: str, out: Pat
     assert row["status"] == status and error in row["error"], row
 
 
-def _leftovers(marker: str) -> list[psutil.Process]:
-    """Fake processes still alive (the hanging fake also starts a grandchild)."""
+def _token() -> str:
+    return uuid.uuid4().hex
+
+
+def _leftovers(token: str) -> list[psutil.Process]:
+    """Processes still alive from this test's fakes: they inherit FAKE_TOKEN,
+    so other sessions running the same tests on the machine do not count."""
     found = []
-    for p in psutil.process_iter(["cmdline"]):
-        cmd = " ".join(p.info["cmdline"] or [])
-        if marker in cmd or "fake-grandchild" in cmd:
-            found.append(p)
+    for p in psutil.process_iter():
+        try:
+            if p.environ().get("FAKE_TOKEN") == token:
+                found.append(p)
+        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
     return found
 
 
 def test_timeout_kills_the_whole_tree(out: Path) -> None:
+    token = _token()
     started = time.monotonic()
     harness(*RUN, "--impl", "fake-hang", "--workload", "chain", "--n", "7", "--timeout", "1.5",
-            "--out", str(out))
+            "--out", str(out), extra_env={"FAKE_TOKEN": token})
     assert time.monotonic() - started < 60
     [row] = read_rows(out)
     assert row["status"] == "timeout", row
-    assert not _leftovers("--mode hang")
+    assert not _leftovers(token)
 
 
 def test_max_rss_gives_oom_and_kills(out: Path) -> None:
+    token = _token()
     harness(*RUN, "--impl", "fake-hog", "--workload", "chain", "--n", "7", "--max-rss", "150M",
-            "--timeout", "60", "--out", str(out))
+            "--timeout", "60", "--out", str(out), extra_env={"FAKE_TOKEN": token})
     [row] = read_rows(out)
     assert row["status"] == "oom", row
     assert 150 * 2**20 < int(row["peak_rss_bytes"]) < 400 * 2**20
-    assert not _leftovers("--mode hog")
+    assert not _leftovers(token)
 
 
 def test_resume_skips_ok_rows_and_retries_the_rest(out: Path) -> None:
@@ -134,14 +144,15 @@ def test_resume_skips_ok_rows_and_retries_the_rest(out: Path) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_keeps_completed_rows_and_leaves_nothing(sig: int, out: Path) -> None:
-    env = dict(os.environ, BENCH_IMPLS_PATH=str(FAKES))
+    token = _token()
+    env = dict(os.environ, BENCH_IMPLS_PATH=str(FAKES), FAKE_TOKEN=token)
     proc = subprocess.Popen([sys.executable, "-m", "harness", *RUN, "--impl", "fake-good,fake-hang",
                              "--workload", "chain", "--n", "3", "--timeout", "120", "--out", str(out)],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while not _leftovers("--mode hang") and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _leftovers("--mode hang"), "the hanging fake never started"
+    while len(_leftovers(token)) < 4 and time.monotonic() < deadline:
+        time.sleep(0.1)  # the harness, its launcher, the fake and its grandchild
+    assert len(_leftovers(token)) >= 4, "the hanging fake never started"
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 128 + sig
@@ -149,7 +160,7 @@ def test_interrupt_keeps_completed_rows_and_leaves_nothing(sig: int, out: Path) 
     rows = read_rows(out)
     assert [(r["impl"], r["status"]) for r in rows] == [("fake-good", "ok")]
     time.sleep(0.2)
-    assert not _leftovers("--mode hang")
+    assert not _leftovers(token)
 
 
 def test_list_shows_the_matrix_and_missing_toolchains() -> None:
