@@ -14,6 +14,8 @@ from . import ROOT, UsageError
 from .workloads import WORKLOADS
 
 DETECT_TIMEOUT_S = 60
+# When sleeping tasks start their clocks: see validation.validate.
+TASKS_START = ("when-spawned", "after-spawning")
 
 
 @dataclass
@@ -67,6 +69,7 @@ class Impl:
     version: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     check: list[str] = field(default_factory=list)
+    tasks_start: str = "when-spawned"
 
     def argv(self) -> list[str]:
         return self.language.expand(self.run)
@@ -146,12 +149,16 @@ def load_registry() -> list[Impl]:
             unknown = [w for w in workloads if w not in WORKLOADS]
             if unknown or not workloads:
                 raise RegistryError(f"{where}: impl {impl_id}: unknown or empty workloads {unknown}")
+            tasks_start = entry.get("tasks_start", "when-spawned")
+            if tasks_start not in TASKS_START:
+                raise RegistryError(f"{where}: impl {impl_id}: tasks_start must be one of "
+                                    f"{', '.join(TASKS_START)}")
             impls.append(Impl(
                 id=impl_id, language=lang, runtime_label=entry.get("runtime", impl_id),
                 run=_argv(entry, "run", where), workloads=list(workloads),
                 description=entry.get("description", ""),
                 version=_argv(entry, "version", where, required=False),
-                check=_argv(entry, "check", where, required=False),
+                check=_argv(entry, "check", where, required=False), tasks_start=tasks_start,
                 env={str(k): str(v) for k, v in entry.get("env", {}).items()}))
     return impls
 

@@ -172,7 +172,8 @@ def classify(p: Planned, s: Settings, out: Outcome) -> tuple[str, str, dict[str,
         return "crashed", f"killed by {name}{hint}" + (f": {detail}" if detail else ""), {}
     if out.exit_code != 0:
         return "crashed", f"exit {out.exit_code}: {_last_line(out.stderr) or 'no message'}", {}
-    verdict = validate(out.stdout, p.workload, p.n, p.buffer, p.iterations, p.duration_ms)
+    verdict = validate(out.stdout, p.workload, p.n, p.buffer, p.iterations, p.duration_ms,
+                       p.impl.tasks_start)
     return ("ok" if verdict.ok else "invalid"), verdict.error, verdict.data
 
 

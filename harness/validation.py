@@ -30,7 +30,13 @@ def sleep_window_ns(duration_ms: int, spawn_ns: int) -> tuple[int, int]:
 
 
 def validate(stdout: str, workload: str, n: int, buffer: int | None,
-             iterations: int, duration_ms: int) -> Verdict:
+             iterations: int, duration_ms: int, tasks_start: str = "when-spawned") -> Verdict:
+    """tasks_start says when an implementation's sleeping tasks start their
+    clocks: "when-spawned" (threads, goroutines, tasks on a thread pool: a
+    task can finish while later ones are still being started, so the start
+    loop must take less than one sleep for all N to be alive at once) or
+    "after-spawning" (an event loop: no timer can fire before the spawning
+    code yields, so the tasks overlap whatever the start time)."""
     lines = [line for line in stdout.splitlines() if line.strip()]
     if len(lines) != 1:
         return Verdict(False, f"expected exactly one JSON line on stdout, got {len(lines)}")
@@ -68,6 +74,9 @@ def validate(stdout: str, workload: str, n: int, buffer: int | None,
         spawn = data.get("spawn_ns")
         if not isinstance(spawn, int) or spawn < 0:
             return bad("sleep output needs a non-negative integer spawn_ns")
+        if tasks_start == "when-spawned" and spawn >= duration_ms * 1_000_000:
+            return bad(f"the tasks did not all overlap: starting them took {spawn / NS:.3f} s, "
+                       f"longer than the {duration_ms / 1000:g} s sleep (use a longer --duration-ms)")
         low, high = sleep_window_ns(duration_ms, spawn)
         for t in iter_ns:
             if not low <= t <= high:

@@ -60,7 +60,22 @@ def test_sleep_window() -> None:
     assert sleep(NS)[0] and sleep(3 * NS)[0]
     assert "outside the overlap window" in sleep(NS - 1)[1]
     assert "outside the overlap window" in sleep(3 * NS + 1)[1]
-    assert sleep(4 * NS, spawn=NS)[0]
+    assert sleep(3 * NS + NS // 2, spawn=NS // 2)[0]
     no_spawn = json.dumps({"workload": "sleep", "n": 3, "buffer": None, "result": 3,
                            "results": [3], "iter_ns": [NS]})
     assert "spawn_ns" in check(no_spawn, "sleep", 3, None, 1, 1000)[1]
+
+
+def test_sleep_tasks_must_all_be_alive_at_once() -> None:
+    def sleep(spawn: int, tasks_start: str) -> tuple[bool, str]:
+        out = json.dumps({"workload": "sleep", "n": 3, "buffer": None, "result": 3, "results": [3],
+                          "iter_ns": [spawn + NS], "spawn_ns": spawn})
+        v = validate(out, "sleep", 3, None, 1, 1000, tasks_start)
+        return v.ok, v.error
+
+    # Starting the tasks took longer than one sleep: with threads or
+    # goroutines the first ones finished before the last ones started.
+    assert "did not all overlap" in sleep(int(1.5 * NS), "when-spawned")[1]
+    assert sleep(int(0.9 * NS), "when-spawned")[0]
+    # An event loop cannot fire a timer before the spawning code yields.
+    assert sleep(int(1.5 * NS), "after-spawning")[0]
