@@ -105,6 +105,11 @@ def ratios(groups: list[Group]) -> dict[stats.GroupKey, dict[str, float]]:
     return out
 
 
+# The figures each workload is read for (seed 002: memory; 000 and 003: time).
+HEADLINE_TIMES = ("first_iter_s", "warm_iter_s", "peak_rss_bytes")
+HEADLINE = {"sleep": ("peak_rss_bytes",)}
+
+
 def warnings(groups: list[Group], env: dict[str, Any]) -> list[str]:
     notes: list[str] = []
     if env and not env.get("finished_at"):
@@ -138,16 +143,32 @@ def warnings(groups: list[Group], env: dict[str, Any]) -> list[str]:
         if failed:
             errors = sorted({r.get("error") or "no reason recorded" for r in failed})
             notes.append(f"{group_label(g)}: {g.statuses} — {'; '.join(errors)}.")
+    # Noise and outliers in the figures each workload is read for, one line
+    # per workload; the tables mark every other noisy cell with ⚠.
+    by_workload: dict[str, list[str]] = {}
+    totals: Counter[str] = Counter(g.workload for g in groups if g.ok)
     for g in groups:
-        if g.noisy:
-            spread = ", ".join(f"{stats.METRICS[m][0]} {g.metrics[m].cv * 100:.0f}%" for m in g.noisy)
-            notes.append(f"{group_label(g)}: noisy, stdev as % of the median: {spread}.")
+        noisy = [m for m in g.noisy if m in HEADLINE.get(g.workload, HEADLINE_TIMES)]
+        if noisy:
+            spread = ", ".join(f"{stats.METRICS[m][0]} {g.metrics[m].cv * 100:.0f}%" for m in noisy)
+            buf = f" B={g.buffer}" if g.buffer is not None else ""
+            by_workload.setdefault(g.workload, []).append(f"{g.impl} N={g.n}{buf} ({spread})")
+    for workload, entries in by_workload.items():
+        notes.append(f"{workload}: {len(entries)} of {totals[workload]} groups are noisy "
+                     f"(stdev above 10% of the median): {'; '.join(entries)}.")
+    outliers: dict[str, list[str]] = {}
     for g in groups:
         for r in g.rows:
-            if r.get("outliers"):
+            marked = [m for m in r.get("outliers") or []
+                      if m in HEADLINE.get(g.workload, HEADLINE_TIMES)]
+            if marked:
                 values = ", ".join(f"{stats.METRICS[m][0]} {fmt_metric(m, r[m])} "
-                                   f"(median {fmt_metric(m, g.median(m))})" for m in r["outliers"])
-                notes.append(f"{group_label(g)} rep {r['rep']}: outlier, kept: {values}.")
+                                   f"(median {fmt_metric(m, g.median(m))})" for m in marked)
+                buf = f" B={g.buffer}" if g.buffer is not None else ""
+                outliers.setdefault(g.workload, []).append(
+                    f"{g.impl} N={g.n}{buf} rep {r['rep']}: {values}")
+    for workload, entries in outliers.items():
+        notes.append(f"{workload}: {len(entries)} outlier runs, kept: {'; '.join(entries)}.")
     return notes
 
 
