@@ -369,7 +369,7 @@ def cmd_test(args: argparse.Namespace) -> int:
         print(f"{lang.name}: {'PASSED' if ok else f'FAILED (exit {proc.returncode})'}", flush=True)
         passed += ok
         failed += not ok
-    print(f"language tests: {passed} passed, {failed} failed, {skipped} skipped")
+    print(f"languages: {passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
 
 
