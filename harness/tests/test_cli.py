@@ -191,3 +191,16 @@ def test_report_of_a_run_where_nothing_was_ok(out: Path) -> None:
     report = (out / "latest" / "report.md").read_text()
     assert "invalid" in report and "crashed" in report
     assert (out / "latest" / "plots" / "chain_time.png").stat().st_size > 1000
+
+
+def test_a_broken_registry_entry_is_one_line_exit_2(tmp_path: Path) -> None:
+    lang = tmp_path / "bad"
+    lang.mkdir()
+    (lang / "impls.toml").write_text(
+        '[language]\nname = "bad"\ndetect = ["true"]\nbuild = ["true"]\ntest = ["true"]\n'
+        '[[impl]]\nid = "bad-impl"\nrun = ["true"]\nworkloads = ["sleep"]\ntasks_start = "sometimes"\n')
+    env = dict(os.environ, BENCH_IMPLS_PATH=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-m", "harness", "list"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "tasks_start must be one of" in proc.stderr
