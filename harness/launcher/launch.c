@@ -95,6 +95,14 @@ int main(int argc, char **argv) {
         return 2;
     }
 
+    /* Closed by a successful exec: until then the child is a copy of this
+     * launcher, whose pages must not appear in the samples. */
+    int exec_pipe[2];
+    if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+        perror("launch: pipe");
+        return 127;
+    }
+
     long long start = now_ns();
     pid_t pid = fork();
     if (pid < 0) {
@@ -102,6 +110,7 @@ int main(int argc, char **argv) {
         return 127;
     }
     if (pid == 0) {
+        close(exec_pipe[0]);
         setpgid(0, 0);
         execvp(argv[5], &argv[5]);
         fprintf(stderr, "launch: cannot execute %s: %s\n", argv[5], strerror(errno));
@@ -110,6 +119,11 @@ int main(int argc, char **argv) {
     setpgid(pid, pid); /* also here, so the group exists before any kill */
     fprintf(report, "pid %d\n", (int)pid);
     fflush(report);
+    close(exec_pipe[1]);
+    char ignored;
+    while (read(exec_pipe[0], &ignored, 1) < 0 && errno == EINTR)
+        ; /* EOF: the program is running (or exec failed and the child is exiting) */
+    close(exec_pipe[0]);
 
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
