@@ -101,10 +101,9 @@ def build_parser() -> Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
-    run = sub.add_parser("run", help="build, run and record a suite of benchmarks",
-                         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    run = sub.add_parser("run", help="build, run and record a suite of benchmarks")
     run.add_argument("--impl", default="all",
-                     help="comma-separated implementation ids or language names, or 'all'")
+                     help="comma-separated implementation ids or language names, or 'all' (default)")
     run.add_argument("--suite", default=None,
                      help="a named suite from harness/suites.toml (default, quick); the options "
                           "below override its workloads, sizes, repeats and sleep time")
@@ -120,13 +119,14 @@ def build_parser() -> Parser:
     run.add_argument("--iterations", type=int, default=None,
                      help="in-process iterations (default: per workload, chain 2, bounded 10)")
     run.add_argument("--timeout", type=float, default=300.0,
-                     help="seconds before a run is killed and recorded as timeout")
+                     help="seconds before a run is killed and recorded as timeout (default 300)")
     run.add_argument("--max-rss", default=None,
                      help="RSS above which a run is killed and recorded as oom (default 80%% of RAM)")
     run.add_argument("--sample-interval-ms", type=float, default=10.0,
-                     help="RSS/thread sampling period")
+                     help="RSS and thread-count sampling period (default 10)")
     run.add_argument("--out", default=str(ROOT / "results"),
-                     help="results folder; each run writes OUT/<run-id>/ and OUT/latest")
+                     help="results folder; each run writes OUT/<run-id>/ and OUT/latest "
+                          "(default: results/ in the repository)")
     run.add_argument("--resume", action="store_true",
                      help="continue the newest run in OUT, skipping rows already ok")
     run.add_argument("--no-build", action="store_true", help="use the programs as already built")
