@@ -19,8 +19,7 @@ from .launcher import LauncherError, ensure_launcher
 from .progress import Progress, fmt_duration
 from .registry import Impl, RegistryError, load_registry, program_env, select
 from .storage import RunStore, new_run_id, point_latest, utc_now
-from .suite import (Part, Settings, estimate_s, execute, history_key, load_history, plan,
-                    relative)
+from .suite import Part, Settings, estimate_s, execute, history_key, load_history, plan
 from .workloads import WORKLOADS
 
 EPILOG = """examples:
@@ -80,17 +79,12 @@ def positive(value: float, name: str) -> float:
     return value
 
 
-def check_writable(out: Path) -> None:
-    """Refuse an --out we cannot create or write, before anything is written."""
-    probe = out
-    while not probe.exists():
-        if probe.parent == probe:
-            break
-        probe = probe.parent
-    if not probe.is_dir():
-        raise UsageError(f"--out: {probe} is not a directory")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise UsageError(f"--out: {probe} is not writable")
+def relative(path: Path) -> str:
+    """A path as the user would type it from the repository."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 def build_parser() -> Parser:
@@ -224,12 +218,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not runs:
         raise UsageError("nothing to run: no selected implementation supports those workloads")
     out = Path(args.out)
-    check_writable(out)
     history = load_history(out) if out.is_dir() else {}
-    estimates = [estimate_s(p, history) for p in runs]
     if args.dry_run:
-        print(f"{len(runs)} runs, estimated {fmt_duration(sum(estimates))} (plus builds; "
-              f"{sum(1 for p in runs if history_key(p) in history)} of them from earlier runs in {out})")
+        known = sum(1 for p in runs if history_key(p) in history)
+        print(f"{len(runs)} runs, estimated {fmt_duration(sum(estimate_s(p, history) for p in runs))}"
+              f" (plus builds; {known} of them from earlier runs in {out})")
         for p in runs:
             print("  " + p.label)
         return 0
@@ -255,9 +248,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         store.create()
     except OSError as exc:
         raise UsageError(f"--out: cannot write {run_dir}: {exc.strerror}") from None
+    if args.resume:
+        done = store.keep_only_ok()
+        print(f"resuming {run_id}: {sum(1 for p in runs if p.key in done)} runs already ok")
+        runs = [p for p in runs if p.key not in done]
+    estimates = [estimate_s(p, history) for p in runs]
     print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
           f"estimated {fmt_duration(sum(estimates))} (plus builds)")
-    done = store.keep_only_ok() if args.resume else set()
     point_latest(out, run_dir)
 
     env = store.read_env() if args.resume else {}
@@ -266,7 +263,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         "host": host(),
         "toolchains": {i.language.name: (i.language.toolchain.version if i.language.toolchain.present else None)
                        for i in impls},
-        "runtimes": {i.id: i.runtime for i in impls},
         "git": git(),
         "settings": {"impls": [i.id for i in impls], "suite": args.suite,
                      "workloads": sorted({w for p in settings.parts for w in p.workloads}),
@@ -285,9 +281,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress = Progress(len(runs), estimates)
     previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        counts = execute(run_id, runs, settings, store, done, progress)
+        counts = execute(run_id, runs, settings, store, progress)
     except Interrupted as exc:
-        progress.close()
         kept = len(store.read_runs())
         print(f"\ninterrupted: {kept} completed rows kept in {relative(store.runs_path)}; "
               f"continue with --resume", file=sys.stderr)
@@ -296,6 +291,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         for s, handler in previous.items():
             signal.signal(s, handler)
         progress.close()
+    # Runtime versions come from the built programs, so only after the build.
+    env["runtimes"] = {i.id: i.runtime for i in impls if i.language.toolchain.present}
     env["finished_at"] = utc_now()
     store.write_env(env)
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing new"

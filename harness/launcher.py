@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,8 +23,12 @@ def ensure_launcher() -> Path:
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
         raise LauncherError("no C compiler (cc, gcc or clang) to build harness/launcher/launch.c")
-    proc = subprocess.run([cc, "-O2", "-Wall", "-o", str(BINARY), str(SOURCE)],
+    # Built beside and renamed into place: another harness may be using it.
+    tmp = BINARY.with_name(f".launch.{os.getpid()}")
+    proc = subprocess.run([cc, "-O2", "-Wall", "-o", str(tmp), str(SOURCE)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
+        tmp.unlink(missing_ok=True)
         raise LauncherError(f"building the launcher failed: {proc.stderr.strip()}")
+    tmp.replace(BINARY)
     return BINARY

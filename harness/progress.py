@@ -67,7 +67,7 @@ class Progress:
 
     def start(self, index: int, label: str) -> None:
         with self._lock:
-            if self.spent_estimated == 0 and index == 0:
+            if index == 0:
                 self.started = time.monotonic()  # builds are not part of the ETA's pace
             self.index, self.label = index, label
             self.run_started = time.monotonic()

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import ROOT
 from .builder import build_language
 from .progress import Progress, fmt_bytes
 from .registry import Impl, Language, program_env
@@ -58,6 +57,12 @@ class Planned:
     def label(self) -> str:
         buf = f" B={self.buffer}" if self.buffer is not None else ""
         return f"{self.impl.id} {self.workload} N={self.n}{buf} rep {self.rep}"
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str]:
+        """The identity storage.row_key gives its recorded row."""
+        return row_key({"impl": self.impl.id, "workload": self.workload, "n": self.n,
+                        "buffer": self.buffer, "rep": self.rep})
 
 
 def plan(impls: list[Impl], s: Settings) -> list[Planned]:
@@ -130,7 +135,7 @@ def estimate_s(p: Planned, history: History | None = None) -> float:
     return start + p.iterations * p.n * per_task
 
 
-def make_row(run_id: str, p: Planned, settings: Settings, status: str, **fields: Any) -> dict[str, Any]:
+def make_row(run_id: str, p: Planned, status: str, **fields: Any) -> dict[str, Any]:
     row: dict[str, Any] = {
         "run_id": run_id, "impl": p.impl.id, "language": p.impl.language.name,
         "runtime": p.impl.runtime, "workload": p.workload, "n": p.n, "buffer": p.buffer,
@@ -141,7 +146,7 @@ def make_row(run_id: str, p: Planned, settings: Settings, status: str, **fields:
     return row
 
 
-def program_argv(p: Planned, s: Settings) -> list[str]:
+def program_argv(p: Planned) -> list[str]:
     argv = [*p.impl.argv(), p.workload, "--n", str(p.n)]
     if p.buffer is not None:
         argv += ["--buffer", str(p.buffer)]
@@ -178,14 +183,14 @@ def classify(p: Planned, s: Settings, out: Outcome) -> tuple[str, str, dict[str,
 
 
 def measure(run_id: str, p: Planned, s: Settings) -> tuple[dict[str, Any], Outcome]:
-    argv = program_argv(p, s)
+    argv = program_argv(p)
     started = utc_now()
     out = run_process(argv, program_env(p.impl.env), str(p.impl.language.dir), s.timeout_s,
                       s.max_rss_bytes, s.sample_interval_s)
     status, error, data = classify(p, s, out)
     iter_ns = data.get("iter_ns") or []
     row = make_row(
-        run_id, p, s, status, started_at=started, exit_code=out.exit_code, signal=out.signal,
+        run_id, p, status, started_at=started, exit_code=out.exit_code, signal=out.signal,
         wall_s=out.wall_s, cpu_user_s=out.cpu_user_s, cpu_sys_s=out.cpu_sys_s,
         peak_rss_bytes=out.peak_rss_bytes, peak_rss_method=out.peak_rss_method,
         sampled_peak_rss_bytes=out.sampled_peak_rss_bytes, max_threads=out.max_threads,
@@ -219,7 +224,7 @@ def prepare_languages(langs: list[Language], s: Settings, run_dir: Path,
 
 
 def execute(run_id: str, runs: list[Planned], s: Settings, store: RunStore,
-            done: set[tuple[str, str, str, str, str]], progress: Progress) -> dict[str, int]:
+            progress: Progress) -> dict[str, int]:
     langs: list[Language] = []
     for p in runs:
         if p.impl.language not in langs:
@@ -228,11 +233,6 @@ def execute(run_id: str, runs: list[Planned], s: Settings, store: RunStore,
     counts: dict[str, int] = {}
     checked: dict[str, tuple[str, str]] = {}
     for i, p in enumerate(runs):
-        row = make_row(run_id, p, s, "pending")
-        if row_key(row) in done:
-            progress.start(i, p.label)
-            progress.finish({"status": "done", "error": "already ok (resume)"})
-            continue
         progress.start(i, p.label)
         lang_status, reason = state[p.impl.language.name]
         if lang_status == "ready":
@@ -242,8 +242,7 @@ def execute(run_id: str, runs: list[Planned], s: Settings, store: RunStore,
                     "skipped", f"not available: {avail.version}")
             lang_status, reason = checked[p.impl.id]
         if lang_status != "ready":
-            row = make_row(run_id, p, s, lang_status, error=reason,
-                           command=shlex.join(program_argv(p, s)))
+            row = make_row(run_id, p, lang_status, error=reason, command=shlex.join(program_argv(p)))
         else:
             row, out = measure(run_id, p, s)
             store.append_samples(row, out.samples)
@@ -251,10 +250,3 @@ def execute(run_id: str, runs: list[Planned], s: Settings, store: RunStore,
         counts[row["status"]] = counts.get(row["status"], 0) + 1
         progress.finish(row)
     return counts
-
-
-def relative(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(ROOT))
-    except ValueError:
-        return str(path)
