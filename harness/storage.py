@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .sampler import Sample
+from .launcher import Sample
 
 RUN_COLUMNS = [
     "run_id", "impl", "language", "runtime", "workload", "n", "buffer", "rep", "status",

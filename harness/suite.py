@@ -13,7 +13,7 @@ from typing import Any
 from .builder import build_language
 from .progress import Progress, fmt_bytes
 from .registry import Impl, Language, program_env
-from .runner import Outcome, run_process
+from .launcher import Outcome, run_process
 from .storage import RunStore, row_key, utc_now
 from .validation import validate
 from .workloads import WORKLOADS

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.registry import program_env
-from harness.runner import run_process
+from harness.launcher import run_process
 
 TOUCH_C = r"""
 #include <stdlib.h>

@@ -1,8 +1,19 @@
-"""Run one measured process: launch, enforce limits, classify how it ended."""
+"""Start one measured process through the native launcher (launch.c beside
+this file) and collect what it reports: exit status, wall time, CPU, peak RSS
+from wait4, and RSS and thread count over time.
+
+The launcher forks and execs the program, so the program's peak RSS is its
+own and not the Python parent's; between ppoll waits on a pidfd it samples
+/proc/PID/statm and /proc/PID/status (not /proc/PID/stat, whose cost grows
+with the thread count) and appends "t_ns rss_bytes threads" lines to a file:
+a few microseconds a sample, where a Python thread cost over 100
+(benchmarks/sampler_overhead.py).
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -10,10 +21,49 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .launcher import METHOD, ensure_launcher
-from .sampler import Sample, read_samples
-
+SOURCE = Path(__file__).resolve().parent / "launch.c"
+BINARY = SOURCE.with_suffix("")
+METHOD = "wait4-launcher"
 KILL_GRACE_S = 10.0
+
+
+class LauncherError(Exception):
+    pass
+
+
+@dataclass
+class Sample:
+    t_s: float
+    rss_bytes: int
+    threads: int
+
+
+def read_samples(path: Path) -> list[Sample]:
+    samples = []
+    with path.open() as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3:  # a line cut short by a kill is dropped
+                samples.append(Sample(int(parts[0]) / 1e9, int(parts[1]), int(parts[2])))
+    return samples
+
+
+def ensure_launcher() -> Path:
+    """Compile the launcher if it is missing or older than its source."""
+    if BINARY.exists() and BINARY.stat().st_mtime >= SOURCE.stat().st_mtime:
+        return BINARY
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        raise LauncherError("no C compiler (cc, gcc or clang) to build harness/launcher/launch.c")
+    # Built beside and renamed into place: another harness may be using it.
+    tmp = BINARY.with_name(f".launch.{os.getpid()}")
+    proc = subprocess.run([cc, "-O2", "-Wall", "-o", str(tmp), str(SOURCE)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise LauncherError(f"building the launcher failed: {proc.stderr.strip()}")
+    tmp.replace(BINARY)
+    return BINARY
 
 
 @dataclass
