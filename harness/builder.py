@@ -37,3 +37,27 @@ def build_language(lang: Language, log_path: Path | None) -> BuildResult:
             where = f"; log: {log_path}" if log_path else ""
             return BuildResult(False, f"{lang.name} {name} exited {proc.returncode}: {tail[0]}{where}")
     return BuildResult(True)
+
+
+@dataclass
+class Readiness:
+    """Whether a language's programs can run: status "ready", or the status
+    its rows get ("skipped", "build-failed") and why."""
+    status: str
+    reason: str = ""
+
+    @property
+    def ready(self) -> bool:
+        return self.status == "ready"
+
+
+def prepare(lang: Language, log_path: Path | None, build: bool = True) -> Readiness:
+    """A missing toolchain skips the language; otherwise it is built (unless
+    build is False: the programs as already built)."""
+    tool = lang.toolchain
+    if not tool.present:
+        return Readiness("skipped", f"toolchain missing: {tool.reason}")
+    if not build:
+        return Readiness("ready")
+    result = build_language(lang, log_path)
+    return Readiness("ready") if result.ok else Readiness("build-failed", result.error)

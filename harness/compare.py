@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import stats
-from .report import fmt_metric, load
-from .stats import Group
+from .analysis import Group, analyse, fmt_metric, group_sort_key
+from .rundir import ConfigKey, RunDir
 
 COMPARED = ("wall_s", "cpu_s", "first_iter_s", "warm_iter_s", "peak_rss_bytes")
 HEADINGS = {"wall_s": "wall", "cpu_s": "CPU", "first_iter_s": "cold iter",
@@ -46,10 +45,7 @@ class Change:
 
 @dataclass
 class GroupComparison:
-    impl: str
-    workload: str
-    n: int | None
-    buffer: int | None
+    key: ConfigKey
     old_statuses: str | None  # None: the group is not in that run
     new_statuses: str | None
     old_ok: bool = False
@@ -85,9 +81,9 @@ def compare_groups(old: list[Group], new: list[Group]) -> list[GroupComparison]:
     old_by = {g.key: g for g in old if _shown(g)}
     new_by = {g.key: g for g in new if _shown(g)}
     out = []
-    for key in sorted(old_by.keys() | new_by.keys(), key=stats.group_sort_key):
+    for key in sorted(old_by.keys() | new_by.keys(), key=group_sort_key):
         a, b = old_by.get(key), new_by.get(key)
-        cmp_ = GroupComparison(*key, old_statuses=a.statuses if a else None,
+        cmp_ = GroupComparison(key, old_statuses=a.statuses if a else None,
                                new_statuses=b.statuses if b else None,
                                old_ok=bool(a and a.ok), new_ok=bool(b and b.ok))
         if a and b:
@@ -100,9 +96,8 @@ def compare_groups(old: list[Group], new: list[Group]) -> list[GroupComparison]:
 
 def compare_runs(old_dir: Path, new_dir: Path) -> tuple[list[GroupComparison], dict[str, Any], dict[str, Any]]:
     """The structured comparison, with both runs' env.json."""
-    old, old_env = load(Path(old_dir))
-    new, new_env = load(Path(new_dir))
-    return compare_groups(old, new), old_env, new_env
+    old, new = analyse(RunDir(Path(old_dir))), analyse(RunDir(Path(new_dir)))
+    return compare_groups(old.groups, new.groups), old.env, new.env
 
 
 def _cell(c: Change | None) -> str:
@@ -136,8 +131,9 @@ def render(comparisons: list[GroupComparison], old_env: dict[str, Any], new_env:
         runs = f"{c.old_statuses} → {c.new_statuses}"
         if c.status_change:
             runs += f" ({c.status_change.upper()})"
-        rows.append([c.workload, "—" if c.n is None else str(c.n),
-                     "—" if c.buffer is None else str(c.buffer), c.impl, runs]
+        k = c.key
+        rows.append([k.workload, "—" if k.n is None else str(k.n),
+                     "—" if k.buffer is None else str(k.buffer), k.impl, runs]
                     + [_cell(c.changes.get(m)) for m in COMPARED])
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     numeric = set(range(5, len(header))) | {1, 2}
@@ -154,7 +150,7 @@ def render(comparisons: list[GroupComparison], old_env: dict[str, Any], new_env:
                           ("new", lambda c: c.old_statuses is None)):
         only = [c for c in comparisons if missing(c)]
         if only:
-            impls = ", ".join(sorted({c.impl for c in only}))
+            impls = ", ".join(sorted({c.key.impl for c in only}))
             lines.append(f"only in the {side} run: {len(only)} configurations ({impls})")
 
     changes = [(c, ch) for c in comparisons for ch in c.changes.values() if ch.significant]
@@ -172,12 +168,10 @@ def render(comparisons: list[GroupComparison], old_env: dict[str, Any], new_env:
                      "runs has a single ok repeat (or a zero median), so its noise is unknown; "
                      "use --repeat 3 or more.")
     for c, ch in sorted(worse, key=lambda p: -p[1].ratio):
-        label = f"{c.impl} {c.workload} N={c.n}" + (f" buffer={c.buffer}" if c.buffer is not None else "")
-        lines.append(f"  worse: {label} {HEADINGS[ch.metric]} {fmt_metric(ch.metric, ch.old)} → "
+        lines.append(f"  worse: {c.key.label} {HEADINGS[ch.metric]} {fmt_metric(ch.metric, ch.old)} → "
                      f"{fmt_metric(ch.metric, ch.new)} ({ch.ratio:.2f}×, beyond noise of {ch.threshold:.0%})")
     for c in regressed:
-        label = f"{c.impl} {c.workload} N={c.n}" + (f" buffer={c.buffer}" if c.buffer is not None else "")
-        lines.append(f"  regressed: {label}: {c.old_statuses} → {c.new_statuses}")
+        lines.append(f"  regressed: {c.key.label}: {c.old_statuses} → {c.new_statuses}")
     return "\n".join(lines)
 
 

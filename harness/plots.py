@@ -9,7 +9,6 @@ missing bar. Implementations whose toolchain is absent (skipped) are left out.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from pathlib import Path
@@ -25,9 +24,11 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
-from . import stats  # noqa: E402
-from .report import fmt_bytes, workload_order  # noqa: E402
-from .stats import Group  # noqa: E402
+from . import analysis  # noqa: E402
+from .analysis import Group  # noqa: E402
+from .formatting import fmt_bytes, fmt_plain  # noqa: E402
+from .rundir import RunDir  # noqa: E402
+from .workloads import WORKLOADS, Workload, workload_rank  # noqa: E402
 
 MIB = 1 << 20
 FAIL_COLOR = "#d62728"
@@ -45,16 +46,12 @@ def _time_unit(values: list[float]) -> tuple[float, str]:
     return 1e9, "ns"
 
 
-def _plain(value: float, _pos: Any = None) -> str:
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:g}"
-
-
 def _plain_log(ax: Axes) -> None:
     """Plain numbers on a log y axis. When fewer than two powers of ten are in
     view, minor ticks are labelled too (only 2 and 5 unless the span is tiny),
     so the axis always carries a readable scale."""
     lo, hi = ax.get_ylim()
-    ax.yaxis.set_major_formatter(FuncFormatter(_plain))
+    ax.yaxis.set_major_formatter(FuncFormatter(fmt_plain))
     if lo <= 0:
         return
     decades = math.floor(math.log10(hi)) - math.ceil(math.log10(lo)) + 1
@@ -65,7 +62,7 @@ def _plain_log(ax: Axes) -> None:
 
     def minor(value: float, _pos: Any = None) -> str:
         lead = round(value / 10 ** math.floor(math.log10(value) + 1e-9))
-        return _plain(value) if every or lead in (2, 5) else ""
+        return fmt_plain(value) if every or lead in (2, 5) else ""
 
     ax.yaxis.set_minor_formatter(FuncFormatter(minor))
 
@@ -138,14 +135,12 @@ def _save(fig: Figure, path: Path, env: dict[str, Any]) -> Path:
 class _Run:
     """The groups of one run, indexed for plotting."""
 
-    def __init__(self, run_dir: Path) -> None:
-        rows = stats.read_runs(run_dir / "runs.csv")
+    def __init__(self, run: RunDir) -> None:
         # Languages that never ran are not results; every other failure is drawn.
-        shown = [r for r in rows if r["status"] != "skipped"]
-        self.groups = stats.group_runs(shown)
-        env_path = run_dir / "env.json"
-        self.env: dict[str, Any] = json.loads(env_path.read_text()) if env_path.exists() else {}
-        self.samples = stats.read_samples(run_dir / "samples.csv")
+        results = analysis.analyse(run, leave_out=("skipped",))
+        self.groups = results.groups
+        self.env: dict[str, Any] = results.env
+        self.samples = run.samples()
         impls = sorted({g.impl for g in self.groups} | {s["impl"] for s in self.samples})
         palette = list(plt.get_cmap("tab10").colors) + list(plt.get_cmap("Dark2").colors)
         self.color = {impl: palette[i % len(palette)] for i, impl in enumerate(impls)}
@@ -167,7 +162,7 @@ class _Run:
 def _grouped_bars(run: _Run, groups: list[Group], value: Callable[[Group], float | None],
                   title: str, ylabel: str, path: Path, log: bool,
                   error: Callable[[Group], tuple[float, float] | None] | None = None,
-                  label: Callable[[float], str] = _plain) -> Path:
+                  label: Callable[[float], str] = fmt_plain) -> Path:
     """Bars per implementation, grouped by N (seed 002's chart shape)."""
     ns = sorted({g.n for g in groups})
     impls = sorted({g.impl for g in groups})
@@ -224,8 +219,9 @@ def _rss_range(g: Group) -> tuple[float, float] | None:
     return (s.min / MIB, s.max / MIB) if s else None
 
 
-def sleep_plots(run: _Run, out: Path) -> list[Path]:
-    groups = run.of("sleep")
+def rss_bars(run: _Run, out: Path, w: Workload) -> list[Path]:
+    """Peak RSS per implementation, bars grouped by N."""
+    groups = run.of(w.name)
     if not groups:
         return []
 
@@ -233,23 +229,30 @@ def sleep_plots(run: _Run, out: Path) -> list[Path]:
         m = g.median("peak_rss_bytes")
         return m / MIB if m is not None else None
 
-    paths = [_grouped_bars(
-        run, groups, rss, "sleep: peak RSS of N concurrently sleeping tasks "
-        "(median, min–max bars)", "peak RSS (MiB, log scale)", out / "sleep_rss.png",
+    return [_grouped_bars(
+        run, groups, rss, f"{w.name}: {w.plot_caption or 'peak RSS against N'} "
+        "(median, min–max bars)", "peak RSS (MiB, log scale)", out / f"{w.name}_rss.png",
         log=True, error=_rss_range, label=lambda v: f"{v:,.0f}" if v >= 100 else f"{v:.3g}")]
 
-    # Memory per task exists above the run's smallest N only; a failed N stays marked.
+
+def mem_per_task_bars(run: _Run, out: Path, w: Workload) -> list[Path]:
+    """Memory per task; it exists above the run's smallest N only, and a
+    failed N stays marked."""
+    groups = run.of(w.name)
+    if not groups:
+        return []
     smallest = min(g.n for g in groups)
     per_task = [g for g in groups if g.n > smallest]
+    paths: list[Path] = []
     if per_task:
         values = [g.mem_per_task_bytes for g in per_task if g.mem_per_task_bytes is not None]
         base = sorted({g.mem_base_n for g in per_task if g.mem_base_n is not None})
         base_text = ", ".join(f"{n:,}" for n in base) or "?"
         paths.append(_grouped_bars(
             run, per_task, lambda g: g.mem_per_task_bytes,
-            f"sleep: memory per task (peak RSS growth over N = {base_text}, per extra task)",
+            f"{w.name}: memory per task (peak RSS growth over N = {base_text}, per extra task)",
             "bytes per task" + (" (log scale)" if values and min(values) > 0 else ""),
-            out / "sleep_mem_per_task.png", log=bool(values) and min(values) > 0,
+            out / f"{w.name}_mem_per_task.png", log=bool(values) and min(values) > 0,
             label=lambda v: f"{v:,.0f}"))
     return paths
 
@@ -312,7 +315,7 @@ def _x_at_data(ax: Axes, xs: list[float]) -> None:
     points and at least a decade shown, so a single N does not zoom the axis
     into the dodge. Call after the scale is set."""
     ticks = sorted(set(xs))
-    ax.set_xticks(ticks, [_plain(t) for t in ticks])
+    ax.set_xticks(ticks, [fmt_plain(t) for t in ticks])
     ax.xaxis.set_minor_formatter(NullFormatter())
     lo, hi = ticks[0], ticks[-1]
     if lo > 0:
@@ -328,7 +331,9 @@ def _loglog(ax: Axes, xs: list[float]) -> None:
     ax.grid(alpha=0.3, which="both")
 
 
-def chain_plots(run: _Run, out: Path, workload: str) -> list[Path]:
+def time_lines(run: _Run, out: Path, w: Workload) -> list[Path]:
+    """Cold and warm iteration time against N, a line per implementation."""
+    workload = w.name
     groups = run.of(workload)
     if not groups:
         return []
@@ -352,10 +357,17 @@ def chain_plots(run: _Run, out: Path, workload: str) -> list[Path]:
         _loglog(ax, ns)
     axes[0][0].set_ylabel(f"time per iteration ({unit}, log scale)")
     _legend(axes[0][-1], failed, partial, zero=zero)
-    fig.suptitle(f"{workload}: time to build and run a chain of N tasks (median, min–max bars)")
+    fig.suptitle(f"{workload}: {w.plot_caption or 'time per iteration'} (median, min–max bars)")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
-    paths = [_save(fig, out / f"{workload}_time.png", run.env)]
+    return [_save(fig, out / f"{workload}_time.png", run.env)]
 
+
+def rss_lines(run: _Run, out: Path, w: Workload) -> list[Path]:
+    """Peak RSS against N, a line per implementation."""
+    workload = w.name
+    groups = run.of(workload)
+    if not groups:
+        return []
     fig, ax = plt.subplots(figsize=(10, 5.2))
     failed = set()
     y, err = _scaled("peak_rss_bytes", 1 / MIB)
@@ -366,13 +378,13 @@ def chain_plots(run: _Run, out: Path, workload: str) -> list[Path]:
     ax.set_title(f"{workload}: peak RSS against N (median, min–max bars)")
     _legend(ax, failed, partial, zero=zero)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
-    paths.append(_save(fig, out / f"{workload}_rss.png", run.env))
-    return paths
+    return [_save(fig, out / f"{workload}_rss.png", run.env)]
 
 
-def bounded_plots(run: _Run, out: Path) -> list[Path]:
-    """Seed 003's grid: one panel per producer count, time against buffer."""
-    groups = [g for g in run.of("bounded") if g.buffer is not None]
+def buffer_grid(run: _Run, out: Path, w: Workload) -> list[Path]:
+    """One panel per producer count, time against buffer (the grid of the
+    Go Rust Channel Benchmark)."""
+    groups = [g for g in run.of(w.name) if g.buffer is not None]
     if not groups:
         return []
     ns = sorted({g.n for g in groups})
@@ -381,7 +393,7 @@ def bounded_plots(run: _Run, out: Path) -> list[Path]:
     partial = zero = False
     for ax, n in zip(axes[0], ns):
         members = [g for g in groups if g.n == n]
-        metric = stats.iter_metric(members)
+        metric = analysis.iter_metric(members)
         times = [s.max for g in members if (s := g.metrics.get(metric))]
         scale, unit = _time_unit(times)
         y, err = _scaled(metric, scale)
@@ -397,13 +409,14 @@ def bounded_plots(run: _Run, out: Path) -> list[Path]:
         ax.set_xlabel("channel buffer size (log scale)")
         ax.set_ylabel(f"time per iteration, {kind} ({unit}, log scale)")
     _legend(axes[0][-1], failed, partial, zero=zero)
-    fig.suptitle("bounded: N producers send once into one bounded channel (median, min–max bars)")
+    fig.suptitle(f"{w.name}: {w.plot_caption} (median, min–max bars)")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
-    return [_save(fig, out / "bounded_time.png", run.env)]
+    return [_save(fig, out / f"{w.name}_time.png", run.env)]
 
 
-def rss_over_time(run: _Run, out: Path, workload: str) -> list[Path]:
+def rss_over_time(run: _Run, out: Path, w: Workload) -> list[Path]:
     """RSS against time for the largest N of each implementation (one rep)."""
+    workload = w.name
     series: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for s in run.samples:
         # RSS 0 is the sampler catching the process before exec or after exit,
@@ -451,17 +464,26 @@ def rss_over_time(run: _Run, out: Path, workload: str) -> list[Path]:
     return [_save(fig, out / f"rss_over_time_{workload}.png", run.env)]
 
 
-def draw_all(run_dir: Path) -> list[Path]:
-    """Draw every plot the run's data allows into run_dir/plots/; return the paths."""
-    run_dir = Path(run_dir)
-    out = run_dir / "plots"
+# Every plot a workload's declaration may name (workloads.Workload.plots).
+PLOTS: dict[str, Callable[[_Run, Path, Workload], list[Path]]] = {
+    "rss_bars": rss_bars, "mem_per_task_bars": mem_per_task_bars, "time_lines": time_lines,
+    "rss_lines": rss_lines, "buffer_grid": buffer_grid, "rss_over_time": rss_over_time,
+}
+
+
+def draw_all(run: RunDir) -> list[Path]:
+    """Draw every plot the run's data allows into its plots/ folder; return
+    the paths. RSS over time comes last, for every workload."""
+    out = run.path / "plots"
     out.mkdir(exist_ok=True)
-    run = _Run(run_dir)
-    paths = sleep_plots(run, out)
-    for workload in ("chain", "chain-await"):
-        paths += chain_plots(run, out, workload)
-    paths += bounded_plots(run, out)
-    workloads = {g.workload for g in run.groups} | {s["workload"] for s in run.samples}
-    for workload in workload_order(workloads):
-        paths += rss_over_time(run, out, workload)
+    data = _Run(run)
+    workloads = [WORKLOADS[w] for w in sorted({g.workload for g in data.groups}
+                                              | {s["workload"] for s in data.samples},
+                                              key=workload_rank) if w in WORKLOADS]
+    paths: list[Path] = []
+    for w in workloads:
+        paths += [p for kind in w.plots if kind != "rss_over_time" for p in PLOTS[kind](data, out, w)]
+    for w in workloads:
+        if "rss_over_time" in w.plots:
+            paths += rss_over_time(data, out, w)
     return paths

@@ -7,23 +7,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-
-def fmt_duration(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
-def fmt_bytes(n: Any) -> str:
-    if n in (None, ""):
-        return "-"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.1f} {unit}" if unit != "B" else f"{int(value)} B"
-        value /= 1024
-    return str(n)
+from .formatting import fmt_bytes, fmt_duration
 
 
 class Progress:
@@ -79,8 +63,8 @@ class Progress:
         with self._lock:
             self.spent_estimated += self.estimates[self.index]
             wall = row.get("wall_s")
-            detail = f"wall {float(wall):.2f} s  peak RSS {fmt_bytes(row.get('peak_rss_bytes'))}" \
-                if wall not in (None, "") else ""
+            detail = f"wall {wall:.2f} s  peak RSS {fmt_bytes(row.get('peak_rss_bytes'))}" \
+                if wall is not None else ""
             note = f"  ({row['error']})" if row.get("error") else ""
             line = f"[{self.index + 1}/{self.total}] {row['status']:<12} {self.label:<44} {detail}{note}"
             self.stream.write(("\r\033[K" if self.tty else "") + line + "\n")

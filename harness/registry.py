@@ -14,14 +14,15 @@ from . import ROOT, UsageError
 from .workloads import WORKLOADS
 
 DETECT_TIMEOUT_S = 60
-# When sleeping tasks start their clocks: see validation.validate.
+# When sleeping tasks start their clocks: see workloads._sleep_check.
 TASKS_START = ("when-spawned", "after-spawning")
 
 
 @dataclass
 class Toolchain:
     present: bool
-    version: str  # the version line when present, else the reason it is missing
+    version: str = ""  # the version line, when present
+    reason: str = ""  # why not, when missing
 
 
 @dataclass
@@ -48,12 +49,12 @@ def detect(argv: list[str], cwd: Path) -> Toolchain:
         proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True,
                               timeout=DETECT_TIMEOUT_S)
     except FileNotFoundError:
-        return Toolchain(False, f"{argv[0]} not found")
+        return Toolchain(False, reason=f"{argv[0]} not found")
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return Toolchain(False, f"{argv[0]}: {exc}")
+        return Toolchain(False, reason=f"{argv[0]}: {exc}")
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines() or [f"detect exited {proc.returncode}"]
-        return Toolchain(False, lines[-1])
+        return Toolchain(False, reason=lines[-1])
     lines = proc.stdout.strip().splitlines()
     return Toolchain(True, lines[0] if lines else "unknown version")
 
@@ -79,7 +80,7 @@ class Impl:
         `check` command, e.g. a runtime binary that a package manager
         installs only on some platforms.)"""
         if not self.check:
-            return Toolchain(True, "")
+            return Toolchain(True)
         return detect(self.language.expand(self.check), self.language.dir)
 
     @cached_property
@@ -123,43 +124,65 @@ def registry_files() -> list[Path]:
     return [path for root in roots for path in sorted(root.glob("*/impls.toml"))]
 
 
+def _table(value: object, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise RegistryError(f"{where} must be a table")
+    return value
+
+
+def _text(table: dict, key: str, where: str, default: str) -> str:
+    value = table.get(key, default)
+    if not isinstance(value, str):
+        raise RegistryError(f"{where}: '{key}' must be a string")
+    return value
+
+
 def load_registry() -> list[Impl]:
-    """Every implementation, in language-folder then declaration order."""
+    """Every implementation, in language-folder then declaration order. A
+    malformed file raises RegistryError naming the file and the key."""
     impls: list[Impl] = []
     seen: set[str] = set()
     for path in registry_files():
         where = str(path)
         try:
             data = tomllib.loads(path.read_text())
-        except tomllib.TOMLDecodeError as exc:
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise RegistryError(f"{where}: {exc}") from None
-        lang_table = data.get("language", {})
+        except OSError as exc:
+            raise RegistryError(f"{where}: {exc.strerror}") from None
+        lang_table = _table(data.get("language", {}), f"{where}: [language]")
         name = lang_table.get("name")
         if name != path.parent.name:
             raise RegistryError(f"{where}: language.name must be {path.parent.name!r}")
         lang = Language(name=name, dir=path.parent, detect=_argv(lang_table, "detect", where),
                         build=_argv(lang_table, "build", where), test=_argv(lang_table, "test", where),
                         setup=_argv(lang_table, "setup", where, required=False))
-        for entry in data.get("impl", []):
+        entries = data.get("impl", [])
+        if not isinstance(entries, list):
+            raise RegistryError(f"{where}: 'impl' must be an array of tables ([[impl]])")
+        for entry in entries:
+            entry = _table(entry, f"{where}: every [[impl]]")
             impl_id = entry.get("id")
             if not isinstance(impl_id, str) or not impl_id or impl_id in seen:
                 raise RegistryError(f"{where}: every impl needs a unique id (got {impl_id!r})")
             seen.add(impl_id)
+            at = f"{where}: impl {impl_id}"
             workloads = entry.get("workloads", [])
-            unknown = [w for w in workloads if w not in WORKLOADS]
-            if unknown or not workloads:
-                raise RegistryError(f"{where}: impl {impl_id}: unknown or empty workloads {unknown}")
+            if not isinstance(workloads, list) or not workloads or \
+                    any(not isinstance(w, str) or w not in WORKLOADS for w in workloads):
+                raise RegistryError(f"{at}: 'workloads' must be a non-empty list of "
+                                    f"{', '.join(WORKLOADS)}")
             tasks_start = entry.get("tasks_start", "when-spawned")
             if tasks_start not in TASKS_START:
-                raise RegistryError(f"{where}: impl {impl_id}: tasks_start must be one of "
-                                    f"{', '.join(TASKS_START)}")
+                raise RegistryError(f"{at}: tasks_start must be one of {', '.join(TASKS_START)}")
+            env = _table(entry.get("env", {}), f"{at}: 'env'")
             impls.append(Impl(
-                id=impl_id, language=lang, runtime_label=entry.get("runtime", impl_id),
-                run=_argv(entry, "run", where), workloads=list(workloads),
-                description=entry.get("description", ""),
-                version=_argv(entry, "version", where, required=False),
-                check=_argv(entry, "check", where, required=False), tasks_start=tasks_start,
-                env={str(k): str(v) for k, v in entry.get("env", {}).items()}))
+                id=impl_id, language=lang, runtime_label=_text(entry, "runtime", at, impl_id),
+                run=_argv(entry, "run", at), workloads=list(workloads),
+                description=_text(entry, "description", at, ""),
+                version=_argv(entry, "version", at, required=False),
+                check=_argv(entry, "check", at, required=False), tasks_start=tasks_start,
+                env={str(k): str(v) for k, v in env.items()}))
     return impls
 
 

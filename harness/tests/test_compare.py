@@ -50,7 +50,7 @@ def runs(tmp_path_factory) -> tuple[Path, Path]:
 
 def test_structured(runs):
     found, _, _ = compare.compare_runs(*runs)
-    by = {(c.impl, c.workload, c.n, c.buffer): c for c in found}
+    by = {(c.key.impl, c.key.workload, c.key.n, c.key.buffer): c for c in found}
 
     slow = by[("go", "chain", 5000, None)].changes["warm_iter_s"]
     assert slow.ratio == pytest.approx(1.5)
@@ -75,7 +75,7 @@ def test_single_repeat_is_never_judged(runs, tmp_path):
     shutil.copytree(runs[1], single)
     edit_runs(single, lambda row: row.update(status="crashed") if row["rep"] in ("2", "3") else None)
     found, _, _ = compare.compare_runs(runs[0], single)
-    slow = next(c for c in found if (c.impl, c.workload, c.n) == ("go", "chain", 5000))
+    slow = next(c for c in found if (c.key.impl, c.key.workload, c.key.n) == ("go", "chain", 5000))
     change = slow.changes["warm_iter_s"]
     assert change.ratio == pytest.approx(1.5)
     assert change.threshold is None and not change.significant

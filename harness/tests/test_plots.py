@@ -10,6 +10,7 @@ import pytest
 from matplotlib import image
 
 from harness import plots
+from harness.rundir import RunDir
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run"
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,7 @@ def assert_real_png(path: Path) -> None:
 def drawn(tmp_path_factory) -> tuple[Path, list[Path]]:
     run = tmp_path_factory.mktemp("plots") / "run"
     shutil.copytree(FIXTURE, run)
-    return run, plots.draw_all(run)
+    return run, plots.draw_all(RunDir(run))
 
 
 def test_every_plot_is_drawn(drawn):
@@ -49,11 +50,11 @@ def test_without_samples_the_other_plots_still_come(tmp_path):
     shutil.copytree(FIXTURE, run)
     (run / "samples.csv").unlink()
     (run / "env.json").unlink()  # the small print says the machine is unknown
-    names = {p.name for p in plots.draw_all(run)}
+    names = {p.name for p in plots.draw_all(RunDir(run))}
     assert names == {n for n in EXPECTED if not n.startswith("rss_over_time")}
 
 
 def test_only_the_plot_module_imports_matplotlib():
-    code = ("import sys, harness.stats, harness.report, harness.compare; "
+    code = ("import sys, harness.analysis, harness.report, harness.exports, harness.compare, harness.session; "
             "sys.exit('matplotlib' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import json
 
-from harness.validation import sleep_window_ns, validate
+from harness.validation import validate
+from harness.workloads import Request, sleep_window_ns
 
 NS = 1_000_000_000
 
@@ -16,7 +17,7 @@ def line(**kw: object) -> str:
 
 def check(stdout: str, workload: str = "chain", n: int = 5, buffer: int | None = None,
           k: int = 2, d: int = 1000) -> tuple[bool, str]:
-    v = validate(stdout, workload, n, buffer, k, d)
+    v = validate(stdout, Request(workload, n, buffer, k, d))
     return v.ok, v.error
 
 
@@ -70,7 +71,7 @@ def test_sleep_tasks_must_all_be_alive_at_once() -> None:
     def sleep(spawn: int, tasks_start: str) -> tuple[bool, str]:
         out = json.dumps({"workload": "sleep", "n": 3, "buffer": None, "result": 3, "results": [3],
                           "iter_ns": [spawn + NS], "spawn_ns": spawn})
-        v = validate(out, "sleep", 3, None, 1, 1000, tasks_start)
+        v = validate(out, Request("sleep", 3, None, 1, 1000, tasks_start))
         return v.ok, v.error
 
     # Starting the tasks took longer than one sleep: with threads or
@@ -79,3 +80,9 @@ def test_sleep_tasks_must_all_be_alive_at_once() -> None:
     assert sleep(int(0.9 * NS), "when-spawned")[0]
     # An event loop cannot fire a timer before the spawning code yields.
     assert sleep(int(1.5 * NS), "after-spawning")[0]
+
+
+def test_capacity_must_be_a_positive_integer() -> None:
+    assert check(line(capacity=1)) == (True, "")
+    assert "capacity" in check(line(capacity=0))[1]
+    assert "capacity" in check(line(capacity="1"))[1]

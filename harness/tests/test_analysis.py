@@ -5,18 +5,19 @@ from pathlib import Path
 
 import pytest
 
-from harness import stats
+from harness import analysis, rundir
+from harness.rundir import ConfigKey
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run"
 
 
 @pytest.fixture(scope="module")
 def groups() -> dict:
-    return {g.key: g for g in stats.group_runs(stats.read_runs(FIXTURE / "runs.csv"))}
+    return {(g.impl, g.workload, g.n, g.buffer): g for g in analysis.group_runs(rundir.read_runs(FIXTURE / "runs.csv").rows)}
 
 
 def test_summarize_by_hand():
-    s = stats.summarize([4.0, 1.0, 3.0, 2.0])
+    s = analysis.summarize([4.0, 1.0, 3.0, 2.0])
     assert (s.count, s.median, s.min, s.max, s.mean) == (4, 2.5, 1.0, 4.0, 2.5)
     assert s.stdev == pytest.approx(math.sqrt(5 / 3))  # sample stdev: 5 / (4 - 1)
     assert s.cv == pytest.approx(math.sqrt(5 / 3) / 2.5)
@@ -24,31 +25,23 @@ def test_summarize_by_hand():
 
 
 def test_single_value_has_no_spread():
-    s = stats.summarize([7.0])
+    s = analysis.summarize([7.0])
     assert s.stdev is None and s.cv is None and not s.noisy
-    assert stats.summarize([]) is None
+    assert analysis.summarize([]) is None
 
 
 def test_noisy_threshold_is_ten_percent_of_median():
-    assert not stats.summarize([90, 100, 110]).noisy  # stdev exactly 10: not above
-    assert stats.summarize([85, 100, 115]).noisy  # stdev 15
+    assert not analysis.summarize([90, 100, 110]).noisy  # stdev exactly 10: not above
+    assert analysis.summarize([85, 100, 115]).noisy  # stdev 15
 
 
 def test_outlier_rule():
     # median 10.2, MAD 0.2 -> spread max(0.2965, 0.51) = 0.51; 30 is 19.8 away
-    assert stats.outlier_mask([10.0, 10.2, 30.0]) == [False, False, True]
+    assert analysis.outlier_mask([10.0, 10.2, 30.0]) == [False, False, True]
     # MAD 0: the 5% floor needs 15% off the median
-    assert stats.outlier_mask([100.0, 100.0, 105.0]) == [False, False, False]
-    assert stats.outlier_mask([100.0, 100.0, 120.0]) == [False, False, True]
-    assert stats.outlier_mask([1.0, 50.0]) == [False, False]  # too few to judge
-
-
-def test_parse_run_empty_fields_and_cpu():
-    row = stats.parse_run({"n": "10", "buffer": "", "wall_s": "", "cpu_user_s": "0.5",
-                           "cpu_sys_s": "0.25", "peak_rss_bytes": "1024", "status": "ok"})
-    assert row["n"] == 10 and row["buffer"] is None and row["wall_s"] is None
-    assert row["cpu_s"] == 0.75 and row["peak_rss_bytes"] == 1024
-    assert stats.parse_run({"cpu_user_s": "0.5", "cpu_sys_s": ""})["cpu_s"] is None
+    assert analysis.outlier_mask([100.0, 100.0, 105.0]) == [False, False, False]
+    assert analysis.outlier_mask([100.0, 100.0, 120.0]) == [False, False, True]
+    assert analysis.outlier_mask([1.0, 50.0]) == [False, False]  # too few to judge
 
 
 def test_group_metrics_by_hand(groups):
@@ -109,10 +102,10 @@ def test_outliers_flagged_on_rows(groups):
 
 def test_ratios_and_iteration_metric(groups):
     chain = [g for g in groups.values() if g.workload == "chain" and g.n == 5000]
-    assert stats.iter_metric(chain) == "warm_iter_s"
-    ratios = stats.ratios_to_best(chain, "warm_iter_s")
-    assert ratios[("rust-tokio", "chain", 5000, None)] == 1.0
-    assert ratios[("go", "chain", 5000, None)] == pytest.approx(750e-6 / 600e-6)
+    assert analysis.iter_metric(chain) == "warm_iter_s"
+    ratios = analysis.ratios_to_best(chain, "warm_iter_s")
+    assert ratios[ConfigKey("rust-tokio", "chain", 5000, None)] == 1.0
+    assert ratios[ConfigKey("go", "chain", 5000, None)] == pytest.approx(750e-6 / 600e-6)
     assert ("csharp", "chain", 5000, None) not in ratios  # skipped: no figure
     sleep = [g for g in groups.values() if g.workload == "sleep"]
-    assert stats.iter_metric(sleep) == "first_iter_s"
+    assert analysis.iter_metric(sleep) == "first_iter_s"

@@ -1,0 +1,356 @@
+"""What a run's rows say: group statistics, ratios to the best, warnings.
+
+Pure functions over the rows rundir reads: no rendering, no files written.
+Every raw row is kept; only rows with status ``ok`` feed the statistics, and
+the other statuses are counted per group so failures stay visible.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .formatting import fmt_value
+from .rundir import ConfigKey, RunDir
+from .workloads import WORKLOADS, workload_rank
+
+# A group's stdev above this fraction of its median makes the figure noisy.
+NOISY_CV = 0.10
+# Outlier rule: a value is an outlier when it lies outside
+# median ± OUTLIER_K · max(1.4826 · MAD, MAD_FLOOR · |median|).
+# 1.4826 · MAD estimates the stdev of normal data without being pulled by the
+# outlier itself; the floor keeps identical repeats (MAD = 0, common for peak
+# RSS) from turning a small wobble into an "outlier": a value must be at
+# least 15% off the median to be flagged.
+OUTLIER_K = 3.0
+MAD_SCALE = 1.4826
+MAD_FLOOR = 0.05
+
+# Metrics summarised per group: name -> (label, unit kind).
+METRICS: dict[str, tuple[str, str]] = {
+    "wall_s": ("wall time", "s"),
+    "cpu_s": ("CPU time", "s"),
+    "first_iter_s": ("cold iteration", "s"),
+    "warm_iter_s": ("warm iteration", "s"),
+    "spawn_s": ("spawn time", "s"),
+    "peak_rss_bytes": ("peak RSS", "bytes"),
+}
+
+
+def fmt_metric(metric: str, value: float | None) -> str:
+    return fmt_value(METRICS[metric][1], value)
+
+@dataclass(frozen=True)
+class Summary:
+    count: int
+    median: float
+    min: float
+    max: float
+    mean: float
+    stdev: float | None  # sample stdev; None with a single value
+
+    @property
+    def cv(self) -> float | None:
+        """Relative spread: stdev / median."""
+        if self.stdev is None or self.median == 0:
+            return None
+        return self.stdev / abs(self.median)
+
+    @property
+    def noisy(self) -> bool:
+        return self.cv is not None and self.cv > NOISY_CV
+
+
+def summarize(values: Iterable[float]) -> Summary | None:
+    vals = [float(v) for v in values]
+    if not vals:
+        return None
+    return Summary(
+        count=len(vals),
+        median=statistics.median(vals),
+        min=min(vals),
+        max=max(vals),
+        mean=statistics.fmean(vals),
+        stdev=statistics.stdev(vals) if len(vals) > 1 else None,
+    )
+
+
+def outlier_mask(values: list[float]) -> list[bool]:
+    """Which values lie outside median ± OUTLIER_K · robust spread (see top)."""
+    if len(values) < 3:
+        return [False] * len(values)  # two points cannot outvote each other
+    med = statistics.median(values)
+    mad = statistics.median(abs(v - med) for v in values)
+    spread = max(MAD_SCALE * mad, MAD_FLOOR * abs(med))
+    return [abs(v - med) > OUTLIER_K * spread for v in values]
+
+
+@dataclass
+class Group:
+    impl: str
+    workload: str
+    n: int | None
+    buffer: int | None
+    language: str
+    runtime: str
+    rows: list[dict[str, Any]]  # every raw row of the group, failures included
+    metrics: dict[str, Summary] = field(default_factory=dict)
+    mem_per_task_bytes: float | None = None
+    mem_base_n: int | None = None  # the N memory per task is measured from
+
+    @property
+    def key(self) -> ConfigKey:
+        return ConfigKey(self.impl, self.workload, self.n, self.buffer)
+
+    @property
+    def label(self) -> str:
+        return self.key.label
+
+    @property
+    def status_counts(self) -> Counter[str]:
+        return Counter(r["status"] for r in self.rows)
+
+    @property
+    def ok(self) -> int:
+        return self.status_counts["ok"]
+
+    @property
+    def statuses(self) -> str:
+        """e.g. "2 ok, 1 oom": ok first, then the failures by frequency."""
+        counts = self.status_counts
+        order = sorted(counts, key=lambda s: (s != "ok", -counts[s], s))
+        return ", ".join(f"{counts[s]} {s}" for s in order)
+
+    @property
+    def failure(self) -> str | None:
+        """The most frequent non-ok status, when the group has no ok row."""
+        if self.ok:
+            return None
+        counts = self.status_counts
+        return max(counts, key=lambda s: (counts[s], s)) if counts else None
+
+    @property
+    def noisy(self) -> list[str]:
+        return [name for name, s in self.metrics.items() if s.noisy]
+
+    @property
+    def outliers(self) -> int:
+        return sum(1 for r in self.rows if r.get("outliers"))
+
+    def median(self, metric: str) -> float | None:
+        s = self.metrics.get(metric)
+        return s.median if s else None
+
+
+def group_sort_key(key: ConfigKey) -> tuple:
+    """Reading order: workload (declaration order), N, buffer, impl."""
+    return (workload_rank(key.workload), key.n is None, key.n or 0, key.buffer is None,
+            key.buffer or 0, key.impl)
+
+
+def group_runs(rows: list[dict[str, Any]]) -> list[Group]:
+    """Groups by (impl, workload, n, buffer) with statistics, outlier flags
+    (each row gets ``outliers``: the metrics it is an outlier in) and memory
+    per task. Rows are annotated in place, never dropped."""
+    by_key: dict[ConfigKey, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_key[ConfigKey.of(row)].append(row)
+
+    groups = []
+    for key in sorted(by_key, key=group_sort_key):
+        members = by_key[key]
+        first = members[0]
+        group = Group(key.impl, key.workload, key.n, key.buffer, language=first.get("language") or "",
+                      runtime=first.get("runtime") or "", rows=members)
+        for row in members:
+            row["outliers"] = []
+        ok_rows = [r for r in members if r["status"] == "ok"]
+        for metric in METRICS:
+            have = [r for r in ok_rows if r.get(metric) is not None]
+            summary = summarize(r[metric] for r in have)
+            if summary is None:
+                continue
+            group.metrics[metric] = summary
+            for row, out in zip(have, outlier_mask([r[metric] for r in have])):
+                if out:
+                    row["outliers"].append(metric)
+        groups.append(group)
+    _memory_per_task(groups)
+    return groups
+
+
+def _memory_per_task(groups: list[Group]) -> None:
+    """(peak RSS at N − peak RSS at the smallest N) / (N − smallest N), in bytes.
+
+    The baseline is the same impl and workload (and buffer: a bounded channel's
+    buffer is memory too) at the smallest N of the run that has an ok median.
+    """
+    series: dict[tuple, list[Group]] = defaultdict(list)
+    for g in groups:
+        if g.n is not None and g.median("peak_rss_bytes") is not None:
+            series[(g.impl, g.workload, g.buffer)].append(g)
+    for members in series.values():
+        base = min(members, key=lambda g: g.n)
+        base_rss = base.median("peak_rss_bytes")
+        for g in members:
+            if g.n > base.n:
+                g.mem_per_task_bytes = (g.median("peak_rss_bytes") - base_rss) / (g.n - base.n)
+                g.mem_base_n = base.n
+
+
+def iter_metric(groups: Iterable[Group]) -> str:
+    """The per-iteration time to rank by: warm when every measured group has
+    one (K > 1), else cold, so a comparison never mixes the two."""
+    measured = [g for g in groups if g.metrics]
+    if measured and all("warm_iter_s" in g.metrics for g in measured):
+        return "warm_iter_s"
+    return "first_iter_s"
+
+
+def ratios_to_best(groups: list[Group], metric: str) -> dict[ConfigKey, float]:
+    """Median / best median among groups (lower is better); groups without the
+    metric get no entry."""
+    values = {g.key: g.median(metric) for g in groups if g.median(metric) is not None}
+    if not values:
+        return {}
+    best = min(values.values())
+    if best <= 0:
+        return {}
+    return {k: v / best for k, v in values.items()}
+
+
+def comparable_sets(groups: list[Group]) -> dict[tuple[str, int | None, int | None], list[Group]]:
+    """Groups that compete: same workload, n and buffer, different impls."""
+    sets: dict[tuple[str, int | None, int | None], list[Group]] = defaultdict(list)
+    for g in groups:
+        sets[(g.workload, g.n, g.buffer)].append(g)
+    return dict(sets)
+
+
+Ranks = dict[ConfigKey, dict[str, float]]
+SETUP_STATUSES = ("skipped", "build-failed")  # failures of the language, not of one run
+
+
+def ratios(groups: list[Group]) -> Ranks:
+    """Per group: time ("time") and peak RSS ("rss") relative to the best
+    implementation at the same workload, N and buffer; a time ratio only
+    where the workload's declaration ranks by time."""
+    out: Ranks = defaultdict(dict)
+    for (workload, _, _), members in comparable_sets(groups).items():
+        declared = WORKLOADS.get(workload)
+        if declared is None or declared.time_ratio:
+            metric = iter_metric(members)
+            for key, r in ratios_to_best(members, metric).items():
+                out[key]["time"] = r
+        for key, r in ratios_to_best(members, "peak_rss_bytes").items():
+            out[key]["rss"] = r
+    return out
+
+
+def headline(workload: str) -> tuple[str, ...]:
+    """The metrics a workload is read for (its declaration's)."""
+    declared = WORKLOADS.get(workload)
+    return declared.headline if declared else ("first_iter_s", "warm_iter_s", "peak_rss_bytes")
+
+
+def capacity_note(g: Group) -> str | None:
+    """A rendezvous asked for (B = 0) but run at another capacity, which the
+    program reports (docs/protocol.md): say so next to the figure."""
+    caps = {r.get("capacity") for r in g.rows if r["status"] == "ok"} - {None, g.buffer}
+    if g.buffer is None or not caps:
+        return None
+    return f"ran at capacity {', '.join(str(c) for c in sorted(caps))}"
+
+
+def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()) -> list[str]:
+    """What a reader must know before trusting the tables, most important first."""
+    out: list[str] = list(notes)
+    if env and not env.get("finished_at"):
+        out.append("The run did not finish (env.json has no finished_at): figures are partial.")
+    if (env.get("git") or {}).get("dirty"):
+        out.append("The working tree was dirty: the code measured is not exactly the commit shown.")
+
+    # Languages that never ran: one line per impl, not one per group.
+    setup: dict[tuple[str, str], str] = {}
+    for g in groups:
+        for r in g.rows:
+            if r["status"] in SETUP_STATUSES:
+                setup.setdefault((g.impl, r["status"]), r.get("error") or "no reason recorded")
+    for (impl, status), error in sorted(setup.items()):
+        out.append(f"{impl}: {status} ({error}).")
+
+    methods = Counter(r.get("peak_rss_method") for g in groups for r in g.rows
+                      if r["status"] == "ok" and r.get("peak_rss_method"))
+    if len(methods) > 1:
+        usual = methods.most_common(1)[0][0]
+        for g in groups:
+            odd = {r["peak_rss_method"] for r in g.rows if r["status"] == "ok"
+                   and r.get("peak_rss_method") and r["peak_rss_method"] != usual}
+            if odd:
+                out.append(f"{g.label}: peak RSS measured by {', '.join(sorted(odd))}, not {usual}.")
+
+    for g in groups:
+        if (note := capacity_note(g)) is not None:
+            out.append(f"{g.label}: {note} (the runtime has no channel of capacity {g.buffer}).")
+
+    # groups come in reading order (group_sort_key); failures first: they matter most
+    for g in groups:
+        failed = [r for r in g.rows if r["status"] not in ("ok",) + SETUP_STATUSES]
+        if failed:
+            errors = sorted({r.get("error") or "no reason recorded" for r in failed})
+            out.append(f"{g.label}: {g.statuses} — {'; '.join(errors)}.")
+    # Noise and outliers in the figures each workload is read for, one line
+    # per workload; the tables mark every other noisy cell with ⚠.
+    by_workload: dict[str, list[str]] = {}
+    totals: Counter[str] = Counter(g.workload for g in groups if g.ok)
+    for g in groups:
+        noisy = [m for m in g.noisy if m in headline(g.workload)]
+        if noisy:
+            spread = ", ".join(f"{METRICS[m][0]} {g.metrics[m].cv * 100:.0f}%" for m in noisy)
+            by_workload.setdefault(g.workload, []).append(f"{_short(g)} ({spread})")
+    for workload, entries in by_workload.items():
+        out.append(f"{workload}: {len(entries)} of {totals[workload]} groups are noisy "
+                   f"(stdev above 10% of the median): {'; '.join(entries)}.")
+    outliers: dict[str, list[str]] = {}
+    for g in groups:
+        for r in g.rows:
+            marked = [m for m in r.get("outliers") or [] if m in headline(g.workload)]
+            if marked:
+                values = ", ".join(f"{METRICS[m][0]} {fmt_value(METRICS[m][1], r[m])} "
+                                   f"(median {fmt_value(METRICS[m][1], g.median(m))})"
+                                   for m in marked)
+                outliers.setdefault(g.workload, []).append(f"{_short(g)} rep {r['rep']}: {values}")
+    for workload, entries in outliers.items():
+        out.append(f"{workload}: {len(entries)} outlier runs, kept: {'; '.join(entries)}.")
+    return out
+
+
+def _short(g: Group) -> str:
+    """A group's label without its workload (for lines grouped by workload)."""
+    return f"{g.impl} N={g.n}" + (f" B={g.buffer}" if g.buffer is not None else "")
+
+
+@dataclass
+class Results:
+    """One run directory, analysed: what every output (report, exports,
+    plots, compare) starts from."""
+    run: RunDir
+    groups: list[Group]
+    env: dict[str, Any]
+    ranks: Ranks
+    notes: list[str]  # what the reader found (a torn row, rows retried by --resume)
+
+
+def analyse(run: RunDir, leave_out: Iterable[str] = ()) -> Results:
+    """Read and analyse a run directory; rows whose status is in leave_out
+    are not part of the groups (plots leave out languages that never ran)."""
+    table = run.runs()
+    notes = [table.torn] if table.torn else []
+    if run.retried_path.exists():
+        notes.append("Some failed rows were run again by --resume; the earlier attempts are "
+                     "in retried.csv.")
+    rows = [r for r in table.rows if r["status"] not in set(leave_out)]
+    groups = group_runs(rows)
+    return Results(run, groups, run.env(), ratios(groups), notes)

@@ -1,0 +1,103 @@
+"""The plan of a suite: which runs, in which order, and how long they
+should take. Pure: no process is started here."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from .registry import Impl
+from .rundir import ConfigKey, RowKey, past_runs
+from .settings import Settings
+from .workloads import WORKLOADS, Request, Workload
+
+
+@dataclass(frozen=True)
+class Planned:
+    impl: Impl
+    key: ConfigKey
+    rep: int
+    duration_ms: int
+    iterations: int
+
+    @property
+    def workload(self) -> Workload:
+        return WORKLOADS[self.key.workload]
+
+    @property
+    def row_key(self) -> RowKey:
+        return self.key, self.rep
+
+    @property
+    def label(self) -> str:
+        return f"{self.key.label} rep {self.rep}"
+
+    @property
+    def request(self) -> Request:
+        return Request(self.key.workload, self.key.n, self.key.buffer, self.iterations,
+                       self.duration_ms, self.impl.tasks_start)
+
+    def argv(self) -> list[str]:
+        return [*self.impl.argv(), *self.workload.argv(self.request)]
+
+
+def plan(impls: list[Impl], s: Settings) -> list[Planned]:
+    """Repeats are the outer loop, so that a drift in the machine's state
+    spreads over all implementations instead of hitting one, and an
+    interrupted suite already holds a complete first pass. A configuration
+    named by two parts runs once, as the first part says."""
+    runs: list[Planned] = []
+    seen: set[RowKey] = set()
+    for rep in range(1, max((p.repeat or s.repeat for p in s.parts), default=0) + 1):
+        for impl in impls:
+            for part in s.parts:
+                if rep > (part.repeat or s.repeat):
+                    continue
+                for name in part.workloads:
+                    if name not in impl.workloads:
+                        continue
+                    workload = WORKLOADS[name]
+                    buffers = list(part.buffers) if workload.uses_buffer else [None]
+                    for n in part.ns:
+                        for buffer in buffers:
+                            key = ConfigKey(impl.id, name, n, buffer)
+                            if (key, rep) in seen:
+                                continue
+                            seen.add((key, rep))
+                            runs.append(Planned(
+                                impl, key, rep, duration_ms=part.duration_ms or s.duration_ms,
+                                iterations=(part.iterations or s.iterations
+                                            or workload.default_iterations)))
+    return runs
+
+
+HistoryKey = tuple[ConfigKey, int]  # a configuration and its iteration count
+History = dict[HistoryKey, float]
+
+
+def history_from(rows: Iterable[dict[str, Any]]) -> History:
+    """Median of each configuration's declared history column (wall time;
+    spawn time for sleep, whose sleep is known) over earlier ok rows."""
+    seen: dict[HistoryKey, list[float]] = {}
+    for r in rows:
+        workload = WORKLOADS.get(r["workload"])
+        if workload is None or r["status"] != "ok" or r.get("iterations") is None:
+            continue
+        value = r.get(workload.history_column)
+        if value is not None:
+            seen.setdefault((ConfigKey.of(r), r["iterations"]), []).append(value)
+    return {k: statistics.median(v) for k, v in seen.items()}
+
+
+def load_history(out: Path) -> History:
+    """The history of the earlier runs in OUT (none when OUT does not exist)."""
+    return history_from(past_runs(out)) if out.is_dir() else {}
+
+
+def estimate_s(p: Planned, history: History | None = None) -> float:
+    """How long one run should take: from this machine's earlier runs when
+    there are any, else the workload's rough guess."""
+    past = (history or {}).get((p.key, p.iterations))
+    return p.workload.estimate_s(p.request, past)

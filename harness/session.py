@@ -1,0 +1,249 @@
+"""One `run`: plan the suite, build what it needs, run and validate each
+program, record every row in the run directory, and say what happened."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import ROOT, HarnessError, UsageError
+from .builder import Readiness, prepare
+from .envinfo import git, host, redact
+from .formatting import fmt_bytes, fmt_duration
+from .launcher import LauncherError, Outcome, ensure_launcher, run_process
+from .plan import Planned, estimate_s, load_history, plan
+from .progress import Progress
+from .registry import Impl, Language, load_registry, program_env, select
+from .rundir import RowWriteError, RunDir, RunDirError, latest, point_latest, utc_now
+from .settings import Settings
+from .validation import validate
+
+NS = 1e9
+
+
+class Interrupted(Exception):
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+
+
+def _raise_interrupted(signum: int, _frame: object) -> None:
+    raise Interrupted(signum)
+
+
+# A closed terminal (HUP) stops a suite the way Ctrl-C (INT) and kill (TERM) do.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def relative(path: Path) -> str:
+    """A path as the user would type it from the repository."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def resolve_impls(names: list[str]) -> list[Impl]:
+    impls = load_registry()
+    return impls if names == ["all"] else select(impls, names)
+
+
+def make_row(run_id: str, p: Planned, status: str, **fields: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "run_id": run_id, "impl": p.impl.id, "language": p.impl.language.name,
+        "runtime": p.impl.runtime, "workload": p.key.workload, "n": p.key.n,
+        "buffer": p.key.buffer, "rep": p.rep, "status": status,
+        "expected": p.workload.expected(p.key.n), "iterations": p.iterations,
+        "started_at": utc_now(), "command": shlex.join(p.argv()),
+    }
+    row.update(fields)
+    return row
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def classify(p: Planned, s: Settings, out: Outcome) -> tuple[str, str, dict[str, Any]]:
+    """(status, error, program JSON) for one finished process."""
+    if out.status == "oom":
+        return "oom", f"RSS passed --max-rss {fmt_bytes(s.max_rss_bytes)}; process tree killed", {}
+    if out.status == "timeout":
+        return "timeout", f"no exit within {s.timeout_s:g} s; process tree killed", {}
+    if out.signal is not None:
+        try:
+            name = signal.Signals(out.signal).name
+        except ValueError:
+            name = f"signal {out.signal}"
+        hint = " (the kernel's OOM killer?)" if out.signal == 9 else ""
+        detail = _last_line(out.stderr)
+        return "crashed", f"killed by {name}{hint}" + (f": {detail}" if detail else ""), {}
+    if out.exit_code != 0:
+        return "crashed", f"exit {out.exit_code}: {_last_line(out.stderr) or 'no message'}", {}
+    verdict = validate(out.stdout, p.request)
+    return ("ok" if verdict.ok else "invalid"), verdict.error, verdict.data
+
+
+def measure(run_id: str, p: Planned, s: Settings) -> tuple[dict[str, Any], Outcome]:
+    started = utc_now()
+    out = run_process(p.argv(), program_env(p.impl.env), str(p.impl.language.dir), s.timeout_s,
+                      s.max_rss_bytes, s.sample_interval_s)
+    status, error, data = classify(p, s, out)
+    row = make_row(
+        run_id, p, status, started_at=started, exit_code=out.exit_code, signal=out.signal,
+        wall_s=out.wall_s, cpu_user_s=out.cpu_user_s, cpu_sys_s=out.cpu_sys_s,
+        peak_rss_bytes=out.peak_rss_bytes, peak_rss_method=out.peak_rss_method,
+        sampled_peak_rss_bytes=out.sampled_peak_rss_bytes, max_threads=out.max_threads,
+        result=data.get("result"), capacity=data.get("capacity"), error=error,
+        output=out.stdout.strip()[:2000])
+    if status == "ok":
+        iter_ns = data["iter_ns"]
+        row["first_iter_s"] = iter_ns[0] / NS
+        if len(iter_ns) > 1:
+            row["warm_iter_s"] = statistics.median(iter_ns[1:]) / NS
+        if p.workload.fields is not None:
+            row.update(p.workload.fields(data))
+    return row, out
+
+
+def _languages(impls: list[Impl]) -> list[Language]:
+    langs: list[Language] = []
+    for i in impls:
+        if i.language not in langs:
+            langs.append(i.language)
+    return langs
+
+
+def execute(run: RunDir, runs: list[Planned], s: Settings, progress: Progress) -> dict[str, int]:
+    """Build each language once, then run the plan in order, appending each
+    row as it finishes. Returns the count of rows per status."""
+    state: dict[str, Readiness] = {}
+    for lang in _languages([p.impl for p in runs]):
+        if lang.toolchain.present and s.build:
+            progress.message(f"building {lang.name} ({lang.toolchain.version}) ...")
+        state[lang.name] = prepare(lang, run.path / f"build-{lang.name}.log", s.build)
+    counts: dict[str, int] = {}
+    checked: dict[str, Readiness] = {}
+    for i, p in enumerate(runs):
+        progress.start(i, p.label)
+        ready = state[p.impl.language.name]
+        if ready.ready:
+            if p.impl.id not in checked:
+                avail = p.impl.available()
+                checked[p.impl.id] = Readiness("ready") if avail.present else Readiness(
+                    "skipped", f"not available: {avail.reason}")
+            ready = checked[p.impl.id]
+        if not ready.ready:
+            row = make_row(run.name, p, ready.status, error=ready.reason)
+        else:
+            row, out = measure(run.name, p, s)
+            if out.samples:
+                run.append_samples(row, out.samples)
+        run.append_run(row)
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+        progress.finish(row)
+    return counts
+
+
+def _invocation(s: Settings, impls: list[Impl], resumed: bool) -> dict[str, Any]:
+    return {"started_at": utc_now(), "finished_at": None, "command": sys.argv,
+            "resumed": resumed, "git": git(), "impls": [i.id for i in impls],
+            "settings": s.record()}
+
+
+def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = False,
+              report: bool = True) -> int:
+    """The `run` command. Returns the exit status: 0 when every row is ok or
+    skipped, 1 otherwise."""
+    impls = resolve_impls(s.impls)
+    runs = plan(impls, s)
+    if not runs:
+        raise UsageError("nothing to run: no selected implementation supports those workloads")
+    history = load_history(out)
+    if dry_run:
+        known = sum(1 for p in runs if (p.key, p.iterations) in history)
+        print(f"{len(runs)} runs, estimated {fmt_duration(sum(estimate_s(p, history) for p in runs))}"
+              f" (plus builds; {known} of them from earlier runs in {out})")
+        for p in runs:
+            print(f"  {p.label}: {shlex.join(p.argv())}")
+        return 0
+    try:
+        ensure_launcher()
+    except LauncherError as exc:
+        raise HarnessError(str(exc)) from None
+
+    try:
+        if resume:
+            run = latest(out)
+            if run is None:
+                raise UsageError(f"--resume: no previous run in {out}")
+            kept, torn = run.prepare_resume({p.row_key for p in runs})
+            if torn:
+                print(f"note: {torn}")
+            print(f"resuming {run.name}: {sum(1 for p in runs if p.row_key in kept)} runs already ok")
+            runs = [p for p in runs if p.row_key not in kept]
+            env = run.env()
+        else:
+            run = RunDir.create_new(out)
+            env = {"run_id": run.name, "started_at": utc_now(), "host": host()}
+        point_latest(out, run)
+    except OSError as exc:
+        raise UsageError(f"--out: cannot write {out}: {exc.strerror}") from None
+    except RunDirError as exc:
+        raise UsageError(str(exc)) from None
+
+    estimates = [estimate_s(p, history) for p in runs]
+    print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
+          f"estimated {fmt_duration(sum(estimates))} (plus builds)")
+    invocation = _invocation(s, impls, resume)
+    # The newest invocation's settings and commit at the top; every one of them below.
+    env.update(finished_at=None, settings=invocation["settings"], git=invocation["git"],
+               toolchains={lang.name: lang.toolchain.version or None for lang in _languages(impls)},
+               program_env=redact(program_env()))
+    env["invocations"] = env.get("invocations", []) + [invocation]
+    run.write_env(env)
+    print(f"recording to {relative(run.path)}")
+
+    progress = Progress(len(runs), estimates)
+    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in STOP_SIGNALS}
+    try:
+        counts = execute(run, runs, s, progress)
+    except Interrupted as exc:
+        progress.close()
+        kept_rows = len(run.runs().rows)
+        print(f"\ninterrupted: {kept_rows} completed rows kept in {relative(run.runs_path)}; "
+              f"continue with --resume", file=sys.stderr)
+        return 128 + exc.signum
+    except RowWriteError as exc:
+        progress.close()
+        figures = {k: v for k, v in exc.row.items() if v not in (None, "")}
+        print(f"harness: error: {exc}\nharness: its figures: {json.dumps(figures)}",
+              file=sys.stderr)
+        return 1
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        progress.close()
+    # Runtime versions come from the built programs, so only after the build.
+    env["runtimes"] = {i.id: i.runtime for i in impls if i.language.toolchain.present}
+    env["finished_at"] = invocation["finished_at"] = utc_now()
+    run.write_env(env)
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing new"
+    print(f"done: {summary}; rows in {relative(run.runs_path)}")
+    if report:
+        write_report(run.path)
+    return 0 if set(counts) <= {"ok", "skipped"} else 1
+
+
+def write_report(run_dir: Path) -> None:
+    """report.md and plots, drawn in a separate process: the measuring
+    process never imports matplotlib."""
+    proc = subprocess.run([sys.executable, "-m", "harness", "report", str(run_dir)], cwd=ROOT)
+    if proc.returncode != 0:
+        print("harness: the report could not be written (the rows are kept)", file=sys.stderr)

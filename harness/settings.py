@@ -1,0 +1,156 @@
+"""What a run is asked to do: the command-line options and a named suite
+from suites.toml, merged and checked into Settings. Bad values raise
+UsageError (one line, exit status 2)."""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from . import UsageError
+from .workloads import WORKLOADS
+
+SUITES_PATH = Path(__file__).resolve().parent / "suites.toml"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One block of a suite: these workloads at these sizes, optionally with
+    their own repeat count, sleep time and iteration count."""
+    workloads: list[str]
+    ns: list[int]
+    buffers: list[int]
+    repeat: int | None = None
+    duration_ms: int | None = None
+    iterations: int | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    impls: list[str]  # implementation ids or language names, or ["all"]
+    suite: str | None
+    parts: list[Part]
+    repeat: int
+    duration_ms: int
+    iterations: int | None  # None: each workload's default (workloads.py)
+    timeout_s: float
+    max_rss_bytes: int
+    sample_interval_s: float
+    build: bool = True
+
+    def record(self) -> dict[str, Any]:
+        """For env.json: how the rows of this invocation were produced."""
+        record = asdict(self)
+        record.update(workloads=sorted({w for p in self.parts for w in p.workloads}),
+                      n=sorted({n for p in self.parts for n in p.ns}),
+                      buffers=sorted({b for p in self.parts for b in p.buffers}))
+        return record
+
+
+DEFAULTS = {"n": [1000], "buffers": [1], "repeat": 3, "duration_ms": 10000, "timeout_s": 300.0,
+            "sample_interval_ms": 10.0}
+
+
+def int_list(text: str, name: str, minimum: int) -> list[int]:
+    values = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            value = int(part)
+        except ValueError:
+            raise UsageError(f"{name}: {part!r} is not an integer") from None
+        if value < minimum:
+            kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+            raise UsageError(f"{name}: {value} must be {kind}")
+        values.append(value)
+    if len(set(values)) != len(values):
+        raise UsageError(f"{name}: repeated value in {text!r}")
+    return values
+
+
+def name_list(text: str, name: str) -> list[str]:
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    if not names:
+        raise UsageError(f"{name} is empty")
+    return names
+
+
+SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?$", re.I)
+
+
+def parse_size(text: str) -> int:
+    """'8G', '512M', '64MiB', '1048576' -> bytes (powers of 1024)."""
+    m = SIZE.match(text.strip())
+    if not m:
+        raise UsageError(f"--max-rss: {text!r} is not a size like 512M or 8G")
+    value = float(m.group(1)) * 1024 ** " KMGT".index(m.group(2).upper() or " ")
+    if value < 1:
+        raise UsageError("--max-rss must be positive")
+    return int(value)
+
+
+def positive(value: float, name: str) -> float:
+    """A finite number above zero: inf would reach env.json as Infinity."""
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{name} must be a positive number")
+    return value
+
+
+def load_suites() -> dict[str, dict[str, Any]]:
+    return tomllib.loads(SUITES_PATH.read_text())
+
+
+def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
+    """Settings from the options (argparse's, as a dict; None = not given).
+    With a suite, the suite supplies the workloads, sizes, repeat count and
+    sleep time; an option given on the command line overrides every part's
+    own value."""
+    suite: dict[str, Any] = {}
+    if opts.get("suite"):
+        suites = load_suites()
+        if opts["suite"] not in suites:
+            raise UsageError(f"unknown suite {opts['suite']!r} (known: {', '.join(suites)})")
+        suite = suites[opts["suite"]]
+    workloads = None
+    if opts.get("workload") is not None:
+        workloads = name_list(opts["workload"], "--workload")
+        workloads = None if workloads == ["all"] else workloads
+    for w in workloads or []:
+        if w not in WORKLOADS:
+            raise UsageError(f"unknown workload {w!r} (known: {', '.join(WORKLOADS)})")
+    ns = int_list(opts["n"], "--n", 1) if opts.get("n") is not None else None
+    buffers = int_list(opts["buffer"], "--buffer", 0) if opts.get("buffer") is not None else None
+    repeat, duration_ms, iterations = opts.get("repeat"), opts.get("duration_ms"), opts.get("iterations")
+    for value, name in ((repeat, "--repeat"), (duration_ms, "--duration-ms"),
+                        (iterations, "--iterations")):
+        if value is not None and value < 1:
+            raise UsageError(f"{name} must be a positive integer")
+    if suite:
+        parts = [Part(workloads=[w for w in part["workloads"] if workloads is None or w in workloads],
+                      ns=ns or part["n"], buffers=buffers or part.get("buffers", DEFAULTS["buffers"]),
+                      repeat=None if repeat is not None else part.get("repeat"),
+                      duration_ms=None if duration_ms is not None else part.get("duration_ms"),
+                      iterations=None if iterations is not None else part.get("iterations"))
+                 for part in suite["part"]]
+    else:
+        parts = [Part(workloads or list(WORKLOADS), ns or DEFAULTS["n"],
+                      buffers or DEFAULTS["buffers"])]
+    timeout = opts.get("timeout")
+    interval_ms = opts.get("sample_interval_ms")
+    return Settings(
+        impls=name_list(opts.get("impl") or "all", "--impl"), suite=opts.get("suite"),
+        parts=[p for p in parts if p.workloads],
+        repeat=repeat if repeat is not None else suite.get("repeat", DEFAULTS["repeat"]),
+        duration_ms=(duration_ms if duration_ms is not None
+                     else suite.get("duration_ms", DEFAULTS["duration_ms"])),
+        iterations=iterations,
+        timeout_s=positive(timeout if timeout is not None else DEFAULTS["timeout_s"], "--timeout"),
+        max_rss_bytes=parse_size(opts["max_rss"]) if opts.get("max_rss") else int(ram_bytes * 0.8),
+        sample_interval_s=positive(interval_ms if interval_ms is not None
+                                   else DEFAULTS["sample_interval_ms"],
+                                   "--sample-interval-ms") / 1000,
+        build=not opts.get("no_build"))
