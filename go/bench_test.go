@@ -1,6 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -49,23 +53,108 @@ func TestRunReportsEveryIteration(t *testing.T) {
 }
 
 func TestParseArgs(t *testing.T) {
-	cfg, err := parseArgs([]string{"chain", "--n", "5"})
-	if err != nil || cfg.n != 5 || cfg.iterations != 2 {
-		t.Fatalf("parseArgs chain: %+v, %v", cfg, err)
+	cfg, err := parseArgs([]string{"bounded", "--n", "5", "--iterations", "3", "--buffer", "0"})
+	if err != nil || cfg != (config{workload: "bounded", n: 5, iterations: 3, buffer: 0}) {
+		t.Fatalf("parseArgs bounded: %+v, %v", cfg, err)
 	}
-	bad := [][]string{
-		{},
-		{"nope", "--n", "5"},
-		{"sleep"},
-		{"sleep", "--n", "-1"},
-		{"sleep", "--n", "x"},
-		{"bounded", "--n", "5", "--buffer", "-1"},
-		{"sleep", "--n", "5", "--bogus"},
-		{"sleep", "--n", "5", "extra"},
+	cfg, err = parseArgs([]string{"sleep", "--n", "5", "--iterations", "1", "--duration-ms", "20"})
+	if err != nil || cfg.durationMs != 20 {
+		t.Fatalf("parseArgs sleep: %+v, %v", cfg, err)
 	}
-	for _, args := range bad {
-		if _, err := parseArgs(args); err == nil || strings.Contains(err.Error(), "\n") {
+	for _, help := range [][]string{{"--help"}, {"-h"}, {"chain", "--help"}} {
+		if _, err := parseArgs(help); !errors.Is(err, errHelp) {
+			t.Errorf("parseArgs(%q) = %v, want errHelp", help, err)
+		}
+	}
+	for _, args := range badArgs {
+		if _, err := parseArgs(args); err == nil || errors.Is(err, errHelp) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("parseArgs(%q) = %v, want a one-line error", args, err)
 		}
+	}
+}
+
+// badArgs is docs/protocol.md's table of bad input (harness/tests runs the
+// same one against the built program), for every workload Go implements.
+var badArgs = func() [][]string {
+	bad := [][]string{
+		{},
+		{"nope", "--n", "10", "--iterations", "1"},
+		{"chain-await", "--n", "10", "--iterations", "1"}, // not a Go workload
+		{"bounded", "--n", "10", "--iterations", "1"},
+		{"bounded", "--n", "10", "--iterations", "1", "--buffer", "-1"},
+		{"sleep", "--n", "10", "--iterations", "1"},
+		{"sleep", "--n", "10", "--iterations", "1", "--duration-ms", "0"},
+		{"chain", "--n", "010x", "--iterations", "1"},
+		{"chain", "--n", "0x10", "--iterations", "1"},
+		{"chain", "--n", "10", "--iterations", "1", "extra"},
+	}
+	for _, w := range []string{"sleep", "chain", "bounded"} {
+		bad = append(bad,
+			[]string{w},
+			[]string{w, "--n", "10"},
+			[]string{w, "--n", "0", "--iterations", "1"},
+			[]string{w, "--n", "-3", "--iterations", "1"},
+			[]string{w, "--n", "abc", "--iterations", "1"},
+			[]string{w, "--n", "10", "--iterations", "0"},
+			[]string{w, "--n", "10", "--iterations", "1", "--bogus", "1"},
+			[]string{w, "--n"},
+			[]string{w, "--n", "99999999999999999999999", "--iterations", "1"},
+		)
+	}
+	return bad
+}()
+
+// TestMain lets the tests below run this test binary as the program itself.
+func TestMain(m *testing.M) {
+	if os.Getenv("BENCH_RUN_MAIN") == "1" {
+		os.Args = append([]string{"bench"}, os.Args[1:]...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runMain runs main() in a child process with args; it returns the exit
+// status, stdout and stderr.
+func runMain(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "BENCH_RUN_MAIN=1")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("running %q: %v", args, err)
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
+func TestBadInputExits2WithOneStderrLine(t *testing.T) {
+	for _, args := range badArgs {
+		code, stdout, stderr := runMain(t, args...)
+		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2, nothing, one line", args, code, stdout, stderr)
+		}
+	}
+}
+
+func TestHelpExits0OnStdout(t *testing.T) {
+	for _, h := range []string{"--help", "-h"} {
+		code, stdout, stderr := runMain(t, h)
+		if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "usage: ") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", h, code, stdout, stderr)
+		}
+	}
+}
+
+func TestGoodInputPrintsOneJSONLine(t *testing.T) {
+	code, stdout, stderr := runMain(t, "bounded", "--n", "10", "--buffer", "0", "--iterations", "2")
+	if code != 0 || stderr != "" || strings.Count(stdout, "\n") != 1 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	var rep report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Result != 45 || len(rep.IterNs) != 2 {
+		t.Fatalf("report %q: %+v, %v", stdout, rep, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"time"
 )
 
@@ -33,37 +34,94 @@ type config struct {
 	iterations int
 }
 
-var defaultIterations = map[string]int{"sleep": 1, "chain": 2, "bounded": 10}
+const usage = `usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
 
+  WORKLOAD         sleep, chain or bounded (docs/protocol.md)
+  --n N            number of tasks (> 0)
+  --iterations K   in-process iterations, the first one cold (> 0)
+  --buffer B       channel capacity, required by bounded (>= 0; 0 = unbuffered)
+  --duration-ms D  how long each task sleeps, required by sleep (> 0)`
+
+// workloads: what each workload requires besides --n and --iterations.
+var workloads = map[string]struct{ buffer, duration bool }{
+	"sleep":   {duration: true},
+	"chain":   {},
+	"bounded": {buffer: true},
+}
+
+// errHelp asks for the usage text on stdout and exit status 0.
+var errHelp = errors.New("help requested")
+
+// decimal is a flag value that takes base-10 integers only (flag.Int would
+// also read "010" as octal 8 and "0x10" as 16).
+type decimal struct {
+	v   *int
+	min int
+}
+
+func (d decimal) String() string {
+	if d.v == nil {
+		return ""
+	}
+	return strconv.Itoa(*d.v)
+}
+
+func (d decimal) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			return errors.New("out of range")
+		}
+		return errors.New("not an integer")
+	}
+	if v < d.min {
+		return fmt.Errorf("must be >= %d", d.min)
+	}
+	*d.v = v
+	return nil
+}
+
+// parseArgs reads WORKLOAD and its options. Every error is one line; errHelp
+// means --help or -h.
 func parseArgs(args []string) (config, error) {
+	for _, a := range args {
+		if a == "--help" || a == "-h" || a == "-help" {
+			return config{}, errHelp
+		}
+	}
 	if len(args) < 1 {
-		return config{}, errors.New("usage: bench WORKLOAD --n N [--buffer B] [--duration-ms D] [--iterations K]")
+		return config{}, errors.New("missing WORKLOAD (sleep, chain or bounded); --help for usage")
 	}
 	cfg := config{workload: args[0]}
-	iters, ok := defaultIterations[cfg.workload]
+	needs, ok := workloads[cfg.workload]
 	if !ok {
 		return cfg, fmt.Errorf("unknown workload %q (want sleep, chain or bounded)", cfg.workload)
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // the protocol wants one error line, not the usage text
-	fs.IntVar(&cfg.n, "n", 0, "number of tasks")
-	fs.IntVar(&cfg.buffer, "buffer", 1, "channel capacity for bounded (0 = unbuffered)")
-	fs.IntVar(&cfg.durationMs, "duration-ms", 10000, "sleep duration")
-	fs.IntVar(&cfg.iterations, "iterations", iters, "iterations")
+	fs.Var(decimal{&cfg.n, 1}, "n", "")
+	fs.Var(decimal{&cfg.iterations, 1}, "iterations", "")
+	fs.Var(decimal{&cfg.buffer, 0}, "buffer", "")
+	fs.Var(decimal{&cfg.durationMs, 1}, "duration-ms", "")
 	if err := fs.Parse(args[1:]); err != nil {
 		return cfg, err
 	}
-	switch {
-	case fs.NArg() > 0:
+	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	case cfg.n < 1:
-		return cfg, errors.New("--n must be a positive integer")
-	case cfg.buffer < 0:
-		return cfg, errors.New("--buffer must be >= 0")
-	case cfg.durationMs < 1:
-		return cfg, errors.New("--duration-ms must be a positive integer")
-	case cfg.iterations < 1:
-		return cfg, errors.New("--iterations must be a positive integer")
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	required := []string{"n", "iterations"}
+	if needs.buffer {
+		required = append(required, "buffer")
+	}
+	if needs.duration {
+		required = append(required, "duration-ms")
+	}
+	for _, name := range required {
+		if !set[name] {
+			return cfg, fmt.Errorf("%s needs --%s", cfg.workload, name)
+		}
 	}
 	return cfg, nil
 }
@@ -99,6 +157,10 @@ func run(cfg config) report {
 
 func main() {
 	cfg, err := parseArgs(os.Args[1:])
+	if errors.Is(err, errHelp) {
+		fmt.Println(usage)
+		return
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
