@@ -20,6 +20,11 @@ namespace Bench
                 Console.WriteLine(Environment.Version + ", " + Compiler());
                 return 0;
             }
+            if (Array.IndexOf(args, "--help") >= 0 || Array.IndexOf(args, "-h") >= 0)
+            {
+                Console.WriteLine(Options.Usage);
+                return 0;
+            }
             Options options;
             Func<Options, Measurement> workload;
             try
@@ -63,9 +68,7 @@ namespace Bench
                 case "threads sleep":
                     return o => ThreadWorkloads.Sleep(o.N, o.DurationMs);
             }
-            if (model != "async" && model != "threads")
-                throw new UsageException("unknown model '" + model + "' (want async or threads)");
-            throw new UsageException("workload '" + workload + "' is not implemented by the " + model + " model");
+            throw new InvalidOperationException("no workload " + model + " " + workload);  // Parse checked both
         }
 
         // .NET channels have no rendezvous mode: B = 0 runs with capacity 1.
@@ -118,26 +121,38 @@ namespace Bench
         public string Model;
         public string Workload;
         public int N;
-        public int Buffer = 1;
-        public int DurationMs = 10000;
-        public int Iterations;
+        public int Buffer = -1;      // required by bounded
+        public int DurationMs = -1;  // required by sleep
+        public int Iterations = -1;
 
-        const string Usage =
-            "usage: Bench.dll async|threads WORKLOAD --n N [--buffer B] [--duration-ms D] [--iterations K]";
+        public const string Usage =
+            "usage: Bench.dll async|threads WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]\n" +
+            "\n" +
+            "  async|threads    the model: async (sleep, chain, chain-await, bounded) or threads (sleep)\n" +
+            "  WORKLOAD         sleep, chain, chain-await or bounded (docs/protocol.md)\n" +
+            "  --n N            number of tasks (> 0)\n" +
+            "  --iterations K   in-process iterations, the first one cold (> 0)\n" +
+            "  --buffer B       channel capacity, required by bounded (>= 0; 0 runs with capacity 1)\n" +
+            "  --duration-ms D  how long each task sleeps, required by sleep (> 0)";
 
+        // Every error is a UsageException with a one-line message.
         public static Options Parse(string[] args)
         {
+            if (args.Length < 1)
+                throw new UsageException("missing the model (async or threads) and WORKLOAD; --help for usage");
             if (args.Length < 2)
-                throw new UsageException(Usage);
+                throw new UsageException("missing WORKLOAD (sleep, chain, chain-await or bounded); --help for usage");
             var o = new Options { Model = args[0], Workload = args[1] };
-            switch (o.Workload)
+            string[] workloads;
+            switch (o.Model)
             {
-                case "sleep": o.Iterations = 1; break;
-                case "chain": o.Iterations = 2; break;
-                case "chain-await": o.Iterations = 2; break;
-                case "bounded": o.Iterations = 10; break;
-                default: throw new UsageException("unknown workload '" + o.Workload + "' (want sleep, chain, chain-await or bounded)");
+                case "async": workloads = new[] { "sleep", "chain", "chain-await", "bounded" }; break;
+                case "threads": workloads = new[] { "sleep" }; break;
+                default: throw new UsageException("unknown model '" + o.Model + "' (want async or threads)");
             }
+            if (Array.IndexOf(workloads, o.Workload) < 0)
+                throw new UsageException("unknown workload '" + o.Workload + "' for the " + o.Model +
+                                         " model (want " + string.Join(", ", workloads) + ")");
             for (int i = 2; i < args.Length; i += 2)
             {
                 string name = args[i];
@@ -155,7 +170,13 @@ namespace Bench
                 }
             }
             if (o.N == 0)
-                throw new UsageException("--n is required");
+                throw new UsageException(o.Workload + " needs --n");
+            if (o.Iterations < 0)
+                throw new UsageException(o.Workload + " needs --iterations");
+            if (o.Workload == "bounded" && o.Buffer < 0)
+                throw new UsageException("bounded needs --buffer");
+            if (o.Workload == "sleep" && o.DurationMs < 0)
+                throw new UsageException("sleep needs --duration-ms");
             return o;
         }
 
