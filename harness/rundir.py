@@ -301,12 +301,18 @@ def latest(out: Path) -> RunDir | None:
     return RunDir(link.resolve()) if (link / "runs.csv").is_file() else None
 
 
-def point_latest(out: Path, run: RunDir) -> None:
-    """OUT/latest -> the newest run directory (a relative symlink). A
-    directory of that name is the user's, not ours: refuse to replace it."""
+def check_out(out: Path) -> None:
+    """Before anything is written: OUT/latest, if present, must be ours (a
+    symlink); a file or directory of that name is the user's."""
     link = out / "latest"
-    if link.exists() and not link.is_symlink():
+    if (link.exists() or link.is_symlink()) and not link.is_symlink():
         raise RunDirError(f"{link} exists and is not a symlink: move it away")
+
+
+def point_latest(out: Path, run: RunDir) -> None:
+    """OUT/latest -> the newest run directory (a relative symlink)."""
+    check_out(out)
+    link = out / "latest"
     tmp = out / f".latest.{os.getpid()}"
     if tmp.is_symlink() or tmp.exists():
         tmp.unlink()

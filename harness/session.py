@@ -20,7 +20,8 @@ from .launcher import LauncherError, Outcome, ensure_launcher, run_process
 from .plan import Planned, estimate_s, load_history, plan
 from .progress import Progress
 from .registry import Impl, Language, load_registry, program_env, select
-from .rundir import RowWriteError, RunDir, RunDirError, latest, point_latest, utc_now
+from .rundir import (RowWriteError, RunDir, RunDirError, check_out, latest, point_latest,
+                     utc_now)
 from .settings import Settings
 from .validation import validate
 
@@ -179,6 +180,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         raise HarnessError(str(exc)) from None
 
     try:
+        check_out(out)
         if resume:
             run = latest(out)
             if run is None:
@@ -207,7 +209,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
                toolchains={lang.name: lang.toolchain.version or None for lang in _languages(impls)},
                program_env=redact(program_env()))
     env["invocations"] = env.get("invocations", []) + [invocation]
-    run.write_env(env)
+    write_env(run, env)
     print(f"recording to {relative(run.path)}")
 
     progress = Progress(len(runs), estimates)
@@ -223,7 +225,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     except RowWriteError as exc:
         progress.close()
         figures = {k: v for k, v in exc.row.items() if v not in (None, "")}
-        print(f"harness: error: {exc}\nharness: its figures: {json.dumps(figures)}",
+        print(f"harness: error: {exc}\nharness: the lost row's figures: {json.dumps(figures)}",
               file=sys.stderr)
         return 1
     finally:
@@ -233,12 +235,19 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     # Runtime versions come from the built programs, so only after the build.
     env["runtimes"] = {i.id: i.runtime for i in impls if i.language.toolchain.present}
     env["finished_at"] = invocation["finished_at"] = utc_now()
-    run.write_env(env)
+    write_env(run, env)
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing new"
     print(f"done: {summary}; rows in {relative(run.runs_path)}")
     if report:
         write_report(run.path)
     return 0 if set(counts) <= {"ok", "skipped"} else 1
+
+
+def write_env(run: RunDir, env: dict[str, Any]) -> None:
+    try:
+        run.write_env(env)
+    except OSError as exc:
+        raise HarnessError(f"cannot write {run.env_path}: {exc.strerror or exc}") from None
 
 
 def write_report(run_dir: Path) -> None:

@@ -1,0 +1,174 @@
+"""The pure core, table-driven: settings from options and suites, the plan,
+estimates from history, implementation selection, sizes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import UsageError
+from harness.plan import Planned, estimate_s, history_from, load_history, plan
+from harness.registry import Impl, Language, select
+from harness.rundir import ConfigKey, RunDir
+from harness.settings import Part, load_suites, parse_size, settings_from
+from harness.workloads import WORKLOADS
+
+GIB = 1 << 30
+
+
+def lang(name: str) -> Language:
+    return Language(name, Path("."), ["true"], ["true"], ["true"])
+
+
+GO, RUST = lang("go"), lang("rust")
+IMPLS = [Impl("go", GO, "Go", ["go-bin"], ["sleep", "chain", "bounded"]),
+         Impl("rust-tokio", RUST, "Rust", ["tokio-bin"], ["sleep", "chain", "bounded"]),
+         Impl("rust-futures", RUST, "Rust", ["futures-bin"], ["sleep"]),
+         # an id equal to another language's name: the language wins
+         Impl("rust", lang("odd"), "odd", ["odd-bin"], ["chain"])]
+
+
+def settings(**opts: Any):
+    return settings_from(opts, ram_bytes=10 * GIB)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("8G", 8 * GIB), ("512M", 512 << 20), ("64MiB", 64 << 20), ("1048576", 1 << 20),
+    ("1.5g", int(1.5 * GIB)), ("2 KB", 2048), ("1T", 1 << 40),
+])
+def test_parse_size(text: str, expected: int) -> None:
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("text", ["lots", "", "-1G", "0", "0.1", "8X", "G"])
+def test_parse_size_rejects(text: str) -> None:
+    with pytest.raises(UsageError):
+        parse_size(text)
+
+
+@pytest.mark.parametrize("opts,message", [
+    ({"n": "1,1"}, "repeated value"), ({"n": "0"}, "positive"), ({"buffer": "-1"}, ">= 0"),
+    ({"workload": ","}, "--workload is empty"), ({"impl": " , "}, "--impl is empty"),
+    ({"workload": "nope"}, "unknown workload"), ({"suite": "nope"}, "unknown suite"),
+    ({"repeat": 0}, "--repeat"), ({"iterations": 0}, "--iterations"),
+    ({"duration_ms": 0}, "--duration-ms"), ({"timeout": float("inf")}, "--timeout"),
+    ({"timeout": float("nan")}, "--timeout"), ({"timeout": -1.0}, "--timeout"),
+    ({"sample_interval_ms": float("inf")}, "--sample-interval-ms"),
+])
+def test_bad_options_are_usage_errors(opts: dict[str, Any], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        settings(**opts)
+
+
+def test_defaults_without_a_suite() -> None:
+    s = settings()
+    assert s.parts == [Part(list(WORKLOADS), [1000], [1])]
+    assert (s.repeat, s.duration_ms, s.iterations, s.timeout_s) == (3, 10000, None, 300.0)
+    assert s.max_rss_bytes == 8 * GIB and s.sample_interval_s == 0.01 and s.impls == ["all"]
+
+
+def test_an_option_overrides_every_part_of_a_suite() -> None:
+    suite = load_suites()["default"]
+    s = settings(suite="default", n="7", buffer="3", repeat=2, duration_ms=50, iterations=4,
+                 workload="sleep,bounded")
+    assert s.parts and all(p.ns == [7] and p.buffers == [3] for p in s.parts)
+    assert all(p.repeat is None and p.duration_ms is None and p.iterations is None for p in s.parts)
+    assert (s.repeat, s.duration_ms, s.iterations) == (2, 50, 4)
+    assert {w for p in s.parts for w in p.workloads} == {"sleep", "bounded"}
+    # parts left with no workload are dropped, the rest keep their order
+    assert len(s.parts) == sum(1 for p in suite["part"]
+                               if set(p["workloads"]) & {"sleep", "bounded"})
+
+
+def test_a_suite_supplies_what_no_option_gives() -> None:
+    suite = load_suites()["quick"]
+    s = settings(suite="quick")
+    assert s.repeat == suite["repeat"] and s.duration_ms == suite["duration_ms"]
+    assert [p.ns for p in s.parts] == [p["n"] for p in suite["part"]]
+
+
+def test_plan_repeats_are_the_outer_loop_and_buffers_only_where_used() -> None:
+    s = settings(impl="go,rust-tokio", workload="chain,bounded", n="10,20", buffer="0,5", repeat=2)
+    runs = plan(IMPLS[:2], s)
+    labels = [p.label for p in runs]
+    assert len(runs) == 2 * 2 * (2 + 4)  # reps x impls x (chain at 2 N + bounded at 2 N x 2 B)
+    assert all(p.rep == 1 for p in runs[:len(runs) // 2])  # a full first pass comes first
+    assert "go chain N=10 rep 1" in labels and "go bounded N=20 B=5 rep 2" in labels
+    assert all(p.key.buffer is None for p in runs if p.key.workload == "chain")
+    assert {p.iterations for p in runs if p.key.workload == "bounded"} == \
+        {WORKLOADS["bounded"].default_iterations}
+
+
+def test_plan_skips_undeclared_workloads_and_duplicates_across_parts() -> None:
+    s = settings(suite="default", n="5", repeat=1, workload="sleep")
+    runs = plan([IMPLS[2]], s)  # sleep appears in three parts of the default suite
+    assert [p.label for p in runs] == ["rust-futures sleep N=5 rep 1"]
+    assert runs[0].duration_ms == 1000  # the first part's own sleep time wins
+
+
+def test_per_part_repeat_and_iterations() -> None:
+    s = settings(suite="default", impl="go", workload="bounded")
+    runs = plan([IMPLS[0]], s)
+    assert {p.iterations for p in runs} == {3} and max(p.rep for p in runs) == 3
+
+
+def test_program_arguments_come_from_the_declaration() -> None:
+    p = Planned(IMPLS[0], ConfigKey("go", "bounded", 10, 0), 1, 500, 4)
+    assert p.argv() == ["go-bin", "bounded", "--n", "10", "--buffer", "0", "--iterations", "4"]
+    p = Planned(IMPLS[0], ConfigKey("go", "sleep", 10, None), 1, 500, 1)
+    assert p.argv() == ["go-bin", "sleep", "--n", "10", "--duration-ms", "500", "--iterations", "1"]
+
+
+def row(impl: str, workload: str, n: int, status: str = "ok", **kw: Any) -> dict[str, Any]:
+    return {"impl": impl, "workload": workload, "n": n, "buffer": None, "rep": 1,
+            "status": status, "iterations": 2, **kw}
+
+
+def test_history_is_the_median_of_ok_rows_of_the_declared_column() -> None:
+    history = history_from([
+        row("go", "chain", 10, wall_s=1.0), row("go", "chain", 10, wall_s=3.0),
+        row("go", "chain", 10, wall_s=2.0), row("go", "chain", 10, "timeout", wall_s=300.0),
+        row("go", "sleep", 10, wall_s=10.5, spawn_s=0.25), row("gone", "vanished", 1, wall_s=1.0),
+    ])
+    assert history == {(ConfigKey("go", "chain", 10, None), 2): 2.0,
+                       (ConfigKey("go", "sleep", 10, None), 2): 0.25}
+
+
+@pytest.mark.parametrize("workload,duration_ms,past,expected", [
+    ("chain", 1000, 4.0, 4.0),  # history wins
+    ("chain", 1000, None, 0.3 + 2 * 1000 * 2e-6),
+    ("bounded", 1000, None, 0.3 + 2 * 1000 * 1e-6),
+    ("sleep", 1000, 0.5, 0.3 + 2 * (1.0 + 0.5)),  # sleep: the known sleep plus past spawn time
+    ("sleep", 2000, None, 0.3 + 2 * (2.0 + 1000 * 5e-6)),
+])
+def test_estimate_s(workload: str, duration_ms: int, past: float | None, expected: float) -> None:
+    key = ConfigKey("go", workload, 1000, 1 if workload == "bounded" else None)
+    p = Planned(IMPLS[0], key, 1, duration_ms, 2)
+    history = {(key, 2): past} if past is not None else {}
+    assert estimate_s(p, history) == pytest.approx(expected)
+
+
+def test_load_history_reads_earlier_run_directories_and_skips_broken_ones(tmp_path: Path) -> None:
+    assert load_history(tmp_path / "absent") == {}
+    run = RunDir.create_new(tmp_path)
+    run.append_run(row("go", "chain", 10, wall_s=1.5, run_id="r", language="go"))
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "runs.csv").write_text("not,a,runs,file\n1,2,3,4\n")
+    assert load_history(tmp_path) == {(ConfigKey("go", "chain", 10, None), 2): 1.5}
+
+
+@pytest.mark.parametrize("names,expected", [
+    (["go"], ["go"]),
+    (["rust"], ["rust-tokio", "rust-futures"]),  # a language name wins over an id
+    (["rust-futures", "go", "rust-futures"], ["rust-futures", "go"]),
+])
+def test_select(names: list[str], expected: list[str]) -> None:
+    assert [i.id for i in select(IMPLS, names)] == expected
+
+
+def test_select_unknown_names_the_known() -> None:
+    with pytest.raises(UsageError, match="known: go, odd, rust"):
+        select(IMPLS, ["nope"])
