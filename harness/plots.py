@@ -163,7 +163,7 @@ def _grouped_bars(run: _Run, groups: list[Group], value: Callable[[Group], float
                   title: str, ylabel: str, path: Path, log: bool,
                   error: Callable[[Group], tuple[float, float] | None] | None = None,
                   label: Callable[[float], str] = fmt_plain) -> Path:
-    """Bars per implementation, grouped by N (seed 002's chart shape)."""
+    """Bars per implementation, grouped by N (the chart shape of 1M tasks 2024)."""
     ns = sorted({g.n for g in groups})
     impls = sorted({g.impl for g in groups})
     index = {(g.impl, g.n): g for g in groups}
