@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .formatting import fmt_value
+from .machineload import LOADED_FRAC
 from .rundir import ConfigKey, RunDir
 from .workloads import WORKLOADS, workload_rank
 
@@ -35,8 +36,14 @@ METRICS: dict[str, tuple[str, str]] = {
     "first_iter_s": ("cold iteration", "s"),
     "warm_iter_s": ("warm iteration", "s"),
     "spawn_s": ("spawn time", "s"),
+    "sleep_wait_s": ("sleep and join after the start loop", "s"),
     "peak_rss_bytes": ("peak RSS", "bytes"),
 }
+
+
+def is_loaded(row: dict[str, Any]) -> bool:
+    frac = row.get("other_cpu_frac")
+    return frac is not None and frac > LOADED_FRAC
 
 
 def fmt_metric(metric: str, value: float | None) -> str:
@@ -98,7 +105,7 @@ class Group:
     rows: list[dict[str, Any]]  # every raw row of the group, failures included
     metrics: dict[str, Summary] = field(default_factory=dict)
     mem_per_task_bytes: float | None = None
-    mem_base_n: int | None = None  # the N memory per task is measured from
+    mem_points: tuple[int, ...] = ()  # the N the slope was fitted over
 
     @property
     def key(self) -> ConfigKey:
@@ -134,6 +141,11 @@ class Group:
     @property
     def noisy(self) -> list[str]:
         return [name for name, s in self.metrics.items() if s.noisy]
+
+    @property
+    def loaded(self) -> int:
+        """ok rows that ran while other processes held the CPU."""
+        return sum(1 for r in self.rows if r["status"] == "ok" and is_loaded(r))
 
     @property
     def outliers(self) -> int:
@@ -181,23 +193,41 @@ def group_runs(rows: list[dict[str, Any]]) -> list[Group]:
     return groups
 
 
-def _memory_per_task(groups: list[Group]) -> None:
-    """(peak RSS at N − peak RSS at the smallest N) / (N − smallest N), in bytes.
+# Memory per task is printed only when the RSS growth it rests on exceeds
+# both this floor and the spread of the readings it was fitted to.
+MEM_RESOLUTION_BYTES = 1 << 20
 
-    The baseline is the same impl and workload (and buffer: a bounded channel's
-    buffer is memory too) at the smallest N of the run that has an ok median.
-    """
+
+def slope(points: list[tuple[float, float]]) -> float:
+    """Least-squares slope of y over x."""
+    mx = statistics.fmean(x for x, _ in points)
+    my = statistics.fmean(y for _, y in points)
+    return (sum((x - mx) * (y - my) for x, y in points)
+            / sum((x - mx) ** 2 for x, _ in points))
+
+
+def _memory_per_task(groups: list[Group]) -> None:
+    """Bytes per task: the least-squares slope of the median peak RSS over N,
+    for the same impl, workload and buffer (a channel's buffer is memory
+    too), fitted over every N of the run up to this one. A difference at a
+    single small N is mostly noise (it gave negative bytes per task), so the
+    figure is kept only when the growth over the fitted N exceeds
+    MEM_RESOLUTION_BYTES and the min–max spread of every reading used."""
     series: dict[tuple, list[Group]] = defaultdict(list)
     for g in groups:
         if g.n is not None and g.median("peak_rss_bytes") is not None:
             series[(g.impl, g.workload, g.buffer)].append(g)
     for members in series.values():
-        base = min(members, key=lambda g: g.n)
-        base_rss = base.median("peak_rss_bytes")
-        for g in members:
-            if g.n > base.n:
-                g.mem_per_task_bytes = (g.median("peak_rss_bytes") - base_rss) / (g.n - base.n)
-                g.mem_base_n = base.n
+        members.sort(key=lambda g: g.n)
+        for i in range(1, len(members)):
+            used = members[:i + 1]
+            per_task = slope([(g.n, g.median("peak_rss_bytes")) for g in used])
+            growth = per_task * (used[-1].n - used[0].n)
+            spread = max(g.metrics["peak_rss_bytes"].max - g.metrics["peak_rss_bytes"].min
+                         for g in used)
+            if growth > max(MEM_RESOLUTION_BYTES, spread):
+                members[i].mem_per_task_bytes = per_task
+                members[i].mem_points = tuple(g.n for g in used)
 
 
 def iter_metric(groups: Iterable[Group]) -> str:
@@ -291,6 +321,14 @@ def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()
             if odd:
                 out.append(f"{g.label}: peak RSS measured by {', '.join(sorted(odd))}, not {usual}.")
 
+    ok_rows = [r for g in groups for r in g.rows if r["status"] == "ok"]
+    loaded = [r for r in ok_rows if is_loaded(r)]
+    if loaded:
+        worst = max(loaded, key=lambda r: r["other_cpu_frac"])
+        out.append(f"{len(loaded)} of {len(ok_rows)} ok runs ran under load (other processes "
+                   f"used over {LOADED_FRAC:.0%} of the CPU; the most: "
+                   f"{worst['other_cpu_frac']:.0%} during {ConfigKey.of(worst).label} rep "
+                   f"{worst['rep']}): their timings are marked in the tables.")
     for g in groups:
         if (note := capacity_note(g)) is not None:
             out.append(f"{g.label}: {note} (the runtime has no channel of capacity {g.buffer}).")

@@ -9,12 +9,13 @@ from typing import Any
 from . import analysis
 from .analysis import Group, Ranks, Results
 from .formatting import csv_number
+from .machineload import LOADED_FRAC
 
 PARTS = ("median", "min", "max", "mean", "stdev", "count")
 SUMMARY_FIELDS = (["impl", "language", "runtime", "workload", "n", "buffer", "runs", "ok",
                    "statuses"]
                   + [f"{m}_{s}" for m in analysis.METRICS for s in PARTS]
-                  + ["mem_per_task_bytes", "mem_base_n", "time_ratio_to_best",
+                  + ["mem_per_task_bytes", "mem_per_task_n", "time_ratio_to_best",
                      "rss_ratio_to_best", "noisy", "outliers"])
 
 
@@ -25,7 +26,8 @@ def summary_rows(groups: list[Group], ranks: Ranks) -> list[dict[str, Any]]:
             "impl": g.impl, "language": g.language, "runtime": g.runtime,
             "workload": g.workload, "n": g.n, "buffer": g.buffer, "runs": len(g.rows),
             "ok": g.ok, "statuses": g.statuses,
-            "mem_per_task_bytes": g.mem_per_task_bytes, "mem_base_n": g.mem_base_n,
+            "mem_per_task_bytes": g.mem_per_task_bytes,
+            "mem_per_task_n": " ".join(str(n) for n in g.mem_points),
             "time_ratio_to_best": ranks[g.key].get("time"),
             "rss_ratio_to_best": ranks[g.key].get("rss"),
             "noisy": " ".join(g.noisy), "outliers": g.outliers,
@@ -45,7 +47,7 @@ def _group_json(g: Group, ranks: Ranks) -> dict[str, Any]:
         "metrics": {m: {"median": s.median, "min": s.min, "max": s.max, "mean": s.mean,
                         "stdev": s.stdev, "count": s.count, "noisy": s.noisy}
                     for m, s in g.metrics.items()},
-        "mem_per_task_bytes": g.mem_per_task_bytes, "mem_base_n": g.mem_base_n,
+        "mem_per_task_bytes": g.mem_per_task_bytes, "mem_per_task_n": list(g.mem_points),
         "ratio_to_best": dict(ranks[g.key]),
         "noisy": g.noisy,
     }
@@ -64,7 +66,10 @@ def write_exports(results: Results) -> None:
         "rules": {"headline": "median of ok repeats", "noisy_cv": analysis.NOISY_CV,
                   "outlier": f"outside median ± {analysis.OUTLIER_K:g}·max("
                              f"{analysis.MAD_SCALE}·MAD, {analysis.MAD_FLOOR:g}·|median|)",
-                  "mem_per_task": "(peak RSS at N − peak RSS at the smallest N) / (N − smallest N)"},
+                  "mem_per_task": "least-squares slope of median peak RSS over the run's N up to "
+                                  "this one, kept when the growth exceeds "
+                                  f"{analysis.MEM_RESOLUTION_BYTES} bytes and the readings' spread",
+                  "loaded": f"other processes used over {LOADED_FRAC:.0%} of all cores"},
         "notes": results.notes,
         "groups": [_group_json(g, ranks) for g in groups],
         "runs": [r for g in groups for r in g.rows],

@@ -246,11 +246,11 @@ def mem_per_task_bars(run: _Run, out: Path, w: Workload) -> list[Path]:
     paths: list[Path] = []
     if per_task:
         values = [g.mem_per_task_bytes for g in per_task if g.mem_per_task_bytes is not None]
-        base = sorted({g.mem_base_n for g in per_task if g.mem_base_n is not None})
-        base_text = ", ".join(f"{n:,}" for n in base) or "?"
+        points = sorted({n for g in per_task for n in g.mem_points})
+        base_text = ", ".join(f"{n:,}" for n in points) or "?"
         paths.append(_grouped_bars(
             run, per_task, lambda g: g.mem_per_task_bytes,
-            f"{w.name}: memory per task (peak RSS growth over N = {base_text}, per extra task)",
+            f"{w.name}: memory per task (slope of peak RSS over N = {base_text})",
             "bytes per task" + (" (log scale)" if values and min(values) > 0 else ""),
             out / f"{w.name}_mem_per_task.png", log=bool(values) and min(values) > 0,
             label=lambda v: f"{v:,.0f}"))

@@ -12,9 +12,12 @@ from typing import Any, Callable
 from . import analysis
 from .analysis import Group, Ranks, Results
 from .formatting import fmt_bytes, fmt_ratio
+from .machineload import LOADED_FRAC
 from .rundir import RunDir
 from .workloads import WORKLOADS, workload_rank
 
+# Suites that check that everything works rather than measure (suites.toml).
+CHECK_SUITES = ("quick",)
 # Environment variables that change how a runtime behaves: the report shows
 # these (env.json records what envinfo allows).
 RUNTIME_ENV = re.compile(r"(GOGC|GOMAXPROCS|GODEBUG|GOMEMLIMIT|GOEXPERIMENT|RUST_|TOKIO_|ASYNC_STD_|DOTNET_|"
@@ -43,9 +46,19 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def _runs_cell(g: Group) -> str:
     text = g.statuses if g.ok else f"**{g.statuses}**"
+    if g.ok == 1:
+        text += " (1 run, spread unknown)"
+    if g.loaded:
+        text += f" ({g.loaded} under load)"
     if g.outliers:
         text += f" ({g.outliers} outlier{'s' if g.outliers > 1 else ''})"
     return text
+
+
+def ratio_cell(g: Group, ranks: Ranks, kind: str) -> str:
+    """The ratio to the best; in bold for the best only when its group has
+    a measured spread: one run is never presented as a winner."""
+    return fmt_ratio(ranks[g.key].get(kind), best_in_bold=g.ok > 1)
 
 
 Column = tuple[str, Callable[[Group, Ranks], str]]
@@ -54,11 +67,12 @@ Column = tuple[str, Callable[[Group, Ranks], str]]
 COLUMNS: dict[str, Column] = {
     "cold": ("cold iter", lambda g, r: cell(g, "first_iter_s")),
     "warm": ("warm iter", lambda g, r: cell(g, "warm_iter_s")),
-    "time_ratio": ("×best time", lambda g, r: fmt_ratio(r[g.key].get("time"))),
+    "time_ratio": ("×best time", lambda g, r: ratio_cell(g, r, "time")),
     "peak_rss": ("peak RSS", lambda g, r: cell(g, "peak_rss_bytes")),
-    "rss_ratio": ("×best RSS", lambda g, r: fmt_ratio(r[g.key].get("rss"))),
+    "rss_ratio": ("×best RSS", lambda g, r: ratio_cell(g, r, "rss")),
     "mem_per_task": ("mem/task", lambda g, r: fmt_bytes(g.mem_per_task_bytes)),
     "spawn": ("spawn", lambda g, r: cell(g, "spawn_s")),
+    "sleep_wait": ("sleep+join", lambda g, r: cell(g, "sleep_wait_s")),
     "wall": ("wall", lambda g, r: cell(g, "wall_s")),
     "cpu": ("CPU", lambda g, r: cell(g, "cpu_s")),
 }
@@ -131,10 +145,22 @@ standard deviation as a percentage of the median, and ⚠ marks a noisy figure
 failed runs are never dropped, they show up there and under Warnings. ×best is
 the ratio to the best implementation at the same N (and buffer); 1.00× is the
 best. Time ratios use the warm iteration when every implementation has one,
-else the cold one. mem/task = (peak RSS at N − peak RSS at the smallest N of
-the run) / (N − that N). Outliers (outside median ± {k:g}·max(1.4826·MAD,
-{floor:.0%} of the median)) are flagged, never removed.
-""".format(noisy=analysis.NOISY_CV * 100, k=analysis.OUTLIER_K, floor=analysis.MAD_FLOOR)
+else the cold one; the best is in bold only where it rests on more than one
+run. mem/task is the least-squares slope of the median peak RSS over the
+run's N up to that row (the N used are in summary.csv), shown only when the
+growth it rests on exceeds {res} and the spread of the readings; "—" means
+below that resolution. "under load": while the run ran, other processes used
+over {loaded:.0%} of the machine's CPU (`other_cpu_frac` in runs.csv).
+Outliers (outside median ± {k:g}·max(1.4826·MAD, {floor:.0%} of the median))
+are flagged, never removed.
+""".format(noisy=analysis.NOISY_CV * 100, k=analysis.OUTLIER_K, floor=analysis.MAD_FLOOR,
+           res=fmt_bytes(analysis.MEM_RESOLUTION_BYTES), loaded=LOADED_FRAC)
+
+CHECK_BANNER = """> **This is a check, not a measurement.** The `{suite}` suite runs every
+> implementation at tiny N, once each, to show that everything builds, runs
+> and answers correctly. Its figures carry no spread and no weight: cite the
+> default suite (`./run.sh`) or your own repeated runs instead.
+"""
 
 
 def render_markdown(results: Results) -> str:
@@ -142,6 +168,9 @@ def render_markdown(results: Results) -> str:
     plots_dir = run_dir / "plots"
     pngs = sorted(p.name for p in plots_dir.glob("*.png")) if plots_dir.is_dir() else []
     lines = [f"# Benchmark report: run {env.get('run_id') or run_dir.name}", ""]
+    suite = (env.get("settings") or {}).get("suite")
+    if suite in CHECK_SUITES:
+        lines += [CHECK_BANNER.format(suite=suite)]
     lines += ["## Environment", ""] + environment_block(env, groups) + [""]
     lines += ["## How to read", "", HOW_TO_READ]
     notes = analysis.warnings(groups, env, results.notes)

@@ -49,6 +49,7 @@ RUN_COLUMNS: tuple[Column, ...] = tuple(Column(n, p) for n, p in (
     ("peak_rss_bytes", _int), ("peak_rss_method", str), ("sampled_peak_rss_bytes", _int),
     ("max_threads", _int), ("result", _int), ("expected", _int), ("capacity", _int),
     ("iterations", _int), ("first_iter_s", float), ("warm_iter_s", float), ("spawn_s", float),
+    ("sleep_wait_s", float), ("load_avg_1m", float), ("other_cpu_frac", float),
     ("started_at", str), ("command", str), ("error", str), ("output", str),
 ))
 RUN_NAMES = tuple(c.name for c in RUN_COLUMNS)

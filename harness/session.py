@@ -17,6 +17,7 @@ from .builder import Readiness, prepare
 from .envinfo import git, host, redact
 from .formatting import fmt_bytes, fmt_duration
 from .launcher import LauncherError, Outcome, ensure_launcher, run_process
+from .machineload import LoadProbe, load_avg_1m
 from .plan import Planned, estimate_s, load_history, plan
 from .progress import Progress
 from .registry import Impl, Language, load_registry, program_env, select
@@ -93,8 +94,11 @@ def classify(p: Planned, s: Settings, out: Outcome) -> tuple[str, str, dict[str,
 
 def measure(run_id: str, p: Planned, s: Settings) -> tuple[dict[str, Any], Outcome]:
     started = utc_now()
+    probe = LoadProbe.start()
     out = run_process(p.argv(), program_env(p.impl.env), str(p.impl.language.dir), s.timeout_s,
                       s.max_rss_bytes, s.sample_interval_s)
+    measured_cpu = sum(v or 0.0 for v in (out.cpu_user_s, out.cpu_sys_s, out.sampler_cpu_s))
+    other_cpu_frac = probe.other_cpu_frac(out.wall_s, measured_cpu)
     status, error, data = classify(p, s, out)
     row = make_row(
         run_id, p, status, started_at=started, exit_code=out.exit_code, signal=out.signal,
@@ -102,6 +106,7 @@ def measure(run_id: str, p: Planned, s: Settings) -> tuple[dict[str, Any], Outco
         peak_rss_bytes=out.peak_rss_bytes, peak_rss_method=out.peak_rss_method,
         sampled_peak_rss_bytes=out.sampled_peak_rss_bytes, max_threads=out.max_threads,
         result=data.get("result"), capacity=data.get("capacity"), error=error,
+        load_avg_1m=probe.load_avg_1m, other_cpu_frac=other_cpu_frac,
         output=out.stdout.strip()[:2000])
     if status == "ok":
         iter_ns = data["iter_ns"]
@@ -152,10 +157,20 @@ def execute(run: RunDir, runs: list[Planned], s: Settings, progress: Progress) -
     return counts
 
 
+def _basis(runs: list[Planned], history: dict, out: Path) -> str:
+    """What an estimate rests on, in words."""
+    known = sum(1 for p in runs if (p.key, p.iterations) in history)
+    if known == len(runs):
+        return f"every run timed before on this machine ({relative(out)})"
+    if not known:
+        return "a rough guess: no earlier run of these configurations in " + relative(out)
+    return f"{known} of {len(runs)} runs timed before in {relative(out)}, the rest guessed"
+
+
 def _invocation(s: Settings, impls: list[Impl], resumed: bool) -> dict[str, Any]:
     return {"started_at": utc_now(), "finished_at": None, "command": sys.argv,
             "resumed": resumed, "git": git(), "impls": [i.id for i in impls],
-            "settings": s.record()}
+            "settings": s.record(), "load_avg_1m": {"start": load_avg_1m(), "end": None}}
 
 
 def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = False,
@@ -168,9 +183,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         raise UsageError("nothing to run: no selected implementation supports those workloads")
     history = load_history(out)
     if dry_run:
-        known = sum(1 for p in runs if (p.key, p.iterations) in history)
         print(f"{len(runs)} runs, estimated {fmt_duration(sum(estimate_s(p, history) for p in runs))}"
-              f" (plus builds; {known} of them from earlier runs in {out})")
+              f" plus builds; {_basis(runs, history, out)}")
         for p in runs:
             print(f"  {p.label}: {shlex.join(p.argv())}")
         return 0
@@ -202,7 +216,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
 
     estimates = [estimate_s(p, history) for p in runs]
     print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
-          f"estimated {fmt_duration(sum(estimates))} (plus builds)")
+          f"estimated {fmt_duration(sum(estimates))} plus builds; {_basis(runs, history, out)}")
     invocation = _invocation(s, impls, resume)
     # The newest invocation's settings and commit at the top; every one of them below.
     env.update(finished_at=None, settings=invocation["settings"], git=invocation["git"],
@@ -235,6 +249,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     # Runtime versions come from the built programs, so only after the build.
     env["runtimes"] = {i.id: i.runtime for i in impls if i.language.toolchain.present}
     env["finished_at"] = invocation["finished_at"] = utc_now()
+    invocation["load_avg_1m"]["end"] = load_avg_1m()
     write_env(run, env)
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing new"
     print(f"done: {summary}; rows in {relative(run.runs_path)}")

@@ -3,6 +3,7 @@
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from harness import analysis, rundir
@@ -66,18 +67,28 @@ def test_noisy_group(groups):
     assert warm.noisy
 
 
-def test_memory_per_task(groups):
+def test_memory_per_task_is_a_slope_over_the_n_points(groups):
     g = groups[("go", "sleep", 10000, None)]
-    # baseline: go sleep at N = 1, median of 2.0, 2.0, 2.1 MB = 2.0 MB
-    assert g.mem_base_n == 1
+    # two points: go sleep at N = 1 (median 2.0 MB) and 10000 (median 31 MB)
+    assert g.mem_points == (1, 10000)
     assert g.mem_per_task_bytes == pytest.approx((31e6 - 2e6) / (10000 - 1))
-    assert groups[("go", "sleep", 1, None)].mem_per_task_bytes is None  # the baseline itself
-    # bounded compares the same buffer at its smallest N (10)
-    b = groups[("go", "bounded", 10000, 100)]
-    base = groups[("go", "bounded", 10, 100)].median("peak_rss_bytes")
-    assert b.mem_base_n == 10
-    assert b.mem_per_task_bytes == pytest.approx(
-        (b.median("peak_rss_bytes") - base) / (10000 - 10))
+    assert groups[("go", "sleep", 1, None)].mem_per_task_bytes is None  # no slope from one point
+    big = groups[("go", "sleep", 1000000, None)]
+    ns = [1, 10000, 100000, 1000000]
+    medians = [groups[("go", "sleep", n, None)].median("peak_rss_bytes") for n in ns]
+    assert big.mem_points == tuple(ns)
+    assert big.mem_per_task_bytes == pytest.approx(np.polyfit(ns, medians, 1)[0])
+
+
+def test_memory_per_task_below_the_resolution_is_not_printed():
+    rows = [{"impl": "x", "workload": "sleep", "n": n, "buffer": None, "rep": rep, "status": "ok",
+             "peak_rss_bytes": rss} for n, rep, rss in (
+                 (10, 1, 5_000_000), (10, 2, 5_100_000), (1000, 1, 5_050_000),
+                 (1000, 2, 5_080_000), (100000, 1, 9_000_000), (100000, 2, 9_500_000))]
+    by = {g.n: g for g in analysis.group_runs(rows)}
+    assert by[1000].mem_per_task_bytes is None  # 15 kB of growth: noise, not memory per task
+    assert by[100000].mem_per_task_bytes == pytest.approx(
+        np.polyfit([10, 1000, 100000], [5_050_000, 5_065_000, 9_250_000], 1)[0])
 
 
 def test_failures_are_counted_not_dropped(groups):

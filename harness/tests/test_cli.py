@@ -58,9 +58,12 @@ def test_good_run_records_every_column(out: Path) -> None:
         assert int(r["peak_rss_bytes"]) > 1_000_000
         assert float(r["wall_s"]) > 0 and r["cpu_user_s"] != ""
         assert r["iterations"] == "3" and r["first_iter_s"] and r["warm_iter_s"]
+        assert float(r["load_avg_1m"]) >= 0
         assert r["command"].startswith(sys.executable) and "--iterations 3" in r["command"]
         assert json.loads(r["output"])["workload"] == r["workload"]
-    assert all(r["spawn_s"] for r in rows if r["workload"] == "sleep")
+    assert all(r["spawn_s"] and r["sleep_wait_s"] for r in rows if r["workload"] == "sleep")
+    # too short for /proc's ticks to tell (under 0.2 core-seconds): recorded as unknown
+    assert all(r["other_cpu_frac"] == "" or 0 <= float(r["other_cpu_frac"]) <= 1 for r in rows)
     assert all(r["buffer"] == "" for r in rows if r["workload"] != "bounded")
 
     env = json.loads((out / "latest" / "env.json").read_text())
@@ -204,3 +207,20 @@ def test_a_broken_registry_entry_is_one_line_exit_2(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "tasks_start must be one of" in proc.stderr
+
+
+def test_other_processes_cpu_during_a_run_is_recorded(out: Path) -> None:
+    """Two busy loops hold both cores while a fake sleeps half a second:
+    the row records that other processes used the CPU."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 30\n"
+                              "while time.time() < end: pass"]) for _ in range(os.cpu_count() or 1)]
+    try:
+        proc = harness(*RUN, "--impl", "fake-good", "--workload", "sleep", "--n", "3",
+                       "--duration-ms", "500", "--out", str(out))
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    assert proc.returncode == 0, proc.stderr
+    [row] = read_rows(out)
+    assert float(row["other_cpu_frac"]) > 0.1, row

@@ -92,3 +92,49 @@ def test_report_without_drawing(tmp_path):
     report.write_report(run, draw=False)
     assert not (run / "plots").exists()
     assert "![" not in (run / "report.md").read_text()
+
+
+def _edited_fixture(tmp_path: Path, edit) -> Path:
+    """The fixture with its rows changed by edit(rows) and env.json kept."""
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    with (run / "runs.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    header = list(rows[0]) + ["other_cpu_frac"]
+    edit(rows)
+    with (run / "runs.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, header, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+    return run
+
+
+def test_loaded_rows_are_flagged_next_to_the_figure(tmp_path):
+    def edit(rows):
+        for r in rows:
+            if (r["impl"], r["workload"], r["n"], r["rep"]) == ("go", "chain", "5000", "2"):
+                r["other_cpu_frac"] = "0.5"
+    run = _edited_fixture(tmp_path, edit)
+    text = report.write_report(run, draw=False).read_text()
+    assert "1 of " in text and "ran under load" in text and "50% during go chain N=5000 rep 2" in text
+    [line] = [x for x in text.splitlines() if x.startswith("| 5000 | go |")]
+    assert "(1 under load)" in line
+
+
+def test_one_run_is_never_a_winner_and_says_its_spread_is_unknown(tmp_path):
+    run = _edited_fixture(tmp_path, lambda rows: rows.__setitem__(
+        slice(None), [r for r in rows if r["rep"] == "1"]))
+    text = report.write_report(run, draw=False).read_text()
+    table = [x for x in text.splitlines() if x.startswith("| 5000 |")]
+    assert table and all("1 run, spread unknown" in x for x in table)
+    assert "**1.00×**" not in text and "1.00×" in text
+
+
+def test_a_quick_run_says_it_is_a_check(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    env = json.loads((run / "env.json").read_text())
+    env.setdefault("settings", {})["suite"] = "quick"
+    (run / "env.json").write_text(json.dumps(env))
+    text = report.write_report(run, draw=False).read_text()
+    assert "This is a check, not a measurement" in text.split("## Environment")[0]
