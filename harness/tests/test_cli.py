@@ -224,3 +224,49 @@ def test_other_processes_cpu_during_a_run_is_recorded(out: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     [row] = read_rows(out)
     assert float(row["other_cpu_frac"]) > 0.1, row
+
+
+@pytest.mark.parametrize("body,key", [
+    ('language = "go"\n', "[language]"),
+    ('[language]\nname = "bad"\ndetect = "true"\nbuild = ["true"]\ntest = ["true"]\n', "'detect'"),
+    ('impl = 3\n[language]\nname = "bad"\ndetect = ["true"]\nbuild = ["true"]\ntest = ["true"]\n',
+     "'impl'"),
+    ('impl = [1]\n[language]\nname = "bad"\ndetect = ["true"]\nbuild = ["true"]\ntest = ["true"]\n',
+     "[[impl]]"),
+    ('[language]\nname = "bad"\ndetect = ["true"]\nbuild = ["true"]\ntest = ["true"]\n'
+     '[[impl]]\nid = "b"\nrun = ["true"]\nworkloads = "sleep"\n', "'workloads'"),
+    ('[language]\nname = "bad"\ndetect = ["true"]\nbuild = ["true"]\ntest = ["true"]\n'
+     '[[impl]]\nid = "b"\nrun = ["true"]\nworkloads = ["sleep"]\nenv = "X=1"\n', "'env'"),
+    ('[language]\nname = "bad"\ndetect = ["true"]\nbuild = ["true"]\ntest = ["true"]\n'
+     '[[impl]]\nid = "b"\nrun = ["true"]\nworkloads = ["sleep"]\nruntime = 3\n', "'runtime'"),
+    ('[language]\nname = "bad"\ndetect = ["true"]\nbuild = ["true"]\ntest = ["true"]\n'
+     '[[impl]]\nid = "b"\nrun = ["true"]\nworkloads = ["sleep"]\ntasks_start = "sometimes"\n',
+     "tasks_start"),
+    ('[language\nname = "bad"\n', "impls.toml"),
+    (b'\xff\xfe\x00', "impls.toml"),
+])
+def test_a_malformed_impls_toml_is_one_line_naming_file_and_key(
+        body: str | bytes, key: str, tmp_path: Path) -> None:
+    lang = tmp_path / "bad"
+    lang.mkdir()
+    path = lang / "impls.toml"
+    path.write_bytes(body if isinstance(body, bytes) else body.encode())
+    env = dict(os.environ, BENCH_IMPLS_PATH=str(tmp_path))
+    for args in (["list"], ["run", "--impl", "bad", "--dry-run"]):
+        proc = subprocess.run([sys.executable, "-m", "harness", *args], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+        assert str(path) in proc.stderr and key in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["--sample-interval-ms", "inf"], ["--timeout", "inf"], ["--timeout", "nan"],
+    ["--workload", ","], ["--impl", ","], ["--n", ""],
+])
+def test_odd_values_are_one_line_exit_2(args: list[str], out: Path) -> None:
+    proc = harness(*RUN, "--impl", "fake-good", "--workload", "chain", "--n", "5",
+                   "--out", str(out), *args)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert not out.exists()
