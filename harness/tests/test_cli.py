@@ -145,7 +145,7 @@ def test_resume_skips_ok_rows_and_retries_the_rest(out: Path) -> None:
     assert len(retried) == 2 and retried[1].split(",")[1] == "fake-crash"
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_interrupt_keeps_completed_rows_and_leaves_nothing(sig: int, out: Path) -> None:
     token = _token()
     env = dict(os.environ, BENCH_IMPLS_PATH=str(FAKES), FAKE_TOKEN=token)
