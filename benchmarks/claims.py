@@ -1,0 +1,123 @@
+"""The articles' headline claims (docs/articles.md) beside what a run
+directory measured: one markdown table, printed on stdout.
+
+    .venv/bin/python benchmarks/claims.py results/latest
+
+Each claim is a ratio of two medians. Its range is the widest the repeats
+allow (min/max of one side over max/min of the other); a claim "holds" when
+the whole range is on the claimed side, "does not hold" when it is all on the
+other side, and is "within noise" otherwise. A side with one run has no
+range: the verdict then says "1 run".
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness.analysis import Group, analyse  # noqa: E402
+from harness.rundir import ConfigKey, open_run_dir  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Side:
+    impl: str
+    workload: str
+    n: int
+    metric: str
+    buffer: int | None = None
+
+    def key(self) -> ConfigKey:
+        return ConfigKey(self.impl, self.workload, self.n, self.buffer)
+
+
+@dataclass(frozen=True)
+class Claim:
+    article: str
+    text: str
+    published: str  # the article's figure, as it says it
+    num: Side
+    den: Side
+    above: float  # the claim holds when num/den is above this (below, when `less`)
+    less: bool = False
+
+
+def _chain(impl: str, n: int, metric: str, workload: str = "chain") -> Side:
+    return Side(impl, workload, n, metric)
+
+
+COLD, WARM, RSS = "first_iter_s", "warm_iter_s", "peak_rss_bytes"
+CLAIMS = [
+    Claim("Yakunin 2017", "Go's second chain pass is much faster than its first (N = 1M)", "4.3×",
+          _chain("go", 1000000, COLD), _chain("go", 1000000, WARM), 1.0),
+    Claim("Yakunin 2017", "first pass: C# channels take about Go's time (N = 1M)", "≈ 1×",
+          _chain("csharp-async", 1000000, COLD), _chain("go", 1000000, COLD), 1.0),
+    Claim("Yakunin 2017", "C# await chain beats C# channel chain (N = 1M)", "2.05×",
+          _chain("csharp-async", 1000000, WARM), _chain("csharp-async", 1000000, WARM, "chain-await"),
+          1.0),
+    Claim("Yakunin 2017", "C# channels slower than Go's second pass (N = 20k)", "2.7×",
+          _chain("csharp-async", 20000, WARM), _chain("go", 20000, WARM), 1.0),
+    Claim("Yakunin 2017", "C# await chain slower than Go's second pass (N = 20k)", "1.5×",
+          _chain("csharp-async", 20000, WARM, "chain-await"), _chain("go", 20000, WARM), 1.0),
+    Claim("Yakunin 2017", "C# await chain faster than Go's second pass (N = 5k)", "< 1×",
+          _chain("csharp-async", 5000, WARM, "chain-await"), _chain("go", 5000, WARM), 1.0,
+          less=True),
+    Claim("1M tasks 2024", "Go needs far more memory than C# for 1M sleeping tasks", "> 13×",
+          Side("go", "sleep", 1000000, RSS), Side("csharp-async", "sleep", 1000000, RSS), 1.0),
+    Claim("1M tasks 2024", "Go needs more memory than Java virtual threads (1M)", "> 2×",
+          Side("go", "sleep", 1000000, RSS), Side("java-virtual", "sleep", 1000000, RSS), 1.0),
+    Claim("1M tasks 2024", "Rust (tokio) close behind C# (1M)", "close",
+          Side("rust-tokio", "sleep", 1000000, RSS), Side("csharp-async", "sleep", 1000000, RSS),
+          1.0),
+] + [
+    Claim("Go/Rust channels", f"tokio {'faster' if b in (100, 1000) else 'slower'} than Go "
+          f"(10k producers, B = {b})", "faster" if b in (100, 1000) else "slower",
+          Side("rust-tokio", "bounded", 10000, WARM, b), Side("go", "bounded", 10000, WARM, b), 1.0,
+          less=b in (100, 1000))
+    for b in (1, 10, 100, 1000, 10000)
+] + [
+    Claim("Go/Rust channels", f"async-std slower than tokio (10k producers, B = {b})", "slower",
+          Side("rust-async-std", "bounded", 10000, WARM, b),
+          Side("rust-tokio", "bounded", 10000, WARM, b), 1.0)
+    for b in (1, 100, 1000)
+]
+
+
+def judge(claim: Claim, groups: dict[ConfigKey, Group]) -> list[str]:
+    a, b = groups.get(claim.num.key()), groups.get(claim.den.key())
+    sa = a.metrics.get(claim.num.metric) if a else None
+    sb = b.metrics.get(claim.den.metric) if b else None
+    if sa is None or sb is None or sb.median <= 0 or sb.min <= 0:
+        return ["—", "not measured in this run"]
+    ratio = sa.median / sb.median
+    lo, hi = sa.min / sb.max, sa.max / sb.min
+    runs = min(sa.count, sb.count)
+    text = f"{ratio:.2f}×" + (f" ({lo:.2f}–{hi:.2f}, {runs} runs)" if runs > 1 else " (1 run)")
+    if runs < 2:
+        held = ratio < claim.above if claim.less else ratio > claim.above
+        verdict = ("holds" if held else "does not hold") + ", 1 run"
+    elif (hi < claim.above) if claim.less else (lo > claim.above):
+        verdict = "holds"
+    elif (lo > claim.above) if claim.less else (hi < claim.above):
+        verdict = "does not hold"
+    else:
+        verdict = "within noise"
+    return [text, verdict]
+
+
+def main(run_dir: str) -> int:
+    groups = {g.key: g for g in analyse(open_run_dir(run_dir)).groups}
+    print("| article | claim | article's figure | ours: numerator / denominator | verdict |")
+    print("| --- | --- | --- | --- | --- |")
+    for c in CLAIMS:
+        print(f"| {c.article} | {c.text} | {c.published} | " + " | ".join(judge(c, groups)) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: benchmarks/claims.py RUN_DIR")
+    sys.exit(main(sys.argv[1]))
