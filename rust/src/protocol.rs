@@ -1,12 +1,13 @@
-//! The program protocol shared by every binary: parse
-//! `WORKLOAD --n N [--buffer B] [--duration-ms D] [--iterations K]`,
-//! run K timed iterations, print one JSON line.
+//! The program protocol shared by every binary (docs/protocol.md): parse
+//! `WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]`, run K
+//! timed iterations, print one JSON line.
 
 use std::io;
 use std::num::{NonZeroU64, NonZeroUsize};
 use std::process;
 use std::time::Duration;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::error::ErrorKind;
 use clap::{
     Arg, ArgAction, ArgMatches, Command, CommandFactory, FromArgMatches, Parser, ValueEnum,
@@ -28,34 +29,27 @@ impl Workload {
             Workload::Bounded => "bounded",
         }
     }
-
-    fn default_iterations(self) -> usize {
-        match self {
-            Workload::Sleep => 1,
-            Workload::Chain => 2,
-            Workload::Bounded => 10,
-        }
-    }
 }
 
 #[derive(Parser, Debug)]
 #[command(allow_negative_numbers = true)]
 struct Cli {
-    /// Workload to run.
+    /// Workload to run (docs/protocol.md).
     #[arg(value_enum)]
     workload: Workload,
-    /// Number of tasks.
+    /// Number of tasks (> 0).
     #[arg(long, value_name = "N")]
     n: NonZeroUsize,
-    /// Channel capacity for `bounded`; 0 asks for a rendezvous channel.
-    #[arg(long, value_name = "B", default_value_t = 1)]
-    buffer: usize,
-    /// How long each `sleep` task sleeps, in milliseconds.
-    #[arg(long, value_name = "D", default_value = "10000")]
-    duration_ms: NonZeroU64,
-    /// Timed iterations (default: sleep 1, chain 2, bounded 10).
+    /// Timed in-process iterations, the first one cold (> 0).
     #[arg(long, value_name = "K")]
-    iterations: Option<NonZeroUsize>,
+    iterations: NonZeroUsize,
+    /// Channel capacity, required by `bounded` (>= 0; 0 asks for a
+    /// rendezvous channel).
+    #[arg(long, value_name = "B")]
+    buffer: Option<usize>,
+    /// How long each task sleeps in milliseconds, required by `sleep` (> 0).
+    #[arg(long, value_name = "D")]
+    duration_ms: Option<NonZeroU64>,
 }
 
 /// What a binary is: its implementation id, runtime label and abilities.
@@ -63,20 +57,42 @@ pub struct Implementation {
     pub id: &'static str,
     /// Runtime name and crate versions, e.g. `tokio 1.54.1`.
     pub runtime: &'static str,
+    /// The workloads it declares in impls.toml; any other is bad input.
     pub workloads: &'static [Workload],
     /// Whether its channels accept capacity 0; if not, `--buffer 0` runs
     /// with capacity 1 and the report says so.
     pub rendezvous: bool,
 }
 
+/// One request, with what its workload needs and nothing else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    Sleep {
+        duration: Duration,
+    },
+    Chain,
+    /// `buffer` is the request, `capacity` what the channel really gets.
+    Bounded {
+        buffer: usize,
+        capacity: usize,
+    },
+}
+
+impl Work {
+    pub fn workload(self) -> Workload {
+        match self {
+            Work::Sleep { .. } => Workload::Sleep,
+            Work::Chain => Workload::Chain,
+            Work::Bounded { .. } => Workload::Bounded,
+        }
+    }
+}
+
 /// Validated arguments.
+#[derive(Debug)]
 pub struct Args {
-    pub workload: Workload,
+    pub work: Work,
     pub n: usize,
-    pub buffer: usize,
-    /// The capacity `bounded` actually uses.
-    pub capacity: usize,
-    pub duration: Duration,
     pub iterations: usize,
 }
 
@@ -104,8 +120,9 @@ struct Report {
 }
 
 impl Implementation {
-    /// Parses the process arguments. `--version` prints the runtime label;
-    /// bad arguments exit 2 with one line on stderr.
+    /// Parses the process arguments. `--help` prints the usage on stdout and
+    /// `--version` the runtime label, both exit 0; bad arguments exit 2 with
+    /// one line on stderr and nothing on stdout.
     pub fn parse_args(&self) -> Args {
         let mut command = self.command();
         let parsed = command
@@ -119,50 +136,71 @@ impl Implementation {
             });
         parsed.unwrap_or_else(|err| {
             if err.kind() == ErrorKind::DisplayHelp {
-                err.exit();
+                err.exit(); // usage on stdout, exit 0
             }
             eprintln!("{}", one_line(&err));
             process::exit(2)
         })
     }
 
-    /// clap's own `--version` would prefix the binary name; the harness wants
-    /// the runtime label alone.
+    /// The derived command, narrowed to this binary: WORKLOAD accepts only
+    /// the declared workloads (so `--help` lists those and any other is
+    /// clap's "invalid value"), and clap's own `--version`, which would
+    /// prefix the binary name, gives way to one printing the runtime label.
     fn command(&self) -> Command {
-        Cli::command().name(self.id).disable_version_flag(true).arg(
-            Arg::new("version")
-                .long("version")
-                .action(ArgAction::SetTrue)
-                .exclusive(true)
-                .help("Print the runtime and crate versions"),
-        )
+        let names: Vec<_> = self.workloads.iter().map(|w| w.name()).collect();
+        let declared = PossibleValuesParser::new(names)
+            .map(|name| Workload::from_str(&name, false).expect("a declared workload"));
+        Cli::command()
+            .name(self.id)
+            .override_usage(format!(
+                "{} WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]",
+                self.id
+            ))
+            .mut_arg("workload", |arg| arg.value_parser(declared))
+            .disable_version_flag(true)
+            .arg(
+                Arg::new("version")
+                    .long("version")
+                    .action(ArgAction::SetTrue)
+                    .exclusive(true)
+                    .help("Print the runtime and crate versions"),
+            )
     }
 
     fn args(&self, command: &mut Command, matches: &ArgMatches) -> Result<Args, clap::Error> {
         let cli = Cli::from_arg_matches(matches)?;
-        if !self.workloads.contains(&cli.workload) {
-            return Err(command.error(
-                ErrorKind::InvalidValue,
-                format!(
-                    "{} does not implement the '{}' workload",
-                    self.id,
-                    cli.workload.name()
+        let mut missing = |option: &str| {
+            command.error(
+                ErrorKind::MissingRequiredArgument,
+                format!("{} needs {option}", cli.workload.name()),
+            )
+        };
+        let work = match cli.workload {
+            Workload::Sleep => Work::Sleep {
+                duration: Duration::from_millis(
+                    cli.duration_ms
+                        .ok_or_else(|| missing("--duration-ms D"))?
+                        .get(),
                 ),
-            ));
-        }
-        Ok(Args {
-            workload: cli.workload,
-            n: cli.n.get(),
-            buffer: cli.buffer,
-            capacity: if self.rendezvous {
-                cli.buffer
-            } else {
-                cli.buffer.max(1)
             },
-            duration: Duration::from_millis(cli.duration_ms.get()),
-            iterations: cli
-                .iterations
-                .map_or(cli.workload.default_iterations(), NonZeroUsize::get),
+            Workload::Chain => Work::Chain,
+            Workload::Bounded => {
+                let buffer = cli.buffer.ok_or_else(|| missing("--buffer B"))?;
+                Work::Bounded {
+                    buffer,
+                    capacity: if self.rendezvous {
+                        buffer
+                    } else {
+                        buffer.max(1)
+                    },
+                }
+            }
+        };
+        Ok(Args {
+            work,
+            n: cli.n.get(),
+            iterations: cli.iterations.get(),
         })
     }
 
@@ -180,16 +218,21 @@ impl Implementation {
                 }
             }
         }
-        let bounded = args.workload == Workload::Bounded;
+        let (buffer, capacity) = match args.work {
+            Work::Bounded { buffer, capacity } => {
+                (Some(buffer), (capacity != buffer).then_some(capacity))
+            }
+            _ => (None, None),
+        };
         let report = Report {
-            workload: args.workload.name(),
+            workload: args.work.workload().name(),
             n: args.n,
-            buffer: bounded.then_some(args.buffer),
+            buffer,
             result: samples.last().expect("at least one iteration").result,
             results: samples.iter().map(|s| s.result).collect(),
             iter_ns: samples.iter().map(|s| nanos(s.elapsed)).collect(),
             spawn_ns: samples[0].spawn.map(nanos),
-            capacity: (bounded && args.capacity != args.buffer).then_some(args.capacity),
+            capacity,
             runtime: self.runtime,
         };
         println!(
@@ -236,36 +279,64 @@ mod tests {
     }
 
     #[test]
-    fn defaults_follow_the_protocol() {
-        let args = parse(&["sleep", "--n", "5"]).unwrap();
-        assert_eq!((args.n, args.iterations), (5, 1));
-        assert_eq!(args.duration, Duration::from_secs(10));
-        assert_eq!(parse(&["bounded", "--n", "5"]).unwrap().iterations, 10);
+    fn takes_what_each_workload_needs() {
+        let args = parse(&[
+            "sleep",
+            "--n",
+            "5",
+            "--iterations",
+            "2",
+            "--duration-ms",
+            "7",
+        ])
+        .unwrap();
+        assert_eq!((args.n, args.iterations), (5, 2));
+        let duration = Duration::from_millis(7);
+        assert_eq!(args.work, Work::Sleep { duration });
+        let args = parse(&["bounded", "--n", "5", "--iterations", "1", "--buffer", "3"]).unwrap();
+        let (buffer, capacity) = (3, 3);
+        assert_eq!(args.work, Work::Bounded { buffer, capacity });
     }
 
     #[test]
     fn buffer_zero_falls_back_to_capacity_one_without_rendezvous() {
-        let args = parse(&["bounded", "--n", "5", "--buffer", "0"]).unwrap();
-        assert_eq!((args.buffer, args.capacity), (0, 1));
+        let args = parse(&["bounded", "--n", "5", "--iterations", "1", "--buffer", "0"]).unwrap();
+        let (buffer, capacity) = (0, 1);
+        assert_eq!(args.work, Work::Bounded { buffer, capacity });
     }
 
     #[test]
-    fn rejects_bad_arguments() {
+    fn rejects_bad_arguments_in_one_line() {
         for argv in [
-            &["sleep"][..],
-            &["sleep", "--n", "0"],
-            &["sleep", "--n", "x"],
-            &["bounded", "--n", "3", "--buffer", "-1"],
-            &["sleep", "--n", "3", "--duration-ms", "0"],
-            &["sleep", "--n", "3", "--iterations", "0"],
-            &["sleep", "--n", "3", "--bogus"],
-            &["spin", "--n", "3"],
-            &["chain", "--n", "3"],
+            &[][..],
+            &["sleep"],
+            &["sleep", "--n", "3", "--duration-ms", "5"],
+            &["sleep", "--n", "3", "--iterations", "1"],
+            &[
+                "sleep",
+                "--n",
+                "3",
+                "--iterations",
+                "1",
+                "--duration-ms",
+                "0",
+            ],
+            &["bounded", "--n", "3", "--iterations", "1"],
+            &["bounded", "--n", "3", "--iterations", "1", "--buffer", "-1"],
+            &["bounded", "--n", "0", "--iterations", "1", "--buffer", "1"],
+            &["bounded", "--n", "3", "--iterations", "0", "--buffer", "1"],
+            &["bounded", "--n", "x", "--iterations", "1", "--buffer", "1"],
+            &["chain", "--n", "3", "--iterations", "1"],
+            &["spin", "--n", "3", "--iterations", "1"],
         ] {
             let err = parse(argv)
                 .err()
                 .unwrap_or_else(|| panic!("accepted {argv:?}"));
-            assert!(one_line(&err).starts_with("error: "));
+            let line = one_line(&err);
+            assert!(
+                line.starts_with("error: ") && !line.contains('\n'),
+                "{line}"
+            );
         }
     }
 }

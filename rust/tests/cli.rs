@@ -1,16 +1,30 @@
-//! Runs the built binaries the way the harness does: one JSON line on
-//! stdout for a good request, exit 2 and one stderr line for a bad one.
+//! Runs the built binaries the way the harness does (docs/protocol.md,
+//! "Invocation" and "Output"): one JSON line on stdout for a good request;
+//! usage on stdout and exit 0 for --help; exit 2, one stderr line and nothing
+//! on stdout for every bad one.
 
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-const BINARIES: [&str; 4] = [
-    env!("CARGO_BIN_EXE_rust-tokio"),
-    env!("CARGO_BIN_EXE_rust-async-std"),
-    env!("CARGO_BIN_EXE_rust-futures"),
-    env!("CARGO_BIN_EXE_rust-threads"),
+/// Each binary and the workloads it declares in impls.toml.
+const BINARIES: [(&str, &[&str]); 4] = [
+    (
+        env!("CARGO_BIN_EXE_rust-tokio"),
+        &["sleep", "chain", "bounded"],
+    ),
+    (
+        env!("CARGO_BIN_EXE_rust-async-std"),
+        &["sleep", "chain", "bounded"],
+    ),
+    (env!("CARGO_BIN_EXE_rust-futures"), &["sleep"]),
+    (
+        env!("CARGO_BIN_EXE_rust-threads"),
+        &["sleep", "chain", "bounded"],
+    ),
 ];
+
+const ALL_WORKLOADS: [&str; 4] = ["sleep", "chain", "chain-await", "bounded"];
 
 fn run(binary: &str, args: &[&str]) -> Output {
     Command::new(binary)
@@ -22,6 +36,7 @@ fn run(binary: &str, args: &[&str]) -> Output {
 fn report(binary: &str, args: &[&str]) -> Value {
     let output = run(binary, args);
     assert!(output.status.success(), "{binary} {args:?}: {output:?}");
+    assert!(output.stderr.is_empty(), "{binary} {args:?}: {output:?}");
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(
         stdout.lines().count(),
@@ -31,58 +46,179 @@ fn report(binary: &str, args: &[&str]) -> Value {
     serde_json::from_str(&stdout).unwrap()
 }
 
+/// A complete, valid request at a tiny size.
+fn good(workload: &str) -> Vec<&str> {
+    let mut args = vec![workload, "--n", "10", "--iterations", "1"];
+    match workload {
+        "bounded" => args.extend(["--buffer", "1"]),
+        "sleep" => args.extend(["--duration-ms", "10"]),
+        _ => {}
+    }
+    args
+}
+
+/// The protocol's table of bad argument lists for a binary, W being its
+/// first workload.
+fn bad_cases(workloads: &[&'static str]) -> Vec<Vec<&'static str>> {
+    let w = workloads[0];
+    let mut cases = vec![
+        vec![],
+        vec![w],
+        vec![w, "--n", "10"],
+        vec![w, "--n", "0", "--iterations", "1"],
+        vec![w, "--n", "-3", "--iterations", "1"],
+        vec![w, "--n", "abc", "--iterations", "1"],
+        vec![w, "--n", "10", "--iterations", "0"],
+        vec![w, "--n", "10", "--iterations", "1", "--bogus", "1"],
+        vec![w, "--n"],
+        vec![w, "--n", "99999999999999999999999", "--iterations", "1"],
+        vec!["nope", "--n", "10", "--iterations", "1"],
+    ];
+    // The same with every other option the workload requires, so that only
+    // the named fault is left.
+    let extra = &good(w)[5..];
+    for case in cases.iter_mut().skip(3).take(5) {
+        case.extend_from_slice(extra);
+    }
+    cases.push([&[w, "--n", "10"][..], extra].concat());
+    if workloads.contains(&"bounded") {
+        cases.push(vec!["bounded", "--n", "10", "--iterations", "1"]);
+        cases.push(vec![
+            "bounded",
+            "--n",
+            "10",
+            "--iterations",
+            "1",
+            "--buffer",
+            "-1",
+        ]);
+        cases.push(vec![
+            "bounded",
+            "--n",
+            "10",
+            "--iterations",
+            "1",
+            "--buffer",
+            "x",
+        ]);
+    }
+    if workloads.contains(&"sleep") {
+        cases.push(vec!["sleep", "--n", "10", "--iterations", "1"]);
+        cases.push(vec![
+            "sleep",
+            "--n",
+            "10",
+            "--iterations",
+            "1",
+            "--duration-ms",
+            "0",
+        ]);
+    }
+    for other in ALL_WORKLOADS.iter().filter(|o| !workloads.contains(o)) {
+        cases.push(good(other));
+    }
+    cases
+}
+
 #[test]
-fn sleep_reports_one_json_line() {
-    for binary in BINARIES {
-        let json = report(binary, &["sleep", "--n", "100", "--duration-ms", "50"]);
-        assert_eq!(json["workload"], "sleep");
+fn bad_arguments_exit_2_with_one_line_and_no_stdout() {
+    for (binary, workloads) in BINARIES {
+        for args in bad_cases(workloads) {
+            let output = run(binary, &args);
+            assert_eq!(output.status.code(), Some(2), "{binary} {args:?}");
+            assert!(output.stdout.is_empty(), "{binary} {args:?}");
+            let stderr = String::from_utf8(output.stderr).unwrap();
+            assert_eq!(stderr.lines().count(), 1, "{binary} {args:?}: {stderr:?}");
+            assert!(
+                stderr.starts_with("error: "),
+                "{binary} {args:?}: {stderr:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn help_prints_usage_on_stdout_and_exits_0() {
+    for (binary, workloads) in BINARIES {
+        for flag in ["--help", "-h"] {
+            let output = run(binary, &[flag]);
+            assert!(output.status.success(), "{binary} {flag}: {output:?}");
+            assert!(output.stderr.is_empty(), "{binary} {flag}: {output:?}");
+            let stdout = String::from_utf8(output.stdout).unwrap();
+            assert!(stdout.starts_with("Usage: "), "{binary} {flag}: {stdout}");
+            for w in workloads {
+                assert!(stdout.contains(w), "{binary} {flag}: {stdout}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_declared_workload_answers_with_one_json_line() {
+    for (binary, workloads) in BINARIES {
+        for w in workloads.iter() {
+            let json = report(binary, &good(w));
+            assert_eq!(json["workload"], *w);
+            assert_eq!(json["n"], 10);
+            assert_eq!(json["results"].as_array().unwrap().len(), 1);
+            assert!(json["runtime"].is_string());
+        }
+    }
+}
+
+#[test]
+fn sleep_reports_its_spawn_time_and_lasts_one_sleep() {
+    for (binary, _) in BINARIES {
+        let args = [
+            "sleep",
+            "--n",
+            "100",
+            "--iterations",
+            "1",
+            "--duration-ms",
+            "50",
+        ];
+        let json = report(binary, &args);
         assert_eq!(json["result"], 100);
         assert_eq!(json["buffer"], Value::Null);
         assert!(json["iter_ns"][0].as_u64().unwrap() >= 50_000_000);
         assert!(json["spawn_ns"].is_u64());
-        assert!(json["runtime"].is_string());
     }
 }
 
 #[test]
 fn chain_and_bounded_report_every_iteration() {
-    for binary in BINARIES.iter().filter(|b| !b.ends_with("rust-futures")) {
+    for (binary, workloads) in BINARIES {
+        if !workloads.contains(&"chain") {
+            continue;
+        }
         let json = report(binary, &["chain", "--n", "100", "--iterations", "3"]);
         assert_eq!(json["results"], serde_json::json!([100, 100, 100]));
         assert_eq!(json["iter_ns"].as_array().unwrap().len(), 3);
+        assert_eq!(json["buffer"], Value::Null);
 
-        let json = report(binary, &["bounded", "--n", "100", "--buffer", "0"]);
-        assert_eq!(json["buffer"], 0);
-        assert_eq!(json["result"], 4950);
-        assert_eq!(json["results"].as_array().unwrap().len(), 10);
-        // Only std's sync_channel has a rendezvous mode.
-        let expected = if binary.ends_with("rust-threads") {
-            Value::Null
-        } else {
-            1.into()
-        };
-        assert_eq!(json["capacity"], expected);
-    }
-}
-
-#[test]
-fn bad_arguments_exit_2_with_one_line() {
-    for binary in BINARIES {
-        for args in [
-            &["sleep"][..],
-            &["sleep", "--n", "0"],
-            &["bounded", "--n", "3", "--buffer", "-1"],
-            &["sleep", "--n", "3", "--frobnicate"],
-        ] {
-            let output = run(binary, args);
-            assert_eq!(output.status.code(), Some(2), "{binary} {args:?}");
-            assert!(output.stdout.is_empty());
-            let stderr = String::from_utf8(output.stderr).unwrap();
-            assert_eq!(stderr.lines().count(), 1, "{binary} {args:?}: {stderr:?}");
+        for buffer in ["0", "1", "1000"] {
+            let args = [
+                "bounded",
+                "--n",
+                "100",
+                "--buffer",
+                buffer,
+                "--iterations",
+                "2",
+            ];
+            let json = report(binary, &args);
+            assert_eq!(json["buffer"], buffer.parse::<u64>().unwrap());
+            assert_eq!(json["results"], serde_json::json!([4950, 4950]));
+            // Only std's sync_channel has a rendezvous mode.
+            let expected = if buffer == "0" && !binary.ends_with("rust-threads") {
+                1.into()
+            } else {
+                Value::Null
+            };
+            assert_eq!(json["capacity"], expected, "{binary} {args:?}");
         }
     }
-    let output = run(env!("CARGO_BIN_EXE_rust-futures"), &["chain", "--n", "3"]);
-    assert_eq!(output.status.code(), Some(2));
 }
 
 #[test]

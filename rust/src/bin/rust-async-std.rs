@@ -1,5 +1,5 @@
 use bench::async_std_tasks;
-use bench::protocol::{Implementation, Workload};
+use bench::protocol::{Implementation, Work, Workload};
 
 const IMPL: Implementation = Implementation {
     id: "rust-async-std",
@@ -12,10 +12,10 @@ fn main() {
     let args = IMPL.parse_args();
     async_std_tasks::start_runtime();
     IMPL.run(&args, |args| {
-        Ok(match args.workload {
-            Workload::Sleep => async_std_tasks::sleep(args.n, args.duration),
-            Workload::Chain => async_std_tasks::chain(args.n),
-            Workload::Bounded => async_std_tasks::bounded(args.n, args.capacity),
+        Ok(match args.work {
+            Work::Sleep { duration } => async_std_tasks::sleep(args.n, duration),
+            Work::Chain => async_std_tasks::chain(args.n),
+            Work::Bounded { capacity, .. } => async_std_tasks::bounded(args.n, capacity),
         })
     });
 }

@@ -1,4 +1,4 @@
-use bench::protocol::{Implementation, Workload};
+use bench::protocol::{Implementation, Work, Workload};
 use bench::{join_all, tokio_tasks};
 
 const IMPL: Implementation = Implementation {
@@ -11,8 +11,8 @@ const IMPL: Implementation = Implementation {
 fn main() {
     let args = IMPL.parse_args();
     let rt = tokio_tasks::runtime();
-    // parse_args admits only the declared workloads, i.e. sleep.
-    IMPL.run(&args, |args| {
-        Ok(join_all::sleep(&rt, args.n, args.duration))
+    IMPL.run(&args, |args| match args.work {
+        Work::Sleep { duration } => Ok(join_all::sleep(&rt, args.n, duration)),
+        _ => unreachable!("parse_args admits only the declared workloads"),
     });
 }

@@ -1,5 +1,5 @@
 use bench::os_threads;
-use bench::protocol::{Implementation, Workload};
+use bench::protocol::{Implementation, Work, Workload};
 
 const IMPL: Implementation = Implementation {
     id: "rust-threads",
@@ -10,9 +10,9 @@ const IMPL: Implementation = Implementation {
 
 fn main() {
     let args = IMPL.parse_args();
-    IMPL.run(&args, |args| match args.workload {
-        Workload::Sleep => os_threads::sleep(args.n, args.duration),
-        Workload::Chain => os_threads::chain(args.n),
-        Workload::Bounded => os_threads::bounded(args.n, args.capacity),
+    IMPL.run(&args, |args| match args.work {
+        Work::Sleep { duration } => os_threads::sleep(args.n, duration),
+        Work::Chain => os_threads::chain(args.n),
+        Work::Bounded { capacity, .. } => os_threads::bounded(args.n, capacity),
     });
 }

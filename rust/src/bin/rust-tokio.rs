@@ -1,4 +1,4 @@
-use bench::protocol::{Implementation, Workload};
+use bench::protocol::{Implementation, Work, Workload};
 use bench::tokio_tasks;
 
 const IMPL: Implementation = Implementation {
@@ -12,10 +12,10 @@ fn main() {
     let args = IMPL.parse_args();
     let rt = tokio_tasks::runtime();
     IMPL.run(&args, |args| {
-        Ok(match args.workload {
-            Workload::Sleep => tokio_tasks::sleep(&rt, args.n, args.duration),
-            Workload::Chain => tokio_tasks::chain(&rt, args.n),
-            Workload::Bounded => tokio_tasks::bounded(&rt, args.n, args.capacity),
+        Ok(match args.work {
+            Work::Sleep { duration } => tokio_tasks::sleep(&rt, args.n, duration),
+            Work::Chain => tokio_tasks::chain(&rt, args.n),
+            Work::Bounded { capacity, .. } => tokio_tasks::bounded(&rt, args.n, capacity),
         })
     });
 }
