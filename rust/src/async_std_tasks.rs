@@ -1,6 +1,7 @@
 //! `rust-async-std`: every task is an `async_std::task::spawn` on the global
 //! executor, channels are async-std's bounded channels. The main task is the
-//! future given to `task::block_on`.
+//! future given to `task::block_on`: it spawns and waits; for `chain` it also
+//! sends the first value and reads the last.
 
 use std::mem;
 use std::time::{Duration, Instant};
@@ -68,26 +69,29 @@ async fn relay(input: Receiver<u64>, output: Sender<u64>) {
     output.send(x + 1).await.expect("the next link receives");
 }
 
-/// N producer tasks send their index into one channel; the main task spawns
-/// them all, then receives and sums N values, then awaits every producer.
+/// N producer tasks send their index into one channel of `capacity`; a
+/// consumer task, spawned first, sums what arrives until the channel closes,
+/// which happens when the last producer drops its sender, i.e. once every
+/// producer has finished. The main task (the `block_on` future, on the main
+/// thread, outside the executor's threads) only awaits the consumer.
 pub fn bounded(n: usize, capacity: usize) -> Sample {
     task::block_on(async {
         let start = Instant::now();
-        let (tx, rx) = channel::bounded(capacity);
-        let producers: Vec<_> = (0..n as u64)
-            .map(|i| {
-                let tx = tx.clone();
-                task::spawn(async move { tx.send(i).await.expect("the consumer receives") })
-            })
-            .collect();
+        let (tx, rx) = channel::bounded::<u64>(capacity);
+        let consumer = task::spawn(async move {
+            let mut sum = 0;
+            while let Ok(i) = rx.recv().await {
+                sum += i;
+            }
+            sum
+        });
+        for i in 0..n as u64 {
+            let tx = tx.clone();
+            // Dropping the JoinHandle detaches the task.
+            task::spawn(async move { tx.send(i).await.expect("the consumer receives") });
+        }
         drop(tx);
-        let mut sum = 0;
-        for _ in 0..n {
-            sum += rx.recv().await.expect("every producer sends");
-        }
-        for producer in producers {
-            producer.await;
-        }
+        let sum = consumer.await;
         Sample {
             result: sum,
             elapsed: start.elapsed(),

@@ -86,25 +86,26 @@ fn relay(input: Receiver<u64>, output: SyncSender<u64>) {
 }
 
 /// N producer threads send their index into one channel of `capacity`
-/// (0 = rendezvous); the main thread spawns them all, then receives and sums
-/// N values, then joins every producer.
+/// (0 = rendezvous); a consumer thread, spawned first so that it drains the
+/// channel while the producers are being started, receives and sums N
+/// values. The main thread joins the consumer, then every producer.
 pub fn bounded(n: usize, capacity: usize) -> io::Result<Sample> {
     let start = Instant::now();
-    let (tx, rx) = mpsc::sync_channel(capacity);
+    let (tx, rx) = mpsc::sync_channel::<u64>(capacity);
+    // A receive fails only if producers are gone on a failed run: the
+    // consumer then stops and the main thread reports the spawn error.
+    let consumer = spawn(0, n + 1, move || rx.iter().take(n).sum::<u64>())?;
     let producers = (0..n)
         .map(|i| {
             let tx = tx.clone();
             // A send fails only if the consumer gave up on a failed run.
-            spawn(i, n, move || {
+            spawn(i + 1, n + 1, move || {
                 let _ = tx.send(i as u64);
             })
         })
         .collect::<io::Result<Vec<_>>>()?;
     drop(tx);
-    let mut sum = 0;
-    for _ in 0..n {
-        sum += rx.recv().expect("every producer sends");
-    }
+    let sum = consumer.join().expect("the consumer panicked");
     for producer in producers {
         producer.join().expect("a producer panicked");
     }

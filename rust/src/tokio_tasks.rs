@@ -1,6 +1,8 @@
 //! `rust-tokio`: every task is a real `tokio::spawn` on the multi-thread
 //! runtime, channels are `tokio::sync::mpsc`. The main task is the future
-//! given to `block_on`: it spawns, sends, receives and waits.
+//! given to `block_on` (on the main thread, outside the worker pool): it
+//! spawns and waits; for `chain` it also sends the first value and reads
+//! the last.
 
 use std::mem;
 use std::time::{Duration, Instant};
@@ -73,26 +75,31 @@ async fn relay(mut input: mpsc::Receiver<u64>, output: mpsc::Sender<u64>) {
     output.send(x + 1).await.expect("the next link receives");
 }
 
-/// N producer tasks send their index into one channel; the main task spawns
-/// them all, then receives and sums N values, then awaits every producer.
+/// N producer tasks send their index into one channel of `capacity`; a
+/// consumer task, spawned first, sums what arrives until the channel closes.
+/// The channel closes when the last producer drops its sender, i.e. once
+/// every producer has finished, so the consumer's sum means all N have sent
+/// and finished; the main task only awaits the consumer. The consumer is a
+/// spawned task like the producers, on a worker: a consumer on the
+/// `block_on` future (the main thread, outside the worker pool) would make
+/// every hand-off a wake-up across threads.
 pub fn bounded(rt: &Runtime, n: usize, capacity: usize) -> Sample {
     rt.block_on(async {
         let start = Instant::now();
-        let (tx, mut rx) = mpsc::channel(capacity);
-        let producers: Vec<_> = (0..n as u64)
-            .map(|i| {
-                let tx = tx.clone();
-                tokio::spawn(async move { tx.send(i).await.expect("the consumer receives") })
-            })
-            .collect();
+        let (tx, mut rx) = mpsc::channel::<u64>(capacity);
+        let consumer = tokio::spawn(async move {
+            let mut sum = 0;
+            while let Some(i) = rx.recv().await {
+                sum += i;
+            }
+            sum
+        });
+        for i in 0..n as u64 {
+            let tx = tx.clone();
+            tokio::spawn(async move { tx.send(i).await.expect("the consumer receives") });
+        }
         drop(tx);
-        let mut sum = 0;
-        for _ in 0..n {
-            sum += rx.recv().await.expect("every producer sends");
-        }
-        for producer in producers {
-            producer.await.expect("a producer panicked");
-        }
+        let sum = consumer.await.expect("the consumer finishes");
         Sample {
             result: sum,
             elapsed: start.elapsed(),
