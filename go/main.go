@@ -1,4 +1,5 @@
-// Command bench runs one concurrency workload and prints one JSON line,
+// Command bench runs one concurrency workload and prints one JSON line, or
+// (bench serve) the HTTP server of the protocol (serve.go),
 // following docs/protocol.md.
 package main
 
@@ -35,6 +36,7 @@ type config struct {
 }
 
 const usage = `usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+       bench serve --port P --delay-ms D [--threads T]   (bench serve --help)
 
   WORKLOAD         sleep, chain or bounded (docs/protocol.md)
   --n N            number of tasks (> 0)
@@ -90,12 +92,12 @@ func parseArgs(args []string) (config, error) {
 		}
 	}
 	if len(args) < 1 {
-		return config{}, errors.New("missing WORKLOAD (sleep, chain or bounded); --help for usage")
+		return config{}, errors.New("missing WORKLOAD (sleep, chain, bounded or serve); --help for usage")
 	}
 	cfg := config{workload: args[0]}
 	needs, ok := workloads[cfg.workload]
 	if !ok {
-		return cfg, fmt.Errorf("unknown workload %q (want sleep, chain or bounded)", cfg.workload)
+		return cfg, fmt.Errorf("unknown workload %q (want sleep, chain, bounded or serve)", cfg.workload)
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // the protocol wants one error line, not the usage text
@@ -156,6 +158,18 @@ func run(cfg config) report {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		cfg, err := parseServeArgs(os.Args[2:])
+		if errors.Is(err, errHelp) {
+			fmt.Println(serveUsage)
+			return
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: serve:", err)
+			os.Exit(2)
+		}
+		os.Exit(serve(cfg))
+	}
 	cfg, err := parseArgs(os.Args[1:])
 	if errors.Is(err, errHelp) {
 		fmt.Println(usage)
