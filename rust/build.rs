@@ -5,10 +5,13 @@
 use std::process::Command;
 use std::{env, fs};
 
-const CRATES: [(&str, &str); 3] = [
+const CRATES: [(&str, &str); 6] = [
     ("tokio", "TOKIO_VERSION"),
     ("async-std", "ASYNC_STD_VERSION"),
     ("futures", "FUTURES_VERSION"),
+    ("smol", "SMOL_VERSION"),
+    ("async-executor", "ASYNC_EXECUTOR_VERSION"),
+    ("async-io", "ASYNC_IO_VERSION"),
 ];
 
 fn main() {

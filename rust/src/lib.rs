@@ -6,4 +6,5 @@ pub mod async_std_tasks;
 pub mod join_all;
 pub mod os_threads;
 pub mod protocol;
+pub mod smol_tasks;
 pub mod tokio_tasks;

@@ -8,13 +8,17 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 /// Each binary and the workloads it declares in impls.toml.
-const BINARIES: [(&str, &[&str]); 4] = [
+const BINARIES: [(&str, &[&str]); 5] = [
     (
         env!("CARGO_BIN_EXE_rust-tokio"),
         &["sleep", "chain", "bounded"],
     ),
     (
         env!("CARGO_BIN_EXE_rust-async-std"),
+        &["sleep", "chain", "bounded"],
+    ),
+    (
+        env!("CARGO_BIN_EXE_rust-smol"),
         &["sleep", "chain", "bounded"],
     ),
     (env!("CARGO_BIN_EXE_rust-futures"), &["sleep"]),

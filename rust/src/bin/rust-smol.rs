@@ -1,0 +1,21 @@
+use bench::protocol::{Implementation, Work, Workload};
+use bench::smol_tasks;
+
+const IMPL: Implementation = Implementation {
+    id: "rust-smol",
+    runtime: smol_tasks::LABEL,
+    workloads: &[Workload::Sleep, Workload::Chain, Workload::Bounded],
+    rendezvous: false,
+};
+
+fn main() {
+    let args = IMPL.parse_args();
+    smol_tasks::start_runtime();
+    IMPL.run(&args, |args| {
+        Ok(match args.work {
+            Work::Sleep { duration } => smol_tasks::sleep(args.n, duration),
+            Work::Chain => smol_tasks::chain(args.n),
+            Work::Bounded { capacity, .. } => smol_tasks::bounded(args.n, capacity),
+        })
+    });
+}
