@@ -9,8 +9,8 @@ import java.util.concurrent.ThreadFactory;
 
 /**
  * The benchmark program of docs/protocol.md:
- * {@code java -cp classes Main MODE WORKLOAD --n N ...}, where MODE ({@code virtual}
- * or {@code platform}) is the kind of thread every task runs on.
+ * {@code java -cp classes Main MODE WORKLOAD --n N --iterations K ...}, where MODE
+ * ({@code virtual} or {@code platform}) is the kind of thread every task runs on.
  * {@code java -cp classes Main MODE --version} prints the runtime label.
  */
 public final class Main {
@@ -26,13 +26,17 @@ public final class Main {
             Runtime.getRuntime().halt(1);
         });
 
+        if (Options.wantsHelp(args)) {
+            System.out.println(Options.USAGE);
+            return;
+        }
         ThreadFactory threads = args.length == 0 ? null : switch (args[0]) {
             case "virtual" -> Thread.ofVirtual().factory();
             case "platform" -> Thread.ofPlatform().factory();
             default -> null;
         };
         if (threads == null) {
-            usageError("first argument must be the thread kind, virtual or platform");
+            usageError("the first argument must be the thread kind, virtual or platform");
         }
         String[] rest = Arrays.copyOfRange(args, 1, args.length);
         if (rest.length == 1 && rest[0].equals("--version")) {
@@ -53,8 +57,9 @@ public final class Main {
         System.out.println(run(new Workloads(threads), options, runtime(args[0])));
     }
 
+    /** Bad input: one line on stderr, nothing on stdout, exit status 2 (docs/protocol.md). */
     private static void usageError(String message) {
-        System.err.println("usage: " + message);
+        System.err.println("error: " + message + " (--help for usage)");
         System.exit(2);
     }
 

@@ -1,13 +1,36 @@
 import java.time.Duration;
+import java.util.Arrays;
 
-/** The command line of docs/protocol.md: {@code WORKLOAD --n N [--buffer B] [--duration-ms D] [--iterations K]}. */
-record Options(String workload, int n, int buffer, Duration duration, int iterations) {
+/**
+ * The command line of docs/protocol.md:
+ * {@code WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]}, or {@code --help}.
+ * Every option that a workload uses is required: the defaults live in the harness
+ * (harness/workloads.py), not here.
+ */
+record Options(String workload, int n, int iterations, int buffer, Duration duration) {
+    // Only bounded reads buffer (-1 when not given), only sleep reads duration (null for the others).
+
+    static final String USAGE = """
+            usage: java -cp classes Main (virtual|platform) WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+                   java -cp classes Main (virtual|platform) --version
+
+              virtual|platform  the kind of thread every task runs on
+              WORKLOAD          sleep, chain, chain-await or bounded (docs/protocol.md)
+              --n N             number of tasks (> 0)
+              --iterations K    in-process iterations, the first one cold (> 0)
+              --buffer B        channel capacity, required by bounded (>= 0; 0 = rendezvous)
+              --duration-ms D   how long each task sleeps, required by sleep (> 0)""";
 
     /** A bad command line; its message is the one line printed before exiting with status 2. */
     static final class UsageException extends Exception {
         UsageException(String message) {
-            super(message);
+            super(message, null, false, false);
         }
+    }
+
+    /** --help or -h anywhere on the command line asks for {@link #USAGE}. */
+    static boolean wantsHelp(String[] args) {
+        return Arrays.stream(args).anyMatch(a -> a.equals("--help") || a.equals("-h"));
     }
 
     static Options parse(String[] args) throws UsageException {
@@ -15,42 +38,57 @@ record Options(String workload, int n, int buffer, Duration duration, int iterat
             throw new UsageException("missing WORKLOAD (sleep, chain, chain-await or bounded)");
         }
         String workload = args[0];
-        int iterations = switch (workload) {
-            case "sleep" -> 1;
-            case "chain", "chain-await" -> 2;
-            case "bounded" -> 10;
-            default -> throw new UsageException("unknown workload '" + workload + "'");
-        };
-        Integer n = null;
-        int buffer = 1;
-        long durationMs = 10_000;
+        boolean usesBuffer = workload.equals("bounded");
+        boolean usesDuration = workload.equals("sleep");
+        if (!usesBuffer && !usesDuration && !workload.equals("chain") && !workload.equals("chain-await")) {
+            throw new UsageException("unknown workload '" + workload + "' (sleep, chain, chain-await or bounded)");
+        }
+        int n = -1;
+        int iterations = -1;
+        int buffer = -1;
+        int durationMs = -1;
         for (int i = 1; i < args.length; i += 2) {
             String option = args[i];
+            if (!option.startsWith("--")) {
+                throw new UsageException("unexpected argument '" + option + "'");
+            }
             if (i + 1 == args.length) {
-                throw new UsageException(option.startsWith("--") ? "missing value for " + option
-                        : "unexpected argument '" + option + "'");
+                throw new UsageException("missing value for " + option);
             }
             String value = args[i + 1];
             switch (option) {
                 case "--n" -> n = parseInt(option, value, 1);
+                case "--iterations" -> iterations = parseInt(option, value, 1);
                 case "--buffer" -> buffer = parseInt(option, value, 0);
                 case "--duration-ms" -> durationMs = parseInt(option, value, 1);
-                case "--iterations" -> iterations = parseInt(option, value, 1);
                 default -> throw new UsageException("unknown option '" + option + "'");
             }
         }
-        if (n == null) {
-            throw new UsageException("missing --n");
+        if (n < 0) {
+            throw new UsageException(workload + " needs --n");
         }
-        return new Options(workload, n, buffer, Duration.ofMillis(durationMs), iterations);
+        if (iterations < 0) {
+            throw new UsageException(workload + " needs --iterations");
+        }
+        if (usesBuffer && buffer < 0) {
+            throw new UsageException(workload + " needs --buffer");
+        }
+        if (usesDuration && durationMs < 0) {
+            throw new UsageException(workload + " needs --duration-ms");
+        }
+        return new Options(workload, n, iterations, buffer, usesDuration ? Duration.ofMillis(durationMs) : null);
     }
 
+    /** A decimal integer of ASCII digits (Integer.parseInt would also take "+5" and non-ASCII digits). */
     private static int parseInt(String option, String value, int min) throws UsageException {
+        if (value.isEmpty() || !value.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            throw new UsageException(option + " needs an integer >= " + min + ", got '" + value + "'");
+        }
         int parsed;
         try {
             parsed = Integer.parseInt(value);
         } catch (NumberFormatException e) {
-            throw new UsageException(option + " needs an integer up to " + Integer.MAX_VALUE + ", got '" + value + "'");
+            throw new UsageException(option + " " + value + " is out of range (at most " + Integer.MAX_VALUE + ")");
         }
         if (parsed < min) {
             throw new UsageException(option + " must be >= " + min + ", got " + parsed);
