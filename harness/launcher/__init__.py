@@ -2,6 +2,17 @@
 this file) and collect what it reports: exit status, wall time, CPU, peak RSS
 from wait4, and RSS and thread count over time.
 
+What it promises (docs/promises.md; tests in test_processes.py):
+- nothing is left running: the launcher kills the program's whole tree (its
+  cgroup where cgroup v2 is writable, else every descendant, found through
+  the launcher being their subreaper) on a timeout, on --max-rss, when the
+  program's stdout passes STDOUT_CAP_BYTES, when the program exits leaving
+  processes behind, and when the harness dies (even by SIGKILL);
+- nothing is left on disk: stdout, stderr and samples go to unnamed
+  temporary files, which vanish with the last process holding them;
+- memory held per run is bounded: at most STDOUT_CAP_BYTES of stdout and
+  the last STDERR_TAIL_LINES lines of stderr are read.
+
 The launcher forks and execs the program, so the program's peak RSS is its
 own and not the Python parent's; between ppoll waits on a pidfd it samples
 /proc/PID/statm and /proc/PID/status (not /proc/PID/stat, whose cost grows
@@ -12,6 +23,7 @@ a few microseconds a sample, where a Python thread cost over 100
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import signal
@@ -20,11 +32,19 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 SOURCE = Path(__file__).resolve().parent / "launch.c"
 BINARY = SOURCE.with_suffix("")
 METHOD = "wait4-launcher"
 KILL_GRACE_S = 10.0
+STDOUT_CAP_BYTES = 1 << 20  # more than this on stdout: truncated, and the program is killed
+STDERR_TAIL_LINES = 20
+STDERR_TAIL_BYTES = 64 << 10  # the most of stderr ever read
+STDERR_LINE_CHARS = 1000
+# BENCH_LAUNCHER_CGROUP=0 in the harness's environment: track the process
+# tree only, never a cgroup (the fallback where cgroup v2 is not writable).
+CGROUP_SWITCH = "BENCH_LAUNCHER_CGROUP"
 
 
 class LauncherError(Exception):
@@ -39,12 +59,16 @@ class Sample:
 
 
 def read_samples(path: Path) -> list[Sample]:
+    with path.open("rb") as f:
+        return _parse_samples(f)
+
+
+def _parse_samples(f: IO[bytes]) -> list[Sample]:
     samples = []
-    with path.open() as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) == 3:  # a line cut short by a kill is dropped
-                samples.append(Sample(int(parts[0]) / 1e9, int(parts[1]), int(parts[2])))
+    for line in f:
+        parts = line.split()
+        if len(parts) == 3 and line.endswith(b"\n"):  # a line cut short by a kill is dropped
+            samples.append(Sample(int(parts[0]) / 1e9, int(parts[1]), int(parts[2])))
     return samples
 
 
@@ -69,7 +93,7 @@ def ensure_launcher() -> Path:
 @dataclass
 class Outcome:
     """What happened to one process, before validation."""
-    status: str  # "exited", "timeout", "oom"
+    status: str  # "exited", "timeout", "oom" (passed --max-rss)
     exit_code: int | None = None
     signal: int | None = None
     wall_s: float | None = None
@@ -80,9 +104,25 @@ class Outcome:
     sampled_peak_rss_bytes: int | None = None
     max_threads: int | None = None
     sampler_cpu_s: float | None = None
-    stdout: str = ""
-    stderr: str = ""
+    stdout: str = ""  # at most STDOUT_CAP_BYTES of it
+    stderr: str = ""  # the same as stderr_tail (the whole of it is never read)
     samples: list[Sample] = field(default_factory=list)
+    # stdout passed STDOUT_CAP_BYTES: `stdout` is its first STDOUT_CAP_BYTES,
+    # and the program was killed (SIGKILL) within a sample interval of passing it.
+    stdout_truncated: bool = False
+    # The last STDERR_TAIL_LINES lines of stderr (from at most its last
+    # STDERR_TAIL_BYTES, each line cut at STDERR_LINE_CHARS).
+    stderr_tail: str = ""
+    # Killed by SIGKILL from the kernel's OOM killer: True when the kernel
+    # counted an OOM kill during the run (in the program's cgroup when it has
+    # a memory controller, else on the machine) and no one else here killed
+    # it; None when it died of SIGKILL and the count could not be read;
+    # False otherwise.
+    oom_killed: bool | None = False
+    # Processes the program left running when it exited (all killed).
+    strays: int = 0
+    # How the tree was held: "cgroup" or "process-tree" (subreaper).
+    containment: str = ""
 
 
 def kill_group(pgid: int | None) -> None:
@@ -97,63 +137,103 @@ def _parse_report(text: str) -> dict[str, int]:
     values: dict[str, int] = {}
     for line in text.splitlines():
         parts = line.split()
-        values.update({parts[i]: int(parts[i + 1]) for i in range(0, len(parts) - 1, 2)})
+        try:
+            values.update({parts[i]: int(parts[i + 1]) for i in range(0, len(parts) - 1, 2)})
+        except ValueError:
+            continue  # a line cut short
     return values
+
+
+def _stop_launcher(proc: subprocess.Popen[bytes], program_pid: int | None) -> None:
+    """Ask the launcher to kill its tree and exit (TERM); if it does not
+    within KILL_GRACE_S, kill it and the program's group outright."""
+    if proc.poll() is not None:
+        return
+    try:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=KILL_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        kill_group(program_pid)
+        proc.wait()
+
+
+def _head(f: IO[bytes], cap: int) -> tuple[str, bool]:
+    f.seek(0)
+    data = f.read(cap + 1)
+    return data[:cap].decode(errors="replace"), len(data) > cap
+
+
+def _tail_lines(f: IO[bytes]) -> str:
+    size = f.seek(0, os.SEEK_END)
+    f.seek(max(0, size - STDERR_TAIL_BYTES))
+    lines = f.read(STDERR_TAIL_BYTES).decode(errors="replace").splitlines()
+    if size > STDERR_TAIL_BYTES and lines:
+        lines = lines[1:]  # the first one is cut
+    return "\n".join(line[:STDERR_LINE_CHARS] for line in lines[-STDERR_TAIL_LINES:])
 
 
 def run_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: float,
                 max_rss_bytes: int | None, sample_interval_s: float) -> Outcome:
-    """Start argv through the launcher and measure it until it exits. The
-    launcher runs in its own session and the program in its own process
-    group, so that whatever happens both trees can be killed."""
+    """Start argv through the launcher and measure it until it exits (or the
+    launcher kills it: timeout_s, max_rss_bytes, STDOUT_CAP_BYTES). The
+    launcher runs in its own session, dies with this process (it must be
+    called from a thread that outlives the run, as any blocking call is), and
+    leaves nothing running when it exits."""
     launcher = ensure_launcher()
     limit_kb = (max_rss_bytes + 1023) // 1024 if max_rss_bytes else 0
     interval_us = max(1, round(sample_interval_s * 1e6))
-    report_r, report_w = os.pipe()
-    with tempfile.TemporaryDirectory(prefix="harness-") as tmp, \
-            open(Path(tmp) / "stdout", "w+b") as out, open(Path(tmp) / "stderr", "w+b") as err:
-        samples_path = Path(tmp) / "samples"
+    finite = math.isfinite(timeout_s)
+    timeout_ms = max(1, math.ceil(timeout_s * 1000)) if finite else 0  # 0: none
+    use_cgroup = os.environ.get(CGROUP_SWITCH, "1") != "0"
+    # Unnamed files (O_TMPFILE): nothing in the temporary directory outlives
+    # the processes, whatever kills them.
+    with tempfile.TemporaryFile(prefix="harness-") as out, \
+            tempfile.TemporaryFile(prefix="harness-") as err, \
+            tempfile.TemporaryFile(prefix="harness-") as samples:
+        report_r, report_w = os.pipe()
         try:
             proc = subprocess.Popen(
-                [str(launcher), str(report_w), str(samples_path), str(interval_us), str(limit_kb),
-                 *argv],
+                [str(launcher), str(report_w), str(samples.fileno()), str(interval_us),
+                 str(limit_kb), str(timeout_ms), str(STDOUT_CAP_BYTES), str(os.getpid()),
+                 "1" if use_cgroup else "0", *argv],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd,
-                pass_fds=(report_w,), start_new_session=True)
+                pass_fds=(report_w, samples.fileno()), start_new_session=True)
+        except BaseException:
+            os.close(report_r)
+            raise
         finally:
             os.close(report_w)
-        program_pgid: int | None = None
-        timed_out = False
+        program_pid: int | None = None
+        stuck = False
         started = time.monotonic()
         try:
             with os.fdopen(report_r, "r") as report:
-                program_pgid = _parse_report(report.readline()).get("pid")
+                program_pid = _parse_report(report.readline()).get("pid")
                 try:
-                    proc.wait(timeout=max(0.0, started + timeout_s - time.monotonic()))
+                    # The launcher ends the program at timeout_s; this is in case it cannot.
+                    proc.wait(timeout=timeout_s + KILL_GRACE_S if finite else None)
                 except subprocess.TimeoutExpired:
-                    # Kill the program's tree; the launcher then reports how it ended.
-                    timed_out = True
-                    kill_group(program_pgid)
-                    proc.wait(timeout=KILL_GRACE_S)
+                    stuck = True
+                    _stop_launcher(proc, program_pid)
                 rest = report.read()
                 elapsed = time.monotonic() - started
         finally:
             # Whatever happened (including Ctrl-C), leave no process behind.
-            kill_group(program_pgid)
-            kill_group(proc.pid)
-            if proc.poll() is None:
-                proc.wait(timeout=KILL_GRACE_S)
-        out.seek(0)
-        err.seek(0)
-        outcome = Outcome(status="exited", stdout=out.read().decode(errors="replace"),
-                          stderr=err.read().decode(errors="replace"))
-        if samples_path.exists():
-            outcome.samples = read_samples(samples_path)
+            _stop_launcher(proc, program_pid)
+        stdout, truncated = _head(out, STDOUT_CAP_BYTES)
+        tail = _tail_lines(err)
+        samples.seek(0)
+        outcome = Outcome(status="exited", stdout=stdout, stderr=tail, stdout_truncated=truncated,
+                          stderr_tail=tail, samples=_parse_samples(samples))
 
     values = _parse_report(rest)
     if values.get("oom"):
         outcome.status = "oom"
-    elif timed_out:
+    elif values.get("timeout") or stuck:
         outcome.status = "timeout"
+    outcome.strays = values.get("strays", 0)
+    outcome.containment = "cgroup" if values.get("cgroup") else "process-tree"
     if "status" in values:
         ws = values["status"]
         if os.WIFSIGNALED(ws):
@@ -179,4 +259,8 @@ def run_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: float
             outcome.sampled_peak_rss_bytes = max(s.rss_bytes for s in outcome.samples)
             outcome.peak_rss_bytes = outcome.sampled_peak_rss_bytes
             outcome.peak_rss_method = "sampled"
+    killed_here = any(values.get(k) for k in ("oom", "timeout", "output_limit", "stopped")) or stuck
+    if outcome.signal == signal.SIGKILL and not killed_here and "status" in values:
+        kills = values.get("oom_kills", -1)
+        outcome.oom_killed = None if kills < 0 else kills > 0
     return outcome

@@ -1,7 +1,8 @@
 /*
  * launch: start a program, sample it, and report its own resource usage.
  *
- *   launch FD SAMPLES_FILE INTERVAL_US LIMIT_KB PROGRAM [ARGS...]
+ *   launch REPORT_FD SAMPLES_FD INTERVAL_US LIMIT_KB TIMEOUT_MS STDOUT_CAP PARENT_PID CGROUP
+ *          PROGRAM [ARGS...]
  *
  * Why a native launcher: a child forked from the Python harness inherits the
  * harness's resident pages until exec, and the kernel folds that high-water
@@ -10,32 +11,67 @@
  * too, instead of in a Python thread, keeps the sampler's cost to a few
  * microseconds a sample (benchmarks/sampler_overhead.py).
  *
- * The program runs in its own process group, so that it and its children can
- * be killed together: by this launcher when its RSS passes LIMIT_KB (0 = no
- * limit), or by the harness on a timeout.
+ * Every INTERVAL_US it appends "t_ns rss_bytes threads" to SAMPLES_FD (from
+ * /proc/PID/statm and /proc/PID/status). To REPORT_FD it writes "pid PID"
+ * right after the fork, then after the program exits one line of "key value"
+ * pairs: status (the wait status), maxrss_kb, utime_us, stime_us, wall_ns,
+ * oom (1 if killed for LIMIT_KB), timeout (1 if killed at TIMEOUT_MS),
+ * output_limit (1 if killed because its stdout passed STDOUT_CAP bytes),
+ * stopped (the signal that told this launcher to stop: the harness's TERM, or
+ * its death), oom_kills (kernel OOM kills during the run, -1 if unknown),
+ * strays (processes the program left running after it exited), cgroup (1 if
+ * the program ran in its own cgroup), peak_kb and max_threads (sampled),
+ * samples, self_cpu_us (this launcher's own CPU time, i.e. the sampler's cost).
+ * REPORT_FD and SAMPLES_FD are inherited from the harness and closed in the
+ * program. 0 for LIMIT_KB, TIMEOUT_MS or STDOUT_CAP means no limit.
  *
- * Every INTERVAL_US it appends "t_ns rss_bytes threads" to SAMPLES_FILE
- * (from /proc/PID/statm and /proc/PID/status). To file descriptor FD (inherited from the harness,
- * closed in the program) it writes "pid PID" right after the fork, then after
- * the program exits one line of "key value" pairs: status (the wait status),
- * maxrss_kb, utime_us, stime_us, wall_ns, oom (1 if killed for the limit),
- * peak_kb and max_threads (sampled), samples, self_cpu_us (this launcher's
- * own CPU time, i.e. the sampler's cost).
+ * Nothing is left running. The program runs in its own process group and,
+ * when CGROUP is 1 and cgroup v2 is writable, in its own cgroup beside this
+ * launcher's; this launcher is also a child subreaper, so that descendants
+ * which leave the program's session or process group (setsid, double fork)
+ * are re-parented here. When the program is killed (limit, timeout, stop) or
+ * exits leaving descendants, the cgroup is killed (cgroup.kill) and the whole
+ * tree of this launcher's descendants is killed and reaped. The harness's
+ * death reaches this launcher as SIGTERM (PR_SET_PDEATHSIG, and getppid() is
+ * checked after setting it and at every sample), and the program gets SIGKILL
+ * if this launcher itself dies. None of this touches the program while it
+ * runs: no extra thread, memory or work in it; the tree scan happens only
+ * after it has been killed or has exited, outside the measured wall time.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+static volatile sig_atomic_t stop_signal = 0;
+static pid_t parent_pid;
+static char cg_dir[PATH_MAX]; /* the program's cgroup, "" if none */
+
+static void on_stop(int sig) {
+    stop_signal = sig;
+}
+
+/* A stop was asked for: by a signal, or the harness is gone (its death
+ * signal may have come before PR_SET_PDEATHSIG was set). */
+static int stop_requested(void) {
+    if (stop_signal == 0 && getppid() != parent_pid)
+        stop_signal = SIGTERM;
+    return stop_signal != 0;
+}
 
 static long long now_ns(void) {
     struct timespec ts;
@@ -45,6 +81,60 @@ static long long now_ns(void) {
 
 static long long tv_us(struct timeval tv) {
     return (long long)tv.tv_sec * 1000000LL + tv.tv_usec;
+}
+
+static void sleep_ns(long long ns) {
+    struct timespec ts = {ns / 1000000000LL, ns % 1000000000LL};
+    nanosleep(&ts, NULL);
+}
+
+static ssize_t read_file(const char *path, char *buf, size_t size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    if (n < 0)
+        return -1;
+    buf[n] = '\0';
+    return n;
+}
+
+static int write_file(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, text, strlen(text));
+    close(fd);
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* The value after "\nKEY " (or at the start) in a "key value" file; -1 if absent. */
+static long long keyed_value(const char *path, const char *key) {
+    char buf[16384];
+    if (read_file(path, buf, sizeof buf) < 0)
+        return -1;
+    size_t len = strlen(key);
+    for (char *p = buf; p != NULL && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (strncmp(p, key, len) == 0 && p[len] == ' ')
+            return atoll(p + len + 1);
+    }
+    return -1;
+}
+
+/*
+ * The kernel's count of OOM kills: in the program's cgroup when it has the
+ * memory controller (exactly the program's), else machine-wide.
+ */
+static long long oom_kill_count(void) {
+    if (cg_dir[0]) {
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/memory.events", cg_dir);
+        long long n = keyed_value(path, "oom_kill");
+        if (n >= 0)
+            return n;
+    }
+    return keyed_value("/proc/vmstat", "oom_kill");
 }
 
 /*
@@ -76,34 +166,325 @@ static int read_proc(int statm_fd, int status_fd, long page, long long *rss, lon
     return 0;
 }
 
+/* ---- the program's cgroup (v2) ---- */
+
+/* Directory of this process's cgroup v2, or -1 (no cgroup2 mount, hybrid
+ * set-up without our path, a path the mount does not show). */
+static int own_cgroup(char *out, size_t size) {
+    char line[4096], root[PATH_MAX] = "", mnt[PATH_MAX] = "", rel[PATH_MAX] = "";
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof line, f)) {
+        char *sep = strstr(line, " - ");
+        if (sep == NULL || strncmp(sep + 3, "cgroup2 ", 8) != 0 || strchr(line, '\\'))
+            continue; /* (a '\' is an escaped space or such in a path: not worth decoding) */
+        if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) == 2)
+            break;
+        mnt[0] = '\0';
+    }
+    fclose(f);
+    f = fopen("/proc/self/cgroup", "re");
+    if (f == NULL || mnt[0] == '\0') {
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "0::", 3) == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(rel, sizeof rel, "%s", line + 3);
+            break;
+        }
+    }
+    fclose(f);
+    if (rel[0] != '/' || strstr(rel, " (deleted)"))
+        return -1;
+    const char *tail = rel;
+    if (strcmp(root, "/") != 0) {
+        size_t n = strlen(root);
+        if (strncmp(rel, root, n) != 0 || (rel[n] != '/' && rel[n] != '\0'))
+            return -1;
+        tail = rel + n;
+    }
+    if (strcmp(tail, "/") == 0)
+        tail = "";
+    return snprintf(out, size, "%s%s", mnt, tail) < (int)size ? 0 : -1;
+}
+
+/* Remove the empty cgroups of launchers that died without cleaning up
+ * (killed with SIGKILL); a populated one is left alone (rmdir fails). */
+static void remove_stale_cgroups(const char *parent) {
+    DIR *d = opendir(parent);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "harness-launch.", 15) != 0)
+            continue;
+        pid_t owner = (pid_t)atol(e->d_name + 15);
+        if (owner > 0 && owner != getpid() && kill(owner, 0) != 0 && errno == ESRCH) {
+            char path[PATH_MAX + 300];
+            snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
+            rmdir(path);
+        }
+    }
+    closedir(d);
+}
+
+/* Create the program's cgroup beside... below this launcher's own; returns an
+ * open cgroup.procs to join it, or -1 (then the process tree is tracked). */
+static int create_cgroup(void) {
+    char own[PATH_MAX];
+    if (own_cgroup(own, sizeof own) != 0)
+        return -1;
+    remove_stale_cgroups(own);
+    if (snprintf(cg_dir, sizeof cg_dir, "%s/harness-launch.%d", own, (int)getpid()) >=
+            (int)sizeof cg_dir || mkdir(cg_dir, 0755) != 0) {
+        cg_dir[0] = '\0';
+        return -1;
+    }
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/cgroup.procs", cg_dir);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        rmdir(cg_dir);
+        cg_dir[0] = '\0';
+    }
+    return fd;
+}
+
+static int cgroup_populated(void) {
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/cgroup.events", cg_dir);
+    return keyed_value(path, "populated") == 1;
+}
+
+/* Processes in the cgroup, each sent SIGKILL (cgroup.kill does it at once
+ * where the kernel has it, 5.14+; else one by one). Returns how many. */
+static int kill_cgroup(void) {
+    char path[PATH_MAX + 32], buf[65536];
+    snprintf(path, sizeof path, "%s/cgroup.procs", cg_dir);
+    int count = 0;
+    if (read_file(path, buf, sizeof buf) > 0)
+        for (char *p = buf; *p; p++)
+            count += *p == '\n';
+    snprintf(path, sizeof path, "%s/cgroup.kill", cg_dir);
+    if (count > 0 && write_file(path, "1") != 0) {
+        snprintf(path, sizeof path, "%s/cgroup.procs", cg_dir);
+        if (read_file(path, buf, sizeof buf) > 0)
+            for (char *p = buf; *p;) {
+                kill((pid_t)atol(p), SIGKILL);
+                p = strchr(p, '\n');
+                if (p == NULL)
+                    break;
+                p++;
+            }
+    }
+    return count;
+}
+
+/* ---- the process tree ---- */
+
+struct proc_entry {
+    pid_t pid, ppid;
+    char state;
+};
+
+static int by_pid(const void *a, const void *b) {
+    pid_t x = ((const struct proc_entry *)a)->pid, y = ((const struct proc_entry *)b)->pid;
+    return (x > y) - (x < y);
+}
+
+/*
+ * Every descendant of this launcher, from the parent links in /proc (a
+ * subreaper's orphans are re-parented to it, so none falls out of the
+ * tree), each sent SIGKILL unless `dry`. Returns how many are alive (not
+ * zombies), or 0 if /proc cannot be read.
+ */
+static int kill_descendants(pid_t skip, int dry) {
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        return 0;
+    size_t cap = 1024, n = 0;
+    struct proc_entry *all = malloc(cap * sizeof *all);
+    struct dirent *e;
+    char path[300], buf[1024];
+    while (all != NULL && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        if (read_file(path, buf, sizeof buf) <= 0)
+            continue;
+        char *close_paren = strrchr(buf, ')'); /* the command name may hold ')' */
+        struct proc_entry pe = {(pid_t)atol(e->d_name), 0, 0};
+        int ppid;
+        if (close_paren == NULL || sscanf(close_paren + 2, "%c %d", &pe.state, &ppid) != 2)
+            continue;
+        pe.ppid = (pid_t)ppid;
+        if (n == cap) {
+            struct proc_entry *more = realloc(all, 2 * cap * sizeof *all);
+            if (more == NULL)
+                break;
+            all = more;
+            cap *= 2;
+        }
+        all[n++] = pe;
+    }
+    closedir(d);
+    if (all == NULL)
+        return 0;
+    /* Sorted by pid, each entry's ancestry is followed once (memoised). */
+    qsort(all, n, sizeof *all, by_pid);
+    char *in = calloc(n ? n : 1, 1); /* 0 unknown, 1 descendant, 2 not */
+    pid_t self = getpid();
+    for (size_t i = 0; in != NULL && i < n; i++) {
+        size_t chain[64], depth = 0, k = i;
+        char verdict = 2;
+        for (;;) {
+            if (in[k]) {
+                verdict = in[k];
+                break;
+            }
+            if (all[k].ppid == self) {
+                verdict = 1;
+                chain[depth < 64 ? depth++ : 63] = k;
+                break;
+            }
+            chain[depth < 64 ? depth++ : 63] = k;
+            struct proc_entry key = {all[k].ppid, 0, 0};
+            struct proc_entry *up = all[k].ppid > 0 ? bsearch(&key, all, n, sizeof *all, by_pid) : NULL;
+            if (up == NULL || depth >= 64)
+                break; /* reached init, or a parent gone since: not ours */
+            k = (size_t)(up - all);
+        }
+        for (size_t j = 0; j < depth; j++)
+            in[chain[j]] = verdict;
+    }
+    int alive = 0;
+    for (size_t i = 0; in != NULL && i < n; i++) {
+        if (in[i] != 1 || all[i].state == 'Z' || all[i].state == 'X')
+            continue;
+        if (all[i].pid != skip)
+            alive++;
+        if (!dry)
+            kill(all[i].pid, SIGKILL);
+    }
+    free(in);
+    free(all);
+    return alive;
+}
+
+/* Reap whatever has exited among our children, never the program itself
+ * before its wait4 (program_reaped says it has been). */
+static void reap_others(pid_t program, int program_reaped) {
+    for (;;) {
+        siginfo_t info;
+        memset(&info, 0, sizeof info);
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0)
+            return;
+        if (info.si_pid == program && !program_reaped)
+            return;
+        waitpid(info.si_pid, NULL, WNOHANG);
+    }
+}
+
+/* Kill the program's group, cgroup and every descendant, while the program
+ * itself stays unreaped (its wait4 gives the rusage). */
+static void kill_everything(pid_t program) {
+    kill(-program, SIGKILL);
+    kill(program, SIGKILL);
+    if (cg_dir[0])
+        kill_cgroup();
+    kill_descendants(program, 0);
+}
+
+/*
+ * After the program has been reaped: kill and reap everything it left, wait
+ * until its cgroup is empty and remove it. Returns how many processes were
+ * still running when this started.
+ */
+static int clean_up(pid_t program) {
+    int strays = kill_descendants(0, 1);
+    if (cg_dir[0] && strays == 0 && cgroup_populated())
+        strays = 1; /* something in the cgroup but outside our tree */
+    long long deadline = now_ns() + 5000000000LL;
+    for (;;) {
+        int left = 0;
+        if (cg_dir[0] && cgroup_populated()) {
+            kill_cgroup();
+            left = 1;
+        }
+        left += kill_descendants(0, 0);
+        reap_others(program, 1);
+        if (left == 0 || now_ns() > deadline)
+            break;
+        sleep_ns(1000000);
+    }
+    reap_others(program, 1);
+    if (cg_dir[0]) {
+        for (int i = 0; i < 100 && rmdir(cg_dir) != 0 && errno == EBUSY; i++)
+            sleep_ns(10000000);
+    }
+    return strays;
+}
+
 int main(int argc, char **argv) {
-    if (argc < 6) {
-        fprintf(stderr, "usage: launch FD SAMPLES_FILE INTERVAL_US LIMIT_KB PROGRAM [ARGS...]\n");
+    if (argc < 10) {
+        fprintf(stderr, "usage: launch REPORT_FD SAMPLES_FD INTERVAL_US LIMIT_KB TIMEOUT_MS "
+                        "STDOUT_CAP PARENT_PID CGROUP PROGRAM [ARGS...]\n");
         return 2;
     }
     int fd = atoi(argv[1]);
+    int samples_fd = atoi(argv[2]);
     long long interval_ns = atoll(argv[3]) * 1000LL;
     long long limit_bytes = atoll(argv[4]) * 1024LL;
-    if (fd < 3 || fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || interval_ns <= 0) {
+    long long timeout_ns = atoll(argv[5]) * 1000000LL;
+    long long stdout_cap = atoll(argv[6]);
+    parent_pid = (pid_t)atol(argv[7]);
+    int want_cgroup = atoi(argv[8]);
+    char **program_argv = &argv[9];
+    if (fd < 3 || samples_fd < 3 || fd == samples_fd || fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 ||
+        fcntl(samples_fd, F_SETFD, FD_CLOEXEC) != 0 || interval_ns <= 0 || parent_pid <= 0) {
         fprintf(stderr, "launch: bad arguments\n");
         return 2;
     }
+
+    /* Stop on TERM, HUP or INT, and on the harness's death (as TERM). The
+     * handlers only set a flag; the loops below look at it. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN); /* the harness may be gone when the report is written */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (stop_requested())
+        return 3; /* the harness died before the death signal was set: start nothing */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+
     FILE *report = fdopen(fd, "w");
-    FILE *samples = fopen(argv[2], "we");
+    FILE *samples = fdopen(samples_fd, "w");
     if (report == NULL || samples == NULL) {
         perror("launch: open");
         return 2;
     }
 
     /* Closed by a successful exec: until then the child is a copy of this
-     * launcher, whose pages must not appear in the samples. */
+     * launcher, whose pages must not appear in the samples. The child writes
+     * 'c' into it first if it could not join its cgroup. */
     int exec_pipe[2];
     if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
         perror("launch: pipe");
         return 127;
     }
+    int procs_fd = want_cgroup ? create_cgroup() : -1;
+    long long oom_kills_before = oom_kill_count();
 
     long long start = now_ns();
+    pid_t self = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         perror("launch: fork");
@@ -111,19 +492,41 @@ int main(int argc, char **argv) {
     }
     if (pid == 0) {
         close(exec_pipe[0]);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGPIPE, SIG_DFL);
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* if this launcher is killed outright */
+        if (getppid() != self)
+            _exit(127);
+        if (procs_fd >= 0) {
+            char me[32];
+            int len = snprintf(me, sizeof me, "%d", (int)getpid());
+            if (write(procs_fd, me, len) != len && write(exec_pipe[1], "c", 1) < 0)
+                _exit(127);
+        }
         setpgid(0, 0);
-        execvp(argv[5], &argv[5]);
-        fprintf(stderr, "launch: cannot execute %s: %s\n", argv[5], strerror(errno));
+        execvp(program_argv[0], program_argv);
+        fprintf(stderr, "launch: cannot execute %s: %s\n", program_argv[0], strerror(errno));
         _exit(127);
     }
     setpgid(pid, pid); /* also here, so the group exists before any kill */
     fprintf(report, "pid %d\n", (int)pid);
     fflush(report);
     close(exec_pipe[1]);
-    char ignored;
-    while (read(exec_pipe[0], &ignored, 1) < 0 && errno == EINTR)
-        ; /* EOF: the program is running (or exec failed and the child is exiting) */
+    char byte;
+    ssize_t got;
+    while ((got = read(exec_pipe[0], &byte, 1)) != 0) {
+        if (got == 1 && byte == 'c' && cg_dir[0]) { /* could not join: track the tree only */
+            rmdir(cg_dir);
+            cg_dir[0] = '\0';
+        } else if (got < 0 && errno != EINTR) {
+            break;
+        }
+    } /* EOF: the program is running (or exec failed and the child is exiting) */
     close(exec_pipe[0]);
+    if (procs_fd >= 0)
+        close(procs_fd);
 
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
@@ -133,8 +536,10 @@ int main(int argc, char **argv) {
     int pid_fd = (int)syscall(SYS_pidfd_open, pid, 0); /* readable when the program exits */
     long page = sysconf(_SC_PAGESIZE);
     long long peak = 0, count = 0, next = start;
+    long long deadline = timeout_ns > 0 ? start + timeout_ns : 0;
     long max_threads = 0;
-    int oom = 0;
+    int oom = 0, timed_out = 0, output_limit = 0, killed = 0;
+    struct stat st;
 
     while (statm_fd >= 0 && status_fd >= 0) {
         long long rss = 0;
@@ -150,18 +555,25 @@ int main(int argc, char **argv) {
             if (threads > max_threads)
                 max_threads = threads;
         }
-        if (limit_bytes > 0 && rss > limit_bytes) {
-            oom = 1;
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
+        if (limit_bytes > 0 && rss > limit_bytes)
+            oom = killed = 1;
+        else if (stdout_cap > 0 && fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode) &&
+                 st.st_size > stdout_cap)
+            output_limit = killed = 1;
+        else if (deadline > 0 && t >= deadline)
+            timed_out = killed = 1;
+        else if (stop_requested())
+            killed = 1;
+        if (killed)
             break;
-        }
         next += interval_ns;
         long long wait = next - t;
         if (wait < 0) { /* fell behind on a busy machine: no burst to catch up */
             next = t;
             wait = 0;
         }
+        if (deadline > 0 && deadline - t < wait)
+            wait = deadline - t;
         struct timespec ts = {wait / 1000000000LL, wait % 1000000000LL};
         if (pid_fd >= 0) {
             struct pollfd pfd = {pid_fd, POLLIN, 0};
@@ -175,24 +587,38 @@ int main(int argc, char **argv) {
                 break;
         }
     }
+    if (killed || stop_requested())
+        kill_everything(pid);
 
     int status;
     struct rusage ru;
     while (wait4(pid, &status, 0, &ru) < 0) {
         if (errno != EINTR) {
             perror("launch: wait4");
+            kill_everything(pid);
+            clean_up(pid);
             return 127;
         }
+        if (stop_requested())
+            kill_everything(pid);
     }
     long long wall = now_ns() - start;
+    struct rusage self_ru;
+    getrusage(RUSAGE_SELF, &self_ru);
+    long long oom_kills_after = oom_kill_count();
+    long long oom_kills = oom_kills_before >= 0 && oom_kills_after >= 0
+                              ? oom_kills_after - oom_kills_before : -1;
+    int in_cgroup = cg_dir[0] != '\0';
+    int strays = clean_up(pid);
     fclose(samples);
-    struct rusage self;
-    getrusage(RUSAGE_SELF, &self);
     fprintf(report,
             "status %d maxrss_kb %ld utime_us %lld stime_us %lld wall_ns %lld oom %d "
+            "timeout %d output_limit %d stopped %d oom_kills %lld strays %d cgroup %d "
             "peak_kb %lld max_threads %ld samples %lld self_cpu_us %lld\n",
-            status, ru.ru_maxrss, tv_us(ru.ru_utime), tv_us(ru.ru_stime), wall, oom, peak / 1024,
-            max_threads, count, tv_us(self.ru_utime) + tv_us(self.ru_stime));
+            status, ru.ru_maxrss, tv_us(ru.ru_utime), tv_us(ru.ru_stime), wall, oom, timed_out,
+            output_limit, (int)stop_signal, oom_kills, killed ? 0 : strays, in_cgroup,
+            peak / 1024, max_threads, count,
+            tv_us(self_ru.ru_utime) + tv_us(self_ru.ru_stime));
     fclose(report);
     return 0;
 }

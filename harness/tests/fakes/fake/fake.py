@@ -32,6 +32,31 @@ if mode == "garbage":
     print("this is not json")
     sys.exit(0)
 
+# Descendants that leave the fake's session and process group: one in its own
+# session (setsid), one double-forked (its parent exits, so it is orphaned).
+ESCAPERS = [
+    "import os, time; os.setsid(); time.sleep(1000)",
+    "import os, time\nif os.fork() == 0:\n    os.setsid(); time.sleep(1000)",
+]
+if mode in ("escape", "daemon"):
+    for code in ESCAPERS:
+        subprocess.Popen([sys.executable, "-c", code, "fake-escaper"])
+    time.sleep(0.3)  # the double fork has happened
+    print("started", file=sys.stderr, flush=True)
+    if mode == "escape":
+        time.sleep(1000)  # until the timeout; "daemon" answers and exits, leaving them
+if mode == "flood":
+    chunk = "y" * 65536
+    while True:
+        sys.stdout.write(chunk)
+if mode == "selfkill":
+    import signal
+    os.kill(os.getpid(), signal.SIGKILL)
+if mode == "stderr":
+    for i in range(1, 31):
+        print(f"fake: line {i}", file=sys.stderr)
+    sys.exit(4)
+
 out = {"workload": workload, "n": n, "buffer": buffer, "iter_ns": [1000 + i for i in range(k)]}
 result = expected + 1 if mode == "wrong" else expected
 if workload == "sleep":
