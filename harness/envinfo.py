@@ -11,7 +11,26 @@ from typing import Any
 
 from . import ROOT
 
-SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_KEY|AUTH", re.I)
+# The measured programs' environment is recorded (env.json, results.json)
+# only for variables that change how a runtime or the C library behaves, by
+# name or prefix; any other variable is recorded by name alone, its value
+# never (people publish these files, and shells hold keys and passwords).
+RECORDED_NAMES = frozenset({
+    "GOMAXPROCS", "GOGC", "GODEBUG", "GOMEMLIMIT", "GOEXPERIMENT", "GOTRACEBACK", "GOAMD64",
+    "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "JAVA_HOME",
+    "NODE_OPTIONS", "UV_THREADPOOL_SIZE", "BUN_JSC_useJIT", "DENO_V8_FLAGS",
+    "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_BIND_NOW", "GLIBC_TUNABLES",
+    "LC_ALL", "LANG", "LANGUAGE", "TZ", "PATH",
+})
+RECORDED_PREFIXES = ("DOTNET_", "COMPlus_", "UV_", "PYTHON", "RUST_", "TOKIO_", "ASYNC_STD_",
+                     "MALLOC_", "LC_")
+# Even among those, a name like these is recorded without its value ...
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|KEY|AUTH|COOKIE|SESSION|PRIVATE", re.I)
+# ... and in a value, a URL's user:password@ and a "...password=..." option are masked.
+URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+SECRET_OPTION = re.compile(r"([\w.-]*(?:passw|secret|token|apikey|api_key|credential)[\w.-]*[=:])"
+                           r"[^\s,;]+", re.I)
+NOT_RECORDED = "<not recorded>"
 
 
 def _cpu_model() -> str:
@@ -60,5 +79,19 @@ def git() -> dict[str, Any]:
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 
+def recorded(name: str) -> bool:
+    """Whether a variable's value is recorded: on the allow-list, and not
+    named like a secret."""
+    return ((name in RECORDED_NAMES or name.startswith(RECORDED_PREFIXES))
+            and not SECRET_NAME.search(name))
+
+
+def _mask(value: str) -> str:
+    return SECRET_OPTION.sub(r"\1<redacted>", URL_USERINFO.sub("<redacted>@", value))
+
+
 def redact(env: dict[str, str]) -> dict[str, str]:
-    return {k: ("<redacted>" if SECRET.search(k) else v) for k, v in sorted(env.items())}
+    """What of the programs' environment may be written down: every name,
+    sorted; the value of each variable that affects a runtime (recorded()),
+    with credentials in it masked; NOT_RECORDED for every other value."""
+    return {k: (_mask(v) if recorded(k) else NOT_RECORDED) for k, v in sorted(env.items())}

@@ -1,0 +1,55 @@
+"""Secrets in the shell's environment never reach a run directory: the
+programs' environment is recorded only for variables that affect runtimes,
+and by name alone for every other."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.envinfo import NOT_RECORDED, redact
+
+from .conftest import harness
+
+SECRETS = {
+    "SSH_PRIVATE_KEY": "-----BEGIN OPENSSH PRIVATE KEY-----fakekeymaterial0xC0FFEE",
+    "DATABASE_URL": "postgres://bench:hunter2-pw-7f3a@db.example.com:5432/prod",
+    "AWS_ACCESS_KEY_ID": "AKIAFAKE1234567890XY",
+    # allow-listed names must not carry credentials either
+    "UV_INDEX_URL": "https://ci-user:uv-pw-9b1c@pypi.example.com/simple",
+    "JAVA_TOOL_OPTIONS": "-Xss1m -Djavax.net.ssl.keyStorePassword=jks-pw-44d2",
+}
+LEAKS = ["fakekeymaterial0xC0FFEE", "hunter2-pw-7f3a", "AKIAFAKE1234567890XY", "uv-pw-9b1c",
+         "jks-pw-44d2"]
+
+
+def test_planted_secrets_appear_in_no_file_of_the_run(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    env = dict(SECRETS, GOMAXPROCS="3")
+    proc = harness("run", "--no-report", "--repeat", "1", "--impl", "fake-good", "--workload",
+                   "chain", "--n", "5", "--out", str(out), extra_env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = harness("report", str(out / "latest"), extra_env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run = (out / "latest").resolve()
+    files = [p for p in run.rglob("*") if p.is_file()]
+    assert any(p.name == "results.json" for p in files) and any(p.name == "env.json" for p in files)
+    for path in files:
+        data = path.read_bytes()
+        for leak in LEAKS:
+            assert leak.encode() not in data, f"{leak} in {path.relative_to(run)}"
+
+    recorded = json.loads((run / "env.json").read_text())["program_env"]
+    assert recorded["GOMAXPROCS"] == "3"  # what affects a runtime is kept, with its value
+    assert recorded["SSH_PRIVATE_KEY"] == recorded["DATABASE_URL"] == NOT_RECORDED  # names only
+    assert recorded["JAVA_TOOL_OPTIONS"].startswith("-Xss1m")
+    assert list(recorded) == sorted(recorded)
+
+
+def test_redact_keeps_runtime_variables_and_only_names_of_the_rest() -> None:
+    got = redact({"PATH": "/usr/bin", "GODEBUG": "gctrace=1", "DOTNET_gcServer": "1",
+                  "PYTHONHASHSEED": "0", "LC_ALL": "C", "HOME": "/root", "GITHUB_TOKEN": "ghp_x",
+                  "UV_PUBLISH_TOKEN": "uvtok", "NODE_AUTH_TOKEN": "npmtok"})
+    assert got == {"DOTNET_gcServer": "1", "GITHUB_TOKEN": NOT_RECORDED, "GODEBUG": "gctrace=1",
+                   "HOME": NOT_RECORDED, "LC_ALL": "C", "NODE_AUTH_TOKEN": NOT_RECORDED,
+                   "PATH": "/usr/bin", "PYTHONHASHSEED": "0", "UV_PUBLISH_TOKEN": NOT_RECORDED}
