@@ -14,24 +14,36 @@ VPY := $(VENV)/bin/python
 # only when given on make's command line (IMPL= works too), and keep it out of
 # the environment of every recipe, so no measured program sees LANG=go.
 ifeq ($(origin LANG),command line)
-IMPL ?= $(LANG)
+IMPL ?= $(value LANG)
 unexport LANG
 endif
 IMPL ?= all
-
 N ?= 1000
-OPTS := --impl $(IMPL) --n $(N)
+
+# Values reach the harness as single arguments, whatever they hold: each is
+# taken unexpanded ($(value)), single-quoted for the shell (a ' inside
+# becomes '\''), and passed as one word. `make bench N='1;touch x'` runs
+# nothing but the harness, which rejects the value; an OUT with spaces stays
+# one path. The harness gets the values as arguments, not as variables, so
+# none of them is exported to the measured programs either.
+quote = '$(subst ','\'',$(1))'
+arg = $(call quote,$(if $(filter IMPL,$(1)),$(IMPL_VALUE),$(value $(1))))
+# IMPL may hold $(value LANG) (above): expand that one level, never more.
+IMPL_VALUE := $(if $(filter command environment,$(origin IMPL)),$(value IMPL),$(IMPL))
+unexport IMPL N WORKLOAD BUF REPEAT OUT
+
+OPTS := --impl $(call arg,IMPL) --n $(call arg,N)
 ifdef WORKLOAD
-OPTS += --workload $(WORKLOAD)
+OPTS += --workload $(call arg,WORKLOAD)
 endif
 ifdef BUF
-OPTS += --buffer $(BUF)
+OPTS += --buffer $(call arg,BUF)
 endif
 ifdef REPEAT
-OPTS += --repeat $(REPEAT)
+OPTS += --repeat $(call arg,REPEAT)
 endif
 ifdef OUT
-OPTS += --out $(OUT)
+OPTS += --out $(call arg,OUT)
 endif
 
 .PHONY: setup build bench test list report clean
@@ -45,7 +57,7 @@ $(VENV)/.installed: requirements.txt
 	@touch $@
 
 build: setup
-	$(VPY) -m harness build --impl $(IMPL)
+	$(VPY) -m harness build --impl $(call arg,IMPL)
 
 bench: setup
 	$(VPY) -m harness run $(OPTS)
@@ -54,11 +66,11 @@ list: setup
 	$(VPY) -m harness list
 
 report: setup
-	$(VPY) -m harness report $(if $(OUT),$(OUT)/latest,results/latest)
+	$(VPY) -m harness report $(if $(value OUT),$(call quote,$(value OUT)/latest),results/latest)
 
 test: setup
 	$(VPY) -m pytest -q harness/tests
-	$(VPY) -m harness test --impl $(IMPL)
+	$(VPY) -m harness test --impl $(call arg,IMPL)
 
 clean:
 	rm -rf $(VENV) harness/launcher/launch
