@@ -1,7 +1,9 @@
 """Concurrency benchmark program for asyncio and uvloop (see docs/protocol.md).
 
-    bench.py [--loop asyncio|uvloop] WORKLOAD --n N [--buffer B]
-             [--duration-ms D] [--iterations K]
+    bench.py [--loop asyncio|uvloop] WORKLOAD --n N --iterations K
+             [--buffer B] [--duration-ms D]
+    bench.py [--loop asyncio|uvloop] --version
+    bench.py --help
 
 Prints one JSON line on stdout; bad arguments exit 2 with one line on stderr.
 """
@@ -15,7 +17,7 @@ import sys
 import time
 
 WORKLOADS = ("sleep", "chain", "chain-await", "bounded")
-DEFAULT_ITERATIONS = {"sleep": 1, "chain": 2, "chain-await": 2, "bounded": 10}
+INT64_MAX = 2**63 - 1
 
 
 async def sleep(n, duration_ms):
@@ -115,35 +117,56 @@ def runtime_label(loop_name):
 class Parser(argparse.ArgumentParser):
     def error(self, message):
         # The protocol allows exactly one line on stderr, not argparse's usage.
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        message = " ".join(message.split())
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def count(minimum):
+    """ASCII decimal digits only (no sign, '_', spaces or other scripts'
+    digits, all of which int() accepts), from minimum to 2^63 - 1."""
+
     def parse(text):
-        if not re.fullmatch(r"[0-9]+", text) or int(text) < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        if not re.fullmatch(r"[0-9]+", text) or not minimum <= int(text) <= INT64_MAX:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer from {minimum} to 2^63-1, got {text!r}")
         return int(text)
 
     return parse
 
 
 def parse_args(argv):
-    parser = Parser(prog="bench.py", add_help=False, allow_abbrev=False)
-    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
-    parser.add_argument("--version", action="store_true")
-    parser.add_argument("workload", nargs="?", choices=WORKLOADS)
-    parser.add_argument("--n", type=count(1))
-    parser.add_argument("--buffer", type=count(0), default=1)
-    parser.add_argument("--duration-ms", type=count(1), default=10000)
-    parser.add_argument("--iterations", type=count(1))
+    parser = Parser(
+        prog="bench.py", allow_abbrev=False,
+        usage="bench.py [--loop asyncio|uvloop] WORKLOAD --n N --iterations K "
+              "[--buffer B] [--duration-ms D]",
+        description="One run of a docs/protocol.md workload; prints one JSON line.")
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
+                        help="the event loop (default asyncio)")
+    parser.add_argument("--version", action="store_true",
+                        help="print the runtime label and exit")
+    parser.add_argument("workload", nargs="?", choices=WORKLOADS, metavar="WORKLOAD",
+                        help=", ".join(WORKLOADS))
+    parser.add_argument("--n", type=count(1), metavar="N",
+                        help="number of tasks (>= 1, required)")
+    parser.add_argument("--iterations", type=count(1), metavar="K",
+                        help="in-process iterations (>= 1, required)")
+    parser.add_argument("--buffer", type=count(0), metavar="B",
+                        help="channel capacity, required by bounded (>= 0; 0 = rendezvous)")
+    parser.add_argument("--duration-ms", type=count(1), metavar="D",
+                        help="how long each task sleeps, required by sleep (>= 1)")
     args = parser.parse_args(argv)
     if not args.version:
         if args.workload is None:
-            parser.error("missing WORKLOAD")
-        if args.n is None:
-            parser.error("the following arguments are required: --n")
-        if args.iterations is None:
-            args.iterations = DEFAULT_ITERATIONS[args.workload]
+            parser.error(f"missing WORKLOAD ({', '.join(WORKLOADS)})")
+        required = ["n", "iterations"]
+        if args.workload == "bounded":
+            required.append("buffer")
+        if args.workload == "sleep":
+            required.append("duration_ms")
+        missing = ["--" + name.replace("_", "-") for name in required
+                   if getattr(args, name) is None]
+        if missing:
+            parser.error(f"{args.workload} needs {' and '.join(missing)}")
     return args
 
 
@@ -158,7 +181,8 @@ def main(argv=None):
         import uvloop
 
         loop_factory = uvloop.new_event_loop
-    capacity = max(args.buffer, 1)
+    # B = 0 (a rendezvous) runs as maxsize=1: maxsize=0 would be unbounded.
+    capacity = max(args.buffer, 1) if args.workload == "bounded" else None
     # The loop is created before run() starts any clock.
     with asyncio.Runner(loop_factory=loop_factory) as runner:
         results, iter_ns, spawn_ns = runner.run(run(args, capacity))
@@ -172,7 +196,7 @@ def main(argv=None):
     }
     if spawn_ns is not None:
         report["spawn_ns"] = spawn_ns
-    if args.workload == "bounded" and capacity != args.buffer:
+    if capacity is not None and capacity != args.buffer:
         report["capacity"] = capacity
     report["runtime"] = runtime_label(args.loop)
     print(json.dumps(report), flush=True)
