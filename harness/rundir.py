@@ -50,7 +50,8 @@ RUN_COLUMNS: tuple[Column, ...] = tuple(Column(n, p) for n, p in (
     ("max_threads", _int), ("result", _int), ("expected", _int), ("capacity", _int),
     ("iterations", _int), ("first_iter_s", float), ("warm_iter_s", float), ("spawn_s", float),
     ("sleep_wait_s", float), ("load_avg_1m", float), ("other_cpu_frac", float),
-    ("started_at", str), ("command", str), ("error", str), ("output", str),
+    ("strays", _int), ("started_at", str), ("command", str), ("error", str),
+    ("stderr_tail", str), ("output", str),
 ))
 RUN_NAMES = tuple(c.name for c in RUN_COLUMNS)
 # A runs.csv must have these; columns added later may be absent from older runs.

@@ -16,7 +16,7 @@ from . import ROOT, HarnessError, UsageError
 from .builder import Readiness, prepare
 from .envinfo import git, host, redact
 from .formatting import fmt_bytes, fmt_duration
-from .launcher import LauncherError, Outcome, ensure_launcher, run_process
+from .launcher import STDOUT_CAP_BYTES, LauncherError, Outcome, ensure_launcher, run_process
 from .machineload import LoadProbe, load_avg_1m
 from .plan import Planned, estimate_s, load_history, plan
 from .progress import Progress
@@ -78,16 +78,20 @@ def classify(p: Planned, s: Settings, out: Outcome) -> tuple[str, str, dict[str,
         return "oom", f"RSS passed --max-rss {fmt_bytes(s.max_rss_bytes)}; process tree killed", {}
     if out.status == "timeout":
         return "timeout", f"no exit within {s.timeout_s:g} s; process tree killed", {}
+    if out.stdout_truncated:  # the launcher stopped it with SIGKILL: before the signal
+        return "invalid", f"output too large (over {fmt_bytes(STDOUT_CAP_BYTES)} on stdout); " \
+                          "process tree killed", {}
+    detail = _last_line(out.stderr_tail)
     if out.signal is not None:
         try:
             name = signal.Signals(out.signal).name
         except ValueError:
             name = f"signal {out.signal}"
-        hint = " (the kernel's OOM killer?)" if out.signal == 9 else ""
-        detail = _last_line(out.stderr)
+        # Named only on evidence: the kernel's OOM-kill count rose during the run.
+        hint = " by the kernel's OOM killer" if out.oom_killed else ""
         return "crashed", f"killed by {name}{hint}" + (f": {detail}" if detail else ""), {}
     if out.exit_code != 0:
-        return "crashed", f"exit {out.exit_code}: {_last_line(out.stderr) or 'no message'}", {}
+        return "crashed", f"exit {out.exit_code}: {detail or 'no message'}", {}
     verdict = validate(out.stdout, p.request)
     return ("ok" if verdict.ok else "invalid"), verdict.error, verdict.data
 
@@ -107,6 +111,7 @@ def measure(run_id: str, p: Planned, s: Settings) -> tuple[dict[str, Any], Outco
         sampled_peak_rss_bytes=out.sampled_peak_rss_bytes, max_threads=out.max_threads,
         result=data.get("result"), capacity=data.get("capacity"), error=error,
         load_avg_1m=probe.load_avg_1m, other_cpu_frac=other_cpu_frac,
+        stderr_tail=out.stderr_tail.strip() if status != "ok" else None, strays=out.strays,
         output=out.stdout.strip()[:2000])
     if status == "ok":
         iter_ns = data["iter_ns"]

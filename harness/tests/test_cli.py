@@ -84,6 +84,9 @@ def test_good_run_records_every_column(out: Path) -> None:
     ("fake-missing", "skipped", "toolchain missing"),
     ("fake-unavailable", "skipped", "not available: no runtime binary for this platform"),
     ("fake-broken", "build-failed", "compile error: fake"),
+    ("fake-flood", "invalid", "output too large (over 1 MiB on stdout)"),
+    ("fake-selfkill", "crashed", "killed by SIGKILL"),
+    ("fake-stderr", "crashed", "exit 4: fake: line 30"),
 ])
 def test_failures_are_recorded_rows(impl: str, status: str, error: str, out: Path) -> None:
     proc = harness(*RUN, "--impl", impl, "--workload", "chain", "--n", "20", "--out", str(out))
@@ -270,3 +273,11 @@ def test_odd_values_are_one_line_exit_2(args: list[str], out: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert not out.exists()
+
+
+def test_a_crash_keeps_the_last_20_lines_of_stderr_and_sigkill_is_not_called_oom(out: Path) -> None:
+    harness(*RUN, "--impl", "fake-stderr,fake-selfkill", "--workload", "chain", "--n", "5",
+            "--out", str(out))
+    rows = {r["impl"]: r for r in read_rows(out)}
+    assert rows["fake-stderr"]["stderr_tail"].splitlines() == [f"fake: line {i}" for i in range(11, 31)]
+    assert "OOM" not in rows["fake-selfkill"]["error"]
