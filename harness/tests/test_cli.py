@@ -281,3 +281,23 @@ def test_a_crash_keeps_the_last_20_lines_of_stderr_and_sigkill_is_not_called_oom
     rows = {r["impl"]: r for r in read_rows(out)}
     assert rows["fake-stderr"]["stderr_tail"].splitlines() == [f"fake: line {i}" for i in range(11, 31)]
     assert "OOM" not in rows["fake-selfkill"]["error"]
+
+
+def test_harness_sigkilled_mid_sleep_run_leaves_nothing_within_2_s(out: Path) -> None:
+    token = _token()
+    env = dict(os.environ, BENCH_IMPLS_PATH=str(FAKES), FAKE_TOKEN=token)
+    proc = subprocess.Popen([sys.executable, "-m", "harness", *RUN, "--impl", "fake-good",
+                             "--workload", "sleep", "--n", "3", "--duration-ms", "60000",
+                             "--out", str(out)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(_leftovers(token)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the harness, its launcher and the sleeping fake
+    assert len(_leftovers(token)) >= 3, "the sleep run never started"
+    time.sleep(0.5)  # in the middle of the 60 s sleep
+    proc.kill()
+    proc.wait(timeout=10)
+    gone_by = time.monotonic() + 2.0
+    while _leftovers(token) and time.monotonic() < gone_by:
+        time.sleep(0.05)
+    assert not _leftovers(token)
