@@ -1,45 +1,77 @@
 // The program side of docs/protocol.md: argument parsing, iterations, the
 // JSON result. bench.mjs is the command-line entry point.
 import process from "node:process";
+import { parseArgs as parseOptions } from "node:util";
 import { now, workloads } from "./workloads.mjs";
 
-const DEFAULT_ITERATIONS = { sleep: 1, chain: 2, "chain-await": 2, bounded: 10 };
+export const USAGE = `usage: bench.mjs WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+       bench.mjs --version | --help
 
-// option -> [key, minimum]
-const OPTIONS = {
-  "--n": ["n", 1],
-  "--buffer": ["buffer", 0],
-  "--duration-ms": ["durationMs", 1],
-  "--iterations": ["iterations", 1],
+Runs one workload of docs/protocol.md and prints one JSON line on stdout.
+
+  WORKLOAD         ${Object.keys(workloads).join(", ")}
+  --n N            number of tasks (>= 1, required)
+  --iterations K   in-process iterations (>= 1, required)
+  --buffer B       channel capacity, required by bounded (>= 0; 0 = rendezvous)
+  --duration-ms D  how long each task sleeps, required by sleep (>= 1)
+  --version        print the runtime's version and engine
+  -h, --help       print this help
+`;
+
+// option -> [key, minimum]; every value is a string of ASCII digits.
+const NUMBERS = {
+  n: ["n", 1],
+  iterations: ["iterations", 1],
+  buffer: ["buffer", 0],
+  "duration-ms": ["durationMs", 1],
 };
+// The options each workload needs besides --n and --iterations.
+const NEEDS = { sleep: ["duration-ms"], bounded: ["buffer"] };
 
 export class UsageError extends Error {}
 
+// util.parseArgs (Node.js >= 18.3, Bun and Deno alike) does the option
+// syntax: `--opt value` and `--opt=value`, unknown options, missing values.
+// Its messages can span lines; the protocol wants exactly one.
+function parseOptionSyntax(argv) {
+  const options = { help: { type: "boolean", short: "h" }, version: { type: "boolean" } };
+  for (const name of Object.keys(NUMBERS)) options[name] = { type: "string" };
+  try {
+    return parseOptions({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError(String(err?.message ?? err).split(/\s+/).join(" "));
+  }
+}
+
+// Returns { help: true }, { version: true } or the request
+// { workload, n, iterations, buffer, durationMs } (buffer and durationMs
+// undefined where the workload does not use them); throws UsageError.
 export function parseArgs(argv) {
-  const [workload, ...rest] = argv;
+  const { values, positionals } = parseOptionSyntax(argv);
+  if (values.help) return { help: true };
+  if (values.version && argv.length === 1) return { version: true };
+  const [workload, ...extra] = positionals;
   if (!Object.hasOwn(workloads, workload ?? "")) {
     throw new UsageError(
       `expected a workload (${Object.keys(workloads).join(", ")}) as first argument, got ${JSON.stringify(workload ?? "")}`,
     );
   }
-  const opts = { workload, buffer: 1, durationMs: 10000, iterations: DEFAULT_ITERATIONS[workload] };
-  let sawN = false;
-  for (let i = 0; i < rest.length; i++) {
-    let [name, value] = rest[i].split(/=(.*)/s);
-    if (!Object.hasOwn(OPTIONS, name)) throw new UsageError(`unknown option ${JSON.stringify(name)}`);
-    if (value === undefined) {
-      if (i + 1 === rest.length) throw new UsageError(`${name} needs a value`);
-      value = rest[++i];
-    }
-    const [key, min] = OPTIONS[name];
-    const parsed = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+  if (values.version) throw new UsageError("--version takes no other arguments");
+  const opts = { workload };
+  for (const [name, [key, min]] of Object.entries(NUMBERS)) {
+    const value = values[name];
+    if (value === undefined) continue;
+    const parsed = /^[0-9]+$/.test(value) ? Number(value) : NaN;
     if (!Number.isSafeInteger(parsed) || parsed < min) {
-      throw new UsageError(`${name} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+      throw new UsageError(`--${name} must be an integer from ${min} to 2^53-1, got ${JSON.stringify(value)}`);
     }
     opts[key] = parsed;
-    sawN ||= key === "n";
   }
-  if (!sawN) throw new UsageError("--n is required");
+  const missing = ["n", "iterations", ...(NEEDS[workload] ?? [])].filter((name) => values[name] === undefined);
+  if (missing.length > 0) {
+    throw new UsageError(`${workload} needs ${missing.map((name) => `--${name}`).join(" and ")}`);
+  }
   return opts;
 }
 

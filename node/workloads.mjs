@@ -7,7 +7,7 @@ import { Channel } from "./channel.mjs";
 // Monotonic nanoseconds; process.hrtime exists on Node.js, Bun and Deno alike.
 export const now = () => process.hrtime.bigint();
 
-// Seed 002: N timer promises for D ms at once, joined with Promise.all. Each
+// 1M tasks 2024: N timer promises for D ms at once, joined with Promise.all. Each
 // resolves to 1, so the join's sum counts the tasks that completed. (An async
 // wrapper per task that bumps a counter costs about 70% more memory.)
 export async function sleep({ n, durationMs }) {
@@ -24,7 +24,7 @@ async function relay(input, output) {
   await output.send(1 + (await input.recv()));
 }
 
-// Seeds 000/001: N relay tasks linked by N+1 rendezvous channels.
+// Yakunin 2017: N relay tasks linked by N+1 rendezvous channels.
 export async function chain({ n }) {
   const first = new Channel();
   let last = first;
@@ -40,13 +40,13 @@ export async function chain({ n }) {
 
 async function addOne(input) {
   const x = await input;
-  // The seed's Task.Yield(): go back through the scheduler (here the microtask
+  // The article's Task.Yield(): go back through the scheduler (here the microtask
   // queue) once before completing, so each link costs a real hop.
   await undefined;
   return x + 1;
 }
 
-// Seed 000's task variant: N async functions, each awaiting its predecessor.
+// Yakunin 2017's task variant: N async functions, each awaiting its predecessor.
 export async function chainAwait({ n }) {
   let start;
   const source = new Promise((resolve) => {
@@ -62,7 +62,12 @@ async function produce(channel, i) {
   await channel.send(i);
 }
 
-// Seed 003: N producers each send their index once; this task consumes.
+// Go/Rust channels: N producers each send their index once; this async
+// function is the consumer. It is a task of the same kind as the producers
+// (an async function whose continuations run from the one event loop's
+// microtask queue), so a separate consumer async function would be this same
+// thing plus a hop: on one thread no consumer code runs before the
+// synchronous start loop below returns, wherever the consumer was started.
 // The sum stays exact in a double while N(N-1)/2 < 2^53, i.e. N < 1.3e8.
 export async function bounded({ n, buffer }) {
   const channel = new Channel(buffer);

@@ -4,46 +4,80 @@ import { existsSync } from "node:fs";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { parseArgs, run, UsageError } from "../protocol.mjs";
+import { workloads } from "../workloads.mjs";
+
+// docs/protocol.md's bad input (the lead's harness/tests/test_conformance.py
+// runs the same table against every implementation), for workload w.
+const badTable = (w) => [
+  [],
+  [w],
+  [w, "--n", "10"],
+  [w, "--n", "0", "--iterations", "1"],
+  [w, "--n", "-3", "--iterations", "1"],
+  [w, "--n", "abc", "--iterations", "1"],
+  [w, "--n", "10", "--iterations", "0"],
+  [w, "--n", "10", "--iterations", "1", "--bogus", "1"],
+  [w, "--n"],
+  [w, "--n", "99999999999999999999999", "--iterations", "1"],
+  ["nope", "--n", "10", "--iterations", "1"],
+  ["bounded", "--n", "10", "--iterations", "1"],
+  ["bounded", "--n", "10", "--iterations", "1", "--buffer", "-1"],
+  ["sleep", "--n", "10", "--iterations", "1"],
+  ["sleep", "--n", "10", "--iterations", "1", "--duration-ms", "0"],
+];
+
+// Ours beyond the table.
+const moreBad = [
+  ["chain", "--n", "1.5", "--iterations", "1"],
+  ["chain", "--n", "1e3", "--iterations", "1"],
+  ["chain", "--n", "", "--iterations", "1"],
+  ["chain", "--n", "+5", "--iterations", "1"],
+  ["chain", "--n", "0x10", "--iterations", "1"],
+  ["chain", "--n", "\u0665", "--iterations", "1"],
+  ["chain", "--n", "9007199254740992", "--iterations", "1"], // 2^53: not exact in a double
+  ["chain", "--n", "--iterations", "1"],
+  ["chain", "--n", "1", "--iterations"],
+  ["chain", "--n", "1", "--iterations", "1", "extra"],
+  ["chain", "--n", "1", "--iterations", "1", "--verbose"],
+  ["chain", "--n", "1", "--iterations", "1", "--bogus\nsecond line"],
+  ["chain", "--n", "1", "--iterations", "1", "--version"],
+  ["chain", "--help=yes"],
+];
 
 describe("parseArgs", () => {
-  it("applies the protocol's defaults", () => {
-    assert.deepEqual(parseArgs(["bounded", "--n", "5"]), {
+  it("requires --n and --iterations, --buffer for bounded, --duration-ms for sleep", () => {
+    assert.deepEqual(parseArgs(["bounded", "--n", "5", "--iterations", "3", "--buffer", "0"]), {
       workload: "bounded",
       n: 5,
-      buffer: 1,
-      durationMs: 10000,
-      iterations: 10,
+      iterations: 3,
+      buffer: 0,
     });
-    assert.equal(parseArgs(["sleep", "--n", "5"]).iterations, 1);
-    assert.equal(parseArgs(["chain", "--n", "5"]).iterations, 2);
-    assert.equal(parseArgs(["chain-await", "--n", "5"]).iterations, 2);
+    assert.deepEqual(parseArgs(["sleep", "--n", "5", "--iterations", "1", "--duration-ms", "20"]), {
+      workload: "sleep",
+      n: 5,
+      iterations: 1,
+      durationMs: 20,
+    });
+    assert.deepEqual(parseArgs(["chain", "--n", "5", "--iterations", "2"]), { workload: "chain", n: 5, iterations: 2 });
   });
 
-  it("reads --opt value and --opt=value", () => {
-    const opts = parseArgs(["bounded", "--n=3", "--buffer", "0", "--iterations=4", "--duration-ms", "7"]);
-    assert.deepEqual(opts, { workload: "bounded", n: 3, buffer: 0, durationMs: 7, iterations: 4 });
+  it("reads --opt value and --opt=value, in any order", () => {
+    const opts = parseArgs(["bounded", "--iterations=4", "--n=3", "--buffer", "0"]);
+    assert.deepEqual(opts, { workload: "bounded", n: 3, buffer: 0, iterations: 4 });
+    assert.deepEqual(parseArgs(["--n", "3", "--iterations", "1", "chain"]), { workload: "chain", n: 3, iterations: 1 });
+  });
+
+  it("recognises --help, -h and --version", () => {
+    assert.deepEqual(parseArgs(["--help"]), { help: true });
+    assert.deepEqual(parseArgs(["-h"]), { help: true });
+    assert.deepEqual(parseArgs(["chain", "-h"]), { help: true });
+    assert.deepEqual(parseArgs(["--version"]), { version: true });
   });
 
   it("rejects bad arguments with a one-line message", () => {
-    const bad = [
-      [],
-      ["nap", "--n", "1"],
-      ["chain"],
-      ["chain", "--n"],
-      ["chain", "--n", "0"],
-      ["chain", "--n", "-1"],
-      ["chain", "--n", "1.5"],
-      ["chain", "--n", "1e3"],
-      ["chain", "--n", ""],
-      ["chain", "--n", "99999999999999999999"],
-      ["chain", "--n", "1", "--verbose"],
-      ["chain", "--n", "1", "extra"],
-      ["bounded", "--n", "1", "--buffer", "-1"],
-      ["sleep", "--n", "1", "--duration-ms", "0"],
-      ["chain", "--n", "1", "--iterations", "0"],
-    ];
+    const bad = [...Object.keys(workloads).flatMap(badTable), ...moreBad];
     for (const argv of bad) {
-      assert.throws(() => parseArgs(argv), (err) => err instanceof UsageError && !err.message.includes("\n"), argv.join(" "));
+      assert.throws(() => parseArgs(argv), (err) => err instanceof UsageError && !/[\n\r]/.test(err.message), argv.join(" "));
     }
   });
 });
@@ -82,9 +116,9 @@ for (const [id, [binary, ...args]] of Object.entries(runtimes)) {
 
     it("prints one JSON line per workload", () => {
       const cases = [
-        [["sleep", "--n", "100", "--duration-ms", "50"], 100],
-        [["chain", "--n", "100"], 100],
-        [["chain-await", "--n", "100"], 100],
+        [["sleep", "--n", "100", "--duration-ms", "50", "--iterations", "1"], 100],
+        [["chain", "--n", "100", "--iterations", "2"], 100],
+        [["chain-await", "--n", "100", "--iterations", "2"], 100],
         [["bounded", "--n", "100", "--buffer", "0", "--iterations", "2"], 4950],
       ];
       for (const [argv, expected] of cases) {
@@ -101,11 +135,22 @@ for (const [id, [binary, ...args]] of Object.entries(runtimes)) {
       }
     });
 
-    it("exits 2 with one stderr line on bad arguments", () => {
-      const { status, stdout, stderr } = bench("chain", "--n", "0");
-      assert.equal(status, 2);
-      assert.equal(stdout, "");
-      assert.match(stderr, /^bench: [^\n]+\n$/);
+    it("exits 2 with one stderr line and nothing on stdout for the protocol's bad input", () => {
+      for (const argv of [...badTable("chain"), ...moreBad.slice(-3)]) {
+        const { status, stdout, stderr } = bench(...argv);
+        assert.equal(status, 2, argv.join(" "));
+        assert.equal(stdout, "", argv.join(" "));
+        assert.match(stderr, /^bench\.mjs: error: [^\n]+\n$/, argv.join(" "));
+      }
+    });
+
+    it("prints usage on stdout for --help and -h, exit 0", () => {
+      for (const flag of ["--help", "-h"]) {
+        const { status, stdout, stderr } = bench(flag);
+        assert.equal(status, 0);
+        assert.match(stdout, /^usage: bench\.mjs WORKLOAD --n N --iterations K/);
+        assert.equal(stderr, "");
+      }
     });
   });
 }
