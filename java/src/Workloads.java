@@ -13,10 +13,23 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class Workloads {
 
-    /** A task body; nothing interrupts the tasks, so an interrupt is a bug. */
+    /**
+     * A task body that may block. It is the thread's Runnable itself, so a task
+     * costs one object (the lambda with its captures) and no wrapper; nothing
+     * interrupts the tasks, so an interrupt is a bug and ends the run.
+     */
     @FunctionalInterface
-    interface Task {
-        void run() throws InterruptedException;
+    interface Task extends Runnable {
+        void body() throws InterruptedException;
+
+        @Override
+        default void run() {
+            try {
+                body();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException("task interrupted", e);
+            }
+        }
     }
 
     record SleepRun(long completed, long spawnNs) {}
@@ -30,23 +43,37 @@ final class Workloads {
         this.threadPerTask = command -> threads.newThread(command).start();
     }
 
-    /** N tasks each sleep for {@code duration}; returns how many finished, and how long starting them took. */
+    /**
+     * N tasks each sleep for {@code duration}; returns how many finished, and how
+     * long starting them took. All N threads run one shared Runnable, so a sleeping
+     * task is its thread and nothing else (seed 002's program, plus the count).
+     */
     SleepRun sleep(int n, Duration duration) throws InterruptedException {
-        var completed = new LongAdder();
-        Task task = () -> {
-            Thread.sleep(duration);
-            completed.increment();
-        };
+        var sleeper = new Sleeper(duration, new LongAdder());
         var tasks = new Thread[n];
         long start = System.nanoTime();
         for (int i = 0; i < n; i++) {
-            tasks[i] = start(task);
+            tasks[i] = threads.newThread(sleeper);
+            tasks[i].start();
         }
         long spawnNs = System.nanoTime() - start;
         for (Thread t : tasks) {
             t.join();
         }
-        return new SleepRun(completed.sum(), spawnNs);
+        return new SleepRun(sleeper.completed.sum(), spawnNs);
+    }
+
+    /** The body of every sleeping task: sleep, then count itself done. One frame, no captures per thread. */
+    private record Sleeper(Duration duration, LongAdder completed) implements Runnable {
+        @Override
+        public void run() {
+            try {
+                Thread.sleep(duration);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException("task interrupted", e);
+            }
+            completed.increment();
+        }
     }
 
     /** N tasks linked by N+1 rendezvous queues; task i takes x from queue i and puts x+1 into queue i+1. */
@@ -80,34 +107,33 @@ final class Workloads {
 
     /**
      * N producers each put their index into one queue of capacity {@code buffer}
-     * (0: a rendezvous); the calling thread takes and sums N values, then waits
-     * for every producer to finish.
+     * (0: a rendezvous). The consumer is a thread of the same kind as the producers,
+     * started first; the calling thread waits for its sum, then for every producer.
      */
     long bounded(int n, int buffer) throws InterruptedException {
         BlockingQueue<Long> channel = buffer == 0 ? new SynchronousQueue<>() : new ArrayBlockingQueue<>(buffer);
+        var sum = new long[1];
+        Thread consumer = start(() -> {
+            long s = 0;
+            for (int i = 0; i < n; i++) {
+                s += channel.take();
+            }
+            sum[0] = s; // published to the caller by join()
+        });
         var producers = new Thread[n];
         for (int i = 0; i < n; i++) {
             long value = i;
             producers[i] = start(() -> channel.put(value));
         }
-        long sum = 0;
-        for (int i = 0; i < n; i++) {
-            sum += channel.take();
-        }
+        consumer.join();
         for (Thread p : producers) {
             p.join();
         }
-        return sum;
+        return sum[0];
     }
 
     private Thread start(Task task) {
-        Thread thread = threads.newThread(() -> {
-            try {
-                task.run();
-            } catch (InterruptedException e) {
-                throw new IllegalStateException("task interrupted", e);
-            }
-        });
+        Thread thread = threads.newThread(task);
         thread.start();
         return thread;
     }
