@@ -1,0 +1,128 @@
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The built program as the harness starts it ({@code build/jdk/bin/java -cp classes Main MODE ...},
+ * impls.toml): its JSON line, its exit statuses and its stderr.
+ */
+@Timeout(120)
+class ProgramTest {
+
+    private static final List<String> WORKLOADS = List.of("sleep", "chain", "chain-await", "bounded");
+
+    private record Run(int status, String stdout, String stderr) {}
+
+    private static Run launch(List<String> args) throws IOException, InterruptedException {
+        var command = new ArrayList<>(List.of(System.getProperty("bench.java"), "-cp",
+                System.getProperty("bench.classes"), "Main"));
+        command.addAll(args);
+        var process = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .start();
+        // The outputs are a few lines, far below the pipe buffer: reading them in turn cannot block.
+        String stdout = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        String stderr = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        return new Run(process.waitFor(), stdout, stderr);
+    }
+
+    private static Run launch(String... args) throws IOException, InterruptedException {
+        return launch(List.of(args));
+    }
+
+    @Test
+    void chainPrintsOneJsonLine() throws Exception {
+        var run = launch("virtual", "chain", "--n", "10", "--iterations", "2");
+        assertEquals(0, run.status, run.stderr);
+        assertEquals("", run.stderr);
+        assertEquals(1, run.stdout.lines().count());
+        assertTrue(run.stdout.startsWith("{\"workload\": \"chain\", \"n\": 10, \"buffer\": null, \"result\": 10, "
+                + "\"results\": [10, 10], \"iter_ns\": ["), run.stdout);
+        assertTrue(run.stdout.contains("\"runtime\": \"JDK "), run.stdout);
+    }
+
+    @Test
+    void boundedEchoesItsBuffer() throws Exception {
+        var run = launch("platform", "bounded", "--n", "10", "--buffer", "0", "--iterations", "1");
+        assertEquals(0, run.status, run.stderr);
+        assertTrue(run.stdout.contains("\"buffer\": 0, \"result\": 45, \"results\": [45]"), run.stdout);
+    }
+
+    @Test
+    void sleepReportsSpawnTime() throws Exception {
+        var run = launch("virtual", "sleep", "--n", "10", "--duration-ms", "10", "--iterations", "1");
+        assertEquals(0, run.status, run.stderr);
+        assertTrue(run.stdout.contains("\"results\": [10], ") && run.stdout.contains("\"spawn_ns\": "), run.stdout);
+    }
+
+    @Test
+    void versionNamesTheJdkAndFlags() throws Exception {
+        String version = launch("virtual", "--version").stdout;
+        assertTrue(version.startsWith("JDK ") && version.contains(", JVM flags: "), version);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"--help", "-h"})
+    void helpIsUsageOnStdout(String flag) throws Exception {
+        for (var args : List.of(List.of("virtual", flag), List.of("platform", flag), List.of(flag))) {
+            var run = launch(args);
+            assertEquals(0, run.status, args.toString());
+            assertEquals("", run.stderr, args.toString());
+            assertTrue(run.stdout.startsWith("usage: "), run.stdout);
+        }
+    }
+
+    /** docs/protocol.md's table of bad input, for every workload, after each thread kind. */
+    static Stream<Arguments> badInput() {
+        var cases = new ArrayList<Arguments>();
+        for (String mode : List.of("virtual", "platform")) {
+            cases.add(Arguments.of(List.of(mode)));
+            for (String w : WORKLOADS) {
+                for (String line : List.of(w, w + " --n 10", w + " --n 0 --iterations 1", w + " --n -3 --iterations 1",
+                        w + " --n abc --iterations 1", w + " --n 10 --iterations 0",
+                        w + " --n 10 --iterations 1 --bogus 1", w + " --n",
+                        w + " --n 99999999999999999999999 --iterations 1")) {
+                    cases.add(Arguments.of(Stream.concat(Stream.of(mode), Stream.of(line.split(" "))).toList()));
+                }
+            }
+            for (String line : List.of("nope --n 10 --iterations 1", "bounded --n 10 --iterations 1",
+                    "bounded --n 10 --iterations 1 --buffer -1", "sleep --n 10 --iterations 1",
+                    "sleep --n 10 --iterations 1 --duration-ms 0")) {
+                cases.add(Arguments.of(Stream.concat(Stream.of(mode), Stream.of(line.split(" "))).toList()));
+            }
+        }
+        cases.add(Arguments.of(List.of()));
+        cases.add(Arguments.of(List.of("chain", "--n", "10", "--iterations", "1"))); // no thread kind
+        cases.add(Arguments.of(List.of("green", "chain", "--n", "10", "--iterations", "1")));
+        return cases.stream();
+    }
+
+    @ParameterizedTest
+    @MethodSource("badInput")
+    void badInputIsExit2WithOneLine(List<String> args) throws Exception {
+        var run = launch(args);
+        assertEquals(2, run.status, run.stderr);
+        assertEquals(1, run.stderr.lines().count(), run.stderr);
+        assertTrue(run.stderr.startsWith("error: "), run.stderr);
+        assertEquals("", run.stdout);
+    }
+
+    /** More platform threads than the kernel can hold: a clean failure at once, not a hang. */
+    @Test
+    void tooManyPlatformThreads() throws Exception {
+        var run = launch("platform", "chain", "--n", String.valueOf(Integer.MAX_VALUE), "--iterations", "1");
+        assertEquals(1, run.status, run.stderr);
+        assertEquals(1, run.stderr.lines().count(), run.stderr);
+        assertEquals("", run.stdout);
+    }
+}
