@@ -80,7 +80,9 @@ build() {
     echo "[assembly: System.Reflection.AssemblyMetadata(\"Compiler\", \"mcs $(mcs_version)\")]" > obj/CompilerInfo.cs
     refs=""
     for a in System.Private.CoreLib System.Runtime System.Console System.Threading \
-             System.Threading.Tasks System.Threading.Channels System.Runtime.Extensions; do
+             System.Threading.Tasks System.Threading.Channels System.Runtime.Extensions \
+             System.Threading.ThreadPool System.Threading.Tasks.Parallel System.Linq \
+             System.Net.HttpListener System.Net.Primitives System.Net.Sockets Microsoft.Win32.Primitives; do
         refs="$refs -r:$REFS/$a.dll"
     done
     # CS1702 is mcs noting that System.Console's reference to System.Runtime.Extensions

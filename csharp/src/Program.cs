@@ -1,5 +1,6 @@
 // Command-line front end of the C# benchmark programs (docs/protocol.md):
-// parses the arguments, runs one workload K times and prints one JSON line.
+// parses the arguments, runs one workload K times and prints one JSON line,
+// or (`async serve`) runs the HTTP server of src/Server.cs.
 //
 // Written in the C# subset that both Roslyn and Mono's mcs 6.8 accept (see README.md).
 using System;
@@ -24,6 +25,12 @@ namespace Bench
             {
                 Console.WriteLine(Options.Usage);
                 return 0;
+            }
+            if (args.Length >= 2 && args[0] == "async" && args[1] == "serve")
+            {
+                var serveArgs = new string[args.Length - 2];
+                Array.Copy(args, 2, serveArgs, 0, serveArgs.Length);
+                return Server.Run(serveArgs);
             }
             Options options;
             Func<Options, Measurement> workload;
@@ -90,11 +97,16 @@ namespace Bench
                 json.Append(", \"spawn_ns\": ").Append(spawnNs);
             if (o.Workload == "bounded" && Capacity(o.Buffer) != o.Buffer)
                 json.Append(", \"capacity\": ").Append(Capacity(o.Buffer));
-            json.Append(", \"runtime\": ").Append(Quote(".NET " + Environment.Version + " (" + Compiler() + ")"));
+            json.Append(", \"runtime\": ").Append(Quote(RuntimeLabel()));
             return json.Append('}').ToString();
         }
 
-        static string Quote(string s)
+        internal static string RuntimeLabel()
+        {
+            return ".NET " + Environment.Version + " (" + Compiler() + ")";
+        }
+
+        internal static string Quote(string s)
         {
             return "\"" + s.Replace("\\", "\\\\").Replace("\"", "\\\"") + "\"";
         }
@@ -127,13 +139,18 @@ namespace Bench
 
         public const string Usage =
             "usage: Bench.dll async|threads WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]\n" +
+            "       Bench.dll async serve --port P --delay-ms D [--threads T]\n" +
             "\n" +
             "  async|threads    the model: async (sleep, chain, chain-await, bounded) or threads (sleep)\n" +
             "  WORKLOAD         sleep, chain, chain-await or bounded (docs/protocol.md)\n" +
             "  --n N            number of tasks (> 0)\n" +
             "  --iterations K   in-process iterations, the first one cold (> 0)\n" +
             "  --buffer B       channel capacity, required by bounded (>= 0; 0 runs with capacity 1)\n" +
-            "  --duration-ms D  how long each task sleeps, required by sleep (> 0)";
+            "  --duration-ms D  how long each task sleeps, required by sleep (> 0)\n" +
+            "\n" +
+            "  serve            the HTTP server of docs/protocol.md on 127.0.0.1:P (P = 0: a free port);\n" +
+            "                   the calls take 2*D and D ms (D > 0); --threads T sets the thread\n" +
+            "                   pool's minimum worker threads (T > 0), the maximum stays the default";
 
         // Every error is a UsageException with a one-line message.
         public static Options Parse(string[] args)
@@ -146,7 +163,8 @@ namespace Bench
             string[] workloads;
             switch (o.Model)
             {
-                case "async": workloads = new[] { "sleep", "chain", "chain-await", "bounded" }; break;
+                // serve never reaches Parse (Main hands it to Server.Run); listed for the messages.
+                case "async": workloads = new[] { "sleep", "chain", "chain-await", "bounded", "serve" }; break;
                 case "threads": workloads = new[] { "sleep" }; break;
                 default: throw new UsageException("unknown model '" + o.Model + "' (want async or threads)");
             }
@@ -182,10 +200,16 @@ namespace Bench
 
         static int Int(string name, string value, int min)
         {
+            return Int(name, value, min, int.MaxValue);
+        }
+
+        internal static int Int(string name, string value, int min, int max)
+        {
             int v;
             // NumberStyles.None: digits only, so "+5", " 5" and "-1" are rejected too.
-            if (!int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out v) || v < min)
-                throw new UsageException(name + " must be an integer >= " + min + ", got '" + value + "'");
+            if (!int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out v) || v < min || v > max)
+                throw new UsageException(name + " must be an integer " +
+                    (max == int.MaxValue ? ">= " + min : "from " + min + " to " + max) + ", got '" + value + "'");
             return v;
         }
     }

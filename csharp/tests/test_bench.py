@@ -2,9 +2,14 @@
 docs/protocol.md, at sizes small enough to run in a few seconds. Run by
 `toolchain.sh test` after the build; the same checks hold for both build routes."""
 
+import http.client
 import json
+import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 import unittest
 from pathlib import Path
 
@@ -106,6 +111,8 @@ class BadArguments(unittest.TestCase):
         ["async", "chain", "--n", "5", "--iterations", "1", "extra"],
         ["async", "chain", "--n", "99999999999", "--iterations", "1"],
         ["async", "chain", "--n", "+5", "--iterations", "1"],
+        ["threads", "serve", "--port", "0", "--delay-ms", "10"],
+        ["serve", "--port", "0", "--delay-ms", "10"],
     ]
 
     def check_bad(self, args):
@@ -133,6 +140,195 @@ class BadArguments(unittest.TestCase):
                 self.assertEqual(proc.returncode, 0)
                 self.assertEqual(proc.stderr, "")
                 self.assertTrue(proc.stdout.startswith("usage: "), proc.stdout)
+
+
+# --- serve: functional tests only (a handful of requests, D = 20 ms; timing
+# checked from below, the style's floor, never from above).
+
+DELAY_MS = 20
+STYLES = ["sync", "sync-over-async", "parallel", "async", "when-all"]
+FLOOR_MS = {"sync": 3 * DELAY_MS, "sync-over-async": 3 * DELAY_MS, "async": 3 * DELAY_MS,
+            "parallel": 2 * DELAY_MS, "when-all": 2 * DELAY_MS}
+# .NET's timers (Task.Delay) count in Environment.TickCount64, which on Linux reads
+# CLOCK_MONOTONIC_COARSE: it advances by the kernel's tick (4 ms here), so a
+# Task.Delay(40) can end up to one tick early by a precise clock (36.4 ms was
+# seen: README.md). A style's answer may therefore come one tick early per timer
+# waited in sequence: two in the 3·D styles, one in parallel and when-all.
+COARSE_TICK_MS = time.clock_getres(6) * 1000  # 6: CLOCK_MONOTONIC_COARSE on Linux
+SEQUENTIAL_TIMERS = {"sync": 2, "sync-over-async": 2, "async": 2, "parallel": 1, "when-all": 1}
+
+
+def lowest_ms(style):
+    """The least time a correct answer of style can take, timer granularity allowed."""
+    return FLOOR_MS[style] - SEQUENTIAL_TIMERS[style] * COARSE_TICK_MS
+
+
+class ServerProcess:
+    """`Bench.dll async serve ...` with its ready line read (60 s allowed: the
+    runtime starts slowly on a busy machine)."""
+
+    def __init__(self, *args):
+        self.proc = subprocess.Popen(PROGRAM + ["async", "serve"] + list(args), stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        lines = []
+        reader = threading.Thread(target=lambda: lines.append(self.proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(60)
+        if not lines or not lines[0].endswith("\n"):
+            self.kill()
+            raise AssertionError(f"no ready line: {lines!r}, stderr {self.proc.stderr.read()!r}")
+        self.line = lines[0]
+        self.ready = json.loads(self.line)
+        self.port = self.ready["listening"]
+
+    def stop(self, sig):
+        """Sends sig; returns (exit status, stdout after the ready line, stderr)."""
+        self.proc.send_signal(sig)
+        try:
+            out, err = self.proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"still running 30 s after {sig!r}")
+        return self.proc.returncode, out, err
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate()
+
+
+def get(conn, path):
+    """GET on a kept-alive connection: (status, body, content type, seconds)."""
+    start = time.monotonic()
+    conn.request("GET", path)
+    response = conn.getresponse()
+    body = response.read().decode()
+    return response.status, body, response.getheader("Content-Type"), time.monotonic() - start
+
+
+def listening_addresses(port):
+    """Local addresses of the LISTEN sockets on port, from /proc/net/tcp{,6} (Linux)."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and fields[1].endswith(f":{port:04X}"):
+                    found.append(fields[1])
+    return found
+
+
+class Serve(unittest.TestCase):
+    def test_styles_health_errors_keepalive_and_sigterm(self):
+        server = ServerProcess("--port", "0", "--delay-ms", str(DELAY_MS))
+        try:
+            ready = server.ready
+            self.assertEqual(list(ready), ["listening", "styles", "threads", "runtime"])
+            self.assertGreater(ready["listening"], 0)
+            self.assertEqual(ready["styles"], STYLES)
+            self.assertIsNone(ready["threads"])
+            self.assertRegex(ready["runtime"], r"^\.NET \d+\.\d+\.\d+ \((mcs|Roslyn)")
+            self.assertEqual(listening_addresses(server.port), [f"0100007F:{server.port:04X}"])  # 127.0.0.1 only
+
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            self.assertEqual(get(conn, "/health")[:2], (200, "ok"))
+            first_socket = conn.sock  # http.client opens a new socket if the server closed this one
+            for style in STYLES:
+                for num in (0, 7, 2**31 - 1):
+                    with self.subTest(style=style, num=num):
+                        status, body, content_type, seconds = get(conn, f"/{style}/{num}")
+                        self.assertEqual((status, body, content_type), (200, str(2 * num + num // 2), "text/plain"))
+                        self.assertGreaterEqual(seconds * 1000, lowest_ms(style), "answered below the style's floor")
+            self.assertIs(conn.sock, first_socket, "the connection was not kept alive")
+
+            for path, want in [("/nope/5", 404), ("/sync", 404), ("/", 404), ("/health/1", 404),
+                               ("/sync/abc", 400), ("/async/-1", 400), ("/when-all/+5", 400),
+                               ("/parallel/2147483648", 400), ("/sync-over-async/", 400), ("/sync/1.5", 400),
+                               ("/sync/99999999999999999999", 400)]:
+                with self.subTest(path=path):
+                    self.assertEqual(get(conn, path)[0], want)
+            conn.close()
+
+            code, out, err = server.stop(signal.SIGTERM)
+            self.assertEqual((code, out), (0, ""), err)
+            with self.assertRaises(OSError):
+                socket.create_connection(("127.0.0.1", server.port), timeout=2).close()
+        finally:
+            server.kill()
+
+    def test_concurrent_requests_on_separate_connections(self):
+        # A handful at once, one of each style, each on its own connection: all
+        # answered right (timing checked from below only).
+        server = ServerProcess("--port", "0", "--delay-ms", str(DELAY_MS))
+        try:
+            results = {}
+
+            def one(style):
+                conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+                results[style] = get(conn, f"/{style}/10")
+                conn.close()
+
+            threads = [threading.Thread(target=one, args=(style,)) for style in STYLES]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+            for style in STYLES:
+                status, body, _, seconds = results[style]
+                self.assertEqual((status, body), (200, "25"), style)
+                self.assertGreaterEqual(seconds * 1000, lowest_ms(style), style)
+            self.assertEqual(server.stop(signal.SIGTERM)[0], 0)
+        finally:
+            server.kill()
+
+    def test_threads_reported_and_sigint_exits_0(self):
+        server = ServerProcess("--port", "0", "--delay-ms", "10", "--threads", "3")
+        try:
+            self.assertEqual(server.ready["threads"], 3)
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            self.assertEqual(get(conn, "/parallel/10")[:2], (200, "25"))
+            conn.close()
+            code, out, err = server.stop(signal.SIGINT)
+            self.assertEqual((code, out), (0, ""), err)
+        finally:
+            server.kill()
+
+    def test_port_in_use_is_one_line(self):
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            proc = run("async", "serve", "--port", str(taken.getsockname()[1]), "--delay-ms", "10")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+
+    BAD = [
+        [],
+        ["--port", "0"],
+        ["--delay-ms", "10"],
+        ["--port", "0", "--delay-ms", "0"],
+        ["--port", "0", "--delay-ms", "-5"],
+        ["--port", "0", "--delay-ms", "abc"],
+        ["--port", "-1", "--delay-ms", "10"],
+        ["--port", "65536", "--delay-ms", "10"],
+        ["--port", "0x10", "--delay-ms", "10"],
+        ["--port", "0", "--delay-ms", "10", "--threads", "0"],
+        ["--port", "0", "--delay-ms", "10", "--threads", "-2"],
+        ["--port", "0", "--delay-ms", "10", "--threads"],
+        ["--port", "0", "--delay-ms", "10", "--threads", "40000"],  # above the pool's maximum
+        ["--port", "0", "--delay-ms", "99999999999999999999999"],
+        ["--port", "0", "--delay-ms", "10", "--n", "5"],
+        ["--port", "0", "--delay-ms", "10", "extra"],
+    ]
+
+    def test_bad_arguments_exit_2_with_one_stderr_line(self):
+        for args in self.BAD:
+            with self.subTest(args=args):
+                proc = run("async", "serve", *args)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertEqual(proc.stdout, "")
+                self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+                self.assertTrue(proc.stderr.endswith("\n"), proc.stderr)
 
 
 if __name__ == "__main__":
