@@ -80,7 +80,7 @@ func parseServeArgs(args []string) (serveConfig, error) {
 	return cfg, nil
 }
 
-// calculator is the seed's CalculationService: two remote calls simulated by
+// calculator is the article's CalculationService: two remote calls simulated by
 // sleeping. time.Sleep parks the calling goroutine; the OS thread under it
 // goes on running other goroutines.
 type calculator struct{ delay time.Duration }

@@ -8,7 +8,7 @@ namespace Bench
 {
     static class AsyncWorkloads
     {
-        // Seed 002: N Task.Delay timers joined by Task.WhenAll.
+        // 1M tasks 2024: N Task.Delay timers joined by Task.WhenAll.
         public static Measurement Sleep(int n, int durationMs)
         {
             var tasks = new Task[n];
@@ -27,7 +27,7 @@ namespace Bench
             return new Measurement(completed, elapsedNs, spawnNs);
         }
 
-        // Seeds 000/001: N relays linked by N+1 channels. Bounded channels of
+        // Yakunin 2017: N relays linked by N+1 channels. Bounded channels of
         // capacity 1 stand in for Go's unbuffered ones (.NET has no rendezvous channel).
         public static async Task<long> Chain(int n)
         {
@@ -50,7 +50,7 @@ namespace Bench
             await output.WriteAsync(x + 1);
         }
 
-        // Seed 000's task-based variant: each task awaits its predecessor and adds 1.
+        // Yakunin 2017's task-based variant: each task awaits its predecessor and adds 1.
         public static async Task<long> ChainAwait(int n)
         {
             var source = new TaskCompletionSource<long>();
@@ -65,7 +65,7 @@ namespace Bench
         static async Task<long> AddOne(Task<long> previous)
         {
             long x = await previous;
-            // As in seed 000 (and the protocol): a completing task runs its awaiter's
+            // As in Yakunin 2017 (and the protocol): a completing task runs its awaiter's
             // continuation inline, so the yield keeps each step one frame deep. Without
             // it .NET Core still survives (inlining falls back to the thread pool when
             // the stack runs low), but more slowly: see README.md.
@@ -73,7 +73,7 @@ namespace Bench
             return x + 1;
         }
 
-        // Seed 003: N producers, one channel of the given capacity, one consumer. As the
+        // Go/Rust channels: N producers, one channel of the given capacity, one consumer. As the
         // protocol says, the consumer is a thread-pool task like the producers, started
         // before them: called directly, like them (no Task.Run), its first ReadAsync finds
         // the channel empty and suspends, so every read runs on the pool (a probe counted

@@ -1,5 +1,5 @@
-// The HTTP server of docs/protocol.md ("serve", after Vaughan, seed 004):
-// `Bench.dll async serve --port P --delay-ms D [--threads T]`. The seed's
+// The HTTP server of docs/protocol.md ("serve", after Vaughan):
+// `Bench.dll async serve --port P --delay-ms D [--threads T]`. The article's
 // CalculationService and CalculationController, behind HttpListener (ASP.NET
 // Kestrel needs the ASP.NET Core runtime, which the PyPI .NET runtime does not
 // ship), each request handled on the thread pool as Kestrel would.
@@ -17,8 +17,8 @@ using System.Threading.Tasks;
 
 namespace Bench
 {
-    // The seed's service: "double" takes 2·D, "halve" D (the seed: 2 s and 1 s),
-    // each a Task.Delay standing for a remote call. long, not the seed's int:
+    // The article's service: "double" takes 2·D, "halve" D (the article: 2 s and 1 s),
+    // each a Task.Delay standing for a remote call. long, not the article's int:
     // NUM may be up to 2^31 - 1, and 2*NUM must not overflow.
     sealed class CalculationService
     {
@@ -54,7 +54,7 @@ namespace Bench
         }
     }
 
-    // The seed's controller, one action per style, written as the seed wrote them.
+    // The article's controller, one action per style, written as the article wrote them.
     sealed class CalculationController
     {
         readonly CalculationService calculationService;

@@ -1,4 +1,4 @@
-// The thread-per-task baseline (seed 004): one OS thread per task, default stack size.
+// The thread-per-task baseline (Vaughan): one OS thread per task, default stack size.
 using System.Diagnostics;
 using System.Threading;
 

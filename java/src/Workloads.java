@@ -46,7 +46,7 @@ final class Workloads {
     /**
      * N tasks each sleep for {@code duration}; returns how many finished, and how
      * long starting them took. All N threads run one shared Runnable, so a sleeping
-     * task is its thread and nothing else (seed 002's program, plus the count).
+     * task is its thread and nothing else (1M tasks 2024's program, plus the count).
      */
     SleepRun sleep(int n, Duration duration) throws InterruptedException {
         var sleeper = new Sleeper(duration, new LongAdder());

@@ -1,4 +1,4 @@
-//! `rust-futures`: seed 002's Rust program. N `tokio::time::sleep` futures
+//! `rust-futures`: 1M tasks 2024's Rust program. N `tokio::time::sleep` futures
 //! are driven by `futures::future::join_all` inside ONE task (the main
 //! future of the tokio runtime): the runtime sees a single task, so this
 //! measures futures, not spawned tasks.

@@ -1,4 +1,4 @@
-//! `rust-threads`: the baseline async is measured against (seed 004). One OS
+//! `rust-threads`: the baseline async is measured against (Vaughan). One OS
 //! thread per task, channels are `std::sync::mpsc::sync_channel`, which has a
 //! true rendezvous mode (capacity 0). Threads get a 64 KiB stack instead of
 //! the 2 MiB default so the limit met is the kernel's (threads, PIDs or
