@@ -7,6 +7,7 @@ worth less, and the report says so next to it."""
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 
 TICK_S = 1 / os.sysconf("SC_CLK_TCK")
@@ -45,21 +46,22 @@ class LoadProbe:
     """Take one before a run, then `other_cpu_frac` after it."""
     busy_s: float | None
     own_s: float
+    started: float
     load_avg_1m: float | None
 
     @classmethod
     def start(cls) -> LoadProbe:
-        return cls(_busy_s(), _own_cpu_s(), load_avg_1m())
+        return cls(_busy_s(), _own_cpu_s(), time.monotonic(), load_avg_1m())
 
-    def other_cpu_frac(self, wall_s: float | None, measured_cpu_s: float) -> float | None:
-        """The share of all cores' time during wall_s that went to other
+    def other_cpu_frac(self, measured_cpu_s: float) -> float | None:
+        """The share of all cores' time since start() that went to other
         processes: every busy second, minus the program's and the launcher's
         (measured_cpu_s) and the harness's own. None when /proc says nothing,
-        or the run was too short for /proc's clock ticks to tell (under 20
+        or the span was too short for /proc's clock ticks to tell (under 20
         ticks of all cores' time: one tick would be over 5%)."""
         end = _busy_s()
-        capacity = (wall_s or 0.0) * (os.cpu_count() or 1)
+        capacity = (time.monotonic() - self.started) * (os.cpu_count() or 1)
         if self.busy_s is None or end is None or capacity < 20 * TICK_S:
             return None
         others = (end - self.busy_s) - measured_cpu_s - (_own_cpu_s() - self.own_s)
-        return max(0.0, others) / capacity
+        return min(1.0, max(0.0, others / capacity))  # ticks round: keep it a share

@@ -102,7 +102,7 @@ def measure(run_id: str, p: Planned, s: Settings) -> tuple[dict[str, Any], Outco
     out = run_process(p.argv(), program_env(p.impl.env), str(p.impl.language.dir), s.timeout_s,
                       s.max_rss_bytes, s.sample_interval_s)
     measured_cpu = sum(v or 0.0 for v in (out.cpu_user_s, out.cpu_sys_s, out.sampler_cpu_s))
-    other_cpu_frac = probe.other_cpu_frac(out.wall_s, measured_cpu)
+    other_cpu_frac = probe.other_cpu_frac(measured_cpu)
     status, error, data = classify(p, s, out)
     row = make_row(
         run_id, p, status, started_at=started, exit_code=out.exit_code, signal=out.signal,
