@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,3 +28,16 @@ def read_rows(out: Path) -> list[dict[str, str]]:
 @pytest.fixture
 def out(tmp_path: Path) -> Path:
     return tmp_path / "results"
+
+
+def leftovers(token: str) -> list[psutil.Process]:
+    """Processes still alive from a test's fakes: they inherit FAKE_TOKEN,
+    so other sessions running the same tests on the machine do not count."""
+    found = []
+    for p in psutil.process_iter():
+        try:
+            if p.environ().get("FAKE_TOKEN") == token:
+                found.append(p)
+        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return found

@@ -11,10 +11,9 @@ import time
 import uuid
 from pathlib import Path
 
-import psutil
 import pytest
 
-from .conftest import FAKES, ROOT, harness, read_rows
+from .conftest import FAKES, ROOT, harness, leftovers as _leftovers, read_rows
 
 RUN = ["run", "--no-report", "--repeat", "1"]
 
@@ -97,19 +96,6 @@ def test_failures_are_recorded_rows(impl: str, status: str, error: str, out: Pat
 
 def _token() -> str:
     return uuid.uuid4().hex
-
-
-def _leftovers(token: str) -> list[psutil.Process]:
-    """Processes still alive from this test's fakes: they inherit FAKE_TOKEN,
-    so other sessions running the same tests on the machine do not count."""
-    found = []
-    for p in psutil.process_iter():
-        try:
-            if p.environ().get("FAKE_TOKEN") == token:
-                found.append(p)
-        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
-            continue
-    return found
 
 
 def test_timeout_kills_the_whole_tree(out: Path) -> None:

@@ -23,21 +23,10 @@ import pytest
 from harness.launcher import STDOUT_CAP_BYTES, Outcome, run_process
 from harness.registry import program_env
 
-from .conftest import FAKES, ROOT
+from .conftest import FAKES, ROOT, leftovers as _leftovers
 
 FAKE = FAKES / "fake" / "fake.py"
 MODES = ["cgroup", "process-tree"]  # the second is the fallback where cgroup v2 is not writable
-
-
-def _leftovers(token: str) -> list[psutil.Process]:
-    found = []
-    for p in psutil.process_iter():
-        try:
-            if p.environ().get("FAKE_TOKEN") == token:
-                found.append(p)
-        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
-            continue
-    return found
 
 
 def _gone_within(token: str, seconds: float) -> list[psutil.Process]:
