@@ -15,7 +15,7 @@ from typing import Any, Iterable
 from .formatting import fmt_value
 from .machineload import LOADED_FRAC
 from .rundir import ConfigKey, RunDir
-from .workloads import WORKLOADS, workload_rank
+from .workloads import WORKLOADS, Param, workload_rank
 
 # A group's stdev above this fraction of its median makes the figure noisy.
 NOISY_CV = 0.10
@@ -38,6 +38,13 @@ METRICS: dict[str, tuple[str, str]] = {
     "spawn_s": ("spawn time", "s"),
     "sleep_wait_s": ("sleep and join after the start loop", "s"),
     "peak_rss_bytes": ("peak RSS", "bytes"),
+    "max_threads": ("peak threads", "count"),
+    "rps": ("throughput", "rps"),
+    "latency_p50_s": ("median response", "s"),
+    "latency_p90_s": ("p90 response", "s"),
+    "latency_p99_s": ("p99 response", "s"),
+    "latency_max_s": ("slowest response", "s"),
+    "gen_cpu_s": ("load generator CPU", "s"),
 }
 
 
@@ -103,13 +110,14 @@ class Group:
     language: str
     runtime: str
     rows: list[dict[str, Any]]  # every raw row of the group, failures included
+    params: tuple[Param, ...] = ()  # the workload's own dimensions (ConfigKey.params)
     metrics: dict[str, Summary] = field(default_factory=dict)
     mem_per_task_bytes: float | None = None
     mem_points: tuple[int, ...] = ()  # the N the slope was fitted over
 
     @property
     def key(self) -> ConfigKey:
-        return ConfigKey(self.impl, self.workload, self.n, self.buffer)
+        return ConfigKey(self.impl, self.workload, self.n, self.buffer, self.params)
 
     @property
     def label(self) -> str:
@@ -157,9 +165,9 @@ class Group:
 
 
 def group_sort_key(key: ConfigKey) -> tuple:
-    """Reading order: workload (declaration order), N, buffer, impl."""
-    return (workload_rank(key.workload), key.n is None, key.n or 0, key.buffer is None,
-            key.buffer or 0, key.impl)
+    """Reading order: workload (declaration order), N, buffer, the
+    workload's own dimensions, impl."""
+    return (workload_rank(key.workload), key.sort_key, key.impl)
 
 
 def group_runs(rows: list[dict[str, Any]]) -> list[Group]:
@@ -175,7 +183,7 @@ def group_runs(rows: list[dict[str, Any]]) -> list[Group]:
         members = by_key[key]
         first = members[0]
         group = Group(key.impl, key.workload, key.n, key.buffer, language=first.get("language") or "",
-                      runtime=first.get("runtime") or "", rows=members)
+                      runtime=first.get("runtime") or "", rows=members, params=key.params)
         for row in members:
             row["outliers"] = []
         ok_rows = [r for r in members if r["status"] == "ok"]
@@ -251,11 +259,15 @@ def ratios_to_best(groups: list[Group], metric: str) -> dict[ConfigKey, float]:
     return {k: v / best for k, v in values.items()}
 
 
-def comparable_sets(groups: list[Group]) -> dict[tuple[str, int | None, int | None], list[Group]]:
-    """Groups that compete: same workload, n and buffer, different impls."""
-    sets: dict[tuple[str, int | None, int | None], list[Group]] = defaultdict(list)
+SetKey = tuple[str, int | None, int | None, tuple[Param, ...]]
+
+
+def comparable_sets(groups: list[Group]) -> dict[SetKey, list[Group]]:
+    """Groups that compete: same workload, n, buffer and the workload's own
+    dimensions, different impls."""
+    sets: dict[SetKey, list[Group]] = defaultdict(list)
     for g in groups:
-        sets[(g.workload, g.n, g.buffer)].append(g)
+        sets[(g.workload, g.n, g.buffer, g.params)].append(g)
     return dict(sets)
 
 
@@ -268,7 +280,7 @@ def ratios(groups: list[Group]) -> Ranks:
     implementation at the same workload, N and buffer; a time ratio only
     where the workload's declaration ranks by time."""
     out: Ranks = defaultdict(dict)
-    for (workload, _, _), members in comparable_sets(groups).items():
+    for (workload, *_), members in comparable_sets(groups).items():
         declared = WORKLOADS.get(workload)
         if declared is None or declared.time_ratio:
             metric = iter_metric(members)
@@ -367,7 +379,7 @@ def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()
 
 def _short(g: Group) -> str:
     """A group's label without its workload (for lines grouped by workload)."""
-    return f"{g.impl} N={g.n}" + (f" B={g.buffer}" if g.buffer is not None else "")
+    return f"{g.impl} {g.key.settings}".strip()
 
 
 @dataclass

@@ -16,13 +16,14 @@ from .envinfo import ram_bytes
 from .registry import Impl, RegistryError
 from .rundir import RunDirError, open_run_dir
 from .session import _languages, relative, resolve_impls, run_suite
-from .settings import name_list, settings_from
+from .settings import dimensions, name_list, settings_from
 from .workloads import WORKLOADS
 
 EPILOG = """examples:
   python -m harness list
   python -m harness run --impl go --workload sleep,chain,bounded --n 1000,100000 --buffer 1,100
   python -m harness run --impl rust --n 1000000 --workload sleep --repeat 1
+  python -m harness run --impl csharp --workload http --users 50 --requests 20
   python -m harness report results/latest
   python -m harness compare results/OLD results/NEW
 """
@@ -60,7 +61,11 @@ def build_parser() -> Parser:
                      help="sleep time of each task in the sleep workload (default 10000)")
     run.add_argument("--iterations", type=int, default=None,
                      help="in-process iterations (default: per workload, " + ", ".join(
-                         f"{w.name} {w.default_iterations}" for w in WORKLOADS.values()) + ")")
+                         f"{w.name} {w.default_iterations}" for w in WORKLOADS.values()
+                         if w.kind == "program") + ")")
+    for d in dimensions().values():
+        run.add_argument(d.option, dest=d.name, default=None, help=d.help,
+                         metavar=d.option.lstrip("-").upper().replace("-", "_"))
     run.add_argument("--timeout", type=float, default=None,
                      help="seconds before a run is killed and recorded as timeout (default 300)")
     run.add_argument("--max-rss", default=None,

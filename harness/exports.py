@@ -10,10 +10,11 @@ from . import analysis
 from .analysis import Group, Ranks, Results
 from .formatting import csv_number
 from .machineload import LOADED_FRAC
+from .rundir import DIMENSIONS
 
 PARTS = ("median", "min", "max", "mean", "stdev", "count")
-SUMMARY_FIELDS = (["impl", "language", "runtime", "workload", "n", "buffer", "runs", "ok",
-                   "statuses"]
+SUMMARY_FIELDS = (["impl", "language", "runtime", "workload", "n", "buffer",
+                   *(name for name, _ in DIMENSIONS), "runs", "ok", "statuses"]
                   + [f"{m}_{s}" for m in analysis.METRICS for s in PARTS]
                   + ["mem_per_task_bytes", "mem_per_task_n", "time_ratio_to_best",
                      "rss_ratio_to_best", "noisy", "outliers"])
@@ -24,7 +25,8 @@ def summary_rows(groups: list[Group], ranks: Ranks) -> list[dict[str, Any]]:
     for g in groups:
         row: dict[str, Any] = {
             "impl": g.impl, "language": g.language, "runtime": g.runtime,
-            "workload": g.workload, "n": g.n, "buffer": g.buffer, "runs": len(g.rows),
+            "workload": g.workload, "n": g.n, "buffer": g.buffer, **dict(g.params),
+            "runs": len(g.rows),
             "ok": g.ok, "statuses": g.statuses,
             "mem_per_task_bytes": g.mem_per_task_bytes,
             "mem_per_task_n": " ".join(str(n) for n in g.mem_points),
@@ -42,7 +44,7 @@ def summary_rows(groups: list[Group], ranks: Ranks) -> list[dict[str, Any]]:
 def _group_json(g: Group, ranks: Ranks) -> dict[str, Any]:
     return {
         "impl": g.impl, "language": g.language, "runtime": g.runtime,
-        "workload": g.workload, "n": g.n, "buffer": g.buffer,
+        "workload": g.workload, "n": g.n, "buffer": g.buffer, **dict(g.params),
         "status_counts": dict(g.status_counts),
         "metrics": {m: {"median": s.median, "min": s.min, "max": s.max, "mean": s.mean,
                         "stdev": s.stdev, "count": s.count, "noisy": s.noisy}

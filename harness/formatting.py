@@ -49,8 +49,16 @@ def fmt_ratio(ratio: float | None, best_in_bold: bool = True) -> str:
 
 
 def fmt_value(unit: str, value: float | None) -> str:
-    """A metric's value by its unit kind ('s' or 'bytes')."""
-    return fmt_bytes(value) if unit == "bytes" else fmt_seconds(value)
+    """A metric's value by its unit kind: 's', 'bytes', 'rps' (requests a
+    second) or 'count'."""
+    if unit == "bytes":
+        return fmt_bytes(value)
+    if unit in ("rps", "count"):
+        if _missing(value):
+            return "—"
+        text = f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+        return text + (" req/s" if unit == "rps" else "")
+    return fmt_seconds(value)
 
 
 def fmt_plain(value: float, _pos: Any = None) -> str:

@@ -3,6 +3,7 @@ should take. Pure: no process is started here."""
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,7 @@ class Planned:
     @property
     def request(self) -> Request:
         return Request(self.key.workload, self.key.n, self.key.buffer, self.iterations,
-                       self.duration_ms, self.impl.tasks_start)
+                       self.duration_ms, self.impl.tasks_start, self.key.params)
 
     def argv(self) -> list[str]:
         return [*self.impl.argv(), *self.workload.argv(self.request)]
@@ -59,17 +60,19 @@ def plan(impls: list[Impl], s: Settings) -> list[Planned]:
                     if name not in impl.workloads:
                         continue
                     workload = WORKLOADS[name]
+                    ns = list(part.ns) if workload.uses_n else [None]
                     buffers = list(part.buffers) if workload.uses_buffer else [None]
-                    for n in part.ns:
-                        for buffer in buffers:
-                            key = ConfigKey(impl.id, name, n, buffer)
-                            if (key, rep) in seen:
-                                continue
-                            seen.add((key, rep))
-                            runs.append(Planned(
-                                impl, key, rep, duration_ms=part.duration_ms or s.duration_ms,
-                                iterations=(part.iterations or s.iterations
-                                            or workload.default_iterations)))
+                    grid = itertools.product(*([(d.name, v) for v in part.values(d)]
+                                               for d in workload.dimensions))
+                    for n, buffer, params in itertools.product(ns, buffers, grid):
+                        key = ConfigKey(impl.id, name, n, buffer, tuple(params))
+                        if (key, rep) in seen:
+                            continue
+                        seen.add((key, rep))
+                        runs.append(Planned(
+                            impl, key, rep, duration_ms=part.duration_ms or s.duration_ms,
+                            iterations=(part.iterations or s.iterations
+                                        or workload.default_iterations)))
     return runs
 
 

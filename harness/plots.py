@@ -28,7 +28,7 @@ from . import analysis  # noqa: E402
 from .analysis import Group  # noqa: E402
 from .formatting import fmt_bytes, fmt_plain  # noqa: E402
 from .rundir import RunDir  # noqa: E402
-from .workloads import WORKLOADS, Workload, workload_rank  # noqa: E402
+from .workloads import STYLES, WORKLOADS, Workload, workload_rank  # noqa: E402
 
 MIB = 1 << 20
 FAIL_COLOR = "#d62728"
@@ -464,10 +464,120 @@ def rss_over_time(run: _Run, out: Path, w: Workload) -> list[Path]:
     return [_save(fig, out / f"rss_over_time_{workload}.png", run.env)]
 
 
+# ---------------------------------------------------------------- http
+
+STYLE_COLORS = dict(zip(STYLES, ("#d62728", "#ff7f0e", "#9467bd", "#1f77b4", "#2ca02c")))
+
+
+def _served(run: _Run, w: Workload) -> dict[str, list[Group]]:
+    """A server workload's groups by implementation."""
+    out: dict[str, list[Group]] = defaultdict(list)
+    for g in run.groups:
+        if g.workload == w.name:
+            out[g.impl].append(g)
+    return dict(sorted(out.items()))
+
+
+def _style_label(g: Group) -> str:
+    """A line's name: the style, and whatever else varies besides users."""
+    others = [f"{k}={v}" for k, v in g.params if k not in ("style", "users") and v is not None]
+    return " ".join([g.key.param("style")] + others)
+
+
+def _per_impl_panels(run: _Run, w: Workload, metric: str, ylabel: str, title: str,
+                     path: Path) -> list[Path]:
+    """A panel per implementation, the metric against users, a line per style."""
+    by_impl = _served(run, w)
+    if not by_impl:
+        return []
+    fig, axes = plt.subplots(1, len(by_impl), figsize=(4.6 * len(by_impl) + 2.5, 4.8),
+                             squeeze=False, sharey=True)
+    failed: set[str] = set()
+    for ax, (impl, groups) in zip(axes[0], by_impl.items()):
+        lines: dict[str, list[Group]] = defaultdict(list)
+        for g in groups:
+            lines[_style_label(g)].append(g)
+        for label, members in sorted(lines.items(), key=lambda kv: STYLES.index(kv[0].split()[0])):
+            members.sort(key=lambda g: g.key.param("users"))
+            color = STYLE_COLORS.get(label.split()[0])
+            pts = [(g.key.param("users"), g.metrics[metric]) for g in members if metric in g.metrics]
+            if pts:
+                xs = [x for x, _ in pts]
+                ys = [m.median for _, m in pts]
+                yerr = [[m.median - m.min for _, m in pts], [m.max - m.median for _, m in pts]]
+                ax.errorbar(xs, ys, yerr=yerr, marker="o", markersize=4, capsize=2, color=color,
+                            label=label)
+            for g in members:
+                if metric not in g.metrics and g.failure and g.failure != "skipped":
+                    _mark_failed(ax, g.key.param("users"), g.failure)
+                    failed.add(g.failure)
+        users = sorted({g.key.param("users") for g in groups})
+        if len(users) > 1:
+            ax.set_xscale("log")
+            _x_at_data(ax, users)
+        ax.set_title(impl)
+        ax.set_xlabel("users (log scale)" if len(users) > 1 else "users")
+        ax.grid(alpha=0.3, which="both")
+    axes[0][0].set_ylabel(ylabel)
+    _legend(axes[0][-1], failed)
+    fig.suptitle(f"{w.name}: {title} (median, min–max bars)")
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    return [_save(fig, path, run.env)]
+
+
+def http_throughput(run: _Run, out: Path, w: Workload) -> list[Path]:
+    """Requests a second against users, a line per style, a panel per implementation."""
+    return _per_impl_panels(run, w, "rps", "throughput (requests/s)", "throughput against users",
+                            out / f"{w.name}_throughput.png")
+
+
+def http_threads(run: _Run, out: Path, w: Workload) -> list[Path]:
+    """The server's peak thread count against users."""
+    return _per_impl_panels(run, w, "max_threads", "peak threads of the server",
+                            "the server's peak threads against users",
+                            out / f"{w.name}_threads.png")
+
+
+LATENCY_METRICS = ("latency_p50_s", "latency_p90_s", "latency_p99_s", "latency_max_s")
+
+
+def http_latency(run: _Run, out: Path, w: Workload) -> list[Path]:
+    """Response-time distribution at the most users of each implementation:
+    per style, a bar from the median to the slowest response, with ticks at
+    p90 and p99."""
+    by_impl = _served(run, w)
+    if not by_impl:
+        return []
+    fig, axes = plt.subplots(1, len(by_impl), figsize=(4.6 * len(by_impl) + 1.5, 4.8),
+                             squeeze=False, sharey=True)
+    for ax, (impl, groups) in zip(axes[0], by_impl.items()):
+        most = max(g.key.param("users") for g in groups)
+        shown = sorted((g for g in groups if g.key.param("users") == most and g.metrics),
+                       key=lambda g: (STYLES.index(g.key.param("style")), _style_label(g)))
+        for i, g in enumerate(shown):
+            p50, p90, p99, top = (g.median(m) for m in LATENCY_METRICS)
+            color = STYLE_COLORS.get(g.key.param("style"))
+            if p50 is None:
+                continue
+            ax.plot([i, i], [p50 * 1e3, top * 1e3], color=color, linewidth=6, alpha=0.35)
+            ax.plot([i], [p50 * 1e3], marker="o", color=color)
+            for v in (p90, p99):
+                ax.plot([i - 0.2, i + 0.2], [v * 1e3] * 2, color=color, linewidth=1.5)
+        ax.set_xticks(range(len(shown)), [_style_label(g) for g in shown], rotation=30,
+                      ha="right", fontsize=8)
+        ax.set_title(f"{impl}, {most} users")
+        ax.grid(alpha=0.3, axis="y")
+    axes[0][0].set_ylabel("response time (ms): median ●, p90 and p99 —, bar to the slowest")
+    fig.suptitle(f"{w.name}: response times (medians over the repeats)")
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    return [_save(fig, out / f"{w.name}_latency.png", run.env)]
+
+
 # Every plot a workload's declaration may name (workloads.Workload.plots).
 PLOTS: dict[str, Callable[[_Run, Path, Workload], list[Path]]] = {
     "rss_bars": rss_bars, "mem_per_task_bars": mem_per_task_bars, "time_lines": time_lines,
     "rss_lines": rss_lines, "buffer_grid": buffer_grid, "rss_over_time": rss_over_time,
+    "http_throughput": http_throughput, "http_threads": http_threads, "http_latency": http_latency,
 }
 
 

@@ -7,7 +7,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-from .formatting import fmt_bytes, fmt_duration
+from .formatting import fmt_bytes, fmt_duration, fmt_seconds
 
 
 class Progress:
@@ -65,6 +65,9 @@ class Progress:
             wall = row.get("wall_s")
             detail = f"wall {wall:.2f} s  peak RSS {fmt_bytes(row.get('peak_rss_bytes'))}" \
                 if wall is not None else ""
+            if row.get("rps") is not None:  # a server under load: what it sustained
+                detail += (f"  {row['rps']:.1f} req/s  median {fmt_seconds(row['latency_p50_s'])}"
+                           f"  {row.get('max_threads') or '?'} threads")
             note = f"  ({row['error']})" if row.get("error") else ""
             line = f"[{self.index + 1}/{self.total}] {row['status']:<12} {self.label:<44} {detail}{note}"
             self.stream.write(("\r\033[K" if self.tty else "") + line + "\n")

@@ -75,7 +75,30 @@ COLUMNS: dict[str, Column] = {
     "sleep_wait": ("sleep+join", lambda g, r: cell(g, "sleep_wait_s")),
     "wall": ("wall", lambda g, r: cell(g, "wall_s")),
     "cpu": ("CPU", lambda g, r: cell(g, "cpu_s")),
+    "rps": ("throughput", lambda g, r: cell(g, "rps")),
+    "p50": ("median response", lambda g, r: cell(g, "latency_p50_s")),
+    "p99": ("p99 response", lambda g, r: cell(g, "latency_p99_s")),
+    "max_latency": ("slowest", lambda g, r: cell(g, "latency_max_s")),
+    "peak_threads": ("peak threads", lambda g, r: cell(g, "max_threads")),
+    "gen_cpu": ("k6 CPU", lambda g, r: cell(g, "gen_cpu_s")),
 }
+
+
+def _param_rank(g: Group) -> tuple:
+    """A group's own dimensions in reading order: listed values (styles) in
+    their declared order, numbers by size."""
+    declared = {d.name: d for d in WORKLOADS[g.workload].dimensions} \
+        if g.workload in WORKLOADS else {}
+    rank = []
+    for name, value in g.params:
+        d = declared.get(name)
+        if value is None:
+            rank.append((1, 0))
+        elif d is not None and value in d.choices:
+            rank.append((0, d.choices.index(value)))
+        else:
+            rank.append((0, value))
+    return tuple(rank)
 
 
 def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str]:
@@ -85,19 +108,26 @@ def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str
     primary = "time" if declared is None or declared.time_ratio else "rss"
     with_buffer = any(g.buffer is not None for g in groups)
 
+    dimensions = [d.name for d in declared.dimensions] if declared else []
+
     def order(g: Group) -> tuple:
+        if dimensions:  # one block per implementation, its settings in reading order
+            return (g.impl, _param_rank(g))
         r = ranks[g.key].get(primary)
         return (g.n or 0, g.buffer or 0, r is None, r or 0.0, g.impl)
 
-    header = ["N"] + (["buffer"] if with_buffer else []) + ["impl", "runtime", "runs"]
+    with_n = declared is None or declared.uses_n
+    header = (["N"] if with_n else []) + (["buffer"] if with_buffer else []) + dimensions \
+        + ["impl", "runtime", "runs"]
     rows = []
     for g in sorted(groups, key=order):
-        row = [str(g.n) if g.n is not None else "—"]
+        row = [str(g.n) if g.n is not None else "—"] if with_n else []
         if with_buffer:
             buffer = str(g.buffer) if g.buffer is not None else "—"
             if (note := analysis.capacity_note(g)) is not None:
                 buffer += f" ({note})"
             row.append(buffer)
+        row += ["—" if v is None else str(v) for _, v in g.params]
         row += [g.impl, g.runtime or "—", _runs_cell(g)]
         row += [COLUMNS[c][1](g, ranks) for c in ids]
         rows.append(row)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .formatting import csv_number
+from .workloads import WORKLOADS, Param
 
 STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-failed")
 
@@ -42,7 +43,7 @@ def _status(text: str) -> str:
     return text
 
 
-RUN_COLUMNS: tuple[Column, ...] = tuple(Column(n, p) for n, p in (
+_BASE_RUN_COLUMNS = (
     ("run_id", str), ("impl", str), ("language", str), ("runtime", str), ("workload", str),
     ("n", _int), ("buffer", _int), ("rep", _int), ("status", _status), ("exit_code", _int),
     ("signal", _int), ("wall_s", float), ("cpu_user_s", float), ("cpu_sys_s", float),
@@ -52,15 +53,35 @@ RUN_COLUMNS: tuple[Column, ...] = tuple(Column(n, p) for n, p in (
     ("sleep_wait_s", float), ("load_avg_1m", float), ("other_cpu_frac", float),
     ("strays", _int), ("started_at", str), ("command", str), ("error", str),
     ("stderr_tail", str), ("output", str),
-))
+)
+_PARSERS: dict[type, Callable[[str], Any]] = {int: _int, float: float, str: str}
+
+
+def _declared(pairs: Iterable[tuple[str, type]]) -> tuple[tuple[str, Callable[[str], Any]], ...]:
+    return tuple((name, _PARSERS[kind]) for name, kind in pairs)
+
+
+# The workloads' own dimensions (part of a configuration's key) and columns,
+# in declaration order, after the common ones.
+DIMENSIONS: tuple[tuple[str, type], ...] = tuple(dict.fromkeys(
+    (d.name, d.kind) for w in WORKLOADS.values() for d in w.dimensions))
+_WORKLOAD_COLUMNS = tuple(dict.fromkeys(c for w in WORKLOADS.values() for c in w.row_columns))
+
+RUN_COLUMNS: tuple[Column, ...] = tuple(Column(n, p) for n, p in (
+    _BASE_RUN_COLUMNS[:8] + _declared(DIMENSIONS) + _BASE_RUN_COLUMNS[8:]
+    + _declared(_WORKLOAD_COLUMNS)))
 RUN_NAMES = tuple(c.name for c in RUN_COLUMNS)
 # A runs.csv must have these; columns added later may be absent from older runs.
 REQUIRED = ("impl", "workload", "n", "buffer", "rep", "status")
+# A sample's row: the run's key, then the sample.
+SAMPLE_KEY = ("run_id", "impl", "workload", "n", "buffer", *(n for n, _ in DIMENSIONS), "rep")
 SAMPLE_COLUMNS: tuple[Column, ...] = tuple(Column(n, p) for n, p in (
-    ("run_id", str), ("impl", str), ("workload", str), ("n", _int), ("buffer", _int),
-    ("rep", _int), ("t_s", float), ("rss_bytes", _int), ("threads", _int),
-))
+    (("run_id", str), ("impl", str), ("workload", str), ("n", _int), ("buffer", _int))
+    + _declared(DIMENSIONS) + (("rep", _int), ("t_s", float), ("rss_bytes", _int),
+                               ("threads", _int))))
 SAMPLE_NAMES = tuple(c.name for c in SAMPLE_COLUMNS)
+SAMPLE_REQUIRED = ("run_id", "impl", "workload", "n", "buffer", "rep", "t_s", "rss_bytes",
+                   "threads")
 
 
 class RunDirError(Exception):
@@ -75,19 +96,35 @@ class ConfigKey:
     workload: str
     n: int | None
     buffer: int | None
+    params: tuple[Param, ...] = ()  # the workload's own dimensions, in declaration order
 
     @classmethod
     def of(cls, row: dict[str, Any]) -> ConfigKey:
-        return cls(row["impl"], row["workload"], row.get("n"), row.get("buffer"))
+        declared = WORKLOADS.get(row["workload"])
+        params = tuple((d.name, row.get(d.name)) for d in declared.dimensions) if declared else ()
+        return cls(row["impl"], row["workload"], row.get("n"), row.get("buffer"), params)
+
+    def param(self, name: str) -> Any:
+        return dict(self.params).get(name)
 
     @property
     def label(self) -> str:
-        text = f"{self.impl} {self.workload}"
-        if self.n is not None:
-            text += f" N={self.n}"
+        return f"{self.impl} {self.workload}" + (f" {self.settings}" if self.settings else "")
+
+    @property
+    def settings(self) -> str:
+        """The configuration without impl and workload: 'N=1000 B=1'."""
+        parts = [] if self.n is None else [f"N={self.n}"]
         if self.buffer is not None:
-            text += f" B={self.buffer}"
-        return text
+            parts.append(f"B={self.buffer}")
+        parts += [f"{name}={value}" for name, value in self.params if value is not None]
+        return " ".join(parts)
+
+    @property
+    def sort_key(self) -> tuple:
+        """An order that never compares None with a number or text."""
+        return (self.n is None, self.n or 0, self.buffer is None, self.buffer or 0,
+                tuple((v is None, v if v is not None else 0) for _, v in self.params))
 
 
 RowKey = tuple[ConfigKey, int]
@@ -160,7 +197,7 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
     """samples.csv, typed; an absent file means no samples."""
     if not path.exists():
         return []
-    return _read_table(path, SAMPLE_COLUMNS, SAMPLE_NAMES).rows
+    return _read_table(path, SAMPLE_COLUMNS, SAMPLE_REQUIRED).rows
 
 
 def read_env(path: Path) -> dict[str, Any]:
@@ -242,7 +279,9 @@ class RunDir:
         table = self.runs()
         moved = [r for r in table.rows if r["status"] != "ok" and row_key(r) in rerun]
         kept = [r for r in table.rows if not (r["status"] != "ok" and row_key(r) in rerun)]
-        if moved or table.torn:
+        if _header(self.samples_path) != list(SAMPLE_NAMES):  # written by an older harness
+            _rewrite(self.samples_path, SAMPLE_NAMES, self.samples())
+        if moved or table.torn or _header(self.runs_path) != list(RUN_NAMES):
             if moved:
                 new = not self.retried_path.exists()
                 with self.retried_path.open("a", newline="") as f:
@@ -250,14 +289,7 @@ class RunDir:
                     if new:
                         writer.writerow(RUN_NAMES)
                     writer.writerows(_cells(r, RUN_NAMES) for r in moved)
-            tmp = self.runs_path.with_suffix(".tmp")
-            with tmp.open("w", newline="") as f:
-                writer = csv.writer(f)
-                writer.writerow(RUN_NAMES)
-                writer.writerows(_cells(r, RUN_NAMES) for r in kept)
-                f.flush()
-                os.fsync(f.fileno())
-            tmp.replace(self.runs_path)
+            _rewrite(self.runs_path, RUN_NAMES, kept)
         return {row_key(r) for r in kept}, table.torn
 
     def append_run(self, row: dict[str, Any]) -> None:
@@ -271,7 +303,7 @@ class RunDir:
 
     def append_samples(self, row: dict[str, Any], samples: Iterable[Any]) -> None:
         """The launcher's samples (t_s, rss_bytes, threads) of one run."""
-        prefix = _cells(row, SAMPLE_NAMES[:6])
+        prefix = _cells(row, SAMPLE_KEY)
         try:
             with self.samples_path.open("a", newline="") as f:
                 csv.writer(f).writerows(prefix + [f"{s.t_s:.4f}", s.rss_bytes, s.threads]
@@ -283,6 +315,22 @@ class RunDir:
         tmp = self.env_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(env, indent=2) + "\n")
         tmp.replace(self.env_path)
+
+
+def _header(path: Path) -> list[str]:
+    with path.open(newline="") as f:
+        return next(csv.reader(f), [])
+
+
+def _rewrite(path: Path, names: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(names)
+        writer.writerows(_cells(r, names) for r in rows)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
 
 
 def _cells(row: dict[str, Any], names: Iterable[str]) -> list[str]:

@@ -17,6 +17,8 @@ from .builder import Readiness, prepare
 from .envinfo import git, host, redact
 from .formatting import fmt_bytes, fmt_duration
 from .launcher import STDOUT_CAP_BYTES, LauncherError, Outcome, ensure_launcher, run_process
+from .loadgen import Unavailable, ensure_k6
+from .loadtest import measure_server
 from .machineload import LoadProbe, load_avg_1m
 from .plan import Planned, estimate_s, load_history, plan
 from .progress import Progress
@@ -59,9 +61,9 @@ def make_row(run_id: str, p: Planned, status: str, **fields: Any) -> dict[str, A
     row: dict[str, Any] = {
         "run_id": run_id, "impl": p.impl.id, "language": p.impl.language.name,
         "runtime": p.impl.runtime, "workload": p.key.workload, "n": p.key.n,
-        "buffer": p.key.buffer, "rep": p.rep, "status": status,
-        "expected": p.workload.expected(p.key.n), "iterations": p.iterations,
-        "started_at": utc_now(), "command": shlex.join(p.argv()),
+        "buffer": p.key.buffer, **dict(p.key.params), "rep": p.rep, "status": status,
+        "expected": p.workload.expected(p.key.n) if p.workload.expected else None,
+        "iterations": p.iterations, "started_at": utc_now(), "command": shlex.join(p.argv()),
     }
     row.update(fields)
     return row
@@ -96,14 +98,44 @@ def classify(p: Planned, s: Settings, out: Outcome) -> tuple[str, str, dict[str,
     return ("ok" if verdict.ok else "invalid"), verdict.error, verdict.data
 
 
-def measure(run_id: str, p: Planned, s: Settings) -> tuple[dict[str, Any], Outcome]:
+def _run(p: Planned, s: Settings, k6: Path | None) -> tuple[Outcome, str, str, dict[str, Any],
+                                                           dict[str, Any]]:
+    """Run one planned program (or serve and load it): (outcome, status,
+    error, program JSON, extra row fields)."""
+    argv, env, cwd = p.argv(), program_env(p.impl.env), str(p.impl.language.dir)
+    if p.workload.kind == "server":
+        assert k6 is not None
+        served = measure_server(argv, env, cwd, p.request, k6, s.timeout_s, s.max_rss_bytes,
+                                s.sample_interval_s)
+        if served.status is not None:
+            return served.outcome, served.status, served.error, {}, served.fields
+        status, error, _ = classify(p, s, served.outcome)
+        if served.error:  # what the load generator saw before the server died
+            error += f"; under load: {served.error}"
+        return served.outcome, status, error, {}, served.fields
+    out = run_process(argv, env, cwd, s.timeout_s, s.max_rss_bytes, s.sample_interval_s)
+    status, error, data = classify(p, s, out)
+    fields: dict[str, Any] = {}
+    if status == "ok":
+        iter_ns = data["iter_ns"]
+        fields["first_iter_s"] = iter_ns[0] / NS
+        if len(iter_ns) > 1:
+            fields["warm_iter_s"] = statistics.median(iter_ns[1:]) / NS
+        if p.workload.fields is not None:
+            fields.update(p.workload.fields(data))
+    return out, status, error, data, fields
+
+
+def measure(run_id: str, p: Planned, s: Settings,
+            k6: Path | None = None) -> tuple[dict[str, Any], Outcome]:
     started = utc_now()
     probe = LoadProbe.start()
-    out = run_process(p.argv(), program_env(p.impl.env), str(p.impl.language.dir), s.timeout_s,
-                      s.max_rss_bytes, s.sample_interval_s)
-    measured_cpu = sum(v or 0.0 for v in (out.cpu_user_s, out.cpu_sys_s, out.sampler_cpu_s))
+    out, status, error, data, fields = _run(p, s, k6)
+    # The load generator's CPU is the machine's load too, but it is part of
+    # the measurement: it is counted as measured, and recorded (gen_cpu_s).
+    measured_cpu = sum(v or 0.0 for v in (out.cpu_user_s, out.cpu_sys_s, out.sampler_cpu_s,
+                                          fields.get("gen_cpu_s")))
     other_cpu_frac = probe.other_cpu_frac(measured_cpu)
-    status, error, data = classify(p, s, out)
     row = make_row(
         run_id, p, status, started_at=started, exit_code=out.exit_code, signal=out.signal,
         wall_s=out.wall_s, cpu_user_s=out.cpu_user_s, cpu_sys_s=out.cpu_sys_s,
@@ -112,14 +144,7 @@ def measure(run_id: str, p: Planned, s: Settings) -> tuple[dict[str, Any], Outco
         result=data.get("result"), capacity=data.get("capacity"), error=error,
         load_avg_1m=probe.load_avg_1m, other_cpu_frac=other_cpu_frac,
         stderr_tail=out.stderr_tail.strip() if status != "ok" else None, strays=out.strays,
-        output=out.stdout.strip()[:2000])
-    if status == "ok":
-        iter_ns = data["iter_ns"]
-        row["first_iter_s"] = iter_ns[0] / NS
-        if len(iter_ns) > 1:
-            row["warm_iter_s"] = statistics.median(iter_ns[1:]) / NS
-        if p.workload.fields is not None:
-            row.update(p.workload.fields(data))
+        output=out.stdout.strip()[:2000], **fields)
     return row, out
 
 
@@ -141,6 +166,14 @@ def execute(run: RunDir, runs: list[Planned], s: Settings, progress: Progress) -
         state[lang.name] = prepare(lang, run.path / f"build-{lang.name}.log", s.build)
     counts: dict[str, int] = {}
     checked: dict[str, Readiness] = {}
+    k6: Path | None = None
+    generator = Readiness("ready")
+    if any(p.workload.kind == "server" for p in runs):
+        progress.message("checking the load generator (k6) ...")
+        try:
+            k6 = ensure_k6()
+        except Unavailable as exc:
+            generator = Readiness("skipped", f"no load generator: {exc}")
     for i, p in enumerate(runs):
         progress.start(i, p.label)
         ready = state[p.impl.language.name]
@@ -150,10 +183,12 @@ def execute(run: RunDir, runs: list[Planned], s: Settings, progress: Progress) -
                 checked[p.impl.id] = Readiness("ready") if avail.present else Readiness(
                     "skipped", f"not available: {avail.reason}")
             ready = checked[p.impl.id]
+        if ready.ready and p.workload.kind == "server":
+            ready = generator
         if not ready.ready:
             row = make_row(run.name, p, ready.status, error=ready.reason)
         else:
-            row, out = measure(run.name, p, s)
+            row, out = measure(run.name, p, s, k6)
             if out.samples:
                 run.append_samples(row, out.samples)
         run.append_run(row)

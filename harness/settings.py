@@ -7,12 +7,12 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import UsageError
-from .workloads import WORKLOADS
+from .workloads import WORKLOADS, Dimension
 
 SUITES_PATH = Path(__file__).resolve().parent / "suites.toml"
 
@@ -27,6 +27,12 @@ class Part:
     repeat: int | None = None
     duration_ms: int | None = None
     iterations: int | None = None
+    # Values of the workloads' own dimensions (workloads.Dimension) by name;
+    # a dimension absent here runs at its declared default.
+    params: dict[str, list[Any]] = field(default_factory=dict)
+
+    def values(self, dimension: Dimension) -> list[Any]:
+        return self.params.get(dimension.name) or list(dimension.default) or [None]
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,32 @@ def positive(value: float, name: str) -> float:
     return value
 
 
+def dimensions() -> dict[str, Dimension]:
+    """Every workload's own dimensions by name."""
+    return {d.name: d for w in WORKLOADS.values() for d in w.dimensions}
+
+
+def _params(source: dict[str, Any], suite: bool = False) -> dict[str, list[Any]]:
+    """The dimensions' values given in the options (argparse's dest names)
+    or in a suite's part (TOML lists under the dimension's name)."""
+    params: dict[str, list[Any]] = {}
+    for d in dimensions().values():
+        value = source.get(d.name)
+        if value is None:
+            continue
+        if suite:
+            value = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
+        if d.kind is int:
+            params[d.name] = int_list(value, d.option, 1)
+        else:
+            params[d.name] = name_list(value, d.option)
+            unknown = [v for v in params[d.name] if d.choices and v not in d.choices]
+            if unknown:
+                raise UsageError(f"{d.option}: unknown value {unknown[0]!r} "
+                                 f"(known: {', '.join(d.choices)})")
+    return params
+
+
 def load_suites() -> dict[str, dict[str, Any]]:
     return tomllib.loads(SUITES_PATH.read_text())
 
@@ -129,16 +161,18 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
                         (iterations, "--iterations")):
         if value is not None and value < 1:
             raise UsageError(f"{name} must be a positive integer")
+    params = _params(opts)
     if suite:
         parts = [Part(workloads=[w for w in part["workloads"] if workloads is None or w in workloads],
                       ns=ns or part["n"], buffers=buffers or part.get("buffers", DEFAULTS["buffers"]),
                       repeat=None if repeat is not None else part.get("repeat"),
                       duration_ms=None if duration_ms is not None else part.get("duration_ms"),
-                      iterations=None if iterations is not None else part.get("iterations"))
+                      iterations=None if iterations is not None else part.get("iterations"),
+                      params={**_params(part, suite=True), **params})
                  for part in suite["part"]]
     else:
         parts = [Part(workloads or list(WORKLOADS), ns or DEFAULTS["n"],
-                      buffers or DEFAULTS["buffers"])]
+                      buffers or DEFAULTS["buffers"], params=params)]
     timeout = opts.get("timeout")
     interval_ms = opts.get("sample_interval_ms")
     return Settings(

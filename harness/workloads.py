@@ -24,15 +24,35 @@ MEMORY_COLUMNS = ("peak_rss", "rss_ratio", "mem_per_task", "spawn", "sleep_wait"
 TIME_HEADLINE = ("first_iter_s", "warm_iter_s", "peak_rss_bytes")
 
 
+Param = tuple[str, Any]  # (dimension name, value)
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """A dimension of a workload's configuration beyond N and the buffer: a
+    runs.csv column, part of the configuration's key, and a `run` option
+    taking a comma-separated list."""
+    name: str
+    option: str  # e.g. "--users"
+    kind: type  # int or str
+    default: tuple[Any, ...]  # the values run when the option is absent; () = None (not passed)
+    help: str
+    choices: tuple[str, ...] = ()  # for str dimensions: the values allowed
+
+
 @dataclass(frozen=True)
 class Request:
     """What the harness asks one program run to do."""
     workload: str
-    n: int
+    n: int | None
     buffer: int | None
     iterations: int
     duration_ms: int
     tasks_start: str = "when-spawned"  # the implementation's, see registry.TASKS_START
+    params: tuple[Param, ...] = ()  # the workload's dimensions
+
+    def param(self, name: str) -> Any:
+        return dict(self.params).get(name)
 
 
 @dataclass(frozen=True)
@@ -41,7 +61,7 @@ class Workload:
     summary: str  # one line for `list`
     title: str  # the report's heading
     default_iterations: int
-    expected: Callable[[int], int]
+    expected: Callable[[int], int] | None  # None: no single answer (http checks every response)
     uses_buffer: bool = False  # a dimension of the configuration, passed as --buffer
     uses_duration: bool = False  # passed as --duration-ms
     # Extra validation of the program's JSON: an error, or None when it holds.
@@ -57,9 +77,21 @@ class Workload:
     columns: tuple[str, ...] = TIME_COLUMNS
     plots: tuple[str, ...] = ("time_lines", "rss_lines", "rss_over_time")
     plot_caption: str = ""  # what the time plots show, after the workload's name
+    # "program": runs to the end and prints its answer; "server": serves
+    # HTTP while a load generator drives it (loadtest.py).
+    kind: str = "program"
+    uses_n: bool = True  # N is a dimension (passed as --n)
+    dimensions: tuple[Dimension, ...] = ()
+    # runs.csv columns this workload's rows fill besides the common ones:
+    # (name, type) with type int, float or str.
+    row_columns: tuple[tuple[str, type], ...] = ()
 
     def argv(self, req: Request) -> list[str]:
         """The program's arguments after its run argv (docs/protocol.md)."""
+        if self.kind == "server":
+            argv = ["serve", "--port", "0", "--delay-ms", str(req.param("delay_ms"))]
+            threads = req.param("pool_threads")
+            return argv + (["--threads", str(threads)] if threads is not None else [])
         argv = [self.name, "--n", str(req.n)]
         if self.uses_buffer:
             argv += ["--buffer", str(req.buffer)]
@@ -70,7 +102,7 @@ class Workload:
     def estimate_s(self, req: Request, past: float | None) -> float:
         if self.estimate is not None:
             return self.estimate(req, past)
-        return past if past is not None else START_S + req.iterations * req.n * 2e-6
+        return past if past is not None else START_S + req.iterations * (req.n or 1) * 2e-6
 
 
 # ---------------------------------------------------------------- sleep
@@ -117,6 +149,48 @@ def _bounded_estimate(req: Request, past: float | None) -> float:
     return past if past is not None else START_S + req.iterations * req.n * 1e-6
 
 
+# ---------------------------------------------------------------- http
+
+# The five handler styles of docs/protocol.md (after Vaughan), in his order.
+STYLES = ("sync", "sync-over-async", "parallel", "async", "when-all")
+# The least time a response can take: the calls waited one after the other.
+STYLE_DELAYS = {"sync": 3, "sync-over-async": 3, "async": 3, "parallel": 2, "when-all": 2}
+# Timers may end this early per delay waited in sequence (.NET's Task.Delay
+# counts in 4 ms ticks and can end a tick early; docs/protocol.md).
+TIMER_SLACK_MS = 5
+
+
+def style_floor_ms(style: str, delay_ms: int) -> float:
+    """The median response time below which a handler did not wait."""
+    waits = 2 if STYLE_DELAYS[style] == 3 else 1
+    return STYLE_DELAYS[style] * delay_ms - waits * TIMER_SLACK_MS
+
+
+def _http_estimate(req: Request, past: float | None) -> float:
+    """Every user's R requests one after the other at the style's floor,
+    plus starting the server and the generator; a blocking style on a small
+    pool takes longer, which the history then knows."""
+    if past is not None:
+        return past
+    floor_s = STYLE_DELAYS[req.param("style")] * req.param("delay_ms") / 1000
+    return 2 * START_S + 1.0 + req.param("requests") * floor_s
+
+
+HTTP_DIMENSIONS = (
+    Dimension("users", "--users", int, (50,),
+              "comma-separated concurrent users for http, each sending --requests "
+              "requests back to back (default 50)"),
+    Dimension("requests", "--requests", int, (20,),
+              "requests per user for http (default 20)"),
+    Dimension("delay_ms", "--delay-ms", int, (100,),
+              "http: the simulated calls take 2*D and D ms (default 100; Vaughan's was 1000)"),
+    Dimension("pool_threads", "--threads", int, (),
+              "http: the size of the server's handler pool where it has one (default: the "
+              "runtime's own); recorded where it has none"),
+    Dimension("style", "--style", str, STYLES,
+              "comma-separated handler styles for http (default: all five)", choices=STYLES),
+)
+
 WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (  # in reading order: the order of the articles
@@ -148,6 +222,21 @@ WORKLOADS: dict[str, Workload] = {
             default_iterations=10, expected=lambda n: n * (n - 1) // 2, uses_buffer=True,
             estimate=_bounded_estimate, plots=("buffer_grid", "rss_over_time"),
             plot_caption="N producers send once into one bounded channel"),
+        Workload(
+            "http", "a server answers GET /STYLE/NUM after two simulated calls; U users x R "
+                    "requests, every response checked",
+            "http: async vs blocking handlers under load (after Vaughan)",
+            default_iterations=1, expected=None, kind="server", uses_n=False,
+            dimensions=HTTP_DIMENSIONS, estimate=_http_estimate, time_ratio=False,
+            headline=("rps", "latency_p50_s", "peak_rss_bytes"),
+            columns=("rps", "p50", "p99", "max_latency", "peak_threads", "peak_rss", "wall",
+                     "gen_cpu"),
+            plots=("http_throughput", "http_threads", "http_latency"),
+            plot_caption="throughput against users",
+            row_columns=(("requests_done", int), ("http_errors", int), ("rps", float),
+                         ("latency_p50_s", float), ("latency_p90_s", float),
+                         ("latency_p99_s", float), ("latency_max_s", float),
+                         ("gen_cpu_s", float), ("load_s", float))),
     )
 }
 

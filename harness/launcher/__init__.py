@@ -23,6 +23,7 @@ a few microseconds a sample, where a Python thread cost over 100
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shutil
@@ -32,7 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Iterator
 
 SOURCE = Path(__file__).resolve().parent / "launch.c"
 BINARY = SOURCE.with_suffix("")
@@ -180,11 +181,68 @@ def run_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: float
     launcher runs in its own session, dies with this process (it must be
     called from a thread that outlives the run, as any blocking call is), and
     leaves nothing running when it exits."""
+    with start_process(argv, env, cwd, timeout_s, max_rss_bytes, sample_interval_s) as running:
+        return running.finish()
+
+
+class Running:
+    """A process started by start_process, while it runs: its pid, its
+    stdout so far, a signal to it, and finish() to wait and measure."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], report: IO[str], out: IO[bytes],
+                 err: IO[bytes], samples: IO[bytes], timeout_s: float) -> None:
+        self._proc, self._report = proc, report
+        self._out, self._err, self._samples = out, err, samples
+        self._timeout_s = timeout_s
+        self._started = time.monotonic()
+        self.program_pid: int | None = _parse_report(report.readline()).get("pid")
+
+    def stdout_now(self) -> str:
+        """What the program has written to stdout so far (at most the cap)."""
+        return os.pread(self._out.fileno(), STDOUT_CAP_BYTES, 0).decode(errors="replace")
+
+    def running(self) -> bool:
+        return self._proc.poll() is None
+
+    def signal(self, sig: int) -> None:
+        """Signal the program itself (not its tree): e.g. a server's SIGTERM."""
+        if self.program_pid and self.running():
+            try:
+                os.kill(self.program_pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def finish(self, timeout_s: float | None = None) -> Outcome:
+        """Wait for the program to end (at most timeout_s more, else the
+        launcher's own limit) and measure it."""
+        limit = self._timeout_s if timeout_s is None else timeout_s
+        stuck = False
+        try:
+            # The launcher ends the program at its timeout; this is in case it cannot.
+            self._proc.wait(timeout=limit + KILL_GRACE_S if math.isfinite(limit) else None)
+        except subprocess.TimeoutExpired:
+            stuck = True
+            _stop_launcher(self._proc, self.program_pid)
+        rest = self._report.read()
+        elapsed = time.monotonic() - self._started
+        _stop_launcher(self._proc, self.program_pid)
+        stdout, truncated = _head(self._out, STDOUT_CAP_BYTES)
+        tail = _tail_lines(self._err)
+        self._samples.seek(0)
+        outcome = Outcome(status="exited", stdout=stdout, stderr=tail, stdout_truncated=truncated,
+                          stderr_tail=tail, samples=_parse_samples(self._samples))
+        return _measured(outcome, _parse_report(rest), self._proc, stuck, elapsed)
+
+
+@contextlib.contextmanager
+def start_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: float,
+                  max_rss_bytes: int | None, sample_interval_s: float) -> Iterator[Running]:
+    """Start argv through the launcher; on leaving the block, whatever
+    happened (including Ctrl-C), nothing it started is left running."""
     launcher = ensure_launcher()
     limit_kb = (max_rss_bytes + 1023) // 1024 if max_rss_bytes else 0
     interval_us = max(1, round(sample_interval_s * 1e6))
-    finite = math.isfinite(timeout_s)
-    timeout_ms = max(1, math.ceil(timeout_s * 1000)) if finite else 0  # 0: none
+    timeout_ms = max(1, math.ceil(timeout_s * 1000)) if math.isfinite(timeout_s) else 0  # 0: none
     use_cgroup = os.environ.get(CGROUP_SWITCH, "1") != "0"
     # Unnamed files (O_TMPFILE): nothing in the temporary directory outlives
     # the processes, whatever kills them.
@@ -204,30 +262,18 @@ def run_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: float
             raise
         finally:
             os.close(report_w)
-        program_pid: int | None = None
-        stuck = False
-        started = time.monotonic()
+        running: Running | None = None
         try:
             with os.fdopen(report_r, "r") as report:
-                program_pid = _parse_report(report.readline()).get("pid")
-                try:
-                    # The launcher ends the program at timeout_s; this is in case it cannot.
-                    proc.wait(timeout=timeout_s + KILL_GRACE_S if finite else None)
-                except subprocess.TimeoutExpired:
-                    stuck = True
-                    _stop_launcher(proc, program_pid)
-                rest = report.read()
-                elapsed = time.monotonic() - started
+                running = Running(proc, report, out, err, samples, timeout_s)
+                yield running
         finally:
-            # Whatever happened (including Ctrl-C), leave no process behind.
-            _stop_launcher(proc, program_pid)
-        stdout, truncated = _head(out, STDOUT_CAP_BYTES)
-        tail = _tail_lines(err)
-        samples.seek(0)
-        outcome = Outcome(status="exited", stdout=stdout, stderr=tail, stdout_truncated=truncated,
-                          stderr_tail=tail, samples=_parse_samples(samples))
+            _stop_launcher(proc, running.program_pid if running else None)
 
-    values = _parse_report(rest)
+
+def _measured(outcome: Outcome, values: dict[str, int], proc: subprocess.Popen[bytes],
+              stuck: bool, elapsed: float) -> Outcome:
+    """Fill an Outcome from the launcher's final report."""
     if values.get("oom"):
         outcome.status = "oom"
     elif values.get("timeout") or stuck:

@@ -36,8 +36,9 @@ def _with(args: list[str], option: str, value: str | None) -> list[str]:
 
 
 def bad_cases(impl: Impl) -> dict[str, list[str]]:
-    """The shared table of bad input, for one implementation's workloads."""
-    w = impl.workloads[0]
+    """The shared table of bad input, for one implementation's workloads
+    (serve's among them)."""
+    w = next(w for w in impl.workloads if WORKLOADS[w].kind == "program")
     base = good_args(w)
     cases = {
         "no arguments": [],
@@ -61,9 +62,23 @@ def bad_cases(impl: Impl) -> dict[str, list[str]]:
         sleep = good_args("sleep")
         cases["sleep without --duration-ms"] = _with(sleep, "--duration-ms", None)
         cases["--duration-ms 0"] = _with(sleep, "--duration-ms", "0")
-    for other in WORKLOADS:
-        if other not in impl.workloads:
+    for other, declared in WORKLOADS.items():
+        # a program may serve without declaring it yet: only program workloads here
+        if other not in impl.workloads and declared.kind == "program":
             cases[f"{other}, which this implementation does not declare"] = good_args(other)
+    if "http" in impl.workloads:
+        serve = ["serve", "--port", "0", "--delay-ms", "10"]
+        cases.update({
+            "serve alone": ["serve"],
+            "serve without --delay-ms": _with(serve, "--delay-ms", None),
+            "serve without --port": _with(serve, "--port", None),
+            "serve --port -1": _with(serve, "--port", "-1"),
+            "serve --port 70000": _with(serve, "--port", "70000"),
+            "serve --port abc": _with(serve, "--port", "abc"),
+            "serve --delay-ms 0": _with(serve, "--delay-ms", "0"),
+            "serve --threads 0": serve + ["--threads", "0"],
+            "serve with an unknown option": serve + ["--bogus", "1"],
+        })
     return cases
 
 
@@ -116,6 +131,8 @@ def test_every_declared_workload_answers_validly(impl: Impl) -> None:
     if not avail.present:
         pytest.skip(f"{impl.id}: not available: {avail.reason}")
     for workload in impl.workloads:
+        if WORKLOADS[workload].kind != "program":
+            continue  # served and loaded by test_smoke
         req = Request(workload, 10, 0 if WORKLOADS[workload].uses_buffer else None, 2, 50,
                       impl.tasks_start)
         args = WORKLOADS[workload].argv(req)

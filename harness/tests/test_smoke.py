@@ -1,5 +1,7 @@
 """Every registered implementation whose toolchain is present: build it and
-run each of its workloads at a tiny N through the harness, with validation."""
+run each of its workloads at a tiny N through the harness, with validation;
+a server (http) serves 5 users x 3 requests in each style, every response
+checked by k6."""
 
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ def test_every_workload_validates_at_tiny_n(language: str, tmp_path: Path) -> No
         pytest.skip(f"{language}: toolchain missing: {lang.toolchain.version}")
     out = tmp_path / "results"
     proc = harness("run", "--no-report", "--impl", language, "--n", "50", "--buffer", "0,1,7",
-                   "--duration-ms", "200", "--repeat", "1", "--timeout", "120", "--out", str(out),
+                   "--duration-ms", "200", "--users", "5", "--requests", "3", "--delay-ms", "20",
+                   "--repeat", "1", "--timeout", "120", "--out", str(out),
                    timeout=1800)
     rows = read_rows(out)
     assert rows, proc.stdout + proc.stderr
