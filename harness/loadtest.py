@@ -111,8 +111,9 @@ def _judge(summary: dict[str, Any], req: Request) -> tuple[str, str, dict[str, A
         "latency_p99_s": duration.get("p(99)", 0) / MS if done else None,
         "latency_max_s": duration.get("max", 0) / MS if done else None,
     }
-    if done < expected:
-        return "invalid", f"only {done} of {expected} requests completed in time", fields
+    if done < expected:  # k6 stopped at the run's time limit (its maxDuration)
+        return "timeout", (f"only {done} of {expected} requests answered within the run's "
+                           f"--timeout"), fields
     if bad_status:
         return "invalid", f"{bad_status} of {done} responses were not 200", fields
     if bad_body:

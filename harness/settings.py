@@ -164,7 +164,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
     params = _params(opts)
     if suite:
         parts = [Part(workloads=[w for w in part["workloads"] if workloads is None or w in workloads],
-                      ns=ns or part["n"], buffers=buffers or part.get("buffers", DEFAULTS["buffers"]),
+                      ns=ns or part.get("n", DEFAULTS["n"]), buffers=buffers or part.get("buffers", DEFAULTS["buffers"]),
                       repeat=None if repeat is not None else part.get("repeat"),
                       duration_ms=None if duration_ms is not None else part.get("duration_ms"),
                       iterations=None if iterations is not None else part.get("iterations"),
@@ -182,7 +182,8 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
         duration_ms=(duration_ms if duration_ms is not None
                      else suite.get("duration_ms", DEFAULTS["duration_ms"])),
         iterations=iterations,
-        timeout_s=positive(timeout if timeout is not None else DEFAULTS["timeout_s"], "--timeout"),
+        timeout_s=positive(timeout if timeout is not None
+                           else suite.get("timeout_s", DEFAULTS["timeout_s"]), "--timeout"),
         max_rss_bytes=parse_size(opts["max_rss"]) if opts.get("max_rss") else int(ram_bytes * 0.8),
         sample_interval_s=positive(interval_ms if interval_ms is not None
                                    else DEFAULTS["sample_interval_ms"],

@@ -56,6 +56,8 @@ def test_parse_size_rejects(text: str) -> None:
     ({"duration_ms": 0}, "--duration-ms"), ({"timeout": float("inf")}, "--timeout"),
     ({"timeout": float("nan")}, "--timeout"), ({"timeout": -1.0}, "--timeout"),
     ({"sample_interval_ms": float("inf")}, "--sample-interval-ms"),
+    ({"style": "blocking"}, "--style: unknown value 'blocking'"), ({"users": "0"}, "--users"),
+    ({"pool_threads": "x"}, "--threads"),
 ])
 def test_bad_options_are_usage_errors(opts: dict[str, Any], message: str) -> None:
     with pytest.raises(UsageError, match=message):
@@ -86,7 +88,36 @@ def test_a_suite_supplies_what_no_option_gives() -> None:
     suite = load_suites()["quick"]
     s = settings(suite="quick")
     assert s.repeat == suite["repeat"] and s.duration_ms == suite["duration_ms"]
-    assert [p.ns for p in s.parts] == [p["n"] for p in suite["part"]]
+    assert [p.ns for p in s.parts] == [p.get("n", [1000]) for p in suite["part"]]
+    http = [p for p in s.parts if p.workloads == ["http"]]
+    assert [p.params for p in http] == [{"users": [5], "requests": [3], "delay_ms": [20]}]
+
+
+def test_plan_expands_a_workloads_own_dimensions() -> None:
+    server = Impl("srv", GO, "Go", ["srv-bin"], ["chain", "http"])
+    s = settings(workload="http", users="5,10", style="async,sync", pool_threads="4", n="99")
+    runs = plan([server], s)
+    assert len(runs) == 3 * 2 * 2  # repeats x users x styles; N does not apply to http
+    first = runs[0]
+    assert first.key.n is None and first.key.buffer is None
+    assert first.key.params == (("users", 5), ("requests", 20), ("delay_ms", 100),
+                                ("pool_threads", 4), ("style", "async"))
+    assert first.label == "srv http users=5 requests=20 delay_ms=100 pool_threads=4 style=async rep 1"
+    assert first.argv() == ["srv-bin", "serve", "--port", "0", "--delay-ms", "100",
+                            "--threads", "4"]
+    # a row read back has the same key: the dimensions are columns
+    row = {"impl": "srv", "workload": "http", "n": None, "buffer": None, "users": 5,
+           "requests": 20, "delay_ms": 100, "pool_threads": 4, "style": "async"}
+    assert ConfigKey.of(row) == first.key
+    # no --threads: the server's own pool, and no --threads argument
+    assert "--threads" not in plan([server], settings(workload="http"))[0].argv()
+
+
+def test_seed004_scales_vaughans_loads() -> None:
+    s = settings(suite="seed004")
+    assert [(p.params["users"], p.params["requests"]) for p in s.parts] == \
+        [([50], [20]), ([150], [10]), ([2000], [5])]
+    assert s.timeout_s == 120
 
 
 def test_plan_repeats_are_the_outer_loop_and_buffers_only_where_used() -> None:
