@@ -26,12 +26,13 @@ from harness.rundir import ConfigKey, open_run_dir  # noqa: E402
 class Side:
     impl: str
     workload: str
-    n: int
+    n: int | None
     metric: str
     buffer: int | None = None
+    params: tuple = ()  # the workload's own dimensions (http)
 
     def key(self) -> ConfigKey:
-        return ConfigKey(self.impl, self.workload, self.n, self.buffer)
+        return ConfigKey(self.impl, self.workload, self.n, self.buffer, self.params)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,34 @@ CLAIMS = [
           Side("rust-tokio", "bounded", 10000, WARM, b), 1.0)
     for b in (1, 100, 1000)
 ]
+
+# Vaughan's claims, per server, at the seed004 suite's loads (D = 100 ms).
+SERVERS = ["csharp-async", "go", "java-platform", "java-virtual", "rust-tokio", "nodejs", "bun",
+           "deno", "python-asyncio", "python-uvloop"]
+REQUESTS = {50: 20, 150: 10, 2000: 5}  # per user, as harness/suites.toml's seed004
+
+
+def _http(impl: str, style: str, users: int, metric: str) -> Side:
+    return Side(impl, "http", None, metric, None,  # type: ignore[arg-type]
+                (("users", users), ("requests", REQUESTS[users]), ("delay_ms", 100),
+                 ("pool_threads", None), ("style", style)))
+
+
+RPS, THREADS = "rps", "max_threads"
+CLAIMS += [c for impl in SERVERS for c in (
+    Claim("Vaughan", f"{impl}: when-all serves more than sync (50 users)", "1.68×",
+          _http(impl, "when-all", 50, RPS), _http(impl, "sync", 50, RPS), 1.0),
+    Claim("Vaughan", f"{impl}: async holds fewer threads than sync (50 users)", "0.04× (2 vs 53)",
+          _http(impl, "async", 50, THREADS), _http(impl, "sync", 50, THREADS), 1.0, less=True),
+    Claim("Vaughan", f"{impl}: parallel holds more threads than sync (50 users)", "2.04× (108 vs 53)",
+          _http(impl, "parallel", 50, THREADS), _http(impl, "sync", 50, THREADS), 1.0),
+    Claim("Vaughan", f"{impl}: parallel's throughput grows far less than its users, 50 → 150",
+          "1.15× for 3× the users", _http(impl, "parallel", 150, RPS),
+          _http(impl, "parallel", 50, RPS), 2.0, less=True),
+    Claim("Vaughan", f"{impl}: when-all's throughput grows with its users, 50 → 2000",
+          "37× for 40× the users", _http(impl, "when-all", 2000, RPS),
+          _http(impl, "when-all", 50, RPS), 10.0),
+)]
 
 
 def judge(claim: Claim, groups: dict[ConfigKey, Group]) -> list[str]:
