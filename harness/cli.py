@@ -16,7 +16,7 @@ from .envinfo import ram_bytes
 from .registry import Impl, RegistryError
 from .rundir import RunDirError, open_run_dir
 from .session import _languages, relative, resolve_impls, run_suite
-from .settings import dimensions, name_list, settings_from
+from .settings import dimensions, name_list, percentage, settings_from
 from .workloads import WORKLOADS
 
 EPILOG = """examples:
@@ -100,6 +100,11 @@ def build_parser() -> Parser:
     cmp_ = sub.add_parser("compare", help="ratios between two runs, per configuration")
     cmp_.add_argument("old")
     cmp_.add_argument("new")
+    cmp_.add_argument("--fail-above", default=None, metavar="PCT",
+                      help="exit 1 when a figure got worse by more than PCT (e.g. 5%%) beyond both "
+                           "runs' noise, or a configuration stopped producing ok runs (a CI gate)")
+    cmp_.add_argument("--format", default="text", choices=["text", "markdown", "json"],
+                      help="text (default), markdown (for a pull request) or json")
     return parser
 
 
@@ -176,9 +181,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import compare
-    print(compare(open_run_dir(args.old).path, open_run_dir(args.new).path))
-    return 0
+    from .compare import compare_dirs, output
+    verdict = compare_dirs(open_run_dir(args.old).path, open_run_dir(args.new).path,
+                           percentage(args.fail_above, "--fail-above")
+                           if args.fail_above is not None else None)
+    print(output(verdict, args.format))
+    return 1 if verdict.failures else 0
 
 
 COMMANDS = {"run": cmd_run, "list": cmd_list, "build": cmd_build, "test": cmd_test,

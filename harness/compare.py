@@ -5,10 +5,16 @@ runs: |new/old − 1| must exceed the relative spread (stdev / median) of the
 old group and of the new one, and MIN_CHANGE. A group with a single ok
 repeat has no measured spread, so its ratios are shown but never marked:
 one run alone proves nothing.
+
+As a CI gate (`--fail-above 5%`), a comparison fails when a figure got worse
+by more than the threshold *and* beyond both runs' noise (pyperf's and
+hyperfine's practice), or when a configuration stopped producing ok runs.
+Output as text (terminal), markdown (a pull request) or json.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,9 +22,13 @@ from typing import Any
 from .analysis import Group, analyse, fmt_metric, group_sort_key
 from .rundir import ConfigKey, RunDir
 
-COMPARED = ("wall_s", "cpu_s", "first_iter_s", "warm_iter_s", "peak_rss_bytes")
+COMPARED = ("wall_s", "cpu_s", "first_iter_s", "warm_iter_s", "peak_rss_bytes", "rps",
+            "latency_p50_s")
 HEADINGS = {"wall_s": "wall", "cpu_s": "CPU", "first_iter_s": "cold iter",
-            "warm_iter_s": "warm iter", "peak_rss_bytes": "peak RSS"}
+            "warm_iter_s": "warm iter", "peak_rss_bytes": "peak RSS", "rps": "throughput",
+            "latency_p50_s": "median response"}
+HIGHER_IS_BETTER = {"rps"}
+FORMATS = ("text", "markdown", "json")
 MIN_CHANGE = 0.02  # below 2% nothing is called a change, however quiet the runs
 
 
@@ -27,7 +37,7 @@ class Change:
     metric: str
     old: float
     new: float
-    ratio: float  # new / old: above 1 is slower or bigger (worse)
+    ratio: float  # new / old: above 1 is slower or bigger, worse (throughput: better)
     # the relative change needed to stand out of both runs' noise; None when a
     # side has a single ok repeat and so no measured noise
     threshold: float | None
@@ -37,10 +47,17 @@ class Change:
         return self.threshold is not None and abs(self.ratio - 1) > self.threshold
 
     @property
+    def worse_by(self) -> float:
+        """How much worse, as a fraction (negative: better)."""
+        if self.metric in HIGHER_IS_BETTER:
+            return 1 / self.ratio - 1 if self.ratio > 0 else float("inf")
+        return self.ratio - 1
+
+    @property
     def verdict(self) -> str:
         if not self.significant:
             return ""
-        return "worse" if self.ratio > 1 else "better"
+        return "worse" if self.worse_by > 0 else "better"
 
 
 @dataclass
@@ -100,6 +117,69 @@ def compare_runs(old_dir: Path, new_dir: Path) -> tuple[list[GroupComparison], d
     return compare_groups(old.groups, new.groups), old.env, new.env
 
 
+@dataclass
+class Verdict:
+    """What a comparison found, for every output format and the exit status."""
+    comparisons: list[GroupComparison]
+    old_env: dict[str, Any]
+    new_env: dict[str, Any]
+    old_dir: Path
+    new_dir: Path
+    fail_above: float | None = None  # the gate's threshold, a fraction
+
+    @property
+    def common(self) -> list[GroupComparison]:
+        return [c for c in self.comparisons if c.old_statuses is not None
+                and c.new_statuses is not None]
+
+    def only(self, side: str) -> list[GroupComparison]:
+        missing = "new_statuses" if side == "old" else "old_statuses"
+        return [c for c in self.comparisons if getattr(c, missing) is None]
+
+    def changes(self, verdict: str) -> list[tuple[GroupComparison, Change]]:
+        found = [(c, ch) for c in self.comparisons for ch in c.changes.values()
+                 if ch.verdict == verdict]
+        return sorted(found, key=lambda p: -abs(p[1].worse_by))
+
+    @property
+    def regressed(self) -> list[GroupComparison]:
+        return [c for c in self.comparisons if c.status_change == "regressed"]
+
+    @property
+    def unjudged(self) -> int:
+        return sum(1 for c in self.comparisons for ch in c.changes.values() if ch.threshold is None)
+
+    @property
+    def failures(self) -> list[str]:
+        """Why the gate fails (empty: it passes, or there is no gate)."""
+        if self.fail_above is None:
+            return []
+        out = [f"{c.key.label} {HEADINGS[ch.metric]} {ch.worse_by:+.1%} (beyond the noise of "
+               f"{ch.threshold:.0%})" for c, ch in self.changes("worse")
+               if ch.worse_by > self.fail_above]
+        out += [f"{c.key.label}: {c.old_statuses} → {c.new_statuses}" for c in self.regressed]
+        return out
+
+    @property
+    def notes(self) -> list[str]:
+        """Where the two runs differ in what they measured on."""
+        out = []
+        old_host = (self.old_env.get("host") or {})
+        new_host = (self.new_env.get("host") or {})
+        for field_, what in (("hostname", "hosts"), ("cpu_model", "CPUs"), ("cores", "core counts")):
+            a, b = old_host.get(field_), new_host.get(field_)
+            if a and b and a != b:
+                out.append(f"different {what} ({a} vs {b}): the ratios compare machines as much "
+                           "as code")
+        for field_ in ("toolchains", "runtimes"):
+            a, b = self.old_env.get(field_) or {}, self.new_env.get(field_) or {}
+            changed = sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
+            if changed:
+                out.append(f"different {field_[:-1]} versions: " + "; ".join(
+                    f"{k} {a[k]} → {b[k]}" for k in changed))
+        return out
+
+
 def _cell(c: Change | None) -> str:
     if c is None:
         return "—"
@@ -113,69 +193,120 @@ def _describe(env: dict[str, Any], run_dir: Path) -> str:
     return f"{env.get('run_id') or run_dir.name} (host {host}, commit {commit})"
 
 
-def render(comparisons: list[GroupComparison], old_env: dict[str, Any], new_env: dict[str, Any],
-           old_dir: Path, new_dir: Path) -> str:
-    lines = [f"old: {_describe(old_env, old_dir)}", f"new: {_describe(new_env, new_dir)}"]
-    old_host = (old_env.get("host") or {}).get("hostname")
-    new_host = (new_env.get("host") or {}).get("hostname")
-    if old_host and new_host and old_host != new_host:
-        lines.append(f"note: different hosts ({old_host} vs {new_host}): "
-                     "the ratios compare machines as much as code")
-    lines.append("")
+def _metrics(v: Verdict) -> list[str]:
+    """The compared metrics that some configuration has."""
+    have = {m for c in v.common for m in c.changes}
+    return [m for m in COMPARED if m in have]
 
-    header = ["workload", "N", "buffer", "impl", "runs old → new"] + [HEADINGS[m] for m in COMPARED]
+
+def _rows(v: Verdict, metrics: list[str]) -> tuple[list[str], list[list[str]]]:
+    header = ["workload", "configuration", "impl", "runs old → new"] + [HEADINGS[m] for m in metrics]
     rows = []
-    for c in comparisons:
-        if c.old_statuses is None or c.new_statuses is None:
-            continue  # summarised below the table
+    for c in v.common:
         runs = f"{c.old_statuses} → {c.new_statuses}"
         if c.status_change:
             runs += f" ({c.status_change.upper()})"
-        k = c.key
-        rows.append([k.workload, "—" if k.n is None else str(k.n),
-                     "—" if k.buffer is None else str(k.buffer), k.impl, runs]
-                    + [_cell(c.changes.get(m)) for m in COMPARED])
+        rows.append([c.key.workload, c.key.settings or "—", c.key.impl, runs]
+                    + [_cell(c.changes.get(m)) for m in metrics])
+    return header, rows
+
+
+def _summary(v: Verdict) -> list[str]:
+    worse, better = v.changes("worse"), v.changes("better")
+    lines = ["ratio = new median / old median (ok repeats only); ▲ worse, ▼ better (for "
+             "throughput a higher ratio is better), marked only when the change exceeds both "
+             f"runs' noise (stdev/median) and {MIN_CHANGE:.0%}.",
+             f"{len(worse)} worse, {len(better)} better; {len(v.regressed)} of the groups "
+             "stopped producing ok runs."]
+    if v.unjudged:
+        lines.append(f"{v.unjudged} ratio{'s are' if v.unjudged > 1 else ' is'} not judged: one "
+                     "of the runs has a single ok repeat (or a zero median), so its noise is "
+                     "unknown; use --repeat 3 or more.")
+    for c, ch in worse:
+        lines.append(f"  worse: {c.key.label} {HEADINGS[ch.metric]} {fmt_metric(ch.metric, ch.old)} "
+                     f"→ {fmt_metric(ch.metric, ch.new)} ({ch.ratio:.2f}×, beyond noise of "
+                     f"{ch.threshold:.0%})")
+    for c in v.regressed:
+        lines.append(f"  regressed: {c.key.label}: {c.old_statuses} → {c.new_statuses}")
+    for side in ("old", "new"):
+        only = v.only(side)
+        if only:
+            names = ", ".join(c.key.label for c in only[:20])
+            more = f" and {len(only) - 20} more" if len(only) > 20 else ""
+            lines.append(f"only in the {side} run: {len(only)} configurations: {names}{more}")
+    if v.fail_above is not None:
+        if v.failures:
+            lines.append(f"FAIL: {len(v.failures)} regression{'s' if len(v.failures) > 1 else ''} "
+                         f"above {v.fail_above:.1%}: " + "; ".join(v.failures))
+        else:
+            lines.append(f"PASS: nothing got worse by more than {v.fail_above:.1%} beyond the noise")
+    return lines
+
+
+def render(v: Verdict) -> str:
+    """Text for the terminal: an aligned table."""
+    lines = [f"old: {_describe(v.old_env, v.old_dir)}", f"new: {_describe(v.new_env, v.new_dir)}"]
+    lines += [f"note: {n}" for n in v.notes] + [""]
+    header, rows = _rows(v, _metrics(v))
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    numeric = set(range(5, len(header))) | {1, 2}
+    numeric = set(range(4, len(header)))
 
     def fmt(row: list[str]) -> str:
-        return "  ".join(v.rjust(w) if i in numeric else v.ljust(w)
-                         for i, (v, w) in enumerate(zip(row, widths))).rstrip()
+        return "  ".join(val.rjust(w) if i in numeric else val.ljust(w)
+                         for i, (val, w) in enumerate(zip(row, widths))).rstrip()
 
     if rows:
         lines += [fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows]
     else:
         lines.append("The two runs have no configuration in common.")
-    for side, missing in (("old", lambda c: c.new_statuses is None),
-                          ("new", lambda c: c.old_statuses is None)):
-        only = [c for c in comparisons if missing(c)]
-        if only:
-            impls = ", ".join(sorted({c.key.impl for c in only}))
-            lines.append(f"only in the {side} run: {len(only)} configurations ({impls})")
+    return "\n".join(lines + [""] + _summary(v))
 
-    changes = [(c, ch) for c in comparisons for ch in c.changes.values() if ch.significant]
-    unjudged = sum(1 for c in comparisons for ch in c.changes.values() if ch.threshold is None)
-    worse = [(c, ch) for c, ch in changes if ch.verdict == "worse"]
-    better = [(c, ch) for c, ch in changes if ch.verdict == "better"]
-    regressed = [c for c in comparisons if c.status_change == "regressed"]
-    lines += ["", "ratio = new median / old median (ok repeats only); ▲ worse, ▼ better, marked "
-              "only when the change exceeds both runs' noise (stdev/median) and "
-              f"{MIN_CHANGE:.0%}.",
-              f"{len(worse)} worse, {len(better)} better; {len(regressed)} of the groups "
-              "stopped producing ok runs."]
-    if unjudged:
-        lines.append(f"{unjudged} ratio{'s are' if unjudged > 1 else ' is'} not judged: one of the "
-                     "runs has a single ok repeat (or a zero median), so its noise is unknown; "
-                     "use --repeat 3 or more.")
-    for c, ch in sorted(worse, key=lambda p: -p[1].ratio):
-        lines.append(f"  worse: {c.key.label} {HEADINGS[ch.metric]} {fmt_metric(ch.metric, ch.old)} → "
-                     f"{fmt_metric(ch.metric, ch.new)} ({ch.ratio:.2f}×, beyond noise of {ch.threshold:.0%})")
-    for c in regressed:
-        lines.append(f"  regressed: {c.key.label}: {c.old_statuses} → {c.new_statuses}")
-    return "\n".join(lines)
+
+def render_markdown(v: Verdict) -> str:
+    """For a pull request: a heading, the notes, a table, the summary."""
+    lines = [f"### Benchmark comparison: {v.new_env.get('run_id') or v.new_dir.name} against "
+             f"{v.old_env.get('run_id') or v.old_dir.name}", "",
+             f"- old: {_describe(v.old_env, v.old_dir)}", f"- new: {_describe(v.new_env, v.new_dir)}"]
+    lines += [f"- **note**: {n}" for n in v.notes] + [""]
+    header, rows = _rows(v, _metrics(v))
+    if rows:
+        lines += ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+    else:
+        lines.append("The two runs have no configuration in common.")
+    return "\n".join(lines + [""] + [line.strip() for line in _summary(v)]) + "\n"
+
+
+def to_json(v: Verdict) -> dict[str, Any]:
+    def change(ch: Change) -> dict[str, Any]:
+        return {"old": ch.old, "new": ch.new, "ratio": ch.ratio, "noise": ch.threshold,
+                "verdict": ch.verdict or None}
+    return {
+        "old": {"dir": str(v.old_dir), "run_id": v.old_env.get("run_id")},
+        "new": {"dir": str(v.new_dir), "run_id": v.new_env.get("run_id")},
+        "notes": v.notes,
+        "configurations": [{
+            "impl": c.key.impl, "workload": c.key.workload, "n": c.key.n, "buffer": c.key.buffer,
+            **dict(c.key.params), "old_statuses": c.old_statuses, "new_statuses": c.new_statuses,
+            "status_change": c.status_change or None,
+            "changes": {m: change(ch) for m, ch in c.changes.items()}}
+            for c in v.comparisons],
+        "fail_above": v.fail_above, "failures": v.failures,
+        "passed": not v.failures,
+    }
+
+
+def compare_dirs(old_dir: Path, new_dir: Path, fail_above: float | None = None) -> Verdict:
+    comparisons, old_env, new_env = compare_runs(old_dir, new_dir)
+    return Verdict(comparisons, old_env, new_env, Path(old_dir), Path(new_dir), fail_above)
+
+
+def output(v: Verdict, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(to_json(v), indent=2)
+    return render_markdown(v) if fmt == "markdown" else render(v)
 
 
 def compare(old_dir: Path, new_dir: Path) -> str:
     """The ratio table of NEW against OLD, as text for the terminal."""
-    comparisons, old_env, new_env = compare_runs(old_dir, new_dir)
-    return render(comparisons, old_env, new_env, Path(old_dir), Path(new_dir))
+    return render(compare_dirs(old_dir, new_dir))

@@ -99,6 +99,17 @@ def parse_size(text: str) -> int:
     return int(value)
 
 
+def percentage(text: str, name: str) -> float:
+    """'5%' or '5' -> 0.05; a finite number >= 0."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise UsageError(f"{name}: {text!r} is not a percentage like 5%") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"{name} must be a percentage >= 0")
+    return value / 100
+
+
 def positive(value: float, name: str) -> float:
     """A finite number above zero: inf would reach env.json as Infinity."""
     if not (math.isfinite(value) and value > 0):

@@ -1,12 +1,15 @@
 """compare: a known regression is marked, noise is not."""
 
 import csv
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from harness import compare
+
+from .conftest import harness
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run"
 
@@ -97,3 +100,69 @@ def test_text_table(runs):
     assert "1 worse, 0 better; 1 of the groups stopped producing ok runs." in text
     assert "worse: go chain N=5000 warm iter 750 µs → 1.13 ms (1.50×, beyond noise of 2%)" in text
     assert "absent" not in text and "only in the" not in text
+
+
+def _fake_run(out: Path, slowdown: str = "1") -> Path:
+    proc = harness("run", "--no-report", "--impl", "fake-good", "--workload", "chain,bounded",
+                   "--n", "5", "--iterations", "3", "--repeat", "3", "--out", str(out),
+                   extra_env={"FAKE_SLOWDOWN": slowdown})
+    assert proc.returncode == 0, proc.stderr
+    return (out / "latest").resolve()
+
+
+@pytest.fixture(scope="module")
+def gate_runs(tmp_path_factory) -> tuple[Path, Path, Path]:
+    base = tmp_path_factory.mktemp("gate")
+    return _fake_run(base / "a"), _fake_run(base / "b"), _fake_run(base / "c", "1.5")
+
+
+def test_the_gate_passes_two_runs_of_the_same_build(gate_runs):
+    proc = harness("compare", str(gate_runs[0]), str(gate_runs[1]), "--fail-above", "5%")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASS" in proc.stdout
+
+
+def test_the_gate_fails_a_real_regression(gate_runs):
+    proc = harness("compare", str(gate_runs[0]), str(gate_runs[2]), "--fail-above", "5%")
+    assert proc.returncode == 1, proc.stdout
+    assert "FAIL: 4 regressions above 5.0%" in proc.stdout  # cold and warm, chain and bounded
+    assert "fake-good chain N=5 warm iter +50.0%" in proc.stdout
+    # without the gate, the same comparison is only information
+    assert harness("compare", str(gate_runs[0]), str(gate_runs[2])).returncode == 0
+    # a regression smaller than the threshold passes
+    assert harness("compare", str(gate_runs[0]), str(gate_runs[2]),
+                   "--fail-above", "60").returncode == 0
+
+
+def test_markdown_and_json(gate_runs):
+    md = harness("compare", str(gate_runs[0]), str(gate_runs[2]), "--format", "markdown",
+                 "--fail-above", "5%").stdout
+    assert md.startswith("### Benchmark comparison: ")
+    assert "| workload | configuration | impl | runs old → new |" in md
+    assert "| chain | N=5 | fake-good | 3 ok → 3 ok | " in md and "1.50× ▲" in md
+    data = json.loads(harness("compare", str(gate_runs[0]), str(gate_runs[2]), "--format",
+                              "json", "--fail-above", "5%").stdout)
+    assert data["passed"] is False and len(data["failures"]) == 4
+    chain = next(c for c in data["configurations"] if c["workload"] == "chain")
+    assert chain["changes"]["warm_iter_s"]["ratio"] == pytest.approx(1.5, rel=1e-3)
+    assert chain["changes"]["warm_iter_s"]["verdict"] == "worse"
+
+
+def test_different_machines_and_one_sided_rows_are_named(gate_runs, tmp_path):
+    other = tmp_path / "other"
+    shutil.copytree(gate_runs[1], other)
+    env = json.loads((other / "env.json").read_text())
+    env["host"]["hostname"] = "elsewhere"
+    env["toolchains"]["fake"] = "Python 0.1"
+    (other / "env.json").write_text(json.dumps(env))
+    edit_runs(other, lambda row: row.update(n="6") if row["workload"] == "bounded" else None)
+    text = harness("compare", str(gate_runs[0]), str(other)).stdout
+    assert "note: different hosts (" in text and "elsewhere)" in text
+    assert "note: different toolchain versions: fake " in text and "→ Python 0.1" in text
+    assert "only in the old run: 1 configurations: fake-good bounded N=5 B=1" in text
+    assert "only in the new run: 1 configurations: fake-good bounded N=6 B=1" in text
+
+
+def test_a_bad_threshold_is_one_line_exit_2(gate_runs):
+    proc = harness("compare", str(gate_runs[0]), str(gate_runs[1]), "--fail-above", "lots")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr

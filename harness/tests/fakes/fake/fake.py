@@ -57,7 +57,10 @@ if mode == "stderr":
         print(f"fake: line {i}", file=sys.stderr)
     sys.exit(4)
 
-out = {"workload": workload, "n": n, "buffer": buffer, "iter_ns": [1000 + i for i in range(k)]}
+# FAKE_SLOWDOWN=1.5: a build whose iterations take 1.5 times as long
+slowdown = float(os.environ.get("FAKE_SLOWDOWN", "1"))
+out = {"workload": workload, "n": n, "buffer": buffer,
+       "iter_ns": [round((1000 + i) * slowdown) for i in range(k)]}
 result = expected + 1 if mode == "wrong" else expected
 if workload == "sleep":
     d = int(opts.get("--duration-ms", "10000"))
