@@ -69,7 +69,7 @@ report: setup
 	$(VPY) -m harness report $(if $(value OUT),$(call quote,$(value OUT)/latest),results/latest)
 
 test: setup
-	$(VPY) -m pytest -q harness/tests
+	$(VPY) -m pytest -q
 	$(VPY) -m harness test --impl $(call arg,IMPL)
 
 clean:

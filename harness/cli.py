@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn, Sequence
 
-from . import ROOT, HarnessError, UsageError
+from . import ROOT, HarnessError, UsageError, __version__
 from .builder import prepare
 from .envinfo import ram_bytes
 from .registry import Impl, RegistryError
@@ -42,6 +42,7 @@ def build_parser() -> Parser:
         "program, measures wall time, CPU and peak RSS, validates its answer and records "
         "every run (see docs/protocol.md)."), epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     run = sub.add_parser("run", help="build, run and record a suite of benchmarks")
@@ -202,6 +203,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except HarnessError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
+        return 1
+    except ModuleNotFoundError as exc:  # e.g. the system python3 without matplotlib
+        print(f"harness: error: {exc.name} is not installed for {sys.executable}: run `make "
+              f"setup` and use .venv/bin/python -m harness (or pip install .)", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("\nharness: interrupted", file=sys.stderr)
