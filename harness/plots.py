@@ -26,7 +26,9 @@ from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
 from . import analysis  # noqa: E402
 from .analysis import Group  # noqa: E402
-from .formatting import fmt_bytes, fmt_plain  # noqa: E402
+from .colors import Palette  # noqa: E402
+from .formatting import fmt_bytes, fmt_plain, fmt_seconds  # noqa: E402
+from .registry import RegistryError, load_registry  # noqa: E402
 from .rundir import RunDir  # noqa: E402
 from .workloads import STYLES, WORKLOADS, Workload, workload_rank  # noqa: E402
 
@@ -141,11 +143,16 @@ class _Run:
         self.groups = results.groups
         self.env: dict[str, Any] = results.env
         self.samples = run.samples()
-        impls = sorted({g.impl for g in self.groups} | {s["impl"] for s in self.samples})
-        palette = list(plt.get_cmap("tab10").colors) + list(plt.get_cmap("Dark2").colors)
-        self.color = {impl: palette[i % len(palette)] for i, impl in enumerate(impls)}
-        # Past ten implementations colours get close: the later ones are also dashed/hatched.
-        self.second = {impl for i, impl in enumerate(impls) if i >= 10}
+        # Colours from the registry, never from this run's subset (colors.py).
+        try:
+            registry = load_registry()
+        except RegistryError:  # a broken impls.toml costs colours, not the plots
+            registry = []
+        palette = Palette(registry)
+        impls = {g.impl for g in self.groups} | {s["impl"] for s in self.samples}
+        self.color = {impl: palette.color(impl) for impl in impls}
+        self.line = {impl: palette.line_style(impl) for impl in impls}
+        self.hatch = {impl: palette.hatch(impl) for impl in impls}
 
     def of(self, workload: str) -> list[Group]:
         return [g for g in self.groups if g.workload == workload and g.n is not None]
@@ -190,7 +197,7 @@ def _grouped_bars(run: _Run, groups: list[Group], value: Callable[[Group], float
                 top = lo_hi[1]
             ax.bar(x, v, width * 0.92, color=run.color[impl], yerr=yerr, capsize=2,
                    label=None if impl in labelled else impl,
-                   hatch="//" if impl in run.second else None,
+                   hatch=run.hatch[impl],
                    edgecolor=FAIL_COLOR if _partial(g) else None, linewidth=2 if _partial(g) else 0)
             partial = partial or _partial(g)
             labelled.add(impl)
@@ -285,7 +292,7 @@ def _lines(ax: Axes, run: _Run, groups: list[Group], x: Callable[[Group], float]
                     [e[1] - v if e else 0 for v, e in zip(ys, errs)]]
             ax.errorbar(xs, ys, yerr=yerr, marker="o", markersize=4, capsize=2,
                         color=run.color[impl], label=impl,
-                        linestyle="--" if impl in run.second else "-")
+                        linestyle=run.line[impl])
         for g in members:
             if y(g) is None and g.failure:
                 _mark_failed(ax, at(g), g.failure)
@@ -449,7 +456,7 @@ def rss_over_time(run: _Run, out: Path, w: Workload) -> list[Path]:
         xs = [s["t_s"] * scale for s in rows]
         ys = [s["rss_bytes"] / MIB for s in rows]
         ax.plot(xs, ys, color=run.color[impl], label=label, linewidth=1.4,
-                linestyle="--" if impl in run.second else "-")
+                linestyle=run.line[impl])
         if st != "ok":  # the process ended here without a valid result
             ax.plot([xs[-1]], [ys[-1]], marker="X", color=FAIL_COLOR, markersize=9)
             failed.add(st)
@@ -573,6 +580,65 @@ def http_latency(run: _Run, out: Path, w: Workload) -> list[Path]:
     return [_save(fig, out / f"{w.name}_latency.png", run.env)]
 
 
+# ---------------------------------------------------------------- summary
+
+def _headline(run: _Run, workload: str, value: Callable[[Group], float | None],
+              buffer: int | None = None) -> tuple[int | None, list[tuple[str, float | None, str]]]:
+    """Per implementation at the run's largest N of the workload (and the
+    buffer): (impl, value or None, the failure when there is no value)."""
+    groups = [g for g in run.of(workload) if buffer is None or g.buffer == buffer]
+    if not groups:
+        return None, []
+    n = max(g.n for g in groups)
+    return n, [(g.impl, value(g), g.failure or "") for g in groups if g.n == n]
+
+
+def _per_message(g: Group) -> float | None:
+    t = g.median(analysis.iter_metric([g]))
+    return t / g.n if t is not None and g.n else None
+
+
+def summary(run: _Run, out: Path) -> list[Path]:
+    """The picture to share: the three headline figures per implementation
+    (memory per sleeping task, time per chain hop, time per bounded message),
+    each at the run's largest N, best at the top."""
+    bounded = [g.buffer for g in run.of("bounded") if g.buffer is not None]
+    buffer = 100 if 100 in bounded else (max(bounded) if bounded else None)
+    panels = []
+    n, rows = _headline(run, "sleep", lambda g: g.mem_per_task_bytes)
+    if rows:
+        panels.append((f"memory per sleeping task (N = {n:,})", rows, fmt_bytes))
+    for workload, what in (("chain", "time per chain hop"), ("bounded", "time per message")):
+        n, rows = _headline(run, workload, _per_message, buffer if workload == "bounded" else None)
+        if rows:
+            where = f"N = {n:,}" + (f", B = {buffer}" if workload == "bounded" else "")
+            panels.append((f"{what}, warm ({where})", rows, fmt_seconds))
+    if not panels:
+        return []
+    height = max(len(rows) for _, rows, _ in panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 0.42 * height + 1.8),
+                             squeeze=False)
+    for ax, (title, rows, fmt) in zip(axes[0], panels):
+        rows = sorted(rows, key=lambda r: (r[1] is None, r[1] or 0), reverse=True)
+        top = max((v for _, v, _ in rows if v is not None), default=1.0)
+        for y, (impl, v, failure) in enumerate(rows):
+            if v is None:
+                ax.text(0, y, f"  ✕ {failure or 'below resolution'}", va="center", fontsize=8,
+                        color=FAIL_COLOR if failure else "#555555")
+                continue
+            ax.barh(y, v, color=run.color[impl], hatch=run.hatch[impl], edgecolor="white")
+            ax.text(v + top * 0.01, y, fmt(v), va="center", fontsize=8)
+        ax.set_yticks(range(len(rows)), [impl for impl, _, _ in rows], fontsize=8)
+        ax.set_xlim(0, top * 1.3)
+        ax.set_xticks([])
+        ax.set_title(title, fontsize=10)
+        for side in ("top", "right", "bottom"):
+            ax.spines[side].set_visible(False)
+    fig.suptitle("Lower is better: medians of the ok repeats (report.md has the spread)")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return [_save(fig, out / "summary.png", run.env)]
+
+
 # Every plot a workload's declaration may name (workloads.Workload.plots).
 PLOTS: dict[str, Callable[[_Run, Path, Workload], list[Path]]] = {
     "rss_bars": rss_bars, "mem_per_task_bars": mem_per_task_bars, "time_lines": time_lines,
@@ -596,4 +662,4 @@ def draw_all(run: RunDir) -> list[Path]:
     for w in workloads:
         if "rss_over_time" in w.plots:
             paths += rss_over_time(data, out, w)
-    return paths
+    return paths + summary(data, out)

@@ -205,6 +205,8 @@ def render_markdown(results: Results) -> str:
     lines += ["## How to read", "", HOW_TO_READ]
     notes = analysis.warnings(groups, env, results.notes)
     lines += ["## Warnings", ""] + ([f"- {n}" for n in notes] or ["None."]) + [""]
+    if "summary.png" in pngs:
+        lines += ["## At a glance", "", "![summary](plots/summary.png)", ""]
 
     if not groups:
         lines += ["No runs were recorded in runs.csv.", ""]

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = {
     "sleep_rss.png", "sleep_mem_per_task.png", "chain_time.png", "chain_rss.png",
     "bounded_time.png", "rss_over_time_sleep.png", "rss_over_time_chain.png",
-    "rss_over_time_bounded.png",
+    "rss_over_time_bounded.png", "summary.png",
 }
 
 
@@ -52,6 +52,28 @@ def test_without_samples_the_other_plots_still_come(tmp_path):
     (run / "env.json").unlink()  # the small print says the machine is unknown
     names = {p.name for p in plots.draw_all(RunDir(run))}
     assert names == {n for n in EXPECTED if not n.startswith("rss_over_time")}
+
+
+def test_an_implementation_keeps_its_colour_whatever_else_ran(tmp_path):
+    """Colours come from the registry, not from the run's subset."""
+    both = tmp_path / "both"
+    shutil.copytree(FIXTURE, both)
+    alone = tmp_path / "alone"
+    shutil.copytree(FIXTURE, alone)
+    lines = (alone / "runs.csv").read_text().splitlines(keepends=True)
+    impl = lines[0].split(",").index("impl")
+    (alone / "runs.csv").write_text("".join(
+        [lines[0]] + [line for line in lines[1:] if line.split(",")[impl] == "rust-tokio"]))
+    (alone / "samples.csv").unlink()
+    a, b = plots._Run(RunDir(both)), plots._Run(RunDir(alone))
+    assert len(a.color) == 3 and set(b.color) == {"rust-tokio"}
+    assert a.color["rust-tokio"] == b.color["rust-tokio"]
+    assert a.line["rust-tokio"] == b.line["rust-tokio"]
+    # no two implementations of the registry share a colour
+    colours = [a.color[i] for i in a.color]
+    assert len(set(colours)) == len(colours)
+    # a language's variants share its hue: go is not rust's colour
+    assert a.color["go"] != a.color["rust-tokio"]
 
 
 def test_only_the_plot_module_imports_matplotlib():

@@ -33,7 +33,7 @@ def test_report_sections_and_embedded_plots(run):
         assert heading in text
     assert "bench-box: AMD EPYC 7B13, 2 cores, 24 GiB RAM" in text
     embedded = re.findall(r"!\[[^\]]*\]\((plots/[^)]+\.png)\)", text)
-    assert len(embedded) == 8
+    assert len(embedded) == 9 and embedded[0] == "plots/summary.png"  # at a glance, first
     for rel in embedded:
         assert (run / rel).is_file(), rel
 

@@ -1,0 +1,63 @@
+"""One colour per implementation, the same in every plot of every run: a hue
+per language, and per variant a shade of it (with a line style and a bar
+hatch, so that shades never have to carry the difference alone), in the
+registry's declaration order. An implementation the registry does not know
+(from an older run, or a fake) gets a grey derived from its name."""
+
+from __future__ import annotations
+
+import zlib
+
+from .registry import Impl
+
+Color = tuple[float, float, float]
+
+LANGUAGE_HUES = {"go": "#0a9bc7", "rust": "#c8401e", "csharp": "#7b3fb0", "java": "#e07b00",
+                 "node": "#3a8f2d", "python": "#2b59c3"}
+UNKNOWN_HUE = "#6e6e6e"
+LINE_STYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (1, 1)))
+HATCHES = (None, "//", "..", "xx", "\\\\", "--")
+
+
+def _rgb(hex_color: str) -> Color:
+    return tuple(int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5))  # type: ignore[return-value]
+
+
+def _shade(color: Color, t: float) -> Color:
+    """t < 0 darker (towards black), t > 0 lighter (towards white)."""
+    target = 1.0 if t > 0 else 0.0
+    return tuple(c + (target - c) * abs(t) for c in color)  # type: ignore[return-value]
+
+
+def _shades(count: int) -> list[float]:
+    """From a little darker than the hue to clearly lighter, evenly."""
+    if count == 1:
+        return [0.0]
+    return [-0.3 + 0.8 * i / (count - 1) for i in range(count)]
+
+
+class Palette:
+    def __init__(self, registry: list[Impl]) -> None:
+        by_language: dict[str, list[str]] = {}
+        for impl in registry:
+            by_language.setdefault(impl.language.name, []).append(impl.id)
+        self._known: dict[str, tuple[Color, int]] = {}
+        for language, ids in by_language.items():
+            hue = _rgb(LANGUAGE_HUES.get(language, UNKNOWN_HUE))
+            for i, (impl, t) in enumerate(zip(ids, _shades(len(ids)))):
+                self._known[impl] = (_shade(hue, t), i)
+
+    def _entry(self, impl: str) -> tuple[Color, int]:
+        if impl in self._known:
+            return self._known[impl]
+        h = zlib.crc32(impl.encode())
+        return _shade(_rgb(UNKNOWN_HUE), -0.3 + 0.8 * (h % 100) / 100), h % len(LINE_STYLES)
+
+    def color(self, impl: str) -> Color:
+        return self._entry(impl)[0]
+
+    def line_style(self, impl: str) -> str | tuple:
+        return LINE_STYLES[self._entry(impl)[1] % len(LINE_STYLES)]
+
+    def hatch(self, impl: str) -> str | None:
+        return HATCHES[self._entry(impl)[1] % len(HATCHES)]
