@@ -85,13 +85,14 @@ def build_parser() -> Parser:
                      help="print the plan and its estimated duration, run nothing")
 
     lst = sub.add_parser("list", help="implementations, workloads and toolchains")
-    lst.add_argument("--impl", default="all")
-
     bld = sub.add_parser("build", help="set up and build implementations")
-    bld.add_argument("--impl", default="all")
-
     tst = sub.add_parser("test", help="run each language's own unit tests (after building)")
-    tst.add_argument("--impl", default="all")
+    for p in (run, lst, bld, tst):
+        if p is not run:
+            p.add_argument("--impl", default="all")
+        p.add_argument("--registry", action="append", default=[], metavar="FILE",
+                       help="also the implementations of this impls.toml, kept outside the "
+                            "repository ({dir} = its folder); repeatable")
 
     for name, text in (("report", "write report.md, summary.csv, results.json and plots"),
                        ("plot", "redraw the plots of a run")):
@@ -109,8 +110,8 @@ def build_parser() -> Parser:
     return parser
 
 
-def _impls(text: str) -> list[Impl]:
-    return resolve_impls(name_list(text, "--impl"))
+def _impls(args: argparse.Namespace) -> list[Impl]:
+    return resolve_impls(name_list(args.impl, "--impl"), args.registry)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -120,7 +121,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    impls = _impls(args.impl)
+    impls = _impls(args)
     names = list(WORKLOADS)
     width = max(len("implementation"), *(len(i.id) for i in impls)) + 2
     print("workloads:")
@@ -135,12 +136,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{i.id:<{width}}{i.language.name:<10}{cells}{status}")
         if i.description:
             print(f"{'':<{width}}{i.description}")
+        if i.source is not None:
+            print(f"{'':<{width}}from {relative(i.source)}")
     return 0
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     failed = 0
-    for lang in _languages(_impls(args.impl)):
+    for lang in _languages(_impls(args)):
         ready = prepare(lang, None)
         print(f"{lang.name}: {'built' if ready.ready else f'{ready.status}, {ready.reason}'}")
         failed += ready.status == "build-failed"
@@ -149,7 +152,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_test(args: argparse.Namespace) -> int:
     passed = failed = skipped = 0
-    for lang in _languages(_impls(args.impl)):
+    for lang in _languages(_impls(args)):
         if lang.toolchain.present:
             print(f"{lang.name}: building ...", flush=True)
         ready = prepare(lang, None)

@@ -9,6 +9,7 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Sequence
 
 from . import ROOT, UsageError
 from .workloads import WORKLOADS
@@ -71,6 +72,7 @@ class Impl:
     env: dict[str, str] = field(default_factory=dict)
     check: list[str] = field(default_factory=list)
     tasks_start: str = "when-spawned"
+    source: Path | None = None  # the impls.toml it was declared in
 
     def argv(self) -> list[str]:
         return self.language.expand(self.run)
@@ -137,12 +139,16 @@ def _text(table: dict, key: str, where: str, default: str) -> str:
     return value
 
 
-def load_registry() -> list[Impl]:
-    """Every implementation, in language-folder then declaration order. A
-    malformed file raises RegistryError naming the file and the key."""
+def load_registry(extra: Sequence[Path] = ()) -> list[Impl]:
+    """Every implementation, in language-folder then declaration order, then
+    those of the extra files (`--registry FILE`: the same format, kept
+    outside the tree, `{dir}` being the file's folder). A malformed file
+    raises RegistryError naming the file and the key."""
     impls: list[Impl] = []
     seen: set[str] = set()
-    for path in registry_files():
+    languages: dict[str, Path] = {}
+    files = [(path, True) for path in registry_files()] + [(Path(p).resolve(), False) for p in extra]
+    for path, in_tree in files:
         where = str(path)
         try:
             data = tomllib.loads(path.read_text())
@@ -152,8 +158,14 @@ def load_registry() -> list[Impl]:
             raise RegistryError(f"{where}: {exc.strerror}") from None
         lang_table = _table(data.get("language", {}), f"{where}: [language]")
         name = lang_table.get("name")
-        if name != path.parent.name:
+        if in_tree and name != path.parent.name:
             raise RegistryError(f"{where}: language.name must be {path.parent.name!r}")
+        if not isinstance(name, str) or not name:
+            raise RegistryError(f"{where}: [language] needs a name")
+        if name in languages:
+            raise RegistryError(f"{where}: language {name!r} is already declared in "
+                                f"{languages[name]}: choose another name")
+        languages[name] = path
         lang = Language(name=name, dir=path.parent, detect=_argv(lang_table, "detect", where),
                         build=_argv(lang_table, "build", where), test=_argv(lang_table, "test", where),
                         setup=_argv(lang_table, "setup", where, required=False))
@@ -182,7 +194,7 @@ def load_registry() -> list[Impl]:
                 description=_text(entry, "description", at, ""),
                 version=_argv(entry, "version", at, required=False),
                 check=_argv(entry, "check", at, required=False), tasks_start=tasks_start,
-                env={str(k): str(v) for k, v in env.items()}))
+                env={str(k): str(v) for k, v in env.items()}, source=path))
     return impls
 
 

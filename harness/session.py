@@ -10,7 +10,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from . import ROOT, HarnessError, UsageError
 from .builder import Readiness, prepare
@@ -52,8 +52,8 @@ def relative(path: Path) -> str:
         return str(path)
 
 
-def resolve_impls(names: list[str]) -> list[Impl]:
-    impls = load_registry()
+def resolve_impls(names: list[str], registries: Sequence[str] = ()) -> list[Impl]:
+    impls = load_registry([Path(r) for r in registries])
     return impls if names == ["all"] else select(impls, names)
 
 
@@ -207,6 +207,18 @@ def _basis(runs: list[Planned], history: dict, out: Path) -> str:
     return f"{known} of {len(runs)} runs timed before in {relative(out)}, the rest guessed"
 
 
+def _registries(s: Settings) -> dict[str, str]:
+    """The --registry files' contents: a run says how its programs were declared."""
+    out = {}
+    for name in s.registries:
+        path = Path(name).resolve()
+        try:
+            out[str(path)] = path.read_text()
+        except OSError:
+            out[str(path)] = ""
+    return out
+
+
 def _invocation(s: Settings, impls: list[Impl], resumed: bool) -> dict[str, Any]:
     return {"started_at": utc_now(), "finished_at": None, "command": sys.argv,
             "resumed": resumed, "git": git(), "impls": [i.id for i in impls],
@@ -217,7 +229,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
               report: bool = True) -> int:
     """The `run` command. Returns the exit status: 0 when every row is ok or
     skipped, 1 otherwise."""
-    impls = resolve_impls(s.impls)
+    impls = resolve_impls(s.impls, s.registries)
     runs = plan(impls, s)
     if not runs:
         raise UsageError("nothing to run: no selected implementation supports those workloads")
@@ -261,7 +273,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     # The newest invocation's settings and commit at the top; every one of them below.
     env.update(finished_at=None, settings=invocation["settings"], git=invocation["git"],
                toolchains={lang.name: lang.toolchain.version or None for lang in _languages(impls)},
-               program_env=redact(program_env()))
+               program_env=redact(program_env()), registries=_registries(s))
     env["invocations"] = env.get("invocations", []) + [invocation]
     write_env(run, env)
     print(f"recording to {relative(run.path)}")

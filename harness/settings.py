@@ -47,6 +47,7 @@ class Settings:
     max_rss_bytes: int
     sample_interval_s: float
     build: bool = True
+    registries: list[str] = field(default_factory=list)  # --registry FILE, outside the tree
 
     def record(self) -> dict[str, Any]:
         """For env.json: how the rows of this invocation were produced."""
@@ -199,4 +200,4 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
         sample_interval_s=positive(interval_ms if interval_ms is not None
                                    else DEFAULTS["sample_interval_ms"],
                                    "--sample-interval-ms") / 1000,
-        build=not opts.get("no_build"))
+        build=not opts.get("no_build"), registries=list(opts.get("registry") or []))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -288,3 +289,31 @@ def test_harness_sigkilled_mid_sleep_run_leaves_nothing_within_2_s(out: Path) ->
     while _leftovers(token) and time.monotonic() < gone_by:
         time.sleep(0.05)
     assert not _leftovers(token)
+
+
+def test_bring_your_own_program_with_registry(out: Path, tmp_path: Path) -> None:
+    """--registry: an implementation declared outside the tree, paths relative to its file."""
+    mine = tmp_path / "elsewhere"
+    mine.mkdir()
+    shutil.copy(FAKES / "fake" / "fake.py", mine / "patched.py")
+    (mine / "impls.toml").write_text(
+        '[language]\nname = "patched"\ndetect = ["{python}", "--version"]\n'
+        'build = ["{python}", "-c", "pass"]\ntest = ["{python}", "-c", "pass"]\n\n'
+        '[[impl]]\nid = "patched-go"\nruntime = "a patched runtime"\n'
+        'run = ["{python}", "{dir}/patched.py", "--mode", "good"]\nworkloads = ["chain"]\n')
+    proc = harness(*RUN, "--impl", "patched-go,fake-good", "--workload", "chain", "--n", "5",
+                   "--registry", str(mine / "impls.toml"), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    rows = read_rows(out)
+    assert {(r["impl"], r["status"]) for r in rows} == {("patched-go", "ok"), ("fake-good", "ok")}
+    env = json.loads((out / "latest" / "env.json").read_text())
+    assert env["registries"][str(mine / "impls.toml")].startswith("[language]")
+    listed = harness("list", "--registry", str(mine / "impls.toml")).stdout
+    assert f"from {mine / 'impls.toml'}" in listed
+    # without it, the implementation is unknown: one line, exit 2
+    proc = harness(*RUN, "--impl", "patched-go", "--out", str(out))
+    assert proc.returncode == 2 and "unknown implementation" in proc.stderr
+    # a missing file, or a language name already taken, is one line too
+    for bad in (tmp_path / "nope.toml", FAKES / "fake" / "impls.toml"):
+        proc = harness("list", "--registry", str(bad))
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
