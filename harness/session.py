@@ -4,11 +4,13 @@ program, record every row in the run directory, and say what happened."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -102,7 +104,24 @@ def _run(p: Planned, s: Settings, k6: Path | None) -> tuple[Outcome, str, str, d
                                                            dict[str, Any]]:
     """Run one planned program (or serve and load it): (outcome, status,
     error, program JSON, extra row fields)."""
-    argv, env, cwd = p.argv(), program_env(p.impl.env), str(p.impl.language.dir)
+    with tempfile.TemporaryDirectory(prefix="harness-cache-") as cache:
+        env = program_env(p.impl.env) | fresh_caches(cache)
+        return _run_with(p, s, k6, env)
+
+
+# Runtimes keep caches between runs (Deno's V8 code cache in ~/.cache/deno,
+# Bun's transpiler cache): each run gets its own empty ones, so that every run
+# starts in the same state (docs/protocol.md, "Every run starts cold").
+def fresh_caches(folder: str) -> dict[str, str]:
+    return {"XDG_CACHE_HOME": folder, "DENO_DIR": os.path.join(folder, "deno"),
+            "BUN_RUNTIME_TRANSPILER_CACHE_PATH": os.path.join(folder, "bun"),
+            "NODE_COMPILE_CACHE": os.path.join(folder, "node"),
+            "PYTHONPYCACHEPREFIX": os.path.join(folder, "pycache")}
+
+
+def _run_with(p: Planned, s: Settings, k6: Path | None, env: dict[str, str]
+              ) -> tuple[Outcome, str, str, dict[str, Any], dict[str, Any]]:
+    argv, cwd = p.argv(), str(p.impl.language.dir)
     if p.workload.kind == "server":
         assert k6 is not None
         served = measure_server(argv, env, cwd, p.request, k6, s.timeout_s, s.max_rss_bytes,

@@ -61,6 +61,8 @@ def test_good_run_records_every_column(out: Path) -> None:
         assert float(r["load_avg_1m"]) >= 0
         assert r["command"].startswith(sys.executable) and "--iterations 3" in r["command"]
         assert json.loads(r["output"])["workload"] == r["workload"]
+        # each run found its cache folder empty, though every run wrote to its own
+        assert json.loads(r["output"])["cache_found"] == [], r["output"]
     assert all(r["spawn_s"] and r["sleep_wait_s"] for r in rows if r["workload"] == "sleep")
     # too short for /proc's ticks to tell (under 0.2 core-seconds): recorded as unknown
     assert all(r["other_cpu_frac"] == "" or 0 <= float(r["other_cpu_frac"]) <= 1 for r in rows)

@@ -67,6 +67,11 @@ if workload == "sleep":
     time.sleep(d / 1000)
     out["spawn_ns"] = 10
     out["iter_ns"] = [d * 1_000_000 + 5] * k
+# What a runtime's cache would find: the harness gives each run an empty one.
+cache = os.environ.get("XDG_CACHE_HOME")
+found = sorted(os.listdir(cache)) if cache and os.path.isdir(cache) else None
+if cache:
+    open(os.path.join(cache, "fake-was-here"), "w").close()
 out.update(result=result, results=[result] * k, lang_env=os.environ.get("LANG"),
-           make_env=os.environ.get("MAKEFLAGS"))
+           make_env=os.environ.get("MAKEFLAGS"), cache_found=found)
 print(json.dumps(out))
