@@ -11,7 +11,8 @@ import java.util.concurrent.ThreadFactory;
  * The benchmark program of docs/protocol.md:
  * {@code java -cp classes Main MODE WORKLOAD --n N --iterations K ...}, where MODE
  * ({@code virtual} or {@code platform}) is the kind of thread every task runs on.
- * {@code java -cp classes Main MODE --version} prints the runtime label.
+ * {@code java -cp classes Main MODE --version} prints the runtime label, and
+ * {@code java -cp classes Main MODE serve ...} is the protocol's HTTP server ({@link Server}).
  */
 public final class Main {
 
@@ -27,7 +28,9 @@ public final class Main {
         });
 
         if (Options.wantsHelp(args)) {
-            System.out.println(Options.USAGE);
+            // MODE serve --help (or serve --help): the server's own usage.
+            boolean serve = args.length > 1 && args[1].equals("serve") || args.length > 0 && args[0].equals("serve");
+            System.out.println(serve ? ServeOptions.USAGE : Options.USAGE);
             return;
         }
         ThreadFactory threads = args.length == 0 ? null : switch (args[0]) {
@@ -41,6 +44,17 @@ public final class Main {
         String[] rest = Arrays.copyOfRange(args, 1, args.length);
         if (rest.length == 1 && rest[0].equals("--version")) {
             System.out.println(jdk() + ", JVM flags: " + jvmFlags());
+            return;
+        }
+        if (rest.length > 0 && rest[0].equals("serve")) {
+            ServeOptions serve;
+            try {
+                serve = ServeOptions.parse(Arrays.copyOfRange(rest, 1, rest.length));
+            } catch (Options.UsageException e) {
+                usageError(e.getMessage());
+                return;
+            }
+            Server.serve(args[0], serve, runtime(args[0]));
             return;
         }
         Options options;

@@ -12,6 +12,7 @@ record Options(String workload, int n, int iterations, int buffer, Duration dura
 
     static final String USAGE = """
             usage: java -cp classes Main (virtual|platform) WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+                   java -cp classes Main (virtual|platform) serve --port P --delay-ms D [--threads T]
                    java -cp classes Main (virtual|platform) --version
 
               virtual|platform  the kind of thread every task runs on
@@ -19,7 +20,8 @@ record Options(String workload, int n, int iterations, int buffer, Duration dura
               --n N             number of tasks (> 0)
               --iterations K    in-process iterations, the first one cold (> 0)
               --buffer B        channel capacity, required by bounded (>= 0; 0 = rendezvous)
-              --duration-ms D   how long each task sleeps, required by sleep (> 0)""";
+              --duration-ms D   how long each task sleeps, required by sleep (> 0)
+              serve             the HTTP server: java -cp classes Main virtual serve --help""";
 
     /** A bad command line; its message is the one line printed before exiting with status 2. */
     static final class UsageException extends Exception {
@@ -35,13 +37,13 @@ record Options(String workload, int n, int iterations, int buffer, Duration dura
 
     static Options parse(String[] args) throws UsageException {
         if (args.length == 0) {
-            throw new UsageException("missing WORKLOAD (sleep, chain, chain-await or bounded)");
+            throw new UsageException("missing WORKLOAD (sleep, chain, chain-await, bounded or serve)");
         }
         String workload = args[0];
         boolean usesBuffer = workload.equals("bounded");
         boolean usesDuration = workload.equals("sleep");
         if (!usesBuffer && !usesDuration && !workload.equals("chain") && !workload.equals("chain-await")) {
-            throw new UsageException("unknown workload '" + workload + "' (sleep, chain, chain-await or bounded)");
+            throw new UsageException("unknown workload '" + workload + "' (sleep, chain, chain-await, bounded or serve)");
         }
         int n = -1;
         int iterations = -1;
@@ -80,7 +82,7 @@ record Options(String workload, int n, int iterations, int buffer, Duration dura
     }
 
     /** A decimal integer of ASCII digits (Integer.parseInt would also take "+5" and non-ASCII digits). */
-    private static int parseInt(String option, String value, int min) throws UsageException {
+    static int parseInt(String option, String value, int min) throws UsageException {
         if (value.isEmpty() || !value.chars().allMatch(c -> c >= '0' && c <= '9')) {
             throw new UsageException(option + " needs an integer >= " + min + ", got '" + value + "'");
         }
@@ -92,6 +94,15 @@ record Options(String workload, int n, int iterations, int buffer, Duration dura
         }
         if (parsed < min) {
             throw new UsageException(option + " must be >= " + min + ", got " + parsed);
+        }
+        return parsed;
+    }
+
+    /** {@link #parseInt(String, String, int)} with an upper bound too. */
+    static int parseInt(String option, String value, int min, int max) throws UsageException {
+        int parsed = parseInt(option, value, min);
+        if (parsed > max) {
+            throw new UsageException(option + " must be <= " + max + ", got " + parsed);
         }
         return parsed;
     }
