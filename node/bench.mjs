@@ -1,25 +1,37 @@
 // Benchmark program of docs/protocol.md, run unchanged by Node.js, Bun and Deno:
 //   <runtime> bench.mjs WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+//   <runtime> bench.mjs serve --port P --delay-ms D [--threads T]
 //   <runtime> bench.mjs --version | --help
-// Prints one JSON line on stdout; bad arguments exit 2 with one line on stderr.
-// It never calls process.exit(), which can cut off output still in a pipe.
+// A workload prints one JSON line on stdout; serve prints its ready line and
+// serves until SIGTERM or SIGINT (server.mjs). Bad arguments exit 2 with one
+// line on stderr. It never calls process.exit(), which can cut off output
+// still in a pipe: the exit status is set and the event loop runs dry.
 import process from "node:process";
 import { parseArgs, run, runtimeVersion, USAGE, UsageError } from "./protocol.mjs";
 
-async function main(argv) {
-  let opts;
+// Loaded only for serve, so the workloads' runs do not load node:http and the pool.
+const server = process.argv[2] === "serve" ? await import("./server.mjs") : null;
+
+function parse(argv) {
   try {
-    opts = parseArgs(argv);
+    return server ? { serve: true, ...server.parseServeArgs(argv.slice(1)) } : parseArgs(argv);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`bench.mjs: error: ${err.message} (see --help)\n`);
+    process.stderr.write(`bench.mjs: error: ${err.message} (see ${server ? "serve --help" : "--help"})\n`);
     process.exitCode = 2;
-    return;
+    return null;
   }
+}
+
+async function main(argv) {
+  const opts = parse(argv);
+  if (opts === null) return;
   if (opts.help) {
-    process.stdout.write(USAGE);
+    process.stdout.write(opts.serve ? server.SERVE_USAGE : USAGE);
   } else if (opts.version) {
     process.stdout.write(`${runtimeVersion()}\n`);
+  } else if (opts.serve) {
+    process.exitCode = await server.serve(opts);
   } else {
     process.stdout.write(`${JSON.stringify(await run(opts))}\n`);
   }

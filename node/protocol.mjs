@@ -5,6 +5,7 @@ import { parseArgs as parseOptions } from "node:util";
 import { now, workloads } from "./workloads.mjs";
 
 export const USAGE = `usage: bench.mjs WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+       bench.mjs serve --port P --delay-ms D [--threads T]   (see bench.mjs serve --help)
        bench.mjs --version | --help
 
 Runs one workload of docs/protocol.md and prints one JSON line on stdout.
@@ -51,6 +52,7 @@ export function parseArgs(argv) {
   if (values.help) return { help: true };
   if (values.version && argv.length === 1) return { version: true };
   const [workload, ...extra] = positionals;
+  if (workload === "serve") throw new UsageError("serve must come first: bench.mjs serve --port P --delay-ms D");
   if (!Object.hasOwn(workloads, workload ?? "")) {
     throw new UsageError(
       `expected a workload (${Object.keys(workloads).join(", ")}) as first argument, got ${JSON.stringify(workload ?? "")}`,
@@ -84,6 +86,9 @@ const RUNTIME = globalThis.Bun
 // For `bench.mjs --version`, the registry's version command: "2.9.6, V8 15.0.245.2-rusty".
 export const runtimeVersion = () => `${RUNTIME.version}, ${RUNTIME.engine}`;
 
+// The JSON lines' runtime field: "Node.js 20.20.2".
+export const runtimeLabel = () => `${RUNTIME.name} ${RUNTIME.version}`;
+
 export async function run(opts) {
   const workload = workloads[opts.workload];
   const results = [];
@@ -104,6 +109,6 @@ export async function run(opts) {
     results,
     iter_ns: iterNs,
     ...(spawnNs === undefined ? {} : { spawn_ns: spawnNs }),
-    runtime: `${RUNTIME.name} ${RUNTIME.version}`,
+    runtime: runtimeLabel(),
   };
 }
