@@ -2,10 +2,13 @@
 
     bench.py [--loop asyncio|uvloop] WORKLOAD --n N --iterations K
              [--buffer B] [--duration-ms D]
-    bench.py [--loop asyncio|uvloop] --version
+    bench.py [--loop asyncio|uvloop] [--server aiohttp|threads] serve
+             --port P --delay-ms D [--threads T]
+    bench.py [--loop asyncio|uvloop] [--server aiohttp|threads] --version
     bench.py --help
 
 Prints one JSON line on stdout; bad arguments exit 2 with one line on stderr.
+`serve` is the protocol's HTTP server, in server.py (imported for it only).
 
 Every task is a plain asyncio.create_task kept in a list and awaited: no
 asyncio.TaskGroup, which adds per task a done-callback (a bound method and a
@@ -23,7 +26,10 @@ import sys
 import time
 
 WORKLOADS = ("sleep", "chain", "chain-await", "bounded")
+SERVERS = ("aiohttp", "threads")
 INT64_MAX = 2**63 - 1
+MAX_DELAY_MS = 2**30 - 1  # 2*D fits 31 bits, as in the other languages
+MAX_THREADS = 32767       # .NET's default pool maximum here (csharp/README.md)
 
 
 async def sleep(n, duration_ms):
@@ -118,12 +124,19 @@ async def run(args, capacity):
     return results, iter_ns, spawn_ns
 
 
-def runtime_label(loop_name):
+def runtime_label(loop_name, server=None):
     label = f"{platform.python_implementation()} {platform.python_version()}"
     if loop_name == "uvloop":
         import uvloop
 
         label += f", uvloop {uvloop.__version__}"
+    if server == "aiohttp":
+        import importlib.metadata  # here: the other workloads need not import it
+
+        # The installed version, without importing aiohttp itself.
+        label += f", aiohttp {importlib.metadata.version('aiohttp')}"
+    elif server == "threads":
+        label += ", stdlib threads"
     return label
 
 
@@ -134,27 +147,71 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def count(minimum):
+def count(minimum, maximum=INT64_MAX, maximum_text="2^63-1"):
     """ASCII decimal digits only (no sign, '_', spaces or other scripts'
-    digits, all of which int() accepts), from minimum to 2^63 - 1."""
+    digits, all of which int() accepts), from minimum to maximum."""
 
     def parse(text):
-        if not re.fullmatch(r"[0-9]+", text) or not minimum <= int(text) <= INT64_MAX:
+        if not re.fullmatch(r"[0-9]+", text) or not minimum <= int(text) <= maximum:
             raise argparse.ArgumentTypeError(
-                f"expected an integer from {minimum} to 2^63-1, got {text!r}")
+                f"expected an integer from {minimum} to {maximum_text}, got {text!r}")
         return int(text)
 
     return parse
 
 
+def add_loop_option(parser):
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
+                        help="the event loop (default asyncio)")
+
+
+SERVE_USAGE = ("bench.py [--loop asyncio|uvloop] [--server aiohttp|threads] serve "
+               "--port P --delay-ms D [--threads T]")
+
+
+def parse_serve_args(argv):
+    """The protocol's `serve`; the options before `serve` (--loop, --server)
+    may come from the registry's run argv."""
+    parser = Parser(
+        prog="bench.py", allow_abbrev=False, usage=SERVE_USAGE,
+        description="docs/protocol.md's HTTP server on 127.0.0.1: prints one JSON "
+                    "line when it listens, serves until SIGTERM or SIGINT, exits 0.")
+    add_loop_option(parser)
+    parser.add_argument("--server", choices=SERVERS, default="aiohttp",
+                        help="aiohttp: all five styles on one event loop (default); "
+                             "threads: the blocking styles on a pool of T handler threads")
+    parser.add_argument("workload", choices=("serve",), metavar="serve")
+    parser.add_argument("--port", type=count(0, 65535, "65535"), metavar="P",
+                        help="TCP port on 127.0.0.1 (0 = a free port; required)")
+    parser.add_argument("--delay-ms", type=count(1, MAX_DELAY_MS, "2^30-1"), metavar="D",
+                        help="the simulated calls take 2*D ms (double) and D ms (halve) "
+                             "(>= 1, required)")
+    parser.add_argument("--threads", type=count(1, MAX_THREADS, str(MAX_THREADS)), metavar="T",
+                        help="the size of the pools: parallel's calls, and with "
+                             "--server threads the handler threads (default "
+                             "min(32, cores + 4), ThreadPoolExecutor's)")
+    args = parser.parse_args(argv)
+    args.version = False
+    missing = [name for name in ("--port", "--delay-ms")
+               if getattr(args, name[2:].replace("-", "_")) is None]
+    if missing:
+        parser.error(f"serve needs {' and '.join(missing)}")
+    return args
+
+
 def parse_args(argv):
+    if "serve" in argv:
+        return parse_serve_args(argv)
     parser = Parser(
         prog="bench.py", allow_abbrev=False,
         usage="bench.py [--loop asyncio|uvloop] WORKLOAD --n N --iterations K "
-              "[--buffer B] [--duration-ms D]",
-        description="One run of a docs/protocol.md workload; prints one JSON line.")
-    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
-                        help="the event loop (default asyncio)")
+              "[--buffer B] [--duration-ms D]\n       " + SERVE_USAGE,
+        description="One run of a docs/protocol.md workload; prints one JSON line. "
+                    "`bench.py serve --help` describes the HTTP server.")
+    add_loop_option(parser)
+    parser.add_argument("--server", choices=SERVERS,
+                        help="with --version: label the given server's runtime "
+                             "(see serve --help)")
     parser.add_argument("--version", action="store_true",
                         help="print the runtime label and exit")
     parser.add_argument("workload", nargs="?", choices=WORKLOADS, metavar="WORKLOAD",
@@ -170,7 +227,9 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if not args.version:
         if args.workload is None:
-            parser.error(f"missing WORKLOAD ({', '.join(WORKLOADS)})")
+            parser.error(f"missing WORKLOAD ({', '.join(WORKLOADS)}, serve)")
+        if args.server is not None:
+            parser.error("--server is only for serve")
         required = ["n", "iterations"]
         if args.workload == "bounded":
             required.append("buffer")
@@ -186,7 +245,7 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.version:
-        print(runtime_label(args.loop))
+        print(runtime_label(args.loop, args.server))
         return
     loop_factory = None
     if args.loop == "uvloop":
@@ -194,6 +253,10 @@ def main(argv=None):
         import uvloop
 
         loop_factory = uvloop.new_event_loop
+    if args.workload == "serve":
+        import server  # beside this script; only serve pays for it (and aiohttp)
+
+        sys.exit(server.serve(args, loop_factory, runtime_label(args.loop, args.server)))
     # B = 0 (a rendezvous) runs as maxsize=1: maxsize=0 would be unbounded.
     capacity = max(args.buffer, 1) if args.workload == "bounded" else None
     # The loop is created before run() starts any clock.
