@@ -5,8 +5,9 @@
 use std::process::Command;
 use std::{env, fs};
 
-const CRATES: [(&str, &str); 6] = [
+const CRATES: [(&str, &str); 7] = [
     ("tokio", "TOKIO_VERSION"),
+    ("hyper", "HYPER_VERSION"),
     ("async-std", "ASYNC_STD_VERSION"),
     ("futures", "FUTURES_VERSION"),
     ("smol", "SMOL_VERSION"),

@@ -7,4 +7,5 @@ pub mod join_all;
 pub mod os_threads;
 pub mod protocol;
 pub mod smol_tasks;
+pub mod tokio_server;
 pub mod tokio_tasks;

@@ -62,6 +62,8 @@ pub struct Implementation {
     /// Whether its channels accept capacity 0; if not, `--buffer 0` runs
     /// with capacity 1 and the report says so.
     pub rendezvous: bool,
+    /// More text for `--help` (rust-tokio: its `serve` subcommand).
+    pub after_help: Option<&'static str>,
 }
 
 /// One request, with what its workload needs and nothing else.
@@ -158,6 +160,7 @@ impl Implementation {
                 self.id
             ))
             .mut_arg("workload", |arg| arg.value_parser(declared))
+            .after_help(self.after_help.unwrap_or_default())
             .disable_version_flag(true)
             .arg(
                 Arg::new("version")
@@ -244,7 +247,7 @@ impl Implementation {
 
 /// clap's message up to its first blank line (dropping usage and tips),
 /// joined into the protocol's single stderr line.
-fn one_line(err: &clap::Error) -> String {
+pub fn one_line(err: &clap::Error) -> String {
     let message = err.render().to_string();
     let lines: Vec<_> = message
         .lines()
@@ -269,6 +272,7 @@ mod tests {
         runtime: "test 1.0",
         workloads: &[Workload::Sleep, Workload::Bounded],
         rendezvous: false,
+        after_help: None,
     };
 
     fn parse(argv: &[&str]) -> Result<Args, clap::Error> {

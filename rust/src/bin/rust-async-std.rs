@@ -6,6 +6,7 @@ const IMPL: Implementation = Implementation {
     runtime: async_std_tasks::LABEL,
     workloads: &[Workload::Sleep, Workload::Chain, Workload::Bounded],
     rendezvous: false,
+    after_help: None,
 };
 
 fn main() {

@@ -6,6 +6,7 @@ const IMPL: Implementation = Implementation {
     runtime: join_all::LABEL,
     workloads: &[Workload::Sleep],
     rendezvous: false,
+    after_help: None,
 };
 
 fn main() {

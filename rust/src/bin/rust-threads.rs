@@ -6,6 +6,7 @@ const IMPL: Implementation = Implementation {
     runtime: os_threads::LABEL,
     workloads: &[Workload::Sleep, Workload::Chain, Workload::Bounded],
     rendezvous: true,
+    after_help: None,
 };
 
 fn main() {
