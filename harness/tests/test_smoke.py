@@ -29,8 +29,10 @@ def test_every_workload_validates_at_tiny_n(language: str, tmp_path: Path) -> No
                    timeout=1800)
     rows = read_rows(out)
     assert rows, proc.stdout + proc.stderr
+    # a server may lack a style that cannot exist in it (its README says why): skipped
     bad = [(r["impl"], r["workload"], r["buffer"], r["status"], r["error"]) for r in rows
-           if r["status"] != "ok"]
+           if r["status"] != "ok" and not (r["workload"] == "http" and r["status"] == "skipped"
+                                           and "has no" in r["error"])]
     assert not bad, bad
     expected = {(i.id, w) for i in IMPLS if i.language.name == language for w in i.workloads}
     assert {(r["impl"], r["workload"]) for r in rows} == expected
