@@ -45,6 +45,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "latency_p99_s": ("p99 response", "s"),
     "latency_max_s": ("slowest response", "s"),
     "gen_cpu_s": ("load generator CPU", "s"),
+    "load_s": ("time under load", "s"),
 }
 
 

@@ -75,6 +75,7 @@ COLUMNS: dict[str, Column] = {
     "sleep_wait": ("sleep+join", lambda g, r: cell(g, "sleep_wait_s")),
     "wall": ("wall", lambda g, r: cell(g, "wall_s")),
     "cpu": ("CPU", lambda g, r: cell(g, "cpu_s")),
+    "load_time": ("total time", lambda g, r: cell(g, "load_s")),
     "rps": ("throughput", lambda g, r: cell(g, "rps")),
     "p50": ("median response", lambda g, r: cell(g, "latency_p50_s")),
     "p99": ("p99 response", lambda g, r: cell(g, "latency_p99_s")),
