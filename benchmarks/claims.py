@@ -120,6 +120,12 @@ def judge(claim: Claim, groups: dict[ConfigKey, Group]) -> list[str]:
     sa = a.metrics.get(claim.num.metric) if a else None
     sb = b.metrics.get(claim.den.metric) if b else None
     if sa is None or sb is None or sb.median <= 0 or sb.min <= 0:
+        failed = [(side, g) for side, g in ((claim.num, a), (claim.den, b))
+                  if g is not None and not g.ok]
+        if failed:  # measured, but no run of one side was ok: say which and why
+            return ["—", "no ok run of " + ", ".join(
+                f"{side.impl} {dict(side.params).get('style', side.workload)}: {g.failure}"
+                for side, g in failed)]
         return ["—", "not measured in this run"]
     ratio = sa.median / sb.median
     lo, hi = sa.min / sb.max, sa.max / sb.min

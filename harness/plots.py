@@ -486,9 +486,22 @@ def _served(run: _Run, w: Workload) -> dict[str, list[Group]]:
 
 
 def _style_label(g: Group) -> str:
-    """A line's name: the style, and whatever else varies besides users."""
-    others = [f"{k}={v}" for k, v in g.params if k not in ("style", "users") and v is not None]
-    return " ".join([g.key.param("style")] + others)
+    """A line's name: the style, and the server's pool size when given
+    (requests per user go with the load, like the users on the x axis)."""
+    threads = g.key.param("pool_threads")
+    return g.key.param("style") + (f" T={threads}" if threads is not None else "")
+
+
+def _panels(count: int, width: float, height: float) -> tuple[Figure, list[Axes]]:
+    """Up to four panels a row."""
+    cols = min(count, 4)
+    rows = (count + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols + 2.5, height * rows),
+                             squeeze=False, sharey=True)
+    flat = list(axes.flat)
+    for ax in flat[count:]:
+        ax.set_visible(False)
+    return fig, flat[:count]
 
 
 def _per_impl_panels(run: _Run, w: Workload, metric: str, ylabel: str, title: str,
@@ -497,10 +510,9 @@ def _per_impl_panels(run: _Run, w: Workload, metric: str, ylabel: str, title: st
     by_impl = _served(run, w)
     if not by_impl:
         return []
-    fig, axes = plt.subplots(1, len(by_impl), figsize=(4.6 * len(by_impl) + 2.5, 4.8),
-                             squeeze=False, sharey=True)
+    fig, axes = _panels(len(by_impl), 4.2, 3.8)
     failed: set[str] = set()
-    for ax, (impl, groups) in zip(axes[0], by_impl.items()):
+    for ax, (impl, groups) in zip(axes, by_impl.items()):
         lines: dict[str, list[Group]] = defaultdict(list)
         for g in groups:
             lines[_style_label(g)].append(g)
@@ -525,8 +537,11 @@ def _per_impl_panels(run: _Run, w: Workload, metric: str, ylabel: str, title: st
         ax.set_title(impl)
         ax.set_xlabel("users (log scale)" if len(users) > 1 else "users")
         ax.grid(alpha=0.3, which="both")
-    axes[0][0].set_ylabel(ylabel)
-    _legend(axes[0][-1], failed)
+    for ax in axes:  # shared y: one log axis for all, when anything was drawn
+        _log_y(ax)
+        _plain_log(ax)
+        ax.set_ylabel(ylabel + ", log scale")
+    _legend(axes[min(3, len(axes) - 1)], failed)
     fig.suptitle(f"{w.name}: {title} (median, min–max bars)")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, path, run.env)]
@@ -555,9 +570,8 @@ def http_latency(run: _Run, out: Path, w: Workload) -> list[Path]:
     by_impl = _served(run, w)
     if not by_impl:
         return []
-    fig, axes = plt.subplots(1, len(by_impl), figsize=(4.6 * len(by_impl) + 1.5, 4.8),
-                             squeeze=False, sharey=True)
-    for ax, (impl, groups) in zip(axes[0], by_impl.items()):
+    fig, axes = _panels(len(by_impl), 4.2, 4.4)
+    for ax, (impl, groups) in zip(axes, by_impl.items()):
         most = max(g.key.param("users") for g in groups)
         shown = sorted((g for g in groups if g.key.param("users") == most and g.metrics),
                        key=lambda g: (STYLES.index(g.key.param("style")), _style_label(g)))
@@ -574,7 +588,11 @@ def http_latency(run: _Run, out: Path, w: Workload) -> list[Path]:
                       ha="right", fontsize=8)
         ax.set_title(f"{impl}, {most} users")
         ax.grid(alpha=0.3, axis="y")
-    axes[0][0].set_ylabel("response time (ms): median ●, p90 and p99 —, bar to the slowest")
+    for ax in axes:
+        _log_y(ax)
+        _plain_log(ax)
+        ax.set_ylabel("response (ms, log): ● median, — p90 and p99, bar to the slowest",
+                      fontsize=8)
     fig.suptitle(f"{w.name}: response times (medians over the repeats)")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, out / f"{w.name}_latency.png", run.env)]

@@ -129,8 +129,10 @@ def _run_with(p: Planned, s: Settings, k6: Path | None, env: dict[str, str]
         if served.status is not None:
             return served.outcome, served.status, served.error, {}, served.fields
         status, error, _ = classify(p, s, served.outcome)
-        if served.error:  # what the load generator saw before the server died
-            error += f"; under load: {served.error}"
+        if status == "timeout":  # a server is not expected to exit: its load did not finish
+            error = f"the load did not finish within {s.timeout_s:g} s; server tree killed"
+        if served.error:  # what the load generator saw before the server died or was killed
+            error += f"; k6: {served.error}"
         return served.outcome, status, error, {}, served.fields
     out = run_process(argv, env, cwd, s.timeout_s, s.max_rss_bytes, s.sample_interval_s)
     status, error, data = classify(p, s, out)

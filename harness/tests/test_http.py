@@ -46,13 +46,19 @@ def test_a_good_server_gives_an_ok_row_per_style_with_its_figures(out: Path) -> 
         assert float(r["rps"]) > 0 and float(r["gen_cpu_s"]) > 0
         assert int(r["peak_rss_bytes"]) > 0 and r["exit_code"] == "0"  # exited 0 on SIGTERM
     assert "req/s" in log
+    # the report: a table per implementation and the three http plots
+    assert harness("report", str(out / "latest")).returncode == 0
+    report = (out / "latest" / "report.md").read_text()
+    assert "| users | requests | delay_ms | pool_threads | style | impl |" in report
+    assert {p.name for p in (out / "latest" / "plots").glob("http_*.png")} == {
+        "http_throughput.png", "http_threads.png", "http_latency.png"}
 
 
 def test_a_server_dying_under_load_is_crashed(out: Path) -> None:
     rows, _ = _run(out, "fake-serve-die", "--style", "async")
     [row] = rows
     assert row["status"] == "crashed" and row["exit_code"] == "3", row
-    assert "under load" in row["error"], row["error"]
+    assert "k6: " in row["error"], row["error"]
 
 
 def test_a_server_that_never_listens_is_a_timeout(out: Path) -> None:
