@@ -96,8 +96,12 @@ def _log_y(ax: Axes) -> None:
     ys = [float(y) for line in ax.get_lines() if line.get_gid() != "failed"
           for y in line.get_ydata() if math.isfinite(float(y))]
     ys += [p.get_height() for p in ax.patches]
-    if any(y > 0 for y in ys):
+    positive = [y for y in ys if y > 0]
+    if positive:
         ax.set_yscale("log")
+        # from the decade below the smallest value, not from matplotlib's
+        # margin (a bar chart's would start at 0.01 MiB)
+        ax.set_ylim(bottom=10 ** math.floor(math.log10(min(positive))))
     else:
         ax.set_yticks([])
 
@@ -272,10 +276,11 @@ def _lines(ax: Axes, run: _Run, groups: list[Group], x: Callable[[Group], float]
     of 0 (below the recorded resolution) was marked with ▼ at the bottom."""
     partial = zero = False
     lines = run.by_impl(groups)
+    single = len({x(g) for g in groups}) == 1  # one column of points stays one column
     for i, (impl, members) in enumerate(lines.items()):
         # Nudge each implementation a little sideways so equal points and
         # their min–max bars stay apart (3% of a decade between neighbours).
-        dodge = 10 ** (0.03 * (i - (len(lines) - 1) / 2))
+        dodge = 1.0 if single else 10 ** (0.03 * (i - (len(lines) - 1) / 2))
 
         def at(g: Group) -> float:
             return x(g) * dodge
@@ -441,7 +446,7 @@ def rss_over_time(run: _Run, out: Path, w: Workload) -> list[Path]:
         rank = (n or 0, buffer or 0, status.get(key) == "ok", -(rep or 0))
         if impl not in chosen or rank > chosen[impl][0]:
             chosen[impl] = (rank, key)
-    fig, ax = plt.subplots(figsize=(11.5, 5.2))
+    fig, (ax, norm) = plt.subplots(1, 2, figsize=(16, 5.2), sharey=True)
     failed: set[str] = set()
     top_t = max(s["t_s"] for rows in series.values() for s in rows)
     scale, unit = (1.0, "s") if top_t >= 1 else (1e3, "ms")
@@ -453,20 +458,27 @@ def rss_over_time(run: _Run, out: Path, w: Workload) -> list[Path]:
         label = f"{impl} N={n:,}" + (f" buffer={buffer}" if buffer is not None else "")
         if st != "ok":
             label += f" ({st})"
-        xs = [s["t_s"] * scale for s in rows]
         ys = [s["rss_bytes"] / MIB for s in rows]
-        ax.plot(xs, ys, color=run.color[impl], label=label, linewidth=1.4,
-                linestyle=run.line[impl])
-        if st != "ok":  # the process ended here without a valid result
-            ax.plot([xs[-1]], [ys[-1]], marker="X", color=FAIL_COLOR, markersize=9)
+        end = rows[-1]["t_s"] or 1.0
+        # left: real time; right: each run's own time, so a 50 ms run is as
+        # wide as a 50 s one
+        for panel, xs in ((ax, [s["t_s"] * scale for s in rows]),
+                          (norm, [s["t_s"] / end for s in rows])):
+            panel.plot(xs, ys, color=run.color[impl], label=label, linewidth=1.4,
+                       linestyle=run.line[impl])
+            if st != "ok":  # the process ended here without a valid result
+                panel.plot([xs[-1]], [ys[-1]], marker="X", color=FAIL_COLOR, markersize=9)
+        if st != "ok":
             failed.add(st)
-    _log_y(ax)
-    _plain_log(ax)
-    ax.grid(alpha=0.3, which="both")
+    for panel in (ax, norm):
+        _log_y(panel)
+        _plain_log(panel)
+        panel.grid(alpha=0.3, which="both")
     ax.set_xlabel(f"time since process start ({unit})")
+    norm.set_xlabel("share of the run's own time (start = 0, exit = 1)")
     ax.set_ylabel("RSS (MiB, log scale)")
-    ax.set_title(f"{workload}: RSS over time, largest N of each implementation")
-    _legend(ax, failed, failed_text="run ended without a valid result")
+    fig.suptitle(f"{workload}: RSS over time, largest N of each implementation")
+    _legend(norm, failed, failed_text="run ended without a valid result")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, out / f"rss_over_time_{workload}.png", run.env)]
 
