@@ -105,10 +105,16 @@ class Workload:
         return past if past is not None else START_S + req.iterations * (req.n or 1) * 2e-6
 
 
+# Timers may end this early (.NET's Task.Delay counts in 4 ms ticks and can
+# end a tick early; libuv's timers, Node.js's and uvloop's, start from the
+# loop's cached millisecond clock and can end up to 1 ms early; docs/protocol.md).
+TIMER_SLACK_MS = 5
+
+
 # ---------------------------------------------------------------- sleep
 
 def sleep_window_ns(duration_ms: int, spawn_ns: int, n: int) -> tuple[int, int]:
-    """An iteration takes at least one sleep. At most: the start loop plus
+    """An iteration takes at least one sleep (less a timer's slack). At most: the start loop plus
     min(N, 10) sleeps, and never less than one sleep plus max(2 s, D/2). The
     upper bound catches tasks that ran in sequence (N sleeps one after
     another, e.g. awaiting coroutines one by one), which the start-time check
@@ -116,7 +122,7 @@ def sleep_window_ns(duration_ms: int, spawn_ns: int, n: int) -> tuple[int, int]:
     million tasks on a busy machine, slow as it may be, is not called a
     failure: that time is recorded (sleep_wait_s) instead."""
     d = duration_ms * 1_000_000
-    return d, spawn_ns + max(min(n, 10) * d, d + max(2 * NS, d // 2))
+    return d - TIMER_SLACK_MS * 1_000_000, spawn_ns + max(min(n, 10) * d, d + max(2 * NS, d // 2))
 
 
 def _sleep_check(data: dict[str, Any], req: Request) -> str | None:
@@ -155,9 +161,6 @@ def _bounded_estimate(req: Request, past: float | None) -> float:
 STYLES = ("sync", "sync-over-async", "parallel", "async", "when-all")
 # The least time a response can take: the calls waited one after the other.
 STYLE_DELAYS = {"sync": 3, "sync-over-async": 3, "async": 3, "parallel": 2, "when-all": 2}
-# Timers may end this early per delay waited in sequence (.NET's Task.Delay
-# counts in 4 ms ticks and can end a tick early; docs/protocol.md).
-TIMER_SLACK_MS = 5
 
 
 def style_floor_ms(style: str, delay_ms: int) -> float:
