@@ -71,6 +71,8 @@ def test_a_wrong_body_is_invalid(out: Path) -> None:
     rows, _ = _run(out, "fake-serve-wrong", "--style", "when-all")
     [row] = rows
     assert row["status"] == "invalid" and "bodies" in row["error"], row
+    # throughput counts right answers only: none here
+    assert row["http_errors"] == "6" and float(row["rps"]) == 0, row
 
 
 def test_an_answer_below_the_styles_floor_is_invalid(out: Path) -> None:
