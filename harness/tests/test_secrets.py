@@ -53,3 +53,11 @@ def test_redact_keeps_runtime_variables_and_only_names_of_the_rest() -> None:
     assert got == {"DOTNET_gcServer": "1", "GITHUB_TOKEN": NOT_RECORDED, "GODEBUG": "gctrace=1",
                    "HOME": NOT_RECORDED, "LC_ALL": "C", "NODE_AUTH_TOKEN": NOT_RECORDED,
                    "PATH": "/usr/bin", "PYTHONHASHSEED": "0", "UV_PUBLISH_TOKEN": NOT_RECORDED}
+
+
+def test_the_load_generator_gets_no_variable_of_ours(monkeypatch) -> None:
+    from harness.loadgen import k6_env
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "planted-secret")
+    env = k6_env("/tmp/home")
+    assert set(env) == {"PATH", "HOME", "K6_NO_USAGE_REPORT", "K6_NO_COLOR"}
+    assert "planted-secret" not in env.values()
