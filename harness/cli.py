@@ -103,8 +103,10 @@ def build_parser() -> Parser:
     cmp_.add_argument("old")
     cmp_.add_argument("new")
     cmp_.add_argument("--fail-above", default=None, metavar="PCT",
-                      help="exit 1 when a figure got worse by more than PCT (e.g. 5%%) beyond both "
-                           "runs' noise, or a configuration stopped producing ok runs (a CI gate)")
+                      help="exit 1 when a workload's headline figure (iteration time, peak RSS; "
+                           "http: throughput, median response) got worse by more than PCT (e.g. "
+                           "5%%) beyond both runs' noise, or a configuration stopped producing ok "
+                           "runs (a CI gate)")
     cmp_.add_argument("--format", default="text", choices=["text", "markdown", "json"],
                       help="text (default), markdown (for a pull request) or json")
     return parser
