@@ -65,6 +65,8 @@ def plan(impls: list[Impl], s: Settings) -> list[Planned]:
                     grid = itertools.product(*([(d.name, v) for v in part.values(d)]
                                                for d in workload.dimensions))
                     for n, buffer, params in itertools.product(ns, buffers, grid):
+                        if workload.n_refused(n):
+                            continue  # named by omitted(), below
                         key = ConfigKey(impl.id, name, n, buffer, tuple(params))
                         if (key, rep) in seen:
                             continue
@@ -104,3 +106,16 @@ def estimate_s(p: Planned, history: History | None = None) -> float:
     there are any, else the workload's rough guess."""
     past = (history or {}).get((p.key, p.iterations))
     return p.workload.estimate_s(p.request, past)
+
+
+def omitted(s: Settings) -> list[str]:
+    """The sizes a workload cannot run at, left out of a plan that did not
+    name that workload itself (a suite, or every workload): one line each."""
+    lines = []
+    for part in s.parts:
+        for name in part.workloads:
+            refused = [n for n in part.ns if WORKLOADS[name].n_refused(n)]
+            if refused:
+                lines.append(f"{name} left out at N = {', '.join(map(str, refused))}: "
+                             f"{WORKLOADS[name].n_refused(refused[0])}")
+    return list(dict.fromkeys(lines))

@@ -22,7 +22,7 @@ from .launcher import STDOUT_CAP_BYTES, LauncherError, Outcome, ensure_launcher,
 from .loadgen import Unavailable, ensure_k6
 from .loadtest import measure_server
 from .machineload import LoadProbe, load_avg_1m
-from .plan import Planned, estimate_s, load_history, plan
+from .plan import Planned, estimate_s, load_history, omitted, plan
 from .progress import Progress
 from .registry import Impl, Language, load_registry, program_env, select
 from .rundir import (RowWriteError, RunDir, RunDirError, check_out, latest, point_latest,
@@ -252,6 +252,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     skipped, 1 otherwise."""
     impls = resolve_impls(s.impls, s.registries)
     runs = plan(impls, s)
+    for line in omitted(s):
+        print(line, file=sys.stderr)
     if not runs:
         raise UsageError("nothing to run: no selected implementation supports those workloads")
     history = load_history(out)

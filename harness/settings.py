@@ -173,6 +173,10 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
                         (iterations, "--iterations")):
         if value is not None and value < 1:
             raise UsageError(f"{name} must be a positive integer")
+    for w in workloads or []:  # a workload named on the command line must run at every N
+        for n in ns or DEFAULTS["n"]:
+            if WORKLOADS[w].n_refused(n):
+                raise UsageError(f"--n {n}: {WORKLOADS[w].n_refused(n)}")
     params = _params(opts)
     if suite:
         parts = [Part(workloads=[w for w in part["workloads"] if workloads is None or w in workloads],

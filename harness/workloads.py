@@ -85,6 +85,11 @@ class Workload:
     # runs.csv columns this workload's rows fill besides the common ones:
     # (name, type) with type int, float or str.
     row_columns: tuple[tuple[str, type], ...] = ()
+    # Why this workload cannot run at N, or None when it can.
+    n_rule: Callable[[int], str | None] | None = None
+
+    def n_refused(self, n: int | None) -> str | None:
+        return self.n_rule(n) if self.n_rule is not None and n is not None else None
 
     def argv(self, req: Request) -> list[str]:
         """The program's arguments after its run argv (docs/protocol.md)."""
@@ -153,6 +158,14 @@ def _sleep_estimate(req: Request, past_spawn_s: float | None) -> float:
 
 def _bounded_estimate(req: Request, past: float | None) -> float:
     return past if past is not None else START_S + req.iterations * req.n * 1e-6
+
+
+# ---------------------------------------------------------------- skynet
+
+def _power_of_ten(n: int) -> str | None:
+    while n % 10 == 0:
+        n //= 10
+    return None if n == 1 else "skynet needs N a power of ten (1, 10, 100, ...): 10 children a node"
 
 
 # ---------------------------------------------------------------- http
@@ -225,6 +238,12 @@ WORKLOADS: dict[str, Workload] = {
             default_iterations=10, expected=lambda n: n * (n - 1) // 2, uses_buffer=True,
             estimate=_bounded_estimate, plots=("buffer_grid", "rss_over_time"),
             plot_caption="N producers send once into one bounded channel"),
+        Workload(
+            "skynet", "a tree of tasks, 10 children a node, down to N leaves; leaves return "
+                      "their index, parents the sum; result = N(N-1)/2",
+            "skynet: a tree of N leaf tasks, each node spawning 10 (after the skynet benchmark)",
+            default_iterations=2, expected=lambda n: n * (n - 1) // 2, n_rule=_power_of_ten,
+            plot_caption="time to spawn and sum a tree of tasks with N leaves"),
         Workload(
             "http", "a server answers GET /STYLE/NUM after two simulated calls; U users x R "
                     "requests, every response checked",
