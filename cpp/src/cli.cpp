@@ -1,0 +1,183 @@
+#include "cli.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "runtime.hpp"
+#include "workloads.hpp"
+
+namespace fl {
+
+const char* const usage =
+    "usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]\n"
+    "\n"
+    "  WORKLOAD         sleep, chain, chain-await, bounded or skynet (docs/protocol.md)\n"
+    "  --n N            number of tasks (> 0; skynet: a power of ten)\n"
+    "  --iterations K   in-process iterations, the first one cold (> 0)\n"
+    "  --buffer B       channel capacity, required by bounded (>= 0; 0 = rendezvous)\n"
+    "  --duration-ms D  how long each task sleeps, required by sleep (> 0)\n"
+    "\n"
+    "C++20 coroutines on a hand-rolled single-threaded scheduler: the floor.\n";
+
+namespace {
+
+const char* const kWorkloads[] = {"sleep", "chain", "chain-await", "bounded", "skynet"};
+
+// A base-10 integer, an optional '-' then digits only, within [min, max].
+bool parse_int(const std::string& s, std::int64_t min, std::int64_t max, std::int64_t* out,
+               std::string* why) {
+    std::size_t i = 0;
+    bool neg = false;
+    if (i < s.size() && s[i] == '-') {
+        neg = true;
+        ++i;
+    }
+    if (i == s.size()) {
+        *why = "not an integer";
+        return false;
+    }
+    // Accumulate as a negative number so that INT64_MIN fits too.
+    std::int64_t v = 0;
+    bool overflow = false;
+    for (; i < s.size(); ++i) {
+        char ch = s[i];
+        if (ch < '0' || ch > '9') {
+            *why = "not an integer";
+            return false;
+        }
+        int d = ch - '0';
+        if (v < (std::numeric_limits<std::int64_t>::min() + d) / 10) overflow = true;
+        if (!overflow) v = v * 10 - d;
+    }
+    if (overflow || (!neg && v == std::numeric_limits<std::int64_t>::min())) {
+        *why = "out of range";
+        return false;
+    }
+    if (!neg) v = -v;
+    if (v < min) {
+        *why = "must be >= " + std::to_string(min);
+        return false;
+    }
+    if (v > max) {
+        *why = "must be <= " + std::to_string(max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+Parsed fail(std::string msg) {
+    Parsed p;
+    p.status = Parse::error;
+    p.error = std::move(msg);
+    return p;
+}
+
+bool power_of_ten(std::int64_t n) {
+    while (n % 10 == 0) n /= 10;
+    return n == 1;
+}
+
+constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+// D ms must fit a nanosecond deadline: D * 1e6 + now < 2^63.
+constexpr std::int64_t kMaxDurationMs = kMax / 1'000'000 / 2;
+
+}  // namespace
+
+Parsed parse_args(const std::vector<std::string>& args) {
+    for (const auto& a : args)
+        if (a == "--help" || a == "-h") {
+            Parsed p;
+            p.status = Parse::help;
+            return p;
+        }
+    if (args.empty()) return fail("missing WORKLOAD (sleep, chain, chain-await, bounded or skynet); --help for usage");
+    Config cfg;
+    cfg.workload = args[0];
+    bool known = false;
+    for (const char* w : kWorkloads) known = known || cfg.workload == w;
+    if (!known)
+        return fail("unknown workload \"" + cfg.workload +
+                    "\" (want sleep, chain, chain-await, bounded or skynet)");
+    bool have_n = false, have_iter = false, have_buffer = false, have_duration = false;
+    for (std::size_t i = 1; i < args.size(); i += 2) {
+        const std::string& opt = args[i];
+        std::int64_t* dst;
+        bool* seen;
+        std::int64_t min, max = kMax;
+        if (opt == "--n") {
+            dst = &cfg.n, seen = &have_n, min = 1;
+        } else if (opt == "--iterations") {
+            dst = &cfg.iterations, seen = &have_iter, min = 1;
+        } else if (opt == "--buffer") {
+            dst = &cfg.buffer, seen = &have_buffer, min = 0;
+        } else if (opt == "--duration-ms") {
+            dst = &cfg.duration_ms, seen = &have_duration, min = 1, max = kMaxDurationMs;
+        } else if (opt.rfind("-", 0) == 0) {
+            return fail("unknown option \"" + opt + "\"");
+        } else {
+            return fail("unexpected argument \"" + opt + "\"");
+        }
+        if (*seen) return fail(opt + " given twice");
+        if (i + 1 >= args.size()) return fail(opt + " needs a value");
+        std::string why;
+        if (!parse_int(args[i + 1], min, max, dst, &why))
+            return fail(opt + " \"" + args[i + 1] + "\": " + why);
+        *seen = true;
+    }
+    if (!have_n) return fail(cfg.workload + " needs --n");
+    if (!have_iter) return fail(cfg.workload + " needs --iterations");
+    if (cfg.workload == "bounded" && !have_buffer) return fail("bounded needs --buffer");
+    if (cfg.workload == "sleep" && !have_duration) return fail("sleep needs --duration-ms");
+    if (cfg.workload == "skynet" && !power_of_ten(cfg.n))
+        return fail("skynet needs N a power of ten (1, 10, 100, ...): 10 children a node");
+    Parsed p;
+    p.status = Parse::ok;
+    p.cfg = cfg;
+    return p;
+}
+
+std::string run(const Config& cfg) {
+    std::vector<std::int64_t> results, iter_ns;
+    std::int64_t spawn_ns = -1;
+    for (std::int64_t it = 0; it < cfg.iterations; ++it) {
+        std::size_t live_before = frames.live;
+        std::int64_t result = 0, spawn = 0;
+        std::int64_t t0 = now_ns();
+        if (cfg.workload == "sleep") {
+            result = sleep_tasks(cfg.n, cfg.duration_ms * 1'000'000, &spawn);
+        } else if (cfg.workload == "chain") {
+            result = chain(cfg.n);
+        } else if (cfg.workload == "chain-await") {
+            result = chain_await(cfg.n);
+        } else if (cfg.workload == "bounded") {
+            result = bounded(cfg.n, cfg.buffer);
+        } else {
+            result = skynet(cfg.n);
+        }
+        iter_ns.push_back(now_ns() - t0);
+        results.push_back(result);
+        if (it == 0) spawn_ns = spawn;
+        if (frames.live != live_before) {
+            std::fprintf(stderr, "bench: %zu coroutine frames still alive after iteration %lld\n",
+                         frames.live - live_before, (long long)it + 1);
+            std::exit(1);
+        }
+    }
+    auto list = [](const std::vector<std::int64_t>& v) {
+        std::string s = "[";
+        for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+        return s + "]";
+    };
+    std::string out = "{\"workload\": \"" + cfg.workload + "\", \"n\": " + std::to_string(cfg.n) +
+                      ", \"buffer\": " + (cfg.workload == "bounded" ? std::to_string(cfg.buffer) : "null") +
+                      ", \"result\": " + std::to_string(results.back()) + ", \"results\": " + list(results) +
+                      ", \"iter_ns\": " + list(iter_ns);
+    if (cfg.workload == "sleep") out += ", \"spawn_ns\": " + std::to_string(spawn_ns);
+    out += ", \"frame_bytes\": " + std::to_string(frames.last_bytes);
+    out += ", \"runtime\": \"g++ " __VERSION__ ", C++20 coroutines, single-threaded\"}";
+    return out;
+}
+
+}  // namespace fl

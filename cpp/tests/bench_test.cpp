@@ -1,0 +1,322 @@
+// Tests of the floor: the runtime's primitives, the five workloads (every
+// coroutine frame freed after each), the argument parser, and the built
+// program's protocol behaviour (exit status, stdout, stderr).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "runtime.hpp"
+#include "workloads.hpp"
+
+using namespace fl;
+
+namespace {
+
+std::int64_t triangle(std::int64_t n) { return n * (n - 1) / 2; }
+
+// ---- runtime primitives
+
+Task<int> answer() { co_return 42; }
+Task<int> await_lazy() { co_return co_await answer() + 1; }
+
+TEST(Runtime, LazyTaskAwaitedBySymmetricTransfer) {
+    bool ok = false;
+    EXPECT_EQ(run_root(await_lazy(), &ok), 43);
+    EXPECT_TRUE(ok);
+    EXPECT_EQ(frames.live, 0u);
+}
+
+Detached sleep_and_log(std::int64_t ms, std::vector<int>& order, int id) {
+    co_await sleep_for(ms * 1'000'000);
+    order.push_back(id);
+}
+
+Task<int> timers_out_of_order(std::vector<int>& order) {
+    // Deadlines armed out of order must fire in deadline order: a general
+    // timer heap, not a FIFO.
+    sleep_and_log(30, order, 3).start();
+    sleep_and_log(10, order, 1).start();
+    sleep_and_log(20, order, 2).start();
+    sleep_and_log(10, order, 1).start();
+    co_await sleep_for(40 * 1'000'000);
+    co_return int(order.size());
+}
+
+TEST(Runtime, TimersFireInDeadlineOrder) {
+    std::vector<int> order;
+    std::int64_t t0 = now_ns();
+    EXPECT_EQ(run_root(timers_out_of_order(order)), 4);
+    EXPECT_GE(now_ns() - t0, 40'000'000);
+    EXPECT_EQ(order, (std::vector<int>{1, 1, 2, 3}));
+    EXPECT_EQ(sched.timers_armed(), 0u);
+    EXPECT_EQ(frames.live, 0u);
+}
+
+Detached rendezvous_sender(Rendezvous<int>& c, std::vector<std::string>& log) {
+    log.push_back("send");
+    co_await c.send(7);
+    log.push_back("sent");
+}
+
+Task<int> rendezvous_main(std::vector<std::string>& log) {
+    Rendezvous<int> c;
+    rendezvous_sender(c, log).start();  // runs to its send and parks: nobody receives yet
+    log.push_back("recv");
+    int v = co_await c.recv();
+    log.push_back("got");
+    co_await yield_now();  // the sender, readied by the receive, runs now
+    co_return v;
+}
+
+TEST(Runtime, RendezvousSenderWaitsForTheReceiver) {
+    std::vector<std::string> log;
+    EXPECT_EQ(run_root(rendezvous_main(log)), 7);
+    EXPECT_EQ(log, (std::vector<std::string>{"send", "recv", "got", "sent"}));
+    EXPECT_EQ(frames.live, 0u);
+}
+
+Detached channel_sender(Channel<int>& c, int v, int& sent) {
+    co_await c.send(v);
+    ++sent;
+}
+
+Task<int> channel_capacity(std::size_t cap, int n, std::vector<int>* sent_before_first_recv) {
+    Channel<int> c(cap);
+    int sent = 0;
+    for (int i = 0; i < n; ++i) channel_sender(c, i, sent).start();
+    sent_before_first_recv->push_back(sent);
+    int sum = 0, prev = -1;
+    for (int i = 0; i < n; ++i) {
+        int v = co_await c.recv();
+        if (v != prev + 1) co_return -1;  // FIFO order
+        prev = v;
+        sum += v;
+    }
+    while (sent < n) co_await yield_now();
+    co_return sum;
+}
+
+TEST(Runtime, ChannelBuffersExactlyItsCapacityInOrder) {
+    for (std::size_t cap : {0u, 1u, 3u, 40u, 100u}) {
+        std::vector<int> sent;
+        EXPECT_EQ(run_root(channel_capacity(cap, 50, &sent)), 50 * 49 / 2) << "capacity " << cap;
+        EXPECT_EQ(sent.at(0), int(std::min<std::size_t>(cap, 50))) << "capacity " << cap;
+        EXPECT_EQ(frames.live, 0u);
+    }
+}
+
+// ---- workloads: answers, and every frame freed after each
+
+TEST(Workloads, SleepTasksAllFinishAndOverlap) {
+    std::int64_t spawn = -1, t0 = now_ns();
+    EXPECT_EQ(sleep_tasks(1000, 50'000'000, &spawn), 1000);
+    std::int64_t elapsed = now_ns() - t0;
+    EXPECT_GE(elapsed, 50'000'000);
+    EXPECT_LT(elapsed, 1'000'000'000);  // not one after another
+    EXPECT_GE(spawn, 0);
+    EXPECT_LT(spawn, elapsed);
+    EXPECT_EQ(frames.live, 0u);
+    EXPECT_EQ(sched.timers_armed(), 0u);
+}
+
+TEST(Workloads, Chain) {
+    for (std::int64_t n : {1, 2, 1000, 100000}) {
+        EXPECT_EQ(chain(n), n);
+        EXPECT_EQ(frames.live, 0u) << "chain " << n;
+    }
+}
+
+TEST(Workloads, ChainAwait) {
+    // 1M links: the awaiter frees each finished task, so nothing recurses.
+    for (std::int64_t n : {1, 2, 1000, 1000000}) {
+        EXPECT_EQ(chain_await(n), n);
+        EXPECT_EQ(frames.live, 0u) << "chain-await " << n;
+    }
+}
+
+TEST(Workloads, Bounded) {
+    for (auto [n, b] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+             {1, 0}, {10, 0}, {10, 1}, {1000, 0}, {1000, 1}, {1000, 100}, {1000, 10000}, {100, 1'000'000'000'000}}) {
+        EXPECT_EQ(bounded(n, b), triangle(n)) << "n " << n << " buffer " << b;
+        EXPECT_EQ(frames.live, 0u) << "n " << n << " buffer " << b;
+    }
+}
+
+TEST(Workloads, Skynet) {
+    for (std::int64_t n : {1, 10, 100, 10000}) {
+        EXPECT_EQ(skynet(n), triangle(n));
+        EXPECT_EQ(frames.live, 0u) << "skynet " << n;
+    }
+}
+
+TEST(Workloads, RunReportsEveryIteration) {
+    Config cfg;
+    cfg.workload = "bounded";
+    cfg.n = 100;
+    cfg.buffer = 5;
+    cfg.iterations = 3;
+    std::string out = run(cfg);
+    EXPECT_NE(out.find("\"results\": [4950, 4950, 4950]"), std::string::npos) << out;
+    EXPECT_NE(out.find("\"buffer\": 5"), std::string::npos) << out;
+    EXPECT_EQ(out.find("spawn_ns"), std::string::npos) << out;
+    EXPECT_EQ(out.find('\n'), std::string::npos) << out;
+    cfg = Config{};
+    cfg.workload = "sleep";
+    cfg.n = 10;
+    cfg.iterations = 1;
+    cfg.duration_ms = 5;
+    out = run(cfg);
+    EXPECT_NE(out.find("\"spawn_ns\": "), std::string::npos) << out;
+    EXPECT_NE(out.find("\"buffer\": null"), std::string::npos) << out;
+}
+
+// ---- arguments
+
+TEST(Args, GoodInput) {
+    Parsed p = parse_args({"bounded", "--n", "5", "--iterations", "3", "--buffer", "0"});
+    ASSERT_EQ(p.status, Parse::ok) << p.error;
+    EXPECT_EQ(p.cfg.n, 5);
+    EXPECT_EQ(p.cfg.iterations, 3);
+    EXPECT_EQ(p.cfg.buffer, 0);
+    p = parse_args({"sleep", "--duration-ms", "20", "--n", "5", "--iterations", "1"});
+    ASSERT_EQ(p.status, Parse::ok) << p.error;
+    EXPECT_EQ(p.cfg.duration_ms, 20);
+    EXPECT_EQ(parse_args({"skynet", "--n", "1000000", "--iterations", "1"}).status, Parse::ok);
+    EXPECT_EQ(parse_args({"skynet", "--n", "1", "--iterations", "1"}).status, Parse::ok);
+    EXPECT_EQ(parse_args({"chain", "--n", "9223372036854775807", "--iterations", "1"}).status, Parse::ok);
+}
+
+TEST(Args, Help) {
+    for (auto args : std::vector<std::vector<std::string>>{{"--help"}, {"-h"}, {"chain", "--help"}})
+        EXPECT_EQ(parse_args(args).status, Parse::help);
+}
+
+// docs/protocol.md's table of bad input (harness/tests runs the same against
+// the built program), and a few more.
+const std::vector<std::vector<std::string>> kBad = [] {
+    std::vector<std::vector<std::string>> bad = {
+        {},
+        {"nope", "--n", "10", "--iterations", "1"},
+        {"serve", "--port", "0", "--delay-ms", "10"},  // no http here
+        {"bounded", "--n", "10", "--iterations", "1"},
+        {"bounded", "--n", "10", "--iterations", "1", "--buffer", "-1"},
+        {"sleep", "--n", "10", "--iterations", "1"},
+        {"sleep", "--n", "10", "--iterations", "1", "--duration-ms", "0"},
+        {"sleep", "--n", "10", "--iterations", "1", "--duration-ms", "99999999999999999"},
+        {"skynet", "--n", "20", "--iterations", "1"},
+        {"skynet", "--n", "1001", "--iterations", "1"},
+        {"chain", "--n", "010x", "--iterations", "1"},
+        {"chain", "--n", "0x10", "--iterations", "1"},
+        {"chain", "--n", "+5", "--iterations", "1"},
+        {"chain", "--n", "", "--iterations", "1"},
+        {"chain", "--n", "-", "--iterations", "1"},
+        {"chain", "--n", " 5", "--iterations", "1"},
+        {"chain", "--n", "9223372036854775808", "--iterations", "1"},
+        {"chain", "--n", "-9223372036854775809", "--iterations", "1"},
+        {"chain", "--n", "10", "--iterations", "1", "extra"},
+        {"chain", "--n", "10", "--n", "11", "--iterations", "1"},
+        {"chain", "--n=10", "--iterations", "1"},
+    };
+    for (std::string w : {"sleep", "chain", "chain-await", "bounded", "skynet"}) {
+        bad.push_back({w});
+        bad.push_back({w, "--n", "10"});
+        bad.push_back({w, "--iterations", "1"});
+        bad.push_back({w, "--n", "0", "--iterations", "1"});
+        bad.push_back({w, "--n", "-3", "--iterations", "1"});
+        bad.push_back({w, "--n", "abc", "--iterations", "1"});
+        bad.push_back({w, "--n", "10", "--iterations", "0"});
+        bad.push_back({w, "--n", "10", "--iterations", "1", "--bogus", "1"});
+        bad.push_back({w, "--n"});
+        bad.push_back({w, "--n", "10", "--iterations"});
+        bad.push_back({w, "--n", "99999999999999999999999", "--iterations", "1"});
+    }
+    return bad;
+}();
+
+std::string show(const std::vector<std::string>& args) {
+    std::string s;
+    for (const auto& a : args) s += "'" + a + "' ";
+    return s;
+}
+
+TEST(Args, BadInputIsOneLineError) {
+    for (const auto& args : kBad) {
+        Parsed p = parse_args(args);
+        EXPECT_EQ(p.status, Parse::error) << show(args);
+        EXPECT_FALSE(p.error.empty()) << show(args);
+        EXPECT_EQ(p.error.find('\n'), std::string::npos) << show(args);
+    }
+}
+
+// ---- the built program
+
+struct Proc {
+    int code;
+    std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+Proc run_bench(const std::vector<std::string>& args) {
+    std::string cmd = BENCH_PATH;
+    for (const auto& a : args) {
+        std::string q = "'";
+        for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        cmd += " " + q + "'";
+    }
+    std::string out = testing::TempDir() + "bench_out", err = testing::TempDir() + "bench_err";
+    int status = std::system((cmd + " >" + out + " 2>" + err + " </dev/null").c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+int lines(const std::string& s) {
+    int n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+
+TEST(Program, BadInputExits2WithOneStderrLine) {
+    for (const auto& args : kBad) {
+        Proc p = run_bench(args);
+        EXPECT_EQ(p.code, 2) << show(args);
+        EXPECT_EQ(p.out, "") << show(args);
+        EXPECT_EQ(lines(p.err), 1) << show(args) << p.err;
+    }
+    Proc p = run_bench({"chain", "--n", "1\n2", "--iterations", "1"});  // a newline in the input
+    EXPECT_EQ(p.code, 2);
+    EXPECT_EQ(lines(p.err), 1) << p.err;
+}
+
+TEST(Program, HelpExits0OnStdout) {
+    for (std::string h : {"--help", "-h"}) {
+        Proc p = run_bench({h});
+        EXPECT_EQ(p.code, 0);
+        EXPECT_EQ(p.err, "");
+        EXPECT_EQ(p.out.rfind("usage: ", 0), 0u) << p.out;
+    }
+}
+
+TEST(Program, GoodInputPrintsOneJSONLine) {
+    Proc p = run_bench({"skynet", "--n", "100", "--iterations", "2"});
+    EXPECT_EQ(p.code, 0) << p.err;
+    EXPECT_EQ(p.err, "");
+    EXPECT_EQ(lines(p.out), 1) << p.out;
+    EXPECT_EQ(p.out.rfind("{\"workload\": \"skynet\", \"n\": 100, \"buffer\": null, \"result\": 4950, "
+                          "\"results\": [4950, 4950], \"iter_ns\": [", 0),
+              0u)
+        << p.out;
+}
+
+}  // namespace
