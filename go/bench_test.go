@@ -42,6 +42,23 @@ func TestBounded(t *testing.T) {
 	}
 }
 
+func TestSkynet(t *testing.T) {
+	for _, n := range []int{1, 10, 100, 10000} {
+		want := int64(n) * int64(n-1) / 2
+		if got := skynetRoot(n); got != want {
+			t.Errorf("skynetRoot(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
+
+func TestPowerOfTen(t *testing.T) {
+	for n, want := range map[int]bool{1: true, 10: true, 1000000: true, 0: false, 2: false, 11: false, 20: false, 110: false, 1001: false} {
+		if got := powerOfTen(n); got != want {
+			t.Errorf("powerOfTen(%d) = %v, want %v", n, got, want)
+		}
+	}
+}
+
 func TestRunReportsEveryIteration(t *testing.T) {
 	rep := run(config{workload: "bounded", n: 100, buffer: 5, iterations: 3, durationMs: 1})
 	if len(rep.IterNs) != 3 || len(rep.Results) != 3 || rep.Result != 4950 || *rep.Buffer != 5 {
@@ -49,6 +66,9 @@ func TestRunReportsEveryIteration(t *testing.T) {
 	}
 	if rep := run(config{workload: "chain", n: 10, iterations: 2}); rep.Buffer != nil || rep.SpawnNs != nil {
 		t.Fatalf("chain report should carry no buffer or spawn time: %+v", rep)
+	}
+	if rep := run(config{workload: "skynet", n: 1000, iterations: 2}); rep.Buffer != nil || rep.Result != 499500 || len(rep.Results) != 2 {
+		t.Fatalf("unexpected skynet report %+v", rep)
 	}
 }
 
@@ -87,8 +107,11 @@ var badArgs = func() [][]string {
 		{"chain", "--n", "010x", "--iterations", "1"},
 		{"chain", "--n", "0x10", "--iterations", "1"},
 		{"chain", "--n", "10", "--iterations", "1", "extra"},
+		{"skynet", "--n", "20", "--iterations", "1"}, // not a power of ten
+		{"skynet", "--n", "2", "--iterations", "1"},
+		{"skynet", "--n", "1001", "--iterations", "1"},
 	}
-	for _, w := range []string{"sleep", "chain", "bounded"} {
+	for _, w := range []string{"sleep", "chain", "bounded", "skynet"} {
 		bad = append(bad,
 			[]string{w},
 			[]string{w, "--n", "10"},

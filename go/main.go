@@ -38,17 +38,18 @@ type config struct {
 const usage = `usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
        bench serve --port P --delay-ms D [--threads T]   (bench serve --help)
 
-  WORKLOAD         sleep, chain or bounded (docs/protocol.md)
-  --n N            number of tasks (> 0)
+  WORKLOAD         sleep, chain, bounded or skynet (docs/protocol.md)
+  --n N            number of tasks (> 0; skynet: leaves, a power of ten)
   --iterations K   in-process iterations, the first one cold (> 0)
   --buffer B       channel capacity, required by bounded (>= 0; 0 = unbuffered)
   --duration-ms D  how long each task sleeps, required by sleep (> 0)`
 
 // workloads: what each workload requires besides --n and --iterations.
-var workloads = map[string]struct{ buffer, duration bool }{
+var workloads = map[string]struct{ buffer, duration, powerOfTen bool }{
 	"sleep":   {duration: true},
 	"chain":   {},
 	"bounded": {buffer: true},
+	"skynet":  {powerOfTen: true},
 }
 
 // errHelp asks for the usage text on stdout and exit status 0.
@@ -92,12 +93,12 @@ func parseArgs(args []string) (config, error) {
 		}
 	}
 	if len(args) < 1 {
-		return config{}, errors.New("missing WORKLOAD (sleep, chain, bounded or serve); --help for usage")
+		return config{}, errors.New("missing WORKLOAD (sleep, chain, bounded, skynet or serve); --help for usage")
 	}
 	cfg := config{workload: args[0]}
 	needs, ok := workloads[cfg.workload]
 	if !ok {
-		return cfg, fmt.Errorf("unknown workload %q (want sleep, chain, bounded or serve)", cfg.workload)
+		return cfg, fmt.Errorf("unknown workload %q (want sleep, chain, bounded, skynet or serve)", cfg.workload)
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // the protocol wants one error line, not the usage text
@@ -125,7 +126,18 @@ func parseArgs(args []string) (config, error) {
 			return cfg, fmt.Errorf("%s needs --%s", cfg.workload, name)
 		}
 	}
+	if needs.powerOfTen && !powerOfTen(cfg.n) {
+		return cfg, fmt.Errorf("%s needs --n a power of ten (1, 10, 100, ...), got %d", cfg.workload, cfg.n)
+	}
 	return cfg, nil
+}
+
+// powerOfTen reports whether n is 1, 10, 100, ...
+func powerOfTen(n int) bool {
+	for n%10 == 0 && n > 0 {
+		n /= 10
+	}
+	return n == 1
 }
 
 func run(cfg config) report {
@@ -149,6 +161,8 @@ func run(cfg config) report {
 			result = chain(cfg.n)
 		case "bounded":
 			result = bounded(cfg.n, cfg.buffer)
+		case "skynet":
+			result = skynetRoot(cfg.n)
 		}
 		rep.IterNs = append(rep.IterNs, time.Since(start).Nanoseconds())
 		rep.Results = append(rep.Results, result)

@@ -70,3 +70,35 @@ func bounded(n, buffer int) int64 {
 	wg.Wait()
 	return sum
 }
+
+// skynetRoot runs the skynet tree over leaves 0..n-1 (n a power of ten):
+// the root is a goroutine like every other node, and the main goroutine
+// reads its sum.
+func skynetRoot(n int) int64 {
+	c := make(chan int64, 1)
+	go skynet(c, 0, n)
+	return <-c
+}
+
+// skynet is one node of the tree, as in the original skynet Go program: a
+// leaf sends its index; a node of size > 1 starts 10 child goroutines over
+// size/10 leaves each, all sending into one channel of capacity 10 (so no
+// child waits for its parent to receive), then sums the 10 values and sends
+// the sum to its own parent.
+func skynet(c chan<- int64, num, size int) {
+	if size == 1 {
+		c <- int64(num)
+		return
+	}
+	const div = 10
+	rc := make(chan int64, div)
+	step := size / div
+	for i := range div {
+		go skynet(rc, num+i*step, step)
+	}
+	var sum int64
+	for range div {
+		sum += <-rc
+	}
+	c <- sum
+}

@@ -5,7 +5,7 @@
 use std::process::Command;
 use std::{env, fs};
 
-const CRATES: [(&str, &str); 7] = [
+const CRATES: [(&str, &str); 9] = [
     ("tokio", "TOKIO_VERSION"),
     ("hyper", "HYPER_VERSION"),
     ("async-std", "ASYNC_STD_VERSION"),
@@ -13,6 +13,8 @@ const CRATES: [(&str, &str); 7] = [
     ("smol", "SMOL_VERSION"),
     ("async-executor", "ASYNC_EXECUTOR_VERSION"),
     ("async-io", "ASYNC_IO_VERSION"),
+    ("mimalloc", "MIMALLOC_VERSION"),
+    ("libmimalloc-sys", "LIBMIMALLOC_SYS_VERSION"),
 ];
 
 fn main() {

@@ -72,6 +72,8 @@ namespace Bench
                     return o => Measurement.Time(() => AsyncWorkloads.ChainAwait(o.N));
                 case "async bounded":
                     return o => Measurement.Time(() => AsyncWorkloads.Bounded(o.N, Capacity(o.Buffer)));
+                case "async skynet":
+                    return o => Measurement.Time(() => AsyncWorkloads.Skynet(o.N));
                 case "threads sleep":
                     return o => ThreadWorkloads.Sleep(o.N, o.DurationMs);
             }
@@ -141,9 +143,9 @@ namespace Bench
             "usage: Bench.dll async|threads WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]\n" +
             "       Bench.dll async serve --port P --delay-ms D [--threads T]\n" +
             "\n" +
-            "  async|threads    the model: async (sleep, chain, chain-await, bounded) or threads (sleep)\n" +
-            "  WORKLOAD         sleep, chain, chain-await or bounded (docs/protocol.md)\n" +
-            "  --n N            number of tasks (> 0)\n" +
+            "  async|threads    the model: async (sleep, chain, chain-await, bounded, skynet) or threads (sleep)\n" +
+            "  WORKLOAD         sleep, chain, chain-await, bounded or skynet (docs/protocol.md)\n" +
+            "  --n N            number of tasks (> 0; skynet: the leaves, a power of ten)\n" +
             "  --iterations K   in-process iterations, the first one cold (> 0)\n" +
             "  --buffer B       channel capacity, required by bounded (>= 0; 0 runs with capacity 1)\n" +
             "  --duration-ms D  how long each task sleeps, required by sleep (> 0)\n" +
@@ -158,13 +160,13 @@ namespace Bench
             if (args.Length < 1)
                 throw new UsageException("missing the model (async or threads) and WORKLOAD; --help for usage");
             if (args.Length < 2)
-                throw new UsageException("missing WORKLOAD (sleep, chain, chain-await or bounded); --help for usage");
+                throw new UsageException("missing WORKLOAD (sleep, chain, chain-await, bounded or skynet); --help for usage");
             var o = new Options { Model = args[0], Workload = args[1] };
             string[] workloads;
             switch (o.Model)
             {
                 // serve never reaches Parse (Main hands it to Server.Run); listed for the messages.
-                case "async": workloads = new[] { "sleep", "chain", "chain-await", "bounded", "serve" }; break;
+                case "async": workloads = new[] { "sleep", "chain", "chain-await", "bounded", "skynet", "serve" }; break;
                 case "threads": workloads = new[] { "sleep" }; break;
                 default: throw new UsageException("unknown model '" + o.Model + "' (want async or threads)");
             }
@@ -195,7 +197,17 @@ namespace Bench
                 throw new UsageException("bounded needs --buffer");
             if (o.Workload == "sleep" && o.DurationMs < 0)
                 throw new UsageException("sleep needs --duration-ms");
+            if (o.Workload == "skynet" && !PowerOfTen(o.N))
+                throw new UsageException("skynet needs --n a power of ten (1, 10, 100, ...), got " + o.N);
             return o;
+        }
+
+        // 1, 10, 100, ...: skynet's tree has 10 children a node.
+        internal static bool PowerOfTen(int n)
+        {
+            while (n > 0 && n % 10 == 0)
+                n /= 10;
+            return n == 1;
         }
 
         static int Int(string name, string value, int min)

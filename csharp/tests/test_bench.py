@@ -57,6 +57,11 @@ class Workloads(unittest.TestCase):
         self.check(report, "bounded", 500, 500 * 499 // 2, 3, buffer=0)
         self.assertEqual(report["capacity"], 1)
 
+    def test_skynet(self):
+        for n in (1, 10, 10000):
+            report = self.report("async", "skynet", "--n", str(n), "--iterations", "2")
+            self.check(report, "skynet", n, n * (n - 1) // 2, 2)
+
     def test_sleep_async(self):
         self.check_sleep("async")
 
@@ -100,8 +105,8 @@ def protocol_bad_input(workload, unimplemented):
 class BadArguments(unittest.TestCase):
     # (model, its workloads, a workload it does not run), as in impls.toml.
     MODELS = [
-        ("async", ["sleep", "chain", "chain-await", "bounded"], "spin"),
-        ("threads", ["sleep"], "chain"),
+        ("async", ["sleep", "chain", "chain-await", "bounded", "skynet"], "spin"),
+        ("threads", ["sleep"], "skynet"),
     ]
     # Beyond the table: the model itself, leftovers, values mcs's int would wrap.
     MORE = [
@@ -111,6 +116,10 @@ class BadArguments(unittest.TestCase):
         ["async", "chain", "--n", "5", "--iterations", "1", "extra"],
         ["async", "chain", "--n", "99999999999", "--iterations", "1"],
         ["async", "chain", "--n", "+5", "--iterations", "1"],
+        ["async", "skynet", "--n", "2", "--iterations", "1"],  # not a power of ten
+        ["async", "skynet", "--n", "20", "--iterations", "1"],
+        ["async", "skynet", "--n", "1001", "--iterations", "1"],
+        ["threads", "chain", "--n", "5", "--iterations", "1"],
         ["threads", "serve", "--port", "0", "--delay-ms", "10"],
         ["serve", "--port", "0", "--delay-ms", "10"],
     ]

@@ -100,6 +100,42 @@ pub fn bounded(n: usize, capacity: usize) -> Sample {
     })
 }
 
+/// The skynet tree over leaves `0..n` (n a power of ten): the root is a
+/// spawned task like every node, the main task (the `block_on` future) only
+/// awaits its JoinHandle.
+pub fn skynet(n: usize) -> Sample {
+    task::block_on(async {
+        let start = Instant::now();
+        let sum = task::spawn(node(0, n as u64)).await;
+        Sample {
+            result: sum,
+            elapsed: start.elapsed(),
+            spawn: None,
+        }
+    })
+}
+
+/// One node: a leaf returns its index; a node of size > 1 spawns its 10
+/// children, then awaits their JoinHandles in order and returns the sum.
+/// (The named `impl Future + Send` return type is what lets the async block
+/// spawn itself without a `Box::pin`: see README.md.)
+#[allow(clippy::manual_async_fn)] // as an async fn it could not spawn itself
+fn node(num: u64, size: u64) -> impl Future<Output = u64> + Send {
+    async move {
+        if size == 1 {
+            return num;
+        }
+        let step = size / 10;
+        let children: [_; 10] =
+            std::array::from_fn(|k| task::spawn(node(num + k as u64 * step, step)));
+        let mut sum = 0;
+        for child in children {
+            sum += child.await;
+        }
+        sum
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,6 +157,13 @@ mod tests {
     fn bounded_sums_every_index() {
         for capacity in [1, 10, 1000] {
             assert_eq!(bounded(1000, capacity).result, 999 * 1000 / 2);
+        }
+    }
+
+    #[test]
+    fn skynet_sums_every_leaf() {
+        for n in [1, 10, 100, 10_000] {
+            assert_eq!(skynet(n).result, (n * (n - 1) / 2) as u64);
         }
     }
 }

@@ -19,6 +19,7 @@ pub enum Workload {
     Sleep,
     Chain,
     Bounded,
+    Skynet,
 }
 
 impl Workload {
@@ -27,6 +28,7 @@ impl Workload {
             Workload::Sleep => "sleep",
             Workload::Chain => "chain",
             Workload::Bounded => "bounded",
+            Workload::Skynet => "skynet",
         }
     }
 }
@@ -37,7 +39,7 @@ struct Cli {
     /// Workload to run (docs/protocol.md).
     #[arg(value_enum)]
     workload: Workload,
-    /// Number of tasks (> 0).
+    /// Number of tasks (> 0; for `skynet` the leaves, a power of ten).
     #[arg(long, value_name = "N")]
     n: NonZeroUsize,
     /// Timed in-process iterations, the first one cold (> 0).
@@ -78,6 +80,8 @@ pub enum Work {
         buffer: usize,
         capacity: usize,
     },
+    /// N is a power of ten.
+    Skynet,
 }
 
 impl Work {
@@ -86,6 +90,7 @@ impl Work {
             Work::Sleep { .. } => Workload::Sleep,
             Work::Chain => Workload::Chain,
             Work::Bounded { .. } => Workload::Bounded,
+            Work::Skynet => Workload::Skynet,
         }
     }
 }
@@ -199,6 +204,16 @@ impl Implementation {
                     },
                 }
             }
+            Workload::Skynet if !power_of_ten(cli.n.get()) => {
+                return Err(command.error(
+                    ErrorKind::ValueValidation,
+                    format!(
+                        "skynet needs --n a power of ten (1, 10, 100, ...), got {}",
+                        cli.n
+                    ),
+                ));
+            }
+            Workload::Skynet => Work::Skynet,
         };
         Ok(Args {
             work,
@@ -245,6 +260,14 @@ impl Implementation {
     }
 }
 
+/// Whether `n` is 1, 10, 100, ... (skynet's tree has 10 children a node).
+pub fn power_of_ten(mut n: usize) -> bool {
+    while n > 0 && n % 10 == 0 {
+        n /= 10;
+    }
+    n == 1
+}
+
 /// clap's message up to its first blank line (dropping usage and tips),
 /// joined into the protocol's single stderr line.
 pub fn one_line(err: &clap::Error) -> String {
@@ -270,7 +293,7 @@ mod tests {
     const TEST: Implementation = Implementation {
         id: "rust-test",
         runtime: "test 1.0",
-        workloads: &[Workload::Sleep, Workload::Bounded],
+        workloads: &[Workload::Sleep, Workload::Bounded, Workload::Skynet],
         rendezvous: false,
         after_help: None,
     };
@@ -300,6 +323,20 @@ mod tests {
         let args = parse(&["bounded", "--n", "5", "--iterations", "1", "--buffer", "3"]).unwrap();
         let (buffer, capacity) = (3, 3);
         assert_eq!(args.work, Work::Bounded { buffer, capacity });
+        for n in ["1", "10", "1000000"] {
+            let args = parse(&["skynet", "--n", n, "--iterations", "1"]).unwrap();
+            assert_eq!((args.work, args.n), (Work::Skynet, n.parse().unwrap()));
+        }
+    }
+
+    #[test]
+    fn powers_of_ten() {
+        for n in [1, 10, 100, 1_000_000, 10_000_000_000] {
+            assert!(power_of_ten(n), "{n}");
+        }
+        for n in [0, 2, 9, 11, 20, 101, 110, 1001, 999_999] {
+            assert!(!power_of_ten(n), "{n}");
+        }
     }
 
     #[test]
@@ -331,6 +368,9 @@ mod tests {
             &["bounded", "--n", "3", "--iterations", "0", "--buffer", "1"],
             &["bounded", "--n", "x", "--iterations", "1", "--buffer", "1"],
             &["chain", "--n", "3", "--iterations", "1"],
+            &["skynet", "--n", "20", "--iterations", "1"],
+            &["skynet", "--n", "2", "--iterations", "1"],
+            &["skynet", "--n", "1001", "--iterations", "1"],
             &["spin", "--n", "3", "--iterations", "1"],
         ] {
             let err = parse(argv)

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
 
-use crate::protocol::Sample;
+use crate::protocol::{Implementation, Sample, Work};
 
 pub const LABEL: &str = concat!(
     "tokio ",
@@ -18,6 +18,22 @@ pub const LABEL: &str = concat!(
     ", rustc ",
     env!("RUSTC_VERSION")
 );
+
+/// The program of `rust-tokio` and `rust-tokio-mimalloc` (the same code, two
+/// binaries that differ only by their global allocator): parse, build the
+/// runtime, run the iterations, print the JSON line.
+pub fn main(implementation: &Implementation) {
+    let args = implementation.parse_args();
+    let rt = runtime();
+    implementation.run(&args, |args| {
+        Ok(match args.work {
+            Work::Sleep { duration } => sleep(&rt, args.n, duration),
+            Work::Chain => chain(&rt, args.n),
+            Work::Bounded { capacity, .. } => bounded(&rt, args.n, capacity),
+            Work::Skynet => skynet(&rt, args.n),
+        })
+    });
+}
 
 /// The multi-thread runtime (one worker per core), built before any clock
 /// starts.
@@ -108,6 +124,49 @@ pub fn bounded(rt: &Runtime, n: usize, capacity: usize) -> Sample {
     })
 }
 
+/// The skynet tree over leaves `0..n` (n a power of ten): the root is a
+/// spawned task like every node, the main task (the `block_on` future) only
+/// awaits its JoinHandle.
+pub fn skynet(rt: &Runtime, n: usize) -> Sample {
+    rt.block_on(async {
+        let start = Instant::now();
+        let sum = tokio::spawn(node(0, n as u64))
+            .await
+            .expect("the root finishes");
+        Sample {
+            result: sum,
+            elapsed: start.elapsed(),
+            spawn: None,
+        }
+    })
+}
+
+/// One node: a leaf returns its index; a node of size > 1 spawns its 10
+/// children, then awaits their JoinHandles in order and returns the sum.
+/// The named `impl Future + Send` return type is what lets the async block
+/// spawn itself without a `Box::pin`: `tokio::spawn` needs the child future
+/// to be `Send`, which the signature promises, so the compiler need not look
+/// into the very body it is checking (as an `async fn`, rustc 1.95 says
+/// "cannot satisfy `impl Future<Output = u64>: Send`").
+/// Each node is then one allocation, tokio's task cell, with no boxed future
+/// inside it.
+#[allow(clippy::manual_async_fn)] // as an async fn it could not spawn itself
+fn node(num: u64, size: u64) -> impl Future<Output = u64> + Send {
+    async move {
+        if size == 1 {
+            return num;
+        }
+        let step = size / 10;
+        let children: [_; 10] =
+            std::array::from_fn(|k| tokio::spawn(node(num + k as u64 * step, step)));
+        let mut sum = 0;
+        for child in children {
+            sum += child.await.expect("a child finishes");
+        }
+        sum
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +188,14 @@ mod tests {
         let rt = runtime();
         for capacity in [1, 10, 1000] {
             assert_eq!(bounded(&rt, 1000, capacity).result, 999 * 1000 / 2);
+        }
+    }
+
+    #[test]
+    fn skynet_sums_every_leaf() {
+        let rt = runtime();
+        for n in [1, 10, 100, 10_000] {
+            assert_eq!(skynet(&rt, n).result, (n * (n - 1) / 2) as u64);
         }
     }
 }

@@ -8,18 +8,22 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 /// Each binary and the workloads it declares in impls.toml.
-const BINARIES: [(&str, &[&str]); 5] = [
+const BINARIES: [(&str, &[&str]); 6] = [
     (
         env!("CARGO_BIN_EXE_rust-tokio"),
-        &["sleep", "chain", "bounded"],
+        &["sleep", "chain", "bounded", "skynet"],
+    ),
+    (
+        env!("CARGO_BIN_EXE_rust-tokio-mimalloc"),
+        &["sleep", "chain", "bounded", "skynet"],
     ),
     (
         env!("CARGO_BIN_EXE_rust-async-std"),
-        &["sleep", "chain", "bounded"],
+        &["sleep", "chain", "bounded", "skynet"],
     ),
     (
         env!("CARGO_BIN_EXE_rust-smol"),
-        &["sleep", "chain", "bounded"],
+        &["sleep", "chain", "bounded", "skynet"],
     ),
     (env!("CARGO_BIN_EXE_rust-futures"), &["sleep"]),
     (
@@ -28,7 +32,7 @@ const BINARIES: [(&str, &[&str]); 5] = [
     ),
 ];
 
-const ALL_WORKLOADS: [&str; 4] = ["sleep", "chain", "chain-await", "bounded"];
+const ALL_WORKLOADS: [&str; 5] = ["sleep", "chain", "chain-await", "bounded", "skynet"];
 
 fn run(binary: &str, args: &[&str]) -> Output {
     Command::new(binary)
@@ -117,6 +121,12 @@ fn bad_cases(workloads: &[&'static str]) -> Vec<Vec<&'static str>> {
             "--duration-ms",
             "0",
         ]);
+    }
+    if workloads.contains(&"skynet") {
+        // N must be a power of ten: 10 children a node.
+        for n in ["2", "20", "1001"] {
+            cases.push(vec!["skynet", "--n", n, "--iterations", "1"]);
+        }
     }
     for other in ALL_WORKLOADS.iter().filter(|o| !workloads.contains(o)) {
         cases.push(good(other));
@@ -226,6 +236,26 @@ fn chain_and_bounded_report_every_iteration() {
 }
 
 #[test]
+fn skynet_sums_the_leaves_of_every_iteration() {
+    for (binary, workloads) in BINARIES {
+        if !workloads.contains(&"skynet") {
+            continue;
+        }
+        for (n, sum) in [(1, 0), (10, 45), (10_000, 49_995_000)] {
+            let n = n.to_string();
+            let json = report(binary, &["skynet", "--n", &n, "--iterations", "2"]);
+            assert_eq!(
+                json["results"],
+                serde_json::json!([sum, sum]),
+                "{binary} {n}"
+            );
+            assert_eq!(json["iter_ns"].as_array().unwrap().len(), 2);
+            assert_eq!(json["buffer"], Value::Null);
+        }
+    }
+}
+
+#[test]
 fn version_prints_the_runtime_label() {
     let output = run(env!("CARGO_BIN_EXE_rust-tokio"), &["--version"]);
     assert!(output.status.success());
@@ -233,5 +263,12 @@ fn version_prints_the_runtime_label() {
         String::from_utf8(output.stdout)
             .unwrap()
             .starts_with("tokio 1.")
+    );
+    let output = run(env!("CARGO_BIN_EXE_rust-tokio-mimalloc"), &["--version"]);
+    assert!(output.status.success());
+    let label = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        label.starts_with("tokio 1.") && label.contains(", mimalloc 0."),
+        "{label}"
     );
 }

@@ -4,7 +4,12 @@ use bench::protocol::{Implementation, Work, Workload};
 const IMPL: Implementation = Implementation {
     id: "rust-async-std",
     runtime: async_std_tasks::LABEL,
-    workloads: &[Workload::Sleep, Workload::Chain, Workload::Bounded],
+    workloads: &[
+        Workload::Sleep,
+        Workload::Chain,
+        Workload::Bounded,
+        Workload::Skynet,
+    ],
     rendezvous: false,
     after_help: None,
 };
@@ -17,6 +22,7 @@ fn main() {
             Work::Sleep { duration } => async_std_tasks::sleep(args.n, duration),
             Work::Chain => async_std_tasks::chain(args.n),
             Work::Bounded { capacity, .. } => async_std_tasks::bounded(args.n, capacity),
+            Work::Skynet => async_std_tasks::skynet(args.n),
         })
     });
 }

@@ -4,7 +4,12 @@ use bench::smol_tasks;
 const IMPL: Implementation = Implementation {
     id: "rust-smol",
     runtime: smol_tasks::LABEL,
-    workloads: &[Workload::Sleep, Workload::Chain, Workload::Bounded],
+    workloads: &[
+        Workload::Sleep,
+        Workload::Chain,
+        Workload::Bounded,
+        Workload::Skynet,
+    ],
     rendezvous: false,
     after_help: None,
 };
@@ -17,6 +22,7 @@ fn main() {
             Work::Sleep { duration } => smol_tasks::sleep(args.n, duration),
             Work::Chain => smol_tasks::chain(args.n),
             Work::Bounded { capacity, .. } => smol_tasks::bounded(args.n, capacity),
+            Work::Skynet => smol_tasks::skynet(args.n),
         })
     });
 }

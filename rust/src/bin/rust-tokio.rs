@@ -1,10 +1,15 @@
-use bench::protocol::{Implementation, Work, Workload};
+use bench::protocol::{Implementation, Workload};
 use bench::{tokio_server, tokio_tasks};
 
 const IMPL: Implementation = Implementation {
     id: "rust-tokio",
     runtime: tokio_tasks::LABEL,
-    workloads: &[Workload::Sleep, Workload::Chain, Workload::Bounded],
+    workloads: &[
+        Workload::Sleep,
+        Workload::Chain,
+        Workload::Bounded,
+        Workload::Skynet,
+    ],
     rendezvous: false,
     after_help: Some(concat!(
         "The HTTP server (docs/protocol.md): ",
@@ -18,13 +23,5 @@ fn main() {
     if std::env::args_os().nth(1).is_some_and(|arg| arg == "serve") {
         std::process::exit(tokio_server::main(std::env::args_os().skip(1)));
     }
-    let args = IMPL.parse_args();
-    let rt = tokio_tasks::runtime();
-    IMPL.run(&args, |args| {
-        Ok(match args.work {
-            Work::Sleep { duration } => tokio_tasks::sleep(&rt, args.n, duration),
-            Work::Chain => tokio_tasks::chain(&rt, args.n),
-            Work::Bounded { capacity, .. } => tokio_tasks::bounded(&rt, args.n, capacity),
-        })
-    });
+    tokio_tasks::main(&IMPL);
 }
