@@ -124,6 +124,18 @@ class Group:
     def label(self) -> str:
         return self.key.label
 
+    def param(self, name: str) -> Any:
+        return self.key.param(name)
+
+    @property
+    def series(self) -> str:
+        """The implementation as a plot's line or a summary's bar: its id,
+        with the CPU count and machine where the run set them (--cpus,
+        harness merge)."""
+        cpus, machine = self.param("cpus"), self.param("machine")
+        return (self.impl + (f" ({cpus} CPU{'s' if cpus != 1 else ''})" if cpus else "")
+                + (f" @{machine}" if machine else ""))
+
     @property
     def status_counts(self) -> Counter[str]:
         return Counter(r["status"] for r in self.rows)
@@ -225,7 +237,7 @@ def _memory_per_task(groups: list[Group]) -> None:
     series: dict[tuple, list[Group]] = defaultdict(list)
     for g in groups:
         if g.n is not None and g.median("peak_rss_bytes") is not None:
-            series[(g.impl, g.workload, g.buffer)].append(g)
+            series[(g.impl, g.workload, g.buffer, g.params)].append(g)
     for members in series.values():
         members.sort(key=lambda g: g.n)
         for i in range(1, len(members)):

@@ -14,7 +14,7 @@ from . import ROOT, HarnessError, UsageError, __version__
 from .builder import prepare
 from .envinfo import ram_bytes
 from .registry import Impl, RegistryError
-from .rundir import RunDirError, open_run_dir
+from .rundir import RunDirError, check_out, open_run_dir, point_latest
 from .session import _languages, relative, resolve_impls, run_suite
 from .settings import dimensions, name_list, percentage, settings_from
 from .workloads import WORKLOADS
@@ -98,6 +98,16 @@ def build_parser() -> Parser:
                        ("plot", "redraw the plots of a run")):
         p = sub.add_parser(name, help=text)
         p.add_argument("run_dir", nargs="?", default=str(ROOT / "results" / "latest"))
+
+    mrg = sub.add_parser("merge", help="combine run directories from several machines into one "
+                                        "(each row keyed by its machine), with its report")
+    mrg.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    mrg.add_argument("--labels", default=None,
+                     help="comma-separated machine names, one per RUN_DIR in order (default: each "
+                          "env.json's CPU model and cores, e.g. 'AMD EPYC x2')")
+    mrg.add_argument("--out", default=str(ROOT / "results"),
+                     help="results folder for the merged run directory (default: results/)")
+    mrg.add_argument("--no-report", action="store_true", help="do not write report.md and plots")
 
     cmp_ = sub.add_parser("compare", help="ratios between two runs, per configuration")
     cmp_.add_argument("old")
@@ -195,8 +205,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if verdict.failures else 0
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    from .merge import merge
+    out = Path(args.out)
+    check_out(out)
+    merged = merge(args.run_dirs, out, name_list(args.labels, "--labels") if args.labels else None)
+    point_latest(out, merged)
+    print(f"merged {len(args.run_dirs)} run directories: {relative(merged.runs_path)}")
+    if not args.no_report:
+        from .report import write_report
+        print(f"report: {relative(write_report(merged.path))}")
+    return 0
+
+
 COMMANDS = {"run": cmd_run, "list": cmd_list, "build": cmd_build, "test": cmd_test,
-            "report": cmd_report, "plot": cmd_plot, "compare": cmd_compare}
+            "report": cmd_report, "plot": cmd_plot, "compare": cmd_compare, "merge": cmd_merge}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -137,7 +137,8 @@ def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request,
     """Serve, load, stop: one row. Whatever happens, the server's tree is
     gone when this returns (start_process)."""
     deadline = time.monotonic() + timeout_s
-    with start_process(argv, env, cwd, timeout_s, max_rss_bytes, sample_interval_s) as server:
+    with start_process(argv, env, cwd, timeout_s, max_rss_bytes, sample_interval_s,
+                       req.param("cpus")) as server:
         ready = None
         ready_by = min(deadline, time.monotonic() + READY_S)
         while ready is None and server.running() and time.monotonic() < ready_by:

@@ -29,12 +29,14 @@ from .analysis import Group  # noqa: E402
 from .colors import Palette  # noqa: E402
 from .formatting import fmt_bytes, fmt_plain, fmt_seconds  # noqa: E402
 from .registry import RegistryError, load_registry  # noqa: E402
-from .rundir import RunDir  # noqa: E402
+from .rundir import ConfigKey, RunDir  # noqa: E402
 from .workloads import STYLES, WORKLOADS, Workload, workload_rank  # noqa: E402
 
 MIB = 1 << 20
 FAIL_COLOR = "#d62728"
 DPI = 120
+# Line styles that tell an implementation's CPU counts or machines apart.
+VARIANT_LINES = ("-", "--", ":", "-.")
 
 
 # ---------------------------------------------------------------- helpers
@@ -154,9 +156,17 @@ class _Run:
             registry = []
         palette = Palette(registry)
         impls = {g.impl for g in self.groups} | {s["impl"] for s in self.samples}
-        self.color = {impl: palette.color(impl) for impl in impls}
-        self.line = {impl: palette.line_style(impl) for impl in impls}
-        self.hatch = {impl: palette.hatch(impl) for impl in impls}
+        # A series is an impl, or one of its CPU counts or machines (Group.series):
+        # the impl's colour, and a line style of its own among its variants.
+        names = sorted(impls | {g.series for g in self.groups})
+        self.color = {n: palette.color(n.split(" ")[0]) for n in names}
+        self.hatch = {n: palette.hatch(n.split(" ")[0]) for n in names}
+        self.line = {}
+        for impl in impls:
+            variants = [n for n in names if n.split(" ")[0] == impl and n != impl]
+            self.line[impl] = palette.line_style(impl)
+            self.line.update({n: VARIANT_LINES[i % len(VARIANT_LINES)]
+                              for i, n in enumerate(variants)})
 
     def of(self, workload: str) -> list[Group]:
         return [g for g in self.groups if g.workload == workload and g.n is not None]
@@ -164,7 +174,7 @@ class _Run:
     def by_impl(self, groups: list[Group]) -> dict[str, list[Group]]:
         out: dict[str, list[Group]] = defaultdict(list)
         for g in sorted(groups, key=lambda g: (g.n, g.buffer or 0)):
-            out[g.impl].append(g)
+            out[g.series].append(g)
         return dict(sorted(out.items()))
 
 
@@ -176,8 +186,8 @@ def _grouped_bars(run: _Run, groups: list[Group], value: Callable[[Group], float
                   label: Callable[[float], str] = fmt_plain) -> Path:
     """Bars per implementation, grouped by N (the chart shape of 1M tasks 2024)."""
     ns = sorted({g.n for g in groups})
-    impls = sorted({g.impl for g in groups})
-    index = {(g.impl, g.n): g for g in groups}
+    impls = sorted({g.series for g in groups})
+    index = {(g.series, g.n): g for g in groups}
     width = 0.8 / max(len(impls), 1)
     fig, ax = plt.subplots(figsize=(max(9.5, 3.2 + len(ns) * len(impls) * 0.45), 5.5))
     failed: set[str] = set()
@@ -493,7 +503,7 @@ def _served(run: _Run, w: Workload) -> dict[str, list[Group]]:
     out: dict[str, list[Group]] = defaultdict(list)
     for g in run.groups:
         if g.workload == w.name:
-            out[g.impl].append(g)
+            out[g.series].append(g)
     return dict(sorted(out.items()))
 
 
@@ -610,6 +620,72 @@ def http_latency(run: _Run, out: Path, w: Workload) -> list[Path]:
     return [_save(fig, out / f"{w.name}_latency.png", run.env)]
 
 
+# ---------------------------------------------------------------- core scaling
+
+def _scaling_metric(w: Workload, groups: list[Group]) -> tuple[str, str]:
+    """What a scaling panel plots: the iteration time where the workload is
+    ranked by time, throughput for a server, else its first headline figure."""
+    if w.kind == "server":
+        return "rps", "throughput (requests/s)"
+    if w.time_ratio:
+        metric = analysis.iter_metric(groups)
+        return metric, analysis.METRICS[metric][0] + " (s)"
+    return w.headline[0], analysis.METRICS[w.headline[0]][0]
+
+
+def cpu_scaling(run: _Run, out: Path, w: Workload) -> list[Path]:
+    """The workload's figure against the CPU count (--cpus), a line per
+    implementation, a panel per configuration; drawn when the run has two
+    or more CPU counts."""
+    groups = [g for g in run.groups if g.workload == w.name and g.param("cpus") is not None]
+    if len({g.param("cpus") for g in groups}) < 2:
+        return []
+    metric, ylabel = _scaling_metric(w, groups)
+    scale = 1.0
+    if metric == "peak_rss_bytes":
+        scale, ylabel = 1 / MIB, "peak RSS (MiB)"
+    elif metric.endswith("_s"):
+        scale, unit = _time_unit([s.max for g in groups if (s := g.metrics.get(metric))] or [1.0])
+        ylabel = ylabel.replace("(s)", f"({unit})")
+    configs: dict[str, list[Group]] = defaultdict(list)
+    for g in groups:
+        rest = ConfigKey("", w.name, g.n, g.buffer,
+                         tuple(p for p in g.params if p[0] not in ("cpus", "machine")))
+        configs[rest.settings or w.name].append(g)
+    fig, axes = _panels(len(configs), 4.2, 3.8)
+    failed: set[str] = set()
+    for ax, (title, members) in zip(axes, sorted(configs.items())):
+        lines: dict[str, list[Group]] = defaultdict(list)
+        for g in members:
+            machine = g.param("machine")
+            lines[g.impl + (f" @{machine}" if machine else "")].append(g)
+        for name, points in sorted(lines.items()):
+            points.sort(key=lambda g: g.param("cpus"))
+            have = [(g.param("cpus"), g.metrics[metric]) for g in points if metric in g.metrics]
+            if have:
+                ax.errorbar([c for c, _ in have], [m.median * scale for _, m in have],
+                            yerr=[[(m.median - m.min) * scale for _, m in have],
+                                  [(m.max - m.median) * scale for _, m in have]],
+                            marker="o", markersize=4, capsize=2, label=name,
+                            color=run.color[name.split(" ")[0]],
+                            linestyle=run.line[name.split(" ")[0]])
+            for g in points:
+                if metric not in g.metrics and g.failure and g.failure != "skipped":
+                    _mark_failed(ax, g.param("cpus"), g.failure)
+                    failed.add(g.failure)
+        cpus = sorted({g.param("cpus") for g in members})
+        ax.set_xticks(cpus, [str(c) for c in cpus])
+        ax.set_xlabel("CPUs")
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(ylabel)
+    _legend(axes[-1], failed)
+    fig.suptitle(f"{w.name}: {ylabel.split(' (')[0]} against the CPUs it may use "
+                 "(median, min–max bars)")
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    return [_save(fig, out / f"{w.name}_scaling.png", run.env)]
+
+
 # ---------------------------------------------------------------- summary
 
 def _headline(run: _Run, workload: str, value: Callable[[Group], float | None],
@@ -620,7 +696,7 @@ def _headline(run: _Run, workload: str, value: Callable[[Group], float | None],
     if not groups:
         return None, []
     n = max(g.n for g in groups)
-    return n, [(g.impl, value(g), g.failure or "") for g in groups if g.n == n]
+    return n, [(g.series, value(g), g.failure or "") for g in groups if g.n == n]
 
 
 def _per_message(g: Group) -> float | None:
@@ -689,6 +765,7 @@ def draw_all(run: RunDir) -> list[Path]:
     paths: list[Path] = []
     for w in workloads:
         paths += [p for kind in w.plots if kind != "rss_over_time" for p in PLOTS[kind](data, out, w)]
+        paths += cpu_scaling(data, out, w)  # every workload, when the run set --cpus
     for w in workloads:
         if "rss_over_time" in w.plots:
             paths += rss_over_time(data, out, w)

@@ -73,9 +73,19 @@ class Impl:
     check: list[str] = field(default_factory=list)
     tasks_start: str = "when-spawned"
     source: Path | None = None  # the impls.toml it was declared in
+    # The runtime's own knob for its CPU count, "{cpus}" standing for K
+    # (e.g. GOMAXPROCS): set, with the pinning, only in runs given --cpus.
+    cpus_env: dict[str, str] = field(default_factory=dict)
 
     def argv(self) -> list[str]:
         return self.language.expand(self.run)
+
+    def env_for(self, cpus: int | None) -> dict[str, str]:
+        """The program's extra environment, for a run pinned to `cpus` CPUs
+        (None: not pinned)."""
+        if cpus is None:
+            return dict(self.env)
+        return self.env | {k: v.replace("{cpus}", str(cpus)) for k, v in self.cpus_env.items()}
 
     def available(self) -> Toolchain:
         """After the build: can this implementation run here? (Its optional
@@ -139,6 +149,14 @@ def _text(table: dict, key: str, where: str, default: str) -> str:
     return value
 
 
+def _env(table: dict, key: str, where: str) -> dict[str, str]:
+    """An environment table: names to strings."""
+    env = _table(table.get(key, {}), f"{where}: '{key}'")
+    if not all(isinstance(v, str) for v in env.values()):
+        raise RegistryError(f"{where}: every value of '{key}' must be a string")
+    return {str(k): v for k, v in env.items()}
+
+
 def load_registry(extra: Sequence[Path] = ()) -> list[Impl]:
     """Every implementation, in language-folder then declaration order, then
     those of the extra files (`--registry FILE`: the same format, kept
@@ -169,6 +187,7 @@ def load_registry(extra: Sequence[Path] = ()) -> list[Impl]:
         lang = Language(name=name, dir=path.parent, detect=_argv(lang_table, "detect", where),
                         build=_argv(lang_table, "build", where), test=_argv(lang_table, "test", where),
                         setup=_argv(lang_table, "setup", where, required=False))
+        lang_cpus_env = _env(lang_table, "cpus_env", f"{where}: [language]")
         entries = data.get("impl", [])
         if not isinstance(entries, list):
             raise RegistryError(f"{where}: 'impl' must be an array of tables ([[impl]])")
@@ -187,14 +206,14 @@ def load_registry(extra: Sequence[Path] = ()) -> list[Impl]:
             tasks_start = entry.get("tasks_start", "when-spawned")
             if tasks_start not in TASKS_START:
                 raise RegistryError(f"{at}: tasks_start must be one of {', '.join(TASKS_START)}")
-            env = _table(entry.get("env", {}), f"{at}: 'env'")
+            env = _env(entry, "env", at)
             impls.append(Impl(
                 id=impl_id, language=lang, runtime_label=_text(entry, "runtime", at, impl_id),
                 run=_argv(entry, "run", at), workloads=list(workloads),
                 description=_text(entry, "description", at, ""),
                 version=_argv(entry, "version", at, required=False),
                 check=_argv(entry, "check", at, required=False), tasks_start=tasks_start,
-                env={str(k): str(v) for k, v in env.items()}, source=path))
+                env=env, source=path, cpus_env=lang_cpus_env | _env(entry, "cpus_env", at)))
     return impls
 
 

@@ -14,7 +14,7 @@ from .analysis import Group, Ranks, Results
 from .formatting import fmt_bytes, fmt_ratio
 from .machineload import LOADED_FRAC
 from .rundir import RunDir
-from .workloads import WORKLOADS, workload_rank
+from .workloads import COMMON_DIMENSIONS, WORKLOADS, workload_rank
 
 # Suites that check that everything works rather than measure (suites.toml).
 CHECK_SUITES = ("quick",)
@@ -109,13 +109,17 @@ def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str
     primary = "time" if declared is None or declared.time_ratio else "rss"
     with_buffer = any(g.buffer is not None for g in groups)
 
-    dimensions = [d.name for d in declared.dimensions] if declared else []
+    # The harness's own dimensions (--cpus, merge's machine) only where set.
+    dimensions = [d.name for d in declared.dimensions
+                  if d not in COMMON_DIMENSIONS or any(g.param(d.name) is not None for g in groups)
+                  ] if declared else []
+    own = declared is not None and any(d not in COMMON_DIMENSIONS for d in declared.dimensions)
 
     def order(g: Group) -> tuple:
-        if dimensions:  # one block per implementation, its settings in reading order
+        if own:  # one block per implementation, its settings in reading order
             return (g.impl, _param_rank(g))
         r = ranks[g.key].get(primary)
-        return (g.n or 0, g.buffer or 0, r is None, r or 0.0, g.impl)
+        return (g.n or 0, g.buffer or 0, _param_rank(g), r is None, r or 0.0, g.impl)
 
     with_n = declared is None or declared.uses_n
     header = (["N"] if with_n else []) + (["buffer"] if with_buffer else []) + dimensions \
@@ -128,16 +132,34 @@ def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str
             if (note := analysis.capacity_note(g)) is not None:
                 buffer += f" ({note})"
             row.append(buffer)
-        row += ["—" if v is None else str(v) for _, v in g.params]
+        row += ["—" if (v := g.param(name)) is None else str(v) for name in dimensions]
         row += [g.impl, g.runtime or "—", _runs_cell(g)]
         row += [COLUMNS[c][1](g, ranks) for c in ids]
         rows.append(row)
     return _table(header + [COLUMNS[c][0] for c in ids], rows)
 
 
+def machines_block(machines: dict[str, Any]) -> list[str]:
+    """A merged run's machines (harness merge), one row each."""
+    rows = []
+    for name, m in machines.items():
+        host, git = m.get("host") or {}, m.get("git") or {}
+        rows.append([name, f"{host.get('cpu_model', '?')}, {host.get('cores', '?')} cores, "
+                           f"{fmt_bytes(host.get('ram_bytes'))} RAM",
+                     f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}",
+                     (git.get("commit") or "unknown")[:12] + (" (dirty)" if git.get("dirty") else ""),
+                     f"`{m.get('run_id', '?')}`", m.get("started_at") or "?",
+                     ", ".join(f"{k} {v or 'absent'}" for k, v in
+                               sorted((m.get("toolchains") or {}).items())) or "—"])
+    return _table(["machine", "host", "OS", "git", "run", "started", "toolchains"], rows)
+
+
 def environment_block(env: dict[str, Any], groups: list[Group]) -> list[str]:
     if not env:
         return ["(no env.json in this run directory)"]
+    if env.get("machines"):
+        return (["Merged from several machines (`harness merge`): each row's machine is in its "
+                 "`machine` column; the machines:", ""] + machines_block(env["machines"]))
     host = env.get("host") or {}
     ram = host.get("ram_bytes")
     git = env.get("git") or {}

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .formatting import csv_number
-from .workloads import WORKLOADS, Param
+from .workloads import COMMON_DIMENSIONS, WORKLOADS, Param
 
 STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-failed")
 
@@ -62,9 +62,10 @@ def _declared(pairs: Iterable[tuple[str, type]]) -> tuple[tuple[str, Callable[[s
 
 
 # The workloads' own dimensions (part of a configuration's key) and columns,
-# in declaration order, after the common ones.
+# in declaration order, then the harness's own (--cpus, merge's machine).
 DIMENSIONS: tuple[tuple[str, type], ...] = tuple(dict.fromkeys(
-    (d.name, d.kind) for w in WORKLOADS.values() for d in w.dimensions))
+    [(d.name, d.kind) for w in WORKLOADS.values() for d in w.dimensions
+     if d not in COMMON_DIMENSIONS] + [(d.name, d.kind) for d in COMMON_DIMENSIONS]))
 _WORKLOAD_COLUMNS = tuple(dict.fromkeys(c for w in WORKLOADS.values() for c in w.row_columns))
 
 RUN_COLUMNS: tuple[Column, ...] = tuple(Column(n, p) for n, p in (
@@ -97,6 +98,13 @@ class ConfigKey:
     n: int | None
     buffer: int | None
     params: tuple[Param, ...] = ()  # the workload's own dimensions, in declaration order
+
+    def __post_init__(self) -> None:
+        # The harness's own dimensions (--cpus, merge's machine) count only
+        # where set: an unpinned run's key is the key it always was.
+        common = {d.name for d in COMMON_DIMENSIONS}
+        object.__setattr__(self, "params", tuple(
+            (name, value) for name, value in self.params if value is not None or name not in common))
 
     @classmethod
     def of(cls, row: dict[str, Any]) -> ConfigKey:

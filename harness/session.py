@@ -105,7 +105,7 @@ def _run(p: Planned, s: Settings, k6: Path | None) -> tuple[Outcome, str, str, d
     """Run one planned program (or serve and load it): (outcome, status,
     error, program JSON, extra row fields)."""
     with tempfile.TemporaryDirectory(prefix="harness-cache-") as cache:
-        env = program_env(p.impl.env) | fresh_caches(cache)
+        env = program_env(p.impl.env_for(p.request.param("cpus"))) | fresh_caches(cache)
         return _run_with(p, s, k6, env)
 
 
@@ -134,7 +134,8 @@ def _run_with(p: Planned, s: Settings, k6: Path | None, env: dict[str, str]
         if served.error:  # what the load generator saw before the server died or was killed
             error += f"; k6: {served.error}"
         return served.outcome, status, error, {}, served.fields
-    out = run_process(argv, env, cwd, s.timeout_s, s.max_rss_bytes, s.sample_interval_s)
+    out = run_process(argv, env, cwd, s.timeout_s, s.max_rss_bytes, s.sample_interval_s,
+                      p.request.param("cpus"))
     status, error, data = classify(p, s, out)
     fields: dict[str, Any] = {}
     if status == "ok":

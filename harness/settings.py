@@ -5,6 +5,7 @@ UsageError (one line, exit status 2)."""
 from __future__ import annotations
 
 import math
+import os
 import re
 import tomllib
 from dataclasses import asdict, dataclass, field
@@ -119,8 +120,8 @@ def positive(value: float, name: str) -> float:
 
 
 def dimensions() -> dict[str, Dimension]:
-    """Every workload's own dimensions by name."""
-    return {d.name: d for w in WORKLOADS.values() for d in w.dimensions}
+    """Every dimension a run can be given (an option), by name."""
+    return {d.name: d for w in WORKLOADS.values() for d in w.dimensions if d.option}
 
 
 def _params(source: dict[str, Any], suite: bool = False) -> dict[str, list[Any]]:
@@ -141,6 +142,10 @@ def _params(source: dict[str, Any], suite: bool = False) -> dict[str, list[Any]]
             if unknown:
                 raise UsageError(f"{d.option}: unknown value {unknown[0]!r} "
                                  f"(known: {', '.join(d.choices)})")
+    usable = len(os.sched_getaffinity(0))
+    for k in params.get("cpus", []):
+        if k > usable:
+            raise UsageError(f"--cpus {k}: this harness may use {usable} CPUs here")
     return params
 
 

@@ -40,6 +40,17 @@ class Dimension:
     choices: tuple[str, ...] = ()  # for str dimensions: the values allowed
 
 
+# The harness's own dimensions, shared by every workload: a column and a part
+# of the key only where a run set them (report.py shows them only then).
+CPUS = Dimension("cpus", "--cpus", int, (),
+                 "comma-separated CPU counts: each run pinned to the first K CPUs the harness "
+                 "may use, with the runtime's own knob set to K (impls.toml cpus_env); default: "
+                 "not pinned")
+# Set by `harness merge` (env.json's host), never by a run: no option.
+MACHINE = Dimension("machine", "", str, (), "the machine a merged row ran on")
+COMMON_DIMENSIONS = (CPUS, MACHINE)
+
+
 @dataclass(frozen=True)
 class Request:
     """What the harness asks one program run to do."""
@@ -87,6 +98,10 @@ class Workload:
     row_columns: tuple[tuple[str, type], ...] = ()
     # Why this workload cannot run at N, or None when it can.
     n_rule: Callable[[int], str | None] | None = None
+
+    def __post_init__(self) -> None:
+        # Every workload also varies by the harness's own dimensions.
+        object.__setattr__(self, "dimensions", self.dimensions + COMMON_DIMENSIONS)
 
     def n_refused(self, n: int | None) -> str | None:
         return self.n_rule(n) if self.n_rule is not None and n is not None else None

@@ -175,13 +175,15 @@ def _tail_lines(f: IO[bytes]) -> str:
 
 
 def run_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: float,
-                max_rss_bytes: int | None, sample_interval_s: float) -> Outcome:
+                max_rss_bytes: int | None, sample_interval_s: float,
+                cpus: int | None = None) -> Outcome:
     """Start argv through the launcher and measure it until it exits (or the
     launcher kills it: timeout_s, max_rss_bytes, STDOUT_CAP_BYTES). The
     launcher runs in its own session, dies with this process (it must be
     called from a thread that outlives the run, as any blocking call is), and
     leaves nothing running when it exits."""
-    with start_process(argv, env, cwd, timeout_s, max_rss_bytes, sample_interval_s) as running:
+    with start_process(argv, env, cwd, timeout_s, max_rss_bytes, sample_interval_s,
+                       cpus) as running:
         return running.finish()
 
 
@@ -236,9 +238,11 @@ class Running:
 
 @contextlib.contextmanager
 def start_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: float,
-                  max_rss_bytes: int | None, sample_interval_s: float) -> Iterator[Running]:
-    """Start argv through the launcher; on leaving the block, whatever
-    happened (including Ctrl-C), nothing it started is left running."""
+                  max_rss_bytes: int | None, sample_interval_s: float,
+                  cpus: int | None = None) -> Iterator[Running]:
+    """Start argv through the launcher (pinned to the first `cpus` CPUs of
+    ours when given); on leaving the block, whatever happened (including
+    Ctrl-C), nothing it started is left running."""
     launcher = ensure_launcher()
     limit_kb = (max_rss_bytes + 1023) // 1024 if max_rss_bytes else 0
     interval_us = max(1, round(sample_interval_s * 1e6))
@@ -254,7 +258,7 @@ def start_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: flo
             proc = subprocess.Popen(
                 [str(launcher), str(report_w), str(samples.fileno()), str(interval_us),
                  str(limit_kb), str(timeout_ms), str(STDOUT_CAP_BYTES), str(os.getpid()),
-                 "1" if use_cgroup else "0", *argv],
+                 "1" if use_cgroup else "0", str(cpus or 0), *argv],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd,
                 pass_fds=(report_w, samples.fileno()), start_new_session=True)
         except BaseException:

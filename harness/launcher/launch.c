@@ -44,6 +44,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,10 +430,32 @@ static int clean_up(pid_t program) {
     return strays;
 }
 
+/* Keep the first `count` CPUs of this process's allowed set (--cpus K):
+ * pinned here, between fork and exec, so the measured process is the program
+ * itself from its first instruction and the runtime sizes its pools from
+ * the mask it starts with. */
+static int pin_first_cpus(int count) {
+    cpu_set_t allowed, pinned;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return -1;
+    CPU_ZERO(&pinned);
+    for (int cpu = 0, kept = 0; cpu < CPU_SETSIZE && kept < count; cpu++) {
+        if (CPU_ISSET(cpu, &allowed)) {
+            CPU_SET(cpu, &pinned);
+            kept++;
+        }
+    }
+    if (CPU_COUNT(&pinned) < count) {
+        errno = EINVAL;
+        return -1;
+    }
+    return sched_setaffinity(0, sizeof pinned, &pinned);
+}
+
 int main(int argc, char **argv) {
-    if (argc < 10) {
+    if (argc < 11) {
         fprintf(stderr, "usage: launch REPORT_FD SAMPLES_FD INTERVAL_US LIMIT_KB TIMEOUT_MS "
-                        "STDOUT_CAP PARENT_PID CGROUP PROGRAM [ARGS...]\n");
+                        "STDOUT_CAP PARENT_PID CGROUP CPUS PROGRAM [ARGS...]\n");
         return 2;
     }
     int fd = atoi(argv[1]);
@@ -443,7 +466,8 @@ int main(int argc, char **argv) {
     long long stdout_cap = atoll(argv[6]);
     parent_pid = (pid_t)atol(argv[7]);
     int want_cgroup = atoi(argv[8]);
-    char **program_argv = &argv[9];
+    int cpus = atoi(argv[9]); /* 0: not pinned */
+    char **program_argv = &argv[10];
     if (fd < 3 || samples_fd < 3 || fd == samples_fd || fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 ||
         fcntl(samples_fd, F_SETFD, FD_CLOEXEC) != 0 || interval_ns <= 0 || parent_pid <= 0) {
         fprintf(stderr, "launch: bad arguments\n");
@@ -506,6 +530,10 @@ int main(int argc, char **argv) {
                 _exit(127);
         }
         setpgid(0, 0);
+        if (cpus > 0 && pin_first_cpus(cpus) != 0) {
+            fprintf(stderr, "launch: cannot pin to %d CPUs: %s\n", cpus, strerror(errno));
+            _exit(127);
+        }
         execvp(program_argv[0], program_argv);
         fprintf(stderr, "launch: cannot execute %s: %s\n", program_argv[0], strerror(errno));
         _exit(127);
