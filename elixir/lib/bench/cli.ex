@@ -1,0 +1,191 @@
+defmodule Bench.CLI do
+  @moduledoc """
+  The program of docs/protocol.md: parses `WORKLOAD --n N --iterations K
+  [--buffer B] [--duration-ms D]`, runs `Bench`'s workload K times and prints
+  one JSON line. bin/bench starts it on the Erlang VM with
+  `-s Elixir.Bench.CLI main -extra ARGS`.
+  """
+
+  @usage """
+  usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+
+    WORKLOAD         sleep, chain, bounded or skynet (docs/protocol.md)
+    --n N            number of tasks (> 0; skynet: a power of ten)
+    --iterations K   in-process iterations, the first one cold (> 0)
+    --buffer B       channel capacity, required by bounded (>= 0; 0 = rendezvous)
+    --duration-ms D  how long each task sleeps, required by sleep (> 0)
+  """
+
+  # What each workload requires besides --n and --iterations.
+  @needs %{"sleep" => ["duration-ms"], "chain" => [], "bounded" => ["buffer"], "skynet" => []}
+  @minimum %{"n" => 1, "iterations" => 1, "buffer" => 0, "duration-ms" => 1}
+  @int64_max 9_223_372_036_854_775_807
+
+  @doc "Entry point: the exit status is always the one set here, never a stack trace."
+  def main do
+    status =
+      try do
+        cli(Enum.map(:init.get_plain_arguments(), &List.to_string/1))
+      catch
+        kind, reason ->
+          IO.puts(
+            :stderr,
+            "bench: " <> String.replace(Exception.format_banner(kind, reason), "\n", " ")
+          )
+
+          1
+      end
+
+    :erlang.halt(status)
+  end
+
+  @doc "The protocol around `parse/1`: prints and returns the exit status."
+  def cli(args) do
+    case parse(args) do
+      :help ->
+        IO.write(@usage)
+        0
+
+      {:error, message} ->
+        IO.puts(:stderr, "bench: " <> message)
+        2
+
+      {:ok, config} ->
+        IO.puts(report(config, run(config)))
+        0
+    end
+  end
+
+  @doc "`:help`, `{:ok, config}` or `{:error, one_line}`."
+  def parse(args) do
+    cond do
+      Enum.any?(args, &(&1 in ["--help", "-h", "-help"])) ->
+        :help
+
+      args == [] ->
+        {:error, "missing WORKLOAD (sleep, chain, bounded or skynet); --help for usage"}
+
+      true ->
+        parse_workload(args)
+    end
+  end
+
+  defp parse_workload([workload | options]) do
+    with {:ok, needed} <- fetch_needs(workload),
+         {:ok, opts} <- parse_options(options, %{}),
+         :ok <- require_options(workload, ["n", "iterations" | needed], opts),
+         :ok <- check_skynet(workload, opts["n"]) do
+      {:ok,
+       %{
+         workload: workload,
+         n: opts["n"],
+         iterations: opts["iterations"],
+         buffer: opts["buffer"],
+         duration_ms: opts["duration-ms"]
+       }}
+    end
+  end
+
+  defp fetch_needs(workload) do
+    case Map.fetch(@needs, workload) do
+      {:ok, needed} ->
+        {:ok, needed}
+
+      :error ->
+        {:error, "unknown workload #{inspect(workload)} (want sleep, chain, bounded or skynet)"}
+    end
+  end
+
+  defp parse_options([], opts), do: {:ok, opts}
+
+  defp parse_options(["--" <> name = flag | rest], opts) do
+    case {Map.fetch(@minimum, name), rest} do
+      {:error, _} ->
+        {:error, "unknown option #{inspect(flag)}"}
+
+      {_, []} ->
+        {:error, "#{flag} needs a value"}
+
+      {{:ok, min}, [value | rest]} ->
+        case integer(value, min) do
+          {:ok, v} -> parse_options(rest, Map.put(opts, name, v))
+          {:error, why} -> {:error, "#{flag} #{inspect(value)}: #{why}"}
+        end
+    end
+  end
+
+  defp parse_options([other | _], _opts), do: {:error, "unexpected argument #{inspect(other)}"}
+
+  # A base-10 integer (an optional sign, then digits only) that fits in 64 bits.
+  defp integer(s, min) do
+    case Integer.parse(s) do
+      {v, ""} when v > @int64_max or v < -@int64_max - 1 -> {:error, "out of range"}
+      {v, ""} when v < min -> {:error, "must be >= #{min}"}
+      {v, ""} -> {:ok, v}
+      _ -> {:error, "not an integer"}
+    end
+  end
+
+  defp require_options(workload, names, opts) do
+    case Enum.find(names, &(not Map.has_key?(opts, &1))) do
+      nil -> :ok
+      missing -> {:error, "#{workload} needs --#{missing}"}
+    end
+  end
+
+  defp check_skynet("skynet", n) do
+    if power_of_ten?(n), do: :ok, else: {:error, "skynet needs --n a power of ten, not #{n}"}
+  end
+
+  defp check_skynet(_workload, _n), do: :ok
+
+  defp power_of_ten?(1), do: true
+  defp power_of_ten?(n) when rem(n, 10) == 0, do: power_of_ten?(div(n, 10))
+  defp power_of_ten?(_n), do: false
+
+  @doc "Runs the K iterations: `{results, iter_ns, spawn_ns or nil}`."
+  def run(%{iterations: k} = config) do
+    # The workloads' code is loaded with the program, before the clock.
+    {:module, Bench} = :code.ensure_loaded(Bench)
+
+    {results, iter_ns, spawn_ns} =
+      Enum.reduce(1..k, {[], [], nil}, fn _, {results, iter_ns, spawn_ns} ->
+        t0 = :erlang.monotonic_time(:nanosecond)
+        {result, spawn} = iteration(config, t0)
+        ns = :erlang.monotonic_time(:nanosecond) - t0
+        {[result | results], [ns | iter_ns], spawn_ns || spawn}
+      end)
+
+    {Enum.reverse(results), Enum.reverse(iter_ns), spawn_ns}
+  end
+
+  defp iteration(%{workload: "sleep", n: n, duration_ms: d}, t0), do: Bench.sleep(n, d, t0)
+  defp iteration(%{workload: "chain", n: n}, _t0), do: {Bench.chain(n), nil}
+  defp iteration(%{workload: "bounded", n: n, buffer: b}, _t0), do: {Bench.bounded(n, b), nil}
+  defp iteration(%{workload: "skynet", n: n}, _t0), do: {Bench.skynet(n), nil}
+
+  @doc "The protocol's JSON line (hand-written: no dependencies)."
+  def report(%{workload: w, n: n, buffer: b}, {results, iter_ns, spawn_ns}) do
+    spawn = if spawn_ns, do: ~s(, "spawn_ns": #{spawn_ns}), else: ""
+
+    ~s({"workload": "#{w}", "n": #{n}, "buffer": #{if b, do: b, else: "null"}, ) <>
+      ~s("result": #{List.last(results)}, "results": #{ints(results)}, ) <>
+      ~s("iter_ns": #{ints(iter_ns)}#{spawn}, "runtime": "#{runtime()}"})
+  end
+
+  defp ints(list), do: "[" <> Enum.map_join(list, ", ", &Integer.to_string/1) <> "]"
+
+  # "Elixir 1.14.0 (Erlang/OTP 25.2.3, erts-13.1.5)"
+  defp runtime do
+    release = List.to_string(:erlang.system_info(:otp_release))
+    file = Path.join([List.to_string(:code.root_dir()), "releases", release, "OTP_VERSION"])
+
+    otp =
+      case File.read(file) do
+        {:ok, v} -> String.trim(v)
+        {:error, _} -> release
+      end
+
+    "Elixir #{System.version()} (Erlang/OTP #{otp}, erts-#{:erlang.system_info(:version)})"
+  end
+end

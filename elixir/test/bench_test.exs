@@ -1,0 +1,111 @@
+defmodule BenchTest do
+  # Each workload's answer at small sizes, and the argument parsing. The
+  # harness's conformance test checks the built program (bin/bench) end to end.
+  use ExUnit.Case, async: false
+
+  alias Bench.CLI
+
+  test "sleep: every process completes, after the sleep" do
+    t0 = System.monotonic_time(:millisecond)
+    {done, spawn_ns} = Bench.sleep(1000, 50)
+    assert done == 1000
+    assert spawn_ns < 50_000_000
+    assert System.monotonic_time(:millisecond) - t0 >= 50
+  end
+
+  test "chain passes the value through every relay" do
+    assert Bench.chain(1) == 1
+    assert Bench.chain(10_000) == 10_000
+  end
+
+  test "bounded sums every producer's index, at every buffer" do
+    for n <- [1, 2, 1000], b <- [0, 1, 100] do
+      assert Bench.bounded(n, b) == div(n * (n - 1), 2)
+    end
+  end
+
+  test "a bounded producer is released only when the consumer takes its value" do
+    # The producer side of Bench.bounded/2, against a consumer that has not yet taken.
+    me = self()
+
+    producer =
+      spawn(fn ->
+        send(me, {self(), 7})
+        receive do: (:taken -> :ok)
+      end)
+
+    assert_receive {^producer, 7}
+    Process.sleep(20)
+    assert Process.alive?(producer)
+    ref = Process.monitor(producer)
+    send(producer, :taken)
+    assert_receive {:DOWN, ^ref, :process, ^producer, :normal}
+  end
+
+  test "skynet sums the leaves" do
+    for n <- [1, 10, 100, 10_000], do: assert(Bench.skynet(n) == div(n * (n - 1), 2))
+  end
+
+  test "no process is left behind" do
+    before = :erlang.system_info(:process_count)
+    Bench.chain(100)
+    Bench.bounded(100, 0)
+    Bench.skynet(100)
+    Process.sleep(50)
+    assert :erlang.system_info(:process_count) <= before
+  end
+
+  test "good arguments" do
+    assert {:ok, %{workload: "bounded", n: 10, iterations: 2, buffer: 0, duration_ms: nil}} =
+             CLI.parse(~w(bounded --n 10 --iterations 2 --buffer 0))
+
+    assert {:ok, %{workload: "sleep", duration_ms: 5}} =
+             CLI.parse(~w(sleep --iterations 1 --n 3 --duration-ms 5))
+
+    assert {:ok, %{n: 1_000_000}} = CLI.parse(~w(skynet --n 1000000 --iterations 1))
+    assert CLI.parse(~w(chain --help)) == :help
+    assert CLI.parse(~w(-h)) == :help
+  end
+
+  test "bad arguments are one-line errors" do
+    bad = [
+      [],
+      ~w(nope --n 1 --iterations 1),
+      ~w(chain),
+      ~w(chain --n 1),
+      ~w(chain --n 0 --iterations 1),
+      ~w(chain --n -3 --iterations 1),
+      ~w(chain --n abc --iterations 1),
+      ~w(chain --n 1.5 --iterations 1),
+      ["chain", "--n", "", "--iterations", "1"],
+      ["chain", "--n", " 1", "--iterations", "1"],
+      ~w(chain --n 99999999999999999999999 --iterations 1),
+      ~w(chain --n 9223372036854775808 --iterations 1),
+      ~w(chain --n),
+      ~w(chain --n 1 --iterations 1 --bogus 1),
+      ~w(chain --n 1 --iterations 1 extra),
+      ~w(bounded --n 1 --iterations 1),
+      ~w(bounded --n 1 --iterations 1 --buffer -1),
+      ~w(sleep --n 1 --iterations 1),
+      ~w(sleep --n 1 --iterations 1 --duration-ms 0),
+      ~w(skynet --n 20 --iterations 1),
+      ~w(skynet --n 11 --iterations 1),
+      ["chain", "--n", "a\nb", "--iterations", "1"]
+    ]
+
+    for args <- bad do
+      assert {:error, message} = CLI.parse(args), inspect(args)
+      refute message =~ "\n", inspect(args)
+    end
+  end
+
+  test "the JSON line" do
+    config = %{workload: "sleep", n: 2, buffer: nil}
+    line = CLI.report(config, {[2, 2], [10, 20], 5})
+
+    assert line =~
+             ~s({"workload": "sleep", "n": 2, "buffer": null, "result": 2, "results": [2, 2], "iter_ns": [10, 20], "spawn_ns": 5, "runtime": "Elixir )
+
+    refute CLI.report(%{workload: "bounded", n: 2, buffer: 0}, {[1], [3], nil}) =~ "spawn_ns"
+  end
+end

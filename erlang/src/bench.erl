@@ -1,0 +1,255 @@
+%% Runs one concurrency workload on the Erlang VM and prints one JSON line,
+%% following docs/protocol.md. Every task is a bare process (spawn/1);
+%% every channel is a mailbox. Started by impls.toml's run argv:
+%%   erl +P 2097152 -noshell ... -s bench main -extra WORKLOAD --n N ...
+-module(bench).
+
+-export([main/0, cli/1, parse/1, sleep/2, chain/1, bounded/2, skynet/1]).
+
+-define(USAGE,
+"usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+
+  WORKLOAD         sleep, chain, bounded or skynet (docs/protocol.md)
+  --n N            number of tasks (> 0; skynet: a power of ten)
+  --iterations K   in-process iterations, the first one cold (> 0)
+  --buffer B       channel capacity, required by bounded (>= 0; 0 = rendezvous)
+  --duration-ms D  how long each task sleeps, required by sleep (> 0)
+").
+
+-define(INT64_MAX, 9223372036854775807).
+
+%% Entry point (`-s bench main`): the exit status is always the one set
+%% here, and no error ever escapes as a stack trace or a crash dump.
+main() ->
+    Status = try cli(init:get_plain_arguments())
+             catch Class:Reason ->
+                 io:put_chars(standard_error,
+                              io_lib:format("bench: ~w: ~W~n", [Class, Reason, 12])),
+                 1
+             end,
+    halt(Status).
+
+%% The protocol around parse/1 and run/1: returns the exit status.
+cli(Args) ->
+    case parse(Args) of
+        help ->
+            io:put_chars(?USAGE),
+            0;
+        {error, Message} ->
+            io:put_chars(standard_error, ["bench: ", Message, $\n]),
+            2;
+        {ok, Config} ->
+            io:put_chars([report(Config, run(Config)), $\n]),
+            0
+    end.
+
+%% ---------------------------------------------------------------- arguments
+
+%% What each workload requires besides --n and --iterations.
+needs("sleep") -> {ok, ["duration-ms"]};
+needs("chain") -> {ok, []};
+needs("bounded") -> {ok, ["buffer"]};
+needs("skynet") -> {ok, []};
+needs(_) -> error.
+
+%% parse(Args) -> help | {ok, #{workload, n, iterations, buffer, duration_ms}}
+%%              | {error, OneLine}.
+parse(Args) ->
+    case lists:any(fun(A) -> lists:member(A, ["--help", "-h", "-help"]) end, Args) of
+        true -> help;
+        false -> parse_workload(Args)
+    end.
+
+parse_workload([]) ->
+    {error, "missing WORKLOAD (sleep, chain, bounded or skynet); --help for usage"};
+parse_workload([Workload | Options]) ->
+    case needs(Workload) of
+        error ->
+            {error, ["unknown workload ", q(Workload), " (want sleep, chain, bounded or skynet)"]};
+        {ok, Needed} ->
+            case parse_options(Options, #{}) of
+                {error, _} = E -> E;
+                {ok, Opts} -> check(Workload, Needed, Opts)
+            end
+    end.
+
+parse_options([], Opts) ->
+    {ok, Opts};
+parse_options(["--" ++ Name = Flag | Rest], Opts) ->
+    case {minimum(Name), Rest} of
+        {error, _} -> {error, ["unknown option ", q(Flag)]};
+        {_, []} -> {error, io_lib:format("~s needs a value", [Flag])};
+        {Min, [Value | Rest1]} ->
+            case integer(Value, Min) of
+                {ok, V} -> parse_options(Rest1, Opts#{Name => V});
+                {error, Why} -> {error, [Flag, " ", q(Value), ": ", Why]}
+            end
+    end;
+parse_options([Other | _], _) ->
+    {error, ["unexpected argument ", q(Other)]}.
+
+%% A quoted argument on one line, whatever it holds.
+q(S) -> io_lib:write_string(S).
+
+minimum("n") -> 1;
+minimum("iterations") -> 1;
+minimum("buffer") -> 0;
+minimum("duration-ms") -> 1;
+minimum(_) -> error.
+
+%% A base-10 integer (an optional sign, then digits only) that fits in 64 bits.
+integer(S, Min) ->
+    Digits = case S of [$- | D] -> D; [$+ | D] -> D; D -> D end,
+    case Digits =/= [] andalso lists:all(fun(C) -> C >= $0 andalso C =< $9 end, Digits) of
+        false -> {error, "not an integer"};
+        true ->
+            V = list_to_integer(S),
+            if V > ?INT64_MAX; V < -?INT64_MAX - 1 -> {error, "out of range"};
+               V < Min -> {error, io_lib:format("must be >= ~b", [Min])};
+               true -> {ok, V}
+            end
+    end.
+
+check(Workload, Needed, Opts) ->
+    case [O || O <- ["n", "iterations" | Needed], not maps:is_key(O, Opts)] of
+        [Missing | _] ->
+            {error, io_lib:format("~s needs --~s", [Workload, Missing])};
+        [] ->
+            N = maps:get("n", Opts),
+            Skynet = Workload =:= "skynet",
+            PowerOfTen = is_power_of_ten(N),
+            if Skynet, not PowerOfTen ->
+                   {error, io_lib:format("skynet needs --n a power of ten, not ~b", [N])};
+               true ->
+                   {ok, #{workload => Workload, n => N,
+                          iterations => maps:get("iterations", Opts),
+                          buffer => maps:get("buffer", Opts, null),
+                          duration_ms => maps:get("duration-ms", Opts, null)}}
+            end
+    end.
+
+is_power_of_ten(1) -> true;
+is_power_of_ten(N) when N rem 10 =:= 0 -> is_power_of_ten(N div 10);
+is_power_of_ten(_) -> false.
+
+%% ---------------------------------------------------------------- running
+
+%% -> {Results, IterNs, SpawnNs | null}, in iteration order.
+run(#{iterations := K} = Config) ->
+    run(Config, K, [], [], null).
+
+run(_Config, 0, Results, IterNs, SpawnNs) ->
+    {lists:reverse(Results), lists:reverse(IterNs), SpawnNs};
+run(Config, K, Results, IterNs, SpawnNs) ->
+    T0 = erlang:monotonic_time(nanosecond),
+    {Result, Spawn} = iteration(Config, T0),
+    Ns = erlang:monotonic_time(nanosecond) - T0,
+    SpawnNs1 = case SpawnNs of null -> Spawn; _ -> SpawnNs end,
+    run(Config, K - 1, [Result | Results], [Ns | IterNs], SpawnNs1).
+
+iteration(#{workload := "sleep", n := N, duration_ms := D}, T0) -> sleep(N, D, T0);
+iteration(#{workload := "chain", n := N}, _) -> {chain(N), null};
+iteration(#{workload := "bounded", n := N, buffer := B}, _) -> {bounded(N, B), null};
+iteration(#{workload := "skynet", n := N}, _) -> {skynet(N), null}.
+
+%% ---------------------------------------------------------------- workloads
+
+%% sleep: N processes each wait D ms in `receive after` (the VM's timer
+%% wheel, no message involved), then send `done` to the parent, which counts
+%% N of them. Returns {Completed, SpawnNs}.
+sleep(N, D) ->
+    sleep(N, D, erlang:monotonic_time(nanosecond)).
+
+sleep(N, D, T0) ->
+    Parent = self(),
+    spawn_sleepers(N, fun() -> receive after D -> Parent ! done end end),
+    SpawnNs = erlang:monotonic_time(nanosecond) - T0,
+    {count_done(N, 0), SpawnNs}.
+
+spawn_sleepers(0, _) -> ok;
+spawn_sleepers(N, Sleeper) -> spawn(Sleeper), spawn_sleepers(N - 1, Sleeper).
+
+count_done(0, Count) -> Count;
+count_done(N, Count) -> receive done -> count_done(N - 1, Count + 1) end.
+
+%% chain: N relay processes, each receives X from its mailbox and sends X+1
+%% to the next one; the last sends to the parent. Built back to front (each
+%% relay is spawned knowing its successor); the parent sends 0 to the first.
+chain(N) ->
+    First = relays(N, self()),
+    First ! 0,
+    receive X -> X end.
+
+relays(0, Next) -> Next;
+relays(N, Next) -> relays(N - 1, spawn(fun() -> receive X -> Next ! X + 1 end end)).
+
+%% bounded: one consumer process is the channel (README.md, "bounded"). A
+%% producer's send is a call: it sends {self(), I} and waits for the
+%% consumer's `taken`, which the consumer sends as it receives the value. A
+%% send therefore completes only when its value is taken (B = 0's rendezvous),
+%% and no value is ever sent-but-not-taken, within every capacity B >= 1. The
+%% consumer is spawned before the producers; the parent waits for its sum.
+bounded(N, _Buffer) ->
+    Parent = self(),
+    Consumer = spawn(fun() -> Parent ! {sum, consume(N, 0)} end),
+    produce(N - 1, Consumer),
+    receive {sum, Sum} -> Sum end.
+
+produce(-1, _) -> ok;
+produce(I, Consumer) ->
+    spawn(fun() -> Consumer ! {self(), I}, receive taken -> ok end end),
+    produce(I - 1, Consumer).
+
+consume(0, Sum) -> Sum;
+consume(N, Sum) ->
+    receive {Producer, V} -> Producer ! taken, consume(N - 1, Sum + V) end.
+
+%% skynet: a tree of processes; a node spawns its 10 children, then sums the
+%% 10 numbers they send back (its mailbox holds nothing else) and sends the
+%% sum to its parent.
+skynet(N) ->
+    Parent = self(),
+    spawn(fun() -> node(Parent, 0, N) end),
+    receive Sum -> Sum end.
+
+node(Parent, Num, 1) ->
+    Parent ! Num;
+node(Parent, Num, Size) ->
+    Self = self(),
+    Child = Size div 10,
+    spawn_children(Self, Num, Child, 10),
+    Parent ! sum_children(10, 0).
+
+spawn_children(_, _, _, 0) -> ok;
+spawn_children(Self, Num, Child, K) ->
+    spawn(fun() -> node(Self, Num, Child) end),
+    spawn_children(Self, Num + Child, Child, K - 1).
+
+sum_children(0, Sum) -> Sum;
+sum_children(K, Sum) -> receive X -> sum_children(K - 1, Sum + X) end.
+
+%% ---------------------------------------------------------------- output
+
+report(#{workload := W, n := N, buffer := B}, {Results, IterNs, SpawnNs}) ->
+    Spawn = case SpawnNs of null -> []; _ -> [", \"spawn_ns\": ", integer_to_list(SpawnNs)] end,
+    ["{\"workload\": \"", W, "\", \"n\": ", integer_to_list(N),
+     ", \"buffer\": ", json_int(B),
+     ", \"result\": ", integer_to_list(lists:last(Results)),
+     ", \"results\": ", json_ints(Results),
+     ", \"iter_ns\": ", json_ints(IterNs), Spawn,
+     ", \"runtime\": \"", runtime(), "\"}"].
+
+json_int(null) -> "null";
+json_int(I) -> integer_to_list(I).
+
+json_ints(Is) -> [$[, lists:join(", ", [integer_to_list(I) || I <- Is]), $]].
+
+%% "Erlang/OTP 25.2.3 (erts-13.1.5)"
+runtime() ->
+    Release = erlang:system_info(otp_release),
+    File = filename:join([code:root_dir(), "releases", Release, "OTP_VERSION"]),
+    Otp = case file:read_file(File) of
+              {ok, V} -> string:trim(binary_to_list(V));
+              {error, _} -> Release
+          end,
+    ["Erlang/OTP ", Otp, " (erts-", erlang:system_info(version), ")"].

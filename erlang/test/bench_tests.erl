@@ -1,0 +1,73 @@
+%% eunit suite for bench.erl (run by `./toolchain.sh test`): argument
+%% parsing, and each workload's answer at small sizes. The harness's
+%% conformance test checks the program's invocation protocol end to end.
+-module(bench_tests).
+-compile([export_all, nowarn_export_all]). % eunit finds the *_test and *_test_ functions
+
+%% Plain matches instead of eunit.hrl's macros: Debian ships that header in
+%% erlang-dev, which toolchain.sh does not install for this alone.
+
+parse_good_test() ->
+    {ok, #{workload := "bounded", n := 10, iterations := 2, buffer := 0,
+           duration_ms := null}} =
+        bench:parse(["bounded", "--n", "10", "--iterations", "2", "--buffer", "0"]),
+    {ok, #{workload := "sleep", duration_ms := 5}} =
+        bench:parse(["sleep", "--iterations", "1", "--n", "3", "--duration-ms", "5"]),
+    {ok, #{n := 1000000}} = bench:parse(["skynet", "--n", "1000000", "--iterations", "1"]),
+    help = bench:parse(["chain", "--help"]),
+    help = bench:parse(["-h"]).
+
+parse_bad_test_() ->
+    Bad = [[],
+           ["nope", "--n", "1", "--iterations", "1"],
+           ["chain"],
+           ["chain", "--n", "1"],
+           ["chain", "--n", "0", "--iterations", "1"],
+           ["chain", "--n", "-3", "--iterations", "1"],
+           ["chain", "--n", "abc", "--iterations", "1"],
+           ["chain", "--n", "1.5", "--iterations", "1"],
+           ["chain", "--n", "", "--iterations", "1"],
+           ["chain", "--n", "99999999999999999999999", "--iterations", "1"],
+           ["chain", "--n", "9223372036854775808", "--iterations", "1"],
+           ["chain", "--n"],
+           ["chain", "--n", "1", "--iterations", "1", "--bogus", "1"],
+           ["chain", "--n", "1", "--iterations", "1", "extra"],
+           ["bounded", "--n", "1", "--iterations", "1"],
+           ["bounded", "--n", "1", "--iterations", "1", "--buffer", "-1"],
+           ["sleep", "--n", "1", "--iterations", "1"],
+           ["sleep", "--n", "1", "--iterations", "1", "--duration-ms", "0"],
+           ["skynet", "--n", "20", "--iterations", "1"],
+           ["skynet", "--n", "11", "--iterations", "1"]],
+    [{lists:flatten(io_lib:format("~p", [Args])),
+      fun() -> {error, _} = bench:parse(Args) end} || Args <- Bad].
+
+error_is_one_line_test() ->
+    {error, Message} = bench:parse(["chain", "--n", "a\nb", "--iterations", "1"]),
+    nomatch = string:find(lists:flatten(Message), "\n").
+
+sleep_test() ->
+    T0 = erlang:monotonic_time(millisecond),
+    {Done, SpawnNs} = bench:sleep(1000, 50),
+    1000 = Done,
+    true = SpawnNs < 50000000,
+    true = erlang:monotonic_time(millisecond) - T0 >= 50.
+
+chain_test() ->
+    1 = bench:chain(1),
+    10000 = bench:chain(10000).
+
+bounded_test_() ->
+    [fun() -> Sum = bench:bounded(N, B) end
+     || N <- [1, 2, 1000], B <- [0, 1, 100], Sum <- [N * (N - 1) div 2]].
+
+skynet_test_() ->
+    [fun() -> Sum = bench:skynet(N) end || N <- [1, 10, 100, 10000], Sum <- [N * (N - 1) div 2]].
+
+%% No process is left behind by any workload.
+no_leftover_processes_test() ->
+    Before = erlang:system_info(process_count),
+    bench:chain(100),
+    bench:bounded(100, 0),
+    bench:skynet(100),
+    timer:sleep(50),
+    Before = erlang:system_info(process_count).
