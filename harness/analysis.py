@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .formatting import fmt_value
 from .machineload import LOADED_FRAC
@@ -288,19 +288,35 @@ Ranks = dict[ConfigKey, dict[str, float]]
 SETUP_STATUSES = ("skipped", "build-failed")  # failures of the language, not of one run
 
 
-def ratios(groups: list[Group]) -> Ranks:
+def ratios(groups: list[Group], floor: Iterable[str] = ()) -> Ranks:
     """Per group: time ("time") and peak RSS ("rss") relative to the best
     implementation at the same workload, N and buffer; a time ratio only
-    where the workload's declaration ranks by time."""
+    where the workload's declaration ranks by time. Where the set has a
+    floor implementation (impls.toml `floor = true`), "floor" is the
+    group's iteration time (the same multiple per hop or per task) or, for a
+    workload read for memory, its memory per task, over the floor's."""
     out: Ranks = defaultdict(dict)
+    floors = set(floor)
     for (workload, *_), members in comparable_sets(groups).items():
         declared = WORKLOADS.get(workload)
-        if declared is None or declared.time_ratio:
+        timed = declared is None or declared.time_ratio
+        if timed:
             metric = iter_metric(members)
             for key, r in ratios_to_best(members, metric).items():
                 out[key]["time"] = r
         for key, r in ratios_to_best(members, "peak_rss_bytes").items():
             out[key]["rss"] = r
+        base = next((g for g in members if g.impl in floors), None)
+        if base is None:
+            continue
+        value: Callable[[Group], float | None] = (
+            (lambda g: g.median(iter_metric(members))) if timed else (lambda g: g.mem_per_task_bytes))
+        unit = value(base)
+        if unit is None or unit <= 0:
+            continue
+        for g in members:
+            if (v := value(g)) is not None:
+                out[g.key]["floor"] = v / unit
     return out
 
 
@@ -416,4 +432,5 @@ def analyse(run: RunDir, leave_out: Iterable[str] = ()) -> Results:
                      "in retried.csv.")
     rows = [r for r in table.rows if r["status"] not in set(leave_out)]
     groups = group_runs(rows)
-    return Results(run, groups, run.env(), ratios(groups), notes)
+    env = run.env()
+    return Results(run, groups, env, ratios(groups, env.get("floor_impls") or ()), notes)

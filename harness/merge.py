@@ -73,6 +73,7 @@ def merge(dirs: list[str], out: Path, labels: list[str] | None = None) -> RunDir
         "started_at": started[0] or None, "finished_at": max(e.get("finished_at") or "" for e in envs)
         or None,
         "host": {"hostname": f"{len(machines)} machines merged"},
+        "floor_impls": sorted({i for e in envs for i in e.get("floor_impls") or ()}),
         "machines": machines,
         # A figure's machine is in its row; settings and toolchains per machine above.
         "settings": envs[0].get("settings") or {},

@@ -76,6 +76,8 @@ class Impl:
     # The runtime's own knob for its CPU count, "{cpus}" standing for K
     # (e.g. GOMAXPROCS): set, with the pinning, only in runs given --cpus.
     cpus_env: dict[str, str] = field(default_factory=dict)
+    # The floor the report reads every other runtime against (cpp-coroutines).
+    floor: bool = False
 
     def argv(self) -> list[str]:
         return self.language.expand(self.run)
@@ -207,13 +209,16 @@ def load_registry(extra: Sequence[Path] = ()) -> list[Impl]:
             if tasks_start not in TASKS_START:
                 raise RegistryError(f"{at}: tasks_start must be one of {', '.join(TASKS_START)}")
             env = _env(entry, "env", at)
+            floor = entry.get("floor", False)
+            if not isinstance(floor, bool):
+                raise RegistryError(f"{at}: 'floor' must be true or false")
             impls.append(Impl(
                 id=impl_id, language=lang, runtime_label=_text(entry, "runtime", at, impl_id),
                 run=_argv(entry, "run", at), workloads=list(workloads),
                 description=_text(entry, "description", at, ""),
                 version=_argv(entry, "version", at, required=False),
                 check=_argv(entry, "check", at, required=False), tasks_start=tasks_start,
-                env=env, source=path, cpus_env=lang_cpus_env | _env(entry, "cpus_env", at)))
+                env=env, source=path, cpus_env=lang_cpus_env | _env(entry, "cpus_env", at), floor=floor))
     return impls
 
 

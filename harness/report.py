@@ -71,6 +71,7 @@ COLUMNS: dict[str, Column] = {
     "peak_rss": ("peak RSS", lambda g, r: cell(g, "peak_rss_bytes")),
     "rss_ratio": ("×best RSS", lambda g, r: ratio_cell(g, r, "rss")),
     "mem_per_task": ("mem/task", lambda g, r: fmt_bytes(g.mem_per_task_bytes)),
+    "x_floor": ("×floor", lambda g, r: fmt_ratio(r[g.key].get("floor"), best_in_bold=False)),
     "spawn": ("spawn", lambda g, r: cell(g, "spawn_s")),
     "sleep_wait": ("sleep+join", lambda g, r: cell(g, "sleep_wait_s")),
     "wall": ("wall", lambda g, r: cell(g, "wall_s")),
@@ -106,6 +107,8 @@ def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str
     """One table for a workload: one row per (N, buffer, impl), the best first."""
     declared = WORKLOADS.get(workload)
     ids = declared.columns if declared else tuple(COLUMNS)
+    if not any("floor" in ranks[g.key] for g in groups):  # no floor implementation in the run
+        ids = tuple(c for c in ids if c != "x_floor")
     primary = "time" if declared is None or declared.time_ratio else "rss"
     with_buffer = any(g.buffer is not None for g in groups)
 
@@ -204,6 +207,10 @@ run's N up to that row (the N used are in summary.csv), shown only when the
 growth it rests on exceeds {res} and the spread of the readings; "—" means
 below that resolution. "under load": while the run ran, other processes used
 over {loaded:.0%} of the machine's CPU (`other_cpu_frac` in runs.csv).
+×floor, where the run has the floor implementation (cpp-coroutines: C++20
+coroutines on one thread, nothing but frames and a scheduler), is the
+multiple of the floor's figure at the same configuration: iteration time
+(hence time per hop, message or task) or, for sleep, memory per task.
 Outliers (outside median ± {k:g}·max(1.4826·MAD, {floor:.0%} of the median))
 are flagged, never removed.
 """.format(noisy=analysis.NOISY_CV * 100, k=analysis.OUTLIER_K, floor=analysis.MAD_FLOOR,

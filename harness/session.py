@@ -244,6 +244,7 @@ def _registries(s: Settings) -> dict[str, str]:
 def _invocation(s: Settings, impls: list[Impl], resumed: bool) -> dict[str, Any]:
     return {"started_at": utc_now(), "finished_at": None, "command": sys.argv,
             "resumed": resumed, "git": git(), "impls": [i.id for i in impls],
+            "floor_impls": [i.id for i in impls if i.floor],
             "settings": s.record(), "load_avg_1m": {"start": load_avg_1m(), "end": None}}
 
 

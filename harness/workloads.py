@@ -17,9 +17,11 @@ NS = 1_000_000_000
 START_S = 0.3  # process start and runtime set-up, when nothing better is known
 
 # Report table columns (report.py renders each id).
-TIME_COLUMNS = ("cold", "warm", "time_ratio", "peak_rss", "rss_ratio", "mem_per_task", "wall",
-                "cpu")
-MEMORY_COLUMNS = ("peak_rss", "rss_ratio", "mem_per_task", "spawn", "sleep_wait", "wall", "cpu")
+# x_floor: the multiple of the floor implementation (impls.toml `floor`), when the run has one.
+TIME_COLUMNS = ("cold", "warm", "time_ratio", "x_floor", "peak_rss", "rss_ratio", "mem_per_task",
+                "wall", "cpu")
+MEMORY_COLUMNS = ("peak_rss", "rss_ratio", "mem_per_task", "x_floor", "spawn", "sleep_wait", "wall",
+                  "cpu")
 # The figures a workload is read for: noise and outliers are reported for these.
 TIME_HEADLINE = ("first_iter_s", "warm_iter_s", "peak_rss_bytes")
 

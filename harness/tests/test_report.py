@@ -138,3 +138,26 @@ def test_a_quick_run_says_it_is_a_check(tmp_path):
     (run / "env.json").write_text(json.dumps(env))
     text = report.write_report(run, draw=False).read_text()
     assert "This is a check, not a measurement" in text.split("## Environment")[0]
+
+
+def test_floor_column_reads_each_figure_as_a_multiple_of_the_floor(tmp_path):
+    from harness.analysis import analyse
+    from harness.rundir import RunDir
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    plain = (report.write_report(run)).read_text()
+    assert "×floor" not in plain.split("## How to read")[1].split("## sleep")[1]  # no floor: no column
+    env = json.loads((run / "env.json").read_text())
+    env["floor_impls"] = ["go"]
+    (run / "env.json").write_text(json.dumps(env))
+    results = analyse(RunDir(run))
+    chain = {g.impl: g for g in results.groups if g.workload == "chain" and g.n == 5000}
+    assert results.ranks[chain["go"].key]["floor"] == 1.0
+    other = chain["rust-tokio"]
+    assert results.ranks[other.key]["floor"] == pytest.approx(
+        other.median("warm_iter_s") / chain["go"].median("warm_iter_s"))
+    sleep = [g for g in results.groups if g.workload == "sleep" and g.impl == "go"
+             and g.mem_per_task_bytes]
+    assert sleep and all(results.ranks[g.key]["floor"] == 1.0 for g in sleep)
+    text = report.write_report(run).read_text()
+    assert "| ×floor |" in text.split("## chain")[1].split("\n\n")[1]
