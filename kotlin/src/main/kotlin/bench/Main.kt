@@ -1,0 +1,116 @@
+package bench
+
+import java.lang.management.ManagementFactory
+import kotlin.system.exitProcess
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.runBlocking
+
+/**
+ * The benchmark program of docs/protocol.md:
+ * `java -cp "target/classes:target/lib/[*]" bench.MainKt WORKLOAD --n N --iterations K ...`;
+ * `bench.MainKt --version` prints the runtime label.
+ *
+ * Every iteration runs inside one `runBlocking(Dispatchers.Default)`, started before
+ * the first clock: the main coroutine and every task are coroutines on the
+ * default dispatcher, kotlinx.coroutines' multi-threaded scheduler (one worker per
+ * core), the one a Kotlin engineer reaches for with CPU-bound and fan-out work.
+ * The main thread only blocks in runBlocking. (Plain `runBlocking {}` would run the
+ * main coroutine, and with it every child that inherits its context, on a single
+ * thread event loop: a different runtime from the other languages' pools.)
+ */
+fun main(args: Array<String>) {
+    // Any throwable, from main or from another thread, ends the process with one line.
+    Thread.setDefaultUncaughtExceptionHandler { _, e -> fail(e) }
+
+    if (Options.wantsHelp(args)) {
+        println(Options.USAGE)
+        return
+    }
+    if (args.size == 1 && args[0] == "--version") {
+        println("${runtime()}, JVM flags: ${jvmFlags()}")
+        return
+    }
+    val options = try {
+        Options.parse(args)
+    } catch (e: Options.UsageException) {
+        System.err.println("error: ${e.message} (--help for usage)")
+        exitProcess(2)
+    }
+    val json = try {
+        run(options)
+    } catch (e: Throwable) {
+        fail(e)
+    }
+    println(json)
+}
+
+/** A crashed run: one line on stderr, exit 1 at once (halt: nothing left to clean up, nothing to wait for). */
+private fun fail(e: Throwable): Nothing {
+    System.err.println("error: $e")
+    Runtime.getRuntime().halt(1)
+    throw AssertionError("halt returned")
+}
+
+private const val SLEEP_WARM_UP_TASKS = 1000
+
+/** Runs the K iterations and returns the protocol's JSON line. */
+fun run(o: Options): String {
+    val results = LongArray(o.iterations)
+    val iterNs = LongArray(o.iterations)
+    var spawnNs = 0L
+    runBlocking(Dispatchers.Default) {
+        if (o.workload == "sleep") {
+            // Before the clock, as java/ does: min(N, 1000) coroutines sleep 1 ms, so the
+            // delay machinery (its timer thread, DefaultExecutor) is running and its classes
+            // loaded and the hot paths compiled. Cold, the start loop of a few tasks took
+            // 6-15 ms here, mostly class loading, and more on a busy machine: longer than
+            // a short sleep, which the harness rightly counts as tasks that did not overlap.
+            Workloads.sleep(minOf(o.n, SLEEP_WARM_UP_TASKS), 1)
+        }
+        for (k in 0 until o.iterations) {
+            val start = System.nanoTime()
+            results[k] = when (o.workload) {
+                "sleep" -> {
+                    val run = Workloads.sleep(o.n, o.durationMs)
+                    if (k == 0) spawnNs = run.spawnNs
+                    run.completed
+                }
+                "chain" -> Workloads.chain(o.n)
+                "chain-await" -> Workloads.chainAwait(o.n)
+                "bounded" -> Workloads.bounded(o.n, o.buffer)
+                "skynet" -> Workloads.skynet(o.n)
+                else -> throw AssertionError(o.workload)
+            }
+            iterNs[k] = System.nanoTime() - start
+        }
+    }
+    return buildString {
+        append("{\"workload\": \"").append(o.workload)
+        append("\", \"n\": ").append(o.n)
+        append(", \"buffer\": ").append(if (o.workload == "bounded") o.buffer.toString() else "null")
+        append(", \"result\": ").append(results.last())
+        append(", \"results\": [").append(results.joinToString(", "))
+        append("], \"iter_ns\": [").append(iterNs.joinToString(", ")).append(']')
+        if (o.workload == "sleep") append(", \"spawn_ns\": ").append(spawnNs)
+        append(", \"runtime\": \"").append(runtime().replace("\\", "\\\\").replace("\"", "\\\"")).append("\"}")
+    }
+}
+
+/** e.g. "Kotlin 2.4.21, kotlinx.coroutines 1.11.0, Dispatchers.Default, JDK 25.0.3+9-LTS (Eclipse Adoptium)". */
+fun runtime(): String {
+    // the jar's manifest (Implementation-Version), read by the class loader anyway
+    val coroutines = Job::class.java.`package`.implementationVersion ?: "unknown"
+    return "Kotlin ${KotlinVersion.CURRENT}, kotlinx.coroutines $coroutines, Dispatchers.Default, " +
+        "JDK ${Runtime.version()} (${System.getProperty("java.vm.vendor")})"
+}
+
+/**
+ * The flags as the JVM saw them, so options injected through JDK_JAVA_OPTIONS or
+ * JAVA_TOOL_OPTIONS show up too. Only --version asks: java.management costs the
+ * measured process a few MB.
+ */
+private fun jvmFlags(): String {
+    val flags = ManagementFactory.getRuntimeMXBean().inputArguments
+    return if (flags.isEmpty()) "none" else flags.joinToString(" ")
+}
