@@ -11,7 +11,8 @@ export const USAGE = `usage: bench.mjs WORKLOAD --n N --iterations K [--buffer B
 Runs one workload of docs/protocol.md and prints one JSON line on stdout.
 
   WORKLOAD         ${Object.keys(workloads).join(", ")}
-  --n N            number of tasks (>= 1, required)
+  --n N            number of tasks (>= 1, required; skynet: leaves, a power of
+                   ten up to 10^8, so that the sum is exact in a double)
   --iterations K   in-process iterations (>= 1, required)
   --buffer B       channel capacity, required by bounded (>= 0; 0 = rendezvous)
   --duration-ms D  how long each task sleeps, required by sleep (>= 1)
@@ -74,8 +75,17 @@ export function parseArgs(argv) {
   if (missing.length > 0) {
     throw new UsageError(`${workload} needs ${missing.map((name) => `--${name}`).join(" and ")}`);
   }
+  if (workload === "skynet" && !SKYNET_SIZES.has(opts.n)) {
+    throw new UsageError(
+      `skynet needs N a power of ten (1, 10, 100, ...): 10 children a node, at most 10^8 (N(N-1)/2 exact in a double), got ${opts.n}`,
+    );
+  }
   return opts;
 }
+
+// skynet's N: powers of ten up to 10^8. Beyond, N(N-1)/2 passes 2^53 and the
+// sum of doubles is no longer exact (and 1.1e9 promises would not fit anyway).
+const SKYNET_SIZES = new Set(Array.from({ length: 9 }, (_, i) => 10 ** i));
 
 const RUNTIME = globalThis.Bun
   ? { name: "Bun", version: globalThis.Bun.version, engine: "JavaScriptCore" }

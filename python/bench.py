@@ -11,10 +11,14 @@ Prints one JSON line on stdout; bad arguments exit 2 with one line on stderr.
 `serve` is the protocol's HTTP server, in server.py (imported for it only).
 
 Every task is a plain asyncio.create_task kept in a list and awaited: no
-asyncio.TaskGroup, which adds per task a done-callback (a bound method and a
+asyncio.TaskGroup (nor gather, which adds a future and a callback per task), which adds per task a done-callback (a bound method and a
 copied context) and a set entry that this benchmark does not need (about
 150 MiB at a million sleeping tasks). A Task object already holds the task;
 awaiting a finished one returns at once, so joining costs nothing per task.
+
+The same file runs on PyPy (python-pypy, Python 3.9): no asyncio.Runner
+there, so main() falls back to asyncio.run, which does the same (a new loop,
+the main coroutine run as a Task on it).
 """
 
 import argparse
@@ -25,7 +29,7 @@ import re
 import sys
 import time
 
-WORKLOADS = ("sleep", "chain", "chain-await", "bounded")
+WORKLOADS = ("sleep", "chain", "chain-await", "bounded", "skynet")
 SERVERS = ("aiohttp", "threads")
 INT64_MAX = 2**63 - 1
 MAX_DELAY_MS = 2**30 - 1  # 2*D fits 31 bits, as in the other languages
@@ -104,6 +108,22 @@ async def bounded(n, capacity):
     return total
 
 
+async def skynet(num, size):
+    """A node of the skynet tree covering leaves num..num+size-1: a leaf
+    returns its index, a parent starts its 10 children as tasks, all before
+    awaiting the first, and returns their sum. Awaiting each in turn, not
+    gather: gather adds a future and a done-callback per child, and a child
+    already finished when its turn comes costs no suspension at all."""
+    if size == 1:
+        return num
+    size //= 10
+    children = [asyncio.create_task(skynet(num + k * size, size)) for k in range(10)]
+    total = 0
+    for child in children:
+        total += await child
+    return total
+
+
 async def run(args, capacity):
     results, iter_ns = [], []
     spawn_ns = None
@@ -117,6 +137,10 @@ async def run(args, capacity):
             result = await chain(args.n)
         elif args.workload == "chain-await":
             result = await chain_await(args.n)
+        elif args.workload == "skynet":
+            # The root is a task too, like every node (the protocol's clock
+            # runs from spawning the root to holding its sum).
+            result = await asyncio.create_task(skynet(0, args.n))
         else:
             result = await bounded(args.n, capacity)
         iter_ns.append(time.perf_counter_ns() - start)
@@ -125,7 +149,11 @@ async def run(args, capacity):
 
 
 def runtime_label(loop_name, server=None):
-    label = f"{platform.python_implementation()} {platform.python_version()}"
+    if platform.python_implementation() == "PyPy":
+        pypy = sys.pypy_version_info
+        label = f"PyPy {pypy.major}.{pypy.minor}.{pypy.micro} (Python {platform.python_version()})"
+    else:
+        label = f"{platform.python_implementation()} {platform.python_version()}"
     if loop_name == "uvloop":
         import uvloop
 
@@ -217,7 +245,7 @@ def parse_args(argv):
     parser.add_argument("workload", nargs="?", choices=WORKLOADS, metavar="WORKLOAD",
                         help=", ".join(WORKLOADS))
     parser.add_argument("--n", type=count(1), metavar="N",
-                        help="number of tasks (>= 1, required)")
+                        help="number of tasks (>= 1, required; skynet: leaves, a power of ten)")
     parser.add_argument("--iterations", type=count(1), metavar="K",
                         help="in-process iterations (>= 1, required)")
     parser.add_argument("--buffer", type=count(0), metavar="B",
@@ -239,7 +267,16 @@ def parse_args(argv):
                    if getattr(args, name) is None]
         if missing:
             parser.error(f"{args.workload} needs {' and '.join(missing)}")
+        if args.workload == "skynet" and not power_of_ten(args.n):
+            parser.error(f"skynet needs N a power of ten (1, 10, 100, ...): 10 children a node, "
+                         f"got {args.n}")
     return args
+
+
+def power_of_ten(n):
+    while n % 10 == 0:
+        n //= 10
+    return n == 1
 
 
 def main(argv=None):
@@ -260,8 +297,13 @@ def main(argv=None):
     # B = 0 (a rendezvous) runs as maxsize=1: maxsize=0 would be unbounded.
     capacity = max(args.buffer, 1) if args.workload == "bounded" else None
     # The loop is created before run() starts any clock.
-    with asyncio.Runner(loop_factory=loop_factory) as runner:
-        results, iter_ns, spawn_ns = runner.run(run(args, capacity))
+    if hasattr(asyncio, "Runner"):
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            results, iter_ns, spawn_ns = runner.run(run(args, capacity))
+    else:
+        # Python < 3.11 (PyPy 7.3.11 is 3.9, asyncio's loop only): asyncio.run
+        # is what Runner.run does, a new loop running run() as a Task.
+        results, iter_ns, spawn_ns = asyncio.run(run(args, capacity))
     report = {
         "workload": args.workload,
         "n": args.n,

@@ -64,6 +64,11 @@ public final class Main {
             usageError(e.getMessage());
             return;
         }
+        // skynet is declared by java-virtual only (docs/protocol.md): a tree of 1.1 million
+        // platform threads at N = 1M is a different question, so that mode refuses it.
+        if (args[0].equals("platform") && options.workload().equals("skynet")) {
+            usageError("skynet runs on virtual threads only (java-platform does not declare it)");
+        }
         // chain-await's threads run one after another; the other workloads keep all N alive.
         if (args[0].equals("platform") && !options.workload().equals("chain-await")) {
             requireThreadRoom(options.n());
@@ -125,6 +130,7 @@ public final class Main {
                 case "chain" -> workloads.chain(o.n());
                 case "chain-await" -> workloads.chainAwait(o.n());
                 case "bounded" -> workloads.bounded(o.n(), o.buffer());
+                case "skynet" -> workloads.skynet(o.n());
                 default -> throw new AssertionError(o.workload());
             };
             iterNs[k] = System.nanoTime() - start;

@@ -16,8 +16,8 @@ record Options(String workload, int n, int iterations, int buffer, Duration dura
                    java -cp classes Main (virtual|platform) --version
 
               virtual|platform  the kind of thread every task runs on
-              WORKLOAD          sleep, chain, chain-await or bounded (docs/protocol.md)
-              --n N             number of tasks (> 0)
+              WORKLOAD          sleep, chain, chain-await, bounded or skynet (virtual only) (docs/protocol.md)
+              --n N             number of tasks (> 0; skynet: leaves, a power of ten)
               --iterations K    in-process iterations, the first one cold (> 0)
               --buffer B        channel capacity, required by bounded (>= 0; 0 = rendezvous)
               --duration-ms D   how long each task sleeps, required by sleep (> 0)
@@ -37,13 +37,15 @@ record Options(String workload, int n, int iterations, int buffer, Duration dura
 
     static Options parse(String[] args) throws UsageException {
         if (args.length == 0) {
-            throw new UsageException("missing WORKLOAD (sleep, chain, chain-await, bounded or serve)");
+            throw new UsageException("missing WORKLOAD (sleep, chain, chain-await, bounded, skynet or serve)");
         }
         String workload = args[0];
         boolean usesBuffer = workload.equals("bounded");
         boolean usesDuration = workload.equals("sleep");
-        if (!usesBuffer && !usesDuration && !workload.equals("chain") && !workload.equals("chain-await")) {
-            throw new UsageException("unknown workload '" + workload + "' (sleep, chain, chain-await, bounded or serve)");
+        if (!usesBuffer && !usesDuration && !workload.equals("chain") && !workload.equals("chain-await")
+                && !workload.equals("skynet")) {
+            throw new UsageException("unknown workload '" + workload
+                    + "' (sleep, chain, chain-await, bounded, skynet or serve)");
         }
         int n = -1;
         int iterations = -1;
@@ -78,7 +80,17 @@ record Options(String workload, int n, int iterations, int buffer, Duration dura
         if (usesDuration && durationMs < 0) {
             throw new UsageException(workload + " needs --duration-ms");
         }
+        if (workload.equals("skynet") && !isPowerOfTen(n)) {
+            throw new UsageException("skynet needs N a power of ten (1, 10, 100, ...): 10 children a node, got " + n);
+        }
         return new Options(workload, n, iterations, buffer, usesDuration ? Duration.ofMillis(durationMs) : null);
+    }
+
+    static boolean isPowerOfTen(int n) {
+        while (n % 10 == 0) {
+            n /= 10;
+        }
+        return n == 1;
     }
 
     /** A decimal integer of ASCII digits (Integer.parseInt would also take "+5" and non-ASCII digits). */

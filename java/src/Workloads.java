@@ -132,6 +132,56 @@ final class Workloads {
         return sum[0];
     }
 
+    /**
+     * The skynet tree over leaves 0..n-1 (n a power of ten): every node is a thread
+     * of the factory's kind, the root included, and the caller joins the root.
+     */
+    long skynet(int n) throws InterruptedException {
+        var root = new Node(0, n);
+        start(root).join();
+        return root.sum;
+    }
+
+    /**
+     * One node of the tree and its thread's Runnable: it carries its range in and its
+     * sum out, so a node costs this object and its thread, no lambda, array or future.
+     * A parent starts all 10 children, then joins them in turn; Thread.join makes the
+     * child's write of {@code sum} visible to the parent (JLS 17.4.5), so the field
+     * needs no volatile. StructuredTaskScope would be the structured form, but it is
+     * still a preview API in JDK 25 (JEP 505) and needs --enable-preview.
+     */
+    private final class Node implements Task {
+        private final long num;
+        private final int size;
+        private Thread thread;
+        private long sum;
+
+        Node(long num, int size) {
+            this.num = num;
+            this.size = size;
+        }
+
+        @Override
+        public void body() throws InterruptedException {
+            if (size == 1) {
+                sum = num;
+                return;
+            }
+            int step = size / 10;
+            var children = new Node[10];
+            for (int k = 0; k < 10; k++) {
+                children[k] = new Node(num + (long) k * step, step);
+                children[k].thread = start(children[k]);
+            }
+            long total = 0;
+            for (Node child : children) {
+                child.thread.join();
+                total += child.sum;
+            }
+            sum = total;
+        }
+    }
+
     private Thread start(Task task) {
         Thread thread = threads.newThread(task);
         thread.start();

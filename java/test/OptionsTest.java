@@ -40,6 +40,14 @@ class OptionsTest {
     }
 
     @Test
+    void skynetTakesPowersOfTen() throws Options.UsageException {
+        assertEquals(1, parse("skynet --n 1 --iterations 1").n());
+        assertEquals(1_000_000, parse("skynet --n 1000000 --iterations 2").n());
+        assertEquals(1_000_000_000, parse("skynet --n 1000000000 --iterations 1").n());
+        assertNull(parse("skynet --n 10 --iterations 1").duration());
+    }
+
+    @Test
     void decimalDigitsOnly() throws Options.UsageException {
         assertEquals(10, parse("chain --n 010 --iterations 1").n());
         assertEquals(Integer.MAX_VALUE, parse("chain --n 2147483647 --iterations 1").n());
@@ -53,7 +61,9 @@ class OptionsTest {
             "chain --n 99999999999999999999999 --iterations 1", "chain --n 5 --iterations 0",
             "chain --n 5 --iterations 1 --bogus 1", "chain --n 5 --iterations 1 extra",
             "bounded --n 5 --iterations 1", "bounded --n 5 --iterations 1 --buffer -1",
-            "sleep --n 5 --iterations 1", "sleep --n 5 --iterations 1 --duration-ms 0"})
+            "sleep --n 5 --iterations 1", "sleep --n 5 --iterations 1 --duration-ms 0",
+            "skynet --n 20 --iterations 1", "skynet --n 5 --iterations 1", "skynet --n 1001 --iterations 1",
+            "skynet --n 10"})
     void badCommandLines(String line) {
         var e = assertThrows(Options.UsageException.class, () -> parse(line));
         assertFalse(e.getMessage().isBlank());

@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(120)
 class ProgramTest {
 
-    private static final List<String> WORKLOADS = List.of("sleep", "chain", "chain-await", "bounded");
+    private static final List<String> WORKLOADS = List.of("sleep", "chain", "chain-await", "bounded", "skynet");
 
     private record Run(int status, String stdout, String stderr) {}
 
@@ -66,6 +66,15 @@ class ProgramTest {
     }
 
     @Test
+    void skynetSumsTheLeaves() throws Exception {
+        var run = launch("virtual", "skynet", "--n", "1000", "--iterations", "2");
+        assertEquals(0, run.status, run.stderr);
+        assertEquals("", run.stderr);
+        assertTrue(run.stdout.startsWith("{\"workload\": \"skynet\", \"n\": 1000, \"buffer\": null, "
+                + "\"result\": 499500, \"results\": [499500, 499500], \"iter_ns\": ["), run.stdout);
+    }
+
+    @Test
     void versionNamesTheJdkAndFlags() throws Exception {
         String version = launch("virtual", "--version").stdout;
         assertTrue(version.startsWith("JDK ") && version.contains(", JVM flags: "), version);
@@ -97,13 +106,16 @@ class ProgramTest {
             }
             for (String line : List.of("nope --n 10 --iterations 1", "bounded --n 10 --iterations 1",
                     "bounded --n 10 --iterations 1 --buffer -1", "sleep --n 10 --iterations 1",
-                    "sleep --n 10 --iterations 1 --duration-ms 0")) {
+                    "sleep --n 10 --iterations 1 --duration-ms 0", "skynet --n 20 --iterations 1",
+                    "skynet --n 1001 --iterations 1")) {
                 cases.add(Arguments.of(Stream.concat(Stream.of(mode), Stream.of(line.split(" "))).toList()));
             }
         }
         cases.add(Arguments.of(List.of()));
         cases.add(Arguments.of(List.of("chain", "--n", "10", "--iterations", "1"))); // no thread kind
         cases.add(Arguments.of(List.of("green", "chain", "--n", "10", "--iterations", "1")));
+        // java-platform does not declare skynet (docs/protocol.md): bad input there.
+        cases.add(Arguments.of(List.of("platform", "skynet", "--n", "10", "--iterations", "1")));
         return cases.stream();
     }
 

@@ -73,4 +73,26 @@ class WorkloadsTest {
         assertEquals(11, consumers.size(), "10 producers and one consumer");
         assertTrue(consumers.stream().allMatch(t -> t.isVirtual() == kind.equals("virtual")));
     }
+
+    /** Every node a thread: at N = 100, 1 root + 10 + 100 leaves; the sum is N(N-1)/2. */
+    @ParameterizedTest
+    @ValueSource(strings = {"virtual", "platform"})
+    void skynetSumsEveryLeafOnAThreadPerNode(String kind) throws InterruptedException {
+        var nodes = new java.util.concurrent.atomic.AtomicInteger();
+        ThreadFactory base = kind.equals("virtual") ? Thread.ofVirtual().factory() : Thread.ofPlatform().factory();
+        var w = new Workloads(task -> {
+            nodes.incrementAndGet();
+            return base.newThread(task);
+        });
+        assertEquals(100L * 99 / 2, w.skynet(100));
+        assertEquals(111, nodes.get());
+        assertEquals(0, w.skynet(1));
+        assertEquals(45, w.skynet(10));
+    }
+
+    @org.junit.jupiter.api.Test
+    void skynetSumsBeyondAnInt() throws InterruptedException {
+        // N(N-1)/2 passes 2^31 from N = 10^5 on: the sums are longs.
+        assertEquals(100_000L * 99_999 / 2, on("virtual").skynet(100_000));
+    }
 }

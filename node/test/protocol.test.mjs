@@ -42,6 +42,9 @@ const moreBad = [
   ["chain", "--n", "1", "--iterations", "1", "--bogus\nsecond line"],
   ["chain", "--n", "1", "--iterations", "1", "--version"],
   ["chain", "--help=yes"],
+  ["skynet", "--n", "20", "--iterations", "1"], // not a power of ten
+  ["skynet", "--n", "1001", "--iterations", "1"],
+  ["skynet", "--n", "1000000000", "--iterations", "1"], // 10^9: N(N-1)/2 not exact in a double
 ];
 
 describe("parseArgs", () => {
@@ -59,6 +62,9 @@ describe("parseArgs", () => {
       durationMs: 20,
     });
     assert.deepEqual(parseArgs(["chain", "--n", "5", "--iterations", "2"]), { workload: "chain", n: 5, iterations: 2 });
+    for (const n of [1, 10, 100_000_000]) {
+      assert.deepEqual(parseArgs(["skynet", "--n", String(n), "--iterations", "2"]), { workload: "skynet", n, iterations: 2 });
+    }
   });
 
   it("reads --opt value and --opt=value, in any order", () => {
@@ -120,6 +126,7 @@ for (const [id, [binary, ...args]] of Object.entries(runtimes)) {
         [["chain", "--n", "100", "--iterations", "2"], 100],
         [["chain-await", "--n", "100", "--iterations", "2"], 100],
         [["bounded", "--n", "100", "--buffer", "0", "--iterations", "2"], 4950],
+        [["skynet", "--n", "100", "--iterations", "2"], 4950],
       ];
       for (const [argv, expected] of cases) {
         const { status, stdout, stderr } = bench(...argv);
@@ -136,7 +143,7 @@ for (const [id, [binary, ...args]] of Object.entries(runtimes)) {
     });
 
     it("exits 2 with one stderr line and nothing on stdout for the protocol's bad input", () => {
-      for (const argv of [...badTable("chain"), ...moreBad.slice(-3)]) {
+      for (const argv of [...badTable("chain"), ...moreBad.slice(-6)]) {
         const { status, stdout, stderr } = bench(...argv);
         assert.equal(status, 2, argv.join(" "));
         assert.equal(stdout, "", argv.join(" "));

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { bounded, chain, chainAwait, sleep } from "../workloads.mjs";
+import { bounded, chain, chainAwait, skynet, sleep } from "../workloads.mjs";
 
 it("sleep: every task completes, concurrently", async () => {
   const start = performance.now();
@@ -29,5 +29,11 @@ it("bounded: the consumer sums every index, for rendezvous and buffered channels
     for (const buffer of [0, 1, 10, n, 2 * n]) {
       assert.deepEqual(await bounded({ n, buffer }), { result: (n * (n - 1)) / 2 }, `n=${n} buffer=${buffer}`);
     }
+  }
+});
+
+it("skynet: the tree sums every leaf index", async () => {
+  for (const n of [1, 10, 100, 100_000]) {
+    assert.deepEqual(await skynet({ n }), { result: (n * (n - 1)) / 2 }, `n=${n}`);
   }
 });

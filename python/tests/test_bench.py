@@ -9,15 +9,18 @@ import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench.py"
 LOOPS = ["asyncio", "uvloop"]
+# python-pypy's interpreter, linked by pypy.sh setup (absent: its tests skip).
+PYPY = BENCH.parent / ".pypy" / "pypy3"
+needs_pypy = pytest.mark.skipif(not PYPY.exists(), reason="no PyPy: python/pypy.sh setup linked none")
 
 
-def bench(*args):
-    return subprocess.run([sys.executable, str(BENCH), *map(str, args)],
+def bench(*args, interpreter=sys.executable):
+    return subprocess.run([str(interpreter), str(BENCH), *map(str, args)],
                           capture_output=True, text=True, timeout=60)
 
 
-def report(*args):
-    proc = bench(*args)
+def report(*args, interpreter=sys.executable):
+    proc = bench(*args, interpreter=interpreter)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert len(lines) == 1
@@ -60,6 +63,37 @@ def test_bounded_sums_every_index(loop, buffer):
     out = report("--loop", loop, "bounded", "--n", n, "--buffer", buffer, "--iterations", 3)
     check(out, "bounded", n, n * (n - 1) // 2, iterations=3, buffer=buffer)
     assert "capacity" not in out
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("n", [1, 10, 10_000])
+def test_skynet_sums_every_leaf(loop, n):
+    out = report("--loop", loop, "skynet", "--n", n, "--iterations", 2)
+    check(out, "skynet", n, n * (n - 1) // 2, iterations=2)
+    assert "spawn_ns" not in out
+
+
+def test_skynet_spawns_a_task_per_node():
+    import asyncio
+
+    sys.path.insert(0, str(BENCH.parent))
+    import bench as program
+
+    async def count():
+        created = 0
+        loop = asyncio.get_running_loop()
+
+        def factory(loop, coro, **kwargs):
+            nonlocal created
+            created += 1
+            return asyncio.Task(coro, loop=loop, **kwargs)
+
+        loop.set_task_factory(factory)
+        total = await asyncio.create_task(program.skynet(0, 100))
+        return total, created
+
+    # The root, 10 inner nodes and 100 leaves, each its own task.
+    assert asyncio.run(count()) == (4950, 111)
 
 
 @pytest.mark.parametrize("loop", LOOPS)
@@ -127,6 +161,9 @@ MORE_BAD = [
     ["chain", "--n", "3", "--iterations"],
     ["--loop", "trio", "chain", "--n", "3", "--iterations", "1"],
     ["--loop"],
+    ["skynet", "--n", "20", "--iterations", "1"],  # not a power of ten
+    ["skynet", "--n", "1001", "--iterations", "1"],
+    ["skynet", "--n", "10"],
 ]
 
 
@@ -138,7 +175,7 @@ def assert_bad(args, loop):
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("workload", ["sleep", "chain", "chain-await", "bounded"])
+@pytest.mark.parametrize("workload", ["sleep", "chain", "chain-await", "bounded", "skynet"])
 def test_protocol_bad_input_table(workload):
     for args in bad_table(workload):
         assert_bad(args, "asyncio")
@@ -148,3 +185,27 @@ def test_protocol_bad_input_table(workload):
 def test_more_bad_input(loop):
     for args in bad_table("chain") + MORE_BAD:
         assert_bad(args, loop)
+
+
+@needs_pypy
+@pytest.mark.parametrize("args, expected", [
+    (["skynet", "--n", 1000, "--iterations", 2], 499500),
+    (["chain", "--n", 1000, "--iterations", 2], 1000),
+    (["chain-await", "--n", 1000, "--iterations", 2], 1000),
+    (["bounded", "--n", 1000, "--buffer", 1, "--iterations", 2], 499500),
+    (["sleep", "--n", 1000, "--duration-ms", 50, "--iterations", 1], 1000),
+])
+def test_pypy_runs_the_same_program(args, expected):
+    # python-pypy: this bench.py on PyPy 3.9 (no asyncio.Runner there).
+    out = report(*args, interpreter=PYPY)
+    assert out["results"] == [expected] * args[-1]
+    assert out["runtime"].startswith("PyPy 7.")
+    assert bench("--version", interpreter=PYPY).stdout.strip() == out["runtime"]
+
+
+@needs_pypy
+def test_pypy_bad_input():
+    for args in bad_table("skynet") + [["skynet", "--n", "20", "--iterations", "1"]]:
+        proc = bench(*args, interpreter=PYPY)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert proc.stdout == "" and len(proc.stderr.splitlines()) == 1, (args, proc.stderr)
