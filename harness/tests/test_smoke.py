@@ -23,7 +23,8 @@ def test_every_workload_validates_at_tiny_n(language: str, tmp_path: Path) -> No
     if not lang.toolchain.present:
         pytest.skip(f"{language}: toolchain missing: {lang.toolchain.version}")
     out = tmp_path / "results"
-    proc = harness("run", "--no-report", "--impl", language, "--n", "50", "--buffer", "0,1,7",
+    # N = 100: a power of ten, so skynet runs too
+    proc = harness("run", "--no-report", "--impl", language, "--n", "100", "--buffer", "0,1,7",
                    "--duration-ms", "200", "--users", "5", "--requests", "3", "--delay-ms", "20",
                    "--repeat", "1", "--timeout", "120", "--out", str(out),
                    timeout=1800)
@@ -36,3 +37,29 @@ def test_every_workload_validates_at_tiny_n(language: str, tmp_path: Path) -> No
     assert not bad, bad
     expected = {(i.id, w) for i in IMPLS if i.language.name == language for w in i.workloads}
     assert {(r["impl"], r["workload"]) for r in rows} == expected
+
+
+# The runtimes of "Beyond the anchors" (Erlang, Elixir, Kotlin, PyPy, the C++
+# floor), at N = 10000 for every workload they declare: where a toolchain
+# does not install, the harness records `skipped` rows with the reason.
+AT_10000 = [name for name in ("erlang", "elixir", "kotlin", "cpp", "python-pypy")
+            if any(name in (i.id, i.language.name) for i in IMPLS)]
+
+
+@pytest.mark.parametrize("name", AT_10000)
+def test_new_runtimes_validate_at_n_10000(name: str, tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    proc = harness("run", "--no-report", "--impl", name, "--n", "10000", "--buffer", "0,1,100",
+                   "--duration-ms", "2000", "--repeat", "1", "--timeout", "120",
+                   "--out", str(out), timeout=1800)
+    rows = read_rows(out)
+    assert rows, proc.stdout + proc.stderr
+    statuses = {r["status"] for r in rows}
+    if statuses == {"skipped"}:
+        pytest.skip(f"{name}: {rows[0]['error']}")
+    bad = [(r["impl"], r["workload"], r["buffer"], r["status"], r["error"]) for r in rows
+           if r["status"] != "ok"]
+    assert not bad, bad
+    impls = [i for i in IMPLS if name in (i.id, i.language.name)]
+    assert {(r["impl"], r["workload"]) for r in rows} == {(i.id, w) for i in impls
+                                                           for w in i.workloads}
