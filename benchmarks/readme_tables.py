@@ -119,20 +119,47 @@ def skynet_table(groups: list[Group], ranks: Ranks, n: int) -> str:
     return table(["implementation", "cold", "warm", "peak RSS", "×floor (warm)"], rows)
 
 
+def scaling_table(groups: list[Group], workload: str, n: int) -> str:
+    """Warm iteration per CPU count (run --cpus), and the speed-up from the
+    fewest CPUs to the most."""
+    members = [g for g in groups if g.workload == workload and g.n == n
+               and g.param("cpus") is not None]
+    cpus = sorted({g.param("cpus") for g in members})
+    by = {(g.impl, g.param("cpus")): g for g in members}
+    rows = []
+    for impl in sorted({g.impl for g in members}):
+        cells = [spread(by[(impl, c)], "warm_iter_s", fmt_seconds) if (impl, c) in by else ""
+                 for c in cpus]
+        lo, hi = by.get((impl, cpus[0])), by.get((impl, cpus[-1]))
+        a = lo.median("warm_iter_s") if lo else None
+        b = hi.median("warm_iter_s") if hi else None
+        rows.append([impl] + cells + [f"{a / b:.2f}×" if a and b else ""])
+    return table(["implementation"] + [f"{c} CPU{'s' if c > 1 else ''}" for c in cpus]
+                 + [f"speed-up {cpus[0]} → {cpus[-1]}"], rows)
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: readme_tables.py RUN_DIR", file=sys.stderr)
         return 2
     results = analyse(open_run_dir(argv[0]), leave_out=("skipped",))
     groups, ranks = results.groups, results.ranks
-    print("### sleep: peak RSS\n")
-    print(sleep_table(groups, ranks), "\n")
-    print("### chain and chain-await at N = 1,000,000\n")
-    print(chain_table(groups, 1_000_000), "\n")
-    print("### bounded: warm iteration, 10,000 producers\n")
-    print(bounded_table(groups, ranks, 10_000, 10), "\n")
-    print("### skynet: 10^6 leaves\n")
-    print(skynet_table(groups, ranks, 1_000_000))
+    present = {g.workload for g in groups}
+    sections = [
+        ("sleep", "sleep: peak RSS", lambda: sleep_table(groups, ranks)),
+        ("chain", "chain and chain-await at N = 1,000,000", lambda: chain_table(groups, 1_000_000)),
+        ("bounded", "bounded: warm iteration, 10,000 producers",
+         lambda: bounded_table(groups, ranks, 10_000, 10)),
+        ("skynet", "skynet: 10^6 leaves", lambda: skynet_table(groups, ranks, 1_000_000)),
+    ]
+    if any(g.param("cpus") is not None for g in groups):  # a run with --cpus
+        sections = [(w, f"{w}: warm iteration against CPUs, N = {n:,}",
+                     (lambda w=w, n=n: scaling_table(groups, w, n)))
+                    for w, n in sorted({(g.workload, g.n) for g in groups
+                                        if g.param("cpus") is not None and g.n})]
+    for workload, title, render in sections:
+        if workload in present:
+            print(f"### {title}\n\n{render()}\n")
     return 0
 
 

@@ -13,7 +13,11 @@ from .registry import Impl
 Color = tuple[float, float, float]
 
 LANGUAGE_HUES = {"go": "#0a9bc7", "rust": "#c8401e", "csharp": "#7b3fb0", "java": "#e07b00",
-                 "node": "#3a8f2d", "python": "#2b59c3"}
+                 "node": "#3a8f2d", "python": "#2b59c3", "kotlin": "#d6336c",
+                 "erlang": "#a0522d", "elixir": "#b5179e", "cpp": "#111111"}
+# A language the table above does not name still gets a colour, not grey:
+# one of these, chosen by its name.
+SPARE_HUES = ("#17becf", "#bcbd22", "#8c564b", "#e377c2", "#7f7f00", "#006d5b")
 UNKNOWN_HUE = "#6e6e6e"
 LINE_STYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (1, 1)))
 HATCHES = (None, "//", "..", "xx", "\\\\", "--")
@@ -43,7 +47,8 @@ class Palette:
             by_language.setdefault(impl.language.name, []).append(impl.id)
         self._known: dict[str, tuple[Color, int]] = {}
         for language, ids in by_language.items():
-            hue = _rgb(LANGUAGE_HUES.get(language, UNKNOWN_HUE))
+            hue = _rgb(LANGUAGE_HUES.get(language)
+                       or SPARE_HUES[zlib.crc32(language.encode()) % len(SPARE_HUES)])
             for i, (impl, t) in enumerate(zip(ids, _shades(len(ids)))):
                 self._known[impl] = (_shade(hue, t), i)
 

@@ -30,7 +30,7 @@ def fmt_bytes(value: float | None) -> str:
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if mag >= size:
             return f"{value / size:.3g} {unit}"
-    return f"{value:.3g} B"
+    return f"{value:.0f} B"  # under 1 KiB: whole bytes ('1e+03 B' read badly)
 
 
 def fmt_duration(seconds: float) -> str:

@@ -22,6 +22,7 @@ class Planned:
     rep: int
     duration_ms: int
     iterations: int
+    timeout_s: float | None = None  # the part's own (suites.toml), else the run's
 
     @property
     def workload(self) -> Workload:
@@ -74,7 +75,8 @@ def plan(impls: list[Impl], s: Settings) -> list[Planned]:
                         runs.append(Planned(
                             impl, key, rep, duration_ms=part.duration_ms or s.duration_ms,
                             iterations=(part.iterations or s.iterations
-                                        or workload.default_iterations)))
+                                        or workload.default_iterations),
+                            timeout_s=part.timeout_s))
     return runs
 
 
@@ -105,7 +107,9 @@ def estimate_s(p: Planned, history: History | None = None) -> float:
     """How long one run should take: from this machine's earlier runs when
     there are any, else the workload's rough guess."""
     past = (history or {}).get((p.key, p.iterations))
-    return p.workload.estimate_s(p.request, past)
+    estimate = p.workload.estimate_s(p.request, past)
+    # a part's own timeout stops a run there
+    return min(estimate, p.timeout_s) if p.timeout_s is not None else estimate
 
 
 def omitted(s: Settings) -> list[str]:

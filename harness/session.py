@@ -81,7 +81,7 @@ def classify(p: Planned, s: Settings, out: Outcome) -> tuple[str, str, dict[str,
     if out.status == "oom":
         return "oom", f"RSS passed --max-rss {fmt_bytes(s.max_rss_bytes)}; process tree killed", {}
     if out.status == "timeout":
-        return "timeout", f"no exit within {s.timeout_s:g} s; process tree killed", {}
+        return "timeout", f"no exit within {p.timeout_s or s.timeout_s:g} s; process tree killed", {}
     if out.stdout_truncated:  # the launcher stopped it with SIGKILL: before the signal
         return "invalid", f"output too large (over {fmt_bytes(STDOUT_CAP_BYTES)} on stdout); " \
                           "process tree killed", {}
@@ -124,17 +124,18 @@ def _run_with(p: Planned, s: Settings, k6: Path | None, env: dict[str, str]
     argv, cwd = p.argv(), str(p.impl.language.dir)
     if p.workload.kind == "server":
         assert k6 is not None
-        served = measure_server(argv, env, cwd, p.request, k6, s.timeout_s, s.max_rss_bytes,
+        served = measure_server(argv, env, cwd, p.request, k6, p.timeout_s or s.timeout_s,
+                                s.max_rss_bytes,
                                 s.sample_interval_s)
         if served.status is not None:
             return served.outcome, served.status, served.error, {}, served.fields
         status, error, _ = classify(p, s, served.outcome)
         if status == "timeout":  # a server is not expected to exit: its load did not finish
-            error = f"the load did not finish within {s.timeout_s:g} s; server tree killed"
+            error = f"the load did not finish within {p.timeout_s or s.timeout_s:g} s; server tree killed"
         if served.error:  # what the load generator saw before the server died or was killed
             error += f"; k6: {served.error}"
         return served.outcome, status, error, {}, served.fields
-    out = run_process(argv, env, cwd, s.timeout_s, s.max_rss_bytes, s.sample_interval_s,
+    out = run_process(argv, env, cwd, p.timeout_s or s.timeout_s, s.max_rss_bytes, s.sample_interval_s,
                       p.request.param("cpus"))
     status, error, data = classify(p, s, out)
     fields: dict[str, Any] = {}
@@ -244,7 +245,6 @@ def _registries(s: Settings) -> dict[str, str]:
 def _invocation(s: Settings, impls: list[Impl], resumed: bool) -> dict[str, Any]:
     return {"started_at": utc_now(), "finished_at": None, "command": sys.argv,
             "resumed": resumed, "git": git(), "impls": [i.id for i in impls],
-            "floor_impls": [i.id for i in impls if i.floor],
             "settings": s.record(), "load_avg_1m": {"start": load_avg_1m(), "end": None}}
 
 
@@ -298,7 +298,9 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     # The newest invocation's settings and commit at the top; every one of them below.
     env.update(finished_at=None, settings=invocation["settings"], git=invocation["git"],
                toolchains={lang.name: lang.toolchain.version or None for lang in _languages(impls)},
-               program_env=redact(program_env()), registries=_registries(s))
+               program_env=redact(program_env()), registries=_registries(s),
+               # the implementations the report reads the others against (×floor)
+               floor_impls=sorted(set(env.get("floor_impls", [])) | {i.id for i in impls if i.floor}))
     env["invocations"] = env.get("invocations", []) + [invocation]
     write_env(run, env)
     print(f"recording to {relative(run.path)}")

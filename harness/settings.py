@@ -28,6 +28,7 @@ class Part:
     repeat: int | None = None
     duration_ms: int | None = None
     iterations: int | None = None
+    timeout_s: float | None = None  # this part's own; --timeout overrides it
     # Values of the workloads' own dimensions (workloads.Dimension) by name;
     # a dimension absent here runs at its declared default.
     params: dict[str, list[Any]] = field(default_factory=dict)
@@ -189,6 +190,8 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
                       repeat=None if repeat is not None else part.get("repeat"),
                       duration_ms=None if duration_ms is not None else part.get("duration_ms"),
                       iterations=None if iterations is not None else part.get("iterations"),
+                      timeout_s=None if opts.get("timeout") is not None else (
+                          positive(part["timeout_s"], "timeout_s") if "timeout_s" in part else None),
                       params={**_params(part, suite=True), **params})
                  for part in suite["part"]]
     else:

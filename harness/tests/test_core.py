@@ -93,6 +93,17 @@ def test_a_suite_supplies_what_no_option_gives() -> None:
     assert [p.params for p in http] == [{"users": [5], "requests": [3], "delay_ms": [20]}]
 
 
+def test_a_part_may_have_its_own_timeout_which_timeout_overrides() -> None:
+    impl = Impl("x", GO, "Go", ["x-bin"], ["chain", "chain-await", "bounded"])
+    timed = {p.timeout_s for p in plan([impl], settings(suite="default"))
+             if p.key.n == 1_000_000}
+    assert timed == {60.0}  # the 1M chains (suites.toml), no other part
+    assert {p.timeout_s for p in plan([impl], settings(suite="default"))
+            if p.key.n != 1_000_000} == {None}
+    assert {p.timeout_s for p in plan([impl], settings(suite="default", timeout=5.0))} == {None}
+    assert settings(suite="default", timeout=5.0).timeout_s == 5.0
+
+
 def test_plan_expands_a_workloads_own_dimensions() -> None:
     server = Impl("srv", GO, "Go", ["srv-bin"], ["chain", "http"])
     s = settings(workload="http", users="5,10", style="async,sync", pool_threads="4", n="99")

@@ -106,3 +106,26 @@ def test_merge_refuses_bad_input_in_one_line(tmp_path: Path, out: Path) -> None:
                  [str(FIXTURE), str(FIXTURE), "--labels", "only-one"]):
         proc = harness("merge", *args, "--out", str(out))
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (args, proc)
+
+
+def test_a_floor_implementation_is_recorded_and_read_against(tmp_path: Path, out: Path) -> None:
+    fake = Path(__file__).parent / "fakes" / "fake"
+    registry = tmp_path / "impls.toml"
+    registry.write_text(f'''[language]
+name = "floorlang"
+detect = ["{{python}}", "-c", "print('Python')"]
+build = ["{{python}}", "-c", "pass"]
+test = ["{{python}}", "-c", "pass"]
+
+[[impl]]
+id = "fake-floor"
+run = ["{{python}}", "{fake}/fake.py", "--mode", "good"]
+workloads = ["chain"]
+floor = true
+''')
+    proc = harness("run", "--impl", "fake-good,fake-floor", "--workload", "chain", "--n", "10",
+                   "--repeat", "1", "--registry", str(registry), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    env = json.loads((out / "latest" / "env.json").read_text())
+    assert env["floor_impls"] == ["fake-floor"]
+    assert "| ×floor |" in (out / "latest" / "report.md").read_text()
