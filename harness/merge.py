@@ -67,11 +67,11 @@ def merge(dirs: list[str], out: Path, labels: list[str] | None = None) -> RunDir
                                                       "host", "git", "toolchains", "settings",
                                                       "runtimes")}
             machines[name]["dir"] = str(run.path)
-    started = sorted(e.get("started_at") or "" for e in envs)
+    started = [e["started_at"] for e in envs if e.get("started_at")]
+    finished = [e["finished_at"] for e in envs if e.get("finished_at")]
     merged.write_env({
         "run_id": merged.name, "merged_at": utc_now(),
-        "started_at": started[0] or None, "finished_at": max(e.get("finished_at") or "" for e in envs)
-        or None,
+        "started_at": min(started, default=None), "finished_at": max(finished, default=None),
         "host": {"hostname": f"{len(machines)} machines merged"},
         "floor_impls": sorted({i for e in envs for i in e.get("floor_impls") or ()}),
         "machines": machines,
