@@ -2,7 +2,7 @@
 # Set up, build every implementation whose toolchain is present, run the
 # default suite (or --quick), and print where the results are.
 #   ./run.sh            the default suite (about 30 minutes on 2 cores)
-#   ./run.sh --quick    every implementation and workload at small N (about a minute)
+#   ./run.sh --quick    every implementation and workload at small N (two to three minutes)
 # Any other option goes to `python -m harness run` (e.g. --repeat 1, --n 1000,10000).
 set -euo pipefail
 cd "$(dirname "$0")"
