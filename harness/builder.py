@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import subprocess
+import sys
+import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +20,37 @@ class BuildResult:
     error: str = ""
 
 
+def _step(cmd: list[str], lang: Language) -> tuple[int, str, str]:
+    """Run one set-up or build command: (exit status, stdout, stderr). A
+    stderr line that starts with the language's name and a colon is said to
+    the user as it comes ("erlang: installing Debian's erlang-base ..."):
+    that is how a set-up announces what it fetches or installs before it does
+    (docs/implementations.md); everything else goes to the log only."""
+    announce = f"{lang.name}:"
+    with tempfile.TemporaryFile(mode="w+") as out:
+        proc = subprocess.Popen(cmd, cwd=lang.dir, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.PIPE, text=True, errors="replace")
+        timer = threading.Timer(BUILD_TIMEOUT_S, proc.kill)
+        timer.start()
+        err: list[str] = []
+        try:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                err.append(line)
+                if line.startswith(announce):
+                    print(line.rstrip(), file=sys.stderr, flush=True)
+            code = proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if code < 0 and timer.finished.is_set():
+            err.append(f"killed after {BUILD_TIMEOUT_S} s\n")
+        out.seek(0)
+        return code, out.read(), "".join(err)
+
+
 def build_language(lang: Language, log_path: Path | None) -> BuildResult:
     """Run setup then build, appending their output to log_path."""
     steps = [("setup", lang.setup), ("build", lang.build)]
@@ -25,17 +59,16 @@ def build_language(lang: Language, log_path: Path | None) -> BuildResult:
             continue
         cmd = lang.expand(argv)
         try:
-            proc = subprocess.run(cmd, cwd=lang.dir, stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            code, stdout, stderr = _step(cmd, lang)
+        except OSError as exc:
             return BuildResult(False, f"{lang.name} {name} failed: {exc}")
         if log_path is not None:
             with log_path.open("a") as log:
-                log.write(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}\n[exit {proc.returncode}]\n")
-        if proc.returncode != 0:
-            tail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-1:] or [""]
+                log.write(f"$ {' '.join(cmd)}\n{stdout}{stderr}\n[exit {code}]\n")
+        if code != 0:
+            tail = (stderr.strip() or stdout.strip()).splitlines()[-1:] or [""]
             where = f"; log: {log_path}" if log_path else ""
-            return BuildResult(False, f"{lang.name} {name} exited {proc.returncode}: {tail[0]}{where}")
+            return BuildResult(False, f"{lang.name} {name} exited {code}: {tail[0]}{where}")
     return BuildResult(True)
 
 

@@ -15,7 +15,7 @@ mkdir -p build
 ln -sfn "$home" build/jdk
 kotlin=$(sed -n 's|.*<kotlin.version>\(.*\)</kotlin.version>.*|\1|p' pom.xml)
 if [ ! -d "$HOME/.m2/repository/org/jetbrains/kotlin/kotlin-compiler-embeddable/$kotlin" ]; then
-    echo "first build: Maven downloads the Kotlin $kotlin compiler, kotlinx.coroutines, JUnit and the Maven plugins into ~/.m2 (about 90 MB, once)" >&2
+    echo "kotlin: first build: Maven downloads the Kotlin $kotlin compiler, kotlinx.coroutines, JUnit and the Maven plugins into ~/.m2 (about 90 MB, once)" >&2
 fi
 rm -rf target/lib
 exec mvn -B -q "${1:-process-classes}"

@@ -319,3 +319,29 @@ def test_bring_your_own_program_with_registry(out: Path, tmp_path: Path) -> None
     for bad in (tmp_path / "nope.toml", FAKES / "fake" / "impls.toml"):
         proc = harness("list", "--registry", str(bad))
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_a_setup_says_what_it_installs_as_it_goes(tmp_path: Path, out: Path) -> None:
+    """A set-up's stderr line that starts with its language's name reaches
+    the user; the rest of its output goes to the build log only."""
+    fake = Path(__file__).parent / "fakes" / "fake"
+    registry = tmp_path / "impls.toml"
+    registry.write_text(f'''[language]
+name = "announcer"
+detect = ["{{python}}", "-c", "print('Python')"]
+setup = ["sh", "-c", "echo 'announcer: installing nothing, about 0 MB' >&2; echo 'noise' >&2"]
+build = ["{{python}}", "-c", "pass"]
+test = ["{{python}}", "-c", "pass"]
+
+[[impl]]
+id = "announced"
+run = ["{{python}}", "{fake}/fake.py", "--mode", "good"]
+workloads = ["chain"]
+''')
+    proc = harness("run", "--impl", "announced", "--workload", "chain", "--n", "10", "--repeat", "1",
+                   "--no-report", "--registry", str(registry), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "announcer: installing nothing, about 0 MB" in proc.stderr
+    assert "noise" not in proc.stderr
+    log = (out / "latest" / "build-announcer.log").read_text()
+    assert "noise" in log and "announcer: installing nothing" in log
