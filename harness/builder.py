@@ -30,7 +30,13 @@ def _step(cmd: list[str], lang: Language) -> tuple[int, str, str]:
     with tempfile.TemporaryFile(mode="w+") as out:
         proc = subprocess.Popen(cmd, cwd=lang.dir, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.PIPE, text=True, errors="replace")
-        timer = threading.Timer(BUILD_TIMEOUT_S, proc.kill)
+        timed_out = threading.Event()
+
+        def expire() -> None:
+            timed_out.set()
+            proc.kill()
+
+        timer = threading.Timer(BUILD_TIMEOUT_S, expire)
         timer.start()
         err: list[str] = []
         try:
@@ -45,7 +51,7 @@ def _step(cmd: list[str], lang: Language) -> tuple[int, str, str]:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        if code < 0 and timer.finished.is_set():
+        if timed_out.is_set():
             err.append(f"killed after {BUILD_TIMEOUT_S} s\n")
         out.seek(0)
         return code, out.read(), "".join(err)

@@ -1,5 +1,5 @@
 """`harness merge`: run directories from several machines (a CI matrix's
-artifacts, docs/machines.md) combined into one run directory. Every row
+artifacts: README, "Results from many machines") combined into one run directory. Every row
 keeps its own run_id and gains a `machine` (a dimension of every workload,
 workloads.MACHINE), so report, plots and compare read the machines side by
 side; env.json keeps each machine's environment under `machines`."""

@@ -4,6 +4,7 @@ should take. Pure: no process is started here."""
 from __future__ import annotations
 
 import itertools
+import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ class Planned:
     rep: int
     duration_ms: int
     iterations: int
-    timeout_s: float | None = None  # the part's own (suites.toml), else the run's
+    timeout_s: float = math.inf  # the part's own (suites.toml), else the run's
 
     @property
     def workload(self) -> Workload:
@@ -76,7 +77,7 @@ def plan(impls: list[Impl], s: Settings) -> list[Planned]:
                             impl, key, rep, duration_ms=part.duration_ms or s.duration_ms,
                             iterations=(part.iterations or s.iterations
                                         or workload.default_iterations),
-                            timeout_s=part.timeout_s))
+                            timeout_s=part.timeout_s or s.timeout_s))
     return runs
 
 
@@ -107,9 +108,8 @@ def estimate_s(p: Planned, history: History | None = None) -> float:
     """How long one run should take: from this machine's earlier runs when
     there are any, else the workload's rough guess."""
     past = (history or {}).get((p.key, p.iterations))
-    estimate = p.workload.estimate_s(p.request, past)
-    # a part's own timeout stops a run there
-    return min(estimate, p.timeout_s) if p.timeout_s is not None else estimate
+    # no run outlasts its timeout
+    return min(p.workload.estimate_s(p.request, past), p.timeout_s)
 
 
 def omitted(s: Settings) -> list[str]:

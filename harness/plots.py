@@ -156,17 +156,19 @@ class _Run:
             registry = []
         palette = Palette(registry)
         impls = {g.impl for g in self.groups} | {s["impl"] for s in self.samples}
+        self.color = {impl: palette.color(impl) for impl in impls}
+        self.line = {impl: palette.line_style(impl) for impl in impls}
+        self.hatch = {impl: palette.hatch(impl) for impl in impls}
         # A series is an impl, or one of its CPU counts or machines (Group.series):
         # the impl's colour, and a line style of its own among its variants.
-        names = sorted(impls | {g.series for g in self.groups})
-        self.color = {n: palette.color(n.split(" ")[0]) for n in names}
-        self.hatch = {n: palette.hatch(n.split(" ")[0]) for n in names}
-        self.line = {}
-        for impl in impls:
-            variants = [n for n in names if n.split(" ")[0] == impl and n != impl]
-            self.line[impl] = palette.line_style(impl)
-            self.line.update({n: VARIANT_LINES[i % len(VARIANT_LINES)]
-                              for i, n in enumerate(variants)})
+        variants: dict[str, set[str]] = defaultdict(set)
+        for g in self.groups:
+            if g.series != g.impl:
+                variants[g.impl].add(g.series)
+        for impl, names in variants.items():
+            for i, name in enumerate(sorted(names)):
+                self.color[name], self.hatch[name] = self.color[impl], self.hatch[impl]
+                self.line[name] = VARIANT_LINES[i % len(VARIANT_LINES)]
 
     def of(self, workload: str) -> list[Group]:
         return [g for g in self.groups if g.workload == workload and g.n is not None]
@@ -667,8 +669,7 @@ def cpu_scaling(run: _Run, out: Path, w: Workload) -> list[Path]:
                             yerr=[[(m.median - m.min) * scale for _, m in have],
                                   [(m.max - m.median) * scale for _, m in have]],
                             marker="o", markersize=4, capsize=2, label=name,
-                            color=run.color[name.split(" ")[0]],
-                            linestyle=run.line[name.split(" ")[0]])
+                            color=run.color[points[0].impl], linestyle=run.line[points[0].impl])
             for g in points:
                 if metric not in g.metrics and g.failure and g.failure != "skipped":
                     _mark_failed(ax, g.param("cpus"), g.failure)

@@ -81,7 +81,7 @@ def classify(p: Planned, s: Settings, out: Outcome) -> tuple[str, str, dict[str,
     if out.status == "oom":
         return "oom", f"RSS passed --max-rss {fmt_bytes(s.max_rss_bytes)}; process tree killed", {}
     if out.status == "timeout":
-        return "timeout", f"no exit within {p.timeout_s or s.timeout_s:g} s; process tree killed", {}
+        return "timeout", f"no exit within {p.timeout_s:g} s; process tree killed", {}
     if out.stdout_truncated:  # the launcher stopped it with SIGKILL: before the signal
         return "invalid", f"output too large (over {fmt_bytes(STDOUT_CAP_BYTES)} on stdout); " \
                           "process tree killed", {}
@@ -124,18 +124,17 @@ def _run_with(p: Planned, s: Settings, k6: Path | None, env: dict[str, str]
     argv, cwd = p.argv(), str(p.impl.language.dir)
     if p.workload.kind == "server":
         assert k6 is not None
-        served = measure_server(argv, env, cwd, p.request, k6, p.timeout_s or s.timeout_s,
-                                s.max_rss_bytes,
+        served = measure_server(argv, env, cwd, p.request, k6, p.timeout_s, s.max_rss_bytes,
                                 s.sample_interval_s)
         if served.status is not None:
             return served.outcome, served.status, served.error, {}, served.fields
         status, error, _ = classify(p, s, served.outcome)
         if status == "timeout":  # a server is not expected to exit: its load did not finish
-            error = f"the load did not finish within {p.timeout_s or s.timeout_s:g} s; server tree killed"
+            error = f"the load did not finish within {p.timeout_s:g} s; server tree killed"
         if served.error:  # what the load generator saw before the server died or was killed
             error += f"; k6: {served.error}"
         return served.outcome, status, error, {}, served.fields
-    out = run_process(argv, env, cwd, p.timeout_s or s.timeout_s, s.max_rss_bytes, s.sample_interval_s,
+    out = run_process(argv, env, cwd, p.timeout_s, s.max_rss_bytes, s.sample_interval_s,
                       p.request.param("cpus"))
     status, error, data = classify(p, s, out)
     fields: dict[str, Any] = {}

@@ -20,6 +20,28 @@ def harness(*args: str, extra_env: dict[str, str] | None = None,
                           capture_output=True, text=True, timeout=timeout)
 
 
+def fake_registry(folder: Path, language: str, impl_id: str, language_extra: str = "",
+                  impl_extra: str = "") -> Path:
+    """An impls.toml of its own (for --registry): one language whose one
+    implementation is the good fake, running chain; extra TOML lines for the
+    [language] table and the [[impl]]."""
+    path = folder / "impls.toml"
+    path.write_text(f"""[language]
+name = "{language}"
+detect = ["{{python}}", "-c", "print('Python')"]
+build = ["{{python}}", "-c", "pass"]
+test = ["{{python}}", "-c", "pass"]
+{language_extra}
+
+[[impl]]
+id = "{impl_id}"
+run = ["{{python}}", "{FAKES / 'fake'}/fake.py", "--mode", "good"]
+workloads = ["chain"]
+{impl_extra}
+""")
+    return path
+
+
 def read_rows(out: Path) -> list[dict[str, str]]:
     with (out / "latest" / "runs.csv").open(newline="") as f:
         return list(csv.DictReader(f))

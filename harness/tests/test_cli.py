@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FAKES, ROOT, harness, leftovers as _leftovers, read_rows
+from .conftest import FAKES, ROOT, fake_registry, harness, leftovers as _leftovers, read_rows
 
 RUN = ["run", "--no-report", "--repeat", "1"]
 
@@ -324,20 +324,9 @@ def test_bring_your_own_program_with_registry(out: Path, tmp_path: Path) -> None
 def test_a_setup_says_what_it_installs_as_it_goes(tmp_path: Path, out: Path) -> None:
     """A set-up's stderr line that starts with its language's name reaches
     the user; the rest of its output goes to the build log only."""
-    fake = Path(__file__).parent / "fakes" / "fake"
-    registry = tmp_path / "impls.toml"
-    registry.write_text(f'''[language]
-name = "announcer"
-detect = ["{{python}}", "-c", "print('Python')"]
-setup = ["sh", "-c", "echo 'announcer: installing nothing, about 0 MB' >&2; echo 'noise' >&2"]
-build = ["{{python}}", "-c", "pass"]
-test = ["{{python}}", "-c", "pass"]
-
-[[impl]]
-id = "announced"
-run = ["{{python}}", "{fake}/fake.py", "--mode", "good"]
-workloads = ["chain"]
-''')
+    registry = fake_registry(tmp_path, "announcer", "announced", language_extra=(
+        """setup = ["sh", "-c", "echo 'announcer: installing nothing, about 0 MB' >&2; """
+        """echo 'noise' >&2"]"""))
     proc = harness("run", "--impl", "announced", "--workload", "chain", "--n", "10", "--repeat", "1",
                    "--no-report", "--registry", str(registry), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
@@ -345,3 +334,11 @@ workloads = ["chain"]
     assert "noise" not in proc.stderr
     log = (out / "latest" / "build-announcer.log").read_text()
     assert "noise" in log and "announcer: installing nothing" in log
+
+
+def test_a_build_step_killed_by_a_signal_is_not_called_a_timeout(tmp_path: Path) -> None:
+    from harness.builder import _step
+    from harness.registry import Language
+    lang = Language("sig", tmp_path, ["true"], ["true"], ["true"])
+    code, _, err = _step(["sh", "-c", "echo 'sig: starting' >&2; kill -9 $$"], lang)
+    assert code == -9 and "killed after" not in err and "sig: starting" in err

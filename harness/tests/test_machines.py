@@ -11,7 +11,7 @@ from pathlib import Path
 from harness.analysis import analyse
 from harness.rundir import RunDir
 
-from .conftest import harness, read_rows
+from .conftest import fake_registry, harness, read_rows
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run"
 USABLE = len(os.sched_getaffinity(0))
@@ -109,20 +109,7 @@ def test_merge_refuses_bad_input_in_one_line(tmp_path: Path, out: Path) -> None:
 
 
 def test_a_floor_implementation_is_recorded_and_read_against(tmp_path: Path, out: Path) -> None:
-    fake = Path(__file__).parent / "fakes" / "fake"
-    registry = tmp_path / "impls.toml"
-    registry.write_text(f'''[language]
-name = "floorlang"
-detect = ["{{python}}", "-c", "print('Python')"]
-build = ["{{python}}", "-c", "pass"]
-test = ["{{python}}", "-c", "pass"]
-
-[[impl]]
-id = "fake-floor"
-run = ["{{python}}", "{fake}/fake.py", "--mode", "good"]
-workloads = ["chain"]
-floor = true
-''')
+    registry = fake_registry(tmp_path, "floorlang", "fake-floor", impl_extra="floor = true")
     proc = harness("run", "--impl", "fake-good,fake-floor", "--workload", "chain", "--n", "10",
                    "--repeat", "1", "--registry", str(registry), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
