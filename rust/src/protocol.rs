@@ -1,6 +1,7 @@
 //! The program protocol shared by every binary (docs/protocol.md): parse
-//! `WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]`, run K
-//! timed iterations, print one JSON line.
+//! `WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+//! [--warmup-ms W]`, run the untimed warm-up and K timed iterations, print
+//! one JSON line.
 
 use std::io;
 use std::num::{NonZeroU64, NonZeroUsize};
@@ -52,13 +53,20 @@ struct Cli {
     /// How long each task sleeps in milliseconds, required by `sleep` (> 0).
     #[arg(long, value_name = "D")]
     duration_ms: Option<NonZeroU64>,
+    /// Run the workload untimed until W ms have passed before the timed
+    /// iterations (default 0).
+    #[arg(long, value_name = "W", default_value_t = 0)]
+    warmup_ms: u64,
 }
 
 /// What a binary is: its implementation id, runtime label and abilities.
 pub struct Implementation {
     pub id: &'static str,
-    /// Runtime name and crate versions, e.g. `tokio 1.54.1`.
+    /// Runtime name and crate versions, e.g. `tokio 1.54.1, rustc 1.95.0`.
     pub runtime: &'static str,
+    /// The global allocator the binary declares (`MIMALLOC` or
+    /// `SYSTEM_MALLOC`), appended to the runtime label.
+    pub allocator: &'static str,
     /// The workloads it declares in impls.toml; any other is bad input.
     pub workloads: &'static [Workload],
     /// Whether its channels accept capacity 0; if not, `--buffer 0` runs
@@ -101,6 +109,8 @@ pub struct Args {
     pub work: Work,
     pub n: usize,
     pub iterations: usize,
+    /// Untimed runs go on until their times add up to this.
+    pub warmup: Duration,
 }
 
 /// One timed iteration.
@@ -119,14 +129,35 @@ struct Report {
     result: u64,
     results: Vec<u64>,
     iter_ns: Vec<u64>,
+    warmup_ns: Vec<u64>,
+    warmup_results: Vec<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     spawn_ns: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     capacity: Option<usize>,
-    runtime: &'static str,
+    runtime: String,
 }
 
+/// The warm-up stops after this many runs even if W ms have not passed, so
+/// that the JSON line of a run of microseconds stays small.
+pub const WARMUP_RUNS_MAX: usize = 10_000;
+
+/// The allocator labels of `Implementation::allocator`.
+pub const MIMALLOC: &str = concat!(
+    "mimalloc ",
+    env!("MIMALLOC_VERSION"),
+    " (libmimalloc-sys ",
+    env!("LIBMIMALLOC_SYS_VERSION"),
+    ", mimalloc v3)"
+);
+pub const SYSTEM_MALLOC: &str = "system malloc (glibc)";
+
 impl Implementation {
+    /// The runtime label of `--version` and the JSON line.
+    pub fn label(&self) -> String {
+        format!("{}, {}", self.runtime, self.allocator)
+    }
+
     /// Parses the process arguments. `--help` prints the usage on stdout and
     /// `--version` the runtime label, both exit 0; bad arguments exit 2 with
     /// one line on stderr and nothing on stdout.
@@ -136,7 +167,7 @@ impl Implementation {
             .try_get_matches_from_mut(std::env::args_os())
             .and_then(|matches| {
                 if matches.get_flag("version") {
-                    println!("{}", self.runtime);
+                    println!("{}", self.label());
                     process::exit(0);
                 }
                 self.args(&mut command, &matches)
@@ -161,7 +192,7 @@ impl Implementation {
         Cli::command()
             .name(self.id)
             .override_usage(format!(
-                "{} WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]",
+                "{} WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D] [--warmup-ms W]",
                 self.id
             ))
             .mut_arg("workload", |arg| arg.value_parser(declared))
@@ -219,23 +250,22 @@ impl Implementation {
             work,
             n: cli.n.get(),
             iterations: cli.iterations.get(),
+            warmup: Duration::from_millis(cli.warmup_ms),
         })
     }
 
-    /// Runs the iterations and prints the JSON line. An iteration that fails
-    /// (a thread that cannot be spawned) ends the process with status 1 and
-    /// one line on stderr.
+    /// Runs the warm-up, then the iterations, and prints the JSON line. A
+    /// run that fails (a thread that cannot be spawned) ends the process
+    /// with status 1 and one line on stderr.
     pub fn run(&self, args: &Args, mut iteration: impl FnMut(&Args) -> io::Result<Sample>) {
-        let mut samples = Vec::with_capacity(args.iterations);
-        for _ in 0..args.iterations {
-            match iteration(args) {
-                Ok(sample) => samples.push(sample),
-                Err(err) => {
-                    eprintln!("error: {err}");
-                    process::exit(1);
-                }
-            }
-        }
+        let mut once = || {
+            iteration(args).unwrap_or_else(|err| {
+                eprintln!("error: {err}");
+                process::exit(1);
+            })
+        };
+        let warmup = warm_up(args.warmup, WARMUP_RUNS_MAX, &mut once);
+        let samples: Vec<_> = (0..args.iterations).map(|_| once()).collect();
         let (buffer, capacity) = match args.work {
             Work::Bounded { buffer, capacity } => {
                 (Some(buffer), (capacity != buffer).then_some(capacity))
@@ -249,15 +279,30 @@ impl Implementation {
             result: samples.last().expect("at least one iteration").result,
             results: samples.iter().map(|s| s.result).collect(),
             iter_ns: samples.iter().map(|s| nanos(s.elapsed)).collect(),
+            warmup_ns: warmup.iter().map(|s| nanos(s.elapsed)).collect(),
+            warmup_results: warmup.iter().map(|s| s.result).collect(),
             spawn_ns: samples[0].spawn.map(nanos),
             capacity,
-            runtime: self.runtime,
+            runtime: self.label(),
         };
         println!(
             "{}",
             serde_json::to_string(&report).expect("report serializes")
         );
     }
+}
+
+/// Runs `once` while the runs so far took less than `warmup` in all and
+/// number fewer than `max_runs` (docs/protocol.md, `--warmup-ms`).
+fn warm_up(warmup: Duration, max_runs: usize, mut once: impl FnMut() -> Sample) -> Vec<Sample> {
+    let mut runs = Vec::new();
+    let mut total = Duration::ZERO;
+    while total < warmup && runs.len() < max_runs {
+        let sample = once();
+        total += sample.elapsed;
+        runs.push(sample);
+    }
+    runs
 }
 
 /// Whether `n` is 1, 10, 100, ... (skynet's tree has 10 children a node).
@@ -293,6 +338,7 @@ mod tests {
     const TEST: Implementation = Implementation {
         id: "rust-test",
         runtime: "test 1.0",
+        allocator: SYSTEM_MALLOC,
         workloads: &[Workload::Sleep, Workload::Bounded, Workload::Skynet],
         rendezvous: false,
         after_help: None,
@@ -318,6 +364,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!((args.n, args.iterations), (5, 2));
+        assert_eq!(args.warmup, Duration::ZERO);
         let duration = Duration::from_millis(7);
         assert_eq!(args.work, Work::Sleep { duration });
         let args = parse(&["bounded", "--n", "5", "--iterations", "1", "--buffer", "3"]).unwrap();
@@ -327,6 +374,48 @@ mod tests {
             let args = parse(&["skynet", "--n", n, "--iterations", "1"]).unwrap();
             assert_eq!((args.work, args.n), (Work::Skynet, n.parse().unwrap()));
         }
+    }
+
+    #[test]
+    fn takes_a_warmup_for_any_workload() {
+        let args = parse(&[
+            "bounded",
+            "--n",
+            "5",
+            "--iterations",
+            "1",
+            "--buffer",
+            "3",
+            "--warmup-ms",
+            "250",
+        ])
+        .unwrap();
+        assert_eq!(args.warmup, Duration::from_millis(250));
+        let args = parse(&[
+            "skynet",
+            "--n",
+            "10",
+            "--iterations",
+            "1",
+            "--warmup-ms",
+            "0",
+        ])
+        .unwrap();
+        assert_eq!(args.warmup, Duration::ZERO);
+    }
+
+    #[test]
+    fn the_warmup_stops_at_its_time_or_its_run_cap() {
+        let run = |ms| {
+            move || Sample {
+                result: 1,
+                elapsed: Duration::from_millis(ms),
+                spawn: None,
+            }
+        };
+        assert_eq!(warm_up(Duration::from_millis(10), 100, run(4)).len(), 3);
+        assert_eq!(warm_up(Duration::ZERO, 100, run(4)).len(), 0);
+        assert_eq!(warm_up(Duration::from_secs(60), 3, run(1)).len(), 3);
     }
 
     #[test]
@@ -372,6 +461,25 @@ mod tests {
             &["skynet", "--n", "2", "--iterations", "1"],
             &["skynet", "--n", "1001", "--iterations", "1"],
             &["spin", "--n", "3", "--iterations", "1"],
+            &[
+                "skynet",
+                "--n",
+                "10",
+                "--iterations",
+                "1",
+                "--warmup-ms",
+                "-1",
+            ],
+            &[
+                "skynet",
+                "--n",
+                "10",
+                "--iterations",
+                "1",
+                "--warmup-ms",
+                "x",
+            ],
+            &["skynet", "--n", "10", "--iterations", "1", "--warmup-ms"],
         ] {
             let err = parse(argv)
                 .err()

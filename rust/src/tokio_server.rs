@@ -36,7 +36,7 @@ use tokio::task;
 
 use crate::protocol::one_line;
 
-/// The runtime label of the ready line.
+/// The runtime label of the ready line, before the allocator's.
 pub const LABEL: &str = concat!(
     "tokio ",
     env!("TOKIO_VERSION"),
@@ -98,7 +98,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Config, clap::Error
 /// `args`: `serve` and what follows it. Returns the exit status: 0 after
 /// SIGTERM or SIGINT, 1 if the server cannot start, 2 for bad arguments
 /// (one line on stderr). `--help` prints the usage on stdout and exits 0.
-pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
+pub fn main(args: impl IntoIterator<Item = OsString>, allocator: &str) -> i32 {
     let config = match parse(args) {
         Ok(config) => config,
         Err(err) if err.kind() == ErrorKind::DisplayHelp => err.exit(),
@@ -115,7 +115,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
             return 1;
         }
     };
-    let status = rt.block_on(serve(&config, stop));
+    let status = rt.block_on(serve(&config, stop, format!("{LABEL}, {allocator}")));
     // The process exits with the runtime still running: requests in flight
     // die with it. Dropping the runtime would wait for every handler (a
     // `sync` one sleeps up to 3·D); shutting it down in the background
@@ -163,7 +163,7 @@ struct Ready {
     listening: u16,
     styles: [&'static str; 5],
     threads: Option<NonZeroUsize>,
-    runtime: &'static str,
+    runtime: String,
 }
 
 /// Waits for SIGTERM or SIGINT on a thread of its own, with its own
@@ -207,7 +207,7 @@ fn watch_signals() -> io::Result<oneshot::Receiver<()>> {
 
 /// Listens on 127.0.0.1, prints the ready line and accepts connections until
 /// `stop` completes (SIGTERM or SIGINT); returns the exit status.
-async fn serve(config: &Config, mut stop: oneshot::Receiver<()>) -> i32 {
+async fn serve(config: &Config, mut stop: oneshot::Receiver<()>, label: String) -> i32 {
     let listener = match TcpListener::bind((Ipv4Addr::LOCALHOST, config.port)).await {
         Ok(listener) => listener,
         Err(err) => {
@@ -222,7 +222,7 @@ async fn serve(config: &Config, mut stop: oneshot::Receiver<()>) -> i32 {
         listening: listener.local_addr().map_or(config.port, |a| a.port()),
         styles: Style::NAMES,
         threads: config.threads,
-        runtime: LABEL,
+        runtime: label,
     };
     let line = serde_json::to_string(&ready).expect("the ready line serializes");
     let mut stdout = io::stdout().lock();

@@ -19,7 +19,7 @@ pub const LABEL: &str = concat!(
     env!("RUSTC_VERSION")
 );
 
-/// The program of `rust-tokio` and `rust-tokio-mimalloc` (the same code, two
+/// The program of `rust-tokio` and `rust-tokio-glibc` (the same code, two
 /// binaries that differ only by their global allocator): parse, build the
 /// runtime, run the iterations, print the JSON line.
 pub fn main(implementation: &Implementation) {

@@ -14,7 +14,7 @@ const BINARIES: [(&str, &[&str]); 6] = [
         &["sleep", "chain", "bounded", "skynet"],
     ),
     (
-        env!("CARGO_BIN_EXE_rust-tokio-mimalloc"),
+        env!("CARGO_BIN_EXE_rust-tokio-glibc"),
         &["sleep", "chain", "bounded", "skynet"],
     ),
     (
@@ -89,6 +89,10 @@ fn bad_cases(workloads: &[&'static str]) -> Vec<Vec<&'static str>> {
         case.extend_from_slice(extra);
     }
     cases.push([&[w, "--n", "10"][..], extra].concat());
+    for warmup in ["-1", "x", "1.5"] {
+        cases.push([&good(w)[..], &["--warmup-ms", warmup]].concat());
+    }
+    cases.push([&good(w)[..], &["--warmup-ms"]].concat());
     if workloads.contains(&"bounded") {
         cases.push(vec!["bounded", "--n", "10", "--iterations", "1"]);
         cases.push(vec![
@@ -236,6 +240,37 @@ fn chain_and_bounded_report_every_iteration() {
 }
 
 #[test]
+fn the_warmup_runs_until_its_time_is_up_and_apart_from_the_iterations() {
+    for (binary, workloads) in BINARIES {
+        let workload = workloads[workloads.len() - 1];
+        let args = [&good(workload)[..], &["--warmup-ms", "30"]].concat();
+        let json = report(binary, &args);
+        let times: Vec<u64> = serde_json::from_value(json["warmup_ns"].clone()).unwrap();
+        let answers = json["warmup_results"].as_array().unwrap();
+        assert!(
+            !times.is_empty() && answers.len() == times.len(),
+            "{binary}: {json}"
+        );
+        assert!(
+            answers.iter().all(|a| *a == json["result"]),
+            "{binary}: {json}"
+        );
+        let total: u64 = times.iter().sum();
+        // The last run is the one that reached 30 ms.
+        assert!(total >= 30_000_000, "{binary}: {json}");
+        assert!(
+            total - times[times.len() - 1] < 30_000_000,
+            "{binary}: {json}"
+        );
+        assert_eq!(json["iter_ns"].as_array().unwrap().len(), 1);
+
+        let json = report(binary, &good(workload));
+        assert_eq!(json["warmup_ns"], serde_json::json!([]), "{binary}");
+        assert_eq!(json["warmup_results"], serde_json::json!([]), "{binary}");
+    }
+}
+
+#[test]
 fn skynet_sums_the_leaves_of_every_iteration() {
     for (binary, workloads) in BINARIES {
         if !workloads.contains(&"skynet") {
@@ -256,19 +291,20 @@ fn skynet_sums_the_leaves_of_every_iteration() {
 }
 
 #[test]
-fn version_prints_the_runtime_label() {
-    let output = run(env!("CARGO_BIN_EXE_rust-tokio"), &["--version"]);
-    assert!(output.status.success());
+fn version_prints_the_runtime_label_with_the_allocator() {
+    let label = |binary: &str| {
+        let output = run(binary, &["--version"]);
+        assert!(output.status.success());
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let tokio = label(env!("CARGO_BIN_EXE_rust-tokio"));
     assert!(
-        String::from_utf8(output.stdout)
-            .unwrap()
-            .starts_with("tokio 1.")
+        tokio.starts_with("tokio 1.") && tokio.contains(", mimalloc 0."),
+        "{tokio}"
     );
-    let output = run(env!("CARGO_BIN_EXE_rust-tokio-mimalloc"), &["--version"]);
-    assert!(output.status.success());
-    let label = String::from_utf8(output.stdout).unwrap();
+    let glibc = label(env!("CARGO_BIN_EXE_rust-tokio-glibc"));
     assert!(
-        label.starts_with("tokio 1.") && label.contains(", mimalloc 0."),
-        "{label}"
+        glibc.starts_with("tokio 1.") && glibc.contains("system malloc (glibc)"),
+        "{glibc}"
     );
 }

@@ -1,9 +1,10 @@
 use bench::async_std_tasks;
-use bench::protocol::{Implementation, Work, Workload};
+use bench::protocol::{Implementation, SYSTEM_MALLOC, Work, Workload};
 
 const IMPL: Implementation = Implementation {
     id: "rust-async-std",
     runtime: async_std_tasks::LABEL,
+    allocator: SYSTEM_MALLOC,
     workloads: &[
         Workload::Sleep,
         Workload::Chain,

@@ -1,9 +1,10 @@
-use bench::protocol::{Implementation, Work, Workload};
+use bench::protocol::{Implementation, SYSTEM_MALLOC, Work, Workload};
 use bench::{join_all, tokio_tasks};
 
 const IMPL: Implementation = Implementation {
     id: "rust-futures",
     runtime: join_all::LABEL,
+    allocator: SYSTEM_MALLOC,
     workloads: &[Workload::Sleep],
     rendezvous: false,
     after_help: None,

@@ -1,9 +1,10 @@
-use bench::protocol::{Implementation, Work, Workload};
+use bench::protocol::{Implementation, SYSTEM_MALLOC, Work, Workload};
 use bench::smol_tasks;
 
 const IMPL: Implementation = Implementation {
     id: "rust-smol",
     runtime: smol_tasks::LABEL,
+    allocator: SYSTEM_MALLOC,
     workloads: &[
         Workload::Sleep,
         Workload::Chain,

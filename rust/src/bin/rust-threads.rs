@@ -1,9 +1,10 @@
 use bench::os_threads;
-use bench::protocol::{Implementation, Work, Workload};
+use bench::protocol::{Implementation, SYSTEM_MALLOC, Work, Workload};
 
 const IMPL: Implementation = Implementation {
     id: "rust-threads",
     runtime: os_threads::LABEL,
+    allocator: SYSTEM_MALLOC,
     workloads: &[Workload::Sleep, Workload::Chain, Workload::Bounded],
     rendezvous: true,
     after_help: None,

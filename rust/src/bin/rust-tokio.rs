@@ -1,9 +1,19 @@
-use bench::protocol::{Implementation, Workload};
+use bench::protocol::{Implementation, MIMALLOC, Workload};
 use bench::{tokio_server, tokio_tasks};
+
+// Rust's std allocates with the C library's malloc; every other runtime here
+// brings a thread-caching allocator of its own. A tokio task is allocated by
+// the thread that spawns it and often freed by another worker, which glibc's
+// arenas serialise: mimalloc makes this program faster at every workload and
+// leaner at 1M tasks (docs/protocol.md, "Allocators"); rust-tokio-glibc keeps
+// the default allocator's figures.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const IMPL: Implementation = Implementation {
     id: "rust-tokio",
     runtime: tokio_tasks::LABEL,
+    allocator: MIMALLOC,
     workloads: &[
         Workload::Sleep,
         Workload::Chain,
@@ -21,7 +31,10 @@ const IMPL: Implementation = Implementation {
 fn main() {
     // `serve` is not a workload: the protocol's HTTP server, its own options.
     if std::env::args_os().nth(1).is_some_and(|arg| arg == "serve") {
-        std::process::exit(tokio_server::main(std::env::args_os().skip(1)));
+        std::process::exit(tokio_server::main(
+            std::env::args_os().skip(1),
+            IMPL.allocator,
+        ));
     }
     tokio_tasks::main(&IMPL);
 }
