@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,47 @@ func TestRunReportsEveryIteration(t *testing.T) {
 	}
 }
 
+func TestRunWarmsUpUntilWMsHavePassed(t *testing.T) {
+	const w = 20 * time.Millisecond
+	rep := run(config{workload: "bounded", n: 1000, buffer: 1, iterations: 2, warmupMs: int(w / time.Millisecond)})
+	if len(rep.WarmupNs) == 0 || len(rep.WarmupResults) != len(rep.WarmupNs) {
+		t.Fatalf("want at least one warm-up run, one result each: %+v", rep)
+	}
+	for _, r := range rep.WarmupResults {
+		if r != 499500 {
+			t.Errorf("warm-up result %d, want 499500", r)
+		}
+	}
+	var total time.Duration
+	for _, ns := range rep.WarmupNs {
+		total += time.Duration(ns)
+	}
+	last := time.Duration(rep.WarmupNs[len(rep.WarmupNs)-1])
+	if total < w || total-last >= w {
+		t.Errorf("warm-up runs %v: the last one must be the one that reaches %v", rep.WarmupNs, w)
+	}
+	if len(rep.IterNs) != 2 || len(rep.Results) != 2 || rep.Result != 499500 {
+		t.Errorf("warm-up runs must not count as iterations: %+v", rep)
+	}
+	if rep := run(config{workload: "chain", n: 10, iterations: 1}); rep.WarmupNs == nil || len(rep.WarmupNs) != 0 || rep.WarmupResults == nil || len(rep.WarmupResults) != 0 {
+		t.Errorf("without --warmup-ms, want empty (non-nil) warm-up lists: %+v", rep)
+	}
+}
+
+func TestWarmUpStopsAtTheRunCap(t *testing.T) {
+	start := time.Now()
+	ns, results := warmUp(config{workload: "bounded", n: 10, buffer: 1, warmupMs: 60000}, 3)
+	if len(ns) != 3 || len(results) != 3 {
+		t.Fatalf("cap 3, W = 60 s: want exactly 3 warm-up runs, got %d times, %d results", len(ns), len(results))
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("cap 3 took %v: the cap did not stop the warm-up", took)
+	}
+	if maxWarmupRuns != 10000 {
+		t.Errorf("maxWarmupRuns = %d, docs/protocol.md says 10000", maxWarmupRuns)
+	}
+}
+
 func TestParseArgs(t *testing.T) {
 	cfg, err := parseArgs([]string{"bounded", "--n", "5", "--iterations", "3", "--buffer", "0"})
 	if err != nil || cfg != (config{workload: "bounded", n: 5, iterations: 3, buffer: 0}) {
@@ -80,6 +122,12 @@ func TestParseArgs(t *testing.T) {
 	cfg, err = parseArgs([]string{"sleep", "--n", "5", "--iterations", "1", "--duration-ms", "20"})
 	if err != nil || cfg.durationMs != 20 {
 		t.Fatalf("parseArgs sleep: %+v, %v", cfg, err)
+	}
+	for _, w := range []int{0, 50} {
+		cfg, err = parseArgs([]string{"chain", "--n", "5", "--warmup-ms", strconv.Itoa(w), "--iterations", "1"})
+		if err != nil || cfg.warmupMs != w {
+			t.Fatalf("parseArgs --warmup-ms %d: %+v, %v", w, cfg, err)
+		}
 	}
 	for _, help := range [][]string{{"--help"}, {"-h"}, {"chain", "--help"}} {
 		if _, err := parseArgs(help); !errors.Is(err, errHelp) {
@@ -110,6 +158,12 @@ var badArgs = func() [][]string {
 		{"skynet", "--n", "20", "--iterations", "1"}, // not a power of ten
 		{"skynet", "--n", "2", "--iterations", "1"},
 		{"skynet", "--n", "1001", "--iterations", "1"},
+		{"bounded", "--n", "10", "--iterations", "1", "--buffer", "1", "--warmup-ms", "-1"},
+		{"bounded", "--n", "10", "--iterations", "1", "--buffer", "1", "--warmup-ms", "x"},
+		{"bounded", "--n", "10", "--iterations", "1", "--buffer", "1", "--warmup-ms", "1.5"},
+		{"bounded", "--n", "10", "--iterations", "1", "--buffer", "1", "--warmup-ms"},
+		{"chain", "--n", "10", "--iterations", "1", "--warmup-ms", "99999999999999999"},       // W ms overflow a Duration
+		{"chain", "--n", "10", "--iterations", "1", "--warmup-ms", "99999999999999999999999"}, // overflows an int
 	}
 	for _, w := range []string{"sleep", "chain", "bounded", "skynet"} {
 		bad = append(bad,
@@ -179,5 +233,13 @@ func TestGoodInputPrintsOneJSONLine(t *testing.T) {
 	var rep report
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Result != 45 || len(rep.IterNs) != 2 {
 		t.Fatalf("report %q: %+v, %v", stdout, rep, err)
+	}
+	if !strings.Contains(stdout, `"warmup_ns":[],"warmup_results":[]`) {
+		t.Errorf("without --warmup-ms, want empty warm-up lists: %q", stdout)
+	}
+	code, stdout, stderr = runMain(t, "bounded", "--n", "10", "--buffer", "0", "--iterations", "2", "--warmup-ms", "5")
+	rep = report{}
+	if err := json.Unmarshal([]byte(stdout), &rep); code != 0 || stderr != "" || err != nil || len(rep.WarmupNs) == 0 || len(rep.WarmupResults) != len(rep.WarmupNs) || len(rep.IterNs) != 2 {
+		t.Fatalf("--warmup-ms 5: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

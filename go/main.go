@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -24,7 +25,10 @@ type report struct {
 	Results  []int64 `json:"results"`
 	IterNs   []int64 `json:"iter_ns"`
 	SpawnNs  *int64  `json:"spawn_ns,omitempty"`
-	Runtime  string  `json:"runtime"`
+	// The --warmup-ms runs, not iterations: [] (not null) without a warm-up.
+	WarmupNs      []int64 `json:"warmup_ns"`
+	WarmupResults []int64 `json:"warmup_results"`
+	Runtime       string  `json:"runtime"`
 }
 
 type config struct {
@@ -33,16 +37,18 @@ type config struct {
 	buffer     int
 	durationMs int
 	iterations int
+	warmupMs   int
 }
 
-const usage = `usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+const usage = `usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D] [--warmup-ms W]
        bench serve --port P --delay-ms D [--threads T]   (bench serve --help)
 
   WORKLOAD         sleep, chain, bounded or skynet (docs/protocol.md)
   --n N            number of tasks (> 0; skynet: leaves, a power of ten)
   --iterations K   in-process iterations, the first one cold (> 0)
   --buffer B       channel capacity, required by bounded (>= 0; 0 = unbuffered)
-  --duration-ms D  how long each task sleeps, required by sleep (> 0)`
+  --duration-ms D  how long each task sleeps, required by sleep (> 0)
+  --warmup-ms W    run the workload until W ms have passed (at most 10000 runs) before the timed iterations (>= 0, default 0)`
 
 // workloads: what each workload requires besides --n and --iterations.
 var workloads = map[string]struct{ buffer, duration, powerOfTen bool }{
@@ -106,11 +112,16 @@ func parseArgs(args []string) (config, error) {
 	fs.Var(decimal{&cfg.iterations, 1}, "iterations", "")
 	fs.Var(decimal{&cfg.buffer, 0}, "buffer", "")
 	fs.Var(decimal{&cfg.durationMs, 1}, "duration-ms", "")
+	fs.Var(decimal{&cfg.warmupMs, 0}, "warmup-ms", "")
 	if err := fs.Parse(args[1:]); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	// W ms must fit a time.Duration, the warm-up's running total.
+	if cfg.warmupMs > math.MaxInt64/int(time.Millisecond) {
+		return cfg, fmt.Errorf("invalid value \"%d\" for flag -warmup-ms: out of range", cfg.warmupMs)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -140,31 +151,55 @@ func powerOfTen(n int) bool {
 	return n == 1
 }
 
+// runOnce runs the workload once and times it; spawn is sleep's start loop.
+func runOnce(cfg config) (result int64, elapsed, spawn time.Duration) {
+	start := time.Now()
+	switch cfg.workload {
+	case "sleep":
+		result, spawn = sleepTasks(cfg.n, time.Duration(cfg.durationMs)*time.Millisecond)
+	case "chain":
+		result = chain(cfg.n)
+	case "bounded":
+		result = bounded(cfg.n, cfg.buffer)
+	case "skynet":
+		result = skynetRoot(cfg.n)
+	}
+	return result, time.Since(start), spawn
+}
+
+// maxWarmupRuns caps the warm-up's runs (docs/protocol.md): with N = 10 one
+// run takes microseconds, and W ms of them would make the JSON line huge.
+const maxWarmupRuns = 10000
+
+// warmUp runs the workload, timed like an iteration, while the runs so far
+// total less than W ms and number fewer than maxRuns; it returns each run's
+// time in ns and its answer ([] and [], not nil, when W = 0).
+func warmUp(cfg config, maxRuns int) (ns, results []int64) {
+	ns, results = []int64{}, []int64{}
+	warmup := time.Duration(cfg.warmupMs) * time.Millisecond
+	for total := time.Duration(0); total < warmup && len(ns) < maxRuns; {
+		result, elapsed, _ := runOnce(cfg)
+		total += elapsed
+		ns = append(ns, elapsed.Nanoseconds())
+		results = append(results, result)
+	}
+	return ns, results
+}
+
 func run(cfg config) report {
 	rep := report{Workload: cfg.workload, N: cfg.n, Runtime: runtime.Version()}
 	if cfg.workload == "bounded" {
 		b := cfg.buffer
 		rep.Buffer = &b
 	}
+	rep.WarmupNs, rep.WarmupResults = warmUp(cfg, maxWarmupRuns)
 	for i := 0; i < cfg.iterations; i++ {
-		var result int64
-		start := time.Now()
-		switch cfg.workload {
-		case "sleep":
-			var spawn time.Duration
-			result, spawn = sleepTasks(cfg.n, time.Duration(cfg.durationMs)*time.Millisecond)
-			if rep.SpawnNs == nil {
-				s := spawn.Nanoseconds()
-				rep.SpawnNs = &s
-			}
-		case "chain":
-			result = chain(cfg.n)
-		case "bounded":
-			result = bounded(cfg.n, cfg.buffer)
-		case "skynet":
-			result = skynetRoot(cfg.n)
+		result, elapsed, spawn := runOnce(cfg)
+		if cfg.workload == "sleep" && rep.SpawnNs == nil {
+			s := spawn.Nanoseconds()
+			rep.SpawnNs = &s
 		}
-		rep.IterNs = append(rep.IterNs, time.Since(start).Nanoseconds())
+		rep.IterNs = append(rep.IterNs, elapsed.Nanoseconds())
 		rep.Results = append(rep.Results, result)
 		rep.Result = result
 	}

@@ -10,13 +10,14 @@
 namespace fl {
 
 const char* const usage =
-    "usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]\n"
+    "usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D] [--warmup-ms W]\n"
     "\n"
     "  WORKLOAD         sleep, chain, chain-await, bounded or skynet (docs/protocol.md)\n"
     "  --n N            number of tasks (> 0; skynet: a power of ten)\n"
     "  --iterations K   in-process iterations, the first one cold (> 0)\n"
     "  --buffer B       channel capacity, required by bounded (>= 0; 0 = rendezvous)\n"
     "  --duration-ms D  how long each task sleeps, required by sleep (> 0)\n"
+    "  --warmup-ms W    run the workload until W ms have passed (at most 10000 runs) before the timed iterations (>= 0, default 0)\n"
     "\n"
     "C++20 coroutines on a hand-rolled single-threaded scheduler: the floor.\n";
 
@@ -82,6 +83,38 @@ bool power_of_ten(std::int64_t n) {
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
 // D ms must fit a nanosecond deadline: D * 1e6 + now < 2^63.
 constexpr std::int64_t kMaxDurationMs = kMax / 1'000'000 / 2;
+// W ms must fit the warm-up's running total in ns, which passes W by one run.
+constexpr std::int64_t kMaxWarmupMs = kMax / 1'000'000 / 2;
+
+struct Run {
+    std::int64_t result, ns, spawn;
+};
+
+// One run of the workload, timed. Exits 1 (one stderr line) if it leaves a
+// coroutine frame alive; `what` and `index` name the run there.
+Run run_once(const Config& cfg, const char* what, std::size_t index) {
+    std::size_t live_before = frames.live;
+    Run r{0, 0, 0};
+    std::int64_t t0 = now_ns();
+    if (cfg.workload == "sleep") {
+        r.result = sleep_tasks(cfg.n, cfg.duration_ms * 1'000'000, &r.spawn);
+    } else if (cfg.workload == "chain") {
+        r.result = chain(cfg.n);
+    } else if (cfg.workload == "chain-await") {
+        r.result = chain_await(cfg.n);
+    } else if (cfg.workload == "bounded") {
+        r.result = bounded(cfg.n, cfg.buffer);
+    } else {
+        r.result = skynet(cfg.n);
+    }
+    r.ns = now_ns() - t0;
+    if (frames.live != live_before) {
+        std::fprintf(stderr, "bench: %zu coroutine frames still alive after %s %zu\n",
+                     frames.live - live_before, what, index + 1);
+        std::exit(1);
+    }
+    return r;
+}
 
 }  // namespace
 
@@ -100,7 +133,7 @@ Parsed parse_args(const std::vector<std::string>& args) {
     if (!known)
         return fail("unknown workload \"" + cfg.workload +
                     "\" (want sleep, chain, chain-await, bounded or skynet)");
-    bool have_n = false, have_iter = false, have_buffer = false, have_duration = false;
+    bool have_n = false, have_iter = false, have_buffer = false, have_duration = false, have_warmup = false;
     for (std::size_t i = 1; i < args.size(); i += 2) {
         const std::string& opt = args[i];
         std::int64_t* dst;
@@ -114,6 +147,8 @@ Parsed parse_args(const std::vector<std::string>& args) {
             dst = &cfg.buffer, seen = &have_buffer, min = 0;
         } else if (opt == "--duration-ms") {
             dst = &cfg.duration_ms, seen = &have_duration, min = 1, max = kMaxDurationMs;
+        } else if (opt == "--warmup-ms") {
+            dst = &cfg.warmup_ms, seen = &have_warmup, min = 0, max = kMaxWarmupMs;
         } else if (opt.rfind("-", 0) == 0) {
             return fail("unknown option \"" + opt + "\"");
         } else {
@@ -138,32 +173,27 @@ Parsed parse_args(const std::vector<std::string>& args) {
     return p;
 }
 
+Warmup warm_up(const Config& cfg, std::int64_t max_runs) {
+    Warmup w;
+    for (std::int64_t total = 0;
+         total < cfg.warmup_ms * 1'000'000 && static_cast<std::int64_t>(w.ns.size()) < max_runs;) {
+        Run r = run_once(cfg, "warm-up run", w.ns.size());
+        total += r.ns;
+        w.ns.push_back(r.ns);
+        w.results.push_back(r.result);
+    }
+    return w;
+}
+
 std::string run(const Config& cfg) {
+    Warmup warmup = warm_up(cfg, kMaxWarmupRuns);
     std::vector<std::int64_t> results, iter_ns;
     std::int64_t spawn_ns = -1;
     for (std::int64_t it = 0; it < cfg.iterations; ++it) {
-        std::size_t live_before = frames.live;
-        std::int64_t result = 0, spawn = 0;
-        std::int64_t t0 = now_ns();
-        if (cfg.workload == "sleep") {
-            result = sleep_tasks(cfg.n, cfg.duration_ms * 1'000'000, &spawn);
-        } else if (cfg.workload == "chain") {
-            result = chain(cfg.n);
-        } else if (cfg.workload == "chain-await") {
-            result = chain_await(cfg.n);
-        } else if (cfg.workload == "bounded") {
-            result = bounded(cfg.n, cfg.buffer);
-        } else {
-            result = skynet(cfg.n);
-        }
-        iter_ns.push_back(now_ns() - t0);
-        results.push_back(result);
-        if (it == 0) spawn_ns = spawn;
-        if (frames.live != live_before) {
-            std::fprintf(stderr, "bench: %zu coroutine frames still alive after iteration %lld\n",
-                         frames.live - live_before, (long long)it + 1);
-            std::exit(1);
-        }
+        Run r = run_once(cfg, "iteration", iter_ns.size());
+        iter_ns.push_back(r.ns);
+        results.push_back(r.result);
+        if (it == 0) spawn_ns = r.spawn;
     }
     auto list = [](const std::vector<std::int64_t>& v) {
         std::string s = "[";
@@ -175,6 +205,7 @@ std::string run(const Config& cfg) {
                       ", \"result\": " + std::to_string(results.back()) + ", \"results\": " + list(results) +
                       ", \"iter_ns\": " + list(iter_ns);
     if (cfg.workload == "sleep") out += ", \"spawn_ns\": " + std::to_string(spawn_ns);
+    out += ", \"warmup_ns\": " + list(warmup.ns) + ", \"warmup_results\": " + list(warmup.results);
     out += ", \"frame_bytes\": " + std::to_string(frames.last_bytes);
     out += ", \"runtime\": \"g++ " __VERSION__ ", C++20 coroutines, single-threaded\"}";
     return out;

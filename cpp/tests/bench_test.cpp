@@ -177,6 +177,58 @@ TEST(Workloads, RunReportsEveryIteration) {
     EXPECT_NE(out.find("\"buffer\": null"), std::string::npos) << out;
 }
 
+// The list of ints after "key": in run()'s JSON line.
+std::vector<std::int64_t> int_list(const std::string& json, const std::string& key) {
+    std::vector<std::int64_t> v;
+    std::size_t at = json.find("\"" + key + "\": [");
+    if (at == std::string::npos) return v;
+    std::istringstream in(json.substr(json.find('[', at) + 1));
+    std::int64_t x;
+    char sep = ',';
+    while (sep == ',' && in >> x >> sep) v.push_back(x);
+    return v;
+}
+
+TEST(Workloads, RunWarmsUpUntilWMsHavePassed) {
+    Config cfg;
+    cfg.workload = "bounded";
+    cfg.n = 1000;
+    cfg.buffer = 1;
+    cfg.iterations = 2;
+    cfg.warmup_ms = 20;
+    std::string out = run(cfg);
+    std::vector<std::int64_t> ns = int_list(out, "warmup_ns"), results = int_list(out, "warmup_results");
+    ASSERT_FALSE(ns.empty()) << out;
+    EXPECT_EQ(results, std::vector<std::int64_t>(ns.size(), triangle(1000))) << out;
+    std::int64_t total = 0;
+    for (std::int64_t t : ns) total += t;
+    // The last run is the one that makes the total reach W.
+    EXPECT_GE(total, 20'000'000) << out;
+    EXPECT_LT(total - ns.back(), 20'000'000) << out;
+    EXPECT_EQ(int_list(out, "iter_ns").size(), 2u) << out;
+    EXPECT_EQ(int_list(out, "results"), (std::vector<std::int64_t>{triangle(1000), triangle(1000)})) << out;
+    EXPECT_EQ(frames.live, 0u);
+    cfg.warmup_ms = 0;
+    out = run(cfg);
+    EXPECT_NE(out.find("\"warmup_ns\": [], \"warmup_results\": []"), std::string::npos) << out;
+}
+
+TEST(Workloads, WarmUpStopsAtTheRunCap) {
+    Config cfg;
+    cfg.workload = "bounded";
+    cfg.n = 10;
+    cfg.buffer = 1;
+    cfg.iterations = 1;
+    cfg.warmup_ms = 60'000;
+    std::int64_t t0 = now_ns();
+    Warmup w = warm_up(cfg, 3);
+    EXPECT_EQ(w.ns.size(), 3u);
+    EXPECT_EQ(w.results, (std::vector<std::int64_t>(3, triangle(10))));
+    EXPECT_LT(now_ns() - t0, 5'000'000'000) << "the cap did not stop the warm-up";
+    EXPECT_EQ(frames.live, 0u);
+    EXPECT_EQ(kMaxWarmupRuns, 10000);
+}
+
 // ---- arguments
 
 TEST(Args, GoodInput) {
@@ -185,6 +237,12 @@ TEST(Args, GoodInput) {
     EXPECT_EQ(p.cfg.n, 5);
     EXPECT_EQ(p.cfg.iterations, 3);
     EXPECT_EQ(p.cfg.buffer, 0);
+    EXPECT_EQ(p.cfg.warmup_ms, 0);
+    for (std::int64_t w : {0, 50}) {
+        p = parse_args({"chain", "--n", "5", "--warmup-ms", std::to_string(w), "--iterations", "1"});
+        ASSERT_EQ(p.status, Parse::ok) << p.error;
+        EXPECT_EQ(p.cfg.warmup_ms, w);
+    }
     p = parse_args({"sleep", "--duration-ms", "20", "--n", "5", "--iterations", "1"});
     ASSERT_EQ(p.status, Parse::ok) << p.error;
     EXPECT_EQ(p.cfg.duration_ms, 20);
@@ -223,6 +281,13 @@ const std::vector<std::vector<std::string>> kBad = [] {
         {"chain", "--n", "10", "--iterations", "1", "extra"},
         {"chain", "--n", "10", "--n", "11", "--iterations", "1"},
         {"chain", "--n=10", "--iterations", "1"},
+        {"bounded", "--n", "10", "--iterations", "1", "--buffer", "1", "--warmup-ms", "-1"},
+        {"bounded", "--n", "10", "--iterations", "1", "--buffer", "1", "--warmup-ms", "x"},
+        {"bounded", "--n", "10", "--iterations", "1", "--buffer", "1", "--warmup-ms", "1.5"},
+        {"bounded", "--n", "10", "--iterations", "1", "--buffer", "1", "--warmup-ms"},
+        {"chain", "--n", "10", "--iterations", "1", "--warmup-ms", "99999999999999999"},  // W ms in ns overflow
+        {"chain", "--n", "10", "--iterations", "1", "--warmup-ms", "9223372036854775808"},
+        {"chain", "--n", "10", "--iterations", "1", "--warmup-ms", "5", "--warmup-ms", "5"},
     };
     for (std::string w : {"sleep", "chain", "chain-await", "bounded", "skynet"}) {
         bad.push_back({w});
@@ -317,6 +382,14 @@ TEST(Program, GoodInputPrintsOneJSONLine) {
                           "\"results\": [4950, 4950], \"iter_ns\": [", 0),
               0u)
         << p.out;
+    EXPECT_NE(p.out.find("\"warmup_ns\": [], \"warmup_results\": []"), std::string::npos) << p.out;
+    p = run_bench({"bounded", "--n", "10", "--buffer", "0", "--iterations", "2", "--warmup-ms", "5"});
+    EXPECT_EQ(p.code, 0) << p.err;
+    EXPECT_EQ(p.err, "");
+    EXPECT_EQ(lines(p.out), 1) << p.out;
+    EXPECT_FALSE(int_list(p.out, "warmup_ns").empty()) << p.out;
+    EXPECT_EQ(int_list(p.out, "warmup_results").size(), int_list(p.out, "warmup_ns").size()) << p.out;
+    EXPECT_EQ(int_list(p.out, "iter_ns").size(), 2u) << p.out;
 }
 
 }  // namespace

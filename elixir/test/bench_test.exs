@@ -59,6 +59,10 @@ defmodule BenchTest do
     assert {:ok, %{workload: "bounded", n: 10, iterations: 2, buffer: 0, duration_ms: nil}} =
              CLI.parse(~w(bounded --n 10 --iterations 2 --buffer 0))
 
+    assert {:ok, %{warmup_ms: 0}} = CLI.parse(~w(chain --n 10 --iterations 2))
+    assert {:ok, %{warmup_ms: 250}} = CLI.parse(~w(chain --warmup-ms 250 --n 10 --iterations 2))
+    assert {:ok, %{warmup_ms: 0}} = CLI.parse(~w(skynet --n 10 --iterations 2 --warmup-ms 0))
+
     assert {:ok, %{workload: "sleep", duration_ms: 5}} =
              CLI.parse(~w(sleep --iterations 1 --n 3 --duration-ms 5))
 
@@ -90,7 +94,12 @@ defmodule BenchTest do
       ~w(sleep --n 1 --iterations 1 --duration-ms 0),
       ~w(skynet --n 20 --iterations 1),
       ~w(skynet --n 11 --iterations 1),
-      ["chain", "--n", "a\nb", "--iterations", "1"]
+      ["chain", "--n", "a\nb", "--iterations", "1"],
+      ~w(chain --n 1 --iterations 1 --warmup-ms -1),
+      ~w(chain --n 1 --iterations 1 --warmup-ms x),
+      ~w(chain --n 1 --iterations 1 --warmup-ms 1.5),
+      ~w(chain --n 1 --iterations 1 --warmup-ms 9223372036854775808),
+      ~w(chain --n 1 --iterations 1 --warmup-ms)
     ]
 
     for args <- bad do
@@ -99,13 +108,39 @@ defmodule BenchTest do
     end
   end
 
+  test "warm-up runs until their total reaches W ms, then the K iterations" do
+    {:ok, config} = CLI.parse(~w(bounded --n 1000 --buffer 1 --iterations 3 --warmup-ms 100))
+    sum = div(1000 * 999, 2)
+    assert {[^sum, ^sum, ^sum], [_, _, _], nil, warmup_results, warmup_ns} = CLI.run(config)
+    assert warmup_ns != []
+    assert length(warmup_results) == length(warmup_ns)
+    assert Enum.all?(warmup_results, &(&1 == sum))
+    # The last run crosses W, the ones before it do not.
+    assert Enum.sum(warmup_ns) >= 100_000_000
+    assert Enum.sum(warmup_ns) - List.last(warmup_ns) < 100_000_000
+  end
+
+  test "the run cap stops the warm-up long before W ms" do
+    {:ok, config} = CLI.parse(~w(bounded --n 10 --buffer 1 --iterations 1 --warmup-ms 60000))
+    t0 = System.monotonic_time(:millisecond)
+    assert {[45, 45, 45], [_, _, _]} = CLI.warmup(config, 3)
+    assert System.monotonic_time(:millisecond) - t0 < 5000
+  end
+
+  test "no warm-up run without --warmup-ms" do
+    {:ok, config} = CLI.parse(~w(chain --n 10 --iterations 2))
+    assert {[10, 10], [_, _], nil, [], []} = CLI.run(config)
+  end
+
   test "the JSON line" do
     config = %{workload: "sleep", n: 2, buffer: nil}
-    line = CLI.report(config, {[2, 2], [10, 20], 5})
+    line = CLI.report(config, {[2, 2], [10, 20], 5, [2, 2, 2], [7, 8, 9]})
 
     assert line =~
-             ~s({"workload": "sleep", "n": 2, "buffer": null, "result": 2, "results": [2, 2], "iter_ns": [10, 20], "spawn_ns": 5, "runtime": "Elixir )
+             ~s({"workload": "sleep", "n": 2, "buffer": null, "result": 2, "results": [2, 2], "iter_ns": [10, 20], "spawn_ns": 5, "warmup_ns": [7, 8, 9], "warmup_results": [2, 2, 2], "runtime": "Elixir )
 
-    refute CLI.report(%{workload: "bounded", n: 2, buffer: 0}, {[1], [3], nil}) =~ "spawn_ns"
+    line = CLI.report(%{workload: "bounded", n: 2, buffer: 0}, {[1], [3], nil, [], []})
+    refute line =~ "spawn_ns"
+    assert line =~ ~s("iter_ns": [3], "warmup_ns": [], "warmup_results": [], )
   end
 end

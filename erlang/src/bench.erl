@@ -4,19 +4,25 @@
 %%   erl +P 2097152 -noshell ... -s bench main -extra WORKLOAD --n N ...
 -module(bench).
 
--export([main/0, cli/1, parse/1, sleep/2, chain/1, bounded/2, skynet/1]).
+-export([main/0, cli/1, parse/1, run/1, warmup/2, report/2, sleep/2, chain/1, bounded/2, skynet/1]).
 
 -define(USAGE,
-"usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+"usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D] [--warmup-ms W]
 
   WORKLOAD         sleep, chain, bounded or skynet (docs/protocol.md)
   --n N            number of tasks (> 0; skynet: a power of ten)
   --iterations K   in-process iterations, the first one cold (> 0)
   --buffer B       channel capacity, required by bounded (>= 0; 0 = rendezvous)
   --duration-ms D  how long each task sleeps, required by sleep (> 0)
+  --warmup-ms W    run the workload untimed until W ms have passed (at most 10000 runs) before the timed iterations (default 0)
 ").
 
 -define(INT64_MAX, 9223372036854775807).
+
+%% The warm-up stops after this many runs even if they total less than W ms
+%% (docs/protocol.md): with N = 10 a run takes microseconds, and W ms of them
+%% would make the JSON line huge.
+-define(MAX_WARMUP_RUNS, 10000).
 
 %% Entry point (`-s bench main`): the exit status is always the one set
 %% here, and no error ever escapes as a stack trace or a crash dump.
@@ -52,7 +58,8 @@ needs("bounded") -> {ok, ["buffer"]};
 needs("skynet") -> {ok, []};
 needs(_) -> error.
 
-%% parse(Args) -> help | {ok, #{workload, n, iterations, buffer, duration_ms}}
+%% parse(Args) -> help | {ok, #{workload, n, iterations, buffer, duration_ms,
+%%                              warmup_ms}}
 %%              | {error, OneLine}.
 parse(Args) ->
     case lists:any(fun(A) -> lists:member(A, ["--help", "-h", "-help"]) end, Args) of
@@ -95,6 +102,7 @@ minimum("n") -> 1;
 minimum("iterations") -> 1;
 minimum("buffer") -> 0;
 minimum("duration-ms") -> 1;
+minimum("warmup-ms") -> 0;
 minimum(_) -> error.
 
 %% A base-10 integer (an optional sign, then digits only) that fits in 64 bits.
@@ -124,7 +132,8 @@ check(Workload, Needed, Opts) ->
                    {ok, #{workload => Workload, n => N,
                           iterations => maps:get("iterations", Opts),
                           buffer => maps:get("buffer", Opts, null),
-                          duration_ms => maps:get("duration-ms", Opts, null)}}
+                          duration_ms => maps:get("duration-ms", Opts, null),
+                          warmup_ms => maps:get("warmup-ms", Opts, 0)}}
             end
     end.
 
@@ -134,18 +143,39 @@ is_power_of_ten(_) -> false.
 
 %% ---------------------------------------------------------------- running
 
-%% -> {Results, IterNs, SpawnNs | null}, in iteration order.
+%% -> {Results, IterNs, SpawnNs | null, WarmupResults, WarmupNs}, each list
+%% in run order. The warm-up runs come first and are not iterations.
 run(#{iterations := K} = Config) ->
-    run(Config, K, [], [], null).
+    {WarmupResults, WarmupNs} = warmup(Config, ?MAX_WARMUP_RUNS),
+    {Results, IterNs, SpawnNs} = run(Config, K, [], [], null),
+    {Results, IterNs, SpawnNs, WarmupResults, WarmupNs}.
 
 run(_Config, 0, Results, IterNs, SpawnNs) ->
     {lists:reverse(Results), lists:reverse(IterNs), SpawnNs};
 run(Config, K, Results, IterNs, SpawnNs) ->
-    T0 = erlang:monotonic_time(nanosecond),
-    {Result, Spawn} = iteration(Config, T0),
-    Ns = erlang:monotonic_time(nanosecond) - T0,
+    {Result, Spawn, Ns} = timed(Config),
     SpawnNs1 = case SpawnNs of null -> Spawn; _ -> SpawnNs end,
     run(Config, K - 1, [Result | Results], [Ns | IterNs], SpawnNs1).
+
+%% warmup(Config, MaxRuns) -> {WarmupResults, WarmupNs}: another warm-up run
+%% while the runs so far total less than W ms and number fewer than MaxRuns
+%% (docs/protocol.md; run/1 passes ?MAX_WARMUP_RUNS): W = 0 runs none, W > 0
+%% at least one.
+warmup(#{warmup_ms := W} = Config, MaxRuns) ->
+    warmup(Config, W * 1000000, MaxRuns, 0, [], []).
+
+warmup(Config, BudgetNs, RunsLeft, TotalNs, Results, Times)
+  when TotalNs < BudgetNs, RunsLeft > 0 ->
+    {Result, _Spawn, Ns} = timed(Config),
+    warmup(Config, BudgetNs, RunsLeft - 1, TotalNs + Ns, [Result | Results], [Ns | Times]);
+warmup(_Config, _BudgetNs, _RunsLeft, _TotalNs, Results, Times) ->
+    {lists:reverse(Results), lists:reverse(Times)}.
+
+%% One run of the workload on the iterations' clock: {Result, SpawnNs | null, Ns}.
+timed(Config) ->
+    T0 = erlang:monotonic_time(nanosecond),
+    {Result, Spawn} = iteration(Config, T0),
+    {Result, Spawn, erlang:monotonic_time(nanosecond) - T0}.
 
 iteration(#{workload := "sleep", n := N, duration_ms := D}, T0) -> sleep(N, D, T0);
 iteration(#{workload := "chain", n := N}, _) -> {chain(N), null};
@@ -230,13 +260,16 @@ sum_children(K, Sum) -> receive X -> sum_children(K - 1, Sum + X) end.
 
 %% ---------------------------------------------------------------- output
 
-report(#{workload := W, n := N, buffer := B}, {Results, IterNs, SpawnNs}) ->
+report(#{workload := W, n := N, buffer := B},
+       {Results, IterNs, SpawnNs, WarmupResults, WarmupNs}) ->
     Spawn = case SpawnNs of null -> []; _ -> [", \"spawn_ns\": ", integer_to_list(SpawnNs)] end,
     ["{\"workload\": \"", W, "\", \"n\": ", integer_to_list(N),
      ", \"buffer\": ", json_int(B),
      ", \"result\": ", integer_to_list(lists:last(Results)),
      ", \"results\": ", json_ints(Results),
      ", \"iter_ns\": ", json_ints(IterNs), Spawn,
+     ", \"warmup_ns\": ", json_ints(WarmupNs),
+     ", \"warmup_results\": ", json_ints(WarmupResults),
      ", \"runtime\": \"", runtime(), "\"}"].
 
 json_int(null) -> "null";

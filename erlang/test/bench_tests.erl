@@ -9,8 +9,12 @@
 
 parse_good_test() ->
     {ok, #{workload := "bounded", n := 10, iterations := 2, buffer := 0,
-           duration_ms := null}} =
+           duration_ms := null, warmup_ms := 0}} =
         bench:parse(["bounded", "--n", "10", "--iterations", "2", "--buffer", "0"]),
+    {ok, #{warmup_ms := 250}} =
+        bench:parse(["chain", "--warmup-ms", "250", "--n", "10", "--iterations", "2"]),
+    {ok, #{warmup_ms := 0}} =
+        bench:parse(["skynet", "--n", "10", "--iterations", "2", "--warmup-ms", "0"]),
     {ok, #{workload := "sleep", duration_ms := 5}} =
         bench:parse(["sleep", "--iterations", "1", "--n", "3", "--duration-ms", "5"]),
     {ok, #{n := 1000000}} = bench:parse(["skynet", "--n", "1000000", "--iterations", "1"]),
@@ -37,13 +41,52 @@ parse_bad_test_() ->
            ["sleep", "--n", "1", "--iterations", "1"],
            ["sleep", "--n", "1", "--iterations", "1", "--duration-ms", "0"],
            ["skynet", "--n", "20", "--iterations", "1"],
-           ["skynet", "--n", "11", "--iterations", "1"]],
+           ["skynet", "--n", "11", "--iterations", "1"],
+           ["chain", "--n", "1", "--iterations", "1", "--warmup-ms", "-1"],
+           ["chain", "--n", "1", "--iterations", "1", "--warmup-ms", "x"],
+           ["chain", "--n", "1", "--iterations", "1", "--warmup-ms", "1.5"],
+           ["chain", "--n", "1", "--iterations", "1", "--warmup-ms", "9223372036854775808"],
+           ["chain", "--n", "1", "--iterations", "1", "--warmup-ms"]],
     [{lists:flatten(io_lib:format("~p", [Args])),
       fun() -> {error, _} = bench:parse(Args) end} || Args <- Bad].
 
 error_is_one_line_test() ->
     {error, Message} = bench:parse(["chain", "--n", "a\nb", "--iterations", "1"]),
     nomatch = string:find(lists:flatten(Message), "\n").
+
+%% Warm-up runs until their total reaches W ms: the last one crosses it, the
+%% ones before it do not; the K iterations come after, as many as without.
+warmup_test() ->
+    {ok, Config} = bench:parse(["bounded", "--n", "1000", "--buffer", "1",
+                                "--iterations", "3", "--warmup-ms", "100"]),
+    Sum = 1000 * 999 div 2,
+    {[Sum, Sum, Sum], [_, _, _], null, WarmupResults, WarmupNs} = bench:run(Config),
+    true = length(WarmupNs) >= 1,
+    true = length(WarmupResults) =:= length(WarmupNs),
+    true = lists:all(fun(R) -> R =:= Sum end, WarmupResults),
+    true = lists:sum(WarmupNs) >= 100000000,
+    true = lists:sum(WarmupNs) - lists:last(WarmupNs) < 100000000.
+
+%% The run cap stops the warm-up long before W ms: cap 3 with W = 60 s makes
+%% exactly 3 runs, at once.
+warmup_cap_test() ->
+    {ok, Config} = bench:parse(["bounded", "--n", "10", "--buffer", "1",
+                                "--iterations", "1", "--warmup-ms", "60000"]),
+    T0 = erlang:monotonic_time(millisecond),
+    {[45, 45, 45], [_, _, _]} = bench:warmup(Config, 3),
+    true = erlang:monotonic_time(millisecond) - T0 < 5000.
+
+no_warmup_test() ->
+    {ok, Config} = bench:parse(["chain", "--n", "10", "--iterations", "2"]),
+    {[10, 10], [_, _], null, [], []} = bench:run(Config).
+
+json_line_test() ->
+    Config = #{workload => "chain", n => 2, buffer => null},
+    Line = lists:flatten(bench:report(Config, {[2, 2], [10, 20], null, [2, 2, 2], [7, 8, 9]})),
+    true = string:find(Line, "\"iter_ns\": [10, 20], \"warmup_ns\": [7, 8, 9], "
+                             "\"warmup_results\": [2, 2, 2], ") =/= nomatch,
+    Empty = lists:flatten(bench:report(Config, {[2], [10], null, [], []})),
+    true = string:find(Empty, "\"warmup_ns\": [], \"warmup_results\": []") =/= nomatch.
 
 sleep_test() ->
     T0 = erlang:monotonic_time(millisecond),

@@ -1,25 +1,30 @@
 defmodule Bench.CLI do
   @moduledoc """
   The program of docs/protocol.md: parses `WORKLOAD --n N --iterations K
-  [--buffer B] [--duration-ms D]`, runs `Bench`'s workload K times and prints
-  one JSON line. bin/bench starts it on the Erlang VM with
-  `-s Elixir.Bench.CLI main -extra ARGS`.
+  [--buffer B] [--duration-ms D] [--warmup-ms W]`, runs `Bench`'s workload
+  for the warm-up, then K times, and prints one JSON line. bin/bench starts
+  it on the Erlang VM with `-s Elixir.Bench.CLI main -extra ARGS`.
   """
 
   @usage """
-  usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+  usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D] [--warmup-ms W]
 
     WORKLOAD         sleep, chain, bounded or skynet (docs/protocol.md)
     --n N            number of tasks (> 0; skynet: a power of ten)
     --iterations K   in-process iterations, the first one cold (> 0)
     --buffer B       channel capacity, required by bounded (>= 0; 0 = rendezvous)
     --duration-ms D  how long each task sleeps, required by sleep (> 0)
+    --warmup-ms W    run the workload untimed until W ms have passed (at most 10000 runs) before the timed iterations (default 0)
   """
 
   # What each workload requires besides --n and --iterations.
   @needs %{"sleep" => ["duration-ms"], "chain" => [], "bounded" => ["buffer"], "skynet" => []}
-  @minimum %{"n" => 1, "iterations" => 1, "buffer" => 0, "duration-ms" => 1}
+  @minimum %{"n" => 1, "iterations" => 1, "buffer" => 0, "duration-ms" => 1, "warmup-ms" => 0}
   @int64_max 9_223_372_036_854_775_807
+  # The warm-up stops after this many runs even if they total less than W ms
+  # (docs/protocol.md): with N = 10 a run takes microseconds, and W ms of them
+  # would make the JSON line huge.
+  @max_warmup_runs 10_000
 
   @doc "Entry point: the exit status is always the one set here, never a stack trace."
   def main do
@@ -81,7 +86,8 @@ defmodule Bench.CLI do
          n: opts["n"],
          iterations: opts["iterations"],
          buffer: opts["buffer"],
-         duration_ms: opts["duration-ms"]
+         duration_ms: opts["duration-ms"],
+         warmup_ms: Map.get(opts, "warmup-ms", 0)
        }}
     end
   end
@@ -143,20 +149,47 @@ defmodule Bench.CLI do
   defp power_of_ten?(n) when rem(n, 10) == 0, do: power_of_ten?(div(n, 10))
   defp power_of_ten?(_n), do: false
 
-  @doc "Runs the K iterations: `{results, iter_ns, spawn_ns or nil}`."
+  @doc """
+  Runs the warm-up, then the K iterations:
+  `{results, iter_ns, spawn_ns or nil, warmup_results, warmup_ns}`.
+  """
   def run(%{iterations: k} = config) do
     # The workloads' code is loaded with the program, before the clock.
     {:module, Bench} = :code.ensure_loaded(Bench)
+    {warmup_results, warmup_ns} = warmup(config, @max_warmup_runs)
 
     {results, iter_ns, spawn_ns} =
       Enum.reduce(1..k, {[], [], nil}, fn _, {results, iter_ns, spawn_ns} ->
-        t0 = :erlang.monotonic_time(:nanosecond)
-        {result, spawn} = iteration(config, t0)
-        ns = :erlang.monotonic_time(:nanosecond) - t0
+        {result, spawn, ns} = timed(config)
         {[result | results], [ns | iter_ns], spawn_ns || spawn}
       end)
 
-    {Enum.reverse(results), Enum.reverse(iter_ns), spawn_ns}
+    {Enum.reverse(results), Enum.reverse(iter_ns), spawn_ns, warmup_results, warmup_ns}
+  end
+
+  @doc """
+  The warm-up: another run while the runs so far total less than W ms and
+  number fewer than `max_runs` (docs/protocol.md; `run/1` passes
+  #{@max_warmup_runs}): W = 0 runs none, W > 0 at least one.
+  Returns `{warmup_results, warmup_ns}`.
+  """
+  def warmup(%{warmup_ms: w} = config, max_runs),
+    do: warmup(config, w * 1_000_000, max_runs, 0, [], [])
+
+  defp warmup(config, budget_ns, runs_left, total_ns, results, times)
+       when total_ns < budget_ns and runs_left > 0 do
+    {result, _spawn, ns} = timed(config)
+    warmup(config, budget_ns, runs_left - 1, total_ns + ns, [result | results], [ns | times])
+  end
+
+  defp warmup(_config, _budget_ns, _runs_left, _total_ns, results, times),
+    do: {Enum.reverse(results), Enum.reverse(times)}
+
+  # One run of the workload on the iterations' clock: `{result, spawn_ns or nil, ns}`.
+  defp timed(config) do
+    t0 = :erlang.monotonic_time(:nanosecond)
+    {result, spawn} = iteration(config, t0)
+    {result, spawn, :erlang.monotonic_time(:nanosecond) - t0}
   end
 
   defp iteration(%{workload: "sleep", n: n, duration_ms: d}, t0), do: Bench.sleep(n, d, t0)
@@ -165,12 +198,17 @@ defmodule Bench.CLI do
   defp iteration(%{workload: "skynet", n: n}, _t0), do: {Bench.skynet(n), nil}
 
   @doc "The protocol's JSON line (hand-written: no dependencies)."
-  def report(%{workload: w, n: n, buffer: b}, {results, iter_ns, spawn_ns}) do
+  def report(
+        %{workload: w, n: n, buffer: b},
+        {results, iter_ns, spawn_ns, warmup_results, warmup_ns}
+      ) do
     spawn = if spawn_ns, do: ~s(, "spawn_ns": #{spawn_ns}), else: ""
 
     ~s({"workload": "#{w}", "n": #{n}, "buffer": #{if b, do: b, else: "null"}, ) <>
       ~s("result": #{List.last(results)}, "results": #{ints(results)}, ) <>
-      ~s("iter_ns": #{ints(iter_ns)}#{spawn}, "runtime": "#{runtime()}"})
+      ~s("iter_ns": #{ints(iter_ns)}#{spawn}, ) <>
+      ~s("warmup_ns": #{ints(warmup_ns)}, "warmup_results": #{ints(warmup_results)}, ) <>
+      ~s("runtime": "#{runtime()}"})
   end
 
   defp ints(list), do: "[" <> Enum.map_join(list, ", ", &Integer.to_string/1) <> "]"
