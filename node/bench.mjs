@@ -1,5 +1,6 @@
 // Benchmark program of docs/protocol.md, run unchanged by Node.js, Bun and Deno:
 //   <runtime> bench.mjs WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+//                       [--warmup-ms W]
 //   <runtime> bench.mjs serve --port P --delay-ms D [--threads T]
 //   <runtime> bench.mjs --version | --help
 // A workload prints one JSON line on stdout; serve prints its ready line and

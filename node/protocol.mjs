@@ -4,7 +4,7 @@ import process from "node:process";
 import { parseArgs as parseOptions } from "node:util";
 import { now, workloads } from "./workloads.mjs";
 
-export const USAGE = `usage: bench.mjs WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+export const USAGE = `usage: bench.mjs WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D] [--warmup-ms W]
        bench.mjs serve --port P --delay-ms D [--threads T]   (see bench.mjs serve --help)
        bench.mjs --version | --help
 
@@ -16,6 +16,7 @@ Runs one workload of docs/protocol.md and prints one JSON line on stdout.
   --iterations K   in-process iterations (>= 1, required)
   --buffer B       channel capacity, required by bounded (>= 0; 0 = rendezvous)
   --duration-ms D  how long each task sleeps, required by sleep (>= 1)
+  --warmup-ms W    warm-up runs until they total W ms or number 10000 (>= 0, default 0)
   --version        print the runtime's version and engine
   -h, --help       print this help
 `;
@@ -26,6 +27,7 @@ const NUMBERS = {
   iterations: ["iterations", 1],
   buffer: ["buffer", 0],
   "duration-ms": ["durationMs", 1],
+  "warmup-ms": ["warmupMs", 0],
 };
 // The options each workload needs besides --n and --iterations.
 const NEEDS = { sleep: ["duration-ms"], bounded: ["buffer"] };
@@ -46,8 +48,9 @@ function parseOptionSyntax(argv) {
 }
 
 // Returns { help: true }, { version: true } or the request
-// { workload, n, iterations, buffer, durationMs } (buffer and durationMs
-// undefined where the workload does not use them); throws UsageError.
+// { workload, n, iterations, buffer, durationMs, warmupMs } (buffer and
+// durationMs undefined where the workload does not use them, warmupMs 0
+// unless given); throws UsageError.
 export function parseArgs(argv) {
   const { values, positionals } = parseOptionSyntax(argv);
   if (values.help) return { help: true };
@@ -61,7 +64,7 @@ export function parseArgs(argv) {
   }
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
   if (values.version) throw new UsageError("--version takes no other arguments");
-  const opts = { workload };
+  const opts = { workload, warmupMs: 0 };
   for (const [name, [key, min]] of Object.entries(NUMBERS)) {
     const value = values[name];
     if (value === undefined) continue;
@@ -99,15 +102,36 @@ export const runtimeVersion = () => `${RUNTIME.version}, ${RUNTIME.engine}`;
 // The JSON lines' runtime field: "Node.js 20.20.2".
 export const runtimeLabel = () => `${RUNTIME.name} ${RUNTIME.version}`;
 
-export async function run(opts) {
+// --warmup-ms stops after this many runs even short of W ms: at N = 10 a run
+// takes microseconds, and the JSON line lists every warm-up run.
+export const MAX_WARMUP_RUNS = 10_000;
+
+// maxWarmupRuns is MAX_WARMUP_RUNS but for the tests.
+export async function run(opts, maxWarmupRuns = MAX_WARMUP_RUNS) {
   const workload = workloads[opts.workload];
+  // One run, timed the same way whether it is a warm-up run or an iteration.
+  const timed = async () => {
+    const start = now();
+    const out = await workload(opts);
+    return { ns: Number(now() - start), ...out };
+  };
+  // Warm-up runs until they total W ms or number maxWarmupRuns, so that the
+  // iterations measure the JIT's compiled code rather than its progress; the
+  // last one crosses W (or is the maxWarmupRuns-th).
+  const warmupNs = [];
+  const warmupResults = [];
+  for (let total = 0; total < opts.warmupMs * 1e6 && warmupNs.length < maxWarmupRuns; ) {
+    const { ns, result } = await timed();
+    warmupNs.push(ns);
+    warmupResults.push(result);
+    total += ns;
+  }
   const results = [];
   const iterNs = [];
   let spawnNs;
   for (let k = 0; k < opts.iterations; k++) {
-    const start = now();
-    const out = await workload(opts);
-    iterNs.push(Number(now() - start));
+    const out = await timed();
+    iterNs.push(out.ns);
     results.push(out.result);
     if (k === 0) spawnNs = out.spawnNs;
   }
@@ -118,6 +142,8 @@ export async function run(opts) {
     result: results.at(-1),
     results,
     iter_ns: iterNs,
+    warmup_ns: warmupNs,
+    warmup_results: warmupResults,
     ...(spawnNs === undefined ? {} : { spawn_ns: spawnNs }),
     runtime: runtimeLabel(),
   };

@@ -1,7 +1,7 @@
 """Concurrency benchmark program for asyncio and uvloop (see docs/protocol.md).
 
     bench.py [--loop asyncio|uvloop] WORKLOAD --n N --iterations K
-             [--buffer B] [--duration-ms D]
+             [--buffer B] [--duration-ms D] [--warmup-ms W]
     bench.py [--loop asyncio|uvloop] [--server aiohttp|threads] serve
              --port P --delay-ms D [--threads T]
     bench.py [--loop asyncio|uvloop] [--server aiohttp|threads] --version
@@ -28,12 +28,16 @@ import platform
 import re
 import sys
 import time
+from typing import List, Optional, Tuple
 
 WORKLOADS = ("sleep", "chain", "chain-await", "bounded", "skynet")
 SERVERS = ("aiohttp", "threads")
 INT64_MAX = 2**63 - 1
 MAX_DELAY_MS = 2**30 - 1  # 2*D fits 31 bits, as in the other languages
 MAX_THREADS = 32767       # .NET's default pool maximum here (csharp/README.md)
+# --warmup-ms stops after this many runs even short of W ms: at N = 10 a run
+# takes microseconds, and the JSON line lists every warm-up run.
+MAX_WARMUP_RUNS = 10_000
 
 
 async def sleep(n, duration_ms):
@@ -124,28 +128,54 @@ async def skynet(num, size):
     return total
 
 
+async def timed_run(args: argparse.Namespace,
+                    capacity: Optional[int]) -> Tuple[int, int, Optional[int]]:
+    """One run of the workload, timed: (ns, its answer, sleep's spawn_ns or None).
+    Warm-up runs and iterations both come here, so they are timed alike."""
+    spawn_ns = None
+    start = time.perf_counter_ns()
+    if args.workload == "sleep":
+        result, spawn_ns = await sleep(args.n, args.duration_ms)
+    elif args.workload == "chain":
+        result = await chain(args.n)
+    elif args.workload == "chain-await":
+        result = await chain_await(args.n)
+    elif args.workload == "skynet":
+        # The root is a task too, like every node (the protocol's clock
+        # runs from spawning the root to holding its sum).
+        result = await asyncio.create_task(skynet(0, args.n))
+    else:
+        result = await bounded(args.n, capacity)
+    return time.perf_counter_ns() - start, result, spawn_ns
+
+
+async def warm_up(args: argparse.Namespace, capacity: Optional[int],
+                  max_runs: int = MAX_WARMUP_RUNS) -> Tuple[List[int], List[int]]:
+    """Warm-up runs until they total W ms or number max_runs, so that PyPy's
+    iterations measure the JIT's compiled code rather than its progress; the
+    last one crosses W (or is the max_runs-th). Returns (warmup_ns, answers)."""
+    warmup_ns: List[int] = []
+    warmup_results: List[int] = []
+    total, target = 0, args.warmup_ms * 1_000_000
+    while total < target and len(warmup_ns) < max_runs:
+        ns, result, _ = await timed_run(args, capacity)
+        warmup_ns.append(ns)
+        warmup_results.append(result)
+        total += ns
+    return warmup_ns, warmup_results
+
+
 async def run(args, capacity):
+    warmup_ns, warmup_results = await warm_up(args, capacity)
     results, iter_ns = [], []
     spawn_ns = None
     for _ in range(args.iterations):
-        start = time.perf_counter_ns()
-        if args.workload == "sleep":
-            result, spawned = await sleep(args.n, args.duration_ms)
-            if spawn_ns is None:  # the protocol reports the first iteration's
-                spawn_ns = spawned
-        elif args.workload == "chain":
-            result = await chain(args.n)
-        elif args.workload == "chain-await":
-            result = await chain_await(args.n)
-        elif args.workload == "skynet":
-            # The root is a task too, like every node (the protocol's clock
-            # runs from spawning the root to holding its sum).
-            result = await asyncio.create_task(skynet(0, args.n))
-        else:
-            result = await bounded(args.n, capacity)
-        iter_ns.append(time.perf_counter_ns() - start)
+        ns, result, spawned = await timed_run(args, capacity)
+        if spawn_ns is None:  # the protocol reports the first iteration's
+            spawn_ns = spawned
+        iter_ns.append(ns)
         results.append(result)
-    return results, iter_ns, spawn_ns
+    return results, iter_ns, spawn_ns, warmup_ns, warmup_results
 
 
 def runtime_label(loop_name, server=None):
@@ -233,7 +263,7 @@ def parse_args(argv):
     parser = Parser(
         prog="bench.py", allow_abbrev=False,
         usage="bench.py [--loop asyncio|uvloop] WORKLOAD --n N --iterations K "
-              "[--buffer B] [--duration-ms D]\n       " + SERVE_USAGE,
+              "[--buffer B] [--duration-ms D] [--warmup-ms W]\n       " + SERVE_USAGE,
         description="One run of a docs/protocol.md workload; prints one JSON line. "
                     "`bench.py serve --help` describes the HTTP server.")
     add_loop_option(parser)
@@ -252,6 +282,9 @@ def parse_args(argv):
                         help="channel capacity, required by bounded (>= 0; 0 = rendezvous)")
     parser.add_argument("--duration-ms", type=count(1), metavar="D",
                         help="how long each task sleeps, required by sleep (>= 1)")
+    parser.add_argument("--warmup-ms", type=count(0), default=0, metavar="W",
+                        help="warm-up runs until they total W ms, at most %d runs "
+                             "(>= 0, default 0)" % MAX_WARMUP_RUNS)
     args = parser.parse_args(argv)
     if not args.version:
         if args.workload is None:
@@ -299,11 +332,12 @@ def main(argv=None):
     # The loop is created before run() starts any clock.
     if hasattr(asyncio, "Runner"):
         with asyncio.Runner(loop_factory=loop_factory) as runner:
-            results, iter_ns, spawn_ns = runner.run(run(args, capacity))
+            runs = runner.run(run(args, capacity))
     else:
         # Python < 3.11 (PyPy 7.3.11 is 3.9, asyncio's loop only): asyncio.run
         # is what Runner.run does, a new loop running run() as a Task.
-        results, iter_ns, spawn_ns = asyncio.run(run(args, capacity))
+        runs = asyncio.run(run(args, capacity))
+    results, iter_ns, spawn_ns, warmup_ns, warmup_results = runs
     report = {
         "workload": args.workload,
         "n": args.n,
@@ -311,6 +345,8 @@ def main(argv=None):
         "result": results[-1],
         "results": results,
         "iter_ns": iter_ns,
+        "warmup_ns": warmup_ns,
+        "warmup_results": warmup_results,
     }
     if spawn_ns is not None:
         report["spawn_ns"] = spawn_ns

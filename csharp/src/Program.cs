@@ -4,6 +4,7 @@
 //
 // Written in the C# subset that both Roslyn and Mono's mcs 6.8 accept (see README.md).
 using System;
+using System.Collections.Generic;
 using System.Diagnostics;
 using System.Globalization;
 using System.Reflection;
@@ -45,6 +46,10 @@ namespace Bench
                 return 2;
             }
 
+            var warmupNs = new List<long>();
+            var warmupResults = new List<long>();
+            WarmUp(options, workload, MaxWarmupRuns, warmupNs, warmupResults);
+
             var results = new long[options.Iterations];
             var iterNs = new long[options.Iterations];
             long spawnNs = 0;
@@ -56,8 +61,28 @@ namespace Bench
                 if (i == 0)
                     spawnNs = m.SpawnNs;
             }
-            Console.WriteLine(Report(options, results, iterNs, spawnNs));
+            Console.WriteLine(Report(options, results, iterNs, spawnNs, warmupNs, warmupResults));
             return 0;
+        }
+
+        // --warmup-ms stops after this many runs even short of W ms: at N = 10 a run
+        // takes microseconds, and the JSON line lists every warm-up run.
+        const int MaxWarmupRuns = 10000;
+
+        // --warmup-ms: a JIT compiles a hot path only after it has run many times, so the
+        // same workload runs first, timed alike, until these runs have taken W ms in all
+        // or number maxRuns; each run's time and answer go into ns and results.
+        static void WarmUp(Options options, Func<Options, Measurement> workload, int maxRuns,
+                           List<long> ns, List<long> results)
+        {
+            long totalNs = 0;
+            while (totalNs < options.WarmupMs * 1000000L && ns.Count < maxRuns)
+            {
+                Measurement m = workload(options);
+                results.Add(m.Result);
+                ns.Add(m.ElapsedNs);
+                totalNs += m.ElapsedNs;
+            }
         }
 
         static Func<Options, Measurement> Lookup(string model, string workload)
@@ -86,7 +111,8 @@ namespace Bench
             return Math.Max(buffer, 1);
         }
 
-        static string Report(Options o, long[] results, long[] iterNs, long spawnNs)
+        static string Report(Options o, long[] results, long[] iterNs, long spawnNs,
+                             List<long> warmupNs, List<long> warmupResults)
         {
             var json = new StringBuilder();
             json.Append("{\"workload\": ").Append(Quote(o.Workload));
@@ -95,6 +121,8 @@ namespace Bench
             json.Append(", \"result\": ").Append(results[results.Length - 1]);
             json.Append(", \"results\": [").Append(string.Join(", ", results)).Append(']');
             json.Append(", \"iter_ns\": [").Append(string.Join(", ", iterNs)).Append(']');
+            json.Append(", \"warmup_ns\": [").Append(string.Join(", ", warmupNs)).Append(']');
+            json.Append(", \"warmup_results\": [").Append(string.Join(", ", warmupResults)).Append(']');
             if (o.Workload == "sleep")
                 json.Append(", \"spawn_ns\": ").Append(spawnNs);
             if (o.Workload == "bounded" && Capacity(o.Buffer) != o.Buffer)
@@ -138,9 +166,10 @@ namespace Bench
         public int Buffer = -1;      // required by bounded
         public int DurationMs = -1;  // required by sleep
         public int Iterations = -1;
+        public int WarmupMs;         // optional, 0: no warm-up run
 
         public const string Usage =
-            "usage: Bench.dll async|threads WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]\n" +
+            "usage: Bench.dll async|threads WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D] [--warmup-ms W]\n" +
             "       Bench.dll async serve --port P --delay-ms D [--threads T]\n" +
             "\n" +
             "  async|threads    the model: async (sleep, chain, chain-await, bounded, skynet) or threads (sleep)\n" +
@@ -149,6 +178,7 @@ namespace Bench
             "  --iterations K   in-process iterations, the first one cold (> 0)\n" +
             "  --buffer B       channel capacity, required by bounded (>= 0; 0 runs with capacity 1)\n" +
             "  --duration-ms D  how long each task sleeps, required by sleep (> 0)\n" +
+            "  --warmup-ms W    before the timed iterations, run the workload until the runs have taken W ms or number 10000 (>= 0, default 0)\n" +
             "\n" +
             "  serve            the HTTP server of docs/protocol.md on 127.0.0.1:P (P = 0: a free port);\n" +
             "                   the calls take 2*D and D ms (D > 0); --threads T sets the thread\n" +
@@ -176,7 +206,8 @@ namespace Bench
             for (int i = 2; i < args.Length; i += 2)
             {
                 string name = args[i];
-                if (name != "--n" && name != "--buffer" && name != "--duration-ms" && name != "--iterations")
+                if (name != "--n" && name != "--buffer" && name != "--duration-ms" && name != "--iterations" &&
+                    name != "--warmup-ms")
                     throw new UsageException("unknown argument '" + name + "'");
                 if (i + 1 == args.Length)
                     throw new UsageException(name + " needs a value");
@@ -187,6 +218,7 @@ namespace Bench
                     case "--buffer": o.Buffer = Int(name, value, 0); break;
                     case "--duration-ms": o.DurationMs = Int(name, value, 1); break;
                     case "--iterations": o.Iterations = Int(name, value, 1); break;
+                    case "--warmup-ms": o.WarmupMs = Int(name, value, 0); break;
                 }
             }
             if (o.N == 0)

@@ -39,8 +39,49 @@ class Workloads(unittest.TestCase):
         self.assertTrue(all(t > 0 for t in report["iter_ns"]))
         self.assertRegex(report["runtime"], r"^\.NET \d+\.\d+\.\d+ \((mcs|Roslyn)")
 
+    def check_warmup(self, report, warmup_ms, expected):
+        """At least one warm-up run, each answer right, and the rule: the runs until their
+        total reached W ms, the last one being the one that got there."""
+        runs = report["warmup_ns"]
+        self.assertGreaterEqual(len(runs), 1)
+        self.assertEqual(report["warmup_results"], [expected] * len(runs))
+        self.assertTrue(all(isinstance(t, int) and t > 0 for t in runs), runs)
+        self.assertGreaterEqual(sum(runs), warmup_ms * 1_000_000)
+        self.assertLess(sum(runs[:-1]), warmup_ms * 1_000_000)
+
     def test_chain(self):
-        self.check(self.report("async", "chain", "--n", "1000", "--iterations", "2"), "chain", 1000, 1000, 2)
+        report = self.report("async", "chain", "--n", "1000", "--iterations", "2")
+        self.check(report, "chain", 1000, 1000, 2)
+        # No --warmup-ms (or 0): no warm-up run, the two keys empty.
+        self.assertEqual((report["warmup_ns"], report["warmup_results"]), ([], []))
+        report = self.report("async", "chain", "--n", "10", "--iterations", "1", "--warmup-ms", "0")
+        self.assertEqual((report["warmup_ns"], report["warmup_results"]), ([], []))
+
+    def test_warmup_runs_before_the_iterations(self):
+        report = self.report("async", "bounded", "--n", "1000", "--buffer", "1", "--iterations", "3",
+                             "--warmup-ms", "100")
+        self.check(report, "bounded", 1000, 1000 * 999 // 2, 3, buffer=1)
+        self.check_warmup(report, 100, 1000 * 999 // 2)
+
+    def test_warmup_of_sleep_threads(self):
+        # Each run takes at least D = 20 ms: W = 50 needs three runs or so, never one.
+        report = self.report("threads", "sleep", "--n", "10", "--duration-ms", "20", "--iterations", "1",
+                             "--warmup-ms", "50")
+        self.check(report, "sleep", 10, 10, 1)
+        self.check_warmup(report, 50, 10)
+        self.assertGreaterEqual(len(report["warmup_ns"]), 2)
+
+    def test_warmup_stops_after_10000_runs(self):
+        # At N = 10 a run takes microseconds: W = 60 s ends at the cap of 10000 runs
+        # (Program.MaxWarmupRuns), well before W, each answer reported.
+        start = time.monotonic()
+        report = self.report("async", "bounded", "--n", "10", "--buffer", "1", "--iterations", "2",
+                             "--warmup-ms", "60000")
+        self.assertLess(time.monotonic() - start, 30)
+        self.check(report, "bounded", 10, 45, 2, buffer=1)
+        self.assertEqual(len(report["warmup_ns"]), 10000)
+        self.assertEqual(report["warmup_results"], [45] * 10000)
+        self.assertLess(sum(report["warmup_ns"]), 60000 * 1_000_000)
 
     def test_chain_await_deep_chain(self):
         # Deep enough that continuations must not pile up on one stack.
@@ -108,7 +149,7 @@ class BadArguments(unittest.TestCase):
         ("async", ["sleep", "chain", "chain-await", "bounded", "skynet"], "spin"),
         ("threads", ["sleep"], "skynet"),
     ]
-    # Beyond the table: the model itself, leftovers, values mcs's int would wrap.
+    # Beyond the table: the model itself, leftovers, values mcs's int would wrap, bad --warmup-ms.
     MORE = [
         [],
         ["fibers", "sleep", "--n", "5", "--iterations", "1", "--duration-ms", "5"],
@@ -116,6 +157,12 @@ class BadArguments(unittest.TestCase):
         ["async", "chain", "--n", "5", "--iterations", "1", "extra"],
         ["async", "chain", "--n", "99999999999", "--iterations", "1"],
         ["async", "chain", "--n", "+5", "--iterations", "1"],
+        ["async", "chain", "--n", "5", "--iterations", "1", "--warmup-ms", "-1"],
+        ["async", "chain", "--n", "5", "--iterations", "1", "--warmup-ms", "x"],
+        ["async", "chain", "--n", "5", "--iterations", "1", "--warmup-ms", "1.5"],
+        ["async", "chain", "--n", "5", "--iterations", "1", "--warmup-ms", "99999999999"],
+        ["async", "chain", "--n", "5", "--iterations", "1", "--warmup-ms"],
+        ["threads", "sleep", "--n", "5", "--iterations", "1", "--duration-ms", "5", "--warmup-ms", "-1"],
         ["async", "skynet", "--n", "2", "--iterations", "1"],  # not a power of ten
         ["async", "skynet", "--n", "20", "--iterations", "1"],
         ["async", "skynet", "--n", "1001", "--iterations", "1"],
@@ -149,6 +196,7 @@ class BadArguments(unittest.TestCase):
                 self.assertEqual(proc.returncode, 0)
                 self.assertEqual(proc.stderr, "")
                 self.assertTrue(proc.stdout.startswith("usage: "), proc.stdout)
+                self.assertIn("--warmup-ms W", proc.stdout)
 
 
 # --- serve: functional tests only (a handful of requests, D = 20 ms; timing

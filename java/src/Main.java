@@ -3,6 +3,7 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ThreadFactory;
@@ -17,6 +18,12 @@ import java.util.concurrent.ThreadFactory;
 public final class Main {
 
     private static final int SLEEP_WARM_UP_TASKS = 1000;
+
+    /**
+     * --warmup-ms stops after this many runs even short of W ms: at N = 10 a run takes
+     * microseconds, and the JSON line lists every warm-up run.
+     */
+    static final int MAX_WARMUP_RUNS = 10_000;
 
     public static void main(String[] args) throws InterruptedException {
         // Any exception, from main or from a task, ends the process with one line:
@@ -105,11 +112,16 @@ public final class Main {
         }
     }
 
-    /** Runs the K iterations and returns the protocol's JSON line. */
+    /** One run of the workload: its answer, its time, and (sleep only) its start loop's time. */
+    record Measurement(long result, long elapsedNs, long spawnNs) {}
+
+    /** One timed run of the workload, as {@link #measure} makes it. */
+    interface TimedRun {
+        Measurement run() throws InterruptedException;
+    }
+
+    /** Runs the warm-up runs and the K iterations and returns the protocol's JSON line. */
     private static String run(Workloads workloads, Options o, String runtime) throws InterruptedException {
-        var results = new long[o.iterations()];
-        var iterNs = new long[o.iterations()];
-        long spawnNs = 0;
         if (o.workload().equals("sleep")) {
             // JIT warm-up before the clock. Cold, C2 compiles VirtualThread.sleepNanos
             // while no sleep has ever ended, speculates that its loop never exits, and
@@ -117,23 +129,17 @@ public final class Main {
             // 10 s of CPU at N = 1M. A few tasks that finish a short sleep first avoid that.
             workloads.sleep(Math.min(o.n(), SLEEP_WARM_UP_TASKS), Duration.ofMillis(1));
         }
+        var warmup = warmUp(o.warmupMs(), MAX_WARMUP_RUNS, () -> measure(workloads, o));
+        var results = new long[o.iterations()];
+        var iterNs = new long[o.iterations()];
+        long spawnNs = 0;
         for (int k = 0; k < o.iterations(); k++) {
-            long start = System.nanoTime();
-            results[k] = switch (o.workload()) {
-                case "sleep" -> {
-                    var run = workloads.sleep(o.n(), o.duration());
-                    if (k == 0) {
-                        spawnNs = run.spawnNs();
-                    }
-                    yield run.completed();
-                }
-                case "chain" -> workloads.chain(o.n());
-                case "chain-await" -> workloads.chainAwait(o.n());
-                case "bounded" -> workloads.bounded(o.n(), o.buffer());
-                case "skynet" -> workloads.skynet(o.n());
-                default -> throw new AssertionError(o.workload());
-            };
-            iterNs[k] = System.nanoTime() - start;
+            var m = measure(workloads, o);
+            results[k] = m.result();
+            iterNs[k] = m.elapsedNs();
+            if (k == 0) {
+                spawnNs = m.spawnNs();
+            }
         }
 
         var json = new StringBuilder()
@@ -142,12 +148,49 @@ public final class Main {
                 .append(", \"buffer\": ").append(o.workload().equals("bounded") ? String.valueOf(o.buffer()) : "null")
                 .append(", \"result\": ").append(results[results.length - 1])
                 .append(", \"results\": ").append(Arrays.toString(results))
-                .append(", \"iter_ns\": ").append(Arrays.toString(iterNs));
+                .append(", \"iter_ns\": ").append(Arrays.toString(iterNs))
+                .append(", \"warmup_ns\": ").append(warmup.stream().map(Measurement::elapsedNs).toList())
+                .append(", \"warmup_results\": ").append(warmup.stream().map(Measurement::result).toList());
         if (o.workload().equals("sleep")) {
             json.append(", \"spawn_ns\": ").append(spawnNs);
         }
         return json.append(", \"runtime\": \"").append(runtime.replace("\\", "\\\\").replace("\"", "\\\""))
                 .append("\"}").toString();
+    }
+
+    /**
+     * --warmup-ms: the JIT compiles a hot path only after it has run many times, so the
+     * same workload runs first, timed alike, until these runs have taken W ms in all or
+     * number maxRuns. Returns them in order.
+     */
+    static List<Measurement> warmUp(int warmupMs, int maxRuns, TimedRun run) throws InterruptedException {
+        var runs = new ArrayList<Measurement>();
+        long totalNs = 0;
+        while (totalNs < warmupMs * 1_000_000L && runs.size() < maxRuns) {
+            var m = run.run();
+            runs.add(m);
+            totalNs += m.elapsedNs();
+        }
+        return runs;
+    }
+
+    /** Runs the workload once, timed from its first step until the answer is in. */
+    static Measurement measure(Workloads workloads, Options o) throws InterruptedException {
+        long spawnNs = 0;
+        long start = System.nanoTime();
+        long result = switch (o.workload()) {
+            case "sleep" -> {
+                var run = workloads.sleep(o.n(), o.duration());
+                spawnNs = run.spawnNs();
+                yield run.completed();
+            }
+            case "chain" -> workloads.chain(o.n());
+            case "chain-await" -> workloads.chainAwait(o.n());
+            case "bounded" -> workloads.bounded(o.n(), o.buffer());
+            case "skynet" -> workloads.skynet(o.n());
+            default -> throw new AssertionError(o.workload());
+        };
+        return new Measurement(result, System.nanoTime() - start, spawnNs);
     }
 
     /** e.g. "JDK 25.0.3+9-LTS (Eclipse Adoptium), virtual threads". */

@@ -3,15 +3,15 @@ import java.util.Arrays;
 
 /**
  * The command line of docs/protocol.md:
- * {@code WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]}, or {@code --help}.
+ * {@code WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D] [--warmup-ms W]}, or {@code --help}.
  * Every option that a workload uses is required: the defaults live in the harness
- * (harness/workloads.py), not here.
+ * (harness/workloads.py), not here. The one optional option, --warmup-ms, defaults to 0 (no warm-up).
  */
-record Options(String workload, int n, int iterations, int buffer, Duration duration) {
+record Options(String workload, int n, int iterations, int buffer, Duration duration, int warmupMs) {
     // Only bounded reads buffer (-1 when not given), only sleep reads duration (null for the others).
 
     static final String USAGE = """
-            usage: java -cp classes Main (virtual|platform) WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+            usage: java -cp classes Main (virtual|platform) WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D] [--warmup-ms W]
                    java -cp classes Main (virtual|platform) serve --port P --delay-ms D [--threads T]
                    java -cp classes Main (virtual|platform) --version
 
@@ -21,6 +21,7 @@ record Options(String workload, int n, int iterations, int buffer, Duration dura
               --iterations K    in-process iterations, the first one cold (> 0)
               --buffer B        channel capacity, required by bounded (>= 0; 0 = rendezvous)
               --duration-ms D   how long each task sleeps, required by sleep (> 0)
+              --warmup-ms W     before the timed iterations, run the workload until the runs have taken W ms or number 10000 (>= 0, default 0)
               serve             the HTTP server: java -cp classes Main virtual serve --help""";
 
     /** A bad command line; its message is the one line printed before exiting with status 2. */
@@ -51,6 +52,7 @@ record Options(String workload, int n, int iterations, int buffer, Duration dura
         int iterations = -1;
         int buffer = -1;
         int durationMs = -1;
+        int warmupMs = 0;
         for (int i = 1; i < args.length; i += 2) {
             String option = args[i];
             if (!option.startsWith("--")) {
@@ -65,6 +67,7 @@ record Options(String workload, int n, int iterations, int buffer, Duration dura
                 case "--iterations" -> iterations = parseInt(option, value, 1);
                 case "--buffer" -> buffer = parseInt(option, value, 0);
                 case "--duration-ms" -> durationMs = parseInt(option, value, 1);
+                case "--warmup-ms" -> warmupMs = parseInt(option, value, 0);
                 default -> throw new UsageException("unknown option '" + option + "'");
             }
         }
@@ -83,7 +86,8 @@ record Options(String workload, int n, int iterations, int buffer, Duration dura
         if (workload.equals("skynet") && !isPowerOfTen(n)) {
             throw new UsageException("skynet needs N a power of ten (1, 10, 100, ...): 10 children a node, got " + n);
         }
-        return new Options(workload, n, iterations, buffer, usesDuration ? Duration.ofMillis(durationMs) : null);
+        return new Options(workload, n, iterations, buffer, usesDuration ? Duration.ofMillis(durationMs) : null,
+                warmupMs);
     }
 
     static boolean isPowerOfTen(int n) {

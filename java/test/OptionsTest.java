@@ -48,6 +48,14 @@ class OptionsTest {
     }
 
     @Test
+    void warmupIsOptionalAndMayBeZero() throws Options.UsageException {
+        assertEquals(0, parse("chain --n 5 --iterations 1").warmupMs());
+        assertEquals(0, parse("chain --n 5 --iterations 1 --warmup-ms 0").warmupMs());
+        assertEquals(2000, parse("bounded --warmup-ms 2000 --n 5 --buffer 1 --iterations 1").warmupMs());
+        assertEquals(50, parse("sleep --n 5 --iterations 1 --duration-ms 10 --warmup-ms 50").warmupMs());
+    }
+
+    @Test
     void decimalDigitsOnly() throws Options.UsageException {
         assertEquals(10, parse("chain --n 010 --iterations 1").n());
         assertEquals(Integer.MAX_VALUE, parse("chain --n 2147483647 --iterations 1").n());
@@ -63,7 +71,9 @@ class OptionsTest {
             "bounded --n 5 --iterations 1", "bounded --n 5 --iterations 1 --buffer -1",
             "sleep --n 5 --iterations 1", "sleep --n 5 --iterations 1 --duration-ms 0",
             "skynet --n 20 --iterations 1", "skynet --n 5 --iterations 1", "skynet --n 1001 --iterations 1",
-            "skynet --n 10"})
+            "skynet --n 10", "chain --n 5 --iterations 1 --warmup-ms -1", "chain --n 5 --iterations 1 --warmup-ms x",
+            "chain --n 5 --iterations 1 --warmup-ms 1.5", "chain --n 5 --iterations 1 --warmup-ms 2147483648",
+            "chain --n 5 --iterations 1 --warmup-ms"})
     void badCommandLines(String line) {
         var e = assertThrows(Options.UsageException.class, () -> parse(line));
         assertFalse(e.getMessage().isBlank());

@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -49,6 +51,70 @@ class ProgramTest {
         assertTrue(run.stdout.startsWith("{\"workload\": \"chain\", \"n\": 10, \"buffer\": null, \"result\": 10, "
                 + "\"results\": [10, 10], \"iter_ns\": ["), run.stdout);
         assertTrue(run.stdout.contains("\"runtime\": \"JDK "), run.stdout);
+        // No --warmup-ms (or 0): no warm-up run, the two keys empty.
+        assertTrue(run.stdout.contains("\"warmup_ns\": [], \"warmup_results\": []"), run.stdout);
+        var zero = launch("virtual", "chain", "--n", "10", "--iterations", "1", "--warmup-ms", "0");
+        assertTrue(zero.stdout.contains("\"warmup_ns\": [], \"warmup_results\": []"), zero.stdout);
+    }
+
+    /** The integers of the JSON list under key in a report line. */
+    private static long[] list(String json, String key) {
+        var m = Pattern.compile("\"" + key + "\": \\[([0-9, ]*)\\]").matcher(json);
+        assertTrue(m.find(), key + " in " + json);
+        return m.group(1).isEmpty() ? new long[0]
+                : Arrays.stream(m.group(1).split(", ")).mapToLong(Long::parseLong).toArray();
+    }
+
+    /**
+     * At least one warm-up run, each answer right, and the rule: runs until their total
+     * reached W ms, the last one being the one that got there; the K iterations as before.
+     */
+    private static void checkWarmup(Run run, int warmupMs, long expected, int iterations) {
+        assertEquals(0, run.status, run.stderr);
+        assertEquals(1, run.stdout.lines().count(), run.stdout);
+        long[] times = list(run.stdout, "warmup_ns");
+        long[] answers = list(run.stdout, "warmup_results");
+        assertTrue(times.length >= 1, run.stdout);
+        assertEquals(times.length, answers.length, run.stdout);
+        assertTrue(Arrays.stream(answers).allMatch(r -> r == expected), run.stdout);
+        assertTrue(Arrays.stream(times).allMatch(t -> t > 0), run.stdout);
+        long total = Arrays.stream(times).sum();
+        assertTrue(total >= warmupMs * 1_000_000L, run.stdout);
+        assertTrue(total - times[times.length - 1] < warmupMs * 1_000_000L, run.stdout);
+        long[] results = list(run.stdout, "results");
+        assertEquals(iterations, results.length, run.stdout);
+        assertTrue(Arrays.stream(results).allMatch(r -> r == expected), run.stdout);
+        assertEquals(iterations, list(run.stdout, "iter_ns").length, run.stdout);
+    }
+
+    @Test
+    void warmupRunsBeforeTheIterations() throws Exception {
+        checkWarmup(launch("virtual", "bounded", "--n", "1000", "--buffer", "1", "--iterations", "3",
+                "--warmup-ms", "100"), 100, 499500, 3);
+    }
+
+    @Test
+    void warmupStopsAfterMaxRuns() throws Exception {
+        // In process: the program's cap is Main.MAX_WARMUP_RUNS; 3 here, with W = 60 s,
+        // makes exactly three runs of the real workload and returns at once.
+        assertEquals(10_000, Main.MAX_WARMUP_RUNS);
+        var workloads = new Workloads(Thread.ofVirtual().factory());
+        var o = Options.parse("bounded --n 10 --buffer 1 --iterations 1 --warmup-ms 60000".split(" "));
+        long start = System.nanoTime();
+        var runs = Main.warmUp(o.warmupMs(), 3, () -> Main.measure(workloads, o));
+        assertTrue(System.nanoTime() - start < 10_000_000_000L);
+        assertEquals(3, runs.size(), runs.toString());
+        assertTrue(runs.stream().allMatch(m -> m.result() == 45 && m.elapsedNs() > 0), runs.toString());
+    }
+
+    @Test
+    void warmupOfSleepOnPlatformThreads() throws Exception {
+        // Each run takes at least D = 20 ms: W = 50 needs three runs or so, never one.
+        var run = launch("platform", "sleep", "--n", "10", "--duration-ms", "20", "--iterations", "1",
+                "--warmup-ms", "50");
+        checkWarmup(run, 50, 10, 1);
+        assertTrue(list(run.stdout, "warmup_ns").length >= 2, run.stdout);
+        assertTrue(run.stdout.contains("\"spawn_ns\": "), run.stdout);
     }
 
     @Test
@@ -88,6 +154,7 @@ class ProgramTest {
             assertEquals(0, run.status, args.toString());
             assertEquals("", run.stderr, args.toString());
             assertTrue(run.stdout.startsWith("usage: "), run.stdout);
+            assertTrue(run.stdout.contains("--warmup-ms W"), run.stdout);
         }
     }
 
@@ -107,7 +174,8 @@ class ProgramTest {
             for (String line : List.of("nope --n 10 --iterations 1", "bounded --n 10 --iterations 1",
                     "bounded --n 10 --iterations 1 --buffer -1", "sleep --n 10 --iterations 1",
                     "sleep --n 10 --iterations 1 --duration-ms 0", "skynet --n 20 --iterations 1",
-                    "skynet --n 1001 --iterations 1")) {
+                    "skynet --n 1001 --iterations 1", "chain --n 10 --iterations 1 --warmup-ms -1",
+                    "chain --n 10 --iterations 1 --warmup-ms x", "chain --n 10 --iterations 1 --warmup-ms")) {
                 cases.add(Arguments.of(Stream.concat(Stream.of(mode), Stream.of(line.split(" "))).toList()));
             }
         }

@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { parseArgs, run, UsageError } from "../protocol.mjs";
+import { MAX_WARMUP_RUNS, parseArgs, run, UsageError } from "../protocol.mjs";
 import { workloads } from "../workloads.mjs";
 
 // docs/protocol.md's bad input (the lead's harness/tests/test_conformance.py
@@ -47,6 +47,18 @@ const moreBad = [
   ["skynet", "--n", "1000000000", "--iterations", "1"], // 10^9: N(N-1)/2 not exact in a double
 ];
 
+// --warmup-ms: negative, not an integer, no value.
+const warmupBad = [
+  ["chain", "--n", "1", "--iterations", "1", "--warmup-ms", "-1"],
+  ["chain", "--n", "1", "--iterations", "1", "--warmup-ms=-1"],
+  ["chain", "--n", "1", "--iterations", "1", "--warmup-ms", "x"],
+  ["chain", "--n", "1", "--iterations", "1", "--warmup-ms", "1.5"],
+  ["chain", "--n", "1", "--iterations", "1", "--warmup-ms", ""],
+  ["chain", "--n", "1", "--iterations", "1", "--warmup-ms", "9007199254740992"],
+  ["chain", "--n", "1", "--iterations", "1", "--warmup-ms"],
+  ["chain", "--warmup-ms", "--n", "1", "--iterations", "1"],
+];
+
 describe("parseArgs", () => {
   it("requires --n and --iterations, --buffer for bounded, --duration-ms for sleep", () => {
     assert.deepEqual(parseArgs(["bounded", "--n", "5", "--iterations", "3", "--buffer", "0"]), {
@@ -54,23 +66,55 @@ describe("parseArgs", () => {
       n: 5,
       iterations: 3,
       buffer: 0,
+      warmupMs: 0,
     });
     assert.deepEqual(parseArgs(["sleep", "--n", "5", "--iterations", "1", "--duration-ms", "20"]), {
       workload: "sleep",
       n: 5,
       iterations: 1,
       durationMs: 20,
+      warmupMs: 0,
     });
-    assert.deepEqual(parseArgs(["chain", "--n", "5", "--iterations", "2"]), { workload: "chain", n: 5, iterations: 2 });
+    assert.deepEqual(parseArgs(["chain", "--n", "5", "--iterations", "2"]), {
+      workload: "chain",
+      n: 5,
+      iterations: 2,
+      warmupMs: 0,
+    });
     for (const n of [1, 10, 100_000_000]) {
-      assert.deepEqual(parseArgs(["skynet", "--n", String(n), "--iterations", "2"]), { workload: "skynet", n, iterations: 2 });
+      assert.deepEqual(parseArgs(["skynet", "--n", String(n), "--iterations", "2"]), {
+        workload: "skynet",
+        n,
+        iterations: 2,
+        warmupMs: 0,
+      });
     }
   });
 
   it("reads --opt value and --opt=value, in any order", () => {
     const opts = parseArgs(["bounded", "--iterations=4", "--n=3", "--buffer", "0"]);
-    assert.deepEqual(opts, { workload: "bounded", n: 3, buffer: 0, iterations: 4 });
-    assert.deepEqual(parseArgs(["--n", "3", "--iterations", "1", "chain"]), { workload: "chain", n: 3, iterations: 1 });
+    assert.deepEqual(opts, { workload: "bounded", n: 3, buffer: 0, iterations: 4, warmupMs: 0 });
+    assert.deepEqual(parseArgs(["--n", "3", "--iterations", "1", "chain"]), {
+      workload: "chain",
+      n: 3,
+      iterations: 1,
+      warmupMs: 0,
+    });
+  });
+
+  it("reads --warmup-ms for every workload, 0 when absent", () => {
+    for (const warmupMs of [0, 1, 250]) {
+      for (const argv of [
+        ["chain", "--n", "5", "--iterations", "2"],
+        ["chain-await", "--n", "5", "--iterations", "2"],
+        ["bounded", "--n", "5", "--iterations", "2", "--buffer", "1"],
+        ["skynet", "--n", "10", "--iterations", "2"],
+        ["sleep", "--n", "5", "--iterations", "2", "--duration-ms", "1"],
+      ]) {
+        assert.equal(parseArgs([...argv, "--warmup-ms", String(warmupMs)]).warmupMs, warmupMs);
+        assert.equal(parseArgs([...argv, `--warmup-ms=${warmupMs}`]).warmupMs, warmupMs);
+      }
+    }
   });
 
   it("recognises --help, -h and --version", () => {
@@ -81,7 +125,7 @@ describe("parseArgs", () => {
   });
 
   it("rejects bad arguments with a one-line message", () => {
-    const bad = [...Object.keys(workloads).flatMap(badTable), ...moreBad];
+    const bad = [...Object.keys(workloads).flatMap(badTable), ...moreBad, ...warmupBad];
     for (const argv of bad) {
       assert.throws(() => parseArgs(argv), (err) => err instanceof UsageError && !/[\n\r]/.test(err.message), argv.join(" "));
     }
@@ -89,18 +133,59 @@ describe("parseArgs", () => {
 });
 
 it("run: K iterations, echoed request, buffer only for bounded", async () => {
-  const out = await run({ workload: "bounded", n: 4, buffer: 0, durationMs: 1, iterations: 3 });
+  const out = await run({ workload: "bounded", n: 4, buffer: 0, durationMs: 1, iterations: 3, warmupMs: 0 });
   assert.equal(out.buffer, 0);
   assert.deepEqual(out.results, [6, 6, 6]);
   assert.equal(out.result, 6);
   assert.equal(out.iter_ns.length, 3);
   assert.ok(out.iter_ns.every((ns) => Number.isInteger(ns) && ns > 0));
   assert.equal(out.spawn_ns, undefined);
+  assert.deepEqual(out.warmup_ns, []);
+  assert.deepEqual(out.warmup_results, []);
 
-  const slept = await run({ workload: "sleep", n: 10, buffer: 1, durationMs: 20, iterations: 1 });
+  const slept = await run({ workload: "sleep", n: 10, buffer: 1, durationMs: 20, iterations: 1, warmupMs: 0 });
   assert.equal(slept.buffer, null);
   assert.ok(slept.iter_ns[0] >= 20e6);
   assert.ok(Number.isInteger(slept.spawn_ns));
+});
+
+// The warm-up rule: runs until their total reaches W ms, the last one crossing it.
+function checkWarmup(out, warmupMs, expected, iterations) {
+  const ns = out.warmup_ns;
+  assert.ok(ns.length >= 1);
+  assert.ok(ns.every((t) => Number.isInteger(t) && t > 0));
+  assert.deepEqual(out.warmup_results, ns.map(() => expected));
+  const total = ns.reduce((a, b) => a + b, 0);
+  assert.ok(total >= warmupMs * 1e6, `warm-up total ${total} ns`);
+  assert.ok(total - ns.at(-1) < warmupMs * 1e6, `warm-up total ${total} ns before the last`);
+  assert.deepEqual(out.results, Array(iterations).fill(expected));
+  assert.equal(out.iter_ns.length, iterations);
+}
+
+it("run: warm-up runs until they total W ms, then K iterations", async () => {
+  for (const [opts, expected] of [
+    [{ workload: "bounded", n: 1000, buffer: 1, iterations: 2, warmupMs: 30 }, 499500],
+    [{ workload: "skynet", n: 100, iterations: 3, warmupMs: 10 }, 4950],
+    [{ workload: "sleep", n: 10, durationMs: 20, iterations: 1, warmupMs: 50 }, 10],
+  ]) {
+    const out = await run(opts);
+    checkWarmup(out, opts.warmupMs, expected, opts.iterations);
+  }
+  // The first timed iteration's spawn time, not a warm-up run's.
+  const slept = await run({ workload: "sleep", n: 10, durationMs: 20, iterations: 1, warmupMs: 1 });
+  assert.ok(Number.isInteger(slept.spawn_ns));
+});
+
+it("run: the warm-up stops after maxWarmupRuns runs, whatever W", async () => {
+  // The program's cap is MAX_WARMUP_RUNS; 3 here, with W = 60 s: three runs, at once.
+  assert.equal(MAX_WARMUP_RUNS, 10_000);
+  const start = performance.now();
+  const out = await run({ workload: "bounded", n: 10, buffer: 1, iterations: 2, warmupMs: 60_000 }, 3);
+  assert.ok(performance.now() - start < 10_000);
+  assert.equal(out.warmup_ns.length, 3);
+  assert.ok(out.warmup_ns.every((t) => Number.isInteger(t) && t > 0));
+  assert.deepEqual(out.warmup_results, [45, 45, 45]);
+  assert.deepEqual(out.results, [45, 45]);
 });
 
 // The same source, run as a program by each runtime; Bun and Deno are there
@@ -139,11 +224,21 @@ for (const [id, [binary, ...args]] of Object.entries(runtimes)) {
         assert.equal(out.result, expected);
         assert.ok(out.results.every((r) => r === expected));
         assert.match(out.runtime, /^(Node\.js|Bun|Deno) \d+\.\d+\.\d+/);
+        assert.deepEqual(out.warmup_ns, []);
+        assert.deepEqual(out.warmup_results, []);
       }
     });
 
+    it("runs the workload for --warmup-ms W before the iterations", () => {
+      const argv = ["bounded", "--n", "1000", "--buffer", "1", "--iterations", "3", "--warmup-ms", "50"];
+      const { status, stdout, stderr } = bench(...argv);
+      assert.equal(status, 0, stderr);
+      assert.equal(stdout.trimEnd().split("\n").length, 1);
+      checkWarmup(JSON.parse(stdout), 50, 499500, 3);
+    });
+
     it("exits 2 with one stderr line and nothing on stdout for the protocol's bad input", () => {
-      for (const argv of [...badTable("chain"), ...moreBad.slice(-6)]) {
+      for (const argv of [...badTable("chain"), ...moreBad.slice(-6), ...warmupBad]) {
         const { status, stdout, stderr } = bench(...argv);
         assert.equal(status, 2, argv.join(" "));
         assert.equal(stdout, "", argv.join(" "));
@@ -156,6 +251,7 @@ for (const [id, [binary, ...args]] of Object.entries(runtimes)) {
         const { status, stdout, stderr } = bench(flag);
         assert.equal(status, 0);
         assert.match(stdout, /^usage: bench\.mjs WORKLOAD --n N --iterations K/);
+        assert.match(stdout, /\n {2}--warmup-ms W {4}\S[^\n]*\n/);
         assert.equal(stderr, "");
       }
     });

@@ -111,6 +111,59 @@ def test_runtime_names_the_loop():
     assert bench("--loop", "uvloop", "--version").stdout.strip() == uvloop_label
 
 
+def check_warmup(out, warmup_ms, expected):
+    """The warm-up rule: runs until their total reaches W ms, the last one
+    crossing it, each reported with its answer."""
+    warmup_ns = out["warmup_ns"]
+    assert len(warmup_ns) >= 1
+    assert all(isinstance(t, int) and t > 0 for t in warmup_ns)
+    assert out["warmup_results"] == [expected] * len(warmup_ns)
+    assert sum(warmup_ns) >= warmup_ms * 1_000_000
+    assert sum(warmup_ns[:-1]) < warmup_ms * 1_000_000
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("args, expected", [
+    (["bounded", "--n", 1000, "--buffer", 1], 499500),
+    (["skynet", "--n", 100], 4950),
+    (["chain", "--n", 100], 100),
+    (["chain-await", "--n", 100], 100),
+    (["sleep", "--n", 10, "--duration-ms", 20], 10),
+])
+def test_warmup_runs_until_w_ms(loop, args, expected):
+    out = report("--loop", loop, *args, "--iterations", 3, "--warmup-ms", 50)
+    check_warmup(out, 50, expected)
+    check(out, args[0], args[2], expected, iterations=3,
+          buffer=args[4] if args[0] == "bounded" else None)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("warmup", [[], ["--warmup-ms", 0]])
+def test_no_warmup_by_default_or_at_zero(loop, warmup):
+    out = report("--loop", loop, "chain", "--n", 10, "--iterations", 2, *warmup)
+    check(out, "chain", 10, 10, iterations=2)
+    assert out["warmup_ns"] == [] and out["warmup_results"] == []
+
+
+def test_warmup_stops_after_max_runs():
+    # The cap, whatever W: max_runs = 3 (the program's is MAX_WARMUP_RUNS)
+    # with W = 60 s makes exactly three runs and returns at once.
+    import asyncio
+    import time
+
+    sys.path.insert(0, str(BENCH.parent))
+    import bench as program
+
+    assert program.MAX_WARMUP_RUNS == 10_000
+    args = program.parse_args(["bounded", "--n", "10", "--buffer", "1", "--iterations", "1",
+                               "--warmup-ms", "60000"])
+    start = time.monotonic()
+    warmup_ns, answers = asyncio.run(program.warm_up(args, 1, max_runs=3))
+    assert time.monotonic() - start < 10
+    assert answers == [45] * 3
+    assert len(warmup_ns) == 3 and sum(warmup_ns) < 60_000 * 1_000_000
+
+
 def test_extra_options_are_accepted_and_ignored():
     # The harness passes only what a workload uses; the others are harmless.
     out = report("chain", "--n", 5, "--iterations", 1, "--buffer", 3, "--duration-ms", 9)
@@ -123,6 +176,7 @@ def test_help_is_usage_on_stdout(flag):
     assert proc.returncode == 0
     assert proc.stdout.startswith("usage: bench.py")
     assert "--iterations K" in proc.stdout
+    assert "\n  --warmup-ms W " in proc.stdout
     assert proc.stderr == ""
 
 
@@ -166,6 +220,18 @@ MORE_BAD = [
     ["skynet", "--n", "10"],
 ]
 
+# --warmup-ms: negative, not an integer, out of range, no value.
+WARMUP_BAD = [
+    ["chain", "--n", "3", "--iterations", "1", "--warmup-ms", "-1"],
+    ["chain", "--n", "3", "--iterations", "1", "--warmup-ms=-1"],
+    ["chain", "--n", "3", "--iterations", "1", "--warmup-ms", "x"],
+    ["chain", "--n", "3", "--iterations", "1", "--warmup-ms", "1.5"],
+    ["chain", "--n", "3", "--iterations", "1", "--warmup-ms", ""],
+    ["chain", "--n", "3", "--iterations", "1", "--warmup-ms", "9223372036854775808"],
+    ["chain", "--n", "3", "--iterations", "1", "--warmup-ms"],
+    ["chain", "--warmup-ms", "--n", "3", "--iterations", "1"],
+]
+
 
 def assert_bad(args, loop):
     proc = bench("--loop", loop, *args)
@@ -183,7 +249,7 @@ def test_protocol_bad_input_table(workload):
 
 @pytest.mark.parametrize("loop", LOOPS)
 def test_more_bad_input(loop):
-    for args in bad_table("chain") + MORE_BAD:
+    for args in bad_table("chain") + MORE_BAD + WARMUP_BAD:
         assert_bad(args, loop)
 
 
@@ -204,8 +270,17 @@ def test_pypy_runs_the_same_program(args, expected):
 
 
 @needs_pypy
+def test_pypy_warms_up():
+    out = report("bounded", "--n", 1000, "--buffer", 1, "--iterations", 2, "--warmup-ms", 50,
+                 interpreter=PYPY)
+    check_warmup(out, 50, 499500)
+    check(out, "bounded", 1000, 499500, iterations=2, buffer=1)
+
+
+@needs_pypy
 def test_pypy_bad_input():
-    for args in bad_table("skynet") + [["skynet", "--n", "20", "--iterations", "1"]]:
+    for args in (bad_table("skynet") + [["skynet", "--n", "20", "--iterations", "1"]]
+                 + WARMUP_BAD):
         proc = bench(*args, interpreter=PYPY)
         assert proc.returncode == 2, (args, proc.stderr)
         assert proc.stdout == "" and len(proc.stderr.splitlines()) == 1, (args, proc.stderr)

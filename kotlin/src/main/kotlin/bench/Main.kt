@@ -54,8 +54,18 @@ private fun fail(e: Throwable): Nothing {
 
 private const val SLEEP_WARM_UP_TASKS = 1000
 
-/** Runs the K iterations and returns the protocol's JSON line. */
+/**
+ * --warmup-ms stops after this many runs even short of W ms: at N = 10 a run takes
+ * microseconds, and the JSON line lists every warm-up run.
+ */
+internal const val MAX_WARMUP_RUNS = 10_000
+
+/** One run of the workload: its answer, its time, and (sleep only) its start loop's time. */
+internal class Measurement(val result: Long, val elapsedNs: Long, val spawnNs: Long)
+
+/** Runs the warm-up runs and the K iterations and returns the protocol's JSON line. */
 fun run(o: Options): String {
+    var warmup = emptyList<Measurement>()
     val results = LongArray(o.iterations)
     val iterNs = LongArray(o.iterations)
     var spawnNs = 0L
@@ -68,21 +78,12 @@ fun run(o: Options): String {
             // a short sleep, which the harness rightly counts as tasks that did not overlap.
             Workloads.sleep(minOf(o.n, SLEEP_WARM_UP_TASKS), 1)
         }
+        warmup = warmUp(o.warmupMs, MAX_WARMUP_RUNS) { measure(o) }
         for (k in 0 until o.iterations) {
-            val start = System.nanoTime()
-            results[k] = when (o.workload) {
-                "sleep" -> {
-                    val run = Workloads.sleep(o.n, o.durationMs)
-                    if (k == 0) spawnNs = run.spawnNs
-                    run.completed
-                }
-                "chain" -> Workloads.chain(o.n)
-                "chain-await" -> Workloads.chainAwait(o.n)
-                "bounded" -> Workloads.bounded(o.n, o.buffer)
-                "skynet" -> Workloads.skynet(o.n)
-                else -> throw AssertionError(o.workload)
-            }
-            iterNs[k] = System.nanoTime() - start
+            val m = measure(o)
+            results[k] = m.result
+            iterNs[k] = m.elapsedNs
+            if (k == 0) spawnNs = m.spawnNs
         }
     }
     return buildString {
@@ -91,10 +92,47 @@ fun run(o: Options): String {
         append(", \"buffer\": ").append(if (o.workload == "bounded") o.buffer.toString() else "null")
         append(", \"result\": ").append(results.last())
         append(", \"results\": [").append(results.joinToString(", "))
-        append("], \"iter_ns\": [").append(iterNs.joinToString(", ")).append(']')
+        append("], \"iter_ns\": [").append(iterNs.joinToString(", "))
+        append("], \"warmup_ns\": [").append(warmup.joinToString(", ") { it.elapsedNs.toString() })
+        append("], \"warmup_results\": [").append(warmup.joinToString(", ") { it.result.toString() }).append(']')
         if (o.workload == "sleep") append(", \"spawn_ns\": ").append(spawnNs)
         append(", \"runtime\": \"").append(runtime().replace("\\", "\\\\").replace("\"", "\\\"")).append("\"}")
     }
+}
+
+/**
+ * --warmup-ms: the JIT compiles a hot path only after it has run many times, so the
+ * same workload runs first, timed alike, until these runs have taken W ms in all or
+ * number [maxRuns]. Returns them in order.
+ */
+internal suspend fun warmUp(warmupMs: Int, maxRuns: Int, run: suspend () -> Measurement): List<Measurement> {
+    val runs = ArrayList<Measurement>()
+    var totalNs = 0L
+    while (totalNs < warmupMs * 1_000_000L && runs.size < maxRuns) {
+        val m = run()
+        runs.add(m)
+        totalNs += m.elapsedNs
+    }
+    return runs
+}
+
+/** Runs the workload once, timed from its first step until the answer is in. */
+internal suspend fun measure(o: Options): Measurement {
+    var spawnNs = 0L
+    val start = System.nanoTime()
+    val result = when (o.workload) {
+        "sleep" -> {
+            val run = Workloads.sleep(o.n, o.durationMs)
+            spawnNs = run.spawnNs
+            run.completed
+        }
+        "chain" -> Workloads.chain(o.n)
+        "chain-await" -> Workloads.chainAwait(o.n)
+        "bounded" -> Workloads.bounded(o.n, o.buffer)
+        "skynet" -> Workloads.skynet(o.n)
+        else -> throw AssertionError(o.workload)
+    }
+    return Measurement(result, System.nanoTime() - start, spawnNs)
 }
 
 /** e.g. "Kotlin 2.4.21, kotlinx.coroutines 1.11.0, Dispatchers.Default, JDK 25.0.3+9-LTS (Eclipse Adoptium)". */

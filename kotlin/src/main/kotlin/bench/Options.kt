@@ -2,10 +2,11 @@ package bench
 
 /**
  * The command line of docs/protocol.md:
- * `WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]`, or `--help`.
+ * `WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D] [--warmup-ms W]`, or `--help`.
  * Every option a workload uses is required: the defaults live in the harness
  * (harness/workloads.py), not here. [buffer] is read by bounded only (-1 when not
- * given), [durationMs] by sleep only (-1 when not given).
+ * given), [durationMs] by sleep only (-1 when not given). [warmupMs] is the one
+ * optional option, 0 (no warm-up run) when not given.
  */
 data class Options(
     val workload: String,
@@ -13,6 +14,7 @@ data class Options(
     val iterations: Int,
     val buffer: Int,
     val durationMs: Long,
+    val warmupMs: Int = 0,
 ) {
     /** A bad command line; its message is the one line printed before exiting with status 2. */
     class UsageException(message: String) : Exception(message, null, false, false)
@@ -21,7 +23,7 @@ data class Options(
         val WORKLOADS = listOf("sleep", "chain", "chain-await", "bounded", "skynet")
 
         val USAGE = """
-            usage: java -cp target/classes:target/lib/* bench.MainKt WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
+            usage: java -cp target/classes:target/lib/* bench.MainKt WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D] [--warmup-ms W]
                    java -cp target/classes:target/lib/* bench.MainKt --version
 
               WORKLOAD          sleep, chain, chain-await, bounded or skynet (docs/protocol.md)
@@ -29,6 +31,7 @@ data class Options(
               --iterations K    in-process iterations, the first one cold (> 0)
               --buffer B        channel capacity, required by bounded (>= 0; 0 = rendezvous)
               --duration-ms D   how long each task sleeps, required by sleep (> 0)
+              --warmup-ms W     before the timed iterations, run the workload until the runs have taken W ms or number 10000 (>= 0, default 0)
         """.trimIndent()
 
         /** --help or -h anywhere on the command line asks for [USAGE]. */
@@ -46,6 +49,7 @@ data class Options(
             var iterations = -1
             var buffer = -1
             var durationMs = -1
+            var warmupMs = 0
             var i = 1
             while (i < args.size) {
                 val option = args[i]
@@ -61,6 +65,7 @@ data class Options(
                     "--iterations" -> iterations = parseInt(option, value, 1)
                     "--buffer" -> buffer = parseInt(option, value, 0)
                     "--duration-ms" -> durationMs = parseInt(option, value, 1)
+                    "--warmup-ms" -> warmupMs = parseInt(option, value, 0)
                     else -> throw UsageException("unknown option '$option'")
                 }
                 i += 2
@@ -72,7 +77,7 @@ data class Options(
             if (workload == "skynet" && !isPowerOfTen(n)) {
                 throw UsageException("skynet needs --n a power of ten (1, 10, 100, ...), got $n")
             }
-            return Options(workload, n, iterations, buffer, durationMs.toLong())
+            return Options(workload, n, iterations, buffer, durationMs.toLong(), warmupMs)
         }
 
         /** A decimal integer of ASCII digits (toInt would also take "+5" and non-ASCII digits). */

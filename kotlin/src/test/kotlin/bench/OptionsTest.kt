@@ -22,6 +22,14 @@ class OptionsTest {
     }
 
     @Test
+    fun warmupIsOptionalAndMayBeZero() {
+        assertEquals(0, parse("chain", "--n", "5", "--iterations", "1").warmupMs)
+        assertEquals(0, parse("chain", "--n", "5", "--iterations", "1", "--warmup-ms", "0").warmupMs)
+        assertEquals(Options("bounded", 5, 1, 1, -1, 2000), parse("bounded", "--warmup-ms", "2000", "--n", "5", "--buffer", "1", "--iterations", "1"))
+        assertEquals(50, parse("sleep", "--n", "5", "--iterations", "1", "--duration-ms", "10", "--warmup-ms", "50").warmupMs)
+    }
+
+    @Test
     fun rejectsBadValues() {
         for (value in listOf("abc", "0", "-3", "+5", "1.5", "", "\u0665", "2147483648", "99999999999999999999999")) {
             rejects("chain", "--n", value, "--iterations", "1")
@@ -30,6 +38,10 @@ class OptionsTest {
         rejects("bounded", "--n", "1", "--iterations", "1", "--buffer", "-1")
         rejects("sleep", "--n", "1", "--iterations", "1", "--duration-ms", "0")
         rejects("chain", "--n", "1", "--iterations", "0")
+        for (value in listOf("-1", "x", "+5", "1.5", "", "2147483648")) {
+            rejects("chain", "--n", "1", "--iterations", "1", "--warmup-ms", value)
+        }
+        rejects("chain", "--n", "1", "--iterations", "1", "--warmup-ms")
     }
 
     @Test

@@ -1,6 +1,8 @@
 package bench
 
 import java.util.concurrent.TimeUnit
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
@@ -29,6 +31,54 @@ class ProgramTest {
         assertTrue(sleep.contains("\"buffer\": null, \"result\": 10,") && sleep.contains("\"spawn_ns\": "), sleep)
         val skynet = program("skynet", "--n", "1", "--iterations", "1").stdout
         assertTrue(skynet.contains("\"result\": 0, \"results\": [0]"), skynet)
+        // No --warmup-ms (or 0): no warm-up run, the two keys empty.
+        assertTrue(lines[0].contains("\"warmup_ns\": [], \"warmup_results\": []"), lines[0])
+        val zero = program("chain", "--n", "10", "--iterations", "1", "--warmup-ms", "0").stdout
+        assertTrue(zero.contains("\"warmup_ns\": [], \"warmup_results\": []"), zero)
+    }
+
+    /** The integers of the JSON list under [key] in a report line. */
+    private fun list(json: String, key: String): List<Long> {
+        val m = Regex("\"$key\": \\[([0-9, ]*)]").find(json) ?: throw AssertionError("no $key in $json")
+        return if (m.groupValues[1].isEmpty()) emptyList() else m.groupValues[1].split(", ").map { it.toLong() }
+    }
+
+    /**
+     * At least one warm-up run, each answer right, and the rule: runs until their total
+     * reached W ms, the last one being the one that got there; the K iterations as before.
+     */
+    private fun checkWarmup(r: Result, warmupMs: Int, expected: Long, iterations: Int) {
+        assertEquals(0, r.code, r.stderr)
+        assertEquals(1, r.stdout.trim().lines().size, r.stdout)
+        val times = list(r.stdout, "warmup_ns")
+        assertTrue(times.isNotEmpty() && times.all { it > 0 }, r.stdout)
+        assertEquals(List(times.size) { expected }, list(r.stdout, "warmup_results"), r.stdout)
+        assertTrue(times.sum() >= warmupMs * 1_000_000L, r.stdout)
+        assertTrue(times.dropLast(1).sum() < warmupMs * 1_000_000L, r.stdout)
+        assertEquals(List(iterations) { expected }, list(r.stdout, "results"), r.stdout)
+        assertEquals(iterations, list(r.stdout, "iter_ns").size, r.stdout)
+    }
+
+    @Test
+    fun warmupRunsBeforeTheIterations() {
+        checkWarmup(program("bounded", "--n", "1000", "--buffer", "1", "--iterations", "3", "--warmup-ms", "100"), 100, 499500, 3)
+        // Each sleep run takes at least D = 20 ms: W = 50 needs three runs or so, never one.
+        val sleep = program("sleep", "--n", "10", "--duration-ms", "20", "--iterations", "1", "--warmup-ms", "50")
+        checkWarmup(sleep, 50, 10, 1)
+        assertTrue(list(sleep.stdout, "warmup_ns").size >= 2 && sleep.stdout.contains("\"spawn_ns\": "), sleep.stdout)
+    }
+
+    @Test
+    fun warmupStopsAfterMaxRuns() {
+        // In process: the program's cap is MAX_WARMUP_RUNS; 3 here, with W = 60 s,
+        // makes exactly three runs of the real workload and returns at once.
+        assertEquals(10_000, MAX_WARMUP_RUNS)
+        val o = Options.parse(arrayOf("bounded", "--n", "10", "--buffer", "1", "--iterations", "1", "--warmup-ms", "60000"))
+        val start = System.nanoTime()
+        val runs = runBlocking(Dispatchers.Default) { warmUp(o.warmupMs, 3) { measure(o) } }
+        assertTrue(System.nanoTime() - start < 10_000_000_000L)
+        assertEquals(3, runs.size)
+        assertTrue(runs.all { it.result == 45L && it.elapsedNs > 0 })
     }
 
     @Test
@@ -37,6 +87,7 @@ class ProgramTest {
             val r = program(flag)
             assertEquals(0, r.code)
             assertTrue(r.stdout.startsWith("usage:") && r.stderr.isEmpty(), r.stdout + r.stderr)
+            assertTrue(r.stdout.contains("--warmup-ms W"), r.stdout)
         }
         val v = program("--version")
         assertEquals(0, v.code)
@@ -53,6 +104,9 @@ class ProgramTest {
             listOf("bounded", "--n", "1", "--iterations", "1", "--buffer", "-1"),
             listOf("sleep", "--n", "1", "--iterations", "1", "--duration-ms", "0"),
             listOf("skynet", "--n", "20", "--iterations", "1"),
+            listOf("chain", "--n", "1", "--iterations", "1", "--warmup-ms", "-1"),
+            listOf("chain", "--n", "1", "--iterations", "1", "--warmup-ms", "x"),
+            listOf("chain", "--n", "1", "--iterations", "1", "--warmup-ms"),
         )
         for (args in cases) {
             val r = program(*args.toTypedArray())
