@@ -64,6 +64,12 @@ def build_parser() -> Parser:
                      help="in-process iterations (default: per workload, " + ", ".join(
                          f"{w.name} {w.default_iterations}" for w in WORKLOADS.values()
                          if w.kind == "program") + ")")
+    run.add_argument("--warmup-ms", type=int, default=None,
+                     help="untimed runs of the workload, in the same process, until this many ms "
+                          "have passed, before the timed iterations; warm = their median (default: "
+                          "per workload, " + ", ".join(
+                              f"{w.name} {w.default_warmup_ms}" for w in WORKLOADS.values()
+                              if w.default_warmup_ms is not None) + "; sleep and http take none)")
     for d in dimensions().values():
         run.add_argument(d.option, dest=d.name, default=None, help=d.help,
                          metavar=d.option.lstrip("-").upper().replace("-", "_"))

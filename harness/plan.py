@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 from .registry import Impl
 from .rundir import ConfigKey, RowKey, past_runs
-from .settings import Settings
+from .settings import Part, Settings
 from .workloads import WORKLOADS, Request, Workload
 
 
@@ -24,6 +24,7 @@ class Planned:
     duration_ms: int
     iterations: int
     timeout_s: float = math.inf  # the part's own (suites.toml), else the run's
+    warmup_ms: int = 0
 
     @property
     def workload(self) -> Workload:
@@ -40,7 +41,7 @@ class Planned:
     @property
     def request(self) -> Request:
         return Request(self.key.workload, self.key.n, self.key.buffer, self.iterations,
-                       self.duration_ms, self.impl.tasks_start, self.key.params)
+                       self.duration_ms, self.impl.tasks_start, self.key.params, self.warmup_ms)
 
     def argv(self) -> list[str]:
         return [*self.impl.argv(), *self.workload.argv(self.request)]
@@ -77,11 +78,24 @@ def plan(impls: list[Impl], s: Settings) -> list[Planned]:
                             impl, key, rep, duration_ms=part.duration_ms or s.duration_ms,
                             iterations=(part.iterations or s.iterations
                                         or workload.default_iterations),
-                            timeout_s=part.timeout_s or s.timeout_s))
+                            timeout_s=part.timeout_s or s.timeout_s,
+                            warmup_ms=warmup_ms(workload, part, s)))
     return runs
 
 
-HistoryKey = tuple[ConfigKey, int]  # a configuration and its iteration count
+def warmup_ms(workload: Workload, part: Part, s: Settings) -> int:
+    """The part's warm-up, else the run's (--warmup-ms), else the
+    workload's; always 0 for a workload that takes none."""
+    if workload.default_warmup_ms is None:
+        return 0
+    for value in (part.warmup_ms, s.warmup_ms, workload.default_warmup_ms):
+        if value is not None:
+            return value
+    return 0
+
+
+# A configuration, its iteration count and its warm-up (ms).
+HistoryKey = tuple[ConfigKey, int, int]
 History = dict[HistoryKey, float]
 
 
@@ -95,7 +109,8 @@ def history_from(rows: Iterable[dict[str, Any]]) -> History:
             continue
         value = r.get(workload.history_column)
         if value is not None:
-            seen.setdefault((ConfigKey.of(r), r["iterations"]), []).append(value)
+            key = (ConfigKey.of(r), r["iterations"], r.get("warmup_ms") or 0)
+            seen.setdefault(key, []).append(value)
     return {k: statistics.median(v) for k, v in seen.items()}
 
 
@@ -107,7 +122,7 @@ def load_history(out: Path) -> History:
 def estimate_s(p: Planned, history: History | None = None) -> float:
     """How long one run should take: from this machine's earlier runs when
     there are any, else the workload's rough guess."""
-    past = (history or {}).get((p.key, p.iterations))
+    past = (history or {}).get((p.key, p.iterations, p.warmup_ms))
     # no run outlasts its timeout
     return min(p.workload.estimate_s(p.request, past), p.timeout_s)
 

@@ -201,8 +201,10 @@ standard deviation as a percentage of the median, and ⚠ marks a noisy figure
 failed runs are never dropped, they show up there and under Warnings. ×best is
 the ratio to the best implementation at the same N (and buffer); 1.00× is the
 best. Time ratios use the warm iteration when every implementation has one,
-else the cold one; the best is in bold only where it rests on more than one
-run. mem/task is the least-squares slope of the median peak RSS over the
+else the cold one; cold is the process's first run of the workload, warm the
+median of the timed iterations after the warm-up (`warmup_runs` untimed runs,
+`--warmup-ms`), or after the first iteration where there was none; the best is
+in bold only where it rests on more than one run. mem/task is the least-squares slope of the median peak RSS over the
 run's N up to that row (the N used are in summary.csv), shown only when the
 growth it rests on exceeds {res} and the spread of the readings; "—" means
 below that resolution. "under load": while the run ran, other processes used

@@ -59,13 +59,26 @@ def resolve_impls(names: list[str], registries: Sequence[str] = ()) -> list[Impl
     return impls if names == ["all"] else select(impls, names)
 
 
+def iteration_fields(iter_ns: list[int], warmup_ns: list[int]) -> dict[str, Any]:
+    """Cold is the process's first run of the workload, the warm-up's first
+    when there was one; warm is the median of the timed iterations after
+    the warm-up, or after the first iteration when there was none."""
+    fields: dict[str, Any] = {"first_iter_s": (warmup_ns or iter_ns)[0] / NS,
+                              "warmup_runs": len(warmup_ns), "warmup_s": sum(warmup_ns) / NS}
+    warm = iter_ns if warmup_ns else iter_ns[1:]
+    if warm:
+        fields["warm_iter_s"] = statistics.median(warm) / NS
+    return fields
+
+
 def make_row(run_id: str, p: Planned, status: str, **fields: Any) -> dict[str, Any]:
     row: dict[str, Any] = {
         "run_id": run_id, "impl": p.impl.id, "language": p.impl.language.name,
         "runtime": p.impl.runtime, "workload": p.key.workload, "n": p.key.n,
         "buffer": p.key.buffer, **dict(p.key.params), "rep": p.rep, "status": status,
         "expected": p.workload.expected(p.key.n) if p.workload.expected else None,
-        "iterations": p.iterations, "started_at": utc_now(), "command": shlex.join(p.argv()),
+        "iterations": p.iterations, "warmup_ms": p.warmup_ms, "started_at": utc_now(),
+        "command": shlex.join(p.argv()),
     }
     row.update(fields)
     return row
@@ -139,10 +152,7 @@ def _run_with(p: Planned, s: Settings, k6: Path | None, env: dict[str, str]
     status, error, data = classify(p, s, out)
     fields: dict[str, Any] = {}
     if status == "ok":
-        iter_ns = data["iter_ns"]
-        fields["first_iter_s"] = iter_ns[0] / NS
-        if len(iter_ns) > 1:
-            fields["warm_iter_s"] = statistics.median(iter_ns[1:]) / NS
+        fields.update(iteration_fields(data["iter_ns"], data.get("warmup_ns") or []))
         if p.workload.fields is not None:
             fields.update(p.workload.fields(data))
     return out, status, error, data, fields
@@ -221,7 +231,7 @@ def execute(run: RunDir, runs: list[Planned], s: Settings, progress: Progress) -
 
 def _basis(runs: list[Planned], history: dict, out: Path) -> str:
     """What an estimate rests on, in words."""
-    known = sum(1 for p in runs if (p.key, p.iterations) in history)
+    known = sum(1 for p in runs if (p.key, p.iterations, p.warmup_ms) in history)
     if known == len(runs):
         return f"every run timed before on this machine ({relative(out)})"
     if not known:

@@ -28,6 +28,7 @@ class Part:
     repeat: int | None = None
     duration_ms: int | None = None
     iterations: int | None = None
+    warmup_ms: int | None = None  # this part's own; --warmup-ms overrides it
     timeout_s: float | None = None  # this part's own; --timeout overrides it
     # Values of the workloads' own dimensions (workloads.Dimension) by name;
     # a dimension absent here runs at its declared default.
@@ -45,6 +46,7 @@ class Settings:
     repeat: int
     duration_ms: int
     iterations: int | None  # None: each workload's default (workloads.py)
+    warmup_ms: int | None  # None: each workload's default (workloads.py)
     timeout_s: float
     max_rss_bytes: int
     sample_interval_s: float
@@ -150,6 +152,13 @@ def _params(source: dict[str, Any], suite: bool = False) -> dict[str, list[Any]]
     return params
 
 
+def _warmup(part: dict[str, Any]) -> int | None:
+    value = part.get("warmup_ms")
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+        raise UsageError(f"suites.toml: warmup_ms {value!r} must be an integer >= 0")
+    return value
+
+
 def load_suites() -> dict[str, dict[str, Any]]:
     return tomllib.loads(SUITES_PATH.read_text())
 
@@ -179,6 +188,12 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
                         (iterations, "--iterations")):
         if value is not None and value < 1:
             raise UsageError(f"{name} must be a positive integer")
+    warmup = opts.get("warmup_ms")
+    if warmup is not None:
+        if warmup < 0:
+            raise UsageError("--warmup-ms must be an integer >= 0")
+        if workloads and all(WORKLOADS[w].default_warmup_ms is None for w in workloads):
+            raise UsageError(f"--warmup-ms: {', '.join(workloads)} take no warm-up")
     for w in workloads or []:  # a workload named on the command line must run at every N
         for n in ns or DEFAULTS["n"]:
             if WORKLOADS[w].n_refused(n):
@@ -190,6 +205,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
                       repeat=None if repeat is not None else part.get("repeat"),
                       duration_ms=None if duration_ms is not None else part.get("duration_ms"),
                       iterations=None if iterations is not None else part.get("iterations"),
+                      warmup_ms=None if warmup is not None else _warmup(part),
                       timeout_s=None if opts.get("timeout") is not None else (
                           positive(part["timeout_s"], "timeout_s") if "timeout_s" in part else None),
                       params={**_params(part, suite=True), **params})
@@ -205,7 +221,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
         repeat=repeat if repeat is not None else suite.get("repeat", DEFAULTS["repeat"]),
         duration_ms=(duration_ms if duration_ms is not None
                      else suite.get("duration_ms", DEFAULTS["duration_ms"])),
-        iterations=iterations,
+        iterations=iterations, warmup_ms=warmup,
         timeout_s=positive(timeout if timeout is not None
                            else suite.get("timeout_s", DEFAULTS["timeout_s"]), "--timeout"),
         max_rss_bytes=parse_size(opts["max_rss"]) if opts.get("max_rss") else int(ram_bytes * 0.8),

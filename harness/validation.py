@@ -8,6 +8,10 @@ from typing import Any
 
 from .workloads import WORKLOADS, Request
 
+# docs/protocol.md, --warmup-ms: the warm-up stops after this many runs even
+# if W ms have not passed.
+WARMUP_RUNS_MAX = 10_000
+
 
 @dataclass
 class Verdict:
@@ -18,6 +22,27 @@ class Verdict:
 
 def _int_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+
+def _warmup_error(data: dict[str, Any], warmup_ms: int, expected: int) -> str | None:
+    """The untimed runs before the iterations: every answer right, and run
+    until their times add up to W ms (or the run cap), not one run more."""
+    times, answers = data.get("warmup_ns", []), data.get("warmup_results", [])
+    if not _int_list(times) or not _int_list(answers) or len(times) != len(answers):
+        return "warmup_ns and warmup_results must be integer lists of the same length"
+    if warmup_ms == 0:
+        return "warm-up runs reported, but none was asked for" if times else None
+    if not times or len(times) > WARMUP_RUNS_MAX or any(t <= 0 for t in times):
+        return f"--warmup-ms {warmup_ms} needs 1 to {WARMUP_RUNS_MAX} warm-up runs of positive time"
+    for i, r in enumerate(answers, 1):
+        if r != expected:
+            return f"warm-up run {i} result {r} != expected {expected}"
+    w, total = warmup_ms * 1_000_000, sum(times)
+    if total < w and len(times) < WARMUP_RUNS_MAX:
+        return f"the warm-up stopped after {total / 1e6:.1f} ms, before --warmup-ms {warmup_ms}"
+    if total - times[-1] >= w:
+        return f"the warm-up ran on after --warmup-ms {warmup_ms} had passed"
+    return None
 
 
 def validate(stdout: str, req: Request) -> Verdict:
@@ -58,6 +83,8 @@ def validate(stdout: str, req: Request) -> Verdict:
     for i, r in enumerate(results, 1):
         if r != expected:
             return bad(f"iteration {i} result {r} != expected {expected}")
+    if (error := _warmup_error(data, req.warmup_ms, expected)) is not None:
+        return bad(error)
     capacity = data.get("capacity")
     if capacity is not None and (not isinstance(capacity, int) or isinstance(capacity, bool)
                                  or capacity < 1):

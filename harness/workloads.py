@@ -63,6 +63,7 @@ class Request:
     duration_ms: int
     tasks_start: str = "when-spawned"  # the implementation's, see registry.TASKS_START
     params: tuple[Param, ...] = ()  # the workload's dimensions
+    warmup_ms: int = 0  # untimed runs before the iterations (docs/protocol.md, --warmup-ms)
 
     def param(self, name: str) -> Any:
         return dict(self.params).get(name)
@@ -74,6 +75,10 @@ class Workload:
     summary: str  # one line for `list`
     title: str  # the report's heading
     default_iterations: int
+    # The untimed warm-up before the iterations, in ms (docs/protocol.md,
+    # --warmup-ms); None: the workload takes none (a sleep is not compiled
+    # faster by sleeping first; a server is loaded once).
+    default_warmup_ms: int | None
     expected: Callable[[int], int] | None  # None: no single answer (http checks every response)
     uses_buffer: bool = False  # a dimension of the configuration, passed as --buffer
     uses_duration: bool = False  # passed as --duration-ms
@@ -119,12 +124,14 @@ class Workload:
             argv += ["--buffer", str(req.buffer)]
         if self.uses_duration:
             argv += ["--duration-ms", str(req.duration_ms)]
-        return argv + ["--iterations", str(req.iterations)]
+        argv += ["--iterations", str(req.iterations)]
+        return argv + (["--warmup-ms", str(req.warmup_ms)] if req.warmup_ms else [])
 
     def estimate_s(self, req: Request, past: float | None) -> float:
         if self.estimate is not None:
             return self.estimate(req, past)
-        return past if past is not None else START_S + req.iterations * (req.n or 1) * 2e-6
+        return past if past is not None else (START_S + req.warmup_ms / 1000
+                                              + req.iterations * (req.n or 1) * 2e-6)
 
 
 # Timers may end this early (.NET's Task.Delay counts in 4 ms ticks and can
@@ -174,7 +181,8 @@ def _sleep_estimate(req: Request, past_spawn_s: float | None) -> float:
 
 
 def _bounded_estimate(req: Request, past: float | None) -> float:
-    return past if past is not None else START_S + req.iterations * req.n * 1e-6
+    return past if past is not None else (START_S + req.warmup_ms / 1000
+                                          + req.iterations * req.n * 1e-6)
 
 
 # ---------------------------------------------------------------- skynet
@@ -230,7 +238,8 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "sleep", "N tasks each sleep D ms; result = tasks completed",
             "sleep: N tasks sleeping concurrently (after '1 million concurrent tasks', 2024)",
-            default_iterations=1, expected=lambda n: n, uses_duration=True,
+            default_iterations=1, default_warmup_ms=None, expected=lambda n: n,
+            uses_duration=True,
             check=_sleep_check, fields=lambda data: {
                 "spawn_s": data["spawn_ns"] / NS,
                 # from the last task started to all joined: the sleep, then waking and joining
@@ -242,30 +251,36 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "chain", "N tasks chained by N+1 channels pass x+1 along; result = N",
             "chain: N tasks linked by channels (after Yakunin 2017)",
-            default_iterations=2, expected=lambda n: n,
+            # Yakunin compares the first pass with the second: no warm-up.
+            default_iterations=2, default_warmup_ms=0, expected=lambda n: n,
             plot_caption="time to build and run a chain of N tasks"),
         Workload(
             "chain-await", "N tasks each await the previous one and add 1; result = N",
             "chain-await: N tasks awaiting each other (after Yakunin 2017)",
-            default_iterations=2, expected=lambda n: n,
+            default_iterations=2, default_warmup_ms=0, expected=lambda n: n,
             plot_caption="time to build and run a chain of N awaiting tasks"),
         Workload(
             "bounded", "N producers send their index into one channel of capacity B; result = sum",
             "bounded: N producers, one bounded channel (after 'Go Rust Channel Benchmark')",
-            default_iterations=10, expected=lambda n: n * (n - 1) // 2, uses_buffer=True,
+            # A JIT needs about a second of runs at N = 10000 before its
+            # times settle (docs/protocol.md, --warmup-ms).
+            default_iterations=10, default_warmup_ms=1000, expected=lambda n: n * (n - 1) // 2,
+            uses_buffer=True,
             estimate=_bounded_estimate, plots=("buffer_grid", "rss_over_time"),
             plot_caption="N producers send once into one bounded channel"),
         Workload(
             "skynet", "a tree of tasks, 10 children a node, down to N leaves; leaves return "
                       "their index, parents the sum; result = N(N-1)/2",
             "skynet: a tree of N leaf tasks, each node spawning 10 (after the skynet benchmark)",
-            default_iterations=2, expected=lambda n: n * (n - 1) // 2, n_rule=_power_of_ten,
+            default_iterations=2, default_warmup_ms=0, expected=lambda n: n * (n - 1) // 2,
+            n_rule=_power_of_ten,
             plot_caption="time to spawn and sum a tree of tasks with N leaves"),
         Workload(
             "http", "a server answers GET /STYLE/NUM after two simulated calls; U users x R "
                     "requests, every response checked",
             "http: async vs blocking handlers under load (after Vaughan)",
-            default_iterations=1, expected=None, kind="server", uses_n=False,
+            default_iterations=1, default_warmup_ms=None, expected=None, kind="server",
+            uses_n=False,
             dimensions=HTTP_DIMENSIONS, estimate=_http_estimate, time_ratio=False,
             headline=("rps", "latency_p50_s", "peak_rss_bytes"),
             columns=("load_time", "rps", "p50", "p99", "max_latency", "peak_threads",

@@ -55,6 +55,9 @@ def bad_cases(impl: Impl) -> dict[str, list[str]]:
             "--iterations 0": _with(base, "--iterations", "0"),
             "an unknown option": base + ["--bogus", "1"],
             "an unknown workload": ["nope"] + base[1:],
+            "--warmup-ms -1": base + ["--warmup-ms", "-1"],
+            "--warmup-ms x": base + ["--warmup-ms", "x"],
+            "--warmup-ms without its value": base + ["--warmup-ms"],
         })
     if "bounded" in impl.workloads:
         bounded = good_args("bounded")
@@ -135,8 +138,10 @@ def test_every_declared_workload_answers_validly(impl: Impl) -> None:
     for workload in impl.workloads:
         if WORKLOADS[workload].kind != "program":
             continue  # served and loaded by test_smoke
+        # With a short warm-up wherever the harness would pass one.
+        warmup = 20 if WORKLOADS[workload].default_warmup_ms is not None else 0
         req = Request(workload, 10, 0 if WORKLOADS[workload].uses_buffer else None, 2, 50,
-                      impl.tasks_start)
+                      impl.tasks_start, warmup_ms=warmup)
         args = WORKLOADS[workload].argv(req)
         proc = run(impl, args)
         assert proc.returncode == 0, f"{impl.id} {args}: exit {proc.returncode}: {proc.stderr}"

@@ -157,6 +157,8 @@ def test_per_part_repeat_and_iterations() -> None:
 def test_program_arguments_come_from_the_declaration() -> None:
     p = Planned(IMPLS[0], ConfigKey("go", "bounded", 10, 0), 1, 500, 4)
     assert p.argv() == ["go-bin", "bounded", "--n", "10", "--buffer", "0", "--iterations", "4"]
+    p = Planned(IMPLS[0], ConfigKey("go", "bounded", 10, 0), 1, 500, 4, warmup_ms=250)
+    assert p.argv()[-2:] == ["--warmup-ms", "250"]
     p = Planned(IMPLS[0], ConfigKey("go", "sleep", 10, None), 1, 500, 1)
     assert p.argv() == ["go-bin", "sleep", "--n", "10", "--duration-ms", "500", "--iterations", "1"]
 
@@ -172,8 +174,8 @@ def test_history_is_the_median_of_ok_rows_of_the_declared_column() -> None:
         row("go", "chain", 10, wall_s=2.0), row("go", "chain", 10, "timeout", wall_s=300.0),
         row("go", "sleep", 10, wall_s=10.5, spawn_s=0.25), row("gone", "vanished", 1, wall_s=1.0),
     ])
-    assert history == {(ConfigKey("go", "chain", 10, None), 2): 2.0,
-                       (ConfigKey("go", "sleep", 10, None), 2): 0.25}
+    assert history == {(ConfigKey("go", "chain", 10, None), 2, 0): 2.0,
+                       (ConfigKey("go", "sleep", 10, None), 2, 0): 0.25}
 
 
 @pytest.mark.parametrize("workload,duration_ms,past,expected", [
@@ -186,7 +188,7 @@ def test_history_is_the_median_of_ok_rows_of_the_declared_column() -> None:
 def test_estimate_s(workload: str, duration_ms: int, past: float | None, expected: float) -> None:
     key = ConfigKey("go", workload, 1000, 1 if workload == "bounded" else None)
     p = Planned(IMPLS[0], key, 1, duration_ms, 2)
-    history = {(key, 2): past} if past is not None else {}
+    history = {(key, 2, 0): past} if past is not None else {}
     assert estimate_s(p, history) == pytest.approx(expected)
 
 
@@ -197,7 +199,7 @@ def test_load_history_reads_earlier_run_directories_and_skips_broken_ones(tmp_pa
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "runs.csv").write_text("not,a,runs,file\n1,2,3,4\n")
-    assert load_history(tmp_path) == {(ConfigKey("go", "chain", 10, None), 2): 1.5}
+    assert load_history(tmp_path) == {(ConfigKey("go", "chain", 10, None), 2, 0): 1.5}
 
 
 @pytest.mark.parametrize("names,expected", [

@@ -160,7 +160,8 @@ def test_a_new_workload_is_one_declaration(tmp_path: Path, monkeypatch: pytest.M
     validates, records, reports and plots it: no other module changes."""
     monkeypatch.setitem(WORKLOADS, "double", Workload(
         "double", "each of N tasks doubles its index; result = the sum", "double: a test workload",
-        default_iterations=3, expected=lambda n: n * (n - 1), uses_buffer=True,
+        default_iterations=3, default_warmup_ms=0, expected=lambda n: n * (n - 1),
+        uses_buffer=True,
         plot_caption="time to double N indices"))
     lang = tmp_path / "impls" / "doubler"
     lang.mkdir(parents=True)

@@ -26,7 +26,7 @@ def test_every_workload_validates_at_tiny_n(language: str, tmp_path: Path) -> No
     # N = 100: a power of ten, so skynet runs too
     proc = harness("run", "--no-report", "--impl", language, "--n", "100", "--buffer", "0,1,7",
                    "--duration-ms", "200", "--users", "5", "--requests", "3", "--delay-ms", "20",
-                   "--repeat", "1", "--timeout", "120", "--out", str(out),
+                   "--warmup-ms", "30", "--repeat", "1", "--timeout", "120", "--out", str(out),
                    timeout=1800)
     rows = read_rows(out)
     assert rows, proc.stdout + proc.stderr
@@ -37,6 +37,16 @@ def test_every_workload_validates_at_tiny_n(language: str, tmp_path: Path) -> No
     assert not bad, bad
     expected = {(i.id, w) for i in IMPLS if i.language.name == language for w in i.workloads}
     assert {(r["impl"], r["workload"]) for r in rows} == expected
+    assert_warmed_up(rows)
+
+
+def assert_warmed_up(rows: list[dict[str, str]]) -> None:
+    """Every workload that takes a warm-up ran one (validated: answers, and
+    the stop rule); sleep and http none."""
+    for r in rows:
+        if r["status"] == "ok":
+            takes = r["workload"] not in ("sleep", "http")
+            assert (int(r["warmup_runs"]) >= 1) == takes, (r["impl"], r["workload"])
 
 
 # The runtimes of "Beyond the anchors" (Erlang, Elixir, Kotlin, PyPy, the C++
@@ -50,8 +60,8 @@ AT_10000 = [name for name in ("erlang", "elixir", "kotlin", "cpp", "python-pypy"
 def test_new_runtimes_validate_at_n_10000(name: str, tmp_path: Path) -> None:
     out = tmp_path / "results"
     proc = harness("run", "--no-report", "--impl", name, "--n", "10000", "--buffer", "0,1,100",
-                   "--duration-ms", "2000", "--repeat", "1", "--timeout", "120",
-                   "--out", str(out), timeout=1800)
+                   "--duration-ms", "2000", "--warmup-ms", "30", "--repeat", "1",
+                   "--timeout", "120", "--out", str(out), timeout=1800)
     rows = read_rows(out)
     assert rows, proc.stdout + proc.stderr
     statuses = {r["status"] for r in rows}
@@ -63,3 +73,4 @@ def test_new_runtimes_validate_at_n_10000(name: str, tmp_path: Path) -> None:
     impls = [i for i in IMPLS if name in (i.id, i.language.name)]
     assert {(r["impl"], r["workload"]) for r in rows} == {(i.id, w) for i in impls
                                                            for w in i.workloads}
+    assert_warmed_up(rows)

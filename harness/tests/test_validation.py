@@ -102,3 +102,23 @@ def test_a_slow_join_on_a_busy_machine_is_not_a_failure_but_sequential_sleeps_ar
     assert sleep(1_000_000, 26.05, 17.0, 3000)[0]
     # five coroutines awaited one after another: five sleeps
     assert "one after another" in sleep(5, 5.01, 0.001, 1000)[1]
+
+
+def warm(warmup_ms: int, **kw: object) -> str:
+    v = validate(line(**kw), Request("chain", 5, None, 2, 1000, warmup_ms=warmup_ms))
+    return v.error
+
+
+def test_the_warmup_runs_until_its_time_is_up_and_not_one_run_more() -> None:
+    ms = 1_000_000
+    assert warm(10, warmup_ns=[4 * ms, 4 * ms, 3 * ms], warmup_results=[5, 5, 5]) == ""
+    assert warm(0) == "" and warm(0, warmup_ns=[], warmup_results=[]) == ""
+    assert "none was asked for" in warm(0, warmup_ns=[ms], warmup_results=[5])
+    assert "1 to 10000 warm-up runs" in warm(10)
+    assert "stopped after 8.0 ms" in warm(10, warmup_ns=[4 * ms, 4 * ms], warmup_results=[5, 5])
+    assert "ran on after" in warm(10, warmup_ns=[11 * ms, ms], warmup_results=[5, 5])
+    assert "warm-up run 2 result 4" in warm(10, warmup_ns=[6 * ms, 6 * ms], warmup_results=[5, 4])
+    assert "same length" in warm(10, warmup_ns=[11 * ms], warmup_results=[5, 5])
+    # The run cap ends a warm-up of microsecond runs before its time is up.
+    assert warm(60_000, warmup_ns=[1000] * 10_000, warmup_results=[5] * 10_000) == ""
+    assert "1 to 10000" in warm(60_000, warmup_ns=[1000] * 10_001, warmup_results=[5] * 10_001)

@@ -72,6 +72,11 @@ cache = os.environ.get("XDG_CACHE_HOME")
 found = sorted(os.listdir(cache)) if cache and os.path.isdir(cache) else None
 if cache:
     open(os.path.join(cache, "fake-was-here"), "w").close()
+# --warmup-ms W: a cold run like an iteration, then one said to take W ms,
+# which ends the warm-up (docs/protocol.md).
+warmup_ms = int(opts.get("--warmup-ms", "0"))
+out.update(warmup_ns=[round(1000 * slowdown), warmup_ms * 1_000_000] if warmup_ms else [],
+           warmup_results=[result] * 2 if warmup_ms else [])
 out.update(result=result, results=[result] * k, lang_env=os.environ.get("LANG"),
            make_env=os.environ.get("MAKEFLAGS"), cache_found=found,
            cpus_seen=len(os.sched_getaffinity(0)), cpus_knob=os.environ.get("FAKE_CPUS"))
