@@ -44,7 +44,7 @@ def test_unwritable_out(tmp_path: Path) -> None:
 def test_good_run_records_every_column(out: Path) -> None:
     proc = harness(*RUN, "--impl", "fake-good", "--workload", "sleep,chain,chain-await,bounded",
                    "--n", "10,20", "--buffer", "0,5", "--duration-ms", "50", "--iterations", "3",
-                   "--out", str(out))
+                   "--out", str(out), extra_env={"PYTHONPYCACHEPREFIX": str(out / "pyc")})
     rows = [r for r in read_rows(out) if r["impl"] == "fake-good"]
     # sleep, chain, chain-await at 2 sizes; bounded at 2 sizes x 2 buffers
     assert len(rows) == 3 * 2 + 4, proc.stdout
@@ -63,6 +63,9 @@ def test_good_run_records_every_column(out: Path) -> None:
         assert json.loads(r["output"])["workload"] == r["workload"]
         # each run found its cache folder empty, though every run wrote to its own
         assert json.loads(r["output"])["cache_found"] == [], r["output"]
+        # Python reads its installed bytecode and writes none of its own
+        assert json.loads(r["output"])["pycache_prefix"] is None, r["output"]
+        assert json.loads(r["output"])["writes_bytecode"] is False, r["output"]
     assert all(r["spawn_s"] and r["sleep_wait_s"] for r in rows if r["workload"] == "sleep")
     # too short for /proc's ticks to tell (under 0.2 core-seconds): recorded as unknown
     assert all(r["other_cpu_frac"] == "" or 0 <= float(r["other_cpu_frac"]) <= 1 for r in rows)
