@@ -145,7 +145,9 @@ it("run: K iterations, echoed request, buffer only for bounded", async () => {
 
   const slept = await run({ workload: "sleep", n: 10, buffer: 1, durationMs: 20, iterations: 1, warmupMs: 0 });
   assert.equal(slept.buffer, null);
-  assert.ok(slept.iter_ns[0] >= 20e6);
+  // libuv's timers start from the loop's cached millisecond clock and may fire
+  // up to 1 ms early: the protocol allows 5 ms of slack (docs/protocol.md)
+  assert.ok(slept.iter_ns[0] >= 15e6, `slept ${slept.iter_ns[0]} ns`);
   assert.ok(Number.isInteger(slept.spawn_ns));
 });
 
