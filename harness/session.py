@@ -119,21 +119,17 @@ def _run(p: Planned, s: Settings, k6: Path | None) -> tuple[Outcome, str, str, d
     error, program JSON, extra row fields)."""
     with tempfile.TemporaryDirectory(prefix="harness-cache-") as cache:
         env = program_env(p.impl.env_for(p.request.param("cpus"))) | fresh_caches(cache)
-        env.pop("PYTHONPYCACHEPREFIX", None)  # a user's own, for the reason above
         return _run_with(p, s, k6, env)
 
 
 # Runtimes keep caches between runs (Deno's V8 code cache in ~/.cache/deno,
 # Bun's transpiler cache): each run gets its own empty ones, so that every run
-# starts in the same state (docs/protocol.md, "Every run starts cold").
-# Python writes no bytecode instead: a pycache prefix would also hide the
-# bytecode installed with the standard library, which every run would then
-# compile from source (PyPy +188 MB, CPython +4.4 MB and 0.2 s at N = 1).
+# starts in the same state (docs/protocol.md, "Every run starts cold");
+# Python instead writes no bytecode at all (registry.program_env).
 def fresh_caches(folder: str) -> dict[str, str]:
     return {"XDG_CACHE_HOME": folder, "DENO_DIR": os.path.join(folder, "deno"),
             "BUN_RUNTIME_TRANSPILER_CACHE_PATH": os.path.join(folder, "bun"),
-            "NODE_COMPILE_CACHE": os.path.join(folder, "node"),
-            "PYTHONDONTWRITEBYTECODE": "1"}
+            "NODE_COMPILE_CACHE": os.path.join(folder, "node")}
 
 
 def _run_with(p: Planned, s: Settings, k6: Path | None, env: dict[str, str]

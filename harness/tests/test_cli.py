@@ -76,6 +76,9 @@ def test_good_run_records_every_column(out: Path) -> None:
     assert env["toolchains"]["fake"].startswith("Python")
     assert env["git"]["commit"] and env["finished_at"]
     assert env["settings"]["duration_ms"] == 50
+    # what the programs ran with: no pycache prefix, no bytecode written
+    assert env["program_env"]["PYTHONDONTWRITEBYTECODE"] == "1"
+    assert "PYTHONPYCACHEPREFIX" not in env["program_env"]
     samples = (out / "latest" / "samples.csv").read_text().splitlines()
     assert samples[0] == ("run_id,impl,workload,n,buffer,users,requests,delay_ms,pool_threads,"
                           "style,cpus,machine,rep,t_s,rss_bytes,threads")
