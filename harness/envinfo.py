@@ -11,19 +11,21 @@ from typing import Any
 
 from . import ROOT
 
-# The measured programs' environment is recorded (env.json, results.json)
-# only for variables that change how a runtime or the C library behaves, by
-# name or prefix; any other variable is recorded by name alone, its value
-# never (people publish these files, and shells hold keys and passwords).
-RECORDED_NAMES = frozenset({
+# The variables that change how a runtime or the C library behaves, by name
+# or prefix: the one list. env.json and results.json record their values and
+# the report shows them; any other variable is recorded by name alone, its
+# value never (people publish these files, and shells hold keys and passwords).
+RUNTIME_NAMES = frozenset({
     "GOMAXPROCS", "GOGC", "GODEBUG", "GOMEMLIMIT", "GOEXPERIMENT", "GOTRACEBACK", "GOAMD64",
     "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "JAVA_HOME",
-    "NODE_OPTIONS", "UV_THREADPOOL_SIZE", "BUN_JSC_useJIT", "DENO_V8_FLAGS",
+    "BUN_JSC_useJIT", "DENO_V8_FLAGS",
+    # the BEAM's flags, read by erl (Elixir's programs are started by erl too)
+    "ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS", "ELIXIR_ERL_OPTIONS",
     "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_BIND_NOW", "GLIBC_TUNABLES",
     "LC_ALL", "LANG", "LANGUAGE", "TZ", "PATH",
 })
-RECORDED_PREFIXES = ("DOTNET_", "COMPlus_", "UV_", "PYTHON", "RUST_", "TOKIO_", "ASYNC_STD_",
-                     "MALLOC_", "LC_")
+RUNTIME_PREFIXES = ("DOTNET_", "COMPlus_", "NODE_", "UV_", "PYTHON", "RUST_", "TOKIO_", "ASYNC_STD_",
+                    "MALLOC_", "LC_")
 # Even among those, a name like these is recorded without its value ...
 SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|KEY|AUTH|COOKIE|SESSION|PRIVATE", re.I)
 # ... and in a value, a URL's user:password@ and a "...password=..." option are masked.
@@ -79,11 +81,15 @@ def git() -> dict[str, Any]:
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 
+def runtime_variable(name: str) -> bool:
+    """Whether a variable changes how a runtime or the C library behaves."""
+    return name in RUNTIME_NAMES or name.startswith(RUNTIME_PREFIXES)
+
+
 def recorded(name: str) -> bool:
-    """Whether a variable's value is recorded: on the allow-list, and not
-    named like a secret."""
-    return ((name in RECORDED_NAMES or name.startswith(RECORDED_PREFIXES))
-            and not SECRET_NAME.search(name))
+    """Whether a variable's value is recorded (and shown by the report): a
+    runtime variable not named like a secret."""
+    return runtime_variable(name) and not SECRET_NAME.search(name)
 
 
 def _mask(value: str) -> str:

@@ -18,11 +18,9 @@ from .workloads import COMMON_DIMENSIONS, WORKLOADS, workload_rank
 
 # Suites that check that everything works rather than measure (suites.toml).
 CHECK_SUITES = ("quick",)
-# Environment variables that change how a runtime behaves: the report shows
-# these (env.json records what envinfo allows).
-RUNTIME_ENV = re.compile(r"(GOGC|GOMAXPROCS|GODEBUG|GOMEMLIMIT|GOEXPERIMENT|RUST_|TOKIO_|ASYNC_STD_|DOTNET_|"
-                         r"COMPlus_|JAVA_|JDK_|_JAVA_OPTIONS|NODE_|UV_|PYTHON|MALLOC_|GLIBC_|"
-                         r"LD_PRELOAD|LC_ALL)")
+# The report shows the environment variables that change how a runtime
+# behaves, with their values: exactly those env.json records (envinfo's list).
+from .envinfo import recorded as runtime_env  # noqa: E402 (with its reason)
 
 
 def cell(g: Group, metric: str) -> str:
@@ -187,8 +185,7 @@ def environment_block(env: dict[str, Any], groups: list[Group]) -> list[str]:
         ["RSS sampling", f"every {settings.get('sample_interval_s', '?')} s; "
                          f"peak RSS from {', '.join(methods) or '?'}"],
     ]
-    relevant = {k: v for k, v in (env.get("program_env") or {}).items() if RUNTIME_ENV.match(k)
-                and "CERT" not in k}
+    relevant = {k: v for k, v in (env.get("program_env") or {}).items() if runtime_env(k)}
     rows.append(["program env", (", ".join(f"`{k}={v}`" for k, v in sorted(relevant.items()))
                                  or "no runtime variables set") + " (all of it: env.json)"])
     return _table(["", ""], rows)

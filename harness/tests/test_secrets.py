@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.envinfo import NOT_RECORDED, redact
+from harness.envinfo import NOT_RECORDED, RUNTIME_NAMES, RUNTIME_PREFIXES, recorded, redact
+from harness.report import environment_block
 
 from .conftest import harness
 
@@ -61,3 +62,21 @@ def test_the_load_generator_gets_no_variable_of_ours(monkeypatch) -> None:
     env = k6_env("/tmp/home")
     assert set(env) == {"PATH", "HOME", "K6_NO_USAGE_REPORT", "K6_NO_COLOR"}
     assert "planted-secret" not in env.values()
+
+
+def test_erlang_flags_are_recorded_and_shown() -> None:
+    env = redact({"ERL_FLAGS": "+S 2", "ERL_AFLAGS": "+P 10", "ERL_ZFLAGS": "+A 1",
+                  "ELIXIR_ERL_OPTIONS": "+sbwt none"})
+    assert NOT_RECORDED not in env.values()
+    block = "\n".join(environment_block({"program_env": env}, []))
+    assert "`ERL_FLAGS=+S 2`" in block and "`ELIXIR_ERL_OPTIONS=+sbwt none`" in block
+
+
+def test_the_report_shows_exactly_what_env_json_records() -> None:
+    names = sorted(RUNTIME_NAMES) + [p + "X" for p in RUNTIME_PREFIXES] + [
+        "HOME", "NODE_AUTH_TOKEN", "DOTNET_API_KEY", "SSL_CERT_FILE", "GOPATH", "XDG_RUNTIME_DIR"]
+    env = redact({name: "v" for name in names})
+    block = "\n".join(environment_block({"program_env": env}, []))
+    shown = {name for name in names if f"`{name}=" in block}
+    assert shown == {name for name in names if recorded(name)}
+    assert shown >= {"ERL_FLAGS", "GOMAXPROCS", "PATH"} and "NODE_AUTH_TOKEN" not in shown
