@@ -1,5 +1,7 @@
 """The articles' headline claims (docs/articles.md) beside what a run
-directory measured: one markdown table, printed on stdout.
+directory measured: one markdown table, printed on stdout, from the run's
+summary.csv (`python -m harness report RUN_DIR` writes it). The pages of
+docs/results carry the same table (benchmarks/readme_tables.py).
 
     .venv/bin/python benchmarks/claims.py results/latest
 
@@ -16,10 +18,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from typing import Any
 
-from harness.analysis import Group, analyse  # noqa: E402
-from harness.rundir import ConfigKey, open_run_dir  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,11 @@ class Side:
     buffer: int | None = None
     params: tuple = ()  # the workload's own dimensions (http)
 
-    def key(self) -> ConfigKey:
-        return ConfigKey(self.impl, self.workload, self.n, self.buffer, self.params)
+    def key(self) -> tuple:
+        """The configuration as readme_tables.config_key spells it: summary.csv's
+        impl, workload, n, buffer and the dimensions that are set."""
+        return (self.impl, self.workload, self.n, self.buffer,
+                tuple(sorted((k, v) for k, v in self.params if v is not None and v != "")))
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,9 @@ CLAIMS += [c for impl in SERVERS for c in (
 )]
 
 
-def judge(claim: Claim, groups: dict[ConfigKey, Group]) -> list[str]:
+def judge(claim: Claim, groups: dict[tuple, Any]) -> list[str]:
+    """[ratio with its range and runs, verdict]; groups are readme_tables.Group
+    by their key: metrics with median, min, max and count, ok and failure."""
     a, b = groups.get(claim.num.key()), groups.get(claim.den.key())
     sa = a.metrics.get(claim.num.metric) if a else None
     sb = b.metrics.get(claim.den.metric) if b else None
@@ -162,7 +168,12 @@ def judge(claim: Claim, groups: dict[ConfigKey, Group]) -> list[str]:
 
 
 def main(run_dir: str) -> int:
-    groups = {g.key: g for g in analyse(open_run_dir(run_dir)).groups}
+    import readme_tables  # here: readme_tables imports this module
+
+    run = Path(run_dir)
+    if not (run / "summary.csv").is_file():
+        sys.exit(f"{run / 'summary.csv'} is missing: run `python -m harness report {run}` first")
+    groups = {g.key: g for g in readme_tables.read_summary(run / "summary.csv")}
     print("| article | claim | article's figure | ours: numerator / denominator | verdict |")
     print("| --- | --- | --- | --- | --- |")
     for c in CLAIMS:

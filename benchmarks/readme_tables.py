@@ -1,41 +1,239 @@
-"""The README's "Figures" tables from a run directory of the default suite,
-in markdown on stdout, so that the figures in the README are regenerated,
-never typed:
+"""A run's results as a page of docs/results, generated, never typed:
 
-    .venv/bin/python benchmarks/readme_tables.py results/latest
+    .venv/bin/python benchmarks/readme_tables.py RUN_DIR [--out docs/results] [--name NAME]
+    .venv/bin/python benchmarks/readme_tables.py --index [--out docs/results]
 
-Medians of the ok runs; a cell with no ok run names the statuses it got
-(e.g. "3 crashed"). ×floor is the multiple of the floor implementation
-(cpp-coroutines) at the same configuration, where the run has it.
+From RUN_DIR's summary.csv and env.json only (run `python -m harness report
+RUN_DIR` first if it has no summary.csv), it writes
+
+    OUT/<date>-<machine>.md             the tables (sleep, chain, bounded, skynet,
+                                        core scaling and http where the run has them,
+                                        the articles' claims, the performance goals)
+    OUT/<date>-<machine>/summary.csv    the two files every figure on the page comes from
+    OUT/<date>-<machine>/env.json
+    OUT/README.md                       the index of every page in OUT
+
+and rewrites the headline sentence of the repository's README.md (between
+its `<!-- headline -->` markers) from the newest page. <date> is env.json's
+started_at, <machine> a slug of the CPU model and core count.
+
+Because a page is a function of the two files committed beside it,
+harness/tests/test_docs.py regenerates every page and the index and checks
+that they are what is committed. Numbers are formatted here, not by the
+harness, so that a page reads the same for as long as its files exist.
+
+Each figure is the median of the configuration's ok runs and says how many
+runs it rests on: "(1 run)", or "(min–max, 3 runs)"; a cell that names a
+status ("1 crashed") had no ok run. ×floor is the multiple of the floor
+implementation (env.json's floor_impls, the C++ coroutines) at the same
+configuration: memory per task for sleep, the iteration time elsewhere.
 """
 
 from __future__ import annotations
 
+import argparse
+import csv
+import json
+import re
+import shutil
 import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.analysis import Group, Ranks, analyse  # noqa: E402
-from harness.formatting import fmt_bytes, fmt_ratio, fmt_seconds  # noqa: E402
-from harness.rundir import open_run_dir  # noqa: E402
+import claims as claims_module  # noqa: E402
 
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = ROOT / "docs" / "results"
 MIB = 1 << 20
+# summary.csv's columns that are part of a configuration besides impl,
+# workload, n and buffer (the harness's DIMENSIONS), with their types.
+PARAMS: dict[str, Callable[[str], Any]] = {
+    "users": int, "requests": int, "delay_ms": int, "pool_threads": int, "style": str,
+    "cpus": int, "machine": str}
+STATS = ("median", "min", "max", "count")
+MEMORY_WORKLOADS = {"sleep"}  # read for memory, not time (the harness's time_ratio=False)
+STYLES = ("sync", "sync-over-async", "parallel", "async", "when-all")
+HEADLINE_START, HEADLINE_END = "<!-- headline -->", "<!-- /headline -->"
 
 
-def mib(value: float | None) -> str:
-    return "" if value is None else f"{value / MIB:,.0f} MiB"
+# --- reading ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Stat:
+    median: float
+    min: float
+    max: float
+    count: int
 
 
-def spread(g: Group, metric: str, fmt: Callable[[float | None], str]) -> str:
-    """The median, and the min–max range where there is more than one ok run."""
+@dataclass
+class Group:
+    """One configuration's row of summary.csv."""
+    impl: str
+    workload: str
+    n: int | None
+    buffer: int | None
+    params: tuple[tuple[str, Any], ...]
+    runs: int
+    status_counts: Counter
+    metrics: dict[str, Stat] = field(default_factory=dict)
+    mem_per_task_bytes: float | None = None
+
+    @property
+    def key(self) -> tuple:
+        return (self.impl, self.workload, self.n, self.buffer, self.params)
+
+    @property
+    def ok(self) -> int:
+        return self.status_counts["ok"]
+
+    @property
+    def statuses(self) -> str:
+        counts = self.status_counts
+        order = sorted(counts, key=lambda s: (s != "ok", -counts[s], s))
+        return ", ".join(f"{counts[s]} {s}" for s in order)
+
+    @property
+    def failures(self) -> str:
+        return ", ".join(f"{c} {s}" for s, c in sorted(self.status_counts.items(),
+                                                       key=lambda sc: (-sc[1], sc[0]))
+                         if s != "ok")
+
+    @property
+    def failure(self) -> str | None:
+        """The most frequent status, when the group has no ok run (claims.py)."""
+        if self.ok or not self.status_counts:
+            return None
+        return max(self.status_counts, key=lambda s: (self.status_counts[s], s))
+
+    def param(self, name: str) -> Any:
+        return dict(self.params).get(name)
+
+    def median(self, metric: str) -> float | None:
+        s = self.metrics.get(metric)
+        return s.median if s else None
+
+
+def config_key(impl: str, workload: str, n: int | None, buffer: int | None,
+               params: Iterable[tuple[str, Any]] = ()) -> tuple:
+    """The one identity of a configuration: unset dimensions left out, sorted."""
+    return (impl, workload, n, buffer,
+            tuple(sorted((k, v) for k, v in params if v is not None and v != "")))
+
+
+def _number(text: str) -> float | None:
+    return float(text) if text not in ("", None) else None
+
+
+def _int(text: str) -> int | None:
+    return int(float(text)) if text not in ("", None) else None
+
+
+def parse_statuses(text: str) -> Counter:
+    counts: Counter = Counter()
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        count, status = part.split(" ", 1)
+        counts[status] = int(count)
+    return counts
+
+
+def read_summary(path: Path) -> list[Group]:
+    groups = []
+    with path.open(newline="") as f:
+        for row in csv.DictReader(f):
+            params = [(name, kind(row[name])) if row.get(name) else (name, None)
+                      for name, kind in PARAMS.items() if name in row]
+            params = [(k, int(float(v)) if isinstance(v, float) else v) for k, v in params]
+            key = config_key(row["impl"], row["workload"], _int(row["n"]), _int(row["buffer"]),
+                             params)
+            g = Group(*key, runs=int(row["runs"]), status_counts=parse_statuses(row["statuses"]),
+                      mem_per_task_bytes=_number(row.get("mem_per_task_bytes", "")))
+            metrics = {c[:-len("_median")] for c in row if c.endswith("_median")}
+            for metric in sorted(metrics):
+                values = [row.get(f"{metric}_{part}", "") for part in STATS]
+                if all(v != "" for v in values):
+                    g.metrics[metric] = Stat(float(values[0]), float(values[1]),
+                                             float(values[2]), int(float(values[3])))
+            groups.append(g)
+    return groups
+
+
+@dataclass
+class Run:
+    env: dict[str, Any]
+    groups: list[Group]  # every configuration that had a run other than skipped
+    skipped: list[Group]  # configurations only skipped (toolchain missing, no such style)
+
+
+def load_run(summary: Path, env: Path) -> Run:
+    groups = read_summary(summary)
+    only_skipped = [g for g in groups if set(g.status_counts) == {"skipped"}]
+    return Run(json.loads(env.read_text()), [g for g in groups if g not in only_skipped],
+               only_skipped)
+
+
+# --- numbers as they read --------------------------------------------------
+
+def fmt_seconds(value: float) -> str:
+    mag = abs(value)
+    for limit, scale, unit in ((1e-6, 1e9, "ns"), (1e-3, 1e6, "µs"), (1.0, 1e3, "ms")):
+        if mag < limit:
+            return f"{value * scale:.3g} {unit}"
+    return f"{value:.3g} s"
+
+
+def fmt_bytes(value: float) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(value) >= size:
+            return f"{value / size:.3g} {unit}"
+    return f"{value:.0f} B"
+
+
+def fmt_mib(value: float) -> str:
+    return f"{value / MIB:,.0f} MiB"
+
+
+def fmt_count(value: float) -> str:
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def fmt_ratio(ratio: float) -> str:
+    return f"{ratio:.2f}×" if ratio >= 0.1 else f"{ratio:.2g}×"
+
+
+def span(low: str, high: str) -> str:
+    """'29–31 MiB' where both ends have the same unit, else '812 µs–1.2 ms'."""
+    lo, _, lo_unit = low.rpartition(" ")
+    hi, _, hi_unit = high.rpartition(" ")
+    if lo and hi and lo_unit == hi_unit:
+        return f"{lo}–{hi} {hi_unit}"
+    return f"{low}–{high}"
+
+
+def runs_label(count: int) -> str:
+    return f"{count} run{'s' if count != 1 else ''}"
+
+
+def cell(g: Group | None, metric: str, fmt: Callable[[float], str], unit: str = "") -> str:
+    """The median with its runs: '7.2 ms (7.1–8.3 ms, 3 runs)', '94 MiB (1 run)';
+    the statuses where no run was ok."""
+    if g is None:
+        return ""
     s = g.metrics.get(metric)
     if s is None:
         return g.statuses if not g.ok else ""
-    if g.ok > 1 and fmt(s.max) != fmt(s.min):
-        return f"{fmt(s.median)} ({fmt(s.min)}–{fmt(s.max)})"
-    return fmt(s.median)
+    notes = []
+    if s.count > 1 and fmt(s.min) != fmt(s.max):
+        notes.append(span(fmt(s.min), fmt(s.max)))
+    notes.append(runs_label(s.count))
+    if g.failures:
+        notes.append(f"also {g.failures}")
+    return f"{fmt(s.median)}{unit} ({', '.join(notes)})"
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
@@ -43,30 +241,70 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
 
 
-def pick(groups: list[Group], workload: str, n: int, buffer: int | None = None
+# --- the tables ------------------------------------------------------------
+
+def pick(groups: list[Group], workload: str, n: int | None, buffer: int | None = None
          ) -> dict[str, Group]:
+    """The plain (unpinned, single-machine) configurations of one size."""
     return {g.impl: g for g in groups if g.workload == workload and g.n == n
             and g.buffer == buffer and not g.params}
 
 
-def sleep_table(groups: list[Group], ranks: Ranks) -> str:
-    ns = sorted({g.n for g in groups if g.workload == "sleep" and g.n})
-    by_n = {n: pick(groups, "sleep", n) for n in ns}
+def sizes(groups: list[Group], workload: str) -> list[int]:
+    return sorted({g.n for g in groups if g.workload == workload and g.n and not g.params})
+
+
+def floor_ratios(run: Run) -> dict[tuple, float]:
+    """×floor per configuration: memory per task for a workload read for
+    memory, else the iteration time (warm where every measured implementation
+    of the set has one, else cold), over the floor implementation's."""
+    floors = set(run.env.get("floor_impls") or [])
+    sets: dict[tuple, list[Group]] = {}
+    for g in run.groups:
+        sets.setdefault((g.workload, g.n, g.buffer, g.params), []).append(g)
+    out: dict[tuple, float] = {}
+    for (workload, *_), members in sets.items():
+        base = next((g for g in members if g.impl in floors), None)
+        if base is None:
+            continue
+        if workload in MEMORY_WORKLOADS:
+            def value(g: Group) -> float | None:
+                return g.mem_per_task_bytes
+        else:
+            measured = [g for g in members if g.metrics]
+            metric = ("warm_iter_s" if measured and all("warm_iter_s" in g.metrics
+                                                        for g in measured) else "first_iter_s")
+
+            def value(g: Group, metric: str = metric) -> float | None:
+                return g.median(metric)
+        unit = value(base)
+        if not unit or unit <= 0:
+            continue
+        for g in members:
+            if (v := value(g)) is not None:
+                out[g.key] = v / unit
+    return out
+
+
+def sleep_section(run: Run, floor: dict[tuple, float]) -> str:
+    ns = sizes(run.groups, "sleep")
+    by_n = {n: pick(run.groups, "sleep", n) for n in ns}
     top = ns[-1]
-    impls = sorted({i for m in by_n.values() for i in m})
     rows = []
-    for impl in impls:
-        row = [impl] + [spread(by_n[n][impl], "peak_rss_bytes", mib) if impl in by_n[n] else ""
-                        for n in ns]
+    for impl in sorted({i for m in by_n.values() for i in m}):
+        row = [impl] + [cell(by_n[n].get(impl), "peak_rss_bytes", fmt_mib) for n in ns]
         g = by_n[top].get(impl)
-        row.append(fmt_seconds(g.median("spawn_s")) if g and g.median("spawn_s") else "")
-        per_task = g.mem_per_task_bytes if g else None
-        row.append(fmt_bytes(per_task) if per_task else "")
-        row.append(fmt_ratio(ranks[g.key].get("floor"), best_in_bold=False)
-                   if g and "floor" in ranks[g.key] else "")
+        row.append(cell(g, "spawn_s", fmt_seconds) if g and g.ok else "")
+        row.append(fmt_bytes(g.mem_per_task_bytes) if g and g.mem_per_task_bytes else "")
+        row.append(fmt_ratio(floor[g.key]) if g and g.key in floor else "")
         rows.append(row)
-    return table(["implementation"] + [f"N={n:,}" for n in ns]
-                 + [f"start {top:,} tasks", f"memory per task at {top:,}", "×floor"], rows)
+    return ("## sleep: peak RSS\n\n"
+            + table(["implementation"] + [f"N={n:,}" for n in ns]
+                    + [f"start {top:,} tasks", f"memory per task at {top:,}", "×floor"], rows)
+            + "\n\nMemory per task is the slope of the median peak RSS over N (the harness's "
+            "analysis; shown only where the growth exceeds the readings' spread and 1 MiB). "
+            "×floor divides it by the floor's. The language's README says why a row that "
+            "names a status at the largest N had no ok run there.\n")
 
 
 def iter_cell(g: Group | None) -> str:
@@ -74,92 +312,496 @@ def iter_cell(g: Group | None) -> str:
         return ""
     if not g.ok:
         return g.statuses
-    cold, warm = g.median("first_iter_s"), g.median("warm_iter_s")
-    return f"{fmt_seconds(cold)} / {fmt_seconds(warm)}, {mib(g.median('peak_rss_bytes'))}"
+    cold, warm, rss = (g.metrics.get(m) for m in ("first_iter_s", "warm_iter_s", "peak_rss_bytes"))
+    parts = [fmt_seconds(cold.median) if cold else "—", fmt_seconds(warm.median) if warm else "—"]
+    count = min(s.count for s in (cold, warm, rss) if s)
+    tail = runs_label(count) + (f", also {g.failures}" if g.failures else "")
+    return f"{' / '.join(parts)}, {fmt_mib(rss.median) if rss else '—'} ({tail})"
 
 
-def chain_table(groups: list[Group], n: int) -> str:
-    chain, awaits = pick(groups, "chain", n), pick(groups, "chain-await", n)
+def chain_section(run: Run) -> str:
+    n = max(sizes(run.groups, "chain") + sizes(run.groups, "chain-await"))
+    chain, awaits = pick(run.groups, "chain", n), pick(run.groups, "chain-await", n)
     rows = [[impl, iter_cell(chain.get(impl)), iter_cell(awaits.get(impl))]
             for impl in sorted(set(chain) | set(awaits))]
-    return table(["implementation", "chain", "chain-await"], rows)
+    return (f"## chain and chain-await at N = {n:,}: cold / warm iteration, peak RSS\n\n"
+            + table(["implementation", "chain", "chain-await"], rows)
+            + "\n\nCold is the process's first pass, warm the median of the later ones "
+            "(Yakunin 2017's first and second pass).\n")
 
 
-def bounded_table(groups: list[Group], ranks: Ranks, n: int, small: int) -> str:
-    buffers = sorted({g.buffer for g in groups if g.workload == "bounded" and g.n == n})
-    cells = {b: pick(groups, "bounded", n, b) for b in buffers}
-    few = pick(groups, "bounded", small, 1)
-    go = {b: cells[b].get("go") for b in buffers}
+def bounded_section(run: Run) -> str:
+    ns = sizes(run.groups, "bounded")
+    n = ns[-1]
+    buffers = sorted({g.buffer for g in run.groups if g.workload == "bounded" and g.n == n
+                      and not g.params and g.buffer is not None})
+    cells = {b: pick(run.groups, "bounded", n, b) for b in buffers}
+    small = ns[0] if len(ns) > 1 else None
+    few = pick(run.groups, "bounded", small, 1) if small else {}
     rows = []
-    for impl in sorted({i for m in cells.values() for i in m}):
+    for impl in sorted({i for m in cells.values() for i in m} | set(few)):
         row = [impl]
         for b in buffers:
             g = cells[b].get(impl)
-            text = spread(g, "warm_iter_s", fmt_seconds) if g else ""
-            base = go[b].median("warm_iter_s") if go[b] else None
-            mine = g.median("warm_iter_s") if g else None
+            text = cell(g, "warm_iter_s", fmt_seconds)
+            go = cells[b].get("go")
+            base, mine = (go.median("warm_iter_s") if go else None,
+                          g.median("warm_iter_s") if g else None)
             if base and mine and impl != "go":
-                text += f" ({mine / base:.2f}× go)"
+                text += f" {mine / base:.2f}× go"
             row.append(text)
-        g = few.get(impl)
-        row.append(spread(g, "warm_iter_s", fmt_seconds) if g else "")
+        if small:
+            row.append(cell(few.get(impl), "warm_iter_s", fmt_seconds))
         rows.append(row)
-    return table(["implementation"] + [f"B={b}" for b in buffers] + [f"{small} producers, B=1"],
-                 rows)
+    header = (["implementation"] + [f"B={b}" for b in buffers]
+              + ([f"{small:,} producers, B=1"] if small else []))
+    return (f"## bounded: warm iteration, {n:,} producers\n\n" + table(header, rows)
+            + "\n\nThe median of the timed iterations after the warm-up; × go is the ratio "
+            "of the medians to Go's at the same buffer.\n")
 
 
-def skynet_table(groups: list[Group], ranks: Ranks, n: int) -> str:
-    rows = []
-    for impl, g in sorted(pick(groups, "skynet", n).items()):
-        rows.append([impl, spread(g, "first_iter_s", fmt_seconds),
-                     spread(g, "warm_iter_s", fmt_seconds),
-                     spread(g, "peak_rss_bytes", mib),
-                     fmt_ratio(ranks[g.key].get("floor"), best_in_bold=False)
-                     if "floor" in ranks[g.key] else ""])
-    return table(["implementation", "cold", "warm", "peak RSS", "×floor (warm)"], rows)
+def skynet_section(run: Run, floor: dict[tuple, float]) -> str:
+    n = sizes(run.groups, "skynet")[-1]
+    rows = [[impl, cell(g, "first_iter_s", fmt_seconds), cell(g, "warm_iter_s", fmt_seconds),
+             cell(g, "peak_rss_bytes", fmt_mib), fmt_ratio(floor[g.key]) if g.key in floor else ""]
+            for impl, g in sorted(pick(run.groups, "skynet", n).items())]
+    return (f"## skynet: {n:,} leaves\n\n"
+            + table(["implementation", "cold", "warm", "peak RSS", "×floor"], rows) + "\n")
 
 
-def scaling_table(groups: list[Group], workload: str, n: int) -> str:
+def scaling_section(run: Run) -> str:
     """Warm iteration per CPU count (run --cpus), and the speed-up from the
     fewest CPUs to the most."""
-    members = [g for g in groups if g.workload == workload and g.n == n
-               and g.param("cpus") is not None]
-    cpus = sorted({g.param("cpus") for g in members})
-    by = {(g.impl, g.param("cpus")): g for g in members}
+    pinned = [g for g in run.groups if g.param("cpus") is not None and g.n
+              and g.param("machine") is None]
+    out = ["## Core scaling (`run --cpus`): warm iteration against CPUs\n"]
+    for workload, n, buffer in sorted({(g.workload, g.n, g.buffer or 0) for g in pinned}):
+        members = [g for g in pinned if (g.workload, g.n, g.buffer or 0) == (workload, n, buffer)]
+        cpus = sorted({g.param("cpus") for g in members})
+        by = {(g.impl, g.param("cpus")): g for g in members}
+        rows = []
+        for impl in sorted({g.impl for g in members}):
+            lo, hi = by.get((impl, cpus[0])), by.get((impl, cpus[-1]))
+            a = lo.median("warm_iter_s") if lo else None
+            b = hi.median("warm_iter_s") if hi else None
+            rows.append([impl] + [cell(by.get((impl, c)), "warm_iter_s", fmt_seconds)
+                                  for c in cpus]
+                        + [fmt_ratio(a / b) if a and b and len(cpus) > 1 else ""])
+        title = f"{workload}, N = {n:,}" + (f", B = {buffer}" if buffer else "")
+        out.append(f"### {title}\n\n" + table(
+            ["implementation"] + [f"{c} CPU{'s' if c > 1 else ''}" for c in cpus]
+            + [f"speed-up {cpus[0]} → {cpus[-1]}"], rows) + "\n")
+    return "\n".join(out)
+
+
+def http_cell(g: Group | None) -> str:
+    if g is None:
+        return ""
+    rps = g.metrics.get("rps")
+    if rps is None:
+        return f"**{g.statuses}**" if not g.ok else ""
+    text = cell(g, "rps", fmt_count, " req/s")
+    p50, threads = g.metrics.get("latency_p50_s"), g.metrics.get("max_threads")
+    if p50:
+        text += f", median response {fmt_seconds(p50.median)}"
+    if threads:
+        text += f", {fmt_count(threads.median)} thread{'s' if threads.median != 1 else ''}"
+    return text
+
+
+def http_section(run: Run) -> str:
+    http = [g for g in run.groups if g.workload == "http" and g.param("cpus") is None
+            and g.param("machine") is None]
+    loads = sorted({(g.param("users"), g.param("requests"), g.param("delay_ms"),
+                     g.param("pool_threads")) for g in http},
+                   key=lambda t: tuple(-1 if v is None else v for v in t))
+    by = {(g.impl, g.param("style"), (g.param("users"), g.param("requests"), g.param("delay_ms"),
+                                      g.param("pool_threads"))): g for g in http}
+    pairs = sorted({(g.impl, g.param("style")) for g in http},
+                   key=lambda p: (p[0], STYLES.index(p[1]) if p[1] in STYLES else 99, p[1]))
+    rows = [[impl, style] + [http_cell(by.get((impl, style, load))) for load in loads]
+            for impl, style in pairs]
+
+    def title(load: tuple) -> str:
+        users, requests, delay, threads = load
+        return (f"{users} users × {requests} requests, D = {delay} ms"
+                + (f", {threads} threads" if threads else ""))
+    return ("## http: throughput, median response, peak threads\n\n"
+            + table(["implementation", "style"] + [title(load) for load in loads], rows)
+            + "\n\nThroughput counts the right answers a second. The floor of a response is "
+            "3·D (sync, sync-over-async, async) or 2·D (parallel, when-all); a server that "
+            "answers one request at a time cannot finish a large load inside its timeout "
+            "(docs/protocol.md, http).\n")
+
+
+def claims_section(run: Run) -> str | None:
+    by_key = {g.key: g for g in run.groups}
     rows = []
-    for impl in sorted({g.impl for g in members}):
-        cells = [spread(by[(impl, c)], "warm_iter_s", fmt_seconds) if (impl, c) in by else ""
-                 for c in cpus]
-        lo, hi = by.get((impl, cpus[0])), by.get((impl, cpus[-1]))
-        a = lo.median("warm_iter_s") if lo else None
-        b = hi.median("warm_iter_s") if hi else None
-        rows.append([impl] + cells + [f"{a / b:.2f}×" if a and b else ""])
-    return table(["implementation"] + [f"{c} CPU{'s' if c > 1 else ''}" for c in cpus]
-                 + [f"speed-up {cpus[0]} → {cpus[-1]}"], rows)
+    for c in claims_module.CLAIMS:
+        num, den = by_key.get(c.num.key()), by_key.get(c.den.key())
+        if num is None or den is None:
+            continue  # this run did not measure one of the claim's configurations
+        rows.append([c.article, c.text, c.published] + claims_module.judge(c, by_key))
+    if not rows:
+        return None
+    return ("## What the articles claimed, and what this run measured\n\n"
+            "From `benchmarks/claims.py` (docs/articles.md names the articles). A ratio is "
+            "of two medians; its range is the widest the repeats allow. A claim *holds* when "
+            "the whole range is on the claimed side, *does not hold* when all of it is on the "
+            "other, and is *within noise* otherwise; with one run the verdict rests on the "
+            "medians and says so. The verdict judges the direction, not the magnitude. "
+            "Claims whose configurations this run did not measure are left out.\n\n"
+            + table(["article", "claim", "article's figure", "this run: numerator / denominator",
+                     "verdict"], rows) + "\n")
+
+
+# Performance goals (issue 13): benchmarks, never timed tests.
+@dataclass(frozen=True)
+class Goal:
+    text: str
+    check: Callable[[dict[tuple, Group], dict[str, Any]], tuple[str, str] | None]
+
+
+def _g(groups: dict[tuple, Group], impl: str, workload: str, n: int, buffer: int | None = None
+       ) -> Group | None:
+    return groups.get(config_key(impl, workload, n, buffer))
+
+
+def rss_at_most(impl: str, workload: str, n: int, limit_mib: float, strict: bool = False):
+    def check(groups, env):
+        g = _g(groups, impl, workload, n)
+        if g is None:
+            return None
+        if not g.ok:
+            return g.statuses, "**missed**"
+        med = g.median("peak_rss_bytes") / MIB
+        held = med < limit_mib if strict else med <= limit_mib
+        return cell(g, "peak_rss_bytes", fmt_mib), "holds" if held else "**missed**"
+    return check
+
+
+def runs_ok(impl: str, workload: str, n: int):
+    def check(groups, env):
+        g = _g(groups, impl, workload, n)
+        if g is None:
+            return None
+        return g.statuses, "holds" if g.ok == g.runs else "**missed**"
+    return check
+
+
+def wall_between(impl: str, workload: str, n: int, low: float, high: float):
+    def check(groups, env):
+        g = _g(groups, impl, workload, n)
+        if g is None:
+            return None
+        if not g.ok:
+            return g.statuses, "**missed**"
+        med = g.median("wall_s")
+        return cell(g, "wall_s", fmt_seconds), "holds" if low <= med <= high else "**missed**"
+    return check
+
+
+def warm_below(impl: str, workload: str, n: int, limit_s: float):
+    def check(groups, env):
+        g = _g(groups, impl, workload, n)
+        if g is None:
+            return None
+        med = g.median("warm_iter_s")
+        if med is None:
+            return g.statuses, "**missed**"
+        return cell(g, "warm_iter_s", fmt_seconds), "holds" if med < limit_s else "**missed**"
+    return check
+
+
+def within_go(impl: str, n: int, buffers: tuple[int, ...], limit: float):
+    def check(groups, env):
+        texts, held = [], True
+        for b in buffers:
+            g, go = _g(groups, impl, "bounded", n, b), _g(groups, "go", "bounded", n, b)
+            if g is None or go is None:
+                return None
+            a, base = g.median("warm_iter_s"), go.median("warm_iter_s")
+            if a is None or base is None:
+                texts.append(f"B = {b}: no ok run")
+                held = False
+                continue
+            count = min(g.metrics["warm_iter_s"].count, go.metrics["warm_iter_s"].count)
+            texts.append(f"B = {b}: {a / base:.2f}× ({runs_label(count)})")
+            held = held and a / base <= limit
+        return "; ".join(texts), "holds" if held else "**missed**"
+    return check
+
+
+def suite_minutes(limit: float):
+    def check(groups, env):
+        if (env.get("settings") or {}).get("suite") != "default":
+            return None
+        start, end = env.get("started_at"), env.get("finished_at")
+        if not start or not end:
+            return None
+        seconds = (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+        total = sum(g.runs for g in groups.values())
+        return (f"{int(seconds // 60)} min {int(seconds % 60)} s, {total:,} rows",
+                "holds" if seconds <= limit * 60 else "**missed**")
+    return check
+
+
+M = 1_000_000
+GOALS = [
+    Goal("go sleep 1M: ok, wall 10–20 s", wall_between("go", "sleep", M, 10, 20)),
+    Goal("rust-tokio sleep 1M ≤ 450 MiB", rss_at_most("rust-tokio", "sleep", M, 450)),
+    Goal("rust-futures sleep 1M ≤ 215 MiB", rss_at_most("rust-futures", "sleep", M, 215)),
+    Goal("rust-tokio chain 1M warm < 1 s", warm_below("rust-tokio", "chain", M, 1.0)),
+    Goal("csharp-async sleep 1M < 250 MiB", rss_at_most("csharp-async", "sleep", M, 250, True)),
+    Goal("csharp-async chain 1M ok", runs_ok("csharp-async", "chain", M)),
+    Goal("csharp-async chain-await 1M ok", runs_ok("csharp-async", "chain-await", M)),
+    Goal("java-virtual sleep 1M ≤ 1,060 MiB", rss_at_most("java-virtual", "sleep", M, 1060)),
+    Goal("java-virtual chain 1M ok", runs_ok("java-virtual", "chain", M)),
+    Goal("nodejs sleep 1M < 620 MiB", rss_at_most("nodejs", "sleep", M, 620, True)),
+] + [Goal(f"{impl} chain 1M ok", runs_ok(impl, "chain", M)) for impl in ("nodejs", "bun", "deno")
+     ] + [
+    Goal("python-asyncio sleep 1M ≤ 1,280 MiB", rss_at_most("python-asyncio", "sleep", M, 1280)),
+    Goal("python-asyncio chain 1M ok", runs_ok("python-asyncio", "chain", M)),
+    Goal("rust-tokio bounded, 10k producers, within 1.5× of Go at B = 1, 100, 1000",
+         within_go("rust-tokio", 10_000, (1, 100, 1000), 1.5)),
+    Goal("java-virtual bounded, 10k producers, B = 1, within 5× of Go",
+         within_go("java-virtual", 10_000, (1,), 5.0)),
+    Goal("the default suite in 30 minutes on 2 cores", suite_minutes(30)),
+]
+
+
+def goals_section(run: Run) -> str | None:
+    by_key = {g.key: g for g in run.groups}
+    rows = [[goal.text, *result] for goal in GOALS
+            if (result := goal.check(by_key, run.env)) is not None]
+    if not rows:
+        return None
+    return ("## Performance goals\n\n"
+            "The project's goals (issue 13), judged on this run's medians; they are "
+            "benchmarks, never timed tests. Goals whose configurations this run did not "
+            "measure are left out.\n\n" + table(["goal", "measured", ""], rows) + "\n")
+
+
+# --- the page --------------------------------------------------------------
+
+def machine_slug(env: dict[str, Any]) -> str:
+    if env.get("machines"):
+        return f"{len(env['machines'])}-machines"
+    host = env.get("host") or {}
+    model = str(host.get("cpu_model") or "").lower()
+    model = re.sub(r"\((r|tm)\)|\bprocessor\b|\bcpu\b|@.*$|\d+-core", " ", model)
+    slug = re.sub(r"[^a-z0-9]+", "-", model).strip("-") or "unknown-cpu"
+    return f"{slug}-{host.get('cores', 0)}c"
+
+
+def page_name(env: dict[str, Any]) -> str:
+    return f"{str(env['started_at'])[:10]}-{machine_slug(env)}"
+
+
+def is_measurement(env: dict[str, Any]) -> bool:
+    """A finished run of a suite larger than quick (or of chosen options)."""
+    suite = (env.get("settings") or {}).get("suite")
+    return bool(env.get("finished_at")) and suite not in ("quick", "smoke")
+
+
+def duration(env: dict[str, Any]) -> str:
+    start, end = env.get("started_at"), env.get("finished_at")
+    if not start or not end:
+        return "not finished when summarised"
+    seconds = int((datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds())
+    return f"{seconds // 60} min {seconds % 60} s"
+
+
+def describe(run: Run, name: str) -> str:
+    env = run.env
+    host, git, settings = env.get("host") or {}, env.get("git") or {}, env.get("settings") or {}
+    total = sum(g.runs for g in run.groups + run.skipped)
+    statuses: Counter = Counter()
+    for g in run.groups:
+        statuses.update(g.status_counts)
+    status_text = ", ".join(f"{c:,} {s}" for s, c in sorted(statuses.items(),
+                                                            key=lambda sc: (sc[0] != "ok", -sc[1])))
+    ram = host.get("ram_bytes")
+    commit = str(git.get("commit") or "unknown")[:7] + (" (dirty tree)" if git.get("dirty") else "")
+    suite = settings.get("suite")
+    lines = [
+        f"Run `{env.get('run_id')}`"
+        + (f", the `{suite}` suite" if suite else "")
+        + f", started {env.get('started_at')}, {duration(env)}; {total:,} process runs "
+        f"({status_text}); the programs of commit {commit}.",
+        "",
+        f"Machine: {host.get('cpu_model', 'unknown CPU')}, {host.get('cores', '?')} cores"
+        + (f", {ram / (1 << 30):.0f} GiB" if ram else "")
+        + f", {host.get('os', 'unknown OS')}, kernel {host.get('kernel', '?')}.",
+    ]
+    if env.get("machines"):
+        lines += ["", "Machines: " + "; ".join(
+            f"{m}: {(v.get('host') or {}).get('cpu_model', '?')}"
+            for m, v in sorted(env["machines"].items()))]
+    tools = env.get("toolchains") or {}
+    if tools:
+        lines += ["", "Toolchains: " + "; ".join(f"{k} {v}" for k, v in sorted(tools.items()) if v)
+                  + "."]
+    if run.skipped:
+        skipped = sorted({f"{g.impl} {g.workload}" + (f" {g.param('style')}" if g.param("style")
+                                                       else "") for g in run.skipped})
+        lines += ["", "Skipped, with the reason in the run's runs.csv (a toolchain missing or "
+                  "refused, a style a server does not have): " + ", ".join(skipped) + "."]
+    return "\n".join(lines)
+
+
+def render_page(run: Run, name: str) -> str:
+    env = run.env
+    host = env.get("host") or {}
+    present = {g.workload for g in run.groups if not g.params}
+    floor = floor_ratios(run)
+    parts = [
+        f"# Results: {str(env.get('started_at'))[:10]}, "
+        f"{host.get('cpu_model', 'unknown CPU')}, {host.get('cores', '?')} cores\n",
+        f"Generated by `benchmarks/readme_tables.py` from this run's "
+        f"[summary.csv]({name}/summary.csv) and [env.json]({name}/env.json); "
+        "do not edit it by hand. How the figures are measured: "
+        "[docs/methodology.md](../methodology.md).\n",
+    ]
+    if not is_measurement(env):
+        parts.append("> **A check, not a measurement.** This run is the quick suite (small N, "
+                     "one run each) or did not finish: it shows that every implementation "
+                     "runs and answers right, not how fast or how large it is.\n")
+    parts.append(describe(run, name) + "\n")
+    parts.append("Each figure is the median of the configuration's ok runs, followed by the "
+                 "min–max over those runs where they differ and how many runs there were; "
+                 "\"also 1 timeout\" counts the runs that were not ok, and a cell that only "
+                 "names statuses had no ok run. ×floor is the multiple of the floor "
+                 f"implementation ({', '.join(env.get('floor_impls') or ['none in this run'])}) "
+                 "at the same configuration.\n")
+    if "sleep" in present:
+        parts.append(sleep_section(run, floor))
+    if present & {"chain", "chain-await"}:
+        parts.append(chain_section(run))
+    if "bounded" in present:
+        parts.append(bounded_section(run))
+    if "skynet" in present:
+        parts.append(skynet_section(run, floor))
+    if any(g.param("cpus") is not None for g in run.groups):
+        parts.append(scaling_section(run))
+    if any(g.workload == "http" for g in run.groups):
+        parts.append(http_section(run))
+    for section in (claims_section(run), goals_section(run)):
+        if section:
+            parts.append(section)
+    return "\n".join(parts)
+
+
+def headline(run: Run, name: str, link_prefix: str = "docs/results/") -> str | None:
+    """One sentence for the repository's README: peak RSS of the largest
+    sleep, the floor beside the lightest and the heaviest runtime."""
+    ns = sizes(run.groups, "sleep")
+    if not ns:
+        return None
+    top = pick(run.groups, "sleep", ns[-1])
+    ok = {i: g for i, g in top.items() if g.median("peak_rss_bytes") is not None}
+    floors = set(run.env.get("floor_impls") or [])
+    others = sorted((i for i in ok if i not in floors), key=lambda i: ok[i].median("peak_rss_bytes"))
+    if len(others) < 2:
+        return None
+
+    def say(impl: str) -> str:
+        s = ok[impl].metrics["peak_rss_bytes"]
+        return f"{impl} {fmt_mib(s.median)} ({runs_label(s.count)})"
+    floor_text = "".join(f"the C++ floor ({f}) {fmt_mib(ok[f].median('peak_rss_bytes'))}, "
+                         for f in sorted(floors) if f in ok)
+    host = run.env.get("host") or {}
+    check = "" if is_measurement(run.env) else " (a quick check at small N, not a measurement)"
+    return (f"Peak memory of {ns[-1]:,} sleeping tasks{check}: {floor_text}"
+            f"from {say(others[0])} to {say(others[-1])}, on {host.get('cores', '?')} cores of "
+            f"an {host.get('cpu_model', 'unknown CPU')} "
+            f"([{name}]({link_prefix}{name}.md#sleep-peak-rss)).")
+
+
+# --- the folder -------------------------------------------------------------
+
+def pages(out: Path) -> list[str]:
+    """The pages in OUT, newest first (by started_at, then name)."""
+    names = [p.stem for p in out.glob("*.md") if p.name != "README.md"
+             and (out / p.stem / "env.json").is_file()]
+    return sorted(names, key=lambda n: (json.loads((out / n / "env.json").read_text())
+                                        .get("started_at", ""), n), reverse=True)
+
+
+def load_page(out: Path, name: str) -> Run:
+    return load_run(out / name / "summary.csv", out / name / "env.json")
+
+
+def render_index(out: Path) -> str:
+    lines = ["# Results\n",
+             "One page per published run, newest first, each generated by "
+             "`benchmarks/readme_tables.py` from the run's summary.csv and env.json, which sit "
+             "in the folder of the same name beside it: every figure can be traced to its run. "
+             "This index is generated too. How to publish a run: "
+             "[docs/usage.md](../usage.md#publishing-a-run). How the figures are measured: "
+             "[docs/methodology.md](../methodology.md).\n"]
+    rows = []
+    for name in pages(out):
+        run = load_page(out, name)
+        env, host = run.env, run.env.get("host") or {}
+        suite = (env.get("settings") or {}).get("suite") or "chosen options"
+        kind = "measurement" if is_measurement(env) else "**check only**"
+        rows.append([f"[{name}]({name}.md)", str(env.get("run_id")), suite, kind,
+                     f"{host.get('cpu_model', '?')}, {host.get('cores', '?')} cores",
+                     str((env.get("git") or {}).get("commit", ""))[:7]])
+    lines.append(table(["page", "run", "suite", "", "machine", "commit"], rows) if rows
+                 else "No page yet.")
+    lines.append("\nFigures published before these pages (in the README, from run directories "
+                 "that no longer exist) are in the project's history: "
+                 "`git show e14bc3e:README.md`, section \"Figures\".\n")
+    return "\n".join(lines)
+
+
+def readme_with_headline(readme: str, sentence: str) -> str:
+    start, end = readme.index(HEADLINE_START), readme.index(HEADLINE_END)
+    return readme[:start + len(HEADLINE_START)] + "\n" + sentence + "\n" + readme[end:]
+
+
+def publish(run_dir: Path, out: Path, name: str | None = None,
+            readme: Path | None = None) -> Path:
+    """Writes the page, its two files and the index; and README's headline
+    when `readme` is given (main gives it when OUT is docs/results)."""
+    summary, env_path = run_dir / "summary.csv", run_dir / "env.json"
+    if not summary.is_file():
+        raise SystemExit(f"{summary} is missing: run `python -m harness report {run_dir}` first")
+    env = json.loads(env_path.read_text())
+    name = name or page_name(env)
+    folder = out / name
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(summary, folder / "summary.csv")
+    shutil.copyfile(env_path, folder / "env.json")
+    run = load_page(out, name)
+    (out / f"{name}.md").write_text(render_page(run, name))
+    (out / "README.md").write_text(render_index(out))
+    newest = pages(out)[0]
+    if readme is not None and readme.is_file():
+        sentence = headline(load_page(out, newest), newest)
+        text = readme.read_text()
+        if sentence and HEADLINE_START in text:
+            readme.write_text(readme_with_headline(text, sentence))
+    return out / f"{name}.md"
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: readme_tables.py RUN_DIR", file=sys.stderr)
-        return 2
-    results = analyse(open_run_dir(argv[0]), leave_out=("skipped",))
-    groups, ranks = results.groups, results.ranks
-    present = {g.workload for g in groups}
-    sections = [
-        ("sleep", "sleep: peak RSS", lambda: sleep_table(groups, ranks)),
-        ("chain", "chain and chain-await at N = 1,000,000", lambda: chain_table(groups, 1_000_000)),
-        ("bounded", "bounded: warm iteration, 10,000 producers",
-         lambda: bounded_table(groups, ranks, 10_000, 10)),
-        ("skynet", "skynet: 10^6 leaves", lambda: skynet_table(groups, ranks, 1_000_000)),
-    ]
-    if any(g.param("cpus") is not None for g in groups):  # a run with --cpus
-        sections = [(w, f"{w}: warm iteration against CPUs, N = {n:,}",
-                     (lambda w=w, n=n: scaling_table(groups, w, n)))
-                    for w, n in sorted({(g.workload, g.n) for g in groups
-                                        if g.param("cpus") is not None and g.n})]
-    for workload, title, render in sections:
-        if workload in present:
-            print(f"### {title}\n\n{render()}\n")
+    parser = argparse.ArgumentParser(prog="readme_tables.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_dir", nargs="?", type=Path, help="a run directory with summary.csv")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="default: docs/results")
+    parser.add_argument("--name", help="the page's name (default: <date>-<machine>)")
+    parser.add_argument("--index", action="store_true", help="only rewrite OUT/README.md")
+    args = parser.parse_args(argv)
+    if args.index:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "README.md").write_text(render_index(args.out))
+        return 0
+    if args.run_dir is None:
+        parser.error("give a run directory, or --index")
+    readme = ROOT / "README.md" if args.out.resolve() == DEFAULT_OUT else None
+    print(publish(args.run_dir, args.out, args.name, readme))
     return 0
 
 
