@@ -1,7 +1,7 @@
 /*
  * launch: start a program, sample it, and report its own resource usage.
  *
- *   launch REPORT_FD SAMPLES_FD INTERVAL_US LIMIT_KB TIMEOUT_MS STDOUT_CAP PARENT_PID CGROUP
+ *   launch REPORT_FD SAMPLES_FD INTERVAL_US LIMIT_KB TIMEOUT_MS STDOUT_CAP PARENT_PID CGROUP CPUS
  *          PROGRAM [ARGS...]
  *
  * Why a native launcher: a child forked from the Python harness inherits the
