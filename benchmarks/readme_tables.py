@@ -617,7 +617,7 @@ def describe(run: Run, name: str) -> str:
     host, git, settings = env.get("host") or {}, env.get("git") or {}, env.get("settings") or {}
     total = sum(g.runs for g in run.groups + run.skipped)
     statuses: Counter = Counter()
-    for g in run.groups:
+    for g in run.groups + run.skipped:
         statuses.update(g.status_counts)
     status_text = ", ".join(f"{c:,} {s}" for s, c in sorted(statuses.items(),
                                                             key=lambda sc: (sc[0] != "ok", -sc[1])))
