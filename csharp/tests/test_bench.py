@@ -121,33 +121,39 @@ class Workloads(unittest.TestCase):
         self.assertRegex(proc.stdout, r"^\d+\.\d+\.\d+, (mcs|Roslyn)")
 
 
-def protocol_bad_input(workload, unimplemented):
-    """docs/protocol.md's table of bad input for one workload the model runs
-    (harness/tests/test_conformance.py runs the same table)."""
-    w = workload
-    return [
-        [], [w], [w, "--n", "10"],
-        [w, "--n", "0", "--iterations", "1"],
-        [w, "--n", "-3", "--iterations", "1"],
-        [w, "--n", "abc", "--iterations", "1"],
-        [w, "--n", "10", "--iterations", "0"],
-        [w, "--n", "10", "--iterations", "1", "--bogus", "1"],
-        [w, "--n"],
-        [w, "--n", "99999999999999999999999", "--iterations", "1"],
-        ["nope", "--n", "10", "--iterations", "1"],
-        ["bounded", "--n", "10", "--iterations", "1"],
-        ["bounded", "--n", "10", "--iterations", "1", "--buffer", "-1"],
-        ["sleep", "--n", "10", "--iterations", "1"],
-        ["sleep", "--n", "10", "--iterations", "1", "--duration-ms", "0"],
-        [unimplemented, "--n", "10", "--iterations", "1"],
-    ]
+# docs/protocol.md's bad input: the one table, which the harness's
+# test_conformance.py runs against every implementation.
+BAD_INPUT = json.loads((BIN.parent.parent / "docs" / "protocol-bad-input.json").read_text())
+
+
+def expand(args, w):
+    """A case's args for workload w: "{w}" its name, "{required}" its other
+    required options (spliced)."""
+    out = []
+    for arg in args:
+        out += BAD_INPUT["required"][w] if arg == "{required}" else [w if arg == "{w}" else arg]
+    return out
+
+
+def protocol_bad_input(workload, workloads, serves):
+    """The table's cases with one workload the model runs, those of the
+    model's workloads, each workload it does not run, and serve's when it
+    serves."""
+    cases = []
+    for case in BAD_INPUT["cases"]:
+        when = case.get("when")
+        if when in (None, "declared") or when in workloads or (when == "http" and serves):
+            cases.append(expand(case["args"], workload))
+        elif when == "undeclared":
+            cases += [expand(case["args"], w) for w in BAD_INPUT["required"] if w not in workloads]
+    return cases
 
 
 class BadArguments(unittest.TestCase):
-    # (model, its workloads, a workload it does not run), as in impls.toml.
+    # (model, its program workloads, whether it serves), as in impls.toml.
     MODELS = [
-        ("async", ["sleep", "chain", "chain-await", "bounded", "skynet"], "spin"),
-        ("threads", ["sleep"], "skynet"),
+        ("async", ["sleep", "chain", "chain-await", "bounded", "skynet"], True),
+        ("threads", ["sleep"], False),
     ]
     # Beyond the table: the model itself, leftovers, values mcs's int would wrap, bad --warmup-ms.
     MORE = [
@@ -180,9 +186,9 @@ class BadArguments(unittest.TestCase):
             self.assertTrue(proc.stderr.endswith("\n"), proc.stderr)
 
     def test_protocol_table_exits_2_with_one_stderr_line(self):
-        for model, workloads, unimplemented in self.MODELS:
+        for model, workloads, serves in self.MODELS:
             for workload in workloads:
-                for args in protocol_bad_input(workload, unimplemented):
+                for args in protocol_bad_input(workload, workloads, serves):
                     self.check_bad([model] + args)
 
     def test_more_bad_input(self):

@@ -1,15 +1,19 @@
 """docs/protocol.md's invocation rules, checked once, by the harness, against
 every implementation in the registry whose toolchain is present: one table
 of bad argument lists (exit 2, exactly one line on stderr, nothing on
-stdout), --help (exit 0, usage on stdout), and one good run of each workload
-the implementation declares, validated by validation.py. Each language keeps
-its own tests for what is particular to it."""
+stdout), read from docs/protocol-bad-input.json, --help (exit 0, usage on
+stdout), and one good run of each workload the implementation declares,
+validated by validation.py. Each language keeps its own tests for what is
+particular to it."""
 
 from __future__ import annotations
 
+import json
 import subprocess
+
 import pytest
 
+from harness import ROOT
 from harness.builder import prepare
 from harness.registry import Impl, Language, load_registry, program_env
 from harness.validation import validate
@@ -19,72 +23,58 @@ IMPLS = load_registry()  # the repository's own, not the fakes
 TIMEOUT_S = 120
 
 
-def good_args(workload: str) -> list[str]:
-    """A complete, valid request for the workload, at a tiny size."""
-    args = [workload, "--n", "10", "--iterations", "1"]
-    if WORKLOADS[workload].uses_buffer:
-        args += ["--buffer", "1"]
-    if WORKLOADS[workload].uses_duration:
-        args += ["--duration-ms", "10"]
-    return args
+# The one table of bad input, which the languages' own tests read too.
+BAD_INPUT = json.loads((ROOT / "docs" / "protocol-bad-input.json").read_text())
 
 
-def _with(args: list[str], option: str, value: str | None) -> list[str]:
-    """args with option's value replaced, or the option removed (None)."""
-    i = args.index(option)
-    return args[:i] + args[i + 2:] if value is None else args[:i + 1] + [value] + args[i + 2:]
+def expand(args: list[str], workload: str) -> list[str]:
+    """A case's args for one workload: "{w}" its name, "{required}" its
+    other required options (spliced)."""
+    out: list[str] = []
+    for arg in args:
+        if arg == "{required}":
+            out += BAD_INPUT["required"][workload]
+        else:
+            out.append(workload if arg == "{w}" else arg)
+    return out
 
 
 def bad_cases(impl: Impl) -> dict[str, list[str]]:
     """The shared table of bad input, for one implementation's workloads
     (serve's among them)."""
-    cases: dict[str, list[str]] = {"no arguments": []}
     programs = [w for w in impl.workloads if WORKLOADS[w].kind == "program"]
-    if programs:  # (a server-only implementation has serve's table alone)
-        w = programs[0]
-        base = good_args(w)
-        cases.update({
-            "a workload alone": [w],
-            "no --iterations": _with(base, "--iterations", None),
-            "no --n": _with(base, "--n", None),
-            "--n 0": _with(base, "--n", "0"),
-            "--n -3": _with(base, "--n", "-3"),
-            "--n abc": _with(base, "--n", "abc"),
-            "--n beyond 64 bits": _with(base, "--n", "99999999999999999999999"),
-            "--n without its value": [w, "--n"],
-            "--iterations 0": _with(base, "--iterations", "0"),
-            "an unknown option": base + ["--bogus", "1"],
-            "an unknown workload": ["nope"] + base[1:],
-            "--warmup-ms -1": base + ["--warmup-ms", "-1"],
-            "--warmup-ms x": base + ["--warmup-ms", "x"],
-            "--warmup-ms without its value": base + ["--warmup-ms"],
-        })
-    if "bounded" in impl.workloads:
-        bounded = good_args("bounded")
-        cases["bounded without --buffer"] = _with(bounded, "--buffer", None)
-        cases["--buffer -1"] = _with(bounded, "--buffer", "-1")
-    if "sleep" in impl.workloads:
-        sleep = good_args("sleep")
-        cases["sleep without --duration-ms"] = _with(sleep, "--duration-ms", None)
-        cases["--duration-ms 0"] = _with(sleep, "--duration-ms", "0")
-    for other, declared in WORKLOADS.items():
-        # a program may serve without declaring it yet: only program workloads here
-        if programs and other not in impl.workloads and declared.kind == "program":
-            cases[f"{other}, which this implementation does not declare"] = good_args(other)
-    if "http" in impl.workloads:
-        serve = ["serve", "--port", "0", "--delay-ms", "10"]
-        cases.update({
-            "serve alone": ["serve"],
-            "serve without --delay-ms": _with(serve, "--delay-ms", None),
-            "serve without --port": _with(serve, "--port", None),
-            "serve --port -1": _with(serve, "--port", "-1"),
-            "serve --port 70000": _with(serve, "--port", "70000"),
-            "serve --port abc": _with(serve, "--port", "abc"),
-            "serve --delay-ms 0": _with(serve, "--delay-ms", "0"),
-            "serve --threads 0": serve + ["--threads", "0"],
-            "serve with an unknown option": serve + ["--bogus", "1"],
-        })
+    undeclared = [w for w, d in WORKLOADS.items() if d.kind == "program" and w not in impl.workloads]
+    cases: dict[str, list[str]] = {}
+    for case in BAD_INPUT["cases"]:
+        when = case.get("when")
+        if when is None:
+            cases[case["name"]] = case["args"]
+        elif when == "declared":
+            if programs:  # (a server-only implementation has serve's table alone)
+                cases[case["name"]] = expand(case["args"], programs[0])
+        elif when == "undeclared":
+            # a program may serve without declaring it yet: only program workloads here
+            for w in undeclared if programs else []:
+                cases[f"{case['name']}: {w}"] = expand(case["args"], w)
+        elif when in impl.workloads:
+            cases[case["name"]] = case["args"]
     return cases
+
+
+def test_bad_input_table_covers_every_workload() -> None:
+    """Every program workload has its required options in the table, and
+    every server workload has cases of its own."""
+    programs = {w for w, d in WORKLOADS.items() if d.kind == "program"}
+    assert set(BAD_INPUT["required"]) == programs
+    for w in programs:
+        required = BAD_INPUT["required"][w]
+        assert ("--buffer" in required) == WORKLOADS[w].uses_buffer, w
+        assert ("--duration-ms" in required) == WORKLOADS[w].uses_duration, w
+    whens = {case.get("when") for case in BAD_INPUT["cases"]}
+    assert {w for w, d in WORKLOADS.items() if d.kind != "program"} <= whens
+    assert whens - {None, "declared", "undeclared"} <= set(WORKLOADS)
+    assert all(expand(c["args"], w) for c in BAD_INPUT["cases"] if c.get("when") == "declared"
+               for w in programs)
 
 
 _built: dict[str, str] = {}

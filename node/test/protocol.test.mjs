@@ -1,30 +1,24 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { MAX_WARMUP_RUNS, parseArgs, run, UsageError } from "../protocol.mjs";
 import { workloads } from "../workloads.mjs";
 
-// docs/protocol.md's bad input (the lead's harness/tests/test_conformance.py
-// runs the same table against every implementation), for workload w.
-const badTable = (w) => [
-  [],
-  [w],
-  [w, "--n", "10"],
-  [w, "--n", "0", "--iterations", "1"],
-  [w, "--n", "-3", "--iterations", "1"],
-  [w, "--n", "abc", "--iterations", "1"],
-  [w, "--n", "10", "--iterations", "0"],
-  [w, "--n", "10", "--iterations", "1", "--bogus", "1"],
-  [w, "--n"],
-  [w, "--n", "99999999999999999999999", "--iterations", "1"],
-  ["nope", "--n", "10", "--iterations", "1"],
-  ["bounded", "--n", "10", "--iterations", "1"],
-  ["bounded", "--n", "10", "--iterations", "1", "--buffer", "-1"],
-  ["sleep", "--n", "10", "--iterations", "1"],
-  ["sleep", "--n", "10", "--iterations", "1", "--duration-ms", "0"],
-];
+// docs/protocol.md's bad input: the one table, which harness/tests/test_conformance.py
+// runs against every implementation. badTable(w): the cases with workload w,
+// those of the workloads we declare, and each workload we do not declare.
+const table = JSON.parse(readFileSync(new URL("../../docs/protocol-bad-input.json", import.meta.url), "utf8"));
+const expand = (args, w) => args.flatMap((a) => (a === "{required}" ? table.required[w] : [a === "{w}" ? w : a]));
+const undeclared = Object.keys(table.required).filter((w) => !(w in workloads));
+const badTable = (w) =>
+  table.cases.flatMap((c) => {
+    if (c.when === undefined || c.when === "declared" || c.when in workloads) return [expand(c.args, w)];
+    return c.when === "undeclared" ? undeclared.map((u) => expand(c.args, u)) : [];
+  });
+// serve's cases: bench.mjs serves too.
+const serveBad = table.cases.filter((c) => c.when === "http").map((c) => c.args);
 
 // Ours beyond the table.
 const moreBad = [
@@ -240,7 +234,7 @@ for (const [id, [binary, ...args]] of Object.entries(runtimes)) {
     });
 
     it("exits 2 with one stderr line and nothing on stdout for the protocol's bad input", () => {
-      for (const argv of [...badTable("chain"), ...moreBad.slice(-6), ...warmupBad]) {
+      for (const argv of [...badTable("chain"), ...serveBad, ...moreBad.slice(-6), ...warmupBad]) {
         const { status, stdout, stderr } = bench(...argv);
         assert.equal(status, 2, argv.join(" "));
         assert.equal(stdout, "", argv.join(" "));

@@ -180,26 +180,33 @@ def test_help_is_usage_on_stdout(flag):
     assert proc.stderr == ""
 
 
+# docs/protocol.md's bad input: the one table, which the harness's
+# test_conformance.py runs against every implementation.
+BAD_INPUT = json.loads((BENCH.parent.parent / "docs" / "protocol-bad-input.json").read_text())
+WORKLOADS = ["sleep", "chain", "chain-await", "bounded", "skynet"]  # python-asyncio's
+
+
+def expand(args, w):
+    """A case's args for workload w: "{w}" its name, "{required}" its other
+    required options (spliced)."""
+    out = []
+    for arg in args:
+        out += BAD_INPUT["required"][w] if arg == "{required}" else [w if arg == "{w}" else arg]
+    return out
+
+
 def bad_table(w):
-    """docs/protocol.md's bad input (the lead's harness/tests/test_conformance.py
-    runs the same table), for workload w."""
-    return [
-        [],
-        [w],
-        [w, "--n", "10"],
-        [w, "--n", "0", "--iterations", "1"],
-        [w, "--n", "-3", "--iterations", "1"],
-        [w, "--n", "abc", "--iterations", "1"],
-        [w, "--n", "10", "--iterations", "0"],
-        [w, "--n", "10", "--iterations", "1", "--bogus", "1"],
-        [w, "--n"],
-        [w, "--n", "99999999999999999999999", "--iterations", "1"],
-        ["nope", "--n", "10", "--iterations", "1"],
-        ["bounded", "--n", "10", "--iterations", "1"],
-        ["bounded", "--n", "10", "--iterations", "1", "--buffer", "-1"],
-        ["sleep", "--n", "10", "--iterations", "1"],
-        ["sleep", "--n", "10", "--iterations", "1", "--duration-ms", "0"],
-    ]
+    """The table's cases with workload w, those of the workloads we declare,
+    each workload we do not, and serve's (bench.py serves too)."""
+    undeclared = [u for u in BAD_INPUT["required"] if u not in WORKLOADS]
+    cases = []
+    for case in BAD_INPUT["cases"]:
+        when = case.get("when")
+        if when in (None, "declared", "http") or when in WORKLOADS:
+            cases.append(expand(case["args"], w))
+        elif when == "undeclared":
+            cases += [expand(case["args"], u) for u in undeclared]
+    return cases
 
 
 # Ours beyond the table: other malformed numbers and options.
@@ -241,7 +248,7 @@ def assert_bad(args, loop):
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("workload", ["sleep", "chain", "chain-await", "bounded", "skynet"])
+@pytest.mark.parametrize("workload", WORKLOADS)
 def test_protocol_bad_input_table(workload):
     for args in bad_table(workload):
         assert_bad(args, "asyncio")

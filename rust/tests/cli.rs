@@ -65,46 +65,52 @@ fn good(workload: &str) -> Vec<&str> {
     args
 }
 
-/// The protocol's table of bad argument lists for a binary, W being its
-/// first workload.
-fn bad_cases(workloads: &[&'static str]) -> Vec<Vec<&'static str>> {
+/// A case's args for workload `w`: "{w}" its name, "{required}" its other
+/// required options (spliced).
+fn expand(table: &Value, args: &Value, w: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for arg in args.as_array().unwrap() {
+        match arg.as_str().unwrap() {
+            "{required}" => out.extend(
+                table["required"][w]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a.as_str().unwrap().to_string()),
+            ),
+            "{w}" => out.push(w.to_string()),
+            a => out.push(a.to_string()),
+        }
+    }
+    out
+}
+
+/// docs/protocol.md's table of bad argument lists for a binary, W being its
+/// first workload: the one table (docs/protocol-bad-input.json, which
+/// harness/tests/test_conformance.py runs too), then ours.
+fn bad_cases(workloads: &[&'static str]) -> Vec<Vec<String>> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/protocol-bad-input.json"
+    );
+    let table: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let w = workloads[0];
-    let mut cases = vec![
-        vec![],
-        vec![w],
-        vec![w, "--n", "10"],
-        vec![w, "--n", "0", "--iterations", "1"],
-        vec![w, "--n", "-3", "--iterations", "1"],
-        vec![w, "--n", "abc", "--iterations", "1"],
-        vec![w, "--n", "10", "--iterations", "0"],
-        vec![w, "--n", "10", "--iterations", "1", "--bogus", "1"],
-        vec![w, "--n"],
-        vec![w, "--n", "99999999999999999999999", "--iterations", "1"],
-        vec!["nope", "--n", "10", "--iterations", "1"],
-    ];
-    // The same with every other option the workload requires, so that only
-    // the named fault is left.
-    let extra = &good(w)[5..];
-    for case in cases.iter_mut().skip(3).take(5) {
-        case.extend_from_slice(extra);
+    let mut cases = Vec::new();
+    for case in table["cases"].as_array().unwrap() {
+        match case["when"].as_str() {
+            None | Some("declared") => cases.push(expand(&table, &case["args"], w)),
+            Some("undeclared") => {
+                for other in ALL_WORKLOADS.iter().filter(|o| !workloads.contains(o)) {
+                    cases.push(expand(&table, &case["args"], other));
+                }
+            }
+            Some(when) if workloads.contains(&when) => cases.push(expand(&table, &case["args"], w)),
+            Some(_) => {}
+        }
     }
-    cases.push([&[w, "--n", "10"][..], extra].concat());
-    for warmup in ["-1", "x", "1.5"] {
-        cases.push([&good(w)[..], &["--warmup-ms", warmup]].concat());
-    }
-    cases.push([&good(w)[..], &["--warmup-ms"]].concat());
+    let mut ours = vec![[&good(w)[..], &["--warmup-ms", "1.5"]].concat()];
     if workloads.contains(&"bounded") {
-        cases.push(vec!["bounded", "--n", "10", "--iterations", "1"]);
-        cases.push(vec![
-            "bounded",
-            "--n",
-            "10",
-            "--iterations",
-            "1",
-            "--buffer",
-            "-1",
-        ]);
-        cases.push(vec![
+        ours.push(vec![
             "bounded",
             "--n",
             "10",
@@ -114,34 +120,24 @@ fn bad_cases(workloads: &[&'static str]) -> Vec<Vec<&'static str>> {
             "x",
         ]);
     }
-    if workloads.contains(&"sleep") {
-        cases.push(vec!["sleep", "--n", "10", "--iterations", "1"]);
-        cases.push(vec![
-            "sleep",
-            "--n",
-            "10",
-            "--iterations",
-            "1",
-            "--duration-ms",
-            "0",
-        ]);
-    }
     if workloads.contains(&"skynet") {
         // N must be a power of ten: 10 children a node.
         for n in ["2", "20", "1001"] {
-            cases.push(vec!["skynet", "--n", n, "--iterations", "1"]);
+            ours.push(vec!["skynet", "--n", n, "--iterations", "1"]);
         }
     }
-    for other in ALL_WORKLOADS.iter().filter(|o| !workloads.contains(o)) {
-        cases.push(good(other));
-    }
+    cases.extend(
+        ours.into_iter()
+            .map(|case| case.into_iter().map(String::from).collect()),
+    );
     cases
 }
 
 #[test]
 fn bad_arguments_exit_2_with_one_line_and_no_stdout() {
     for (binary, workloads) in BINARIES {
-        for args in bad_cases(workloads) {
+        for case in bad_cases(workloads) {
+            let args: Vec<&str> = case.iter().map(String::as_str).collect();
             let output = run(binary, &args);
             assert_eq!(output.status.code(), Some(2), "{binary} {args:?}");
             assert!(output.stdout.is_empty(), "{binary} {args:?}");
