@@ -24,6 +24,14 @@ def _find_root() -> Path:
 ROOT = _find_root()
 
 
+def relative(path: Path) -> str:
+    """A path as the user would type it from the repository."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 class UsageError(Exception):
     """Bad input from the user: reported as one line with exit status 2."""
 

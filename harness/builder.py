@@ -1,4 +1,5 @@
-"""Set up and build each language's programs before they are measured."""
+"""Set up and build each language's programs before they are measured, and
+say which planned runs can start."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-from .registry import Language
+from .loadgen import Unavailable, ensure_k6
+from .registry import Impl, Language, languages
 
 BUILD_TIMEOUT_S = 1800
 
@@ -100,3 +103,38 @@ def prepare(lang: Language, log_path: Path | None, build: bool = True) -> Readin
         return Readiness("ready")
     result = build_language(lang, log_path)
     return Readiness("ready") if result.ok else Readiness("build-failed", result.error)
+
+
+class Preparation:
+    """What a plan's runs need before the first one starts: each language
+    set up and built once (its log in the run directory), each
+    implementation checked once, the load generator found once when a
+    server workload is planned. Says, per run, whether it can start or the
+    status its row gets instead."""
+
+    def __init__(self, impls: list[Impl], log_dir: Path, build: bool, servers: bool,
+                 say: Callable[[str], None]) -> None:
+        self.languages: dict[str, Readiness] = {}
+        for lang in languages(impls):
+            if lang.toolchain.present and build:
+                say(f"building {lang.name} ({lang.toolchain.version}) ...")
+            self.languages[lang.name] = prepare(lang, log_dir / f"build-{lang.name}.log", build)
+        self.impls: dict[str, Readiness] = {}
+        self.k6: Path | None = None
+        self.generator = Readiness("ready")
+        if servers:
+            say("checking the load generator (k6) ...")
+            try:
+                self.k6 = ensure_k6()
+            except Unavailable as exc:
+                self.generator = Readiness("skipped", f"no load generator: {exc}")
+
+    def readiness(self, impl: Impl, server: bool) -> Readiness:
+        ready = self.languages[impl.language.name]
+        if ready.ready:
+            if impl.id not in self.impls:
+                avail = impl.available()
+                self.impls[impl.id] = Readiness("ready") if avail.present else Readiness(
+                    "skipped", f"not available: {avail.reason}")
+            ready = self.impls[impl.id]
+        return self.generator if ready.ready and server else ready

@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 from typing import NoReturn, Sequence
 
-from . import ROOT, HarnessError, UsageError, __version__
+from . import ROOT, HarnessError, UsageError, __version__, relative
 from .builder import prepare
 from .envinfo import ram_bytes
-from .registry import Impl, RegistryError
+from .registry import Impl, RegistryError, languages, resolve
 from .rundir import RunDirError, check_out, open_run_dir, point_latest
-from .session import _languages, relative, resolve_impls, run_suite
+from .session import run_suite
 from .settings import dimensions, name_list, percentage, settings_from
 from .workloads import WORKLOADS
 
@@ -129,7 +129,7 @@ def build_parser() -> Parser:
 
 
 def _impls(args: argparse.Namespace) -> list[Impl]:
-    return resolve_impls(name_list(args.impl, "--impl"), args.registry)
+    return resolve(name_list(args.impl, "--impl"), args.registry)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -161,7 +161,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_build(args: argparse.Namespace) -> int:
     failed = 0
-    for lang in _languages(_impls(args)):
+    for lang in languages(_impls(args)):
         ready = prepare(lang, None)
         print(f"{lang.name}: {'built' if ready.ready else f'{ready.status}, {ready.reason}'}")
         failed += ready.status == "build-failed"
@@ -170,7 +170,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_test(args: argparse.Namespace) -> int:
     passed = failed = skipped = 0
-    for lang in _languages(_impls(args)):
+    for lang in languages(_impls(args)):
         if lang.toolchain.present:
             print(f"{lang.name}: building ...", flush=True)
         ready = prepare(lang, None)

@@ -14,7 +14,7 @@ from .rundir import DIMENSIONS
 
 PARTS = ("median", "min", "max", "mean", "stdev", "count")
 SUMMARY_FIELDS = (["impl", "language", "runtime", "workload", "n", "buffer",
-                   *(name for name, _ in DIMENSIONS), "runs", "ok", "statuses"]
+                   *(c.name for c in DIMENSIONS), "runs", "ok", "statuses"]
                   + [f"{m}_{s}" for m in analysis.METRICS for s in PARTS]
                   + ["mem_per_task_bytes", "mem_per_task_n", "time_ratio_to_best",
                      "rss_ratio_to_best", "noisy", "outliers"])

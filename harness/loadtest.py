@@ -40,6 +40,8 @@ class ServerRun:
     status: str | None = None  # None: judge the outcome (exit, signal) as for any program
     error: str = ""
     fields: dict[str, Any] = field(default_factory=dict)
+    # The load generator's CPU: the machine's load, but part of the measurement.
+    generator_cpu_s: float | None = None
 
 
 def _listening(text: str) -> dict[str, Any] | None:
@@ -163,6 +165,7 @@ def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request,
             return ServerRun(server.finish(STOP_S), "skipped",
                              f"this server has no {style!r} style (its README says why)")
         fields: dict[str, Any] = {}
+        cpu = None
         status, error = "ok", ""
         if (problem := _health(port)) is not None:
             status, error = "invalid", problem
@@ -176,9 +179,9 @@ def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request,
                 fields.update(judged)
         if not server.running():  # died under load: a crash, with what k6 saw
             out = server.finish(STOP_S)
-            return ServerRun(out, None, error, fields)
+            return ServerRun(out, None, error, fields, cpu)
         server.signal(signal.SIGTERM)
         out = server.finish(STOP_S)
         if out.status == "exited" and out.signal is None and out.exit_code == 0:
-            return ServerRun(out, status, error, fields)
-        return ServerRun(out, None, error, fields)  # did not exit 0 on SIGTERM: judged as a crash
+            return ServerRun(out, status, error, fields, cpu)
+        return ServerRun(out, None, error, fields, cpu)  # did not exit 0 on SIGTERM: judged as a crash

@@ -12,7 +12,7 @@ from typing import Any
 
 from . import UsageError
 from .launcher import Sample
-from .rundir import SAMPLE_KEY, RunDir, open_run_dir, utc_now
+from .rundir import SAMPLE_KEY, RunDir, merged_env, open_run_dir
 
 
 def machine_label(env: dict[str, Any]) -> str:
@@ -50,9 +50,9 @@ def merge(dirs: list[str], out: Path, labels: list[str] | None = None) -> RunDir
     for r, t in zip(runs, tables):
         if t.torn:
             print(f"merge: {r.path}: {t.torn}")
-    merged = RunDir.create_new(out)
-    machines: dict[str, Any] = {}
-    for run, env, name, table in zip(runs, envs, names, tables):
+    merged = RunDir.create_new(out, lambda run_id: merged_env(
+        run_id, envs, names, [r.path for r in runs]))
+    for run, name, table in zip(runs, names, tables):
         for row in table.rows:
             row["machine"] = row.get("machine") or name
             merged.append_run(row)
@@ -60,24 +60,6 @@ def merge(dirs: list[str], out: Path, labels: list[str] | None = None) -> RunDir
         for s in samples:
             s["machine"] = s.get("machine") or name
         _append_samples(merged, samples)
-        if "machines" in env:  # a merge of merges: its machines as they were
-            machines.update(env["machines"])
-        else:
-            machines[name] = {k: env.get(k) for k in ("run_id", "started_at", "finished_at",
-                                                      "host", "git", "toolchains", "settings",
-                                                      "runtimes")}
-            machines[name]["dir"] = str(run.path)
-    started = [e["started_at"] for e in envs if e.get("started_at")]
-    finished = [e["finished_at"] for e in envs if e.get("finished_at")]
-    merged.write_env({
-        "run_id": merged.name, "merged_at": utc_now(),
-        "started_at": min(started, default=None), "finished_at": max(finished, default=None),
-        "host": {"hostname": f"{len(machines)} machines merged"},
-        "floor_impls": sorted({i for e in envs for i in e.get("floor_impls") or ()}),
-        "machines": machines,
-        # A figure's machine is in its row; settings and toolchains per machine above.
-        "settings": envs[0].get("settings") or {},
-    })
     return merged
 
 

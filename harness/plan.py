@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from . import relative
 from .registry import Impl
 from .rundir import ConfigKey, RowKey, past_runs
 from .settings import Part, Settings
@@ -125,6 +126,16 @@ def estimate_s(p: Planned, history: History | None = None) -> float:
     past = (history or {}).get((p.key, p.iterations, p.warmup_ms))
     # no run outlasts its timeout
     return min(p.workload.estimate_s(p.request, past), p.timeout_s)
+
+
+def estimate_basis(runs: list[Planned], history: History, out: Path) -> str:
+    """What an estimate rests on, in words."""
+    known = sum(1 for p in runs if (p.key, p.iterations, p.warmup_ms) in history)
+    if known == len(runs):
+        return f"every run timed before on this machine ({relative(out)})"
+    if not known:
+        return "a rough guess: no earlier run of these configurations in " + relative(out)
+    return f"{known} of {len(runs)} runs timed before in {relative(out)}, the rest guessed"
 
 
 def omitted(s: Settings) -> list[str]:

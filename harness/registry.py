@@ -239,6 +239,22 @@ def select(impls: list[Impl], names: list[str]) -> list[Impl]:
     return chosen
 
 
+def resolve(names: list[str], registries: Sequence[str] = ()) -> list[Impl]:
+    """--impl and --registry: every implementation for ["all"], else the
+    named ones (select)."""
+    impls = load_registry([Path(r) for r in registries])
+    return impls if names == ["all"] else select(impls, names)
+
+
+def languages(impls: list[Impl]) -> list[Language]:
+    """The languages of these implementations, each once, in their order."""
+    langs: list[Language] = []
+    for i in impls:
+        if i.language not in langs:
+            langs.append(i.language)
+    return langs
+
+
 def program_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment measured programs run with: ours, minus make's own
     variables (MAKEFLAGS carries `LANG=go` from `make bench LANG=go`) and

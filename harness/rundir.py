@@ -1,11 +1,18 @@
-"""The run directory, its one owner: runs.csv and samples.csv (typed column
-specs, the writer, checked readers), env.json, retried.csv, the directory's
-creation and results/latest. results/README.md documents the files.
+"""The run directory and its format, one owner: runs.csv and samples.csv
+(typed columns, the writer, checked readers), env.json (its keys and their
+assembly), retried.csv, the directory's creation and results/latest.
+docs/data-format.md documents every column and key, and each version.
 
-Rows are dicts keyed by column name with typed values (None when empty). A
-reader checks the header and every row: a last row cut short (a power cut
-mid-write) is reported and ignored, anything else malformed raises
-RunDirError, which the CLI prints as one line.
+The format is versioned (env.json's `format_version`) and frozen per
+version: its columns are written out below, not computed from the workload
+declarations, so that removing a workload leaves older runs readable. A
+reader takes every version up to FORMAT_VERSION; a newer one is refused in
+one line. Rows are dicts keyed by column name with typed values (None when
+empty). A reader checks the header and every row: a last row cut short (a
+power cut mid-write) is reported and ignored, anything else malformed
+raises RunDirError, which the CLI prints as one line. Writers refuse a key
+that is not in the format: a new figure is a new format version, never a
+silently dropped one.
 """
 
 from __future__ import annotations
@@ -22,6 +29,12 @@ from .formatting import csv_number
 from .workloads import COMMON_DIMENSIONS, WORKLOADS, Param
 
 STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-failed")
+
+# 1: the format before it had a version (no format_version in env.json; a
+#    runs.csv may lack the columns added over time). 2: the version recorded,
+#    the header complete, env.json's keys a closed set (ENV_KEYS).
+FORMAT_VERSION = 2
+FORMATS = (1, 2)
 
 
 @dataclass(frozen=True)
@@ -43,47 +56,58 @@ def _status(text: str) -> str:
     return text
 
 
-_BASE_RUN_COLUMNS = (
+def _columns(*pairs: tuple[str, Callable[[str], Any]]) -> tuple[Column, ...]:
+    return tuple(Column(name, parse) for name, parse in pairs)
+
+
+# The dimensions of a configuration beyond impl, workload, n and buffer: the
+# http workload's own, then the harness's (--cpus, merge's machine). Part of
+# a row's key in runs.csv and samples.csv alike.
+DIMENSIONS: tuple[Column, ...] = _columns(
+    ("users", _int), ("requests", _int), ("delay_ms", _int), ("pool_threads", _int),
+    ("style", str), ("cpus", _int), ("machine", str))
+
+# runs.csv, formats 1 and 2 (the same columns; format 1 files may hold any
+# subset that includes REQUIRED).
+RUN_COLUMNS: tuple[Column, ...] = _columns(
     ("run_id", str), ("impl", str), ("language", str), ("runtime", str), ("workload", str),
-    ("n", _int), ("buffer", _int), ("rep", _int), ("status", _status), ("exit_code", _int),
-    ("signal", _int), ("wall_s", float), ("cpu_user_s", float), ("cpu_sys_s", float),
-    ("peak_rss_bytes", _int), ("peak_rss_method", str), ("sampled_peak_rss_bytes", _int),
-    ("max_threads", _int), ("result", _int), ("expected", _int), ("capacity", _int),
-    ("iterations", _int), ("warmup_ms", _int), ("warmup_runs", _int), ("warmup_s", float),
-    ("first_iter_s", float), ("warm_iter_s", float), ("spawn_s", float),
-    ("sleep_wait_s", float), ("load_avg_1m", float), ("other_cpu_frac", float),
-    ("strays", _int), ("started_at", str), ("command", str), ("error", str),
-    ("stderr_tail", str), ("output", str),
-)
-_PARSERS: dict[type, Callable[[str], Any]] = {int: _int, float: float, str: str}
-
-
-def _declared(pairs: Iterable[tuple[str, type]]) -> tuple[tuple[str, Callable[[str], Any]], ...]:
-    return tuple((name, _PARSERS[kind]) for name, kind in pairs)
-
-
-# The workloads' own dimensions (part of a configuration's key) and columns,
-# in declaration order, then the harness's own (--cpus, merge's machine).
-DIMENSIONS: tuple[tuple[str, type], ...] = tuple(dict.fromkeys(
-    [(d.name, d.kind) for w in WORKLOADS.values() for d in w.dimensions
-     if d not in COMMON_DIMENSIONS] + [(d.name, d.kind) for d in COMMON_DIMENSIONS]))
-_WORKLOAD_COLUMNS = tuple(dict.fromkeys(c for w in WORKLOADS.values() for c in w.row_columns))
-
-RUN_COLUMNS: tuple[Column, ...] = tuple(Column(n, p) for n, p in (
-    _BASE_RUN_COLUMNS[:8] + _declared(DIMENSIONS) + _BASE_RUN_COLUMNS[8:]
-    + _declared(_WORKLOAD_COLUMNS)))
+    ("n", _int), ("buffer", _int), ("rep", _int)) + DIMENSIONS + _columns(
+    ("status", _status), ("exit_code", _int), ("signal", _int), ("wall_s", float),
+    ("cpu_user_s", float), ("cpu_sys_s", float), ("peak_rss_bytes", _int),
+    ("peak_rss_method", str), ("sampled_peak_rss_bytes", _int), ("max_threads", _int),
+    ("result", _int), ("expected", _int), ("capacity", _int), ("iterations", _int),
+    ("warmup_ms", _int), ("warmup_runs", _int), ("warmup_s", float), ("first_iter_s", float),
+    ("warm_iter_s", float), ("spawn_s", float), ("sleep_wait_s", float),
+    ("load_avg_1m", float), ("other_cpu_frac", float), ("strays", _int), ("started_at", str),
+    ("command", str), ("error", str), ("stderr_tail", str), ("output", str),
+    ("requests_done", _int), ("http_errors", _int), ("rps", float), ("latency_p50_s", float),
+    ("latency_p90_s", float), ("latency_p99_s", float), ("latency_max_s", float),
+    ("gen_cpu_s", float), ("load_s", float))
 RUN_NAMES = tuple(c.name for c in RUN_COLUMNS)
-# A runs.csv must have these; columns added later may be absent from older runs.
+# A runs.csv of any version must have these.
 REQUIRED = ("impl", "workload", "n", "buffer", "rep", "status")
-# A sample's row: the run's key, then the sample.
-SAMPLE_KEY = ("run_id", "impl", "workload", "n", "buffer", *(n for n, _ in DIMENSIONS), "rep")
-SAMPLE_COLUMNS: tuple[Column, ...] = tuple(Column(n, p) for n, p in (
-    (("run_id", str), ("impl", str), ("workload", str), ("n", _int), ("buffer", _int))
-    + _declared(DIMENSIONS) + (("rep", _int), ("t_s", float), ("rss_bytes", _int),
-                               ("threads", _int))))
+# Added by the reader, never written: CPU time, user + system.
+DERIVED = ("cpu_s",)
+
+# samples.csv: the run's key, then the sample.
+SAMPLE_KEY = ("run_id", "impl", "workload", "n", "buffer", *(c.name for c in DIMENSIONS), "rep")
+_BY_NAME = {c.name: c for c in RUN_COLUMNS}
+SAMPLE_COLUMNS: tuple[Column, ...] = tuple(_BY_NAME[name] for name in SAMPLE_KEY) + _columns(
+    ("t_s", float), ("rss_bytes", _int), ("threads", _int))
 SAMPLE_NAMES = tuple(c.name for c in SAMPLE_COLUMNS)
 SAMPLE_REQUIRED = ("run_id", "impl", "workload", "n", "buffer", "rep", "t_s", "rss_bytes",
                    "threads")
+
+# env.json's top-level keys (format 2; format 1 files may hold any).
+ENV_KEYS = frozenset({
+    "format_version", "run_id", "started_at", "finished_at", "host", "git", "settings",
+    "toolchains", "runtimes", "program_env", "registries", "floor_impls", "invocations",
+    # a merged run directory (harness merge)
+    "merged_at", "machines",
+})
+# What a merged directory keeps of each machine's env.json.
+MACHINE_KEYS = ("run_id", "started_at", "finished_at", "host", "git", "toolchains", "settings",
+                "runtimes")
 
 
 class RunDirError(Exception):
@@ -153,7 +177,26 @@ class Table:
     torn: str | None = None  # a note when a cut-short last row was ignored
 
 
-def _read_table(path: Path, columns: tuple[Column, ...], required: Iterable[str]) -> Table:
+
+def format_version(env: dict[str, Any], where: Path) -> int:
+    """The format a run directory was written in, from its env.json (read_env's
+    dict): 1 when it names none (written before the format had a version)."""
+    version = env.get("format_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise RunDirError(f"{where}: format_version {version!r} is not a format this harness knows")
+    if version > FORMAT_VERSION:
+        raise RunDirError(f"{where}: written in format {version} by a newer harness; this one "
+                          f"reads formats {FORMATS[0]} to {FORMAT_VERSION}: update the harness")
+    return version
+
+
+def _dir_version(csv_path: Path) -> int:
+    env_path = csv_path.parent / "env.json"
+    return format_version(read_env(env_path), env_path)
+
+
+def _read_table(path: Path, columns: tuple[Column, ...], required: Iterable[str],
+                version: int) -> Table:
     by_name = {c.name: c for c in columns}
     try:
         data = path.read_bytes()
@@ -168,11 +211,12 @@ def _read_table(path: Path, columns: tuple[Column, ...], required: Iterable[str]
     except csv.Error as exc:
         raise RunDirError(f"{path}: not CSV: {exc}") from None
     unknown = [h for h in header if h not in by_name]
-    missing = [r for r in required if r not in header]
+    # Format 1 grew its columns over time; from format 2 on, the header is whole.
+    missing = [r for r in (required if version == 1 else by_name) if r not in header]
     if unknown or missing or len(set(header)) != len(header):
         what = f"unknown columns {unknown}" if unknown else f"missing columns {missing}" \
             if missing else "repeated columns"
-        raise RunDirError(f"{path}: not a file this harness writes ({what})")
+        raise RunDirError(f"{path}: not a format {version} file of this harness ({what})")
     rows: list[dict[str, Any]] = []
     torn = None
     # Every row the writer appends ends in a newline: without one, the last
@@ -194,8 +238,9 @@ def _read_table(path: Path, columns: tuple[Column, ...], required: Iterable[str]
 
 
 def read_runs(path: Path) -> Table:
-    """runs.csv, typed and checked (see the module's docstring)."""
-    table = _read_table(path, RUN_COLUMNS, REQUIRED)
+    """runs.csv, typed and checked (see the module's docstring), in the
+    format its directory's env.json names."""
+    table = _read_table(path, RUN_COLUMNS, REQUIRED, _dir_version(path))
     for row in table.rows:
         user, system = row.get("cpu_user_s"), row.get("cpu_sys_s")
         row["cpu_s"] = user + system if user is not None and system is not None else None
@@ -206,11 +251,11 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
     """samples.csv, typed; an absent file means no samples."""
     if not path.exists():
         return []
-    return _read_table(path, SAMPLE_COLUMNS, SAMPLE_REQUIRED).rows
+    return _read_table(path, SAMPLE_COLUMNS, SAMPLE_REQUIRED, _dir_version(path)).rows
 
 
 def read_env(path: Path) -> dict[str, Any]:
-    """env.json, or {} when absent."""
+    """env.json, or {} when absent; a format 2 file holds only ENV_KEYS."""
     if not path.exists():
         return {}
     try:
@@ -219,8 +264,74 @@ def read_env(path: Path) -> dict[str, Any]:
         raise RunDirError(f"{path}: not readable JSON: {exc}") from None
     if not isinstance(env, dict):
         raise RunDirError(f"{path}: not a JSON object")
+    if format_version(env, path) >= 2 and (unknown := sorted(set(env) - ENV_KEYS)):
+        raise RunDirError(f"{path}: not a format {env['format_version']} file of this harness "
+                          f"(unknown keys {unknown})")
     return env
 
+
+# ---------------------------------------------------------------- env.json
+
+def new_env(run_id: str, host: dict[str, Any]) -> dict[str, Any]:
+    """A new run's env.json, before anything ran."""
+    return {"format_version": FORMAT_VERSION, "run_id": run_id, "started_at": utc_now(),
+            "host": host}
+
+
+def invocation(command: list[str], resumed: bool, git: dict[str, Any], impls: list[str],
+               settings: dict[str, Any], load_start: float | None) -> dict[str, Any]:
+    """One `run` (or --resume) that writes rows into the directory."""
+    return {"started_at": utc_now(), "finished_at": None, "command": command,
+            "resumed": resumed, "git": git, "impls": impls, "settings": settings,
+            "load_avg_1m": {"start": load_start, "end": None}}
+
+
+def start_invocation(env: dict[str, Any], inv: dict[str, Any], toolchains: dict[str, Any],
+                     program_env: dict[str, str], registries: dict[str, str],
+                     floor_impls: Iterable[str]) -> None:
+    """The newest invocation's settings and commit at the top; every one of
+    them in `invocations`. A resumed directory is brought to this format."""
+    env.update(format_version=FORMAT_VERSION, finished_at=None, settings=inv["settings"],
+               git=inv["git"], toolchains=toolchains, program_env=program_env,
+               registries=registries,
+               # the implementations the report reads the others against (×floor)
+               floor_impls=sorted(set(env.get("floor_impls", [])) | set(floor_impls)))
+    env["invocations"] = env.get("invocations", []) + [inv]
+
+
+def finish_invocation(env: dict[str, Any], runtimes: dict[str, str],
+                      load_end: float | None) -> None:
+    """Runtime versions come from the built programs, so only at the end."""
+    inv = env["invocations"][-1]
+    env["runtimes"] = runtimes
+    env["finished_at"] = inv["finished_at"] = utc_now()
+    inv["load_avg_1m"]["end"] = load_end
+
+
+def merged_env(run_id: str, envs: list[dict[str, Any]], names: list[str],
+               dirs: list[Path]) -> dict[str, Any]:
+    """A merged directory's env.json: each machine's environment under
+    `machines` (a merge of merges keeps the machines it names)."""
+    machines: dict[str, Any] = {}
+    for env, name, path in zip(envs, names, dirs):
+        if "machines" in env:
+            machines.update(env["machines"])
+        else:
+            machines[name] = {k: env.get(k) for k in MACHINE_KEYS} | {"dir": str(path)}
+    started = [e["started_at"] for e in envs if e.get("started_at")]
+    finished = [e["finished_at"] for e in envs if e.get("finished_at")]
+    return {
+        "format_version": FORMAT_VERSION, "run_id": run_id, "merged_at": utc_now(),
+        "started_at": min(started, default=None), "finished_at": max(finished, default=None),
+        "host": {"hostname": f"{len(machines)} machines merged"},
+        "floor_impls": sorted({i for e in envs for i in e.get("floor_impls") or ()}),
+        "machines": machines,
+        # A figure's machine is in its row; settings and toolchains per machine above.
+        "settings": envs[0].get("settings") or {},
+    }
+
+
+# ---------------------------------------------------------------- the directory
 
 class RowWriteError(Exception):
     """A finished row could not be written (a full disk, a removed
@@ -248,9 +359,11 @@ class RunDir:
         return self.path.name
 
     @classmethod
-    def create_new(cls, out: Path) -> RunDir:
+    def create_new(cls, out: Path, env: Callable[[str], dict[str, Any]] | None = None) -> RunDir:
         """A new directory named for the local time, created atomically: two
-        runs started in the same second get different directories."""
+        runs started in the same second get different directories. Its
+        env.json (env(run_id), at least the format and the run's id) is
+        written first, so that its format is known before any row is."""
         out.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         for suffix in range(1, 1000):
@@ -260,6 +373,8 @@ class RunDir:
             except FileExistsError:
                 continue
             run = cls(path)
+            run.write_env(env(run.name) if env else {"format_version": FORMAT_VERSION,
+                                                        "run_id": run.name})
             run._write_headers()
             return run
         raise RunDirError(f"{out}: no free run directory name for {stamp}")
@@ -283,12 +398,14 @@ class RunDir:
         """For --resume: rows that will run again (planned and not ok) move
         to retried.csv; every other row stays, whatever its status. A row cut
         short by an interrupted write is dropped (it has no complete figures).
-        Returns the keys of the rows kept, and the torn-row note if any."""
+        Files of an older format are rewritten in this one (whole headers);
+        the caller records the version in env.json. Returns the keys of the
+        rows kept, and the torn-row note if any."""
         self._write_headers()
         table = self.runs()
         moved = [r for r in table.rows if r["status"] != "ok" and row_key(r) in rerun]
         kept = [r for r in table.rows if not (r["status"] != "ok" and row_key(r) in rerun)]
-        if _header(self.samples_path) != list(SAMPLE_NAMES):  # written by an older harness
+        if _header(self.samples_path) != list(SAMPLE_NAMES):
             _rewrite(self.samples_path, SAMPLE_NAMES, self.samples())
         if moved or table.torn or _header(self.runs_path) != list(RUN_NAMES):
             if moved:
@@ -297,14 +414,15 @@ class RunDir:
                     writer = csv.writer(f)
                     if new:
                         writer.writerow(RUN_NAMES)
-                    writer.writerows(_cells(r, RUN_NAMES) for r in moved)
+                    writer.writerows(_row_cells(r) for r in moved)
             _rewrite(self.runs_path, RUN_NAMES, kept)
         return {row_key(r) for r in kept}, table.torn
 
     def append_run(self, row: dict[str, Any]) -> None:
+        cells = _row_cells(row)
         try:
             with self.runs_path.open("a", newline="") as f:
-                csv.writer(f).writerow(_cells(row, RUN_NAMES))
+                csv.writer(f).writerow(cells)
                 f.flush()
                 os.fsync(f.fileno())
         except OSError as exc:
@@ -321,6 +439,9 @@ class RunDir:
             raise RowWriteError(self.samples_path, row, exc) from None
 
     def write_env(self, env: dict[str, Any]) -> None:
+        unknown = sorted(set(env) - ENV_KEYS)
+        if unknown:  # a key docs/data-format.md does not describe: a new format version
+            raise ValueError(f"env.json keys outside format {FORMAT_VERSION}: {unknown}")
         tmp = self.env_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(env, indent=2) + "\n")
         tmp.replace(self.env_path)
@@ -344,6 +465,15 @@ def _rewrite(path: Path, names: tuple[str, ...], rows: list[dict[str, Any]]) -> 
 
 def _cells(row: dict[str, Any], names: Iterable[str]) -> list[str]:
     return [csv_number(row.get(name)) for name in names]
+
+
+def _row_cells(row: dict[str, Any]) -> list[str]:
+    """A runs.csv row; a key the format has no column for is an error, not
+    a figure silently lost."""
+    unknown = sorted(set(row) - set(RUN_NAMES) - set(DERIVED))
+    if unknown:
+        raise ValueError(f"runs.csv has no column for {unknown} (format {FORMAT_VERSION})")
+    return _cells(row, RUN_NAMES)
 
 
 def open_run_dir(text: str | Path) -> RunDir:
