@@ -1,0 +1,104 @@
+"""The statistics on synthetic samples with known answers (never on timings)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from harness.stats import (LEVEL, Interval, _sign_cdf, _u_counts, describe, median_interval,
+                           ratio_interval, runs_needed)
+
+
+@pytest.mark.parametrize("n,m", [(1, 1), (2, 3), (3, 3), (4, 5), (6, 2)])
+def test_the_u_distribution_is_the_enumerated_one(n: int, m: int) -> None:
+    """Every way to place n values of one sample among n+m, counted by hand."""
+    counts = [0] * (n * m + 1)
+    for positions in itertools.combinations(range(n + m), n):
+        # U counts, for each value of the first sample, the second's values below it
+        counts[sum(p - i for i, p in enumerate(positions))] += 1
+    assert list(_u_counts(n, m)) == counts and sum(counts) == math.comb(n + m, n)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 10, 31])
+def test_the_sign_distribution_is_scipys_binomial(n: int) -> None:
+    for j in range(n + 1):
+        assert _sign_cdf(j, n) == pytest.approx(binom.cdf(j, n, 0.5), abs=1e-12)
+
+
+def test_the_median_interval_is_the_sign_test_interval() -> None:
+    iv = median_interval([5, 1, 4, 2, 3, 6, 8, 7, 9, 10])
+    # n = 10: [x(2), x(9)] covers 1 - 2 P(B <= 1) = 97.9%; [x(3), x(8)] only 89%
+    assert (iv.low, iv.high, iv.estimate) == (2, 9, 5.5)
+    assert iv.confidence == pytest.approx(1 - 2 * binom.cdf(1, 10, 0.5)) and iv.settled
+
+
+@pytest.mark.parametrize("n,confidence", [(2, 0.5), (3, 0.75), (4, 0.875), (5, 0.9375)])
+def test_few_runs_give_the_range_with_its_own_confidence(n: int, confidence: float) -> None:
+    iv = median_interval(range(n))
+    assert (iv.low, iv.high, iv.confidence, iv.settled) == (0, n - 1, confidence, False)
+    assert describe(iv, n) == f"[0, {n - 1}] ({confidence:.0%})"
+
+
+def test_one_run_has_no_interval() -> None:
+    assert median_interval([3.0]) is None and ratio_interval([1.0], [1.0, 2.0]) is None
+    assert describe(None, 1) == "1 run, no interval"
+
+
+def test_identical_runs_give_a_point() -> None:
+    iv = median_interval([7.0] * 8)
+    assert (iv.low, iv.estimate, iv.high) == (7.0, 7.0, 7.0) and iv.relative_width == 0
+
+
+def test_runs_needed_for_a_settled_interval() -> None:
+    assert runs_needed() == (6, 4)
+
+
+def test_a_ratio_of_exactly_scaled_samples_is_that_factor() -> None:
+    old = [1.0, 1.1, 0.9, 1.05, 0.95]
+    iv = ratio_interval(old, [2 * v for v in old])
+    assert iv.low < 2.0 < iv.high and iv.estimate == pytest.approx(2.0, rel=0.02)
+    assert iv.side(1.0) == "above" and iv.side(3.0) == "below" and iv.side(2.0) == "within"
+
+
+def test_a_ratio_interval_with_too_few_runs_is_not_settled() -> None:
+    iv = ratio_interval([1.0, 1.01, 0.99], [2.0, 2.02, 1.98])
+    assert iv.confidence == pytest.approx(0.9) and iv.side(1.0) == "not settled"
+
+
+def test_a_ratio_needs_positive_values() -> None:
+    assert ratio_interval([0.0, 1.0], [1.0, 2.0]) is None
+
+
+def test_coverage_of_the_median_interval_is_what_it_says() -> None:
+    """Normal samples of 8 (true median 10): the share of intervals holding
+    10 is the stated confidence, within the simulation's noise."""
+    rng = np.random.default_rng(1)
+    trials = 4000
+    ivs = [median_interval(rng.normal(10, 1, 8)) for _ in range(trials)]
+    hit = sum(iv.low <= 10 <= iv.high for iv in ivs) / trials
+    stated = ivs[0].confidence
+    assert stated >= LEVEL and abs(hit - stated) < 3 * math.sqrt(stated * (1 - stated) / trials)
+
+
+@pytest.mark.parametrize("sigma", [0.02, 0.3])
+def test_coverage_of_the_ratio_interval_is_what_it_says(sigma: float) -> None:
+    """Lognormal samples of 5 and 6 runs, the second 1.2 times the first:
+    tight or noisy, the interval holds 1.2 as often as it claims."""
+    rng = np.random.default_rng(2)
+    trials = 3000
+    ivs = [ratio_interval(rng.lognormal(0, sigma, 5), 1.2 * rng.lognormal(0, sigma, 6))
+           for _ in range(trials)]
+    hit = sum(iv.low <= 1.2 <= iv.high for iv in ivs) / trials
+    stated = ivs[0].confidence
+    assert stated >= LEVEL and abs(hit - stated) < 3 * math.sqrt(stated * (1 - stated) / trials)
+    if sigma == 0.02:  # tight data: every interval excludes "no change"
+        assert all(iv.side(1.0) == "above" for iv in ivs)
+
+
+def test_an_interval_is_a_value_object() -> None:
+    iv = Interval(2.0, 1.0, 4.0, 0.97, (6,))
+    assert iv.relative_width == 1.0 and iv.settled
