@@ -12,10 +12,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from .formatting import fmt_value
 from .machineload import LOADED_FRAC
+from .metrics import METRICS, fmt_metric
+from .presentation import PRESENTATIONS, TIME_HEADLINE
 from .rundir import ConfigKey, RunDir
-from .workloads import WORKLOADS, Param, workload_rank
+from .workloads import Param, workload_rank
 
 # A group's stdev above this fraction of its median makes the figure noisy.
 NOISY_CV = 0.10
@@ -29,33 +30,11 @@ OUTLIER_K = 3.0
 MAD_SCALE = 1.4826
 MAD_FLOOR = 0.05
 
-# Metrics summarised per group: name -> (label, unit kind).
-METRICS: dict[str, tuple[str, str]] = {
-    "wall_s": ("wall time", "s"),
-    "cpu_s": ("CPU time", "s"),
-    "first_iter_s": ("cold iteration", "s"),
-    "warm_iter_s": ("warm iteration", "s"),
-    "spawn_s": ("spawn time", "s"),
-    "sleep_wait_s": ("sleep and join after the start loop", "s"),
-    "peak_rss_bytes": ("peak RSS", "bytes"),
-    "max_threads": ("peak threads", "count"),
-    "rps": ("throughput", "rps"),
-    "latency_p50_s": ("median response", "s"),
-    "latency_p90_s": ("p90 response", "s"),
-    "latency_p99_s": ("p99 response", "s"),
-    "latency_max_s": ("slowest response", "s"),
-    "gen_cpu_s": ("load generator CPU", "s"),
-    "load_s": ("time under load", "s"),
-}
-
 
 def is_loaded(row: dict[str, Any]) -> bool:
     frac = row.get("other_cpu_frac")
     return frac is not None and frac > LOADED_FRAC
 
-
-def fmt_metric(metric: str, value: float | None) -> str:
-    return fmt_value(METRICS[metric][1], value)
 
 @dataclass(frozen=True)
 class Summary:
@@ -291,15 +270,15 @@ SETUP_STATUSES = ("skipped", "build-failed")  # failures of the language, not of
 def ratios(groups: list[Group], floor: Iterable[str] = ()) -> Ranks:
     """Per group: time ("time") and peak RSS ("rss") relative to the best
     implementation at the same workload, N and buffer; a time ratio only
-    where the workload's declaration ranks by time. Where the set has a
+    where the workload's presentation ranks by time. Where the set has a
     floor implementation (impls.toml `floor = true`), "floor" is the
     group's iteration time (the same multiple per hop or per task) or, for a
     workload read for memory, its memory per task, over the floor's."""
     out: Ranks = defaultdict(dict)
     floors = set(floor)
     for (workload, *_), members in comparable_sets(groups).items():
-        declared = WORKLOADS.get(workload)
-        timed = declared is None or declared.time_ratio
+        presented = PRESENTATIONS.get(workload)
+        timed = presented is None or presented.time_ratio
         if timed:
             metric = iter_metric(members)
             for key, r in ratios_to_best(members, metric).items():
@@ -321,9 +300,9 @@ def ratios(groups: list[Group], floor: Iterable[str] = ()) -> Ranks:
 
 
 def headline(workload: str) -> tuple[str, ...]:
-    """The metrics a workload is read for (its declaration's)."""
-    declared = WORKLOADS.get(workload)
-    return declared.headline if declared else ("first_iter_s", "warm_iter_s", "peak_rss_bytes")
+    """The metrics a workload is read for (its presentation's)."""
+    presented = PRESENTATIONS.get(workload)
+    return presented.headline if presented else TIME_HEADLINE
 
 
 def capacity_note(g: Group) -> str | None:
@@ -387,7 +366,7 @@ def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()
     for g in groups:
         noisy = [m for m in g.noisy if m in headline(g.workload)]
         if noisy:
-            spread = ", ".join(f"{METRICS[m][0]} {g.metrics[m].cv * 100:.0f}%" for m in noisy)
+            spread = ", ".join(f"{METRICS[m].label} {g.metrics[m].cv * 100:.0f}%" for m in noisy)
             by_workload.setdefault(g.workload, []).append(f"{_short(g)} ({spread})")
     for workload, entries in by_workload.items():
         out.append(f"{workload}: {len(entries)} of {totals[workload]} groups are noisy "
@@ -397,8 +376,8 @@ def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()
         for r in g.rows:
             marked = [m for m in r.get("outliers") or [] if m in headline(g.workload)]
             if marked:
-                values = ", ".join(f"{METRICS[m][0]} {fmt_value(METRICS[m][1], r[m])} "
-                                   f"(median {fmt_value(METRICS[m][1], g.median(m))})"
+                values = ", ".join(f"{METRICS[m].label} {fmt_metric(m, r[m])} "
+                                   f"(median {fmt_metric(m, g.median(m))})"
                                    for m in marked)
                 outliers.setdefault(g.workload, []).append(f"{_short(g)} rep {r['rep']}: {values}")
     for workload, entries in outliers.items():

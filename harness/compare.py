@@ -7,7 +7,7 @@ repeat has no measured spread, so its ratios are shown but never marked:
 one run alone proves nothing.
 
 As a CI gate (`--fail-above 5%`), a comparison fails when one of the figures
-a workload is read for (its declaration's `headline`: the iteration times and
+a workload is read for (its presentation's `headline`: the iteration times and
 peak RSS; throughput, median response and peak RSS for http) got worse by
 more than the threshold *and* beyond both runs' noise (pyperf's and
 hyperfine's practice), or when a configuration stopped producing ok runs.
@@ -23,15 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .analysis import Group, analyse, fmt_metric, group_sort_key, headline
+from .analysis import Group, analyse, group_sort_key, headline
+from .metrics import METRICS, fmt_metric
 from .rundir import ConfigKey, RunDir
 
-COMPARED = ("wall_s", "cpu_s", "first_iter_s", "warm_iter_s", "peak_rss_bytes", "rps",
-            "latency_p50_s")
-HEADINGS = {"wall_s": "wall", "cpu_s": "CPU", "first_iter_s": "cold iter",
-            "warm_iter_s": "warm iter", "peak_rss_bytes": "peak RSS", "rps": "throughput",
-            "latency_p50_s": "median response"}
-HIGHER_IS_BETTER = {"rps"}
+COMPARED = tuple(m.name for m in METRICS.values() if m.compared)
 FORMATS = ("text", "markdown", "json")
 MIN_CHANGE = 0.02  # below 2% nothing is called a change, however quiet the runs
 
@@ -53,7 +49,7 @@ class Change:
     @property
     def worse_by(self) -> float:
         """How much worse, as a fraction (negative: better)."""
-        if self.metric in HIGHER_IS_BETTER:
+        if METRICS[self.metric].higher_is_better:
             return 1 / self.ratio - 1 if self.ratio > 0 else float("inf")
         return self.ratio - 1
 
@@ -158,8 +154,8 @@ class Verdict:
         """Why the gate fails (empty: it passes, or there is no gate)."""
         if self.fail_above is None:
             return []
-        out = [f"{c.key.label} {HEADINGS[ch.metric]} {ch.worse_by:+.1%} (beyond the noise of "
-               f"{ch.threshold:.0%})" for c, ch in self.changes("worse")
+        out = [f"{c.key.label} {METRICS[ch.metric].heading} {ch.worse_by:+.1%} (beyond the "
+               f"noise of {ch.threshold:.0%})" for c, ch in self.changes("worse")
                if ch.worse_by > self.fail_above and ch.metric in headline(c.key.workload)]
         out += [f"{c.key.label}: {c.old_statuses} → {c.new_statuses}" for c in self.regressed]
         return out
@@ -204,7 +200,8 @@ def _metrics(v: Verdict) -> list[str]:
 
 
 def _rows(v: Verdict, metrics: list[str]) -> tuple[list[str], list[list[str]]]:
-    header = ["workload", "configuration", "impl", "runs old → new"] + [HEADINGS[m] for m in metrics]
+    header = ["workload", "configuration", "impl", "runs old → new"]
+    header += [METRICS[m].heading for m in metrics]
     rows = []
     for c in v.common:
         runs = f"{c.old_statuses} → {c.new_statuses}"
@@ -217,8 +214,10 @@ def _rows(v: Verdict, metrics: list[str]) -> tuple[list[str], list[list[str]]]:
 
 def _summary(v: Verdict) -> list[str]:
     worse, better = v.changes("worse"), v.changes("better")
-    lines = ["ratio = new median / old median (ok repeats only); ▲ worse, ▼ better (for "
-             "throughput a higher ratio is better), marked only when the change exceeds both "
+    higher = " and ".join(METRICS[m].label for m in COMPARED if METRICS[m].higher_is_better)
+    lines = ["ratio = new median / old median (ok repeats only); ▲ worse, ▼ better"
+             + (f" (for {higher} a higher ratio is better)" if higher else "")
+             + ", marked only when the change exceeds both "
              f"runs' noise (stdev/median) and {MIN_CHANGE:.0%}.",
              f"{len(worse)} worse, {len(better)} better; {len(v.regressed)} of the groups "
              "stopped producing ok runs."]
@@ -227,9 +226,9 @@ def _summary(v: Verdict) -> list[str]:
                      "of the runs has a single ok repeat (or a zero median), so its noise is "
                      "unknown; use --repeat 3 or more.")
     for c, ch in worse:
-        lines.append(f"  worse: {c.key.label} {HEADINGS[ch.metric]} {fmt_metric(ch.metric, ch.old)} "
-                     f"→ {fmt_metric(ch.metric, ch.new)} ({ch.ratio:.2f}×, beyond noise of "
-                     f"{ch.threshold:.0%})")
+        lines.append(f"  worse: {c.key.label} {METRICS[ch.metric].heading} "
+                     f"{fmt_metric(ch.metric, ch.old)} → {fmt_metric(ch.metric, ch.new)} "
+                     f"({ch.ratio:.2f}×, beyond noise of {ch.threshold:.0%})")
     for c in v.regressed:
         lines.append(f"  regressed: {c.key.label}: {c.old_statuses} → {c.new_statuses}")
     for side in ("old", "new"):

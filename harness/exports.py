@@ -10,12 +10,13 @@ from . import analysis
 from .analysis import Group, Ranks, Results
 from .formatting import csv_number
 from .machineload import LOADED_FRAC
+from .metrics import METRICS
 from .rundir import DIMENSIONS
 
 PARTS = ("median", "min", "max", "mean", "stdev", "count")
 SUMMARY_FIELDS = (["impl", "language", "runtime", "workload", "n", "buffer",
                    *(c.name for c in DIMENSIONS), "runs", "ok", "statuses"]
-                  + [f"{m}_{s}" for m in analysis.METRICS for s in PARTS]
+                  + [f"{m}_{s}" for m in METRICS for s in PARTS]
                   + ["mem_per_task_bytes", "mem_per_task_n", "time_ratio_to_best",
                      "rss_ratio_to_best", "noisy", "outliers"])
 

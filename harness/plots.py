@@ -28,9 +28,11 @@ from . import analysis  # noqa: E402
 from .analysis import Group  # noqa: E402
 from .colors import Palette  # noqa: E402
 from .formatting import fmt_bytes, fmt_plain, fmt_seconds  # noqa: E402
+from .metrics import LATENCIES, METRICS, THROUGHPUT  # noqa: E402
+from .presentation import PRESENTATIONS, Panel, Presentation  # noqa: E402
 from .registry import RegistryError, load_registry  # noqa: E402
 from .rundir import ConfigKey, RunDir  # noqa: E402
-from .workloads import STYLES, WORKLOADS, Workload, workload_rank  # noqa: E402
+from .workloads import STYLES, workload_rank  # noqa: E402
 
 MIB = 1 << 20
 FAIL_COLOR = "#d62728"
@@ -242,9 +244,9 @@ def _rss_range(g: Group) -> tuple[float, float] | None:
     return (s.min / MIB, s.max / MIB) if s else None
 
 
-def rss_bars(run: _Run, out: Path, w: Workload) -> list[Path]:
+def rss_bars(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """Peak RSS per implementation, bars grouped by N."""
-    groups = run.of(w.name)
+    groups = run.of(workload)
     if not groups:
         return []
 
@@ -253,15 +255,15 @@ def rss_bars(run: _Run, out: Path, w: Workload) -> list[Path]:
         return m / MIB if m is not None else None
 
     return [_grouped_bars(
-        run, groups, rss, f"{w.name}: {w.plot_caption or 'peak RSS against N'} "
-        "(median, min–max bars)", "peak RSS (MiB, log scale)", out / f"{w.name}_rss.png",
+        run, groups, rss, f"{workload}: {presented.plot_caption or 'peak RSS against N'} "
+        "(median, min–max bars)", "peak RSS (MiB, log scale)", out / f"{workload}_rss.png",
         log=True, error=_rss_range, label=lambda v: f"{v:,.0f}" if v >= 100 else f"{v:.3g}")]
 
 
-def mem_per_task_bars(run: _Run, out: Path, w: Workload) -> list[Path]:
+def mem_per_task_bars(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """Memory per task; it exists above the run's smallest N only, and a
     failed N stays marked."""
-    groups = run.of(w.name)
+    groups = run.of(workload)
     if not groups:
         return []
     smallest = min(g.n for g in groups)
@@ -273,9 +275,9 @@ def mem_per_task_bars(run: _Run, out: Path, w: Workload) -> list[Path]:
         base_text = ", ".join(f"{n:,}" for n in points) or "?"
         paths.append(_grouped_bars(
             run, per_task, lambda g: g.mem_per_task_bytes,
-            f"{w.name}: memory per task (slope of peak RSS over N = {base_text})",
+            f"{workload}: memory per task (slope of peak RSS over N = {base_text})",
             "bytes per task" + (" (log scale)" if values and min(values) > 0 else ""),
-            out / f"{w.name}_mem_per_task.png", log=bool(values) and min(values) > 0,
+            out / f"{workload}_mem_per_task.png", log=bool(values) and min(values) > 0,
             label=lambda v: f"{v:,.0f}"))
     return paths
 
@@ -355,9 +357,8 @@ def _loglog(ax: Axes, xs: list[float]) -> None:
     ax.grid(alpha=0.3, which="both")
 
 
-def time_lines(run: _Run, out: Path, w: Workload) -> list[Path]:
+def time_lines(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """Cold and warm iteration time against N, a line per implementation."""
-    workload = w.name
     groups = run.of(workload)
     if not groups:
         return []
@@ -381,14 +382,14 @@ def time_lines(run: _Run, out: Path, w: Workload) -> list[Path]:
         _loglog(ax, ns)
     axes[0][0].set_ylabel(f"time per iteration ({unit}, log scale)")
     _legend(axes[0][-1], failed, partial, zero=zero)
-    fig.suptitle(f"{workload}: {w.plot_caption or 'time per iteration'} (median, min–max bars)")
+    caption = presented.plot_caption or "time per iteration"
+    fig.suptitle(f"{workload}: {caption} (median, min–max bars)")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, out / f"{workload}_time.png", run.env)]
 
 
-def rss_lines(run: _Run, out: Path, w: Workload) -> list[Path]:
+def rss_lines(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """Peak RSS against N, a line per implementation."""
-    workload = w.name
     groups = run.of(workload)
     if not groups:
         return []
@@ -405,10 +406,10 @@ def rss_lines(run: _Run, out: Path, w: Workload) -> list[Path]:
     return [_save(fig, out / f"{workload}_rss.png", run.env)]
 
 
-def buffer_grid(run: _Run, out: Path, w: Workload) -> list[Path]:
+def buffer_grid(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """One panel per producer count, time against buffer (the grid of the
     Go Rust Channel Benchmark)."""
-    groups = [g for g in run.of(w.name) if g.buffer is not None]
+    groups = [g for g in run.of(workload) if g.buffer is not None]
     if not groups:
         return []
     ns = sorted({g.n for g in groups})
@@ -433,14 +434,13 @@ def buffer_grid(run: _Run, out: Path, w: Workload) -> list[Path]:
         ax.set_xlabel("channel buffer size (log scale)")
         ax.set_ylabel(f"time per iteration, {kind} ({unit}, log scale)")
     _legend(axes[0][-1], failed, partial, zero=zero)
-    fig.suptitle(f"{w.name}: {w.plot_caption} (median, min–max bars)")
+    fig.suptitle(f"{workload}: {presented.plot_caption} (median, min–max bars)")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
-    return [_save(fig, out / f"{w.name}_time.png", run.env)]
+    return [_save(fig, out / f"{workload}_time.png", run.env)]
 
 
-def rss_over_time(run: _Run, out: Path, w: Workload) -> list[Path]:
+def rss_over_time(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """RSS against time for the largest N of each implementation (one rep)."""
-    workload = w.name
     series: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for s in run.samples:
         # RSS 0 is the sampler catching the process before exec or after exit,
@@ -500,11 +500,11 @@ def rss_over_time(run: _Run, out: Path, w: Workload) -> list[Path]:
 STYLE_COLORS = dict(zip(STYLES, ("#d62728", "#ff7f0e", "#9467bd", "#1f77b4", "#2ca02c")))
 
 
-def _served(run: _Run, w: Workload) -> dict[str, list[Group]]:
+def _served(run: _Run, workload: str) -> dict[str, list[Group]]:
     """A server workload's groups by implementation."""
     out: dict[str, list[Group]] = defaultdict(list)
     for g in run.groups:
-        if g.workload == w.name:
+        if g.workload == workload:
             out[g.series].append(g)
     return dict(sorted(out.items()))
 
@@ -528,10 +528,10 @@ def _panels(count: int, width: float, height: float) -> tuple[Figure, list[Axes]
     return fig, flat[:count]
 
 
-def _per_impl_panels(run: _Run, w: Workload, metric: str, ylabel: str, title: str,
+def _per_impl_panels(run: _Run, workload: str, metric: str, ylabel: str, title: str,
                      path: Path) -> list[Path]:
     """A panel per implementation, the metric against users, a line per style."""
-    by_impl = _served(run, w)
+    by_impl = _served(run, workload)
     if not by_impl:
         return []
     fig, axes = _panels(len(by_impl), 4.2, 3.8)
@@ -566,32 +566,29 @@ def _per_impl_panels(run: _Run, w: Workload, metric: str, ylabel: str, title: st
         _plain_log(ax)
         ax.set_ylabel(ylabel + ", log scale")
     _legend(axes[min(3, len(axes) - 1)], failed)
-    fig.suptitle(f"{w.name}: {title} (median, min–max bars)")
+    fig.suptitle(f"{workload}: {title} (median, min–max bars)")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, path, run.env)]
 
 
-def http_throughput(run: _Run, out: Path, w: Workload) -> list[Path]:
+def http_throughput(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """Requests a second against users, a line per style, a panel per implementation."""
-    return _per_impl_panels(run, w, "rps", "throughput (requests/s)", "throughput against users",
-                            out / f"{w.name}_throughput.png")
+    return _per_impl_panels(run, workload, THROUGHPUT, METRICS[THROUGHPUT].axis_label,
+                            "throughput against users", out / f"{workload}_throughput.png")
 
 
-def http_threads(run: _Run, out: Path, w: Workload) -> list[Path]:
+def http_threads(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """The server's peak thread count against users."""
-    return _per_impl_panels(run, w, "max_threads", "peak threads of the server",
+    return _per_impl_panels(run, workload, "max_threads", "peak threads of the server",
                             "the server's peak threads against users",
-                            out / f"{w.name}_threads.png")
+                            out / f"{workload}_threads.png")
 
 
-LATENCY_METRICS = ("latency_p50_s", "latency_p90_s", "latency_p99_s", "latency_max_s")
-
-
-def http_latency(run: _Run, out: Path, w: Workload) -> list[Path]:
+def http_latency(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """Response-time distribution at the most users of each implementation:
     per style, a bar from the median to the slowest response, with ticks at
     p90 and p99."""
-    by_impl = _served(run, w)
+    by_impl = _served(run, workload)
     if not by_impl:
         return []
     fig, axes = _panels(len(by_impl), 4.2, 4.4)
@@ -600,7 +597,7 @@ def http_latency(run: _Run, out: Path, w: Workload) -> list[Path]:
         shown = sorted((g for g in groups if g.key.param("users") == most and g.metrics),
                        key=lambda g: (STYLES.index(g.key.param("style")), _style_label(g)))
         for i, g in enumerate(shown):
-            p50, p90, p99, top = (g.median(m) for m in LATENCY_METRICS)
+            p50, p90, p99, top = (g.median(m) for m in LATENCIES)
             color = STYLE_COLORS.get(g.key.param("style"))
             if p50 is None:
                 continue
@@ -617,43 +614,39 @@ def http_latency(run: _Run, out: Path, w: Workload) -> list[Path]:
         _plain_log(ax)
         ax.set_ylabel("response (ms, log): ● median, — p90 and p99, bar to the slowest",
                       fontsize=8)
-    fig.suptitle(f"{w.name}: response times (medians over the repeats)")
+    fig.suptitle(f"{workload}: response times (medians over the repeats)")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
-    return [_save(fig, out / f"{w.name}_latency.png", run.env)]
+    return [_save(fig, out / f"{workload}_latency.png", run.env)]
 
 
 # ---------------------------------------------------------------- core scaling
 
-def _scaling_metric(w: Workload, groups: list[Group]) -> tuple[str, str]:
+def _scaling_metric(presented: Presentation, groups: list[Group]) -> tuple[str, str]:
     """What a scaling panel plots: the iteration time where the workload is
-    ranked by time, throughput for a server, else its first headline figure."""
-    if w.kind == "server":
-        return "rps", "throughput (requests/s)"
-    if w.time_ratio:
-        metric = analysis.iter_metric(groups)
-        return metric, analysis.METRICS[metric][0] + " (s)"
-    return w.headline[0], analysis.METRICS[w.headline[0]][0]
+    ranked by time, else its first headline figure (a server's throughput)."""
+    metric = analysis.iter_metric(groups) if presented.time_ratio else presented.headline[0]
+    return metric, METRICS[metric].axis_label
 
 
-def cpu_scaling(run: _Run, out: Path, w: Workload) -> list[Path]:
+def cpu_scaling(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """The workload's figure against the CPU count (--cpus), a line per
     implementation, a panel per configuration; drawn when the run has two
     or more CPU counts."""
-    groups = [g for g in run.groups if g.workload == w.name and g.param("cpus") is not None]
+    groups = [g for g in run.groups if g.workload == workload and g.param("cpus") is not None]
     if len({g.param("cpus") for g in groups}) < 2:
         return []
-    metric, ylabel = _scaling_metric(w, groups)
+    metric, ylabel = _scaling_metric(presented, groups)
     scale = 1.0
     if metric == "peak_rss_bytes":
         scale, ylabel = 1 / MIB, "peak RSS (MiB)"
-    elif metric.endswith("_s"):
+    elif METRICS[metric].unit == "s":
         scale, unit = _time_unit([s.max for g in groups if (s := g.metrics.get(metric))] or [1.0])
         ylabel = ylabel.replace("(s)", f"({unit})")
     configs: dict[str, list[Group]] = defaultdict(list)
     for g in groups:
-        rest = ConfigKey("", w.name, g.n, g.buffer,
+        rest = ConfigKey("", workload, g.n, g.buffer,
                          tuple(p for p in g.params if p[0] not in ("cpus", "machine")))
-        configs[rest.settings or w.name].append(g)
+        configs[rest.settings or workload].append(g)
     fig, axes = _panels(len(configs), 4.2, 3.8)
     failed: set[str] = set()
     for ax, (title, members) in zip(axes, sorted(configs.items())):
@@ -681,16 +674,19 @@ def cpu_scaling(run: _Run, out: Path, w: Workload) -> list[Path]:
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(ylabel)
     _legend(axes[-1], failed)
-    fig.suptitle(f"{w.name}: {ylabel.split(' (')[0]} against the CPUs it may use "
+    fig.suptitle(f"{workload}: {ylabel.split(' (')[0]} against the CPUs it may use "
                  "(median, min–max bars)")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
-    return [_save(fig, out / f"{w.name}_scaling.png", run.env)]
+    return [_save(fig, out / f"{workload}_scaling.png", run.env)]
 
 
 # ---------------------------------------------------------------- summary
 
+Bars = list[tuple[str, float | None, str]]  # (series, value or None, the failure)
+
+
 def _headline(run: _Run, workload: str, value: Callable[[Group], float | None],
-              buffer: int | None = None) -> tuple[int | None, list[tuple[str, float | None, str]]]:
+              buffer: int | None = None) -> tuple[int | None, Bars]:
     """Per implementation at the run's largest N of the workload (and the
     buffer): (impl, value or None, the failure when there is no value)."""
     groups = [g for g in run.of(workload) if buffer is None or g.buffer == buffer]
@@ -700,26 +696,44 @@ def _headline(run: _Run, workload: str, value: Callable[[Group], float | None],
     return n, [(g.series, value(g), g.failure or "") for g in groups if g.n == n]
 
 
-def _per_message(g: Group) -> float | None:
-    t = g.median(analysis.iter_metric([g]))
-    return t / g.n if t is not None and g.n else None
+Format = Callable[[float | None], str]
+# What a summary.png panel may show (presentation.Panel.figure): a group's
+# value and how it reads.
+SUMMARY_FIGURES: dict[str, tuple[Callable[[Group], float | None], Format]] = {
+    "mem_per_task": (lambda g: g.mem_per_task_bytes, fmt_bytes),
+    "iteration": (lambda g: g.median(analysis.iter_metric([g])), fmt_seconds),
+}
+
+
+def _panel(run: _Run, workload: str, panel: Panel) -> tuple[str, Bars, Format] | None:
+    """A workload's panel of summary.png: its title, bars and format; None
+    when the run has no group of it."""
+    figure, fmt = SUMMARY_FIGURES[panel.figure]
+
+    def value(g: Group) -> float | None:
+        v = figure(g)
+        if not panel.per_n:
+            return v
+        return v / g.n if v is not None and g.n else None
+
+    buffer = None
+    if panel.buffer is not None:
+        buffers = [g.buffer for g in run.of(workload) if g.buffer is not None]
+        buffer = panel.buffer if panel.buffer in buffers else (max(buffers) if buffers else None)
+    n, rows = _headline(run, workload, value, buffer)
+    if not rows:
+        return None
+    where = f"N = {n:,}" + (f", B = {buffer}" if panel.buffer is not None else "")
+    return f"{panel.what} ({where})", rows, fmt
 
 
 def summary(run: _Run, out: Path) -> list[Path]:
-    """The picture to share: the three headline figures per implementation
+    """The picture to share: the panels the workloads' presentations declare
     (memory per sleeping task, time per chain hop, time per bounded message),
-    each at the run's largest N, best at the top."""
-    bounded = [g.buffer for g in run.of("bounded") if g.buffer is not None]
-    buffer = 100 if 100 in bounded else (max(bounded) if bounded else None)
-    panels = []
-    n, rows = _headline(run, "sleep", lambda g: g.mem_per_task_bytes)
-    if rows:
-        panels.append((f"memory per sleeping task (N = {n:,})", rows, fmt_bytes))
-    for workload, what in (("chain", "time per chain hop"), ("bounded", "time per message")):
-        n, rows = _headline(run, workload, _per_message, buffer if workload == "bounded" else None)
-        if rows:
-            where = f"N = {n:,}" + (f", B = {buffer}" if workload == "bounded" else "")
-            panels.append((f"{what}, warm ({where})", rows, fmt_seconds))
+    in reading order, each at the run's largest N, best at the top."""
+    panels = [drawn for workload in sorted(PRESENTATIONS, key=workload_rank)
+              if (panel := PRESENTATIONS[workload].panel) is not None
+              and (drawn := _panel(run, workload, panel)) is not None]
     if not panels:
         return []
     height = max(len(rows) for _, rows, _ in panels)
@@ -746,8 +760,8 @@ def summary(run: _Run, out: Path) -> list[Path]:
     return [_save(fig, out / "summary.png", run.env)]
 
 
-# Every plot a workload's declaration may name (workloads.Workload.plots).
-PLOTS: dict[str, Callable[[_Run, Path, Workload], list[Path]]] = {
+# Every plot a workload's presentation may name (presentation.Presentation.plots).
+PLOTS: dict[str, Callable[[_Run, Path, str, Presentation], list[Path]]] = {
     "rss_bars": rss_bars, "mem_per_task_bars": mem_per_task_bars, "time_lines": time_lines,
     "rss_lines": rss_lines, "buffer_grid": buffer_grid, "rss_over_time": rss_over_time,
     "http_throughput": http_throughput, "http_threads": http_threads, "http_latency": http_latency,
@@ -760,14 +774,16 @@ def draw_all(run: RunDir) -> list[Path]:
     out = run.path / "plots"
     out.mkdir(exist_ok=True)
     data = _Run(run)
-    workloads = [WORKLOADS[w] for w in sorted({g.workload for g in data.groups}
-                                              | {s["workload"] for s in data.samples},
-                                              key=workload_rank) if w in WORKLOADS]
+    workloads = [w for w in sorted({g.workload for g in data.groups}
+                                   | {s["workload"] for s in data.samples},
+                                   key=workload_rank) if w in PRESENTATIONS]
     paths: list[Path] = []
     for w in workloads:
-        paths += [p for kind in w.plots if kind != "rss_over_time" for p in PLOTS[kind](data, out, w)]
-        paths += cpu_scaling(data, out, w)  # every workload, when the run set --cpus
+        shown = PRESENTATIONS[w]
+        paths += [p for kind in shown.plots if kind != "rss_over_time"
+                  for p in PLOTS[kind](data, out, w, shown)]
+        paths += cpu_scaling(data, out, w, shown)  # every workload, when the run set --cpus
     for w in workloads:
-        if "rss_over_time" in w.plots:
-            paths += rss_over_time(data, out, w)
+        if "rss_over_time" in PRESENTATIONS[w].plots:
+            paths += rss_over_time(data, out, w, PRESENTATIONS[w])
     return paths + summary(data, out)

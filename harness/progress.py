@@ -7,7 +7,8 @@ import threading
 import time
 from typing import Any, TextIO
 
-from .formatting import fmt_bytes, fmt_duration, fmt_seconds
+from .formatting import fmt_bytes, fmt_duration
+from .metrics import METRICS, fmt_metric
 
 
 class Progress:
@@ -65,9 +66,9 @@ class Progress:
             wall = row.get("wall_s")
             detail = f"wall {wall:.2f} s  peak RSS {fmt_bytes(row.get('peak_rss_bytes'))}" \
                 if wall is not None else ""
-            if row.get("rps") is not None:  # a server under load: what it sustained
-                detail += (f"  {row['rps']:.1f} req/s  median {fmt_seconds(row['latency_p50_s'])}"
-                           f"  {row.get('max_threads') or '?'} threads")
+            # the figures metrics.py declares live: threads, a server's throughput and response
+            detail += "".join(f"  {m.live.format(fmt_metric(m.name, row[m.name]))}"
+                              for m in METRICS.values() if m.live and row.get(m.name) is not None)
             note = f"  ({row['error']})" if row.get("error") else ""
             line = f"[{self.index + 1}/{self.total}] {row['status']:<12} {self.label:<44} {detail}{note}"
             self.stream.write(("\r\033[K" if self.tty else "") + line + "\n")

@@ -4,7 +4,6 @@ from analysis, the numbers' text from formatting."""
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
@@ -13,6 +12,8 @@ from . import analysis
 from .analysis import Group, Ranks, Results
 from .formatting import fmt_bytes, fmt_ratio
 from .machineload import LOADED_FRAC
+from .metrics import METRICS, Metric, fmt_metric
+from .presentation import PRESENTATIONS
 from .rundir import RunDir
 from .workloads import COMMON_DIMENSIONS, WORKLOADS, workload_rank
 
@@ -28,7 +29,7 @@ def cell(g: Group, metric: str) -> str:
     s = g.metrics.get(metric)
     if s is None:
         return "—"
-    text = analysis.fmt_metric(metric, s.median)
+    text = fmt_metric(metric, s.median)
     if s.cv is not None:
         text += f" ±{s.cv * 100:.0f}%"
     if s.noisy:
@@ -61,26 +62,19 @@ def ratio_cell(g: Group, ranks: Ranks, kind: str) -> str:
 
 Column = tuple[str, Callable[[Group, Ranks], str]]
 
-# Every table column a workload's declaration may name (workloads.Workload.columns).
+
+def _metric_column(m: Metric) -> Column:
+    return m.heading, lambda g, r: cell(g, m.name)
+
+
+# Every table column a workload's presentation may name (presentation.Presentation.columns):
+# a metric's median by its name, then the ratios and memory per task.
 COLUMNS: dict[str, Column] = {
-    "cold": ("cold iter", lambda g, r: cell(g, "first_iter_s")),
-    "warm": ("warm iter", lambda g, r: cell(g, "warm_iter_s")),
+    **{m.name: _metric_column(m) for m in METRICS.values()},
     "time_ratio": ("×best time", lambda g, r: ratio_cell(g, r, "time")),
-    "peak_rss": ("peak RSS", lambda g, r: cell(g, "peak_rss_bytes")),
     "rss_ratio": ("×best RSS", lambda g, r: ratio_cell(g, r, "rss")),
     "mem_per_task": ("mem/task", lambda g, r: fmt_bytes(g.mem_per_task_bytes)),
     "x_floor": ("×floor", lambda g, r: fmt_ratio(r[g.key].get("floor"), best_in_bold=False)),
-    "spawn": ("spawn", lambda g, r: cell(g, "spawn_s")),
-    "sleep_wait": ("sleep+join", lambda g, r: cell(g, "sleep_wait_s")),
-    "wall": ("wall", lambda g, r: cell(g, "wall_s")),
-    "cpu": ("CPU", lambda g, r: cell(g, "cpu_s")),
-    "load_time": ("total time", lambda g, r: cell(g, "load_s")),
-    "rps": ("throughput", lambda g, r: cell(g, "rps")),
-    "p50": ("median response", lambda g, r: cell(g, "latency_p50_s")),
-    "p99": ("p99 response", lambda g, r: cell(g, "latency_p99_s")),
-    "max_latency": ("slowest", lambda g, r: cell(g, "latency_max_s")),
-    "peak_threads": ("peak threads", lambda g, r: cell(g, "max_threads")),
-    "gen_cpu": ("k6 CPU", lambda g, r: cell(g, "gen_cpu_s")),
 }
 
 
@@ -103,11 +97,11 @@ def _param_rank(g: Group) -> tuple:
 
 def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str]:
     """One table for a workload: one row per (N, buffer, impl), the best first."""
-    declared = WORKLOADS.get(workload)
-    ids = declared.columns if declared else tuple(COLUMNS)
+    declared, presented = WORKLOADS.get(workload), PRESENTATIONS.get(workload)
+    ids = presented.columns if presented else tuple(COLUMNS)
     if not any("floor" in ranks[g.key] for g in groups):  # no floor implementation in the run
         ids = tuple(c for c in ids if c != "x_floor")
-    primary = "time" if declared is None or declared.time_ratio else "rss"
+    primary = "time" if presented is None or presented.time_ratio else "rss"
     with_buffer = any(g.buffer is not None for g in groups)
 
     # The harness's own dimensions (--cpus, merge's machine) only where set.
@@ -245,8 +239,8 @@ def render_markdown(results: Results) -> str:
             by_workload[g.workload].append(g)
     shown = sorted(by_workload, key=workload_rank)
     for workload in shown:
-        declared = WORKLOADS.get(workload)
-        lines += [f"## {declared.title if declared else workload}", ""]
+        presented = PRESENTATIONS.get(workload)
+        lines += [f"## {presented.title if presented else workload}", ""]
         lines += workload_table(workload, by_workload[workload], results.ranks) + [""]
         mine = [name for name in pngs if name.startswith(f"{workload}_")]
         mine.sort(key=lambda name: [k in name for k in ("_time", "_rss", "_mem_per_task")],

@@ -1,11 +1,12 @@
-"""The workloads of docs/protocol.md, declared as data.
+"""The workloads of docs/protocol.md, declared as data: their protocol.
 
-Everything the harness knows about a workload lives in its declaration here:
+What the harness needs to run a workload lives in its declaration here:
 what the program is asked (extra arguments), the answer it must give and any
-extra check, the row columns it fills, how long a run should take, and how
-the results read (title, headline figures, table columns, plots). Every other
-module iterates over WORKLOADS; adding a workload means adding a declaration,
-the programs and their tests.
+extra check, the row columns it fills, its dimensions, how long a run should
+take. How its results read (title, headline figures, table columns, plots)
+is its presentation (presentation.py), and its figures are declared in
+metrics.py. Every other module iterates over WORKLOADS; adding a workload
+means adding a declaration and a presentation, the programs and their tests.
 """
 
 from __future__ import annotations
@@ -13,18 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .presentation import PRESENTATIONS
+
 NS = 1_000_000_000
 START_S = 0.3  # process start and runtime set-up, when nothing better is known
-
-# Report table columns (report.py renders each id).
-# x_floor: the multiple of the floor implementation (impls.toml `floor`), when the run has one.
-TIME_COLUMNS = ("cold", "warm", "time_ratio", "x_floor", "peak_rss", "rss_ratio", "mem_per_task",
-                "wall", "cpu")
-MEMORY_COLUMNS = ("peak_rss", "rss_ratio", "mem_per_task", "x_floor", "spawn", "sleep_wait", "wall",
-                  "cpu")
-# The figures a workload is read for: noise and outliers are reported for these.
-TIME_HEADLINE = ("first_iter_s", "warm_iter_s", "peak_rss_bytes")
-
 
 Param = tuple[str, Any]  # (dimension name, value)
 
@@ -72,8 +65,6 @@ class Request:
 @dataclass(frozen=True)
 class Workload:
     name: str
-    summary: str  # one line for `list`
-    title: str  # the report's heading
     default_iterations: int
     # The untimed warm-up before the iterations, in ms (docs/protocol.md,
     # --warmup-ms); None: the workload takes none (a sleep is not compiled
@@ -90,11 +81,6 @@ class Workload:
     # this machine's earlier runs of the same configuration (None: none).
     estimate: Callable[[Request, float | None], float] | None = None
     history_column: str = "wall_s"
-    time_ratio: bool = True  # rank implementations by time (sleep's time is the sleep)
-    headline: tuple[str, ...] = TIME_HEADLINE
-    columns: tuple[str, ...] = TIME_COLUMNS
-    plots: tuple[str, ...] = ("time_lines", "rss_lines", "rss_over_time")
-    plot_caption: str = ""  # what the time plots show, after the workload's name
     # "program": runs to the end and prints its answer; "server": serves
     # HTTP while a load generator drives it (loadtest.py).
     kind: str = "program"
@@ -109,6 +95,11 @@ class Workload:
     def __post_init__(self) -> None:
         # Every workload also varies by the harness's own dimensions.
         object.__setattr__(self, "dimensions", self.dimensions + COMMON_DIMENSIONS)
+
+    @property
+    def summary(self) -> str:
+        """The line `list` prints (cli.py reads it here): its presentation's."""
+        return PRESENTATIONS[self.name].summary
 
     def n_refused(self, n: int | None) -> str | None:
         return self.n_rule(n) if self.n_rule is not None and n is not None else None
@@ -236,57 +227,31 @@ WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (  # in reading order: the order of the articles
         Workload(
-            "sleep", "N tasks each sleep D ms; result = tasks completed",
-            "sleep: N tasks sleeping concurrently (after '1 million concurrent tasks', 2024)",
-            default_iterations=1, default_warmup_ms=None, expected=lambda n: n,
+            "sleep", default_iterations=1, default_warmup_ms=None, expected=lambda n: n,
             uses_duration=True,
             check=_sleep_check, fields=lambda data: {
                 "spawn_s": data["spawn_ns"] / NS,
                 # from the last task started to all joined: the sleep, then waking and joining
                 "sleep_wait_s": (data["iter_ns"][0] - data["spawn_ns"]) / NS},
-            estimate=_sleep_estimate, history_column="spawn_s", time_ratio=False,
-            headline=("peak_rss_bytes",), columns=MEMORY_COLUMNS,
-            plot_caption="peak RSS of N concurrently sleeping tasks",
-            plots=("rss_bars", "mem_per_task_bars", "rss_over_time")),
+            estimate=_sleep_estimate, history_column="spawn_s"),
         Workload(
-            "chain", "N tasks chained by N+1 channels pass x+1 along; result = N",
-            "chain: N tasks linked by channels (after Yakunin 2017)",
+            "chain",
             # Yakunin compares the first pass with the second: no warm-up.
-            default_iterations=2, default_warmup_ms=0, expected=lambda n: n,
-            plot_caption="time to build and run a chain of N tasks"),
+            default_iterations=2, default_warmup_ms=0, expected=lambda n: n),
         Workload(
-            "chain-await", "N tasks each await the previous one and add 1; result = N",
-            "chain-await: N tasks awaiting each other (after Yakunin 2017)",
-            default_iterations=2, default_warmup_ms=0, expected=lambda n: n,
-            plot_caption="time to build and run a chain of N awaiting tasks"),
+            "chain-await", default_iterations=2, default_warmup_ms=0, expected=lambda n: n),
         Workload(
-            "bounded", "N producers send their index into one channel of capacity B; result = sum",
-            "bounded: N producers, one bounded channel (after 'Go Rust Channel Benchmark')",
+            "bounded",
             # A JIT needs about a second of runs at N = 10000 before its
             # times settle (docs/protocol.md, --warmup-ms).
             default_iterations=10, default_warmup_ms=1000, expected=lambda n: n * (n - 1) // 2,
-            uses_buffer=True,
-            estimate=_bounded_estimate, plots=("buffer_grid", "rss_over_time"),
-            plot_caption="N producers send once into one bounded channel"),
+            uses_buffer=True, estimate=_bounded_estimate),
         Workload(
-            "skynet", "a tree of tasks, 10 children a node, down to N leaves; leaves return "
-                      "their index, parents the sum; result = N(N-1)/2",
-            "skynet: a tree of N leaf tasks, each node spawning 10 (after the skynet benchmark)",
-            default_iterations=2, default_warmup_ms=0, expected=lambda n: n * (n - 1) // 2,
-            n_rule=_power_of_ten,
-            plot_caption="time to spawn and sum a tree of tasks with N leaves"),
+            "skynet", default_iterations=2, default_warmup_ms=0,
+            expected=lambda n: n * (n - 1) // 2, n_rule=_power_of_ten),
         Workload(
-            "http", "a server answers GET /STYLE/NUM after two simulated calls; U users x R "
-                    "requests, every response checked",
-            "http: async vs blocking handlers under load (after Vaughan)",
-            default_iterations=1, default_warmup_ms=None, expected=None, kind="server",
-            uses_n=False,
-            dimensions=HTTP_DIMENSIONS, estimate=_http_estimate, time_ratio=False,
-            headline=("rps", "latency_p50_s", "peak_rss_bytes"),
-            columns=("load_time", "rps", "p50", "p99", "max_latency", "peak_threads",
-                     "peak_rss", "gen_cpu"),
-            plots=("http_throughput", "http_threads", "http_latency"),
-            plot_caption="throughput against users",
+            "http", default_iterations=1, default_warmup_ms=None, expected=None, kind="server",
+            uses_n=False, dimensions=HTTP_DIMENSIONS, estimate=_http_estimate,
             row_columns=(("requests_done", int), ("http_errors", int), ("rps", float),
                          ("latency_p50_s", float), ("latency_p90_s", float),
                          ("latency_p99_s", float), ("latency_max_s", float),

@@ -1,0 +1,76 @@
+"""The figures a run's rows carry, each declared once.
+
+A metric is a runs.csv column (cpu_s is the one derived: rundir's reader
+adds cpu_user_s + cpu_sys_s). Its declaration says how the figure reads and
+who fills it; the statistics (analysis), the report's metric cells,
+summary.csv, compare's table and gate, and the progress line all iterate
+over METRICS, so none of them names a workload's own figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .formatting import fmt_value
+
+# A unit kind on a plot's axis, where it is said (seconds are rescaled there).
+AXIS_UNITS = {"s": "s", "rps": "requests/s"}
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str  # its runs.csv column
+    label: str  # in sentences and on axes: warnings, plots
+    heading: str  # a table column: the report's and compare's
+    unit: str  # formatting.fmt_value's kind: "s", "bytes", "count" or "rps"
+    higher_is_better: bool = False
+    workloads: tuple[str, ...] | None = None  # the workloads that fill it; None: every one
+    compared: bool = False  # a column of compare's table (its gate: where a headline names it)
+    live: str = ""  # how the progress line shows the formatted value; "": not shown
+
+    @property
+    def common(self) -> bool:
+        return self.workloads is None
+
+    @property
+    def axis_label(self) -> str:
+        """e.g. 'throughput (requests/s)'."""
+        unit = AXIS_UNITS.get(self.unit)
+        return f"{self.label} ({unit})" if unit else self.label
+
+
+def _metrics(*declared: Metric) -> dict[str, Metric]:
+    return {m.name: m for m in declared}
+
+
+# In the order of summary.csv's columns and results.json's figures.
+METRICS: dict[str, Metric] = _metrics(
+    Metric("wall_s", "wall time", "wall", "s", compared=True),
+    Metric("cpu_s", "CPU time", "CPU", "s", compared=True),
+    # A server's rows leave the iteration times empty: it runs no iterations.
+    Metric("first_iter_s", "cold iteration", "cold iter", "s", compared=True),
+    Metric("warm_iter_s", "warm iteration", "warm iter", "s", compared=True),
+    Metric("spawn_s", "spawn time", "spawn", "s", workloads=("sleep",)),
+    Metric("sleep_wait_s", "sleep and join after the start loop", "sleep+join", "s",
+           workloads=("sleep",)),
+    Metric("peak_rss_bytes", "peak RSS", "peak RSS", "bytes", compared=True),
+    Metric("max_threads", "peak threads", "peak threads", "count", live="{} threads"),
+    Metric("rps", "throughput", "throughput", "rps", higher_is_better=True, workloads=("http",),
+           compared=True, live="{}"),
+    Metric("latency_p50_s", "median response", "median response", "s", workloads=("http",),
+           compared=True, live="median {}"),
+    Metric("latency_p90_s", "p90 response", "p90 response", "s", workloads=("http",)),
+    Metric("latency_p99_s", "p99 response", "p99 response", "s", workloads=("http",)),
+    Metric("latency_max_s", "slowest response", "slowest", "s", workloads=("http",)),
+    Metric("gen_cpu_s", "load generator CPU", "k6 CPU", "s", workloads=("http",)),
+    Metric("load_s", "time under load", "total time", "s", workloads=("http",)),
+)
+
+# What the server plots draw (plots.py): requests a second, and the
+# response-time distribution from the median to the slowest.
+THROUGHPUT = "rps"
+LATENCIES = ("latency_p50_s", "latency_p90_s", "latency_p99_s", "latency_max_s")
+
+
+def fmt_metric(name: str, value: float | None) -> str:
+    return fmt_value(METRICS[name].unit, value)
