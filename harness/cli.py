@@ -13,6 +13,7 @@ from typing import NoReturn, Sequence
 from . import ROOT, HarnessError, UsageError, __version__, relative
 from .builder import prepare
 from .envinfo import ram_bytes
+from .presentation import PRESENTATIONS
 from .registry import Impl, RegistryError, languages, resolve
 from .rundir import RunDirError, check_out, open_run_dir, point_latest
 from .session import run_suite
@@ -144,7 +145,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     width = max(len("implementation"), *(len(i.id) for i in impls)) + 2
     print("workloads:")
     for w in WORKLOADS.values():
-        print(f"  {w.name:<12} {w.summary}")
+        print(f"  {w.name:<12} {PRESENTATIONS[w.name].summary}")
     print()
     print(f"{'implementation':<{width}}{'language':<10}" + "".join(f"{w:<13}" for w in names) + "toolchain")
     for i in impls:

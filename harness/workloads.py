@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .presentation import PRESENTATIONS
 
 NS = 1_000_000_000
 START_S = 0.3  # process start and runtime set-up, when nothing better is known
@@ -95,11 +94,6 @@ class Workload:
     def __post_init__(self) -> None:
         # Every workload also varies by the harness's own dimensions.
         object.__setattr__(self, "dimensions", self.dimensions + COMMON_DIMENSIONS)
-
-    @property
-    def summary(self) -> str:
-        """The line `list` prints (cli.py reads it here): its presentation's."""
-        return PRESENTATIONS[self.name].summary
 
     def n_refused(self, n: int | None) -> str | None:
         return self.n_rule(n) if self.n_rule is not None and n is not None else None

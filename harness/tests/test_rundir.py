@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness import rundir, session
+from harness.presentation import PRESENTATIONS, Presentation
 from harness.rundir import RUN_NAMES, RunDir, RunDirError, read_runs
 from harness.settings import settings_from
 from harness.workloads import WORKLOADS, Workload
@@ -159,9 +160,10 @@ def test_a_new_workload_is_one_declaration(tmp_path: Path, monkeypatch: pytest.M
     """Declare a workload, give a program for it, and the whole harness runs,
     validates, records, reports and plots it: no other module changes."""
     monkeypatch.setitem(WORKLOADS, "double", Workload(
-        "double", "each of N tasks doubles its index; result = the sum", "double: a test workload",
-        default_iterations=3, default_warmup_ms=0, expected=lambda n: n * (n - 1),
-        uses_buffer=True,
+        "double", default_iterations=3, default_warmup_ms=0, expected=lambda n: n * (n - 1),
+        uses_buffer=True))
+    monkeypatch.setitem(PRESENTATIONS, "double", Presentation(
+        "each of N tasks doubles its index; result = the sum", "double: a test workload",
         plot_caption="time to double N indices"))
     lang = tmp_path / "impls" / "doubler"
     lang.mkdir(parents=True)
