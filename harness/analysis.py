@@ -16,6 +16,7 @@ from .machineload import LOADED_FRAC
 from .metrics import METRICS, fmt_metric
 from .presentation import PRESENTATIONS, TIME_HEADLINE
 from .rundir import ConfigKey, RunDir
+from .stats import Interval, median_interval
 from .workloads import Param, workload_rank
 
 # A group's stdev above this fraction of its median makes the figure noisy.
@@ -44,6 +45,8 @@ class Summary:
     max: float
     mean: float
     stdev: float | None  # sample stdev; None with a single value
+    values: tuple[float, ...] = ()  # the ok runs' values, in run order
+    interval: Interval | None = None  # the median's confidence interval (stats.py); None: 1 run
 
     @property
     def cv(self) -> float | None:
@@ -68,6 +71,8 @@ def summarize(values: Iterable[float]) -> Summary | None:
         max=max(vals),
         mean=statistics.fmean(vals),
         stdev=statistics.stdev(vals) if len(vals) > 1 else None,
+        values=tuple(vals),
+        interval=median_interval(vals),
     )
 
 
@@ -154,6 +159,15 @@ class Group:
     def median(self, metric: str) -> float | None:
         s = self.metrics.get(metric)
         return s.median if s else None
+
+    def interval(self, metric: str) -> Interval | None:
+        """The median's confidence interval; None with fewer than two ok runs."""
+        s = self.metrics.get(metric)
+        return s.interval if s else None
+
+    def values(self, metric: str) -> tuple[float, ...]:
+        s = self.metrics.get(metric)
+        return s.values if s else ()
 
 
 def group_sort_key(key: ConfigKey) -> tuple:
