@@ -101,3 +101,77 @@ def redact(env: dict[str, str]) -> dict[str, str]:
     sorted; the value of each variable that affects a runtime (recorded()),
     with credentials in it masked; NOT_RECORDED for every other value."""
     return {k: (_mask(v) if recorded(k) else NOT_RECORDED) for k, v in sorted(env.items())}
+
+
+# ---------------------------------------------------------------- the machine's state
+# What makes timings less stable, read as pyperf's `system show` reads it;
+# nothing is changed on the machine. Each reading is None where the machine
+# does not expose it (a VM has no cpufreq, say).
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def cpu_times() -> tuple[int, int] | None:
+    """(steal, total) clock ticks of all CPUs since boot, from /proc/stat:
+    steal is the time a hypervisor gave this VM's CPUs to someone else."""
+    line = (_read("/proc/stat") or "").splitlines()[:1]
+    fields = line[0].split()[1:] if line and line[0].startswith("cpu ") else []
+    if len(fields) < 8:
+        return None
+    ticks = [int(v) for v in fields[:8]]  # user nice system idle iowait irq softirq steal
+    return ticks[7], sum(ticks)
+
+
+def steal_frac(start: tuple[int, int] | None, end: tuple[int, int] | None) -> float | None:
+    """The share of the CPUs' time stolen between two cpu_times() readings."""
+    if start is None or end is None or end[1] <= start[1]:
+        return None
+    return (end[0] - start[0]) / (end[1] - start[1])
+
+
+def machine_state() -> dict[str, Any]:
+    governors = sorted({g for cpu in range(os.cpu_count() or 0) if (g := _read(
+        f"/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor")) is not None})
+    no_turbo, boost = (_read("/sys/devices/system/cpu/intel_pstate/no_turbo"),
+                       _read("/sys/devices/system/cpu/cpufreq/boost"))
+    turbo = (no_turbo == "0") if no_turbo is not None else (boost == "1") \
+        if boost is not None else None
+    aslr = _read("/proc/sys/kernel/randomize_va_space")
+    flags = next((line for line in (_read("/proc/cpuinfo") or "").splitlines()
+                  if line.startswith("flags")), "")
+    return {"governor": ",".join(governors) or None, "turbo": turbo,
+            "aslr": int(aslr) if aslr and aslr.isdigit() else None,
+            "clocksource": _read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+            "virtual_machine": " hypervisor" in flags if flags else None,
+            "isolated_cpus": _read("/sys/devices/system/cpu/isolated") or None}
+
+
+# Above this share of stolen CPU time a VM's timings are noticeably less stable.
+STEAL_NOTICE = 0.01
+
+
+def instability(state: dict[str, Any], steal: float | None) -> list[str]:
+    """Sentences naming what in the machine's state makes figures less
+    stable (the report's warnings); none for a quiet, pinned machine."""
+    out = []
+    if state.get("governor") not in (None, "performance"):
+        out.append(f"the CPU frequency governor is {state['governor']} (not performance): "
+                   "the clock speed moves with the load")
+    if state.get("turbo"):
+        out.append("turbo boost is on: the clock speed depends on temperature and the other "
+                   "cores' load")
+    if state.get("virtual_machine"):
+        stolen = f", and the hypervisor took {steal:.1%} of its CPU time during the run" \
+            if steal is not None and steal >= STEAL_NOTICE else ""
+        out.append(f"this is a virtual machine whose CPUs may be shared{stolen}")
+    elif steal is not None and steal >= STEAL_NOTICE:
+        out.append(f"{steal:.1%} of the CPU time was stolen by a hypervisor during the run")
+    if state.get("clocksource") not in (None, "tsc"):
+        out.append(f"the clock source is {state['clocksource']} (not tsc): reading the time "
+                   "costs more")
+    return out

@@ -102,12 +102,13 @@ SAMPLE_REQUIRED = ("run_id", "impl", "workload", "n", "buffer", "rep", "t_s", "r
 ENV_KEYS = frozenset({
     "format_version", "run_id", "started_at", "finished_at", "host", "git", "settings",
     "toolchains", "runtimes", "program_env", "registries", "floor_impls", "invocations",
+    "machine_state",
     # a merged run directory (harness merge)
     "merged_at", "machines",
 })
 # What a merged directory keeps of each machine's env.json.
 MACHINE_KEYS = ("run_id", "started_at", "finished_at", "host", "git", "toolchains", "settings",
-                "runtimes")
+                "runtimes", "machine_state")
 
 
 class RunDirError(Exception):
@@ -288,24 +289,26 @@ def invocation(command: list[str], resumed: bool, git: dict[str, Any], impls: li
 
 def start_invocation(env: dict[str, Any], inv: dict[str, Any], toolchains: dict[str, Any],
                      program_env: dict[str, str], registries: dict[str, str],
-                     floor_impls: Iterable[str]) -> None:
+                     floor_impls: Iterable[str], machine_state: dict[str, Any]) -> None:
     """The newest invocation's settings and commit at the top; every one of
     them in `invocations`. A resumed directory is brought to this format."""
     env.update(format_version=FORMAT_VERSION, finished_at=None, settings=inv["settings"],
                git=inv["git"], toolchains=toolchains, program_env=program_env,
-               registries=registries,
+               registries=registries, machine_state=machine_state,
                # the implementations the report reads the others against (×floor)
                floor_impls=sorted(set(env.get("floor_impls", [])) | set(floor_impls)))
     env["invocations"] = env.get("invocations", []) + [inv]
 
 
 def finish_invocation(env: dict[str, Any], runtimes: dict[str, str],
-                      load_end: float | None) -> None:
-    """Runtime versions come from the built programs, so only at the end."""
+                      load_end: float | None, steal_frac: float | None) -> None:
+    """Runtime versions come from the built programs, so only at the end;
+    so does the share of CPU time a hypervisor took during the invocation."""
     inv = env["invocations"][-1]
     env["runtimes"] = runtimes
     env["finished_at"] = inv["finished_at"] = utc_now()
     inv["load_avg_1m"]["end"] = load_end
+    inv["steal_frac"] = steal_frac
 
 
 def merged_env(run_id: str, envs: list[dict[str, Any]], names: list[str],

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from . import ROOT, HarnessError, UsageError, relative
 from .builder import Preparation, Readiness
-from .envinfo import git, host, redact
+from .envinfo import cpu_times, git, host, machine_state, redact, steal_frac
 from .executor import Executor, ProcessExecutor, unready_row
 from .formatting import fmt_duration
 from .launcher import LauncherError, ensure_launcher
@@ -133,7 +133,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         env, invocation(sys.argv, resume, git(), [i.id for i in impls], s.record(), load_avg_1m()),
         toolchains={lang.name: lang.toolchain.version or None for lang in languages(impls)},
         program_env=redact(program_env()), registries=_registries(s),
-        floor_impls=[i.id for i in impls if i.floor])
+        floor_impls=[i.id for i in impls if i.floor], machine_state=machine_state())
+    ticks = cpu_times()
     write_env(run, env)
     print(f"recording to {relative(run.path)}")
 
@@ -161,7 +162,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
             signal.signal(sig, handler)
         progress.close()
     finish_invocation(env, {i.id: i.runtime for i in impls if i.language.toolchain.present},
-                      load_avg_1m())
+                      load_avg_1m(), steal_frac(ticks, cpu_times()))
     write_env(run, env)
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing new"
     print(f"done: {summary}; rows in {relative(run.runs_path)}")
