@@ -27,11 +27,15 @@ RUNTIME_NAMES = frozenset({
 RUNTIME_PREFIXES = ("DOTNET_", "COMPlus_", "NODE_", "UV_", "PYTHON", "RUST_", "TOKIO_", "ASYNC_STD_",
                     "MALLOC_", "LC_")
 # Even among those, a name like these is recorded without its value ...
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|KEY|AUTH|COOKIE|SESSION|PRIVATE", re.I)
-# ... and in a value, a URL's user:password@ and a "...password=..." option are masked.
-URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
-SECRET_OPTION = re.compile(r"([\w.-]*(?:passw|secret|token|apikey|api_key|credential)[\w.-]*[=:])"
-                           r"[^\s,;]+", re.I)
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|PWD|CREDENTIAL|KEY|AUTH|COOKIE|SESSION|PRIVATE|"
+                         r"LICEN[CS]E|CONNECTION|CONNSTR", re.I)
+# ... and in a value, a URL's user:password@ (up to the last @ before the
+# host: a password may hold / or @), and an option whose key names a secret
+# (-Ddb.pwd=..., -Dnewrelic.config.license_key=..., Password=...; in a
+# connection string) are masked. Masking too much only costs a value.
+URL_USERINFO = re.compile(r"(?<=://)[^\s]*@")
+SECRET_OPTION = re.compile(r"([\w.-]*(?:pass|pwd|secret|token|key|credential|licen[cs]e|auth|"
+                           r"private|cookie|session)[\w.-]*\s*[=:])[^\s,;]+", re.I)
 NOT_RECORDED = "<not recorded>"
 
 

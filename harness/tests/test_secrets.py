@@ -80,3 +80,34 @@ def test_the_report_shows_exactly_what_env_json_records() -> None:
     shown = {name for name in names if f"`{name}=" in block}
     assert shown == {name for name in names if recorded(name)}
     assert shown >= {"ERL_FLAGS", "GOMAXPROCS", "PATH"} and "NODE_AUTH_TOKEN" not in shown
+
+
+# Values that passed the masking before: a / or an @ in a URL's password,
+# secrets in JVM options by key name, a .NET connection string.
+HARD = {
+    "UV_EXTRA_INDEX_URL": ("https://ci:pa/ss666@host/simple", "pa/ss666"),
+    "UV_INDEX_URL": ("https://ci:p@ss555@host", "ss555"),
+    "JAVA_TOOL_OPTIONS": ("-Xss1m -Dnewrelic.config.license_key=lk-7781", "lk-7781"),
+    "JDK_JAVA_OPTIONS": ("-Ddb.pwd=dbpw-5512 -Dapi.key=ak-9903 -XX:+UseZGC", "dbpw-5512"),
+    "DOTNET_ConnectionStrings__Db": ("Server=db;User Id=sa;Pwd=cs-pw-3141;", "cs-pw-3141"),
+    "NODE_OPTIONS": ("--max-old-space-size=64 --secret-token=nt-2718", "nt-2718"),
+}
+
+
+def test_hard_secrets_are_masked_in_every_output_file(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    env = {k: v for k, (v, _) in HARD.items()}
+    proc = harness("run", "--repeat", "1", "--impl", "fake-good", "--workload", "chain", "--n",
+                   "5", "--out", str(out), extra_env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run = (out / "latest").resolve()
+    names = {p.name for p in run.rglob("*")}
+    assert {"env.json", "results.json", "report.md"} <= names
+    for path in (p for p in run.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        for _, leak in HARD.values():
+            assert leak.encode() not in data, f"{leak} in {path.relative_to(run)}"
+        assert b"ak-9903" not in data
+    recorded = json.loads((run / "env.json").read_text())["program_env"]
+    assert recorded["JDK_JAVA_OPTIONS"].endswith("-XX:+UseZGC")  # the rest of the value stays
+    assert recorded["NODE_OPTIONS"].startswith("--max-old-space-size=64")
