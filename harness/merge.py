@@ -47,6 +47,7 @@ def merge(dirs: list[str], out: Path, labels: list[str] | None = None) -> RunDir
     envs = [r.env() for r in runs]
     names = _unique(labels or [machine_label(e) for e in envs])
     tables = [r.runs() for r in runs]
+    _refuse_overlap(dirs, envs, [r.path for r in runs])
     for r, t in zip(runs, tables):
         if t.torn:
             print(f"merge: {r.path}: {t.torn}")
@@ -61,6 +62,29 @@ def merge(dirs: list[str], out: Path, labels: list[str] | None = None) -> RunDir
             s["machine"] = s.get("machine") or name
         _append_samples(merged, samples)
     return merged
+
+
+def _runs_in(env: dict[str, Any], path: Path) -> set[tuple[Any, ...]]:
+    """The runs a directory holds, each named by its id, start and host (a
+    merged directory: each of its machines'); by its path where env.json
+    says nothing."""
+    envs = list((env.get("machines") or {}).values()) or [env]
+    named = {(e.get("run_id"), e.get("started_at"), (e.get("host") or {}).get("hostname"))
+             for e in envs}
+    return {n for n in named if any(n)} or {(str(path.resolve()),)}
+
+
+def _refuse_overlap(dirs: list[str], envs: list[dict[str, Any]], paths: list[Path]) -> None:
+    """The same rows twice would make one run two machines: the same
+    directory given twice (or through a link, or copied), or a merged
+    directory merged with one of its own runs, is refused before anything
+    is written."""
+    seen: dict[tuple[Any, ...], int] = {}
+    for i, (env, path) in enumerate(zip(envs, paths)):
+        for run in _runs_in(env, path):
+            if seen.setdefault(run, i) != i:
+                raise UsageError(f"merge: {dirs[i]} and {dirs[seen[run]]} hold the same rows "
+                                 f"(run {run[0]}): the same run given twice, or a merge of it")
 
 
 def _append_samples(run: RunDir, samples: list[dict[str, Any]]) -> None:

@@ -18,12 +18,14 @@ silently dropped one.
 from __future__ import annotations
 
 import csv
+import errno
+import fcntl
 import json
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TextIO
 
 from .formatting import csv_number
 from .workloads import COMMON_DIMENSIONS, WORKLOADS, Param
@@ -352,6 +354,8 @@ class RunDir:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._files: dict[str, tuple[int, int]] = {}  # (device, inode) of each file appended to
+        self._held: TextIO | None = None  # the lock's file, while this process writes here
         self.runs_path = path / "runs.csv"
         self.samples_path = path / "samples.csv"
         self.env_path = path / "env.json"
@@ -408,8 +412,12 @@ class RunDir:
         table = self.runs()
         moved = [r for r in table.rows if r["status"] != "ok" and row_key(r) in rerun]
         kept = [r for r in table.rows if not (r["status"] != "ok" and row_key(r) in rerun)]
-        if _header(self.samples_path) != list(SAMPLE_NAMES):
-            _rewrite(self.samples_path, SAMPLE_NAMES, self.samples())
+        samples = _read_table(self.samples_path, SAMPLE_COLUMNS, SAMPLE_REQUIRED,
+                              _dir_version(self.samples_path))
+        # An older header, or a last line cut short that the next append
+        # would run into: rewritten whole.
+        if samples.torn or _header(self.samples_path) != list(SAMPLE_NAMES):
+            _rewrite(self.samples_path, SAMPLE_NAMES, samples.rows)
         if moved or table.torn or _header(self.runs_path) != list(RUN_NAMES):
             if moved:
                 new = not self.retried_path.exists()
@@ -421,10 +429,25 @@ class RunDir:
             _rewrite(self.runs_path, RUN_NAMES, kept)
         return {row_key(r) for r in kept}, table.torn
 
+    def _append(self, path: Path) -> TextIO:
+        """A file of the directory opened to append to: never created here
+        (a file removed during the run would come back without its header)
+        and still the file this writer first appended to (not a copy put in
+        its place)."""
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        except FileNotFoundError:
+            raise OSError(errno.ENOENT, "removed during the run") from None
+        st = os.fstat(fd)
+        if self._files.setdefault(path.name, (st.st_dev, st.st_ino)) != (st.st_dev, st.st_ino):
+            os.close(fd)
+            raise OSError(errno.ESTALE, "replaced by another file during the run")
+        return os.fdopen(fd, "w", newline="")
+
     def append_run(self, row: dict[str, Any]) -> None:
         cells = _row_cells(row)
         try:
-            with self.runs_path.open("a", newline="") as f:
+            with self._append(self.runs_path) as f:
                 csv.writer(f).writerow(cells)
                 f.flush()
                 os.fsync(f.fileno())
@@ -435,11 +458,31 @@ class RunDir:
         """The launcher's samples (t_s, rss_bytes, threads) of one run."""
         prefix = _cells(row, SAMPLE_KEY)
         try:
-            with self.samples_path.open("a", newline="") as f:
+            with self._append(self.samples_path) as f:
                 csv.writer(f).writerows(prefix + [f"{s.t_s:.4f}", s.rss_bytes, s.threads]
                                         for s in samples)
         except OSError as exc:
             raise RowWriteError(self.samples_path, row, exc) from None
+
+    def lock(self) -> None:
+        """An exclusive hold on the directory for one writing run (two
+        --resume runs on one directory would duplicate rows), kept until the
+        process exits."""
+        f = (self.path / ".lock").open("a+")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip()
+            f.close()
+            raise RunDirError(f"{self.path} is in use by another run"
+                              + (f" (process {holder})" if holder else "")
+                              + ": wait for it to finish") from None
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        self._held = f
 
     def write_env(self, env: dict[str, Any]) -> None:
         unknown = sorted(set(env) - ENV_KEYS)

@@ -82,6 +82,7 @@ def _open(out: Path, runs: list[Planned], resume: bool) -> tuple[RunDir, list[Pl
             run = latest(out)
             if run is None:
                 raise UsageError(f"--resume: no previous run in {out}")
+            run.lock()
             kept, torn = run.prepare_resume({p.row_key for p in runs})
             if torn:
                 print(f"note: {torn}")
@@ -93,6 +94,7 @@ def _open(out: Path, runs: list[Planned], resume: bool) -> tuple[RunDir, list[Pl
                                  f"know ({', '.join(unknown)}): start a new run")
         else:
             run = RunDir.create_new(out, lambda run_id: new_env(run_id, host()))
+            run.lock()
             env = run.env()
         point_latest(out, run)
     except OSError as exc:

@@ -94,11 +94,16 @@ def test_merge_keys_every_row_by_its_machine(tmp_path: Path, out: Path) -> None:
     env = merged.env()
     assert set(env["machines"]) == {"AMD EPYC 7B13 x2", "Neoverse-N1 x64"}
     # a merge of a merge keeps the machines; labels may be given
-    again = harness("merge", str(merged.path), str(x86), "--labels", "both,x86-again",
+    riscv = _machine(tmp_path, "riscv", {"hostname": "board-1", "cpu_model": "SiFive U74",
+                                         "cores": 4}, 3.0)
+    again = harness("merge", str(merged.path), str(riscv), "--labels", "both,riscv",
                     "--out", str(tmp_path / "again"), "--no-report")
     assert again.returncode == 0, again.stderr
     rerows = RunDir((tmp_path / "again" / "latest").resolve()).runs().rows
-    assert {r["machine"] for r in rerows} == {"AMD EPYC 7B13 x2", "Neoverse-N1 x64", "x86-again"}
+    assert {r["machine"] for r in rerows} == {"AMD EPYC 7B13 x2", "Neoverse-N1 x64", "riscv"}
+    # ... but a machine already in it is not counted twice
+    twice = harness("merge", str(merged.path), str(x86), "--out", str(tmp_path / "twice"))
+    assert twice.returncode == 2 and "same rows" in twice.stderr
 
 
 def test_merge_refuses_bad_input_in_one_line(tmp_path: Path, out: Path) -> None:
