@@ -7,6 +7,7 @@ the other statuses are counted per group so failures stay visible.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -16,11 +17,14 @@ from .machineload import LOADED_FRAC
 from .metrics import METRICS, fmt_metric
 from .presentation import PRESENTATIONS, TIME_HEADLINE
 from .rundir import ConfigKey, RunDir
-from .stats import Interval, median_interval
+from .stats import Interval, median_interval, ratio_interval
 from .workloads import Param, workload_rank
 
-# A group's stdev above this fraction of its median makes the figure noisy.
-NOISY_CV = 0.10
+# A figure is noisy when its confidence interval's larger half-width
+# (Interval.relative_width) exceeds this fraction of its median. The
+# interval, not the stdev: it is what the report prints, its width does not
+# assume normal data, and with few runs it is the min-max range.
+NOISY_WIDTH = 0.10
 # Outlier rule: a value is an outlier when it lies outside
 # median ± OUTLIER_K · max(1.4826 · MAD, MAD_FLOOR · |median|).
 # 1.4826 · MAD estimates the stdev of normal data without being pulled by the
@@ -57,7 +61,8 @@ class Summary:
 
     @property
     def noisy(self) -> bool:
-        return self.cv is not None and self.cv > NOISY_CV
+        """The median's interval reaches further than NOISY_WIDTH of it."""
+        return self.interval is not None and self.interval.relative_width > NOISY_WIDTH
 
 
 def summarize(values: Iterable[float]) -> Summary | None:
@@ -97,8 +102,10 @@ class Group:
     rows: list[dict[str, Any]]  # every raw row of the group, failures included
     params: tuple[Param, ...] = ()  # the workload's own dimensions (ConfigKey.params)
     metrics: dict[str, Summary] = field(default_factory=dict)
-    mem_per_task_bytes: float | None = None
+    mem_per_task_bytes: float | None = None  # None: not fitted, or below resolution
     mem_points: tuple[int, ...] = ()  # the N the slope was fitted over
+    mem_interval: Interval | None = None  # the slope's interval (slope_interval); None: a 1-run N
+    mem_below_resolution: bool = False  # a slope was fitted but is not a measurement
 
     @property
     def key(self) -> ConfigKey:
@@ -208,8 +215,9 @@ def group_runs(rows: list[dict[str, Any]]) -> list[Group]:
 
 
 # Memory per task is printed only when the RSS growth it rests on exceeds
-# both this floor and the spread of the readings it was fitted to.
+# this floor and its interval lies wholly above zero (docs/statistics.md).
 MEM_RESOLUTION_BYTES = 1 << 20
+BELOW_RESOLUTION = "below resolution"
 
 
 def slope(points: list[tuple[float, float]]) -> float:
@@ -220,13 +228,36 @@ def slope(points: list[tuple[float, float]]) -> float:
             / sum((x - mx) ** 2 for x, _ in points))
 
 
+def slope_interval(points: list[tuple[float, Interval | None]], estimate: float) -> Interval | None:
+    """The least-squares slope's interval when each y (a median) ranges over
+    its own interval: the slope is sum(w_i * y_i) with w_i = (x_i - mean x) /
+    Sxx, so its extremes take each y's low bound where w_i > 0 and its high
+    bound where w_i < 0 (the reverse for the high end). If every median's
+    interval holds its true median, this holds the true slope; the groups'
+    runs are independent, so its confidence is the product of theirs. None
+    when a y has no interval (one run)."""
+    if any(iv is None for _, iv in points):
+        return None
+    mx = statistics.fmean(x for x, _ in points)
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    low = high = 0.0
+    for x, iv in points:
+        w = (x - mx) / sxx
+        low += w * (iv.low if w > 0 else iv.high)
+        high += w * (iv.high if w > 0 else iv.low)
+    return Interval(estimate, low, high, math.prod(iv.confidence for _, iv in points),
+                    tuple(iv.runs[0] for _, iv in points))
+
+
 def _memory_per_task(groups: list[Group]) -> None:
     """Bytes per task: the least-squares slope of the median peak RSS over N,
     for the same impl, workload and buffer (a channel's buffer is memory
-    too), fitted over every N of the run up to this one. A difference at a
-    single small N is mostly noise (it gave negative bytes per task), so the
-    figure is kept only when the growth over the fitted N exceeds
-    MEM_RESOLUTION_BYTES and the min–max spread of every reading used."""
+    too), fitted over every N of the run up to this one, with its interval
+    (slope_interval). A difference at a single small N is mostly noise (it
+    gave negative bytes per task), so the figure is kept only when the
+    growth over the fitted N exceeds MEM_RESOLUTION_BYTES and the slope's
+    interval lies wholly above zero; otherwise the group is marked
+    mem_below_resolution and has no figure to rank."""
     series: dict[tuple, list[Group]] = defaultdict(list)
     for g in groups:
         if g.n is not None and g.median("peak_rss_bytes") is not None:
@@ -237,11 +268,13 @@ def _memory_per_task(groups: list[Group]) -> None:
             used = members[:i + 1]
             per_task = slope([(g.n, g.median("peak_rss_bytes")) for g in used])
             growth = per_task * (used[-1].n - used[0].n)
-            spread = max(g.metrics["peak_rss_bytes"].max - g.metrics["peak_rss_bytes"].min
-                         for g in used)
-            if growth > max(MEM_RESOLUTION_BYTES, spread):
+            iv = slope_interval([(g.n, g.interval("peak_rss_bytes")) for g in used], per_task)
+            if growth > MEM_RESOLUTION_BYTES and (iv is None or iv.low > 0):
                 members[i].mem_per_task_bytes = per_task
                 members[i].mem_points = tuple(g.n for g in used)
+                members[i].mem_interval = iv
+            else:
+                members[i].mem_below_resolution = True
 
 
 def iter_metric(groups: Iterable[Group]) -> str:
@@ -253,16 +286,53 @@ def iter_metric(groups: Iterable[Group]) -> str:
     return "first_iter_s"
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """Every group of a comparable set against the best one (the lowest
+    median) for one metric, lower is better."""
+    ratios: dict[ConfigKey, float]  # the ratio's estimate (its interval's where it has one)
+    intervals: dict[ConfigKey, Interval | None]  # None: the best itself, or a side of one run
+    best: ConfigKey | None
+    settled: bool  # every other group's interval lies wholly above 1: the best is the best
+
+
+def rank(groups: list[Group], metric: str) -> Ranking:
+    """Each group's ok values against the best group's: the Hodges-Lehmann
+    ratio with its exact interval (stats.ratio_interval), the ratio of the
+    medians where a side has a single run (no interval)."""
+    measured = [g for g in groups if g.median(metric) is not None]
+    if not measured:
+        return Ranking({}, {}, None, False)
+    best = min(measured, key=lambda g: (g.median(metric), g.impl))
+    if best.median(metric) <= 0:
+        return Ranking({}, {}, None, False)
+    ratios: dict[ConfigKey, float] = {best.key: 1.0}
+    intervals: dict[ConfigKey, Interval | None] = {best.key: None}
+    for g in measured:
+        if g is best:
+            continue
+        iv = ratio_interval(best.values(metric), g.values(metric))
+        intervals[g.key] = iv
+        ratios[g.key] = iv.estimate if iv is not None else g.median(metric) / best.median(metric)
+    others = [iv for key, iv in intervals.items() if key != best.key]
+    settled = bool(others) and all(iv is not None and iv.side(1.0) == "above" for iv in others)
+    return Ranking(ratios, intervals, best.key, settled)
+
+
 def ratios_to_best(groups: list[Group], metric: str) -> dict[ConfigKey, float]:
-    """Median / best median among groups (lower is better); groups without the
-    metric get no entry."""
-    values = {g.key: g.median(metric) for g in groups if g.median(metric) is not None}
-    if not values:
-        return {}
-    best = min(values.values())
-    if best <= 0:
-        return {}
-    return {k: v / best for k, v in values.items()}
+    """Ratio to the best median's group (lower is better; rank's estimates);
+    groups without the metric get no entry."""
+    return rank(groups, metric).ratios
+
+
+def _quotient_interval(num: Interval | None, den: Interval | None) -> Interval | None:
+    """num / den for two independent positive intervals (two memory-per-task
+    slopes): the quotient of the estimates, [num.low / den.high, num.high /
+    den.low], at the product of their confidences."""
+    if num is None or den is None or num.low <= 0 or den.low <= 0:
+        return None
+    return Interval(num.estimate / den.estimate, num.low / den.high, num.high / den.low,
+                    num.confidence * den.confidence, num.runs + den.runs)
 
 
 SetKey = tuple[str, int | None, int | None, tuple[Param, ...]]
@@ -277,39 +347,81 @@ def comparable_sets(groups: list[Group]) -> dict[SetKey, list[Group]]:
     return dict(sets)
 
 
-Ranks = dict[ConfigKey, dict[str, float]]
 SETUP_STATUSES = ("skipped", "build-failed")  # failures of the language, not of one run
+
+
+class Ranks(defaultdict):
+    """Per group (ConfigKey), each kind of ratio ("time", "rss", "floor") as
+    its estimate, a float: ranks[key].get("time"). Beside it, the same keys
+    in `intervals` (kind -> Interval, or None: no interval) and in `best`
+    (kind -> whether this group's win is settled, for the best group of its
+    set only)."""
+
+    def __init__(self) -> None:
+        super().__init__(dict)
+        self.intervals: defaultdict[ConfigKey, dict[str, Interval | None]] = defaultdict(dict)
+        self.best: defaultdict[ConfigKey, dict[str, bool]] = defaultdict(dict)
+
+    def interval(self, key: ConfigKey, kind: str) -> Interval | None:
+        return self.intervals.get(key, {}).get(kind)
+
+    def winner(self, key: ConfigKey, kind: str) -> bool | None:
+        """True: the settled best of its set; False: the best, not settled;
+        None: not the best (or alone in its set)."""
+        return self.best.get(key, {}).get(kind)
+
+    def _add(self, kind: str, ranking: Ranking, alone: bool) -> None:
+        for key, r in ranking.ratios.items():
+            self[key][kind] = r
+            self.intervals[key][kind] = ranking.intervals.get(key)
+        if ranking.best is not None and not alone:
+            self.best[ranking.best][kind] = ranking.settled
 
 
 def ratios(groups: list[Group], floor: Iterable[str] = ()) -> Ranks:
     """Per group: time ("time") and peak RSS ("rss") relative to the best
-    implementation at the same workload, N and buffer; a time ratio only
-    where the workload's presentation ranks by time. Where the set has a
-    floor implementation (impls.toml `floor = true`), "floor" is the
-    group's iteration time (the same multiple per hop or per task) or, for a
-    workload read for memory, its memory per task, over the floor's."""
-    out: Ranks = defaultdict(dict)
+    implementation at the same workload, N and buffer, each with its
+    interval (rank); a time ratio only where the workload's presentation
+    ranks by time. Where the set has a floor implementation (impls.toml
+    `floor = true`), "floor" is the group's iteration time (the same
+    multiple per hop or per task) over the floor's, with its ratio_interval,
+    or, for a workload read for memory, its memory per task over the
+    floor's (_quotient_interval); a slope below resolution gets none."""
+    out = Ranks()
     floors = set(floor)
     for (workload, *_), members in comparable_sets(groups).items():
         presented = PRESENTATIONS.get(workload)
         timed = presented is None or presented.time_ratio
+        alone = len(members) < 2
         if timed:
-            metric = iter_metric(members)
-            for key, r in ratios_to_best(members, metric).items():
-                out[key]["time"] = r
-        for key, r in ratios_to_best(members, "peak_rss_bytes").items():
-            out[key]["rss"] = r
+            out._add("time", rank(members, iter_metric(members)), alone)
+        out._add("rss", rank(members, "peak_rss_bytes"), alone)
         base = next((g for g in members if g.impl in floors), None)
         if base is None:
             continue
-        value: Callable[[Group], float | None] = (
-            (lambda g: g.median(iter_metric(members))) if timed else (lambda g: g.mem_per_task_bytes))
-        unit = value(base)
-        if unit is None or unit <= 0:
-            continue
-        for g in members:
-            if (v := value(g)) is not None:
-                out[g.key]["floor"] = v / unit
+        if timed:
+            metric = iter_metric(members)
+            unit = base.median(metric)
+            if unit is None or unit <= 0:
+                continue
+            for g in members:
+                if g.median(metric) is None:
+                    continue
+                iv = None if g is base else ratio_interval(base.values(metric), g.values(metric))
+                out[g.key]["floor"] = 1.0 if g is base else (
+                    iv.estimate if iv is not None else g.median(metric) / unit)
+                out.intervals[g.key]["floor"] = iv
+        else:
+            unit = base.mem_per_task_bytes
+            if unit is None or unit <= 0:
+                continue
+            for g in members:
+                if g.mem_per_task_bytes is None:
+                    continue
+                iv = None if g is base else _quotient_interval(g.mem_interval, base.mem_interval)
+                out[g.key]["floor"] = 1.0 if g is base else (
+                    iv.estimate if iv is not None else g.mem_per_task_bytes / unit)
+                out.intervals[g.key]["floor"] = iv
     return out
 
 
@@ -380,11 +492,14 @@ def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()
     for g in groups:
         noisy = [m for m in g.noisy if m in headline(g.workload)]
         if noisy:
-            spread = ", ".join(f"{METRICS[m].label} {g.metrics[m].cv * 100:.0f}%" for m in noisy)
+            spread = ", ".join(f"{METRICS[m].label} ±{g.metrics[m].interval.relative_width * 100:.0f}%"
+                               for m in noisy)
             by_workload.setdefault(g.workload, []).append(f"{_short(g)} ({spread})")
     for workload, entries in by_workload.items():
         out.append(f"{workload}: {len(entries)} of {totals[workload]} groups are noisy "
-                   f"(stdev above 10% of the median): {'; '.join(entries)}.")
+                   f"(confidence interval reaching over {NOISY_WIDTH:.0%} from the median): "
+                   f"{'; '.join(entries)}.")
+    out += until_ci_warnings(groups, env)
     outliers: dict[str, list[str]] = {}
     for g in groups:
         for r in g.rows:
@@ -397,6 +512,47 @@ def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()
     for workload, entries in outliers.items():
         out.append(f"{workload}: {len(entries)} outlier runs, kept: {'; '.join(entries)}.")
     return out
+
+
+def until_ci(env: dict[str, Any]) -> float | None:
+    """The run's `run --until-ci PCT` target (a fraction), when it was set."""
+    value = (env.get("settings") or {}).get("until_ci")
+    return float(value) if value else None
+
+
+def wide_figures(g: Group, target: float) -> list[str]:
+    """The headline figures of a group whose interval is wider than target
+    (its larger half-width over the median), not settled, or missing."""
+    out = []
+    for m in headline(g.workload):
+        s = g.metrics.get(m)
+        if s is None:
+            continue
+        iv = s.interval
+        if iv is None:
+            out.append(f"{METRICS[m].label}: {s.count} run, no interval")
+        elif not iv.settled:
+            out.append(f"{METRICS[m].label}: not settled ({iv.confidence:.0%})")
+        elif iv.relative_width > target:
+            out.append(f"{METRICS[m].label} ±{iv.relative_width * 100:.1f}%")
+    return out
+
+
+def until_ci_warnings(groups: list[Group], env: dict[str, Any]) -> list[str]:
+    """With `run --until-ci PCT`: one line per workload naming the headline
+    figures whose interval did not get within PCT of the median."""
+    target = until_ci(env)
+    if target is None:
+        return []
+    by_workload: dict[str, list[str]] = {}
+    totals: Counter[str] = Counter(g.workload for g in groups if g.ok)
+    for g in groups:
+        if g.ok and (wide := wide_figures(g, target)):
+            by_workload.setdefault(g.workload, []).append(f"{_short(g)} ({', '.join(wide)})")
+    return [f"{workload}: {len(entries)} of {totals[workload]} groups did not reach the run's "
+            f"--until-ci {target * 100:g}% (a settled interval within {target * 100:g}% of the "
+            f"median): {'; '.join(entries)}."
+            for workload, entries in by_workload.items()]
 
 
 def _short(g: Group) -> str:

@@ -12,13 +12,38 @@ from .formatting import csv_number
 from .machineload import LOADED_FRAC
 from .metrics import METRICS
 from .rundir import DIMENSIONS
+from .stats import LEVEL, Interval
 
 PARTS = ("median", "min", "max", "mean", "stdev", "count")
+# A figure's confidence interval (docs/statistics.md): its bounds and its
+# exact confidence, empty with one run. Appended after the earlier columns so
+# that readers of older files keep their places.
+CI_PARTS = ("ci_low", "ci_high", "ci_level")
+RATIO_FIGURES = (("time_ratio_to_best", "time"), ("rss_ratio_to_best", "rss"),
+                 ("floor_ratio", "floor"))
 SUMMARY_FIELDS = (["impl", "language", "runtime", "workload", "n", "buffer",
                    *(c.name for c in DIMENSIONS), "runs", "ok", "statuses"]
                   + [f"{m}_{s}" for m in METRICS for s in PARTS]
                   + ["mem_per_task_bytes", "mem_per_task_n", "time_ratio_to_best",
-                     "rss_ratio_to_best", "noisy", "outliers"])
+                     "rss_ratio_to_best", "noisy", "outliers"]
+                  + [f"{m}_{s}" for m in METRICS for s in CI_PARTS]
+                  + ["floor_ratio"]
+                  + [f"{name}_{s}" for name, _ in RATIO_FIGURES for s in CI_PARTS]
+                  + [f"mem_per_task_{s}" for s in CI_PARTS] + ["mem_per_task_note"])
+
+
+def _ci(prefix: str, iv: Interval | None) -> dict[str, Any]:
+    if iv is None:
+        return {}
+    return {f"{prefix}_ci_low": iv.low, f"{prefix}_ci_high": iv.high,
+            f"{prefix}_ci_level": iv.confidence}
+
+
+def interval_json(iv: Interval | None) -> dict[str, Any] | None:
+    """{low, high, confidence}, and settled (confidence at least 95%)."""
+    if iv is None:
+        return None
+    return {"low": iv.low, "high": iv.high, "confidence": iv.confidence, "settled": iv.settled}
 
 
 def summary_rows(groups: list[Group], ranks: Ranks) -> list[dict[str, Any]]:
@@ -34,10 +59,16 @@ def summary_rows(groups: list[Group], ranks: Ranks) -> list[dict[str, Any]]:
             "time_ratio_to_best": ranks[g.key].get("time"),
             "rss_ratio_to_best": ranks[g.key].get("rss"),
             "noisy": " ".join(g.noisy), "outliers": g.outliers,
+            "floor_ratio": ranks[g.key].get("floor"),
+            **_ci("mem_per_task", g.mem_interval),
+            "mem_per_task_note": analysis.BELOW_RESOLUTION if g.mem_below_resolution else "",
         }
         for metric, s in g.metrics.items():
             for part in PARTS:
                 row[f"{metric}_{part}"] = getattr(s, part)
+            row.update(_ci(metric, s.interval))
+        for name, kind in RATIO_FIGURES:
+            row.update(_ci(name, ranks.interval(g.key, kind)))
         rows.append(row)
     return rows
 
@@ -48,10 +79,16 @@ def _group_json(g: Group, ranks: Ranks) -> dict[str, Any]:
         "workload": g.workload, "n": g.n, "buffer": g.buffer, **dict(g.params),
         "status_counts": dict(g.status_counts),
         "metrics": {m: {"median": s.median, "min": s.min, "max": s.max, "mean": s.mean,
-                        "stdev": s.stdev, "count": s.count, "noisy": s.noisy}
+                        "stdev": s.stdev, "count": s.count, "noisy": s.noisy,
+                        "interval": interval_json(s.interval)}
                     for m, s in g.metrics.items()},
         "mem_per_task_bytes": g.mem_per_task_bytes, "mem_per_task_n": list(g.mem_points),
+        "mem_per_task_interval": interval_json(g.mem_interval),
+        "mem_per_task_below_resolution": g.mem_below_resolution,
         "ratio_to_best": dict(ranks[g.key]),
+        "ratio_intervals": {kind: interval_json(ranks.interval(g.key, kind))
+                            for kind in ranks[g.key]},
+        "settled_best": dict(ranks.best.get(g.key, {})),
         "noisy": g.noisy,
     }
 
@@ -66,12 +103,17 @@ def write_exports(results: Results) -> None:
 
     document = {
         "env": results.env,
-        "rules": {"headline": "median of ok repeats", "noisy_cv": analysis.NOISY_CV,
+        "rules": {"headline": "median of ok repeats",
+                  "interval": f"median: sign-test order statistics; ratios: Hodges-Lehmann "
+                              f"with the exact Mann-Whitney coverage; settled at confidence "
+                              f">= {LEVEL:g} (docs/statistics.md)",
+                  "noisy_width": analysis.NOISY_WIDTH,
                   "outlier": f"outside median ± {analysis.OUTLIER_K:g}·max("
                              f"{analysis.MAD_SCALE}·MAD, {analysis.MAD_FLOOR:g}·|median|)",
                   "mem_per_task": "least-squares slope of median peak RSS over the run's N up to "
                                   "this one, kept when the growth exceeds "
-                                  f"{analysis.MEM_RESOLUTION_BYTES} bytes and the readings' spread",
+                                  f"{analysis.MEM_RESOLUTION_BYTES} bytes and its interval "
+                                  "(from the medians' intervals) lies above zero",
                   "loaded": f"other processes used over {LOADED_FRAC:.0%} of all cores"},
         "notes": results.notes,
         "groups": [_group_json(g, ranks) for g in groups],

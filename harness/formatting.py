@@ -4,7 +4,9 @@ plots, compare. Files written for other programs use `csv_number`."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
+
+from .stats import Interval, describe
 
 
 def _missing(value: float | None) -> bool:
@@ -46,6 +48,22 @@ def fmt_ratio(ratio: float | None, best_in_bold: bool = True) -> str:
         return "—"
     text = f"{ratio:.2f}×" if ratio >= 0.1 else f"{ratio:.2g}×"
     return f"**{text}**" if best_in_bold and ratio == 1.0 else text
+
+
+def fmt_interval(iv: Interval | None, runs: int, fmt: Callable[[float], str]) -> str:
+    """The text after a figure: '[lo, hi]' when settled, '[lo, hi] (75%)'
+    with its own confidence when not, '(1 run, no interval)' for one run."""
+    text = describe(iv, runs, fmt)
+    return text if iv is not None else f"({text})"
+
+
+def fmt_ratio_bound(ratio: float) -> str:
+    """A ratio's interval bound: '1.25', without the × of the estimate; three
+    decimals where two would round a bound off 1 onto '1.00'."""
+    if ratio < 0.1:
+        return f"{ratio:.2g}"
+    text = f"{ratio:.2f}"
+    return f"{ratio:.3f}" if text == "1.00" and ratio != 1.0 else text
 
 
 def fmt_value(unit: str, value: float | None) -> str:

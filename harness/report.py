@@ -10,11 +10,12 @@ from typing import Any, Callable
 
 from . import analysis
 from .analysis import Group, Ranks, Results
-from .formatting import fmt_bytes, fmt_ratio
+from .formatting import fmt_bytes, fmt_interval, fmt_ratio, fmt_ratio_bound
 from .machineload import LOADED_FRAC
 from .metrics import METRICS, Metric, fmt_metric
 from .presentation import PRESENTATIONS
 from .rundir import RunDir
+from .stats import Interval, runs_needed
 from .workloads import COMMON_DIMENSIONS, WORKLOADS, workload_rank
 
 # Suites that check that everything works rather than measure (suites.toml).
@@ -25,13 +26,13 @@ from .envinfo import recorded as runtime_env  # noqa: E402 (with its reason)
 
 
 def cell(g: Group, metric: str) -> str:
-    """Median with its spread (stdev as % of the median); ⚠ marks noisy."""
+    """Median with its confidence interval (its own confidence when below
+    95%; "1 run, no interval" for one run); ⚠ marks noisy."""
     s = g.metrics.get(metric)
     if s is None:
         return "—"
-    text = fmt_metric(metric, s.median)
-    if s.cv is not None:
-        text += f" ±{s.cv * 100:.0f}%"
+    text = (fmt_metric(metric, s.median) + " "
+            + fmt_interval(s.interval, s.count, lambda v: fmt_metric(metric, v)))
     if s.noisy:
         text += " ⚠"
     return text
@@ -45,8 +46,6 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def _runs_cell(g: Group) -> str:
     text = g.statuses if g.ok else f"**{g.statuses}**"
-    if g.ok == 1:
-        text += " (1 run, spread unknown)"
     if g.loaded:
         text += f" ({g.loaded} under load)"
     if g.outliers:
@@ -55,9 +54,35 @@ def _runs_cell(g: Group) -> str:
 
 
 def ratio_cell(g: Group, ranks: Ranks, kind: str) -> str:
-    """The ratio to the best; in bold for the best only when its group has
-    a measured spread: one run is never presented as a winner."""
-    return fmt_ratio(ranks[g.key].get(kind), best_in_bold=g.ok > 1)
+    """A ratio with its interval. The best of its set (1.00×) is in bold
+    only when every other implementation's ratio to it is settled above 1;
+    otherwise its cell says no winner is settled. One run is never a winner."""
+    ratio = ranks[g.key].get(kind)
+    if ratio is None:
+        return "—"
+    winner = ranks.winner(g.key, kind)
+    if winner is not None:
+        return "**1.00×**" if winner else "1.00× (no settled winner)"
+    text = fmt_ratio(ratio, best_in_bold=False)
+    if ranks.interval(g.key, kind) is None and ratio == 1.0:
+        return text  # the best alone in its set, or the floor itself
+    return f"{text} {ratio_interval_text(ranks.interval(g.key, kind))}"
+
+
+def ratio_interval_text(iv: Interval | None) -> str:
+    """A ratio's interval; "(no interval)" where a side has a single run."""
+    if iv is None:
+        return "(no interval)"
+    return fmt_interval(iv, 0, fmt_ratio_bound)
+
+
+def mem_cell(g: Group) -> str:
+    """Memory per task with its interval, or why there is none."""
+    if g.mem_per_task_bytes is not None:
+        iv = g.mem_interval
+        return fmt_bytes(g.mem_per_task_bytes) + " " + (
+            fmt_interval(iv, 0, fmt_bytes) if iv is not None else "(1 run, no interval)")
+    return analysis.BELOW_RESOLUTION if g.mem_below_resolution else "—"
 
 
 Column = tuple[str, Callable[[Group, Ranks], str]]
@@ -73,8 +98,8 @@ COLUMNS: dict[str, Column] = {
     **{m.name: _metric_column(m) for m in METRICS.values()},
     "time_ratio": ("×best time", lambda g, r: ratio_cell(g, r, "time")),
     "rss_ratio": ("×best RSS", lambda g, r: ratio_cell(g, r, "rss")),
-    "mem_per_task": ("mem/task", lambda g, r: fmt_bytes(g.mem_per_task_bytes)),
-    "x_floor": ("×floor", lambda g, r: fmt_ratio(r[g.key].get("floor"), best_in_bold=False)),
+    "mem_per_task": ("mem/task", lambda g, r: mem_cell(g)),
+    "x_floor": ("×floor", lambda g, r: ratio_cell(g, r, "floor")),
 }
 
 
@@ -186,19 +211,29 @@ def environment_block(env: dict[str, Any], groups: list[Group]) -> list[str]:
 
 
 HOW_TO_READ = """\
-Each cell is the **median** over the repeats with status `ok`; `±` is the
-standard deviation as a percentage of the median, and ⚠ marks a noisy figure
-(stdev above {noisy:.0f}% of the median). `runs` counts every repeat by status:
-failed runs are never dropped, they show up there and under Warnings. ×best is
-the ratio to the best implementation at the same N (and buffer); 1.00× is the
-best. Time ratios use the warm iteration when every implementation has one,
-else the cold one; cold is the process's first run of the workload, warm the
-median of the timed iterations after the warm-up (`warmup_runs` untimed runs,
-`--warmup-ms`), or after the first iteration where there was none; the best is
-in bold only where it rests on more than one run. mem/task is the least-squares slope of the median peak RSS over the
-run's N up to that row (the N used are in summary.csv), shown only when the
-growth it rests on exceeds {res} and the spread of the readings; "—" means
-below that resolution. "under load": while the run ran, other processes used
+Each cell is the **median** over the repeats with status `ok`, followed by its
+95% confidence interval, `[low, high]`; where the runs are too few for 95% ({median_runs}
+are needed for a median, {ratio_runs} a side for a ratio) the interval shown is the widest
+they allow and its own, lower confidence follows it, e.g. `(75%)`: such a figure
+is **not settled**, and one run has no interval at all. Every ratio (×best,
+×floor) is the median of the pairwise ratios of the two sides' runs with the
+same kind of interval, and the best (1.00×) is in bold only when every other
+implementation's ratio to it is settled above 1, otherwise "no settled winner";
+the methods and how to check a figure by hand are in
+[docs/statistics.md](../../docs/statistics.md). ⚠ marks a noisy figure: its
+interval reaches more than {noisy:.0f}% from the median.
+
+`runs` counts every repeat by status: failed runs are never dropped, they show
+up there and under Warnings. ×best is relative to the best implementation at
+the same N (and buffer). Time ratios use the warm iteration when every
+implementation has one, else the cold one; cold is the process's first run of
+the workload, warm the median of the timed iterations after the warm-up
+(`warmup_runs` untimed runs, `--warmup-ms`), or after the first iteration
+where there was none. mem/task is the least-squares slope of the median peak
+RSS over the run's N up to that row (the N used are in summary.csv), with the
+interval the medians' intervals allow; it reads "below resolution", and is
+neither ranked nor compared, when the growth it rests on is under {res} or its
+interval reaches zero. "under load": while the run ran, other processes used
 over {loaded:.0%} of the machine's CPU (`other_cpu_frac` in runs.csv).
 ×floor, where the run has the floor implementation (cpp-coroutines: C++20
 coroutines on one thread, nothing but frames and a scheduler), is the
@@ -206,8 +241,9 @@ multiple of the floor's figure at the same configuration: iteration time
 (hence time per hop, message or task) or, for sleep, memory per task.
 Outliers (outside median ± {k:g}·max(1.4826·MAD, {floor:.0%} of the median))
 are flagged, never removed.
-""".format(noisy=analysis.NOISY_CV * 100, k=analysis.OUTLIER_K, floor=analysis.MAD_FLOOR,
-           res=fmt_bytes(analysis.MEM_RESOLUTION_BYTES), loaded=LOADED_FRAC)
+""".format(noisy=analysis.NOISY_WIDTH * 100, k=analysis.OUTLIER_K, floor=analysis.MAD_FLOOR,
+           res=fmt_bytes(analysis.MEM_RESOLUTION_BYTES), loaded=LOADED_FRAC,
+           median_runs=runs_needed()[0], ratio_runs=runs_needed()[1])
 
 CHECK_BANNER = """> **This is a check, not a measurement.** The `{suite}` suite runs every
 > implementation at tiny N, once each, to show that everything builds, runs

@@ -46,20 +46,26 @@ def test_failures_and_noise_are_visible(run):
     assert "- chain: 1 outlier runs, kept: go N=20000 rep 3: cold iteration 30 ms (median 10.2 ms)." in text
     # Noise is listed for the figures a workload is read for (sleep: memory),
     # one line per workload; other noisy cells carry ⚠ in the tables.
-    assert "- chain: 1 of 8 groups are noisy (stdev above 10% of the median): go N=20000 (cold iteration 113%)." in text
-    assert "CPU time 33%" not in text
+    # cold 10, 10.2 and 30 ms: the 3 runs' interval is [10, 30] (75%), reaching 194% over the median
+    assert ("- chain: 1 of 8 groups are noisy (confidence interval reaching over 10% from the "
+            "median): go N=20000 (cold iteration ±194%).") in text
+    assert "CPU time ±33%" not in text
     # the oom group is a table row with its status, not a missing row
     assert re.search(r"\| 1000000 \| node \| [^|]+ \| \*\*3 oom\*\* \| — \|", text)
-    # spread and the noisy mark: rust-tokio bounded N=10000 buffer=1, warm 12 ms ±21%
-    assert "12 ms ±21% ⚠" in text
+    # the interval and the noisy mark: rust-tokio bounded N=10000 buffer=1, warm 10, 12, 15 ms;
+    # three runs give [min, max] at 75%, said so, never called 95%
+    assert "12 ms [10 ms, 15 ms] (75%) ⚠" in text
+    assert "±" not in text.split("## sleep")[1]  # no stdev left in the tables
 
 
 def test_ratios_to_best(run):
     text = (run / "report.md").read_text()
     row = next(line for line in text.splitlines() if line.startswith("| 5000 | go |"))
-    assert "1.25×" in row  # warm 750 µs against rust-tokio's 600 µs
+    # warm 742, 750, 758 µs against rust-tokio's 594, 600, 606 µs: the median of
+    # the 9 pairwise ratios, between the smallest and the largest at 90% (3 a side)
+    assert "1.25× [1.23, 1.28] (90%)" in row
     best = next(line for line in text.splitlines() if line.startswith("| 5000 | rust-tokio |"))
-    assert "**1.00×**" in best
+    assert "1.00× (no settled winner)" in best and "**1.00×**" not in text
 
 
 def test_summary_csv(run):
@@ -121,13 +127,14 @@ def test_loaded_rows_are_flagged_next_to_the_figure(tmp_path):
     assert "(1 under load)" in line
 
 
-def test_one_run_is_never_a_winner_and_says_its_spread_is_unknown(tmp_path):
+def test_one_run_is_never_a_winner_and_says_it_has_no_interval(tmp_path):
     run = _edited_fixture(tmp_path, lambda rows: rows.__setitem__(
         slice(None), [r for r in rows if r["rep"] == "1"]))
     text = report.write_report(run, draw=False).read_text()
     table = [x for x in text.splitlines() if x.startswith("| 5000 |")]
-    assert table and all("1 run, spread unknown" in x for x in table)
-    assert "**1.00×**" not in text and "1.00×" in text
+    assert table and all("(1 run, no interval)" in x for x in table)
+    assert "1.25× (no interval)" in next(x for x in table if "| go |" in x)
+    assert "**1.00×**" not in text and "1.00× (no settled winner)" in text
 
 
 def test_a_quick_run_says_it_is_a_check(tmp_path):
