@@ -116,14 +116,17 @@ def build_parser() -> Parser:
                      help="results folder for the merged run directory (default: results/)")
     mrg.add_argument("--no-report", action="store_true", help="do not write report.md and plots")
 
-    cmp_ = sub.add_parser("compare", help="ratios between two runs, per configuration")
+    cmp_ = sub.add_parser("compare", help="NEW against OLD: each figure's change, its 95%% "
+                                          "interval and a verdict, per configuration")
     cmp_.add_argument("old")
     cmp_.add_argument("new")
     cmp_.add_argument("--fail-above", default=None, metavar="PCT",
-                      help="exit 1 when a workload's headline figure (iteration time, peak RSS; "
-                           "http: throughput, median response) got worse by more than PCT (e.g. "
-                           "5%%) beyond both runs' noise, or a configuration stopped producing ok "
-                           "runs (a CI gate)")
+                      help="a CI gate, exit 1 when a workload's headline figure (iteration "
+                           "times, peak RSS; http: throughput, median response) is worse by more "
+                           "than PCT (e.g. 5%%) over its whole 95%% interval, when a configuration "
+                           "with ok runs in OLD has none in NEW, or when the runs have nothing in "
+                           "common; undecided figures (needing 4 ok runs a side) are counted, "
+                           "never failed")
     cmp_.add_argument("--format", default="text", choices=["text", "markdown", "json"],
                       help="text (default), markdown (for a pull request) or json")
     return parser

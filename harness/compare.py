@@ -1,24 +1,38 @@
-"""Compare two run directories group by group: ratios of medians, new / old.
+"""Compare two run directories, configuration by configuration, figure by
+figure: how much NEW differs from OLD, with a confidence interval, and
+whether that is a change at all. docs/statistics.md ("Comparing two runs")
+explains what is printed and why.
 
-A ratio is marked as a change only when it is larger than the noise of both
-runs: |new/old − 1| must exceed the relative spread (stdev / median) of the
-old group and of the new one, and MIN_CHANGE. A group with a single ok
-repeat has no measured spread, so its ratios are shown but never marked:
-one run alone proves nothing.
+For each compared figure (metrics.Metric.compared) of each configuration
+both runs have, the change is new/old − 1, where new/old is the
+Hodges–Lehmann estimate over the ok runs' pairwise ratios
+(stats.ratio_interval), with its exact distribution-free interval. Its
+verdict:
 
-As a CI gate (`--fail-above 5%`), a comparison fails when one of the figures
-a workload is read for (its presentation's `headline`: the iteration times and
-peak RSS; throughput, median response and peak RSS for http) got worse by
-more than the threshold *and* beyond both runs' noise (pyperf's and
-hyperfine's practice), or when a configuration stopped producing ok runs.
-Process wall and CPU time, which include the runtime's start-up, are shown
-and marked but do not fail the gate.
-Output as text (terminal), markdown (a pull request) or json.
+- "regressed" / "improved": the whole settled interval lies on that side of
+  1 (which side is worse comes from the metric's higher_is_better);
+- "no change detected": a settled interval that holds 1;
+- "not enough runs": fewer than two ok runs on a side, or an interval whose
+  confidence is below 95% (4 ok runs a side reach it; 3 give 90%).
+
+As a CI gate (`--fail-above 5%`) a comparison fails when
+(a) one of the figures a workload is read for (its presentation's
+    `headline`) is worse by more than the threshold over its whole settled
+    interval: for a lower-is-better figure the interval's low end is above
+    1 + PCT, for throughput its high end is below 1 / (1 + PCT);
+(b) a configuration with ok runs in OLD has none in NEW (failed, or absent);
+(c) the two runs have no configuration in common: nothing was compared.
+A figure whose interval is not settled, or holds the threshold, never fails
+the gate: it is counted as undecided, with the runs it would need. Process
+wall and CPU time, which include the runtime's start-up, are shown but not
+gated. Output as text (terminal), markdown (a pull request) or json.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,53 +40,156 @@ from typing import Any
 from .analysis import Group, analyse, group_sort_key, headline
 from .metrics import METRICS, fmt_metric
 from .rundir import ConfigKey, RunDir
+from .stats import LEVEL, Interval, ratio_interval, runs_needed
 
 COMPARED = tuple(m.name for m in METRICS.values() if m.compared)
 FORMATS = ("text", "markdown", "json")
-MIN_CHANGE = 0.02  # below 2% nothing is called a change, however quiet the runs
+
+IMPROVED, REGRESSED, NO_CHANGE, NOT_ENOUGH = (
+    "improved", "regressed", "no change detected", "not enough runs")
+VERDICTS = (REGRESSED, IMPROVED, NO_CHANGE, NOT_ENOUGH)
+# What the gate makes of one headline figure.
+FAILS, PASSES, UNDECIDED = "fails", "passes", "undecided"
+NOTHING_IN_COMMON = "the two runs have no configuration in common: nothing to compare"
+MANY_RUNS = 1000  # beyond this, "how many runs" is not worth a number
+
+
+def pct(x: float) -> str:
+    """A relative change: +20.0%, -0.42%."""
+    return f"{x:+.2%}" if abs(x) < 0.01 else f"{x:+.1%}"
 
 
 @dataclass(frozen=True)
 class Change:
+    """One figure of one configuration, new against old."""
     metric: str
-    old: float
-    new: float
-    ratio: float  # new / old: above 1 is slower or bigger, worse (throughput: better)
-    # the relative change needed to stand out of both runs' noise; None when a
-    # side has a single ok repeat and so no measured noise
-    threshold: float | None
+    old_values: tuple[float, ...]  # the ok runs' values
+    new_values: tuple[float, ...]
+    interval: Interval | None  # of new/old; None with fewer than two ok runs on a side
 
     @property
-    def significant(self) -> bool:
-        return self.threshold is not None and abs(self.ratio - 1) > self.threshold
+    def old(self) -> float:
+        return statistics.median(self.old_values)
 
     @property
-    def worse_by(self) -> float:
-        """How much worse, as a fraction (negative: better)."""
-        if METRICS[self.metric].higher_is_better:
-            return 1 / self.ratio - 1 if self.ratio > 0 else float("inf")
+    def new(self) -> float:
+        return statistics.median(self.new_values)
+
+    @property
+    def runs(self) -> tuple[int, int]:
+        return len(self.old_values), len(self.new_values)
+
+    @property
+    def ratio(self) -> float:
+        """new/old: the Hodges–Lehmann estimate (with one run on a side, the
+        median of the few pairwise ratios there are)."""
+        if self.interval is not None:
+            return self.interval.estimate
+        return statistics.median(y / x for x in self.old_values for y in self.new_values)
+
+    @property
+    def change(self) -> float:
         return self.ratio - 1
 
     @property
+    def higher_is_better(self) -> bool:
+        return METRICS[self.metric].higher_is_better
+
+    @property
+    def settled(self) -> bool:
+        return self.interval is not None and self.interval.settled
+
+    @property
     def verdict(self) -> str:
-        if not self.significant:
-            return ""
-        return "worse" if self.worse_by > 0 else "better"
+        if self.interval is None or not self.interval.settled:
+            return NOT_ENOUGH
+        side = self.interval.side(1.0)
+        if side == "within":
+            return NO_CHANGE
+        return REGRESSED if (side == "above") != self.higher_is_better else IMPROVED
+
+    @property
+    def why_not(self) -> str:
+        """Why a figure has no verdict: its confidence, or its run counts."""
+        if self.interval is not None:
+            return f"{self.interval.confidence:.0%} confidence"
+        return ", ".join(f"{n} ok run{'s' if n != 1 else ''} {side}"
+                         for side, n in zip(("old", "new"), self.runs) if n < 2)
+
+    @property
+    def verdict_text(self) -> str:
+        return f"{NOT_ENOUGH} ({self.why_not})" if self.verdict == NOT_ENOUGH else self.verdict
+
+    @property
+    def interval_text(self) -> str:
+        if self.interval is None:
+            return "—"
+        return f"[{pct(self.interval.low - 1)}, {pct(self.interval.high - 1)}]"
+
+    @property
+    def worse_by(self) -> float:
+        """How much worse by the estimate, as a fraction (negative: better);
+        for a higher-is-better figure, old/new − 1."""
+        if self.higher_is_better:
+            return 1 / self.ratio - 1 if self.ratio > 0 else math.inf
+        return self.ratio - 1
+
+    def limit(self, fail_above: float) -> float:
+        """The ratio new/old beyond which this figure is worse by fail_above."""
+        return 1 / (1 + fail_above) if self.higher_is_better else 1 + fail_above
+
+    def gate(self, fail_above: float) -> str:
+        """FAILS when the whole settled interval is worse than the threshold,
+        PASSES when it is wholly on the good side of it, else UNDECIDED."""
+        if self.interval is None:
+            return UNDECIDED
+        side = self.interval.side(self.limit(fail_above))
+        if side in ("not settled", "within"):
+            return UNDECIDED
+        return FAILS if (side == "above") != self.higher_is_better else PASSES
+
+    def runs_to_decide(self, fail_above: float) -> int | None:
+        """Ok runs a side that would likely decide the gate: the fewest that
+        can settle an interval when this one is not settled; when it is but
+        holds the threshold, the count that would narrow it (as 1/√runs)
+        to exclude the threshold if the estimate stayed; None when the
+        estimate sits on the threshold."""
+        least = runs_needed()[1]
+        iv = self.interval
+        if iv is None or not iv.settled:
+            return max(least, *self.runs)
+        target = math.log(self.limit(fail_above))
+        est = math.log(iv.estimate)
+        reach = math.log(iv.high) - est if target > est else est - math.log(iv.low)
+        gap = abs(target - est)
+        if gap == 0:
+            return None
+        n = min(self.runs)
+        return max(n + 1, math.ceil(n * (reach / gap) ** 2))
 
 
 @dataclass
 class GroupComparison:
     key: ConfigKey
-    old_statuses: str | None  # None: the group is not in that run
+    old_statuses: str | None  # None: the configuration is not in that run
     new_statuses: str | None
-    old_ok: bool = False
-    new_ok: bool = False
+    old_ok: int = 0  # ok runs
+    new_ok: int = 0
     changes: dict[str, Change] = field(default_factory=dict)
+
+    @property
+    def in_both(self) -> bool:
+        return self.old_statuses is not None and self.new_statuses is not None
+
+    @property
+    def lost(self) -> bool:
+        """Ok runs in OLD, none in NEW (failed or absent): the gate's rule (b)."""
+        return self.old_ok > 0 and self.new_ok == 0
 
     @property
     def status_change(self) -> str:
         """'regressed' when ok runs turned into failures, 'fixed' the other way."""
-        if self.old_statuses is None or self.new_statuses is None:
+        if not self.in_both:
             return ""
         if self.old_ok and not self.new_ok:
             return "regressed"
@@ -80,13 +197,19 @@ class GroupComparison:
             return "fixed"
         return ""
 
+    def figures(self) -> list[Change]:
+        """Its changes, the workload's headline figures first."""
+        first = headline(self.key.workload)
+        order = [m for m in first if m in self.changes]
+        order += [m for m in COMPARED if m in self.changes and m not in first]
+        return [self.changes[m] for m in order]
+
 
 def _change(metric: str, old: Group, new: Group) -> Change | None:
-    a, b = old.metrics.get(metric), new.metrics.get(metric)
-    if a is None or b is None or a.median <= 0:
-        return None
-    threshold = None if a.cv is None or b.cv is None else max(a.cv, b.cv, MIN_CHANGE)
-    return Change(metric, a.median, b.median, b.median / a.median, threshold)
+    a, b = old.values(metric), new.values(metric)
+    if not a or not b or min(a + b) <= 0:
+        return None  # a side without the figure, or a ratio that cannot be taken
+    return Change(metric, tuple(a), tuple(b), ratio_interval(a, b))
 
 
 def _shown(g: Group | None) -> bool:
@@ -102,7 +225,7 @@ def compare_groups(old: list[Group], new: list[Group]) -> list[GroupComparison]:
         a, b = old_by.get(key), new_by.get(key)
         cmp_ = GroupComparison(key, old_statuses=a.statuses if a else None,
                                new_statuses=b.statuses if b else None,
-                               old_ok=bool(a and a.ok), new_ok=bool(b and b.ok))
+                               old_ok=a.ok if a else 0, new_ok=b.ok if b else 0)
         if a and b:
             for metric in COMPARED:
                 if (c := _change(metric, a, b)) is not None:
@@ -117,6 +240,9 @@ def compare_runs(old_dir: Path, new_dir: Path) -> tuple[list[GroupComparison], d
     return compare_groups(old.groups, new.groups), old.env, new.env
 
 
+Figure = tuple[GroupComparison, Change]
+
+
 @dataclass
 class Verdict:
     """What a comparison found, for every output format and the exit status."""
@@ -129,36 +255,50 @@ class Verdict:
 
     @property
     def common(self) -> list[GroupComparison]:
-        return [c for c in self.comparisons if c.old_statuses is not None
-                and c.new_statuses is not None]
+        return [c for c in self.comparisons if c.in_both]
 
     def only(self, side: str) -> list[GroupComparison]:
         missing = "new_statuses" if side == "old" else "old_statuses"
         return [c for c in self.comparisons if getattr(c, missing) is None]
 
-    def changes(self, verdict: str) -> list[tuple[GroupComparison, Change]]:
-        found = [(c, ch) for c in self.comparisons for ch in c.changes.values()
-                 if ch.verdict == verdict]
-        return sorted(found, key=lambda p: -abs(p[1].worse_by))
+    def figures(self, verdict: str | None = None) -> list[Figure]:
+        """Every compared figure (or those of one verdict); changes, largest first."""
+        found = [(c, ch) for c in self.common for ch in c.figures()
+                 if verdict is None or ch.verdict == verdict]
+        if verdict in (REGRESSED, IMPROVED):
+            found.sort(key=lambda p: -abs(p[1].worse_by))
+        return found
 
     @property
-    def regressed(self) -> list[GroupComparison]:
-        return [c for c in self.comparisons if c.status_change == "regressed"]
+    def lost(self) -> list[GroupComparison]:
+        """Configurations with ok runs in OLD and none in NEW."""
+        return [c for c in self.comparisons if c.lost]
 
-    @property
-    def unjudged(self) -> int:
-        return sum(1 for c in self.comparisons for ch in c.changes.values() if ch.threshold is None)
+    def gated(self, state: str) -> list[Figure]:
+        """The headline figures the gate finds in this state."""
+        if self.fail_above is None:
+            return []
+        return [(c, ch) for c in self.common for ch in c.figures()
+                if ch.metric in headline(c.key.workload) and ch.gate(self.fail_above) == state]
 
     @property
     def failures(self) -> list[str]:
         """Why the gate fails (empty: it passes, or there is no gate)."""
         if self.fail_above is None:
             return []
-        out = [f"{c.key.label} {METRICS[ch.metric].heading} {ch.worse_by:+.1%} (beyond the "
-               f"noise of {ch.threshold:.0%})" for c, ch in self.changes("worse")
-               if ch.worse_by > self.fail_above and ch.metric in headline(c.key.workload)]
-        out += [f"{c.key.label}: {c.old_statuses} → {c.new_statuses}" for c in self.regressed]
+        if not self.common:
+            return [NOTHING_IN_COMMON]
+        limit = threshold_text(self.fail_above)
+        out = [f"{c.key.label} {METRICS[ch.metric].heading} {pct(ch.change)} "
+               f"{ch.interval_text}: worse by more than {limit} over the whole interval"
+               for c, ch in sorted(self.gated(FAILS), key=lambda p: -p[1].worse_by)]
+        out += [f"{c.key.label}: {c.old_statuses} → {c.new_statuses or 'absent'}, "
+                "no ok run in the new run" for c in self.lost]
         return out
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
 
     @property
     def notes(self) -> list[str]:
@@ -169,8 +309,8 @@ class Verdict:
         for field_, what in (("hostname", "hosts"), ("cpu_model", "CPUs"), ("cores", "core counts")):
             a, b = old_host.get(field_), new_host.get(field_)
             if a and b and a != b:
-                out.append(f"different {what} ({a} vs {b}): the ratios compare machines as much "
-                           "as code")
+                out.append(f"different {what} ({a} vs {b}): the changes compare machines as "
+                           "much as code")
         for field_ in ("toolchains", "runtimes"):
             a, b = self.old_env.get(field_) or {}, self.new_env.get(field_) or {}
             changed = sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
@@ -180,88 +320,158 @@ class Verdict:
         return out
 
 
-def _cell(c: Change | None) -> str:
-    if c is None:
-        return "—"
-    mark = {"worse": " ▲", "better": " ▼"}.get(c.verdict, "")
-    return f"{c.ratio:.2f}×{mark}" if c.ratio >= 0.1 else f"{c.ratio:.2g}×{mark}"
-
-
 def _describe(env: dict[str, Any], run_dir: Path) -> str:
     host = (env.get("host") or {}).get("hostname", "?")
     commit = ((env.get("git") or {}).get("commit") or "?")[:12]
     return f"{env.get('run_id') or run_dir.name} (host {host}, commit {commit})"
 
 
-def _metrics(v: Verdict) -> list[str]:
-    """The compared metrics that some configuration has."""
-    have = {m for c in v.common for m in c.changes}
-    return [m for m in COMPARED if m in have]
+HEADER = ["workload", "configuration", "impl", "runs old → new", "figure", "old", "new",
+          "change", "interval", "verdict"]
+NUMERIC = {5, 6, 7}  # right-aligned in the text table
 
 
-def _rows(v: Verdict, metrics: list[str]) -> tuple[list[str], list[list[str]]]:
-    header = ["workload", "configuration", "impl", "runs old → new"]
-    header += [METRICS[m].heading for m in metrics]
+def _figure_name(c: GroupComparison, ch: Change) -> str:
+    star = " *" if ch.metric in headline(c.key.workload) else ""
+    return METRICS[ch.metric].heading + star
+
+
+def _rows(v: Verdict) -> list[list[str]]:
+    """One row per figure; the configuration is named on its first row."""
     rows = []
     for c in v.common:
         runs = f"{c.old_statuses} → {c.new_statuses}"
         if c.status_change:
-            runs += f" ({c.status_change.upper()})"
-        rows.append([c.key.workload, c.key.settings or "—", c.key.impl, runs]
-                    + [_cell(c.changes.get(m)) for m in metrics])
-    return header, rows
+            runs += " (NO OK RUN NOW)" if c.status_change == "regressed" else " (FIXED)"
+        config = [c.key.workload, c.key.settings or "—", c.key.impl, runs]
+        figures = c.figures()
+        if not figures:
+            rows.append(config + ["—"] + [""] * 5)
+        for i, ch in enumerate(figures):
+            rows.append((config if i == 0 else [""] * 4)
+                        + [_figure_name(c, ch), fmt_metric(ch.metric, ch.old),
+                           fmt_metric(ch.metric, ch.new), pct(ch.change), ch.interval_text,
+                           ch.verdict_text])
+    return rows
+
+
+def _legend() -> str:
+    higher = " and ".join(METRICS[m].label for m in COMPARED if METRICS[m].higher_is_better)
+    return ("change = new/old − 1: the median of the pairwise ratios of the ok runs "
+            f"(Hodges–Lehmann), with its exact {LEVEL:.0%} interval (Mann–Whitney); a verdict "
+            f"needs {runs_needed()[1]} ok runs a side. * a headline figure, the gate's; wall "
+            "and CPU are shown, never gated"
+            + (f"; for {higher} higher is better" if higher else "") + ".")
+
+
+def _figure_line(c: GroupComparison, ch: Change) -> str:
+    return (f"{c.key.label} {METRICS[ch.metric].heading} {fmt_metric(ch.metric, ch.old)} → "
+            f"{fmt_metric(ch.metric, ch.new)}, {pct(ch.change)} {ch.interval_text}")
+
+
+def threshold_text(fail_above: float) -> str:
+    """--fail-above as the user gave it: 5%, 2.5%."""
+    return f"{fail_above * 100:g}%"
+
+
+def _undecided(v: Verdict) -> list[str]:
+    """The gate's undecided headline figures: how many, why, and the runs
+    that would decide them."""
+    undecided = v.gated(UNDECIDED)
+    if not undecided or v.fail_above is None:
+        return []
+    least = runs_needed()[1]
+    limit = threshold_text(v.fail_above)
+    unsettled = [p for p in undecided if not p[1].settled]
+    wide = [p for p in undecided if p[1].settled]
+    n = len(undecided)
+    lines = [f"undecided: {n} headline figure{'s' if n != 1 else ''} could not be decided "
+             f"against {limit} and do not fail the gate:"]
+    if unsettled:
+        lowest = min(unsettled, key=lambda p: (p[1].interval.confidence if p[1].interval
+                                               else 0))[1]
+        lines.append(f"  {len(unsettled)} without a settled interval (the least: "
+                     f"{lowest.why_not}): they need at least {least} ok runs a side "
+                     f"(run with --repeat {least} or more).")
+    if wide:
+        lines.append(f"  {len(wide)} whose interval holds {limit}; the runs a side that would "
+                     "likely decide each, were its spread and estimate to stay:")
+        for c, ch in _listed_pairs(wide):
+            need = ch.runs_to_decide(v.fail_above)
+            lines.append(f"    {_figure_line(c, ch)}: "
+                         + (f"about {need}" if need is not None and need <= MANY_RUNS else
+                            f"over {MANY_RUNS}" if need is not None else
+                            f"no number of runs (the estimate is {limit})"))
+        if len(wide) > LISTED:
+            lines.append(f"    ... and {len(wide) - LISTED} more")
+    return lines
+
+
+LISTED = 10
+
+
+def _listed_pairs(pairs: list[Figure]) -> list[Figure]:
+    return sorted(pairs, key=lambda p: -p[1].worse_by)[:LISTED]
 
 
 def _summary(v: Verdict) -> list[str]:
-    worse, better = v.changes("worse"), v.changes("better")
-    higher = " and ".join(METRICS[m].label for m in COMPARED if METRICS[m].higher_is_better)
-    lines = ["ratio = new median / old median (ok repeats only); ▲ worse, ▼ better"
-             + (f" (for {higher} a higher ratio is better)" if higher else "")
-             + ", marked only when the change exceeds both "
-             f"runs' noise (stdev/median) and {MIN_CHANGE:.0%}.",
-             f"{len(worse)} worse, {len(better)} better; {len(v.regressed)} of the groups "
-             "stopped producing ok runs."]
-    if v.unjudged:
-        lines.append(f"{v.unjudged} ratio{'s are' if v.unjudged > 1 else ' is'} not judged: one "
-                     "of the runs has a single ok repeat (or a zero median), so its noise is "
-                     "unknown; use --repeat 3 or more.")
-    for c, ch in worse:
-        lines.append(f"  worse: {c.key.label} {METRICS[ch.metric].heading} "
-                     f"{fmt_metric(ch.metric, ch.old)} → {fmt_metric(ch.metric, ch.new)} "
-                     f"({ch.ratio:.2f}×, beyond noise of {ch.threshold:.0%})")
-    for c in v.regressed:
-        lines.append(f"  regressed: {c.key.label}: {c.old_statuses} → {c.new_statuses}")
+    lines = [_legend()]
+    counts = {verdict: len(v.figures(verdict)) for verdict in VERDICTS}
+    lines.append(f"{len(v.figures())} figures of {len(v.common)} configurations: "
+                 + ", ".join(f"{n} {verdict}" for verdict, n in counts.items()) + ".")
+    for verdict in (REGRESSED, IMPROVED):
+        lines += [f"  {verdict}: {_figure_line(c, ch)}" for c, ch in v.figures(verdict)]
+    if v.lost:
+        lines.append(f"{len(v.lost)} configuration{'s' if len(v.lost) > 1 else ''} of the old "
+                     f"run {'have' if len(v.lost) > 1 else 'has'} no ok run in the new one:")
+        lines += [f"  {c.key.label}: {c.old_statuses} → {c.new_statuses or 'absent'}"
+                  for c in v.lost]
+    lines += _only_lines(v)
+    if v.fail_above is not None:
+        limit = threshold_text(v.fail_above)
+        if v.failures:
+            n = len(v.failures)
+            lines.append(f"FAIL (--fail-above {limit}): {n} reason{'s' if n > 1 else ''}:")
+            lines += [f"  {f}" for f in v.failures]
+        else:
+            lines.append(f"PASS (--fail-above {limit}): no headline figure is worse by more than "
+                         f"{limit} over its whole interval, and every configuration of the old "
+                         "run has ok runs in the new one.")
+        lines += _undecided(v)
+    return lines
+
+
+def _nothing(v: Verdict) -> str:
+    """The one line of a comparison with nothing to compare."""
+    return "compare: " + NOTHING_IN_COMMON + (", the gate fails" if v.fail_above is not None
+                                              else "")
+
+
+def _only_lines(v: Verdict) -> list[str]:
+    out = []
     for side in ("old", "new"):
         only = v.only(side)
         if only:
             names = ", ".join(c.key.label for c in only[:20])
             more = f" and {len(only) - 20} more" if len(only) > 20 else ""
-            lines.append(f"only in the {side} run: {len(only)} configurations: {names}{more}")
-    if v.fail_above is not None:
-        if v.failures:
-            lines.append(f"FAIL: {len(v.failures)} regression{'s' if len(v.failures) > 1 else ''} "
-                         f"above {v.fail_above:.1%}: " + "; ".join(v.failures))
-        else:
-            lines.append(f"PASS: nothing got worse by more than {v.fail_above:.1%} beyond the noise")
-    return lines
+            out.append(f"only in the {side} run: {len(only)} configurations: {names}{more}")
+    return out
 
 
 def render(v: Verdict) -> str:
-    """Text for the terminal: an aligned table."""
+    """Text for the terminal: an aligned table, a figure a row."""
     lines = [f"old: {_describe(v.old_env, v.old_dir)}", f"new: {_describe(v.new_env, v.new_dir)}"]
     lines += [f"note: {n}" for n in v.notes] + [""]
-    header, rows = _rows(v, _metrics(v))
-    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    numeric = set(range(4, len(header)))
+    if not v.common:
+        return "\n".join(lines + [_nothing(v)] + _only_lines(v))
+    rows = _rows(v)
+    widths = [max(len(r[i]) for r in [HEADER] + rows) for i in range(len(HEADER))]
 
     def fmt(row: list[str]) -> str:
-        return "  ".join(val.rjust(w) if i in numeric else val.ljust(w)
+        return "  ".join(val.rjust(w) if i in NUMERIC else val.ljust(w)
                          for i, (val, w) in enumerate(zip(row, widths))).rstrip()
 
-    if rows:
-        lines += [fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows]
-    else:
-        lines.append("The two runs have no configuration in common.")
+    lines += [fmt(HEADER), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows]
     return "\n".join(lines + [""] + _summary(v))
 
 
@@ -271,31 +481,48 @@ def render_markdown(v: Verdict) -> str:
              f"{v.old_env.get('run_id') or v.old_dir.name}", "",
              f"- old: {_describe(v.old_env, v.old_dir)}", f"- new: {_describe(v.new_env, v.new_dir)}"]
     lines += [f"- **note**: {n}" for n in v.notes] + [""]
-    header, rows = _rows(v, _metrics(v))
-    if rows:
-        lines += ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
-    else:
-        lines.append("The two runs have no configuration in common.")
-    return "\n".join(lines + [""] + [line.strip() for line in _summary(v)]) + "\n"
+    if not v.common:
+        return "\n".join(lines + [f"**{_nothing(v)}**"] + _only_lines(v)) + "\n"
+    lines += ["| " + " | ".join(HEADER) + " |", "|" + "|".join("---" for _ in HEADER) + "|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in r) + " |" for r in _rows(v)]
+    summary = []
+    for line in _summary(v):  # a paragraph each, its indented lines as a (nested) list
+        indent = len(line) - len(line.lstrip())
+        summary += ["", line] if not indent else ["  " * (indent // 2 - 1) + "- " + line.strip()]
+    return "\n".join(lines + summary) + "\n"
+
+
+def _change_json(c: GroupComparison, ch: Change, fail_above: float | None) -> dict[str, Any]:
+    iv = ch.interval
+    gated = ch.metric in headline(c.key.workload)
+    return {"old": ch.old, "new": ch.new, "estimate": ch.ratio, "change": ch.change,
+            "low": iv.low if iv else None, "high": iv.high if iv else None,
+            "confidence": iv.confidence if iv else None,
+            "runs": {"old": ch.runs[0], "new": ch.runs[1]}, "verdict": ch.verdict,
+            "headline": gated,
+            "gate": ch.gate(fail_above) if gated and fail_above is not None else None}
 
 
 def to_json(v: Verdict) -> dict[str, Any]:
-    def change(ch: Change) -> dict[str, Any]:
-        return {"old": ch.old, "new": ch.new, "ratio": ch.ratio, "noise": ch.threshold,
-                "verdict": ch.verdict or None}
+    undecided = v.gated(UNDECIDED)
     return {
         "old": {"dir": str(v.old_dir), "run_id": v.old_env.get("run_id")},
         "new": {"dir": str(v.new_dir), "run_id": v.new_env.get("run_id")},
         "notes": v.notes,
+        "level": LEVEL,
         "configurations": [{
             "impl": c.key.impl, "workload": c.key.workload, "n": c.key.n, "buffer": c.key.buffer,
             **dict(c.key.params), "old_statuses": c.old_statuses, "new_statuses": c.new_statuses,
-            "status_change": c.status_change or None,
-            "changes": {m: change(ch) for m, ch in c.changes.items()}}
+            "old_ok": c.old_ok, "new_ok": c.new_ok, "status_change": c.status_change or None,
+            "changes": {ch.metric: _change_json(c, ch, v.fail_above) for ch in c.figures()}}
             for c in v.comparisons],
+        "counts": {verdict: len(v.figures(verdict)) for verdict in VERDICTS},
         "fail_above": v.fail_above, "failures": v.failures,
-        "passed": not v.failures,
+        "undecided": len(undecided),
+        "runs_to_decide": max((r for _, ch in undecided
+                               if (r := ch.runs_to_decide(v.fail_above)) is not None),
+                              default=None) if v.fail_above is not None else None,
+        "passed": v.passed,
     }
 
 
@@ -310,6 +537,6 @@ def output(v: Verdict, fmt: str) -> str:
     return render_markdown(v) if fmt == "markdown" else render(v)
 
 
-def compare(old_dir: Path, new_dir: Path) -> str:
-    """The ratio table of NEW against OLD, as text for the terminal."""
-    return render(compare_dirs(old_dir, new_dir))
+def compare(old_dir: Path, new_dir: Path, fail_above: float | None = None) -> str:
+    """NEW against OLD, as text for the terminal."""
+    return render(compare_dirs(old_dir, new_dir, fail_above))

@@ -1,168 +1,291 @@
-"""compare: a known regression is marked, noise is not."""
+"""compare: a change is named only when its whole interval says so, and the
+gate fails only on what it can decide, on a lost configuration, or on
+nothing to compare. Run directories are written here with chosen values
+(RunDir.create_new + append_run), never timed."""
 
-import csv
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from harness import compare
+from harness import cli, compare
+from harness.rundir import FORMAT_VERSION, RunDir
 
 from .conftest import harness
 
-FIXTURE = Path(__file__).parent / "fixtures" / "run"
+FIXTURE = Path(__file__).parent / "fixtures" / "formats" / "v2"
+
+MS = 1e-3
+MIB = 1 << 20
+CHAIN = {"impl": "fake-good", "workload": "chain", "n": 5}
+BOUNDED = {"impl": "fake-good", "workload": "bounded", "n": 5, "buffer": 1}
+SKYNET = {"impl": "fake-good", "workload": "skynet", "n": 5}
+HTTP = {"impl": "fake-good", "workload": "http", "users": 10, "requests": 20, "delay_ms": 100,
+        "style": "async"}
 
 
-def edit_runs(run: Path, change) -> None:
-    path = run / "runs.csv"
-    with path.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    for row in rows:
-        change(row)
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+def spread(centre: float, width: float, k: int = 6) -> list[float]:
+    """k values spread evenly over centre·(1 ± width), in a shuffled order."""
+    values = [centre * (1 - width + 2 * width * i / max(k - 1, 1)) for i in range(k)]
+    return values[::2] + values[1::2]
 
 
-def key(row):
-    return row["impl"], row["workload"], row["n"], row["buffer"]
+def rows(config: dict, k: int = 6, width: float = 0.005, status: str = "ok",
+         **centres: float) -> list[dict]:
+    """k runs of one configuration: each figure named in centres (metric
+    name, or wall/cpu) spread by ±width around its centre."""
+    figures = {"wall_s": 100 * MS, "cpu_user_s": 60 * MS, "cpu_sys_s": 10 * MS,
+               "peak_rss_bytes": 10 * MIB, **centres}
+    if config["workload"] != "http":
+        figures = {"first_iter_s": 2 * MS, "warm_iter_s": 1 * MS, **figures}
+    columns = {m: spread(c, width, k) for m, c in figures.items()}
+    out = []
+    for i in range(k):
+        row = {"impl": "fake-good", "language": "fake", "runtime": "Fake", "rep": i + 1,
+               **config, "status": status}
+        if status == "ok":
+            row.update({m: (round(v[i]) if m == "peak_rss_bytes" else v[i])
+                        for m, v in columns.items()})
+        out.append(row)
+    return out
 
 
-def regress(row):
-    if key(row) == ("go", "chain", "5000", ""):  # 1.5× slower warm iterations
-        row["warm_iter_s"] = repr(float(row["warm_iter_s"]) * 1.5)
-    if key(row) == ("rust-tokio", "bounded", "10000", "1"):  # +10% inside its 21% noise
-        row["warm_iter_s"] = repr(float(row["warm_iter_s"]) * 1.1)
-    if key(row) == ("go", "sleep", "10000", "") and row["rep"] == "3":  # one rep oom
-        row["status"] = "oom"
-    if key(row) == ("rust-tokio", "sleep", "100000", ""):  # every rep oom
-        row["status"] = "oom"
+def write_run(base: Path, *groups: list[dict], host: str = "bench-box") -> Path:
+    run = RunDir.create_new(base, lambda run_id: {
+        "format_version": FORMAT_VERSION, "run_id": run_id, "host": {"hostname": host},
+        "toolchains": {"fake": "Python 3.11"}})
+    for group in groups:
+        for row in group:
+            run.append_run({**row, "run_id": run.name})
+    return run.path
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("compare")
-    old, new = base / "old", base / "new"
-    shutil.copytree(FIXTURE, old)
-    shutil.copytree(FIXTURE, new)
-    edit_runs(new, regress)
-    return old, new
+def gate(old: Path, new: Path, capsys, *args: str) -> tuple[int, str]:
+    """compare on the command line, in this process: exit status and stdout."""
+    status = cli.main(["compare", str(old), str(new), *args])
+    return status, capsys.readouterr().out
 
 
-def test_structured(runs):
-    found, _, _ = compare.compare_runs(*runs)
-    by = {(c.key.impl, c.key.workload, c.key.n, c.key.buffer): c for c in found}
-
-    slow = by[("go", "chain", 5000, None)].changes["warm_iter_s"]
-    assert slow.ratio == pytest.approx(1.5)
-    assert slow.significant and slow.verdict == "worse"
-    assert not by[("go", "chain", 5000, None)].changes["first_iter_s"].significant
-
-    noisy = by[("rust-tokio", "bounded", 10000, 1)].changes["warm_iter_s"]
-    assert noisy.ratio == pytest.approx(1.1)
-    assert noisy.threshold > 0.2 and not noisy.significant
-
-    gone = by[("rust-tokio", "sleep", 100000, None)]
-    assert gone.status_change == "regressed" and gone.changes == {}
-    assert by[("go", "sleep", 10000, None)].new_statuses == "2 ok, 1 oom"
-
-    assert ("csharp", "sleep", 1, None) not in by  # never ran on either side
-    marked = [(k, m) for k, c in by.items() for m, ch in c.changes.items() if ch.significant]
-    assert marked == [(("go", "chain", 5000, None), "warm_iter_s")]
+def change(v: compare.Verdict, config: dict, metric: str) -> compare.Change:
+    found = next(c for c in v.comparisons
+                 if (c.key.impl, c.key.workload, c.key.n) == (config["impl"], config["workload"],
+                                                              config.get("n")))
+    return found.changes[metric]
 
 
-def test_single_repeat_is_never_judged(runs, tmp_path):
-    single = tmp_path / "single"
-    shutil.copytree(runs[1], single)
-    edit_runs(single, lambda row: row.update(status="crashed") if row["rep"] in ("2", "3") else None)
-    found, _, _ = compare.compare_runs(runs[0], single)
-    slow = next(c for c in found if (c.key.impl, c.key.workload, c.key.n) == ("go", "chain", 5000))
-    change = slow.changes["warm_iter_s"]
-    assert change.ratio == pytest.approx(1.5)
-    assert change.threshold is None and not change.significant
-    assert "ratios are not judged: one of the runs has a single ok repeat" in compare.compare(
-        runs[0], single)
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    return tmp_path / "results"
 
 
-def test_identical_runs_have_no_changes():
-    found, _, _ = compare.compare_runs(FIXTURE, FIXTURE)
-    assert all(ch.ratio == 1.0 and not ch.significant for c in found for ch in c.changes.values())
+def test_an_a_a_pair_passes(capsys):
+    status, text = gate(FIXTURE, FIXTURE, capsys, "--fail-above", "5%")
+    assert status == 0, text
+    v = compare.compare_dirs(FIXTURE, FIXTURE, 0.05)
+    verdicts = {ch.verdict for _, ch in v.figures()}
+    assert verdicts <= {compare.NO_CHANGE, compare.NOT_ENOUGH} and verdicts
+    assert v.passed and not v.gated(compare.FAILS)
+    # two runs a side: nothing is settled, and the text says so with the confidence
+    assert "not enough runs (67% confidence)" in text
+    assert "PASS (--fail-above 5%)" in text
+    assert "undecided: 20 headline figures could not be decided against 5%" in text
+    assert "they need at least 4 ok runs a side (run with --repeat 4 or more)" in text
+    assert "0 regressed, 0 improved" in text and "regressed:" not in text
 
 
-def test_text_table(runs):
-    text = compare.compare(*runs)
-    line = next(l for l in text.splitlines() if l.startswith("chain") and " go " in l
-                and "5000" in l)
-    assert "1.50× ▲" in line
-    assert "3 ok → 3 oom (REGRESSED)" in text
-    assert "1 worse, 0 better; 1 of the groups stopped producing ok runs." in text
-    assert "worse: go chain N=5000 warm iter 750 µs → 1.13 ms (1.50×, beyond noise of 2%)" in text
-    assert "absent" not in text and "only in the" not in text
+def test_the_same_build_measured_twice_is_no_change(base, capsys):
+    old = write_run(base, rows(CHAIN), rows(BOUNDED))
+    new = write_run(base, rows(CHAIN, width=0.006), rows(BOUNDED, width=0.004))
+    v = compare.compare_dirs(old, new, 0.05)
+    assert {ch.verdict for _, ch in v.figures()} == {compare.NO_CHANGE}
+    assert v.passed and not v.gated(compare.UNDECIDED)
+    status, text = gate(old, new, capsys, "--fail-above", "5%")
+    assert status == 0 and "PASS" in text and "undecided" not in text
 
 
-def _fake_run(out: Path, slowdown: str = "1") -> Path:
-    proc = harness("run", "--no-report", "--impl", "fake-good", "--workload", "chain,bounded",
-                   "--n", "5", "--iterations", "3", "--repeat", "3", "--out", str(out),
-                   extra_env={"FAKE_SLOWDOWN": slowdown})
-    assert proc.returncode == 0, proc.stderr
-    return (out / "latest").resolve()
+def test_tight_slowdowns_of_2x_and_1_2x_fail(base, capsys):
+    old = write_run(base, rows(CHAIN), rows(BOUNDED), rows(SKYNET))
+    new = write_run(base, rows(CHAIN, warm_iter_s=2 * MS), rows(BOUNDED, warm_iter_s=1.2 * MS),
+                    rows(SKYNET, warm_iter_s=1.03 * MS))
+    v = compare.compare_dirs(old, new, 0.05)
+
+    doubled = change(v, CHAIN, "warm_iter_s")
+    assert doubled.ratio == pytest.approx(2, rel=1e-3)
+    assert doubled.settled and doubled.interval.low > 1.9 and doubled.interval.high < 2.1
+    assert doubled.verdict == compare.REGRESSED and doubled.gate(0.05) == compare.FAILS
+    slower = change(v, BOUNDED, "warm_iter_s")
+    assert slower.verdict == compare.REGRESSED and slower.interval.low > 1.05
+    # 3% slower is a regression, settled, but within the gate's 5%
+    little = change(v, SKYNET, "warm_iter_s")
+    assert little.verdict == compare.REGRESSED and little.gate(0.05) == compare.PASSES
+    assert change(v, CHAIN, "peak_rss_bytes").verdict == compare.NO_CHANGE
+
+    status, text = gate(old, new, capsys, "--fail-above", "5%")
+    assert status == 1
+    assert "FAIL (--fail-above 5%): 2 reasons:" in text
+    assert "fake-good chain N=5 warm iter +100.0% [" in text
+    assert "worse by more than 5% over the whole interval" in text
+    line = next(l for l in text.splitlines() if "warm iter *" in l and "+20.0%" in l)
+    assert line.rstrip().endswith("regressed") and "[+19." in line
+    assert "3 regressed, 0 improved" in text
+    # without the gate the same comparison is information; a wider threshold passes
+    assert gate(old, new, capsys)[0] == 0
+    assert gate(old, new, capsys, "--fail-above", "25%")[0] == 1  # the 2x
+    assert gate(old, new, capsys, "--fail-above", "150%")[0] == 0
 
 
-@pytest.fixture(scope="module")
-def gate_runs(tmp_path_factory) -> tuple[Path, Path, Path]:
-    base = tmp_path_factory.mktemp("gate")
-    return _fake_run(base / "a"), _fake_run(base / "b"), _fake_run(base / "c", "1.5")
+def test_a_noisy_slowdown_is_undecided_unless_its_whole_interval_is_beyond(base, capsys):
+    old = write_run(base, rows(CHAIN, width=0.3), rows(BOUNDED, width=0.3))
+    new = write_run(base, rows(CHAIN, width=0.3, warm_iter_s=1.2 * MS),
+                    rows(BOUNDED, width=0.3, warm_iter_s=3 * MS))
+    v = compare.compare_dirs(old, new, 0.05)
+    noisy = change(v, CHAIN, "warm_iter_s")
+    assert noisy.ratio == pytest.approx(1.2, rel=0.05)
+    assert noisy.settled and noisy.interval.low < 1 < noisy.interval.high
+    assert noisy.verdict == compare.NO_CHANGE and noisy.gate(0.05) == compare.UNDECIDED
+    assert noisy.runs_to_decide(0.05) > 6
+    tripled = change(v, BOUNDED, "warm_iter_s")
+    assert tripled.interval.low > 1.05 and tripled.gate(0.05) == compare.FAILS
+
+    status, text = gate(old, new, capsys, "--fail-above", "5%")
+    assert status == 1 and "FAIL (--fail-above 5%): 1 reason:" in text
+    assert "fake-good bounded N=5 B=1 warm iter +200.0%" in text
+    assert "undecided: " in text and "whose interval holds 5%" in text
+    assert "fake-good chain N=5 warm iter 1 ms → 1.2 ms, +20.0% [" in text
+
+    # the noisy 1.2x alone passes, and says it could not decide
+    alone = write_run(base, rows(CHAIN, width=0.3, warm_iter_s=1.2 * MS),
+                      rows(BOUNDED, width=0.3))
+    status, text = gate(old, alone, capsys, "--fail-above", "5%")
+    assert status == 0 and "PASS" in text and "whose interval holds 5%" in text
+
+    # with three runs a side it is not settled at all: 90% confidence
+    few_old = write_run(base, rows(CHAIN, k=3, width=0.3))
+    few_new = write_run(base, rows(CHAIN, k=3, width=0.3, warm_iter_s=1.2 * MS))
+    few = change(compare.compare_dirs(few_old, few_new), CHAIN, "warm_iter_s")
+    assert few.verdict == compare.NOT_ENOUGH and not few.settled
+    status, text = gate(few_old, few_new, capsys, "--fail-above", "5%")
+    assert status == 0 and "not enough runs (90% confidence)" in text
+    assert "without a settled interval (the least: 90% confidence)" in text
 
 
-def test_the_gate_passes_two_runs_of_the_same_build(gate_runs):
-    proc = harness("compare", str(gate_runs[0]), str(gate_runs[1]), "--fail-above", "5%")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "PASS" in proc.stdout
+def test_one_ok_run_is_not_enough(base, capsys):
+    old = write_run(base, rows(CHAIN))
+    new = write_run(base, rows(CHAIN, k=1, warm_iter_s=2 * MS))
+    ch = change(compare.compare_dirs(old, new), CHAIN, "warm_iter_s")
+    assert ch.interval is None and ch.verdict == compare.NOT_ENOUGH
+    assert ch.ratio == pytest.approx(2, rel=0.01)
+    status, text = gate(old, new, capsys, "--fail-above", "5%")
+    assert status == 0 and "not enough runs (1 ok run new)" in text
 
 
-def test_the_gate_fails_a_real_regression(gate_runs):
-    proc = harness("compare", str(gate_runs[0]), str(gate_runs[2]), "--fail-above", "5%")
-    assert proc.returncode == 1, proc.stdout
-    assert "FAIL: 4 regressions above 5.0%" in proc.stdout  # cold and warm, chain and bounded
-    assert "fake-good chain N=5 warm iter +50.0%" in proc.stdout
-    # without the gate, the same comparison is only information
-    assert harness("compare", str(gate_runs[0]), str(gate_runs[2])).returncode == 0
-    # a regression smaller than the threshold passes
-    assert harness("compare", str(gate_runs[0]), str(gate_runs[2]),
-                   "--fail-above", "60").returncode == 0
+def test_nothing_in_common_fails_in_one_line(base, capsys):
+    old = write_run(base, rows(CHAIN))
+    new = write_run(base, rows(BOUNDED))
+    status, text = gate(old, new, capsys, "--fail-above", "5%")
+    assert status == 1
+    line = ("compare: the two runs have no configuration in common: nothing to compare, "
+            "the gate fails")
+    assert text.count("no configuration in common") == 1 and line in text.splitlines()
+    assert "PASS" not in text and "FAIL" not in text
+    data = json.loads(gate(old, new, capsys, "--fail-above", "5%", "--format", "json")[1])
+    assert data["passed"] is False and data["failures"] == [compare.NOTHING_IN_COMMON]
+    # without a gate it is said, and nothing fails
+    status, text = gate(old, new, capsys)
+    assert status == 0 and "nothing to compare" in text and "gate" not in text
 
 
-def test_markdown_and_json(gate_runs):
-    md = harness("compare", str(gate_runs[0]), str(gate_runs[2]), "--format", "markdown",
-                 "--fail-above", "5%").stdout
-    assert md.startswith("### Benchmark comparison: ")
-    assert "| workload | configuration | impl | runs old → new |" in md
-    assert "| chain | N=5 | fake-good | 3 ok → 3 ok | " in md and "1.50× ▲" in md
-    data = json.loads(harness("compare", str(gate_runs[0]), str(gate_runs[2]), "--format",
-                              "json", "--fail-above", "5%").stdout)
-    assert data["passed"] is False and len(data["failures"]) == 4
+def test_a_configuration_that_lost_its_ok_runs_fails(base, capsys):
+    old = write_run(base, rows(CHAIN), rows(BOUNDED), rows(SKYNET))
+    new = write_run(base, rows(CHAIN), rows(BOUNDED, status="oom"))  # skynet absent
+    status, text = gate(old, new, capsys, "--fail-above", "5%")
+    assert status == 1
+    assert "FAIL (--fail-above 5%): 2 reasons:" in text
+    assert "fake-good bounded N=5 B=1: 6 ok → 6 oom, no ok run in the new run" in text
+    assert "fake-good skynet N=5: 6 ok → absent, no ok run in the new run" in text
+    assert "6 ok → 6 oom (NO OK RUN NOW)" in text
+    # a configuration that never worked has nothing to lose
+    assert gate(write_run(base, rows(CHAIN, status="invalid")), write_run(
+        base, rows(CHAIN, status="invalid")), capsys, "--fail-above", "5%")[0] == 0
+
+
+def test_wall_and_cpu_are_shown_not_gated(base, capsys):
+    old = write_run(base, rows(CHAIN))
+    new = write_run(base, rows(CHAIN, wall_s=200 * MS, cpu_user_s=120 * MS))
+    v = compare.compare_dirs(old, new, 0.05)
+    assert change(v, CHAIN, "wall_s").verdict == compare.REGRESSED
+    assert change(v, CHAIN, "cpu_s").verdict == compare.REGRESSED
+    status, text = gate(old, new, capsys, "--fail-above", "5%")
+    assert status == 0 and "PASS" in text and "regressed: fake-good chain N=5 wall" in text
+
+
+def test_throughput_is_higher_is_better(base, capsys):
+    old = write_run(base, rows(HTTP, rps=1000, latency_p50_s=20 * MS))
+    lower = write_run(base, rows(HTTP, rps=800, latency_p50_s=20 * MS))
+    higher = write_run(base, rows(HTTP, rps=1500, latency_p50_s=15 * MS))
+    drop = change(compare.compare_dirs(old, lower, 0.05), HTTP, "rps")
+    assert drop.change == pytest.approx(-0.2, rel=0.01)
+    assert drop.verdict == compare.REGRESSED and drop.gate(0.05) == compare.FAILS
+    status, text = gate(old, lower, capsys, "--fail-above", "5%")
+    assert status == 1 and "fake-good http users=10 requests=20 delay_ms=100 style=async " \
+                           "throughput -20.0% [" in text
+    v = compare.compare_dirs(old, higher, 0.05)
+    assert change(v, HTTP, "rps").verdict == compare.IMPROVED
+    assert change(v, HTTP, "latency_p50_s").verdict == compare.IMPROVED
+    assert gate(old, higher, capsys, "--fail-above", "5%")[0] == 0
+
+
+def test_json_and_markdown_carry_the_interval(base, capsys):
+    old = write_run(base, rows(CHAIN), rows(BOUNDED, k=3))
+    new = write_run(base, rows(CHAIN, warm_iter_s=1.2 * MS), rows(BOUNDED, k=3))
+    status, out = gate(old, new, capsys, "--fail-above", "5%", "--format", "json")
+    data = json.loads(out)
+    assert status == 1 and data["passed"] is False and len(data["failures"]) == 1
     chain = next(c for c in data["configurations"] if c["workload"] == "chain")
-    assert chain["changes"]["warm_iter_s"]["ratio"] == pytest.approx(1.5, rel=1e-3)
-    assert chain["changes"]["warm_iter_s"]["verdict"] == "worse"
+    warm = chain["changes"]["warm_iter_s"]
+    assert warm["estimate"] == pytest.approx(1.2, rel=1e-3)
+    assert warm["change"] == pytest.approx(0.2, rel=1e-2)
+    assert 1.15 < warm["low"] < 1.2 < warm["high"] < 1.25
+    assert warm["confidence"] >= 0.95 and warm["runs"] == {"old": 6, "new": 6}
+    assert warm["verdict"] == "regressed" and warm["headline"] and warm["gate"] == "fails"
+    assert chain["changes"]["wall_s"]["headline"] is False and chain["changes"]["wall_s"][
+        "gate"] is None
+    bounded = next(c for c in data["configurations"] if c["workload"] == "bounded")
+    assert bounded["changes"]["warm_iter_s"]["verdict"] == "not enough runs"
+    assert bounded["changes"]["warm_iter_s"]["confidence"] == pytest.approx(0.9)
+    assert data["undecided"] == 3 and data["runs_to_decide"] == 4
+    assert data["counts"]["regressed"] == 1
+
+    md = gate(old, new, capsys, "--fail-above", "5%", "--format", "markdown")[1]
+    assert md.startswith("### Benchmark comparison: ")
+    assert "| workload | configuration | impl | runs old → new | figure | old | new | change " \
+           "| interval | verdict |" in md
+    assert "| chain | N=5 | fake-good | 6 ok → 6 ok | cold iter * | 2 ms | 2 ms | " in md
+    assert "|  |  |  |  | warm iter * | 1 ms | 1.2 ms | +20.0% | [+" in md
+    assert "| regressed |" in md
+    assert "not enough runs (90% confidence)" in md
+    assert "- fake-good chain N=5 warm iter +20.0% [" in md
 
 
-def test_different_machines_and_one_sided_rows_are_named(gate_runs, tmp_path):
-    other = tmp_path / "other"
-    shutil.copytree(gate_runs[1], other)
+def test_different_machines_and_one_sided_rows_are_named(base, capsys):
+    old = write_run(base, rows(CHAIN), rows(BOUNDED))
+    other = write_run(base, rows(CHAIN), rows({**BOUNDED, "n": 6}), host="elsewhere")
     env = json.loads((other / "env.json").read_text())
-    env["host"]["hostname"] = "elsewhere"
     env["toolchains"]["fake"] = "Python 0.1"
     (other / "env.json").write_text(json.dumps(env))
-    edit_runs(other, lambda row: row.update(n="6") if row["workload"] == "bounded" else None)
-    text = harness("compare", str(gate_runs[0]), str(other)).stdout
-    assert "note: different hosts (" in text and "elsewhere)" in text
-    assert "note: different toolchain versions: fake " in text and "→ Python 0.1" in text
+    text = gate(old, other, capsys)[1]
+    assert "note: different hosts (bench-box vs elsewhere)" in text
+    assert "note: different toolchain versions: fake Python 3.11 → Python 0.1" in text
     assert "only in the old run: 1 configurations: fake-good bounded N=5 B=1" in text
     assert "only in the new run: 1 configurations: fake-good bounded N=6 B=1" in text
 
 
-def test_a_bad_threshold_is_one_line_exit_2(gate_runs):
-    proc = harness("compare", str(gate_runs[0]), str(gate_runs[1]), "--fail-above", "lots")
+def test_the_command_line_gate(base):
+    """The installed entry point: exit statuses as CI sees them."""
+    old = write_run(base, rows(CHAIN))
+    new = write_run(base, rows(CHAIN, warm_iter_s=1.2 * MS))
+    assert harness("compare", str(FIXTURE), str(FIXTURE), "--fail-above", "5%").returncode == 0
+    proc = harness("compare", str(old), str(new), "--fail-above", "5%")
+    assert proc.returncode == 1 and "FAIL" in proc.stdout, proc.stdout + proc.stderr
+    proc = harness("compare", str(old), str(new), "--fail-above", "lots")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
