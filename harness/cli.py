@@ -58,7 +58,14 @@ def build_parser() -> Parser:
     run.add_argument("--buffer", default=None,
                      help="comma-separated channel capacities for bounded, 0 = rendezvous (default 1)")
     run.add_argument("--repeat", type=int, default=None,
-                     help="process runs per configuration (default 3)")
+                     help="process runs per configuration (default 3); with --until-ci, the minimum")
+    run.add_argument("--until-ci", default=None, metavar="PCT",
+                     help="after the --repeat minimum, run again, pass after pass, each "
+                          "configuration whose headline figure's 95%% interval is unsettled or "
+                          "wider than ±PCT of its median (e.g. 5%%), up to --max-repeat runs")
+    run.add_argument("--max-repeat", type=int, default=None, metavar="M",
+                     help="with --until-ci: the most runs of one configuration (default 10, or "
+                          "--repeat when higher; at least --repeat)")
     run.add_argument("--duration-ms", type=int, default=None,
                      help="sleep time of each task in the sleep workload (default 10000)")
     run.add_argument("--iterations", type=int, default=None,

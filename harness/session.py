@@ -20,12 +20,14 @@ from .executor import Executor, ProcessExecutor, unready_row
 from .formatting import fmt_duration
 from .launcher import LauncherError, ensure_launcher
 from .machineload import load_avg_1m
-from .plan import Planned, estimate_basis, estimate_s, load_history, omitted, plan
+from .plan import (Planned, configurations, estimate_basis, estimate_s, load_history, more_runs,
+                   most_runs, omitted, plan)
 from .progress import Progress
 from .registry import languages, program_env, resolve
 from .rundir import (ENV_KEYS, RowWriteError, RunDir, RunDirError, check_out, finish_invocation, invocation,
                      latest, new_env, point_latest, start_invocation)
 from .settings import Settings
+from .stats import runs_needed
 
 
 class Interrupted(Exception):
@@ -42,12 +44,12 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def execute(run: RunDir, runs: list[Planned], ready: Callable[[Planned], Readiness],
-            executor: Executor, progress: Progress) -> dict[str, int]:
+            executor: Executor, progress: Progress, first: int = 0) -> dict[str, int]:
     """Run the plan in order, appending each row as it finishes (a run that
     cannot start gets its skipped or build-failed row). Returns the count
-    of rows per status."""
+    of rows per status. first: the progress line's index of runs[0]."""
     counts: dict[str, int] = {}
-    for i, p in enumerate(runs):
+    for i, p in enumerate(runs, first):
         progress.start(i, p.label)
         readiness = ready(p)
         done = executor.run(p) if readiness.ready else unready_row(run.name, p, readiness)
@@ -58,6 +60,45 @@ def execute(run: RunDir, runs: list[Planned], ready: Callable[[Planned], Readine
         counts[status] = counts.get(status, 0) + 1
         progress.finish(done.row)
     return counts
+
+
+def _pct(fraction: float) -> str:
+    return f"{fraction * 100:g}%"
+
+
+def execute_until_ci(run: RunDir, runs: list[Planned], planned: list[Planned],
+                     ready: Callable[[Planned], Readiness], executor: Executor,
+                     progress: Progress, estimate: Callable[[Planned], float]) -> dict[str, int]:
+    """execute() the runs still to do of the plan, then (run --until-ci)
+    pass after pass, each decided by plan.more_runs from the rows recorded
+    so far (read back from the run directory), until no configuration of
+    the plan needs another run. The progress line's total grows by each
+    pass, announced before it runs."""
+    counts = execute(run, runs, ready, executor, progress)
+    done, pass_no = len(runs), max((p.rep for p in planned), default=0)
+    while extra := more_runs(run.runs().rows, planned):
+        pass_no = max(pass_no + 1, max(p.rep for p in extra))
+        targets = sorted({p.until_ci for p in extra if p.until_ci is not None})
+        width = "±" + "/".join(map(_pct, targets))
+        progress.message(f"until-ci: pass {pass_no}: {len(extra)} configuration"
+                         f"{'s' if len(extra) != 1 else ''} still wider than {width} or unsettled")
+        progress.total += len(extra)  # the total is known one pass at a time
+        progress.estimates.extend(estimate(p) for p in extra)
+        for status, n in execute(run, extra, ready, executor, progress, first=done).items():
+            counts[status] = counts.get(status, 0) + n
+        done += len(extra)
+    return counts
+
+
+def _until_ci_note(runs: list[Planned], most: list[Planned], seconds: float) -> str:
+    """What --until-ci may add to a plan, in words ("" without it)."""
+    if len(most) == len(runs):
+        return ""
+    ceilings = sorted({p.max_repeat for p in configurations(runs).values() if p.max_repeat})
+    targets = sorted({p.until_ci for p in runs if p.until_ci is not None})
+    return (f"a minimum: --until-ci {'/'.join(map(_pct, targets))} may add passes, up to "
+            f"{'/'.join(map(str, ceilings))} runs each (at most {len(most)} runs in all, "
+            f"{fmt_duration(seconds)})")
 
 
 def _registries(s: Settings) -> dict[str, str]:
@@ -115,9 +156,17 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     if not runs:
         raise UsageError("nothing to run: no selected implementation supports those workloads")
     history = load_history(out)
+    most = most_runs(runs)
+    until_ci = _until_ci_note(runs, most, sum(estimate_s(p, history) for p in most))
+    if until_ci and any(p.max_repeat < runs_needed()[0] for p in configurations(runs).values()
+                        if p.max_repeat):
+        print(f"note: --max-repeat below {runs_needed()[0]}: no interval of fewer runs is "
+              f"settled at 95%, so those configurations run --max-repeat times", file=sys.stderr)
     if dry_run:
         print(f"{len(runs)} runs, estimated {fmt_duration(sum(estimate_s(p, history) for p in runs))}"
               f" plus builds; {estimate_basis(runs, history, out)}")
+        if until_ci:
+            print(f"the plan is {until_ci}")
         for p in runs:
             print(f"  {p.label}: {shlex.join(p.argv())}")
         return 0
@@ -126,11 +175,14 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     except LauncherError as exc:
         raise HarnessError(str(exc)) from None
 
+    planned = runs
     run, runs, env = _open(out, runs, resume)
     estimates = [estimate_s(p, history) for p in runs]
     print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
           f"estimated {fmt_duration(sum(estimates))} plus builds; "
           f"{estimate_basis(runs, history, out)}")
+    if until_ci:
+        print(f"that is {until_ci}")
     start_invocation(
         env, invocation(sys.argv, resume, git(), [i.id for i in impls], s.record(), load_avg_1m()),
         toolchains={lang.name: lang.toolchain.version or None for lang in languages(impls)},
@@ -142,11 +194,14 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
 
     progress = Progress(len(runs), estimates)
     previous = {sig: signal.signal(sig, _raise_interrupted) for sig in STOP_SIGNALS}
+    # what may run: the runs still to do, and (--until-ci) more of any configuration
+    may_run = runs + [p for p in configurations(planned).values() if p.until_ci is not None]
     try:
-        prepared = Preparation([p.impl for p in runs], run.path, s.build,
-                               any(p.workload.kind == "server" for p in runs), progress.message)
-        counts = execute(run, runs, lambda p: prepared.readiness(p.impl, p.workload.kind == "server"),
-                         ProcessExecutor(run.name, s, prepared.k6), progress)
+        prepared = Preparation([p.impl for p in may_run], run.path, s.build,
+                               any(p.workload.kind == "server" for p in may_run), progress.message)
+        counts = execute_until_ci(
+            run, runs, planned, lambda p: prepared.readiness(p.impl, p.workload.kind == "server"),
+            ProcessExecutor(run.name, s, prepared.k6), progress, lambda p: estimate_s(p, history))
     except Interrupted as exc:
         progress.close()
         kept_rows = len(run.runs().rows)

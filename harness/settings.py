@@ -30,6 +30,10 @@ class Part:
     iterations: int | None = None
     warmup_ms: int | None = None  # this part's own; --warmup-ms overrides it
     timeout_s: float | None = None  # this part's own; --timeout overrides it
+    # --until-ci and --max-repeat, this part's own (a fraction; a run count);
+    # the command line overrides them
+    until_ci: float | None = None
+    max_repeat: int | None = None
     # Values of the workloads' own dimensions (workloads.Dimension) by name;
     # a dimension absent here runs at its declared default.
     params: dict[str, list[Any]] = field(default_factory=dict)
@@ -52,18 +56,41 @@ class Settings:
     sample_interval_s: float
     build: bool = True
     registries: list[str] = field(default_factory=list)  # --registry FILE, outside the tree
+    # --until-ci PCT as a fraction: after the repeat minimum, more passes of
+    # the configurations whose headline interval is unsettled or wider than
+    # ±PCT of the median (plan.more_runs), up to max_repeat runs each.
+    # None: exactly `repeat` runs. max_repeat None: DEFAULT_MAX_REPEAT, or
+    # the part's repeat when higher (ceiling()).
+    until_ci: float | None = None
+    max_repeat: int | None = None
+
+    def target(self, part: Part) -> float | None:
+        """The part's --until-ci fraction, else the run's; None: no extra runs."""
+        return part.until_ci if part.until_ci is not None else self.until_ci
+
+    def ceiling(self, part: Part) -> int:
+        """The most runs --until-ci may give one of the part's configurations."""
+        return (part.max_repeat or self.max_repeat
+                or max(DEFAULT_MAX_REPEAT, part.repeat or self.repeat))
 
     def record(self) -> dict[str, Any]:
-        """For env.json: how the rows of this invocation were produced."""
+        """For env.json: how the rows of this invocation were produced
+        (until_ci a fraction, max_repeat the run's ceiling when until_ci is set)."""
         record = asdict(self)
         record.update(workloads=sorted({w for p in self.parts for w in p.workloads}),
                       n=sorted({n for p in self.parts for n in p.ns}),
                       buffers=sorted({b for p in self.parts for b in p.buffers}))
+        if self.until_ci is not None and self.max_repeat is None:
+            record["max_repeat"] = max(DEFAULT_MAX_REPEAT, self.repeat)
         return record
 
 
 DEFAULTS = {"n": [1000], "buffers": [1], "repeat": 3, "duration_ms": 10000, "timeout_s": 300.0,
             "sample_interval_ms": 10.0}
+# --until-ci without --max-repeat: at most this many runs of a configuration
+# (or its --repeat, when higher). 95% needs 6 (stats.runs_needed); 10 leaves
+# room for a noisy configuration to narrow, and bounds the time it may take.
+DEFAULT_MAX_REPEAT = 10
 
 
 def int_list(text: str, name: str, minimum: int) -> list[int]:
@@ -113,6 +140,41 @@ def percentage(text: str, name: str) -> float:
     if not (math.isfinite(value) and value >= 0):
         raise UsageError(f"{name} must be a percentage >= 0")
     return value / 100
+
+
+def until_ci(value: Any, name: str) -> float:
+    """--until-ci / until_ci: a percentage above 0 ('5%', '5', or a TOML
+    number), as a fraction."""
+    if isinstance(value, bool):
+        raise UsageError(f"{name}: {value!r} is not a percentage like 5%")
+    text = str(value)
+    try:
+        number = float(text.strip().removesuffix("%"))
+    except ValueError:
+        number = None
+    if number is not None and not (number > 0 and math.isfinite(number)):
+        raise UsageError(f"{name} must be a percentage above 0, like 5%")
+    return percentage(text, name)
+
+
+def _max_repeat(part: dict[str, Any]) -> int | None:
+    value = part.get("max_repeat")
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise UsageError(f"suites.toml: max_repeat {value!r} must be a positive integer")
+    return value
+
+
+def _check_ceilings(s: Settings, opts: dict[str, Any]) -> None:
+    """Every part that re-runs for width may run at least its minimum."""
+    for part in s.parts:
+        if s.target(part) is None:
+            continue
+        minimum, ceiling = part.repeat or s.repeat, s.ceiling(part)
+        if ceiling < minimum:
+            where = ("--max-repeat" if opts.get("max_repeat") is not None
+                     else f"suites.toml: {s.suite}: max_repeat")
+            raise UsageError(f"{where} {ceiling} is below the minimum of {minimum} runs "
+                             f"(--repeat or the suite's repeat): it must be >= {minimum}")
 
 
 def positive(value: float, name: str) -> float:
@@ -188,6 +250,11 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
                         (iterations, "--iterations")):
         if value is not None and value < 1:
             raise UsageError(f"{name} must be a positive integer")
+    target = (until_ci(opts["until_ci"], "--until-ci") if opts.get("until_ci") is not None
+              else None)
+    max_repeat = opts.get("max_repeat")
+    if max_repeat is not None and max_repeat < 1:
+        raise UsageError("--max-repeat must be a positive integer")
     warmup = opts.get("warmup_ms")
     if warmup is not None:
         if warmup < 0:
@@ -208,6 +275,10 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
                       warmup_ms=None if warmup is not None else _warmup(part),
                       timeout_s=None if opts.get("timeout") is not None else (
                           positive(part["timeout_s"], "timeout_s") if "timeout_s" in part else None),
+                      until_ci=None if target is not None else (
+                          until_ci(part["until_ci"], "suites.toml: until_ci")
+                          if "until_ci" in part else None),
+                      max_repeat=None if max_repeat is not None else _max_repeat(part),
                       params={**_params(part, suite=True), **params})
                  for part in suite["part"]]
     else:
@@ -215,7 +286,11 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
                       buffers or DEFAULTS["buffers"], params=params)]
     timeout = opts.get("timeout")
     interval_ms = opts.get("sample_interval_ms")
-    return Settings(
+    if target is None and "until_ci" in suite:
+        target = until_ci(suite["until_ci"], "suites.toml: until_ci")
+    if max_repeat is None:
+        max_repeat = _max_repeat(suite)
+    s = Settings(
         impls=name_list(opts.get("impl") or "all", "--impl"), suite=opts.get("suite"),
         parts=[p for p in parts if p.workloads],
         repeat=repeat if repeat is not None else suite.get("repeat", DEFAULTS["repeat"]),
@@ -228,4 +303,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
         sample_interval_s=positive(interval_ms if interval_ms is not None
                                    else DEFAULTS["sample_interval_ms"],
                                    "--sample-interval-ms") / 1000,
-        build=not opts.get("no_build"), registries=list(opts.get("registry") or []))
+        build=not opts.get("no_build"), registries=list(opts.get("registry") or []),
+        until_ci=target, max_repeat=max_repeat)
+    _check_ceilings(s, opts)
+    return s
