@@ -370,11 +370,11 @@ class Ranks(defaultdict):
         None: not the best (or alone in its set)."""
         return self.best.get(key, {}).get(kind)
 
-    def _add(self, kind: str, ranking: Ranking, alone: bool) -> None:
+    def _add(self, kind: str, ranking: Ranking) -> None:
         for key, r in ranking.ratios.items():
             self[key][kind] = r
             self.intervals[key][kind] = ranking.intervals.get(key)
-        if ranking.best is not None and not alone:
+        if ranking.best is not None and len(ranking.ratios) > 1:  # a winner needs a rival
             self.best[ranking.best][kind] = ranking.settled
 
 
@@ -392,10 +392,9 @@ def ratios(groups: list[Group], floor: Iterable[str] = ()) -> Ranks:
     for (workload, *_), members in comparable_sets(groups).items():
         presented = PRESENTATIONS.get(workload)
         timed = presented is None or presented.time_ratio
-        alone = len(members) < 2
         if timed:
-            out._add("time", rank(members, iter_metric(members)), alone)
-        out._add("rss", rank(members, "peak_rss_bytes"), alone)
+            out._add("time", rank(members, iter_metric(members)))
+        out._add("rss", rank(members, "peak_rss_bytes"))
         base = next((g for g in members if g.impl in floors), None)
         if base is None:
             continue

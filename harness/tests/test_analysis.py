@@ -244,3 +244,13 @@ def test_until_ci_flags_headline_figures_wider_than_the_target():
     assert "few N=1000 (cold iteration: not settled (50%)" in line
     assert "one N=1000 (cold iteration: 1 run, no interval" in line
     assert line in analysis.warnings(groups, {"settings": {"until_ci": 0.05}, "finished_at": "x"})
+
+
+def test_a_group_without_a_measured_rival_is_neither_winner_nor_loser():
+    rows = _chain_rows("only", [1.0, 1.01, 0.99, 1.0]) + [
+        {"impl": "broken", "workload": "chain", "n": 1000, "buffer": None, "rep": 1,
+         "status": "invalid"}]
+    groups = {g.impl: g for g in analysis.group_runs(rows)}
+    ranks = analysis.ratios(list(groups.values()))
+    assert ranks[groups["only"].key]["time"] == 1.0
+    assert ranks.winner(groups["only"].key, "time") is None  # nothing to beat

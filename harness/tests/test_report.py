@@ -168,3 +168,94 @@ def test_floor_column_reads_each_figure_as_a_multiple_of_the_floor(tmp_path):
     assert sleep and all(results.ranks[g.key]["floor"] == 1.0 for g in sleep)
     text = report.write_report(run).read_text()
     assert "| ×floor |" in text.split("## chain")[1].split("\n\n")[1]
+
+
+MIB = 1 << 20
+
+
+def synthetic_run(tmp_path: Path, until_ci: float | None = None) -> Path:
+    """A run directory of known answers, not timings: chain N=1000 where
+    "slow" takes exactly twice "fast"'s times (6 runs each, both settled),
+    "lone" has one ok run at N=2000 beside "slow" (6 runs); sleep where "flat"'s memory grows under 1 MiB
+    (below resolution) and "grows" by 6 MiB, both over 6 runs."""
+    run = tmp_path / "synthetic"
+    run.mkdir(parents=True)
+    env = json.loads((FIXTURE / "env.json").read_text())
+    if until_ci is not None:
+        env["settings"]["until_ci"] = until_ci
+    (run / "env.json").write_text(json.dumps(env))
+    header = (FIXTURE / "runs.csv").read_text().splitlines()[0].split(",")
+    fast = [1.00, 1.01, 0.99, 1.02, 0.98, 1.00]
+    rows = []
+
+    def add(impl, workload, n, rep, **figures):
+        rows.append({"run_id": "synthetic", "impl": impl, "language": impl, "runtime": impl,
+                     "workload": workload, "n": n, "rep": rep, "status": "ok", "exit_code": 0,
+                     "wall_s": 1.0, "cpu_user_s": 0.5, "cpu_sys_s": 0.0, **figures})
+    for rep, t in enumerate(fast, 1):
+        add("fast", "chain", 1000, rep, first_iter_s=t / 1000, warm_iter_s=t / 1000,
+            peak_rss_bytes=int(10 * MIB * t))
+        add("slow", "chain", 1000, rep, first_iter_s=2 * t / 1000, warm_iter_s=2 * t / 1000,
+            peak_rss_bytes=int(10 * MIB * t))
+        for n, grows in ((1000, 0), (101000, 6 * MIB)):
+            add("flat", "sleep", n, rep, first_iter_s=1.0, peak_rss_bytes=20 * MIB + n + rep)
+            add("grows", "sleep", n, rep, first_iter_s=1.0,
+                peak_rss_bytes=20 * MIB + grows + 1000 * rep)
+        add("slow", "chain", 2000, rep, first_iter_s=2 * t / 1000, warm_iter_s=2 * t / 1000,
+            peak_rss_bytes=int(10 * MIB * t))
+    add("lone", "chain", 2000, 1, first_iter_s=0.003, warm_iter_s=0.003, peak_rss_bytes=30 * MIB)
+    with (run / "runs.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, header, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+    return run
+
+
+def _row(text: str, section: str, impl: str, n: int = 1000) -> str:
+    table = text.split(f"## {section}")[1]
+    return next(x for x in table.splitlines() if x.startswith(f"| {n} | {impl} |"))
+
+
+def test_intervals_in_the_report_cells(tmp_path):
+    text = report.write_report(synthetic_run(tmp_path), draw=False).read_text()
+    fast, slow = (_row(text, "chain", impl) for impl in ("fast", "slow"))
+    lone = _row(text, "chain", "lone", 2000)
+    # one ok run: its figures say so, and its ratio has no interval
+    assert "3 ms (1 run, no interval)" in lone and "1.50× (no interval)" in lone
+    # ... so the 6-run group it is compared with is no settled winner
+    assert "1.00× (no settled winner)" in _row(text, "chain", "slow", 2000)
+    # six runs: [min, max] at 96.9%, settled, so no confidence is printed after it
+    assert "1 ms [980 µs, 1.02 ms] |" in fast
+    # ×best: the settled best is in bold; slow's ratio is 2 exactly, settled
+    assert "**1.00×**" in fast
+    assert "2.00× [1.96, 2.04] |" in slow  # the pairwise ratios of 6 runs a side, 95.9%
+    assert "1.00× [0.98, 1.02] |" in slow  # ×best RSS: the same memory
+    # the same RSS on both: no winner is settled for ×best RSS
+    assert "1.00× (no settled winner)" in fast
+
+
+def test_memory_per_task_below_resolution_says_so_in_the_report(tmp_path):
+    text = report.write_report(synthetic_run(tmp_path), draw=False).read_text()
+    flat, grows = _row(text, "sleep", "flat", 101000), _row(text, "sleep", "grows", 101000)
+    assert "| below resolution |" in flat
+    # 6 MiB over 100,000 tasks; two medians at 96.9% each: 93.8%, shown as such
+    assert "63 B [63 B, 63 B] (94%)" in grows
+    assert "below resolution" in text.split("## How to read")[1].split("## Warnings")[0]
+
+
+def test_how_to_read_explains_the_intervals_and_links_the_statistics_page(run):
+    how = (run / "report.md").read_text().split("## How to read")[1].split("## Warnings")[0]
+    assert "[docs/statistics.md](../../docs/statistics.md)" in how
+    assert "95% confidence interval" in how and "not settled" in how
+    assert "6\nare needed for a median" in how or "6 are needed for a median" in how.replace("\n", " ")
+    assert "standard deviation" not in how
+
+
+def test_until_ci_is_checked_only_when_the_run_set_it(tmp_path):
+    plain = report.write_report(synthetic_run(tmp_path), draw=False).read_text()
+    assert "--until-ci" not in plain
+    text = report.write_report(synthetic_run(tmp_path / "ci", until_ci=0.01), draw=False).read_text()
+    warnings = text.split("## Warnings")[1].split("\n## ")[0]
+    # fast and slow reach 2% (over 1%); lone has one run
+    assert "chain: 4 of 4 groups did not reach the run's --until-ci 1%" in warnings
+    assert "lone N=2000 (cold iteration: 1 run, no interval" in warnings
