@@ -513,9 +513,17 @@ def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()
     return out
 
 
-def until_ci(env: dict[str, Any]) -> float | None:
-    """The run's `run --until-ci PCT` target (a fraction), when it was set."""
-    value = (env.get("settings") or {}).get("until_ci")
+def until_ci(env: dict[str, Any], g: Group | None = None) -> float | None:
+    """The `run --until-ci PCT` target (a fraction) a group was run to: its
+    suite part's own (env.json settings.parts[].until_ci) where the part
+    holds its workload and N, else the run's; None when neither was set."""
+    settings = env.get("settings") or {}
+    if g is not None:
+        for part in settings.get("parts") or []:
+            if (part.get("until_ci") and g.workload in (part.get("workloads") or ())
+                    and (g.n is None or g.n in (part.get("ns") or (g.n,)))):
+                return float(part["until_ci"])
+    value = settings.get("until_ci")
     return float(value) if value else None
 
 
@@ -540,18 +548,20 @@ def wide_figures(g: Group, target: float) -> list[str]:
 def until_ci_warnings(groups: list[Group], env: dict[str, Any]) -> list[str]:
     """With `run --until-ci PCT`: one line per workload naming the headline
     figures whose interval did not get within PCT of the median."""
-    target = until_ci(env)
-    if target is None:
-        return []
-    by_workload: dict[str, list[str]] = {}
-    totals: Counter[str] = Counter(g.workload for g in groups if g.ok)
+    by_workload: dict[tuple[str, float], list[str]] = {}
+    totals: Counter[tuple[str, float]] = Counter()
     for g in groups:
-        if g.ok and (wide := wide_figures(g, target)):
-            by_workload.setdefault(g.workload, []).append(f"{_short(g)} ({', '.join(wide)})")
-    return [f"{workload}: {len(entries)} of {totals[workload]} groups did not reach the run's "
-            f"--until-ci {target * 100:g}% (a settled interval within {target * 100:g}% of the "
-            f"median): {'; '.join(entries)}."
-            for workload, entries in by_workload.items()]
+        target = until_ci(env, g)
+        if target is None or not g.ok:
+            continue
+        totals[(g.workload, target)] += 1
+        if wide := wide_figures(g, target):
+            by_workload.setdefault((g.workload, target), []).append(
+                f"{_short(g)} ({', '.join(wide)})")
+    return [f"{workload}: {len(entries)} of {totals[(workload, target)]} groups did not reach "
+            f"the run's --until-ci {target * 100:g}% (a settled interval within "
+            f"{target * 100:g}% of the median): {'; '.join(entries)}."
+            for (workload, target), entries in by_workload.items()]
 
 
 def _short(g: Group) -> str:

@@ -254,3 +254,13 @@ def test_a_group_without_a_measured_rival_is_neither_winner_nor_loser():
     ranks = analysis.ratios(list(groups.values()))
     assert ranks[groups["only"].key]["time"] == 1.0
     assert ranks.winner(groups["only"].key, "time") is None  # nothing to beat
+
+
+def test_until_ci_of_a_suite_part_applies_to_its_workloads():
+    groups = analysis.group_runs(_chain_rows("wide", [1.0, 1.2, 0.8, 1.0, 1.1, 0.9]))
+    env = {"settings": {"parts": [{"workloads": ["sleep"], "ns": [1000], "until_ci": 0.01},
+                                  {"workloads": ["chain"], "ns": [1000], "until_ci": 0.3}]}}
+    assert analysis.until_ci_warnings(groups, env) == []  # ±20% is within chain's 30%
+    env["settings"]["parts"][1]["until_ci"] = 0.1
+    [line] = analysis.until_ci_warnings(groups, env)
+    assert "--until-ci 10%" in line
