@@ -10,7 +10,9 @@ missing bar. Implementations whose toolchain is absent (skipped) are left out.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections import defaultdict
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -20,6 +22,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.container import ErrorbarContainer  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
@@ -32,10 +35,13 @@ from .metrics import LATENCIES, METRICS, THROUGHPUT  # noqa: E402
 from .presentation import PRESENTATIONS, Panel, Presentation  # noqa: E402
 from .registry import RegistryError, load_registry  # noqa: E402
 from .rundir import ConfigKey, RunDir  # noqa: E402
+from .stats import LEVEL, Interval  # noqa: E402
 from .workloads import STYLES, workload_rank  # noqa: E402
 
 MIB = 1 << 20
 FAIL_COLOR = "#d62728"
+BELOW_COLOR = "#555555"  # memory per task below the reading's resolution: shown, never ranked
+WHISKER_COLOR = "#222222"  # whiskers on bars (a line's whiskers take its colour)
 DPI = 120
 # Line styles that tell an implementation's CPU counts or machines apart.
 VARIANT_LINES = ("-", "--", ":", "-.")
@@ -97,7 +103,7 @@ def _mark_failed(ax: Axes, x: float, status: str) -> None:
 def _log_y(ax: Axes) -> None:
     """A log y axis, unless nothing positive was drawn (every run failed):
     matplotlib cannot draw a log axis of nothing, and the ✕ marks say it all."""
-    ys = [float(y) for line in ax.get_lines() if line.get_gid() != "failed"
+    ys = [float(y) for line in ax.get_lines() if line.get_gid() not in ("failed", "below")
           for y in line.get_ydata() if math.isfinite(float(y))]
     ys += [p.get_height() for p in ax.patches]
     positive = [y for y in ys if y > 0]
@@ -116,7 +122,7 @@ def _partial(g: Group) -> bool:
 
 
 def _legend(ax: Axes, failed: set[str], partial: bool = False, failed_text: str = "no ok run",
-            zero: bool = False) -> None:
+            zero: bool = False, below_text: str = "") -> None:
     handles, labels = ax.get_legend_handles_labels()
     extra = []
     if failed:
@@ -128,6 +134,9 @@ def _legend(ax: Axes, failed: set[str], partial: bool = False, failed_text: str 
     if zero:
         extra.append(Line2D([], [], marker="v", color="#555555", linestyle="none", markersize=8,
                             label="median 0 (below the recorded resolution)"))
+    if below_text:
+        extra.append(Line2D([], [], marker="v", markerfacecolor="none", markeredgecolor=BELOW_COLOR,
+                            linestyle="none", markersize=8, label=textwrap.fill(below_text, 44)))
     handles += extra
     labels += [h.get_label() for h in extra]
     if handles:  # outside the axes, right: it never hides data
@@ -182,13 +191,113 @@ class _Run:
         return dict(sorted(out.items()))
 
 
+# ---------------------------------------------------------------- intervals
+#
+# Every figure drawn carries the confidence interval of its median
+# (Group.interval, stats.median_interval) as whiskers: solid where the
+# interval reaches LEVEL (95%), dashed and lighter where too few runs give
+# only a lower confidence, none where one run gives no interval. Each
+# plot's caption says which of the three it shows (Whiskers.caption).
+
+
+def scaled(iv: Interval | None, scale: float) -> Interval | None:
+    """An interval in the plot's units (MiB, ms, per hop)."""
+    if iv is None:
+        return None
+    return replace(iv, estimate=iv.estimate * scale, low=iv.low * scale, high=iv.high * scale)
+
+
+def whisker_extent(value: float, iv: Interval | None) -> tuple[float, float] | None:
+    """How far a whisker reaches below and above the drawn value (both >= 0),
+    or None: no whisker (one run, no interval)."""
+    if iv is None:
+        return None
+    return max(value - iv.low, 0.0), max(iv.high - value, 0.0)
+
+
+class Whiskers:
+    """What a plot's whiskers showed, for its caption: settled intervals,
+    intervals below LEVEL (few runs) and their confidence, figures of one
+    run (no interval)."""
+
+    def __init__(self) -> None:
+        self.settled = False
+        self.unsettled: set[float] = set()  # the confidence of each interval below LEVEL
+        self.single = False
+
+    def note(self, runs: int, iv: Interval | None) -> None:
+        if iv is None:
+            self.single = self.single or runs == 1
+        elif iv.settled:
+            self.settled = True
+        else:
+            self.unsettled.add(round(iv.confidence, 2))
+
+    def caption(self, what: str = "median of the ok runs", of: str = "the median") -> str:
+        """e.g. "median of the ok runs; whiskers: 95% interval of the median;
+        dashed: too few runs for 95%, only 75%; one run: no interval"."""
+        parts = [what, f"whiskers: {LEVEL:.0%} interval of {of}"]
+        if self.unsettled:
+            lo, hi = min(self.unsettled), max(self.unsettled)
+            only = f"{lo:.0%}" if lo == hi else f"{lo:.0%}–{hi:.0%}"
+            parts.append(f"dashed: too few runs for {LEVEL:.0%}, only {only}")
+        if self.single:
+            parts.append("one run: no interval")
+        return "; ".join(parts)
+
+
+def _fit(text: str, fig: Figure, share: float = 1.0, size: float = 10) -> str:
+    """A caption broken into lines that fit share of the figure's width."""
+    per_inch = 72 / (0.55 * size)  # characters an inch, roughly
+    return textwrap.fill(text, max(40, int(fig.get_figwidth() * share * per_inch)),
+                         break_on_hyphens=False)
+
+
+def draw_whiskers(ax: Axes, xs: list[float], ys: list[float], intervals: list[Interval | None],
+                  runs: list[int], color: str, shown: Whiskers,
+                  horizontal: bool = False) -> list[ErrorbarContainer]:
+    """Whiskers at (x, y) from each point's interval: solid at LEVEL, dashed
+    and lighter below it, none without an interval (one run). Horizontal
+    bars (summary.png) take them along x. Returns what was drawn (at most a
+    solid and a dashed set), each container's lines tagged with its gid."""
+    drawn: list[ErrorbarContainer] = []
+    for settled in (True, False):
+        at = [(x, y, ext) for x, y, iv, n in zip(xs, ys, intervals, runs)
+              if iv is not None and iv.settled == settled
+              and (ext := whisker_extent(y if not horizontal else x, iv)) is not None]
+        if not at:
+            continue
+        px, py, ext = zip(*at)
+        err = [[e[0] for e in ext], [e[1] for e in ext]]
+        c = ax.errorbar(px, py, **{"xerr" if horizontal else "yerr": err}, fmt="none",
+                        ecolor=color, capsize=2, elinewidth=1.1, zorder=3)
+        gid = "interval" if settled else "interval-unsettled"
+        for artist in (*c.lines[1], *c.lines[2]):
+            artist.set_gid(gid)
+            if not settled:
+                artist.set_alpha(0.6)
+        if not settled:
+            for coll in c.lines[2]:
+                coll.set_linestyle((0, (2.5, 1.5)))
+        drawn.append(c)
+    for iv, n in zip(intervals, runs):
+        shown.note(n, iv)
+    return drawn
+
+
 # ---------------------------------------------------------------- plots
 
 def _grouped_bars(run: _Run, groups: list[Group], value: Callable[[Group], float | None],
                   title: str, ylabel: str, path: Path, log: bool,
-                  error: Callable[[Group], tuple[float, float] | None] | None = None,
-                  label: Callable[[float], str] = fmt_plain) -> Path:
-    """Bars per implementation, grouped by N (the chart shape of 1M tasks 2024)."""
+                  interval: Callable[[Group], Interval | None] = lambda g: None,
+                  label: Callable[[float], str] = fmt_plain,
+                  below: Callable[[Group], bool] = lambda g: False,
+                  below_text: str = "", what: str = "bars: median of the ok runs",
+                  of: str = "the median", runs: Callable[[Group], int] = lambda g: g.ok) -> Path:
+    """Bars per implementation, grouped by N (the chart shape of 1M tasks
+    2024), with whiskers from interval(group) (draw_whiskers). A group that
+    ran but whose figure is below the reading's resolution (below) is
+    marked as such, not drawn as a bar."""
     ns = sorted({g.n for g in groups})
     impls = sorted({g.series for g in groups})
     index = {(g.series, g.n): g for g in groups}
@@ -196,7 +305,8 @@ def _grouped_bars(run: _Run, groups: list[Group], value: Callable[[Group], float
     fig, ax = plt.subplots(figsize=(max(9.5, 3.2 + len(ns) * len(impls) * 0.45), 5.5))
     failed: set[str] = set()
     labelled: set[str] = set()
-    highest, partial = 0.0, False
+    shown = Whiskers()
+    highest, partial, unresolved = 0.0, False, False
     for i, impl in enumerate(impls):
         for j, n in enumerate(ns):
             g = index.get((impl, n))
@@ -208,15 +318,17 @@ def _grouped_bars(run: _Run, groups: list[Group], value: Callable[[Group], float
                 if g.failure:
                     _mark_failed(ax, x, g.failure)
                     failed.add(g.failure)
+                elif below(g):
+                    _mark_below(ax, x, impl, run.color[impl])
+                    unresolved = True
                 continue
-            yerr, top = None, v
-            if error and (lo_hi := error(g)):
-                yerr = [[v - lo_hi[0]], [lo_hi[1] - v]]
-                top = lo_hi[1]
-            ax.bar(x, v, width * 0.92, color=run.color[impl], yerr=yerr, capsize=2,
+            iv = interval(g)
+            top = max(v, iv.high) if iv is not None else v
+            ax.bar(x, v, width * 0.92, color=run.color[impl],
                    label=None if impl in labelled else impl,
                    hatch=run.hatch[impl],
                    edgecolor=FAIL_COLOR if _partial(g) else None, linewidth=2 if _partial(g) else 0)
+            draw_whiskers(ax, [x], [v], [iv], [runs(g)], WHISKER_COLOR, shown)
             partial = partial or _partial(g)
             labelled.add(impl)
             ax.annotate(label(v), (x, top), xytext=(0, 2), textcoords="offset points",
@@ -225,7 +337,7 @@ def _grouped_bars(run: _Run, groups: list[Group], value: Callable[[Group], float
     ax.set_xticks(range(len(ns)), [f"N = {n:,}" for n in ns])
     ax.set_xlabel("number of tasks N")
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(f"{title}\n{_fit(shown.caption(what, of), fig, 0.6)}", fontsize=10)
     if log:
         _log_y(ax)
         if highest > 0:
@@ -234,14 +346,21 @@ def _grouped_bars(run: _Run, groups: list[Group], value: Callable[[Group], float
     elif highest > 0:
         ax.set_ylim(top=highest * 1.2)
     ax.grid(axis="y", alpha=0.3)
-    _legend(ax, failed, partial)
+    _legend(ax, failed, partial, below_text=below_text if unresolved else "")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return _save(fig, path, run.env)
 
 
-def _rss_range(g: Group) -> tuple[float, float] | None:
-    s = g.metrics.get("peak_rss_bytes")
-    return (s.min / MIB, s.max / MIB) if s else None
+def _mark_below(ax: Axes, x: float, series: str, color: str) -> None:
+    """A ▽ in the series' colour at the bottom of the axes, with "below
+    resolution" and its name: the group ran, but its figure is too small to
+    read (never a bar of height 0)."""
+    trans = ax.get_xaxis_transform()
+    ax.plot([x], [0.04], marker="v", markerfacecolor="none", markeredgecolor=color,
+            markeredgewidth=1.5, markersize=8, transform=trans, clip_on=False, zorder=5,
+            linestyle="none", gid="below")
+    ax.text(x, 0.08, f"{series}: below resolution", transform=trans, rotation=90, ha="center",
+            va="bottom", fontsize=7, color=BELOW_COLOR, zorder=5)
 
 
 def rss_bars(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
@@ -255,14 +374,59 @@ def rss_bars(run: _Run, out: Path, workload: str, presented: Presentation) -> li
         return m / MIB if m is not None else None
 
     return [_grouped_bars(
-        run, groups, rss, f"{workload}: {presented.plot_caption or 'peak RSS against N'} "
-        "(median, min–max bars)", "peak RSS (MiB, log scale)", out / f"{workload}_rss.png",
-        log=True, error=_rss_range, label=lambda v: f"{v:,.0f}" if v >= 100 else f"{v:.3g}")]
+        run, groups, rss, f"{workload}: {presented.plot_caption or 'peak RSS against N'}",
+        "peak RSS (MiB, log scale)", out / f"{workload}_rss.png",
+        log=True, interval=lambda g: scaled(g.interval("peak_rss_bytes"), 1 / MIB),
+        label=lambda v: f"{v:,.0f}" if v >= 100 else f"{v:.3g}")]
+
+
+def below_resolution(run: _Run, g: Group) -> tuple[int, ...]:
+    """The N over which g's memory per task was read and found below the
+    resolution (analysis: Group.mem_below_resolution): every N of its series
+    up to g's; () when g has a figure, failed, or has no smaller N."""
+    # getattr: until analysis's mem_below_resolution is committed, "ran, no
+    # figure" is what below resolution meant
+    below = getattr(g, "mem_below_resolution",
+                    g.mem_per_task_bytes is None and g.median("peak_rss_bytes") is not None)
+    if not below or g.n is None:
+        return ()
+    return tuple(sorted(h.n for h in run.groups
+                        if (h.impl, h.workload, h.buffer, h.params)
+                        == (g.impl, g.workload, g.buffer, g.params)
+                        and h.n is not None and h.n <= g.n
+                        and h.median("peak_rss_bytes") is not None))
+
+
+def resolution_text(points: list[tuple[int, ...]]) -> str:
+    """What "below resolution" means for these groups (analysis,
+    _memory_per_task): peak RSS grew less than MEM_RESOLUTION_BYTES over the
+    N measured (less than that much a task, when they share their N), or
+    the slope's interval reaches 0."""
+    floor = fmt_bytes(analysis.MEM_RESOLUTION_BYTES)
+    spans = {(p[0], p[-1]) for p in points if len(p) > 1}
+    if len(spans) != 1:
+        return f"< {floor} growth over the N measured, or an interval reaching 0"
+    lo, hi = spans.pop()
+    return (f"< {floor} growth from N = {lo:,} to {hi:,} "
+            f"(< {fmt_bytes(analysis.MEM_RESOLUTION_BYTES / (hi - lo))} a task), "
+            "or an interval reaching 0")
+
+
+def mem_per_task_interval(g: Group) -> Interval | None:
+    """Memory per task's interval (analysis.slope_interval); None where an N
+    it rests on had one run (or analysis gives none yet)."""
+    return getattr(g, "mem_interval", None)
+
+
+def _mem_runs(g: Group) -> int:
+    """The runs memory per task's whisker is noted with: 1 when it has no
+    interval (an N it rests on had one run), else the group's."""
+    return g.ok if mem_per_task_interval(g) is not None else 1
 
 
 def mem_per_task_bars(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """Memory per task; it exists above the run's smallest N only, and a
-    failed N stays marked."""
+    failed N stays marked, an N below the resolution too."""
     groups = run.of(workload)
     if not groups:
         return []
@@ -273,45 +437,49 @@ def mem_per_task_bars(run: _Run, out: Path, workload: str, presented: Presentati
         values = [g.mem_per_task_bytes for g in per_task if g.mem_per_task_bytes is not None]
         points = sorted({n for g in per_task for n in g.mem_points})
         base_text = ", ".join(f"{n:,}" for n in points) or "?"
+        unresolved = [p for g in per_task if (p := below_resolution(run, g))]
         paths.append(_grouped_bars(
             run, per_task, lambda g: g.mem_per_task_bytes,
             f"{workload}: memory per task (slope of peak RSS over N = {base_text})",
             "bytes per task" + (" (log scale)" if values and min(values) > 0 else ""),
             out / f"{workload}_mem_per_task.png", log=bool(values) and min(values) > 0,
-            label=lambda v: f"{v:,.0f}"))
+            interval=mem_per_task_interval, label=lambda v: f"{v:,.0f}",
+            below=lambda g: bool(below_resolution(run, g)),
+            below_text=f"below resolution ({resolution_text(unresolved)})",
+            what="bars: slope of the median peak RSS over N", of="the slope", runs=_mem_runs))
     return paths
 
 
 def _lines(ax: Axes, run: _Run, groups: list[Group], x: Callable[[Group], float],
-           y: Callable[[Group], float | None], err: Callable[[Group], tuple[float, float] | None],
-           failed: set[str]) -> tuple[bool, bool]:
-    """One line per implementation on a log x axis; returns whether a point
-    stands on a partially failed group (ringed in red) and whether a median
-    of 0 (below the recorded resolution) was marked with ▼ at the bottom."""
+           y: Callable[[Group], float | None], interval: Callable[[Group], Interval | None],
+           failed: set[str], shown: Whiskers) -> tuple[bool, bool]:
+    """One line per implementation on a log x axis, each point with its
+    interval's whisker (draw_whiskers); returns whether a point stands on a
+    partially failed group (ringed in red) and whether a median of 0 (below
+    the recorded resolution) was marked with ▼ at the bottom."""
     partial = zero = False
     lines = run.by_impl(groups)
     single = len({x(g) for g in groups}) == 1  # one column of points stays one column
     for i, (impl, members) in enumerate(lines.items()):
         # Nudge each implementation a little sideways so equal points and
-        # their min–max bars stay apart (3% of a decade between neighbours).
+        # their whiskers stay apart (3% of a decade between neighbours).
         dodge = 1.0 if single else 10 ** (0.03 * (i - (len(lines) - 1) / 2))
 
         def at(g: Group) -> float:
             return x(g) * dodge
 
-        pts = [(at(g), y(g), err(g)) for g in members if y(g) is not None and y(g) > 0]
+        pts = [(at(g), y(g), interval(g), g.ok) for g in members
+               if y(g) is not None and y(g) > 0]
         for g in members:
             if y(g) is not None and y(g) <= 0:  # a log axis has no 0: mark it at the bottom
                 ax.plot([at(g)], [0.02], marker="v", color=run.color[impl], markersize=8,
                         transform=ax.get_xaxis_transform(), clip_on=False, linestyle="none")
                 zero = True
         if pts:
-            xs, ys, errs = zip(*pts)
-            yerr = [[v - e[0] if e else 0 for v, e in zip(ys, errs)],
-                    [e[1] - v if e else 0 for v, e in zip(ys, errs)]]
-            ax.errorbar(xs, ys, yerr=yerr, marker="o", markersize=4, capsize=2,
-                        color=run.color[impl], label=impl,
-                        linestyle=run.line[impl])
+            xs, ys, ivs, runs = (list(c) for c in zip(*pts))
+            ax.plot(xs, ys, marker="o", markersize=4, color=run.color[impl], label=impl,
+                    linestyle=run.line[impl])
+            draw_whiskers(ax, xs, ys, ivs, runs, run.color[impl], shown)
         for g in members:
             if y(g) is None and g.failure:
                 _mark_failed(ax, at(g), g.failure)
@@ -324,16 +492,16 @@ def _lines(ax: Axes, run: _Run, groups: list[Group], x: Callable[[Group], float]
 
 
 def _scaled(metric: str, scale: float) -> tuple[Callable[[Group], float | None],
-                                                 Callable[[Group], tuple[float, float] | None]]:
+                                                 Callable[[Group], Interval | None]]:
+    """A metric's median and its interval, both times scale."""
     def y(g: Group) -> float | None:
         s = g.metrics.get(metric)
         return s.median * scale if s else None
 
-    def err(g: Group) -> tuple[float, float] | None:
-        s = g.metrics.get(metric)
-        return (s.min * scale, s.max * scale) if s else None
+    def interval(g: Group) -> Interval | None:
+        return scaled(g.interval(metric), scale)
 
-    return y, err
+    return y, interval
 
 
 def _x_at_data(ax: Axes, xs: list[float]) -> None:
@@ -369,10 +537,11 @@ def time_lines(run: _Run, out: Path, workload: str, presented: Presentation) -> 
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels) + 2, 5.2), squeeze=False,
                              sharey=True)
     failed: set[str] = set()
+    shown = Whiskers()
     partial = zero = False
     for ax, metric in zip(axes[0], panels):
-        y, err = _scaled(metric, scale)
-        p, z = _lines(ax, run, groups, lambda g: g.n, y, err, failed)
+        y, interval = _scaled(metric, scale)
+        p, z = _lines(ax, run, groups, lambda g: g.n, y, interval, failed, shown)
         partial, zero = partial or p, zero or z
         ax.set_title(f"{'cold (first)' if metric == 'first_iter_s' else 'warm (median of later)'} "
                      "iteration")
@@ -383,7 +552,9 @@ def time_lines(run: _Run, out: Path, workload: str, presented: Presentation) -> 
     axes[0][0].set_ylabel(f"time per iteration ({unit}, log scale)")
     _legend(axes[0][-1], failed, partial, zero=zero)
     caption = presented.plot_caption or "time per iteration"
-    fig.suptitle(f"{workload}: {caption} (median, min–max bars)")
+    fig.suptitle(f"{workload}: {caption}\n"
+                 f"{_fit(shown.caption('points: median of the ok runs'), fig, size=11)}",
+                 fontsize=11)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, out / f"{workload}_time.png", run.env)]
 
@@ -394,13 +565,15 @@ def rss_lines(run: _Run, out: Path, workload: str, presented: Presentation) -> l
     if not groups:
         return []
     fig, ax = plt.subplots(figsize=(10, 5.2))
-    failed = set()
-    y, err = _scaled("peak_rss_bytes", 1 / MIB)
-    partial, zero = _lines(ax, run, groups, lambda g: g.n, y, err, failed)
+    failed: set[str] = set()
+    shown = Whiskers()
+    y, interval = _scaled("peak_rss_bytes", 1 / MIB)
+    partial, zero = _lines(ax, run, groups, lambda g: g.n, y, interval, failed, shown)
     _loglog(ax, [g.n for g in groups])
     ax.set_xlabel("number of tasks N (log scale)")
     ax.set_ylabel("peak RSS (MiB, log scale)")
-    ax.set_title(f"{workload}: peak RSS against N (median, min–max bars)")
+    ax.set_title(f"{workload}: peak RSS against N\n"
+                 f"{_fit(shown.caption('points: median of the ok runs'), fig, 0.7)}", fontsize=10)
     _legend(ax, failed, partial, zero=zero)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, out / f"{workload}_rss.png", run.env)]
@@ -415,14 +588,15 @@ def buffer_grid(run: _Run, out: Path, workload: str, presented: Presentation) ->
     ns = sorted({g.n for g in groups})
     fig, axes = plt.subplots(1, len(ns), figsize=(5.5 * len(ns) + 3.5, 5.2), squeeze=False)
     failed: set[str] = set()
+    shown = Whiskers()
     partial = zero = False
     for ax, n in zip(axes[0], ns):
         members = [g for g in groups if g.n == n]
         metric = analysis.iter_metric(members)
         times = [s.max for g in members if (s := g.metrics.get(metric))]
         scale, unit = _time_unit(times)
-        y, err = _scaled(metric, scale)
-        p, z = _lines(ax, run, members, lambda g: g.buffer, y, err, failed)
+        y, interval = _scaled(metric, scale)
+        p, z = _lines(ax, run, members, lambda g: g.buffer, y, interval, failed, shown)
         partial, zero = partial or p, zero or z
         ax.set_xscale("symlog", linthresh=1)  # symlog keeps a rendezvous (buffer 0) on the axis
         _log_y(ax)
@@ -434,7 +608,9 @@ def buffer_grid(run: _Run, out: Path, workload: str, presented: Presentation) ->
         ax.set_xlabel("channel buffer size (log scale)")
         ax.set_ylabel(f"time per iteration, {kind} ({unit}, log scale)")
     _legend(axes[0][-1], failed, partial, zero=zero)
-    fig.suptitle(f"{workload}: {presented.plot_caption} (median, min–max bars)")
+    fig.suptitle(f"{workload}: {presented.plot_caption}\n"
+                 f"{_fit(shown.caption('points: median of the ok runs'), fig, size=11)}",
+                 fontsize=11)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, out / f"{workload}_time.png", run.env)]
 
@@ -536,6 +712,7 @@ def _per_impl_panels(run: _Run, workload: str, metric: str, ylabel: str, title: 
         return []
     fig, axes = _panels(len(by_impl), 4.2, 3.8)
     failed: set[str] = set()
+    shown = Whiskers()
     for ax, (impl, groups) in zip(axes, by_impl.items()):
         lines: dict[str, list[Group]] = defaultdict(list)
         for g in groups:
@@ -543,13 +720,13 @@ def _per_impl_panels(run: _Run, workload: str, metric: str, ylabel: str, title: 
         for label, members in sorted(lines.items(), key=lambda kv: STYLES.index(kv[0].split()[0])):
             members.sort(key=lambda g: g.key.param("users"))
             color = STYLE_COLORS.get(label.split()[0])
-            pts = [(g.key.param("users"), g.metrics[metric]) for g in members if metric in g.metrics]
-            if pts:
-                xs = [x for x, _ in pts]
-                ys = [m.median for _, m in pts]
-                yerr = [[m.median - m.min for _, m in pts], [m.max - m.median for _, m in pts]]
-                ax.errorbar(xs, ys, yerr=yerr, marker="o", markersize=4, capsize=2, color=color,
-                            label=label)
+            have = [g for g in members if metric in g.metrics]
+            if have:
+                xs = [g.key.param("users") for g in have]
+                ys = [g.median(metric) for g in have]
+                ax.plot(xs, ys, marker="o", markersize=4, color=color, label=label)
+                draw_whiskers(ax, xs, ys, [g.interval(metric) for g in have],
+                              [g.ok for g in have], color or WHISKER_COLOR, shown)
             for g in members:
                 if metric not in g.metrics and g.failure and g.failure != "skipped":
                     _mark_failed(ax, g.key.param("users"), g.failure)
@@ -566,7 +743,9 @@ def _per_impl_panels(run: _Run, workload: str, metric: str, ylabel: str, title: 
         _plain_log(ax)
         ax.set_ylabel(ylabel + ", log scale")
     _legend(axes[min(3, len(axes) - 1)], failed)
-    fig.suptitle(f"{workload}: {title} (median, min–max bars)")
+    fig.suptitle(f"{workload}: {title}\n"
+                 f"{_fit(shown.caption('points: median of the ok runs'), fig, size=11)}",
+                 fontsize=11)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, path, run.env)]
 
@@ -592,6 +771,7 @@ def http_latency(run: _Run, out: Path, workload: str, presented: Presentation) -
     if not by_impl:
         return []
     fig, axes = _panels(len(by_impl), 4.2, 4.4)
+    whiskers = Whiskers()
     for ax, (impl, groups) in zip(axes, by_impl.items()):
         most = max(g.key.param("users") for g in groups)
         shown = sorted((g for g in groups if g.key.param("users") == most and g.metrics),
@@ -603,6 +783,8 @@ def http_latency(run: _Run, out: Path, workload: str, presented: Presentation) -
                 continue
             ax.plot([i, i], [p50 * 1e3, top * 1e3], color=color, linewidth=6, alpha=0.35)
             ax.plot([i], [p50 * 1e3], marker="o", color=color)
+            draw_whiskers(ax, [i], [p50 * 1e3], [scaled(g.interval(LATENCIES[0]), 1e3)], [g.ok],
+                          WHISKER_COLOR, whiskers)
             for v in (p90, p99):
                 ax.plot([i - 0.2, i + 0.2], [v * 1e3] * 2, color=color, linewidth=1.5)
         ax.set_xticks(range(len(shown)), [_style_label(g) for g in shown], rotation=30,
@@ -614,7 +796,9 @@ def http_latency(run: _Run, out: Path, workload: str, presented: Presentation) -
         _plain_log(ax)
         ax.set_ylabel("response (ms, log): ● median, — p90 and p99, bar to the slowest",
                       fontsize=8)
-    fig.suptitle(f"{workload}: response times (medians over the repeats)")
+    fig.suptitle(f"{workload}: response times (medians over the repeats)\n"
+                 f"{_fit(whiskers.caption('● median of the ok runs', 'the median p50'), fig, size=11)}",
+                 fontsize=11)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, out / f"{workload}_latency.png", run.env)]
 
@@ -649,6 +833,7 @@ def cpu_scaling(run: _Run, out: Path, workload: str, presented: Presentation) ->
         configs[rest.settings or workload].append(g)
     fig, axes = _panels(len(configs), 4.2, 3.8)
     failed: set[str] = set()
+    shown = Whiskers()
     for ax, (title, members) in zip(axes, sorted(configs.items())):
         lines: dict[str, list[Group]] = defaultdict(list)
         for g in members:
@@ -656,13 +841,15 @@ def cpu_scaling(run: _Run, out: Path, workload: str, presented: Presentation) ->
             lines[g.impl + (f" @{machine}" if machine else "")].append(g)
         for name, points in sorted(lines.items()):
             points.sort(key=lambda g: g.param("cpus"))
-            have = [(g.param("cpus"), g.metrics[metric]) for g in points if metric in g.metrics]
+            have = [g for g in points if metric in g.metrics]
             if have:
-                ax.errorbar([c for c, _ in have], [m.median * scale for _, m in have],
-                            yerr=[[(m.median - m.min) * scale for _, m in have],
-                                  [(m.max - m.median) * scale for _, m in have]],
-                            marker="o", markersize=4, capsize=2, label=name,
-                            color=run.color[points[0].impl], linestyle=run.line[points[0].impl])
+                color = run.color[points[0].impl]
+                xs = [g.param("cpus") for g in have]
+                ys = [g.median(metric) * scale for g in have]
+                ax.plot(xs, ys, marker="o", markersize=4, label=name, color=color,
+                        linestyle=run.line[points[0].impl])
+                draw_whiskers(ax, xs, ys, [scaled(g.interval(metric), scale) for g in have],
+                              [g.ok for g in have], color, shown)
             for g in points:
                 if metric not in g.metrics and g.failure and g.failure != "skipped":
                     _mark_failed(ax, g.param("cpus"), g.failure)
@@ -674,88 +861,152 @@ def cpu_scaling(run: _Run, out: Path, workload: str, presented: Presentation) ->
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(ylabel)
     _legend(axes[-1], failed)
-    fig.suptitle(f"{workload}: {ylabel.split(' (')[0]} against the CPUs it may use "
-                 "(median, min–max bars)")
+    fig.suptitle(f"{workload}: {ylabel.split(' (')[0]} against the CPUs it may use\n"
+                 f"{_fit(shown.caption('points: median of the ok runs'), fig, size=11)}",
+                 fontsize=11)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, out / f"{workload}_scaling.png", run.env)]
 
 
 # ---------------------------------------------------------------- summary
 
-Bars = list[tuple[str, float | None, str]]  # (series, value or None, the failure)
+@dataclass(frozen=True)
+class Bar:
+    """One implementation's bar in a summary.png panel."""
+    series: str
+    value: float | None  # None: failed, below resolution, or no figure
+    interval: Interval | None = None  # in the value's units; None: one run (or none computed)
+    runs: int = 0  # ok runs behind the value
+    failure: str = ""  # the status, when no run was ok
+    below: tuple[int, ...] = ()  # memory per task below resolution: the N it was read over
 
 
-def _headline(run: _Run, workload: str, value: Callable[[Group], float | None],
-              buffer: int | None = None) -> tuple[int | None, Bars]:
-    """Per implementation at the run's largest N of the workload (and the
-    buffer): (impl, value or None, the failure when there is no value)."""
-    groups = [g for g in run.of(workload) if buffer is None or g.buffer == buffer]
-    if not groups:
-        return None, []
-    n = max(g.n for g in groups)
-    return n, [(g.series, value(g), g.failure or "") for g in groups if g.n == n]
+@dataclass(frozen=True)
+class Section:
+    """Rows of a panel under one heading: the measured ones, ranked (no
+    heading), then the ones that cannot be ranked, each kind apart."""
+    heading: str
+    bars: tuple[Bar, ...]
+
+
+def summary_sections(bars: list[Bar]) -> list[Section]:
+    """A panel's rows in reading order: measured values ranked, best
+    (lowest) first; then failures; then, last, figures below the reading's
+    resolution, which are not ranked among the measured ones: a slope too
+    small to read is not a small slope. Pure: the tests read it."""
+    measured = sorted((b for b in bars if b.value is not None), key=lambda b: (b.value, b.series))
+    failed = sorted((b for b in bars if b.value is None and b.failure), key=lambda b: b.series)
+    below = sorted((b for b in bars if b.value is None and not b.failure and b.below),
+                   key=lambda b: b.series)
+    other = sorted((b for b in bars if b.value is None and not b.failure and not b.below),
+                   key=lambda b: b.series)
+    sections = [Section("", tuple(measured))] if measured else []
+    if failed:
+        sections.append(Section("no ok run", tuple(failed)))
+    if other:
+        sections.append(Section("no figure", tuple(other)))
+    if below:
+        sections.append(Section(f"below resolution, not ranked:\n"
+                                f"{resolution_text([b.below for b in below])}", tuple(below)))
+    return sections
 
 
 Format = Callable[[float | None], str]
 # What a summary.png panel may show (presentation.Panel.figure): a group's
-# value and how it reads.
-SUMMARY_FIGURES: dict[str, tuple[Callable[[Group], float | None], Format]] = {
-    "mem_per_task": (lambda g: g.mem_per_task_bytes, fmt_bytes),
-    "iteration": (lambda g: g.median(analysis.iter_metric([g])), fmt_seconds),
+# value, its interval (same units) and how it reads.
+SUMMARY_FIGURES: dict[str, tuple[Callable[[Group], float | None],
+                                 Callable[[Group], Interval | None], Format]] = {
+    "mem_per_task": (lambda g: g.mem_per_task_bytes, mem_per_task_interval, fmt_bytes),
+    "iteration": (lambda g: g.median(analysis.iter_metric([g])),
+                  lambda g: g.interval(analysis.iter_metric([g])), fmt_seconds),
 }
 
 
-def _panel(run: _Run, workload: str, panel: Panel) -> tuple[str, Bars, Format] | None:
-    """A workload's panel of summary.png: its title, bars and format; None
-    when the run has no group of it."""
-    figure, fmt = SUMMARY_FIGURES[panel.figure]
-
-    def value(g: Group) -> float | None:
-        v = figure(g)
-        if not panel.per_n:
-            return v
-        return v / g.n if v is not None and g.n else None
-
+def _panel(run: _Run, workload: str, panel: Panel) -> tuple[str, list[Bar], Format] | None:
+    """A workload's panel of summary.png at the run's largest N of the
+    workload (and the buffer): its title, bars and format; None when the run
+    has no group of it."""
+    figure, interval, fmt = SUMMARY_FIGURES[panel.figure]
     buffer = None
     if panel.buffer is not None:
         buffers = [g.buffer for g in run.of(workload) if g.buffer is not None]
         buffer = panel.buffer if panel.buffer in buffers else (max(buffers) if buffers else None)
-    n, rows = _headline(run, workload, value, buffer)
-    if not rows:
+    groups = [g for g in run.of(workload) if buffer is None or g.buffer == buffer]
+    if not groups:
         return None
+    n = max(g.n for g in groups)
+    bars = []
+    for g in groups:
+        if g.n != n:
+            continue
+        per = 1 / g.n if panel.per_n and g.n else 1.0
+        v = figure(g)
+        memory = panel.figure == "mem_per_task"
+        bars.append(Bar(g.series, v * per if v is not None else None,
+                        scaled(interval(g), per) if v is not None else None,
+                        _mem_runs(g) if memory else g.ok, g.failure or "",
+                        below_resolution(run, g) if memory else ()))
     where = f"N = {n:,}" + (f", B = {buffer}" if panel.buffer is not None else "")
-    return f"{panel.what} ({where})", rows, fmt
+    return f"{panel.what} ({where})", bars, fmt
 
 
 def summary(run: _Run, out: Path) -> list[Path]:
     """The picture to share: the panels the workloads' presentations declare
     (memory per sleeping task, time per chain hop, time per bounded message),
-    in reading order, each at the run's largest N, best at the top."""
-    panels = [drawn for workload in sorted(PRESENTATIONS, key=workload_rank)
+    in reading order, each at the run's largest N, best at the top, with the
+    median's interval as whiskers; what cannot be ranked (failures, memory
+    below resolution) in groups of its own at the bottom."""
+    panels = [(title, summary_sections(bars), fmt) for workload in sorted(PRESENTATIONS, key=workload_rank)
               if (panel := PRESENTATIONS[workload].panel) is not None
-              and (drawn := _panel(run, workload, panel)) is not None]
+              and (drawn := _panel(run, workload, panel)) is not None
+              for title, bars, fmt in [drawn]]
     if not panels:
         return []
-    height = max(len(rows) for _, rows, _ in panels)
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 0.42 * height + 1.8),
+    height = max(sum(len(sec.bars) + bool(sec.heading) for sec in sections)
+                 for _, sections, _ in panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 0.42 * height + 2.0),
                              squeeze=False)
-    for ax, (title, rows, fmt) in zip(axes[0], panels):
-        rows = sorted(rows, key=lambda r: (r[1] is None, r[1] or 0), reverse=True)
-        top = max((v for _, v, _ in rows if v is not None), default=1.0)
-        for y, (impl, v, failure) in enumerate(rows):
-            if v is None:
-                ax.text(0, y, f"  ✕ {failure or 'below resolution'}", va="center", fontsize=8,
-                        color=FAIL_COLOR if failure else "#555555")
-                continue
-            ax.barh(y, v, color=run.color[impl], hatch=run.hatch[impl], edgecolor="white")
-            ax.text(v + top * 0.01, y, fmt(v), va="center", fontsize=8)
-        ax.set_yticks(range(len(rows)), [impl for impl, _, _ in rows], fontsize=8)
+    shown = Whiskers()
+    for ax, (title, sections, fmt) in zip(axes[0], panels):
+        measured = [b for sec in sections for b in sec.bars if b.value is not None]
+        top = max((max(b.value, b.interval.high if b.interval else 0) for b in measured),
+                  default=1.0) or 1.0
+        ticks: list[tuple[int, str]] = []
+        y = 0
+        for sec in sections:
+            if sec.heading:
+                if y:
+                    ax.axhline(y - 0.5, color="#bbbbbb", linewidth=0.6)
+                heading = "\n".join(textwrap.fill(line, 62) for line in sec.heading.splitlines())
+                ax.text(0, y, heading, va="center", ha="left", fontsize=7.5, style="italic",
+                        color=BELOW_COLOR if sec.bars[0].below else "#333333")
+                y += 1
+            for b in sec.bars:
+                ticks.append((y, b.series))
+                if b.value is None:
+                    text, color = ((f"  ✕ {b.failure}", FAIL_COLOR) if b.failure else
+                                   ("  below resolution", BELOW_COLOR) if b.below else
+                                   ("  no figure", BELOW_COLOR))
+                    ax.text(0, y, text, va="center", fontsize=8, color=color)
+                else:
+                    ax.barh(y, b.value, color=run.color[b.series], hatch=run.hatch[b.series],
+                            edgecolor="white")
+                    draw_whiskers(ax, [b.value], [y], [b.interval], [b.runs], WHISKER_COLOR,
+                                  shown, horizontal=True)
+                    right = max(b.value, b.interval.high) if b.interval else b.value
+                    ax.text(right + top * 0.01, y, fmt(b.value), va="center", fontsize=8)
+                y += 1
+        ax.set_yticks([t for t, _ in ticks], [name for _, name in ticks], fontsize=8)
+        ax.set_ylim(y - 0.5, -0.5)  # best at the top
         ax.set_xlim(0, top * 1.3)
         ax.set_xticks([])
         ax.set_title(title, fontsize=10)
         for side in ("top", "right", "bottom"):
             ax.spines[side].set_visible(False)
-    fig.suptitle("Lower is better: medians of the ok repeats (report.md has the spread)")
+    fig.suptitle("Lower is better, best at the top\n"
+                 + _fit(shown.caption("bars: median of the ok runs (memory: slope of the medians "
+                                      "over N)"), fig),
+                 fontsize=10, wrap=True)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     return [_save(fig, out / "summary.png", run.env)]
 
