@@ -93,6 +93,10 @@ def build_parser() -> Parser:
     run.add_argument("--resume", action="store_true",
                      help="continue the newest run in OUT: rows already ok are kept, failed "
                           "ones of the plan run again (the earlier attempt goes to retried.csv)")
+    run.add_argument("--inherit-env", default=None, metavar="NAME,...",
+                     help="environment variables the measured programs also get (by default "
+                          "only the runtime variables, PATH, HOME, TMPDIR, the user and the "
+                          "locale: results/README.md)")
     run.add_argument("--no-build", action="store_true", help="use the programs as already built")
     run.add_argument("--no-report", action="store_true", help="do not write report.md and plots")
     run.add_argument("--dry-run", action="store_true",

@@ -7,7 +7,7 @@ import platform
 import re
 import socket
 import subprocess
-from typing import Any
+from typing import Any, Iterable
 
 from . import ROOT
 
@@ -88,6 +88,18 @@ def git() -> dict[str, Any]:
 def runtime_variable(name: str) -> bool:
     """Whether a variable changes how a runtime or the C library behaves."""
     return name in RUNTIME_NAMES or name.startswith(RUNTIME_PREFIXES)
+
+
+# What the measured programs get besides the runtime variables (pyperf's
+# practice: its workers get a small allow-list of the environment, and
+# --inherit-environ adds names). Builds get the whole environment.
+PROGRAM_BASE = frozenset({"HOME", "TMPDIR", "USER", "LOGNAME"})
+
+
+def passed_to_programs(name: str, inherit: Iterable[str] = ()) -> bool:
+    """Whether a measured program gets this variable: a runtime variable not
+    named like a secret, or one of PROGRAM_BASE, or named by --inherit-env."""
+    return name in inherit or name in PROGRAM_BASE or recorded(name)
 
 
 def recorded(name: str) -> bool:

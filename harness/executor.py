@@ -127,7 +127,8 @@ class ProcessExecutor:
         started = utc_now()
         probe = LoadProbe.start()
         with tempfile.TemporaryDirectory(prefix="harness-cache-") as cache:
-            env = program_env(p.impl.env_for(p.request.param("cpus"))) | fresh_caches(cache)
+            env = (program_env(p.impl.env_for(p.request.param("cpus")), self.s.inherit_env)
+                   | fresh_caches(cache))
             out, status, error, data, fields, generator_cpu = self._measure(p, env)
         # The load generator's CPU is the machine's load too, but it is part of
         # the measurement: it is counted as measured (and recorded by loadtest).

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from . import ROOT, UsageError
+from .envinfo import passed_to_programs
 from .workloads import WORKLOADS
 
 DETECT_TIMEOUT_S = 60
@@ -255,17 +256,20 @@ def languages(impls: list[Impl]) -> list[Language]:
     return langs
 
 
-def program_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment measured programs run with: ours, minus make's own
-    variables (MAKEFLAGS carries `LANG=go` from `make bench LANG=go`) and
-    any pycache prefix, and with Python writing no bytecode. A prefix would
-    hide the bytecode installed with the standard library, which every run
-    would then compile from source (PyPy +188 MB, CPython +4.4 MB and 0.2 s
-    at N = 1); writing none means no run leaves the program's own modules
-    compiled for the next (docs/protocol.md, "Every run starts cold")."""
+def program_env(extra: dict[str, str] | None = None, inherit: Sequence[str] = ()) -> dict[str, str]:
+    """The environment measured programs run with: of ours, only the
+    allow-list (envinfo.passed_to_programs: the runtime variables, HOME,
+    TMPDIR, the user, and what --inherit-env names), so that no secret of
+    the shell reaches a program that may print it; no pycache prefix, and
+    Python writing no bytecode. A prefix would hide the bytecode installed
+    with the standard library, which every run would then compile from
+    source (PyPy +188 MB, CPython +4.4 MB and 0.2 s at N = 1); writing none
+    means no run leaves the program's own modules compiled for the next
+    (docs/protocol.md, "Every run starts cold"). make's own variables
+    (MAKEFLAGS carries `LANG=go` from `make bench LANG=go`) are not on the
+    allow-list."""
     env = {k: v for k, v in os.environ.items()
-           if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "MAKE_TERMOUT",
-                        "MAKE_TERMERR", "PYTHONPYCACHEPREFIX"}}
+           if passed_to_programs(k, inherit) and k != "PYTHONPYCACHEPREFIX"}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(extra or {})
     return env

@@ -186,7 +186,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     start_invocation(
         env, invocation(sys.argv, resume, git(), [i.id for i in impls], s.record(), load_avg_1m()),
         toolchains={lang.name: lang.toolchain.version or None for lang in languages(impls)},
-        program_env=redact(program_env()), registries=_registries(s),
+        program_env=redact(program_env(inherit=s.inherit_env)), registries=_registries(s),
         floor_impls=[i.id for i in impls if i.floor], machine_state=machine_state())
     ticks = cpu_times()
     write_env(run, env)

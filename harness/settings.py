@@ -63,6 +63,9 @@ class Settings:
     # the part's repeat when higher (ceiling()).
     until_ci: float | None = None
     max_repeat: int | None = None
+    # --inherit-env NAME,...: variables the measured programs get besides the
+    # allow-list (envinfo.passed_to_programs)
+    inherit_env: list[str] = field(default_factory=list)
 
     def target(self, part: Part) -> float | None:
         """The part's --until-ci fraction, else the run's; None: no extra runs."""
@@ -108,6 +111,18 @@ def int_list(text: str, name: str, minimum: int) -> list[int]:
     if len(set(values)) != len(values):
         raise UsageError(f"{name}: repeated value in {text!r}")
     return values
+
+
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def env_names(text: str) -> list[str]:
+    """--inherit-env: a comma-separated list of environment variable names."""
+    names = name_list(text, "--inherit-env")
+    bad = [n for n in names if not ENV_NAME.fullmatch(n)]
+    if bad:
+        raise UsageError(f"--inherit-env: {bad[0]!r} is not an environment variable name")
+    return names
 
 
 def name_list(text: str, name: str) -> list[str]:
@@ -304,6 +319,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
                                    else DEFAULTS["sample_interval_ms"],
                                    "--sample-interval-ms") / 1000,
         build=not opts.get("no_build"), registries=list(opts.get("registry") or []),
-        until_ci=target, max_repeat=max_repeat)
+        until_ci=target, max_repeat=max_repeat,
+        inherit_env=env_names(opts["inherit_env"]) if opts.get("inherit_env") else [])
     _check_ceilings(s, opts)
     return s

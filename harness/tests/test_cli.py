@@ -16,7 +16,9 @@ import pytest
 
 from .conftest import FAKES, ROOT, fake_registry, harness, leftovers as _leftovers, read_rows
 
-RUN = ["run", "--no-report", "--repeat", "1"]
+# FAKE_TOKEN marks the fakes a test started (conftest.leftovers): the programs get it
+# only because the test asks (the programs' environment is an allow-list).
+RUN = ["run", "--no-report", "--repeat", "1", "--inherit-env", "FAKE_TOKEN"]
 
 
 @pytest.mark.parametrize("args", [

@@ -42,7 +42,8 @@ def test_planted_secrets_appear_in_no_file_of_the_run(tmp_path: Path) -> None:
 
     recorded = json.loads((run / "env.json").read_text())["program_env"]
     assert recorded["GOMAXPROCS"] == "3"  # what affects a runtime is kept, with its value
-    assert recorded["SSH_PRIVATE_KEY"] == recorded["DATABASE_URL"] == NOT_RECORDED  # names only
+    # the programs never got them: not even their names are recorded
+    assert "SSH_PRIVATE_KEY" not in recorded and "DATABASE_URL" not in recorded
     assert recorded["JAVA_TOOL_OPTIONS"].startswith("-Xss1m")
     assert list(recorded) == sorted(recorded)
 
@@ -111,3 +112,32 @@ def test_hard_secrets_are_masked_in_every_output_file(tmp_path: Path) -> None:
     recorded = json.loads((run / "env.json").read_text())["program_env"]
     assert recorded["JDK_JAVA_OPTIONS"].endswith("-XX:+UseZGC")  # the rest of the value stays
     assert recorded["NODE_OPTIONS"].startswith("--max-old-space-size=64")
+
+
+def test_programs_get_an_allow_listed_environment(tmp_path: Path) -> None:
+    """A program that prints its environment prints only the allow-list (and
+    what --inherit-env names): a shell's secret never reaches runs.csv's
+    output; env.json records exactly the names the program got."""
+    import csv
+    planted = {"GITHUB_TOKEN": "ghp-planted-1618", "MY_APP_DIR": "/srv/app",
+               "NODE_AUTH_TOKEN": "npm-4669", "GOGC": "200"}
+    out = tmp_path / "results"
+    proc = harness("run", "--no-report", "--repeat", "1", "--impl", "fake-good", "--workload",
+                   "chain", "--n", "5", "--out", str(out), "--inherit-env", "MY_APP_DIR",
+                   extra_env=planted)
+    assert proc.returncode == 0, proc.stderr
+    run = (out / "latest").resolve()
+    with (run / "runs.csv").open(newline="") as f:
+        [row] = list(csv.DictReader(f))
+    got = set(json.loads(row["output"])["env_names"])
+    assert "GOGC" in got and "MY_APP_DIR" in got and "PATH" in got
+    assert not got & {"GITHUB_TOKEN", "NODE_AUTH_TOKEN"}
+    for path in (p for p in run.rglob("*") if p.is_file()):
+        assert b"ghp-planted-1618" not in path.read_bytes() and b"npm-4669" not in path.read_bytes()
+    env = json.loads((run / "env.json").read_text())
+    # the run's own empty cache folders aside
+    assert set(env["program_env"]) == got - {"XDG_CACHE_HOME", "DENO_DIR", "NODE_COMPILE_CACHE",
+                                            "BUN_RUNTIME_TRANSPILER_CACHE_PATH"}
+    assert env["settings"]["inherit_env"] == ["MY_APP_DIR"]
+    proc = harness("run", "--dry-run", "--impl", "fake-good", "--inherit-env", "A-B")
+    assert proc.returncode == 2 and "not an environment variable name" in proc.stderr

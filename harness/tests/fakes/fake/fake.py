@@ -80,5 +80,6 @@ out.update(warmup_ns=[round(1000 * slowdown), warmup_ms * 1_000_000] if warmup_m
 out.update(result=result, results=[result] * k, lang_env=os.environ.get("LANG"),
            make_env=os.environ.get("MAKEFLAGS"), cache_found=found,
            pycache_prefix=sys.pycache_prefix, writes_bytecode=not sys.dont_write_bytecode,
-           cpus_seen=len(os.sched_getaffinity(0)), cpus_knob=os.environ.get("FAKE_CPUS"))
+           cpus_seen=len(os.sched_getaffinity(0)), cpus_knob=os.environ.get("FAKE_CPUS"),
+           env_names=sorted(os.environ))
 print(json.dumps(out))
