@@ -11,8 +11,9 @@ import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
+from .envinfo import instability
 from .machineload import LOADED_FRAC
 from .metrics import METRICS, fmt_metric
 from .presentation import PRESENTATIONS, TIME_HEADLINE
@@ -446,6 +447,10 @@ def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()
         out.append("The run did not finish (env.json has no finished_at): figures are partial.")
     if (env.get("git") or {}).get("dirty"):
         out.append("The working tree was dirty: the code measured is not exactly the commit shown.")
+    # pyperf's checks of the machine (envinfo.machine_state), named only where they apply
+    invocations = env.get("invocations") or [{}]
+    for reason in instability(env.get("machine_state") or {}, invocations[-1].get("steal_frac")):
+        out.append(f"The machine's state makes timings less stable: {reason}.")
 
     # Languages that never ran: one line per impl, not one per group.
     setup: dict[tuple[str, str], str] = {}
