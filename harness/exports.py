@@ -29,7 +29,10 @@ SUMMARY_FIELDS = (["impl", "language", "runtime", "workload", "n", "buffer",
                   + [f"{m}_{s}" for m in METRICS for s in CI_PARTS]
                   + ["floor_ratio"]
                   + [f"{name}_{s}" for name, _ in RATIO_FIGURES for s in CI_PARTS]
-                  + [f"mem_per_task_{s}" for s in CI_PARTS] + ["mem_per_task_note"])
+                  + [f"mem_per_task_{s}" for s in CI_PARTS] + ["mem_per_task_note"]
+                  # every ok run's value, space-separated in run order: any ratio of two
+                  # configurations (benchmarks/claims.py) gets its interval from summary.csv
+                  + [f"{m}_values" for m in METRICS])
 
 
 def _ci(prefix: str, iv: Interval | None) -> dict[str, Any]:
@@ -67,6 +70,7 @@ def summary_rows(groups: list[Group], ranks: Ranks) -> list[dict[str, Any]]:
             for part in PARTS:
                 row[f"{metric}_{part}"] = getattr(s, part)
             row.update(_ci(metric, s.interval))
+            row[f"{metric}_values"] = " ".join(csv_number(v) for v in s.values)
         for name, kind in RATIO_FIGURES:
             row.update(_ci(name, ranks.interval(g.key, kind)))
         rows.append(row)

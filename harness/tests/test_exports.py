@@ -66,3 +66,23 @@ def test_results_json_intervals(run):
     assert groups[("fast", "chain", 1000)]["settled_best"] == {"time": True, "rss": False}
     assert groups[("flat", "sleep", 101000)]["mem_per_task_below_resolution"] is True
     assert "noisy_width" in data["rules"] and "interval" in data["rules"]
+
+
+def test_summary_csv_carries_every_ok_value(tmp_path) -> None:
+    """The values behind each figure, so that a ratio of any two
+    configurations (benchmarks/claims.py) can be given its interval."""
+    import csv
+    import shutil
+    from pathlib import Path
+
+    from harness import exports
+    from harness.analysis import analyse
+    from harness.rundir import RunDir
+    run = tmp_path / "v2"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "formats" / "v2", run)
+    results = analyse(RunDir(run))
+    exports.write_exports(results)
+    rows = list(csv.DictReader((run / "summary.csv").open()))
+    for g, row in zip(results.groups, rows):
+        for metric, s in g.metrics.items():
+            assert tuple(float(v) for v in row[f"{metric}_values"].split()) == pytest.approx(s.values)
