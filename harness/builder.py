@@ -3,14 +3,12 @@ say which planned runs can start."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .children import run_contained
 from .loadgen import Unavailable, ensure_k6
 from .registry import Impl, Language, languages
 
@@ -28,36 +26,22 @@ def _step(cmd: list[str], lang: Language) -> tuple[int, str, str]:
     stderr line that starts with the language's name and a colon is said to
     the user as it comes ("erlang: installing Debian's erlang-base ..."):
     that is how a set-up announces what it fetches or installs before it does
-    (docs/implementations.md); everything else goes to the log only."""
+    (docs/implementations.md); everything else goes to the log only. The
+    command runs contained (children.run_contained): nothing it starts
+    outlives it, nor the harness, however the harness ends."""
     announce = f"{lang.name}:"
-    with tempfile.TemporaryFile(mode="w+") as out:
-        proc = subprocess.Popen(cmd, cwd=lang.dir, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.PIPE, text=True, errors="replace")
-        timed_out = threading.Event()
 
-        def expire() -> None:
-            timed_out.set()
-            proc.kill()
+    def say(line: str) -> None:
+        if line.startswith(announce):
+            print(line.rstrip(), file=sys.stderr, flush=True)
 
-        timer = threading.Timer(BUILD_TIMEOUT_S, expire)
-        timer.start()
-        err: list[str] = []
-        try:
-            assert proc.stderr is not None
-            for line in proc.stderr:
-                err.append(line)
-                if line.startswith(announce):
-                    print(line.rstrip(), file=sys.stderr, flush=True)
-            code = proc.wait()
-        finally:
-            timer.cancel()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        if timed_out.is_set():
-            err.append(f"killed after {BUILD_TIMEOUT_S} s\n")
-        out.seek(0)
-        return code, out.read(), "".join(err)
+    done = run_contained(cmd, lang.dir, timeout_s=BUILD_TIMEOUT_S, on_stderr_line=say)
+    err = done.stderr
+    if done.timed_out:
+        err += f"killed after {BUILD_TIMEOUT_S} s\n"
+    elif done.launcher_failure:
+        err += f"the launcher {done.launcher_failure}\n"
+    return done.returncode, done.stdout, err
 
 
 def build_language(lang: Language, log_path: Path | None) -> BuildResult:

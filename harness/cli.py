@@ -12,6 +12,7 @@ from typing import NoReturn, Sequence
 
 from . import ROOT, HarnessError, UsageError, __version__, relative
 from .builder import prepare
+from .children import run_contained, stoppable
 from .envinfo import ram_bytes
 from .presentation import PRESENTATIONS
 from .registry import Impl, RegistryError, languages, resolve
@@ -174,6 +175,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+@stoppable
 def cmd_build(args: argparse.Namespace) -> int:
     failed = 0
     for lang in languages(_impls(args)):
@@ -183,6 +185,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+@stoppable
 def cmd_test(args: argparse.Namespace) -> int:
     passed = failed = skipped = 0
     for lang in languages(_impls(args)):
@@ -195,7 +198,7 @@ def cmd_test(args: argparse.Namespace) -> int:
             failed += ready.status != "skipped"
             continue
         print(f"{lang.name}: $ {' '.join(lang.expand(lang.test))}", flush=True)
-        proc = subprocess.run(lang.expand(lang.test), cwd=lang.dir, stdin=subprocess.DEVNULL)
+        proc = run_contained(lang.expand(lang.test), lang.dir, capture=False)
         ok = proc.returncode == 0
         print(f"{lang.name}: {'PASSED' if ok else f'FAILED (exit {proc.returncode})'}", flush=True)
         passed += ok

@@ -81,6 +81,9 @@ def _last_line(text: str) -> str:
 
 def classify(p: Planned, s: Settings, out: Outcome) -> tuple[str, str, dict[str, Any]]:
     """(status, error, program JSON) for one finished process."""
+    if out.launcher_failure:  # the instrument failed, not the program: never blamed on it
+        return "crashed", (f"the launcher {out.launcher_failure}; its program tree was killed "
+                           f"by the harness"), {}
     if out.status == "oom":
         return "oom", f"RSS passed --max-rss {fmt_bytes(s.max_rss_bytes)}; process tree killed", {}
     if out.status == "timeout":

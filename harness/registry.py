@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tomllib
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from . import ROOT, UsageError
+from .children import run_contained
 from .envinfo import passed_to_programs
 from .workloads import WORKLOADS
 
@@ -48,12 +48,14 @@ def detect(argv: list[str], cwd: Path) -> Toolchain:
     """Run a detect command: exit 0 = present, first stdout line = version;
     otherwise the last stderr line says why not."""
     try:
-        proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True,
-                              timeout=DETECT_TIMEOUT_S)
+        # contained: a hung detect is cut at DETECT_TIMEOUT_S with all its children
+        proc = run_contained(argv, cwd, timeout_s=DETECT_TIMEOUT_S)
     except FileNotFoundError:
         return Toolchain(False, reason=f"{argv[0]} not found")
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except OSError as exc:
         return Toolchain(False, reason=f"{argv[0]}: {exc}")
+    if proc.timed_out:
+        return Toolchain(False, reason=f"{argv[0]}: timed out after {DETECT_TIMEOUT_S} s")
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines() or [f"detect exited {proc.returncode}"]
         return Toolchain(False, reason=lines[-1])
@@ -105,11 +107,11 @@ class Impl:
         version = tool.version if tool.present else "not available"
         if tool.present and self.version:
             try:
-                proc = subprocess.run(self.language.expand(self.version), cwd=self.language.dir,
-                                      capture_output=True, text=True, timeout=DETECT_TIMEOUT_S)
+                proc = run_contained(self.language.expand(self.version), self.language.dir,
+                                     timeout_s=DETECT_TIMEOUT_S)
                 if proc.returncode == 0 and proc.stdout.strip():
                     version = proc.stdout.strip().splitlines()[0]
-            except (OSError, subprocess.TimeoutExpired):
+            except OSError:
                 pass
         return f"{self.runtime_label} ({version})"
 

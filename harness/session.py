@@ -238,6 +238,8 @@ def write_env(run: RunDir, env: dict[str, Any]) -> None:
 def write_report(run_dir: Path) -> None:
     """report.md and plots, drawn in a separate process: the measuring
     process never imports matplotlib."""
-    proc = subprocess.run([sys.executable, "-m", "harness", "report", str(run_dir)], cwd=ROOT)
+    from .children import run_contained  # contained: it dies with the harness
+    proc = run_contained([sys.executable, "-m", "harness", "report", str(run_dir)], ROOT,
+                         capture=False)
     if proc.returncode != 0:
         print("harness: the report could not be written (the rows are kept)", file=sys.stderr)

@@ -1,8 +1,15 @@
 /*
  * launch: start a program, sample it, and report its own resource usage.
  *
- *   launch REPORT_FD SAMPLES_FD INTERVAL_US LIMIT_KB TIMEOUT_MS STDOUT_CAP PARENT_PID CGROUP CPUS
+ *   launch [--cgroup-dir=DIR] [--stderr-keep=BYTES]
+ *          REPORT_FD SAMPLES_FD INTERVAL_US LIMIT_KB TIMEOUT_MS STDOUT_CAP PARENT_PID CGROUP CPUS
  *          PROGRAM [ARGS...]
+ *
+ * --cgroup-dir=DIR: the program joins this cgroup, made (and, whatever
+ * happens to this launcher, emptied and removed) by the harness; CGROUP is
+ * then ignored. --stderr-keep=BYTES: the program's stderr is a pipe this
+ * launcher reads, keeping only its last BYTES in memory (nothing of it on
+ * disk), written to this launcher's own stderr once the program has ended.
  *
  * Why a native launcher: a child forked from the Python harness inherits the
  * harness's resident pages until exec, and the kernel folds that high-water
@@ -21,7 +28,8 @@
  * its death), oom_kills (kernel OOM kills during the run, -1 if unknown),
  * strays (processes the program left running after it exited), cgroup (1 if
  * the program ran in its own cgroup), peak_kb and max_threads (sampled),
- * samples, self_cpu_us (this launcher's own CPU time, i.e. the sampler's cost).
+ * samples, self_cpu_us (this launcher's own CPU time, i.e. the sampler's cost),
+ * exec_errno (0, or the errno of a failed exec: the program never ran).
  * REPORT_FD and SAMPLES_FD are inherited from the harness and closed in the
  * program. 0 for LIMIT_KB, TIMEOUT_MS or STDOUT_CAP means no limit.
  *
@@ -61,6 +69,58 @@
 static volatile sig_atomic_t stop_signal = 0;
 static pid_t parent_pid;
 static char cg_dir[PATH_MAX]; /* the program's cgroup, "" if none */
+static int cg_external = 0;    /* made by the harness (--cgroup-dir) */
+
+/* --stderr-keep: the last `ring_size` bytes of the program's stderr. */
+static char *ring;
+static size_t ring_size, ring_len, ring_start;
+
+static void ring_add(const char *buf, size_t n) {
+    if (n >= ring_size) { /* only its end fits */
+        memcpy(ring, buf + n - ring_size, ring_size);
+        ring_start = 0;
+        ring_len = ring_size;
+        return;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t at = (ring_start + ring_len) % ring_size;
+        size_t room = ring_size - at < n - i ? ring_size - at : n - i;
+        memcpy(ring + at, buf + i, room);
+        i += room;
+        ring_len += room;
+        if (ring_len > ring_size) {
+            ring_start = (ring_start + ring_len - ring_size) % ring_size;
+            ring_len = ring_size;
+        }
+    }
+}
+
+/* Read what the stderr pipe holds now (non-blocking); -1 at EOF. */
+static int drain_stderr(int fd) {
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n > 0) {
+            ring_add(buf, (size_t)n);
+            continue;
+        }
+        if (n == 0)
+            return -1;
+        return errno == EINTR ? 0 : (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1;
+    }
+}
+
+static void write_all(int fd, const char *buf, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        buf += w;
+        n -= (size_t)w;
+    }
+}
 
 static void on_stop(int sig) {
     stop_signal = sig;
@@ -423,7 +483,7 @@ static int clean_up(pid_t program) {
         sleep_ns(1000000);
     }
     reap_others(program, 1);
-    if (cg_dir[0]) {
+    if (cg_dir[0]) { /* (the harness removes it too, if this launcher cannot) */
         for (int i = 0; i < 100 && rmdir(cg_dir) != 0 && errno == EBUSY; i++)
             sleep_ns(10000000);
     }
@@ -453,8 +513,22 @@ static int pin_first_cpus(int count) {
 }
 
 int main(int argc, char **argv) {
+    const char *given_cgroup = NULL;
+    long long stderr_keep = 0;
+    while (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
+        if (strncmp(argv[1], "--cgroup-dir=", 13) == 0)
+            given_cgroup = argv[1] + 13;
+        else if (strncmp(argv[1], "--stderr-keep=", 14) == 0)
+            stderr_keep = atoll(argv[1] + 14);
+        else {
+            fprintf(stderr, "launch: unknown option %s\n", argv[1]);
+            return 2;
+        }
+        argv++;
+        argc--;
+    }
     if (argc < 11) {
-        fprintf(stderr, "usage: launch REPORT_FD SAMPLES_FD INTERVAL_US LIMIT_KB TIMEOUT_MS "
+        fprintf(stderr, "usage: launch [--cgroup-dir=DIR] [--stderr-keep=BYTES] REPORT_FD SAMPLES_FD INTERVAL_US LIMIT_KB TIMEOUT_MS "
                         "STDOUT_CAP PARENT_PID CGROUP CPUS PROGRAM [ARGS...]\n");
         return 2;
     }
@@ -504,7 +578,30 @@ int main(int argc, char **argv) {
         perror("launch: pipe");
         return 127;
     }
-    int procs_fd = want_cgroup ? create_cgroup() : -1;
+    int procs_fd = -1;
+    if (given_cgroup != NULL && given_cgroup[0]) {
+        char path[PATH_MAX + 32];
+        if (snprintf(cg_dir, sizeof cg_dir, "%s", given_cgroup) < (int)sizeof cg_dir) {
+            cg_external = 1;
+            snprintf(path, sizeof path, "%s/cgroup.procs", cg_dir);
+            procs_fd = open(path, O_WRONLY | O_CLOEXEC);
+        }
+        if (procs_fd < 0)
+            cg_dir[0] = '\0';
+    } else if (want_cgroup && given_cgroup == NULL) {
+        procs_fd = create_cgroup();
+    }
+    /* --stderr-keep: the program's stderr is a pipe read here. */
+    int err_pipe[2] = {-1, -1};
+    if (stderr_keep > 0) {
+        ring_size = (size_t)stderr_keep;
+        ring = malloc(ring_size);
+        if (ring == NULL || pipe2(err_pipe, O_CLOEXEC) != 0) {
+            perror("launch: stderr pipe");
+            return 127;
+        }
+        fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
+    }
     long long oom_kills_before = oom_kill_count();
 
     long long start = now_ns();
@@ -523,6 +620,8 @@ int main(int argc, char **argv) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* if this launcher is killed outright */
         if (getppid() != self)
             _exit(127);
+        if (err_pipe[1] >= 0 && dup2(err_pipe[1], STDERR_FILENO) < 0)
+            _exit(127);
         if (procs_fd >= 0) {
             char me[32];
             int len = snprintf(me, sizeof me, "%d", (int)getpid());
@@ -535,19 +634,33 @@ int main(int argc, char **argv) {
             _exit(127);
         }
         execvp(program_argv[0], program_argv);
-        fprintf(stderr, "launch: cannot execute %s: %s\n", program_argv[0], strerror(errno));
+        int exec_errno = errno;
+        char msg[1 + sizeof exec_errno];
+        msg[0] = 'e';
+        memcpy(msg + 1, &exec_errno, sizeof exec_errno);
+        ssize_t told = write(exec_pipe[1], msg, sizeof msg);
+        (void)told;
+        fprintf(stderr, "launch: cannot execute %s: %s\n", program_argv[0], strerror(exec_errno));
         _exit(127);
     }
+    if (err_pipe[1] >= 0)
+        close(err_pipe[1]);
+    int err_fd = err_pipe[0];
     setpgid(pid, pid); /* also here, so the group exists before any kill */
     fprintf(report, "pid %d\n", (int)pid);
     fflush(report);
     close(exec_pipe[1]);
     char byte;
     ssize_t got;
+    int exec_errno = 0;
     while ((got = read(exec_pipe[0], &byte, 1)) != 0) {
         if (got == 1 && byte == 'c' && cg_dir[0]) { /* could not join: track the tree only */
-            rmdir(cg_dir);
+            if (!cg_external)
+                rmdir(cg_dir);
             cg_dir[0] = '\0';
+        } else if (got == 1 && byte == 'e') {
+            if (read(exec_pipe[0], &exec_errno, sizeof exec_errno) != sizeof exec_errno)
+                exec_errno = ENOEXEC;
         } else if (got < 0 && errno != EINTR) {
             break;
         }
@@ -603,9 +716,39 @@ int main(int argc, char **argv) {
         if (deadline > 0 && deadline - t < wait)
             wait = deadline - t;
         struct timespec ts = {wait / 1000000000LL, wait % 1000000000LL};
-        if (pid_fd >= 0) {
-            struct pollfd pfd = {pid_fd, POLLIN, 0};
-            if (ppoll(&pfd, 1, &ts, NULL) > 0)
+        struct pollfd pfd[2] = {{pid_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+        if (err_fd >= 0) { /* wait for the program's exit, reading its stderr meanwhile */
+            long long until = now_ns() + wait;
+            int exited = 0;
+            for (;;) {
+                pfd[0].revents = pfd[1].revents = 0;
+                int ready = ppoll(pfd, 2, &ts, NULL);
+                if (ready > 0 && pfd[1].revents && drain_stderr(err_fd) < 0) {
+                    close(err_fd); /* EOF: every writer is gone */
+                    err_fd = pfd[1].fd = -1;
+                }
+                if (ready > 0 && pid_fd >= 0 && pfd[0].revents) {
+                    exited = 1;
+                    break;
+                }
+                if (stop_requested())
+                    break;
+                long long left = until - now_ns();
+                if (left <= 0)
+                    break;
+                ts.tv_sec = left / 1000000000LL;
+                ts.tv_nsec = left % 1000000000LL;
+            }
+            if (exited)
+                break;
+            if (pid_fd < 0) {
+                siginfo_t info;
+                memset(&info, 0, sizeof info);
+                if (waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid)
+                    break;
+            }
+        } else if (pid_fd >= 0) {
+            if (ppoll(pfd, 1, &ts, NULL) > 0)
                 break; /* exited: reap it at once, so wall time is exact */
         } else {
             nanosleep(&ts, NULL);
@@ -638,15 +781,25 @@ int main(int argc, char **argv) {
                               ? oom_kills_after - oom_kills_before : -1;
     int in_cgroup = cg_dir[0] != '\0';
     int strays = clean_up(pid);
+    if (err_fd >= 0) { /* what is left in the pipe: its writers are all dead now */
+        drain_stderr(err_fd);
+        close(err_fd);
+    }
+    if (ring_len > 0) {
+        write_all(STDERR_FILENO, ring + ring_start, ring_start + ring_len > ring_size
+                                                        ? ring_size - ring_start : ring_len);
+        if (ring_start + ring_len > ring_size)
+            write_all(STDERR_FILENO, ring, ring_start + ring_len - ring_size);
+    }
     fclose(samples);
     fprintf(report,
             "status %d maxrss_kb %ld utime_us %lld stime_us %lld wall_ns %lld oom %d "
             "timeout %d output_limit %d stopped %d oom_kills %lld strays %d cgroup %d "
-            "peak_kb %lld max_threads %ld samples %lld self_cpu_us %lld\n",
+            "peak_kb %lld max_threads %ld samples %lld self_cpu_us %lld exec_errno %d\n",
             status, ru.ru_maxrss, tv_us(ru.ru_utime), tv_us(ru.ru_stime), wall, oom, timed_out,
             output_limit, (int)stop_signal, oom_kills, killed ? 0 : strays, in_cgroup,
             peak / 1024, max_threads, count,
-            tv_us(self_ru.ru_utime) + tv_us(self_ru.ru_stime));
+            tv_us(self_ru.ru_utime) + tv_us(self_ru.ru_stime), exec_errno);
     fclose(report);
     return 0;
 }
