@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import shlex
 import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Callable
