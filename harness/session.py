@@ -223,7 +223,16 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing new"
     print(f"done: {summary}; rows in {relative(run.runs_path)}")
     if report:
-        write_report(run.path)
+        previous = {sig: signal.signal(sig, _raise_interrupted) for sig in STOP_SIGNALS}
+        try:
+            write_report(run.path)
+        except Interrupted as exc:  # the report process dies with it (children.py)
+            print(f"\ninterrupted while writing the report; every row is kept: write it with "
+                  f"`python -m harness report {relative(run.path)}`", file=sys.stderr)
+            return 128 + exc.signum
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     return 0 if set(counts) <= {"ok", "skipped"} else 1
 
 

@@ -232,3 +232,32 @@ def test_a_gigabyte_of_stderr_takes_no_disk(token: str) -> None:
     assert out.exit_code == 0
     assert out.stderr_tail.splitlines() == [f"end {i}" for i in range(5, 25)]
     assert biggest <= 4 * STDERR_TAIL_BYTES, biggest
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_the_report_is_written_stops_it_in_one_line(sig: int, tmp_path: Path) -> None:
+    """`run` is told to stop while `harness report` draws: the report process
+    goes with it, the rows stay, and it says so (exit 128 + the signal)."""
+    out = tmp_path / "results"
+    env = dict(os.environ, BENCH_IMPLS_PATH=str(FAKES))
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", "--impl", "fake-good",
+                             "--workload", "chain", "--n", "5", "--repeat", "1", "--out", str(out)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("done:"):
+            break
+    reports = []
+    deadline = time.monotonic() + 30
+    while not reports and time.monotonic() < deadline:  # the report process has started
+        reports = [p for p in psutil.Process(proc.pid).children(recursive=True)
+                   if "report" in p.cmdline()]
+        time.sleep(0.02)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert "interrupted while writing the report" in err and "Traceback" not in err
+    time.sleep(1)
+    assert not [p for p in reports if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert len((out / "latest" / "runs.csv").read_text().splitlines()) == 2
