@@ -3,21 +3,23 @@
     .venv/bin/python benchmarks/readme_tables.py RUN_DIR [--out docs/results] [--name NAME]
     .venv/bin/python benchmarks/readme_tables.py --index [--out docs/results]
 
-From RUN_DIR's summary.csv and env.json only (run `python -m harness report
-RUN_DIR` first if it has no summary.csv), it writes
+From RUN_DIR's summary.csv and env.json (run `python -m harness report
+RUN_DIR` first if it has no summary.csv), and runs.csv's load column, it writes
 
     OUT/<date>-<machine>.md             the tables (sleep, chain, bounded, skynet,
                                         core scaling and http where the run has them,
                                         the articles' claims, the performance goals)
-    OUT/<date>-<machine>/summary.csv    the two files every figure on the page comes from
+    OUT/<date>-<machine>/summary.csv    the files every figure on the page comes from
     OUT/<date>-<machine>/env.json
+    OUT/<date>-<machine>/load.csv       from runs.csv: each configuration's ok runs, and
+                                        how many ran under load (summary.csv lacks it)
     OUT/README.md                       the index of every page in OUT
 
 and rewrites the headline sentence of the repository's README.md (between
 its `<!-- headline -->` markers) from the newest page. <date> is env.json's
 started_at, <machine> a slug of the CPU model and core count.
 
-Because a page is a function of the two files committed beside it,
+Because a page is a function of the files committed beside it,
 harness/tests/test_docs.py regenerates every page and the index and checks
 that they are what is committed. Numbers are formatted here, not by the
 harness, so that a page reads the same for as long as its files exist.
@@ -83,6 +85,7 @@ class Group:
     status_counts: Counter
     metrics: dict[str, Stat] = field(default_factory=dict)
     mem_per_task_bytes: float | None = None
+    loaded: int | None = None  # ok runs under load (load.csv); None: not recorded
 
     @property
     def key(self) -> tuple:
@@ -142,16 +145,19 @@ def parse_statuses(text: str) -> Counter:
     return counts
 
 
-def read_summary(path: Path) -> list[Group]:
+def row_key(row: dict[str, str]) -> tuple:
+    """The configuration of a summary.csv, runs.csv or load.csv row."""
+    params = [(name, kind(row[name]) if kind is str else _int(row[name]))
+              for name, kind in PARAMS.items() if row.get(name)]
+    return config_key(row["impl"], row["workload"], _int(row["n"]), _int(row["buffer"]), params)
+
+
+def read_summary(path: Path, loaded: dict[tuple, int] | None = None) -> list[Group]:
     groups = []
     with path.open(newline="") as f:
         for row in csv.DictReader(f):
-            params = [(name, kind(row[name])) if row.get(name) else (name, None)
-                      for name, kind in PARAMS.items() if name in row]
-            params = [(k, int(float(v)) if isinstance(v, float) else v) for k, v in params]
-            key = config_key(row["impl"], row["workload"], _int(row["n"]), _int(row["buffer"]),
-                             params)
-            g = Group(*key, runs=int(row["runs"]), status_counts=parse_statuses(row["statuses"]),
+            key = row_key(row)
+            g = Group(*key, loaded=(loaded or {}).get(key, 0) if loaded is not None else None, runs=int(row["runs"]), status_counts=parse_statuses(row["statuses"]),
                       mem_per_task_bytes=_number(row.get("mem_per_task_bytes", "")))
             metrics = {c[:-len("_median")] for c in row if c.endswith("_median")}
             for metric in sorted(metrics):
@@ -170,8 +176,46 @@ class Run:
     skipped: list[Group]  # configurations only skipped (toolchain missing, no such style)
 
 
-def load_run(summary: Path, env: Path) -> Run:
-    groups = read_summary(summary)
+# A run is "under load" when other processes used more than this share of all
+# cores while it ran (the harness's machineload.LOADED_FRAC, from runs.csv's
+# other_cpu_frac).
+LOADED_FRAC = 0.10
+LOAD_COLUMNS = ["impl", "workload", "n", "buffer", *PARAMS, "ok_runs", "ok_runs_under_load"]
+
+
+def write_load(runs_csv: Path, out: Path) -> None:
+    """load.csv: per configuration, its ok runs and how many of them ran under
+    load. summary.csv does not carry that, and runs.csv is too large to
+    publish; this is the one thing a page needs from it."""
+    counts: dict[tuple, list[int]] = {}
+    rows: dict[tuple, dict[str, str]] = {}
+    with runs_csv.open(newline="") as f:
+        for row in csv.DictReader(f):
+            if row.get("status") != "ok":
+                continue
+            key = row_key(row)
+            rows.setdefault(key, row)
+            c = counts.setdefault(key, [0, 0])
+            c[0] += 1
+            frac = _number(row.get("other_cpu_frac", ""))
+            c[1] += frac is not None and frac > LOADED_FRAC
+    with out.open("w", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(LOAD_COLUMNS)
+        for key in sorted(counts, key=str):
+            row = rows[key]
+            writer.writerow([row.get(c, "") for c in LOAD_COLUMNS[:-2]] + counts[key])
+
+
+def read_load(path: Path) -> dict[tuple, int] | None:
+    if not path.is_file():
+        return None
+    with path.open(newline="") as f:
+        return {row_key(row): int(row["ok_runs_under_load"]) for row in csv.DictReader(f)}
+
+
+def load_run(summary: Path, env: Path, load: Path | None = None) -> Run:
+    groups = read_summary(summary, read_load(load) if load else None)
     only_skipped = [g for g in groups if set(g.status_counts) == {"skipped"}]
     return Run(json.loads(env.read_text()), [g for g in groups if g not in only_skipped],
                only_skipped)
@@ -231,6 +275,8 @@ def cell(g: Group | None, metric: str, fmt: Callable[[float], str], unit: str = 
     if s.count > 1 and fmt(s.min) != fmt(s.max):
         notes.append(span(fmt(s.min), fmt(s.max)))
     notes.append(runs_label(s.count))
+    if g.loaded:
+        notes.append(f"{g.loaded} under load")
     if g.failures:
         notes.append(f"also {g.failures}")
     return f"{fmt(s.median)}{unit} ({', '.join(notes)})"
@@ -315,7 +361,8 @@ def iter_cell(g: Group | None) -> str:
     cold, warm, rss = (g.metrics.get(m) for m in ("first_iter_s", "warm_iter_s", "peak_rss_bytes"))
     parts = [fmt_seconds(cold.median) if cold else "—", fmt_seconds(warm.median) if warm else "—"]
     count = min(s.count for s in (cold, warm, rss) if s)
-    tail = runs_label(count) + (f", also {g.failures}" if g.failures else "")
+    tail = (runs_label(count) + (f", {g.loaded} under load" if g.loaded else "")
+            + (f", also {g.failures}" if g.failures else ""))
     return f"{' / '.join(parts)}, {fmt_mib(rss.median) if rss else '—'} ({tail})"
 
 
@@ -541,7 +588,7 @@ def suite_minutes(limit: float):
             return None
         seconds = (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
         total = sum(g.runs for g in groups.values())
-        return (f"{int(seconds // 60)} min {int(seconds % 60)} s, {total:,} rows",
+        return (f"{int(seconds // 60)} min {int(seconds % 60)} s, {total:,} process runs",
                 "holds" if seconds <= limit * 60 else "**missed**")
     return check
 
@@ -571,7 +618,7 @@ GOALS = [
 
 
 def goals_section(run: Run) -> str | None:
-    by_key = {g.key: g for g in run.groups}
+    by_key = {g.key: g for g in run.groups + run.skipped}
     rows = [[goal.text, *result] for goal in GOALS
             if (result := goal.check(by_key, run.env)) is not None]
     if not rows:
@@ -624,6 +671,16 @@ def describe(run: Run, name: str) -> str:
     ram = host.get("ram_bytes")
     commit = str(git.get("commit") or "unknown")[:7] + (" (dirty tree)" if git.get("dirty") else "")
     suite = settings.get("suite")
+    if all(g.loaded is None for g in run.groups):
+        load_text = ("Whether a run ran under load is not recorded beside this page (no "
+                     "load.csv).")
+    else:
+        under = sum(g.loaded or 0 for g in run.groups)
+        load_text = (f"{under:,} of {statuses['ok']:,} ok runs ran **under load**: other "
+                     f"processes used more than {LOADED_FRAC:.0%} of the cores while they ran "
+                     "(load.csv); the cells say how many of their runs did"
+                     + (", and their figures are less reliable than the others." if under
+                        else "."))
     lines = [
         f"Run `{env.get('run_id')}`"
         + (f", the `{suite}` suite" if suite else "")
@@ -633,6 +690,8 @@ def describe(run: Run, name: str) -> str:
         f"Machine: {host.get('cpu_model', 'unknown CPU')}, {host.get('cores', '?')} cores"
         + (f", {ram / (1 << 30):.0f} GiB" if ram else "")
         + f", {host.get('os', 'unknown OS')}, kernel {host.get('kernel', '?')}.",
+        "",
+        load_text,
     ]
     if env.get("machines"):
         lines += ["", "Machines: " + "; ".join(
@@ -655,11 +714,14 @@ def render_page(run: Run, name: str) -> str:
     host = env.get("host") or {}
     present = {g.workload for g in run.groups if not g.params}
     floor = floor_ratios(run)
+    recorded_load = any(g.loaded is not None for g in run.groups)
     parts = [
         f"# Results: {str(env.get('started_at'))[:10]}, "
         f"{host.get('cpu_model', 'unknown CPU')}, {host.get('cores', '?')} cores\n",
         f"Generated by `benchmarks/readme_tables.py` from this run's "
-        f"[summary.csv]({name}/summary.csv) and [env.json]({name}/env.json); "
+        f"[summary.csv]({name}/summary.csv) and [env.json]({name}/env.json)"
+        + (f" (and [load.csv]({name}/load.csv): how many of each configuration's ok runs "
+           "ran under load, from its runs.csv)" if recorded_load else "") + "; "
         "do not edit it by hand. How the figures are measured: "
         "[docs/methodology.md](../methodology.md).\n",
     ]
@@ -706,15 +768,15 @@ def headline(run: Run, name: str, link_prefix: str = "docs/results/") -> str | N
         return None
 
     def say(impl: str) -> str:
-        s = ok[impl].metrics["peak_rss_bytes"]
-        return f"{impl} {fmt_mib(s.median)} ({runs_label(s.count)})"
-    floor_text = "".join(f"the C++ floor ({f}) {fmt_mib(ok[f].median('peak_rss_bytes'))}, "
-                         for f in sorted(floors) if f in ok)
+        s, loaded = ok[impl].metrics["peak_rss_bytes"], ok[impl].loaded
+        return (f"{impl} {fmt_mib(s.median)} ({runs_label(s.count)}"
+                + (f", {loaded} under load" if loaded else "") + ")")
+    floor_text = "".join(f"the floor, {say(f)}; " for f in sorted(floors) if f in ok)
     host = run.env.get("host") or {}
     check = "" if is_measurement(run.env) else " (a quick check at small N, not a measurement)"
     return (f"Peak memory of {ns[-1]:,} sleeping tasks{check}: {floor_text}"
-            f"from {say(others[0])} to {say(others[-1])}, on {host.get('cores', '?')} cores of "
-            f"an {host.get('cpu_model', 'unknown CPU')} "
+            f"the runtimes from {say(others[0])} to {say(others[-1])}; "
+            f"{host.get('cpu_model', 'unknown CPU')}, {host.get('cores', '?')} cores "
             f"([{name}]({link_prefix}{name}.md#sleep-peak-rss)).")
 
 
@@ -729,14 +791,15 @@ def pages(out: Path) -> list[str]:
 
 
 def load_page(out: Path, name: str) -> Run:
-    return load_run(out / name / "summary.csv", out / name / "env.json")
+    return load_run(out / name / "summary.csv", out / name / "env.json", out / name / "load.csv")
 
 
 def render_index(out: Path) -> str:
     lines = ["# Results\n",
              "One page per published run, newest first, each generated by "
-             "`benchmarks/readme_tables.py` from the run's summary.csv and env.json, which sit "
-             "in the folder of the same name beside it: every figure can be traced to its run. "
+             "`benchmarks/readme_tables.py` from the run's summary.csv and env.json (and "
+             "load.csv, which of its runs ran under load), which sit in the folder of the same "
+             "name beside it: every figure can be traced to its run. "
              "This index is generated too. How to publish a run: "
              "[docs/usage.md](../usage.md#publishing-a-run). How the figures are measured: "
              "[docs/methodology.md](../methodology.md).\n"]
@@ -746,10 +809,14 @@ def render_index(out: Path) -> str:
         env, host = run.env, run.env.get("host") or {}
         suite = (env.get("settings") or {}).get("suite") or "chosen options"
         kind = "measurement" if is_measurement(env) else "**check only**"
-        rows.append([f"[{name}]({name}.md)", str(env.get("run_id")), suite, kind,
+        ok = sum(g.ok for g in run.groups)
+        load = ("not recorded" if all(g.loaded is None for g in run.groups)
+                else f"{sum(g.loaded or 0 for g in run.groups):,} of {ok:,} ok runs")
+        rows.append([f"[{name}]({name}.md)", str(env.get("run_id")), suite, kind, load,
                      f"{host.get('cpu_model', '?')}, {host.get('cores', '?')} cores",
                      str((env.get("git") or {}).get("commit", ""))[:7]])
-    lines.append(table(["page", "run", "suite", "", "machine", "commit"], rows) if rows
+    lines.append(table(["page", "run", "suite", "", "under load", "machine", "commit"], rows)
+                 if rows
                  else "No page yet.")
     lines.append("\nFigures published before these pages (in the README, from run directories "
                  "that no longer exist) are in the project's history: "
@@ -775,6 +842,8 @@ def publish(run_dir: Path, out: Path, name: str | None = None,
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(summary, folder / "summary.csv")
     shutil.copyfile(env_path, folder / "env.json")
+    if (run_dir / "runs.csv").is_file():
+        write_load(run_dir / "runs.csv", folder / "load.csv")
     run = load_page(out, name)
     (out / f"{name}.md").write_text(render_page(run, name))
     (out / "README.md").write_text(render_index(out))

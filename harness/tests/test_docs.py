@@ -120,7 +120,7 @@ def test_every_page_has_its_run_beside_it():
     for page in RESULTS.glob("*.md"):
         if page.name == "README.md":
             continue
-        for part in ("summary.csv", "env.json"):
+        for part in ("summary.csv", "env.json", "load.csv"):
             assert (RESULTS / page.stem / part).is_file(), f"{page.name} without its {part}"
 
 
@@ -241,9 +241,10 @@ def test_a_run_becomes_a_page_with_its_files(tmp_path):
     assert f"[{page.stem}]({page.stem}.md)" in index and "measurement" in index
     assert rt.render_page(rt.load_page(out, page.stem), page.stem) == text
     sentence = rt.headline(rt.load_page(out, page.stem), page.stem)
-    assert sentence.startswith("Peak memory of 1,000,000 sleeping tasks: the C++ floor "
-                               "(cpp-coroutines) 94 MiB, from rust-tokio 262 MiB (1 run) to "
-                               "go 2,630 MiB (1 run)")
+    assert sentence.startswith("Peak memory of 1,000,000 sleeping tasks: the floor, "
+                               "cpp-coroutines 94 MiB (1 run); the runtimes from rust-tokio "
+                               "262 MiB (1 run) to go 2,630 MiB (1 run); Intel(R) Xeon(R) "
+                               "Processor, 2 cores ([2026-11-24-intel-xeon-2c](docs/results/")
 
 
 def test_every_figure_says_how_many_runs(tmp_path):
@@ -267,6 +268,27 @@ def test_an_unfinished_or_quick_run_is_marked_a_check(tmp_path):
     assert "check only" in (tmp_path / "out" / "README.md").read_text()
     run = write_run(tmp_path / "quick", {"settings": {"suite": "quick"}})
     assert "A check, not a measurement" in rt.publish(run, tmp_path / "out2").read_text()
+
+
+def test_load_comes_from_runs_csv_into_load_csv(tmp_path):
+    run = write_run(tmp_path / "run")
+    columns = ["run_id", "impl", "workload", "n", "buffer", "rep", "cpus", "status",
+               "other_cpu_frac"]
+    rows = [["r", "go", "sleep", "1", "", "1", "", "ok", "0.5"],
+            ["r", "go", "sleep", "1", "", "2", "", "ok", "0.01"],
+            ["r", "go", "bounded", "10000", "1", "1", "", "ok", "0.2"],
+            ["r", "go", "skynet", "1000000", "", "1", "2", "ok", "0.3"],
+            ["r", "nodejs", "sleep", "1000000", "", "1", "", "oom", "0.9"]]
+    with (run / "runs.csv").open("w", newline="") as f:
+        csv.writer(f).writerows([columns] + rows)
+    page = rt.publish(run, tmp_path / "out")
+    text = page.read_text()
+    assert (page.parent / page.stem / "load.csv").is_file()
+    assert "| go | 7 MiB (6–8 MiB, 2 runs, 1 under load) |" in text
+    assert "18.0 ms" not in text and "2 under load" not in text
+    assert "3 of " in text and "ran **under load**" in text
+    assert "761 ms (761–837 ms, 3 runs) | 750 ms (750–825 ms, 3 runs, 1 under load)" in text
+    assert rt.render_page(rt.load_page(page.parent, page.stem), page.stem) == text
 
 
 def test_the_readme_headline_is_rewritten_between_its_markers():
