@@ -704,8 +704,8 @@ def describe(run: Run, name: str) -> str:
     if run.skipped:
         skipped = sorted({f"{g.impl} {g.workload}" + (f" {g.param('style')}" if g.param("style")
                                                        else "") for g in run.skipped})
-        lines += ["", "Skipped, with the reason in the run's runs.csv (a toolchain missing or "
-                  "refused, a style a server does not have): " + ", ".join(skipped) + "."]
+        lines += ["", "Skipped (a toolchain missing or refused, or a style a server does not "
+                  "have; its language's README says why): " + ", ".join(skipped) + "."]
     return "\n".join(lines)
 
 
