@@ -5,11 +5,12 @@ docs/results carry the same table (benchmarks/readme_tables.py).
 
     .venv/bin/python benchmarks/claims.py results/latest
 
-Each claim is a ratio of two medians. Its range is the widest the repeats
-allow (min/max of one side over max/min of the other); a claim "holds" when
-the whole range is on the claimed side, "does not hold" when it is all on the
-other side, and is "within noise" otherwise. A side with one run has no
-range: the verdict then says "1 run".
+Each claim is a ratio of two configurations' figures: the Hodges–Lehmann
+estimate with its exact confidence interval from both sides' ok runs
+(harness/stats.py, docs/statistics.md). A claim "holds" when its 95% interval
+lies wholly on the claimed side, "does not hold" when wholly on the other,
+and is "not settled" otherwise: an interval holding the threshold, fewer
+runs than 95% needs (4 a side), or one run, which has no interval.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness.stats import ratio_interval  # noqa: E402  (pure: the statistics, no harness state)
 
 
 @dataclass(frozen=True)
@@ -128,12 +132,12 @@ CLAIMS += [c for impl in SERVERS for c in (
 
 
 def judge(claim: Claim, groups: dict[tuple, Any]) -> list[str]:
-    """[ratio with its range and runs, verdict]; groups are readme_tables.Group
-    by their key: metrics with median, min, max and count, ok and failure."""
+    """[ratio with its interval and runs, verdict]; groups are readme_tables.Group
+    by their key (metrics with median, count and the ok values)."""
     a, b = groups.get(claim.num.key()), groups.get(claim.den.key())
     sa = a.metrics.get(claim.num.metric) if a else None
     sb = b.metrics.get(claim.den.metric) if b else None
-    if sa is None or sb is None or sb.median <= 0 or sb.min <= 0:
+    if sa is None or sb is None or sb.median <= 0:
         failed = [(side, g) for side, g in ((claim.num, a), (claim.den, b))
                   if g is not None and not g.ok]
         if failed:  # measured, but no run of one side was ok: say which and why
@@ -141,30 +145,29 @@ def judge(claim: Claim, groups: dict[tuple, Any]) -> list[str]:
                 f"{side.impl} {dict(side.params).get('style', side.workload)}: {g.failure}"
                 for side, g in failed)]
         return ["—", "not measured in this run"]
-    ratio = sa.median / sb.median
-    lo, hi = sa.min / sb.max, sa.max / sb.min
-    runs = min(sa.count, sb.count)
-    text = f"{ratio:.2f}×" + (f" ({lo:.2f}–{hi:.2f}, {runs} runs)" if runs > 1 else " (1 run)")
+    runs = (f"{sa.count} and {sb.count} runs" if sa.count != sb.count
+            else f"{sa.count} run{'s' if sa.count != 1 else ''} a side")
+    # ratio_interval(old, new) is new / old: here numerator / denominator
+    iv = ratio_interval(sb.values, sa.values) if len(sa.values) == sa.count and \
+        len(sb.values) == sb.count else None
+    if iv is None:  # one run on a side: the ratio of the figures, and no verdict
+        return [f"{sa.median / sb.median:.2f}× ({runs}, no interval)",
+                "not settled: one run has no interval"]
+    text = f"{iv.estimate:.2f}× [{iv.low:.2f}–{iv.high:.2f}] ({runs}" + (
+        f", {iv.confidence:.0%})" if not iv.settled else ")")
+    if not iv.settled:
+        return [text, f"not settled: too few runs for 95% (the interval is {iv.confidence:.0%})"]
     if claim.near:
         low, high = claim.above / claim.near, claim.above * claim.near
-        if runs < 2:
-            verdict = ("holds" if low <= ratio <= high else "does not hold") + ", 1 run"
-        elif low <= lo and hi <= high:
-            verdict = "holds"
-        elif hi < low or lo > high:
-            verdict = "does not hold"
-        else:
-            verdict = "within noise"
-    elif runs < 2:
-        held = ratio < claim.above if claim.less else ratio > claim.above
-        verdict = ("holds" if held else "does not hold") + ", 1 run"
-    elif (hi < claim.above) if claim.less else (lo > claim.above):
-        verdict = "holds"
-    elif (lo > claim.above) if claim.less else (hi < claim.above):
-        verdict = "does not hold"
-    else:
-        verdict = "within noise"
-    return [text, verdict]
+        if low <= iv.low and iv.high <= high:
+            return [text, "holds"]
+        if iv.high < low or iv.low > high:
+            return [text, "does not hold"]
+        return [text, "not settled: the interval reaches outside the claimed band"]
+    side = iv.side(claim.above)
+    if side == "within":
+        return [text, f"not settled: the interval holds {claim.above:g}×"]
+    return [text, "holds" if (side == "below") == claim.less else "does not hold"]
 
 
 def main(run_dir: str) -> int:

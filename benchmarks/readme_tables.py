@@ -24,9 +24,10 @@ harness/tests/test_docs.py regenerates every page and the index and checks
 that they are what is committed. Numbers are formatted here, not by the
 harness, so that a page reads the same for as long as its files exist.
 
-Each figure is the median of the configuration's ok runs and says how many
-runs it rests on: "(1 run)", or "(min–max, 3 runs)"; a cell that names a
-status ("1 crashed") had no ok run. ×floor is the multiple of the floor
+Each figure is the median of the configuration's ok runs with its confidence
+interval (harness/stats.py, docs/statistics.md, from the ok values summary.csv
+carries): "[7.1–8.3 ms], 3 runs, 75%" (the confidence printed below 95%), or
+"(1 run, no interval)"; a cell that names a status ("1 crashed") had no ok run. ×floor is the multiple of the floor
 implementation (env.json's floor_impls, the C++ coroutines) at the same
 configuration: memory per task for sleep, the iteration time elsewhere.
 """
@@ -46,8 +47,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import claims as claims_module  # noqa: E402
+from harness.stats import Interval, median_interval, ratio_interval  # noqa: E402  (pure)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "results"
@@ -71,6 +74,11 @@ class Stat:
     min: float
     max: float
     count: int
+    values: tuple[float, ...] = ()  # the ok runs' values ({metric}_values), where recorded
+
+    @property
+    def interval(self) -> Interval | None:
+        return median_interval(self.values) if len(self.values) == self.count else None
 
 
 @dataclass
@@ -163,8 +171,9 @@ def read_summary(path: Path, loaded: dict[tuple, int] | None = None) -> list[Gro
             for metric in sorted(metrics):
                 values = [row.get(f"{metric}_{part}", "") for part in STATS]
                 if all(v != "" for v in values):
+                    ok_values = tuple(float(v) for v in row.get(f"{metric}_values", "").split())
                     g.metrics[metric] = Stat(float(values[0]), float(values[1]),
-                                             float(values[2]), int(float(values[3])))
+                                             float(values[2]), int(float(values[3])), ok_values)
             groups.append(g)
     return groups
 
@@ -263,18 +272,26 @@ def runs_label(count: int) -> str:
     return f"{count} run{'s' if count != 1 else ''}"
 
 
+def interval_notes(s: Stat, fmt: Callable[[float], str]) -> list[str]:
+    """'[7.1–8.3 ms]', '3 runs', '75%' (the interval's confidence, below 95%);
+    '1 run', 'no interval' for one run."""
+    iv = s.interval
+    if iv is None:
+        return [runs_label(s.count), "no interval"] if s.count == 1 else [runs_label(s.count)]
+    low, high = fmt(iv.low), fmt(iv.high)
+    notes = [f"[{span(low, high) if low != high else low}]", runs_label(s.count)]
+    return notes if iv.settled else notes + [f"{iv.confidence:.0%}"]
+
+
 def cell(g: Group | None, metric: str, fmt: Callable[[float], str], unit: str = "") -> str:
-    """The median with its runs: '7.2 ms (7.1–8.3 ms, 3 runs)', '94 MiB (1 run)';
-    the statuses where no run was ok."""
+    """The median with its interval and runs: '7.2 ms ([7.1–8.3 ms], 3 runs,
+    75%)', '94 MiB (1 run, no interval)'; the statuses where no run was ok."""
     if g is None:
         return ""
     s = g.metrics.get(metric)
     if s is None:
         return g.statuses if not g.ok else ""
-    notes = []
-    if s.count > 1 and fmt(s.min) != fmt(s.max):
-        notes.append(span(fmt(s.min), fmt(s.max)))
-    notes.append(runs_label(s.count))
+    notes = interval_notes(s, fmt)
     if g.loaded:
         notes.append(f"{g.loaded} under load")
     if g.failures:
@@ -359,11 +376,21 @@ def iter_cell(g: Group | None) -> str:
     if not g.ok:
         return g.statuses
     cold, warm, rss = (g.metrics.get(m) for m in ("first_iter_s", "warm_iter_s", "peak_rss_bytes"))
-    parts = [fmt_seconds(cold.median) if cold else "—", fmt_seconds(warm.median) if warm else "—"]
-    count = min(s.count for s in (cold, warm, rss) if s)
-    tail = (runs_label(count) + (f", {g.loaded} under load" if g.loaded else "")
+
+    def figure(st: Stat | None, fmt: Callable[[float], str]) -> str:
+        if st is None:
+            return "—"
+        iv = st.interval
+        return fmt(st.median) + (f" [{span(fmt(iv.low), fmt(iv.high))}]" if iv else "")
+    stats = [st for st in (cold, warm, rss) if st]
+    count = min(st.count for st in stats)
+    confidence = min((st.interval.confidence for st in stats if st.interval), default=None)
+    tail = (runs_label(count) + (", no interval" if count == 1 else "")
+            + (f", {confidence:.0%}" if confidence is not None and confidence < 0.95 else "")
+            + (f", {g.loaded} under load" if g.loaded else "")
             + (f", also {g.failures}" if g.failures else ""))
-    return f"{' / '.join(parts)}, {fmt_mib(rss.median) if rss else '—'} ({tail})"
+    return (f"{figure(cold, fmt_seconds)} / {figure(warm, fmt_seconds)}, "
+            f"{figure(rss, fmt_mib)} ({tail})")
 
 
 def chain_section(run: Run) -> str:
@@ -493,10 +520,13 @@ def claims_section(run: Run) -> str | None:
         return None
     return ("## What the articles claimed, and what this run measured\n\n"
             "From `benchmarks/claims.py` (docs/articles.md names the articles). A ratio is "
-            "of two medians; its range is the widest the repeats allow. A claim *holds* when "
-            "the whole range is on the claimed side, *does not hold* when all of it is on the "
-            "other, and is *within noise* otherwise; with one run the verdict rests on the "
-            "medians and says so. The verdict judges the direction, not the magnitude. "
+            "the Hodges–Lehmann estimate of numerator / denominator with its confidence "
+            "interval, from both sides' runs ([docs/statistics.md](../statistics.md)). A claim "
+            "*holds* when its 95% interval lies wholly on the claimed side, *does not hold* "
+            "when wholly on the other, and is *not settled* otherwise: an interval holding the "
+            "threshold, or too few runs for 95% (4 a side; the interval's confidence is "
+            "printed), or one run (no interval: the ratio of the two figures is shown, and "
+            "nothing is claimed from it). The verdict judges the direction, not the magnitude. "
             "Claims whose configurations this run did not measure are left out.\n\n"
             + table(["article", "claim", "article's figure", "this run: numerator / denominator",
                      "verdict"], rows) + "\n")
@@ -514,16 +544,34 @@ def _g(groups: dict[tuple, Group], impl: str, workload: str, n: int, buffer: int
     return groups.get(config_key(impl, workload, n, buffer))
 
 
-def rss_at_most(impl: str, workload: str, n: int, limit_mib: float, strict: bool = False):
+def against(st: Stat, low: float | None = None, high: float | None = None) -> str:
+    """A goal on one figure: "holds" when its settled (95%) interval lies
+    within [low, high], "**missed**" when wholly outside it; otherwise not
+    settled, saying on which side the median falls: a verdict never rests
+    on one run or on fewer runs than 95% needs."""
+    def inside(v: float) -> bool:
+        return (low is None or v >= low) and (high is None or v <= high)
+    iv = st.interval
+    if iv is None or not iv.settled:
+        why = "1 run" if st.count == 1 else f"{iv.confidence:.0%} with {st.count} runs" if iv \
+            else f"{st.count} runs"
+        return f"not settled ({why}): the median {'meets' if inside(st.median) else 'misses'} it"
+    if inside(iv.low) and inside(iv.high):
+        return "holds"
+    if (high is not None and iv.low > high) or (low is not None and iv.high < low):
+        return "**missed**"
+    return "not settled: the interval reaches across the limit"
+
+
+def rss_at_most(impl: str, workload: str, n: int, limit_mib: float):
     def check(groups, env):
         g = _g(groups, impl, workload, n)
         if g is None:
             return None
         if not g.ok:
             return g.statuses, "**missed**"
-        med = g.median("peak_rss_bytes") / MIB
-        held = med < limit_mib if strict else med <= limit_mib
-        return cell(g, "peak_rss_bytes", fmt_mib), "holds" if held else "**missed**"
+        return (cell(g, "peak_rss_bytes", fmt_mib),
+                against(g.metrics["peak_rss_bytes"], high=limit_mib * MIB))
     return check
 
 
@@ -543,8 +591,7 @@ def wall_between(impl: str, workload: str, n: int, low: float, high: float):
             return None
         if not g.ok:
             return g.statuses, "**missed**"
-        med = g.median("wall_s")
-        return cell(g, "wall_s", fmt_seconds), "holds" if low <= med <= high else "**missed**"
+        return cell(g, "wall_s", fmt_seconds), against(g.metrics["wall_s"], low, high)
     return check
 
 
@@ -553,29 +600,38 @@ def warm_below(impl: str, workload: str, n: int, limit_s: float):
         g = _g(groups, impl, workload, n)
         if g is None:
             return None
-        med = g.median("warm_iter_s")
-        if med is None:
+        if g.median("warm_iter_s") is None:
             return g.statuses, "**missed**"
-        return cell(g, "warm_iter_s", fmt_seconds), "holds" if med < limit_s else "**missed**"
+        return cell(g, "warm_iter_s", fmt_seconds), against(g.metrics["warm_iter_s"], high=limit_s)
     return check
 
 
 def within_go(impl: str, n: int, buffers: tuple[int, ...], limit: float):
+    """impl's warm iteration over Go's at each buffer, by its ratio interval
+    (both sides' runs): holds when every settled interval is at most limit."""
     def check(groups, env):
-        texts, held = [], True
+        texts, verdicts = [], []
         for b in buffers:
             g, go = _g(groups, impl, "bounded", n, b), _g(groups, "go", "bounded", n, b)
             if g is None or go is None:
                 return None
-            a, base = g.median("warm_iter_s"), go.median("warm_iter_s")
+            a, base = g.metrics.get("warm_iter_s"), go.metrics.get("warm_iter_s")
             if a is None or base is None:
                 texts.append(f"B = {b}: no ok run")
-                held = False
+                verdicts.append("**missed**")
                 continue
-            count = min(g.metrics["warm_iter_s"].count, go.metrics["warm_iter_s"].count)
-            texts.append(f"B = {b}: {a / base:.2f}× ({runs_label(count)})")
-            held = held and a / base <= limit
-        return "; ".join(texts), "holds" if held else "**missed**"
+            iv = ratio_interval(base.values, a.values)  # new / old: impl over Go
+            if iv is None:
+                texts.append(f"B = {b}: {a.median / base.median:.2f}× (1 run, no interval)")
+                verdicts.append("not settled")
+                continue
+            texts.append(f"B = {b}: {iv.estimate:.2f}× [{iv.low:.2f}–{iv.high:.2f}]"
+                         + (f" ({iv.confidence:.0%})" if not iv.settled else ""))
+            verdicts.append("not settled" if not iv.settled else "holds" if iv.high <= limit
+                            else "**missed**" if iv.low > limit else "not settled")
+        verdict = ("**missed**" if "**missed**" in verdicts else "not settled" if
+                   "not settled" in verdicts else "holds")
+        return "; ".join(texts), verdict
     return check
 
 
@@ -599,12 +655,12 @@ GOALS = [
     Goal("rust-tokio sleep 1M ≤ 450 MiB", rss_at_most("rust-tokio", "sleep", M, 450)),
     Goal("rust-futures sleep 1M ≤ 215 MiB", rss_at_most("rust-futures", "sleep", M, 215)),
     Goal("rust-tokio chain 1M warm < 1 s", warm_below("rust-tokio", "chain", M, 1.0)),
-    Goal("csharp-async sleep 1M < 250 MiB", rss_at_most("csharp-async", "sleep", M, 250, True)),
+    Goal("csharp-async sleep 1M < 250 MiB", rss_at_most("csharp-async", "sleep", M, 250)),
     Goal("csharp-async chain 1M ok", runs_ok("csharp-async", "chain", M)),
     Goal("csharp-async chain-await 1M ok", runs_ok("csharp-async", "chain-await", M)),
     Goal("java-virtual sleep 1M ≤ 1,060 MiB", rss_at_most("java-virtual", "sleep", M, 1060)),
     Goal("java-virtual chain 1M ok", runs_ok("java-virtual", "chain", M)),
-    Goal("nodejs sleep 1M < 620 MiB", rss_at_most("nodejs", "sleep", M, 620, True)),
+    Goal("nodejs sleep 1M < 620 MiB", rss_at_most("nodejs", "sleep", M, 620)),
 ] + [Goal(f"{impl} chain 1M ok", runs_ok(impl, "chain", M)) for impl in ("nodejs", "bun", "deno")
      ] + [
     Goal("python-asyncio sleep 1M ≤ 1,280 MiB", rss_at_most("python-asyncio", "sleep", M, 1280)),
@@ -730,8 +786,10 @@ def render_page(run: Run, name: str) -> str:
                      "one run each) or did not finish: it shows that every implementation "
                      "runs and answers right, not how fast or how large it is.\n")
     parts.append(describe(run, name) + "\n")
-    parts.append("Each figure is the median of the configuration's ok runs, followed by the "
-                 "min–max over those runs where they differ and how many runs there were; "
+    parts.append("Each figure is the median of the configuration's ok runs, followed by its "
+                 "confidence interval in brackets and how many runs there were; the interval's "
+                 "confidence is printed where it is below 95% (fewer than 6 runs), and one run "
+                 "has none ([docs/statistics.md](../statistics.md)); "
                  "\"also 1 timeout\" counts the runs that were not ok, and a cell that only "
                  "names statuses had no ok run. ×floor is the multiple of the floor "
                  f"implementation ({', '.join(env.get('floor_impls') or ['none in this run'])}) "
@@ -769,7 +827,7 @@ def headline(run: Run, name: str, link_prefix: str = "docs/results/") -> str | N
 
     def say(impl: str) -> str:
         s, loaded = ok[impl].metrics["peak_rss_bytes"], ok[impl].loaded
-        return (f"{impl} {fmt_mib(s.median)} ({runs_label(s.count)}"
+        return (f"{impl} {fmt_mib(s.median)} ({', '.join(interval_notes(s, fmt_mib))}"
                 + (f", {loaded} under load" if loaded else "") + ")")
     floor_text = "".join(f"the floor, {say(f)}; " for f in sorted(floors) if f in ok)
     host = run.env.get("host") or {}

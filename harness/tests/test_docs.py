@@ -137,7 +137,7 @@ SUMMARY_COLUMNS = (["impl", "workload", "n", "buffer", "users", "requests", "del
                    + [f"{m}_{p}" for m in ("wall_s", "first_iter_s", "warm_iter_s", "spawn_s",
                                            "peak_rss_bytes", "max_threads", "rps",
                                            "latency_p50_s")
-                      for p in ("median", "min", "max", "count")]
+                      for p in ("median", "min", "max", "count", "values")]
                    + ["mem_per_task_bytes"])
 MIB = 1 << 20
 
@@ -153,6 +153,10 @@ def summary_row(impl, workload, n, buffer=None, statuses="3 ok", per_task=None, 
     for metric, values in metrics.items():
         for part, value in zip(("median", "min", "max", "count"), values):
             row[f"{metric}_{part}"] = value
+        median, low, high, count = values  # the ok values: the ends, and the median between
+        row[f"{metric}_values"] = " ".join(
+            str(v) for v in ([median] if count == 1 else [low, high] if count == 2
+                             else [low] + [median] * (count - 2) + [high]))
     return {c: "" if row.get(c) is None else str(row[c]) for c in SUMMARY_COLUMNS}
 
 
@@ -224,17 +228,23 @@ def test_a_run_becomes_a_page_with_its_files(tmp_path):
                     "## Core scaling", "## http", "## What the articles claimed",
                     "## Performance goals"):
         assert heading in text
-    assert "| go | 7 MiB (6–8 MiB, 2 runs) | 2,630 MiB (1 run) | 4.65 s (1 run) | 2.69 KiB | 28.70× |" in text
-    assert "| nodejs | 43 MiB (2 runs) | 1 oom |" in text
+    assert ("| go | 7 MiB ([6–8 MiB], 2 runs, 50%) | 2,630 MiB (1 run, no interval) | 4.65 s (1 run, "
+            "no interval) | 2.69 KiB | 28.70× |") in text
+    assert "| nodejs | 43 MiB ([43 MiB], 2 runs, 50%) | 1 oom |" in text
     assert "csharp-threads sleep" in text and "| csharp-threads |" not in text  # skipped: named once
-    assert "3.3 s / 990 ms, 1,316 MiB (2 runs, also 1 crashed)" in text
+    assert ("3.3 s [3.2–3.4 s] / 990 ms [980 ms–1 s], 1,316 MiB [1,300–1,330 MiB] (2 runs, 50%, "
+            "also 1 crashed)") in text
     assert "1.04× go" in text  # rust-tokio's bounded at B = 1
-    assert "| cpp-coroutines | 78 ms (76–79 ms, 2 runs) | 58.6 ms (57.4–59.8 ms, 2 runs) | 97 MiB (2 runs) | 1.00× |" in text
-    assert "| go | 761 ms (761–837 ms, 3 runs) | 750 ms (750–825 ms, 3 runs) | 1.01× |" in text
-    assert "65.1 req/s (64.9–65.3, 2 runs), median response 152 ms, 8 threads" in text
+    assert ("| cpp-coroutines | 78 ms ([76–79 ms], 2 runs, 50%) | 58.6 ms ([57.4–59.8 ms], 2 runs, "
+            "50%) | 97 MiB ([97 MiB], 2 runs, 50%) | 1.00× |") in text
+    assert ("| go | 761 ms ([761–837 ms], 3 runs, 75%) | 750 ms ([750–825 ms], 3 runs, 75%) | "
+            "1.01× |") in text
+    assert "65.1 req/s ([64.9–65.3], 2 runs, 50%), median response 152 ms, 8 threads" in text
     assert "**2 timeout**" in text
     assert "| 1M tasks 2024 | Go needs far more memory than C# for 1M sleeping tasks |" not in text
-    assert "| rust-tokio sleep 1M ≤ 450 MiB | 262 MiB (1 run) | holds |" in text
+    # one run meets the goal, but a verdict never rests on one run
+    assert ("| rust-tokio sleep 1M ≤ 450 MiB | 262 MiB (1 run, no interval) | not settled (1 run): "
+            "the median meets it |") in text
     assert "27 min 53 s" in text
     assert "A check, not a measurement" not in text
     index = (out / "README.md").read_text()
@@ -284,10 +294,10 @@ def test_load_comes_from_runs_csv_into_load_csv(tmp_path):
     page = rt.publish(run, tmp_path / "out")
     text = page.read_text()
     assert (page.parent / page.stem / "load.csv").is_file()
-    assert "| go | 7 MiB (6–8 MiB, 2 runs, 1 under load) |" in text
+    assert "| go | 7 MiB ([6–8 MiB], 2 runs, 50%, 1 under load) |" in text
     assert "18.0 ms" not in text and "2 under load" not in text
     assert "3 of " in text and "ran **under load**" in text
-    assert "761 ms (761–837 ms, 3 runs) | 750 ms (750–825 ms, 3 runs, 1 under load)" in text
+    assert "761 ms ([761–837 ms], 3 runs, 75%) | 750 ms ([750–825 ms], 3 runs, 75%, 1 under load)" in text
     assert rt.render_page(rt.load_page(page.parent, page.stem), page.stem) == text
 
 
@@ -305,3 +315,33 @@ def test_the_readme_headline_is_rewritten_between_its_markers():
 ])
 def test_machine_slug(model, cores, slug_):
     assert rt.machine_slug({"host": {"cpu_model": model, "cores": cores}}) == slug_
+
+
+def _claim_groups(num_values, den_values):
+    """summary.csv groups for the claim 'tokio slower than Go (10k producers, B = 1)'."""
+    import claims
+    claim = next(c for c in claims.CLAIMS if c.text.startswith("tokio slower than Go")
+                 and "B = 1)" in c.text)
+    groups = {}
+    for side, values in ((claim.num, num_values), (claim.den, den_values)):
+        stat = rt.Stat(sorted(values)[len(values) // 2], min(values), max(values), len(values),
+                       tuple(values))
+        g = rt.Group(side.impl, side.workload, side.n, side.buffer, (), len(values),
+                     rt.parse_statuses(f"{len(values)} ok"), {side.metric: stat})
+        groups[g.key] = g
+    return claim, groups
+
+
+@pytest.mark.parametrize("num,den,verdict", [
+    ([2.0, 2.02, 1.98, 2.01], [1.0, 1.01, 0.99, 1.005], "holds"),  # 2x, tight, 4 a side: 97%
+    ([0.5, 0.51, 0.49, 0.505], [1.0, 1.01, 0.99, 1.005], "does not hold"),
+    ([1.2, 0.8, 1.5, 0.7], [1.0, 1.3, 0.75, 1.1], "not settled: the interval holds 1×"),
+    ([2.0, 2.02, 1.98], [1.0, 1.01, 0.99], "not settled: too few runs for 95% (the interval is 90%)"),
+    ([2.0], [1.0, 1.01], "not settled: one run has no interval"),
+])
+def test_a_claim_is_judged_by_its_ratio_interval(num, den, verdict) -> None:
+    import claims
+    claim, groups = _claim_groups(num, den)
+    text, said = claims.judge(claim, groups)
+    assert said == verdict, text
+    assert ("[" in text) == (len(num) > 1)
