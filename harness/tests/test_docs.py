@@ -252,8 +252,9 @@ def test_a_run_becomes_a_page_with_its_files(tmp_path):
     assert rt.render_page(rt.load_page(out, page.stem), page.stem) == text
     sentence = rt.headline(rt.load_page(out, page.stem), page.stem)
     assert sentence.startswith("Peak memory of 1,000,000 sleeping tasks: the floor, "
-                               "cpp-coroutines 94 MiB (1 run); the runtimes from rust-tokio "
-                               "262 MiB (1 run) to go 2,630 MiB (1 run); Intel(R) Xeon(R) "
+                               "cpp-coroutines 94 MiB (1 run, no interval); the runtimes from "
+                               "rust-tokio 262 MiB (1 run, no interval) to go 2,630 MiB (1 run, "
+                               "no interval); Intel(R) Xeon(R) "
                                "Processor, 2 cores ([2026-11-24-intel-xeon-2c](docs/results/")
 
 
