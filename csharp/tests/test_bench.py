@@ -57,6 +57,24 @@ class Workloads(unittest.TestCase):
         report = self.report("async", "chain", "--n", "10", "--iterations", "1", "--warmup-ms", "0")
         self.assertEqual((report["warmup_ns"], report["warmup_results"]), ([], []))
 
+    def test_chain_and_chain_await_are_primed(self):
+        # docs/protocol.md "Priming": one untimed chain of P = min(N, 1000) links before
+        # the timed passes, reported as "primed"; iter_ns still has one entry a pass.
+        for workload in ("chain", "chain-await"):
+            for n in (5, 2000):
+                with self.subTest(workload=workload, n=n):
+                    report = self.report("async", workload, "--n", str(n), "--iterations", "3")
+                    self.check(report, workload, n, n, 3)
+                    self.assertEqual(report["primed"], min(n, 1000))
+        # With --warmup-ms too (the priming comes first, and is not a warm-up run).
+        report = self.report("async", "chain-await", "--n", "2000", "--iterations", "2", "--warmup-ms", "1")
+        self.check(report, "chain-await", 2000, 2000, 2)
+        self.assertEqual(report["primed"], 1000)
+        self.check_warmup(report, 1, 2000)
+        # Only chain and chain-await prime.
+        report = self.report("async", "bounded", "--n", "10", "--buffer", "1", "--iterations", "1")
+        self.assertNotIn("primed", report)
+
     def test_warmup_runs_before_the_iterations(self):
         report = self.report("async", "bounded", "--n", "1000", "--buffer", "1", "--iterations", "3",
                              "--warmup-ms", "100")
