@@ -5,10 +5,11 @@
 //   <runtime> bench.mjs --version | --help
 // A workload prints one JSON line on stdout; serve prints its ready line and
 // serves until SIGTERM or SIGINT (server.mjs). Bad arguments exit 2 with one
-// line on stderr. It never calls process.exit(), which can cut off output
-// still in a pipe: the exit status is set and the event loop runs dry.
+// line on stderr, a wrong priming answer (docs/protocol.md, "Priming") exits
+// 1 with one line on stderr. It never calls process.exit(), which can cut off
+// output still in a pipe: the exit status is set and the event loop runs dry.
 import process from "node:process";
-import { parseArgs, run, runtimeVersion, USAGE, UsageError } from "./protocol.mjs";
+import { parseArgs, run, RunError, runtimeVersion, USAGE, UsageError } from "./protocol.mjs";
 
 // Loaded only for serve, so the workloads' runs do not load node:http and the pool.
 const server = process.argv[2] === "serve" ? await import("./server.mjs") : null;
@@ -34,7 +35,16 @@ async function main(argv) {
   } else if (opts.serve) {
     process.exitCode = await server.serve(opts);
   } else {
-    process.stdout.write(`${JSON.stringify(await run(opts))}\n`);
+    let out;
+    try {
+      out = await run(opts);
+    } catch (err) {
+      if (!(err instanceof RunError)) throw err;
+      process.stderr.write(`bench.mjs: error: ${err.message}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    process.stdout.write(`${JSON.stringify(out)}\n`);
   }
 }
 

@@ -106,9 +106,29 @@ export const runtimeLabel = () => `${RUNTIME.name} ${RUNTIME.version}`;
 // takes microseconds, and the JSON line lists every warm-up run.
 export const MAX_WARMUP_RUNS = 10_000;
 
-// maxWarmupRuns is MAX_WARMUP_RUNS but for the tests.
-export async function run(opts, maxWarmupRuns = MAX_WARMUP_RUNS) {
-  const workload = workloads[opts.workload];
+// docs/protocol.md's priming: before its first timed pass (and before any
+// warm-up run), chain and chain-await run one untimed chain of
+// min(N, PRIME_LINKS) links with the same code, so that the JIT has seen a
+// relay resume before the cold pass; the JSON line says "primed": P.
+export const PRIME_LINKS = 1000;
+const PRIMED = new Set(["chain", "chain-await"]);
+
+// A run that cannot report (a wrong priming answer): bench.mjs prints its
+// message on one stderr line and exits 1.
+export class RunError extends Error {}
+
+// maxWarmupRuns is MAX_WARMUP_RUNS and table the workloads, but for the tests.
+export async function run(opts, maxWarmupRuns = MAX_WARMUP_RUNS, table = workloads) {
+  const workload = table[opts.workload];
+  // The priming chain: the same function, untimed, its answer checked.
+  let primed;
+  if (PRIMED.has(opts.workload)) {
+    primed = Math.min(opts.n, PRIME_LINKS);
+    const { result } = await workload({ ...opts, n: primed });
+    if (result !== primed) {
+      throw new RunError(`the priming ${opts.workload} of ${primed} links answered ${result}, not ${primed}`);
+    }
+  }
   // One run, timed the same way whether it is a warm-up run or an iteration.
   const timed = async () => {
     const start = now();
@@ -144,6 +164,7 @@ export async function run(opts, maxWarmupRuns = MAX_WARMUP_RUNS) {
     iter_ns: iterNs,
     warmup_ns: warmupNs,
     warmup_results: warmupResults,
+    ...(primed === undefined ? {} : { primed }),
     ...(spawnNs === undefined ? {} : { spawn_ns: spawnNs }),
     runtime: runtimeLabel(),
   };

@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { MAX_WARMUP_RUNS, parseArgs, run, UsageError } from "../protocol.mjs";
+import { MAX_WARMUP_RUNS, PRIME_LINKS, parseArgs, run, RunError, UsageError } from "../protocol.mjs";
 import { workloads } from "../workloads.mjs";
 
 // docs/protocol.md's bad input: the one table, which harness/tests/test_conformance.py
@@ -184,6 +184,74 @@ it("run: the warm-up stops after maxWarmupRuns runs, whatever W", async () => {
   assert.deepEqual(out.results, [45, 45]);
 });
 
+// docs/protocol.md's priming: one untimed chain of min(N, 1000) links before
+// the warm-up and the K iterations, reported as "primed".
+it("run: chain and chain-await prime one chain of min(N, 1000) links, untimed", async () => {
+  assert.equal(PRIME_LINKS, 1000);
+  for (const workload of ["chain", "chain-await"]) {
+    for (const n of [5, 2000]) {
+      const out = await run({ workload, n, iterations: 3, warmupMs: 0 });
+      assert.equal(out.primed, Math.min(n, 1000), `${workload} n=${n}`);
+      assert.deepEqual(out.results, [n, n, n]);
+      assert.equal(out.iter_ns.length, 3);
+      assert.deepEqual(out.warmup_ns, []);
+    }
+  }
+  for (const opts of [
+    { workload: "bounded", n: 5, buffer: 0, iterations: 1, warmupMs: 0 },
+    { workload: "skynet", n: 10, iterations: 1, warmupMs: 0 },
+    { workload: "sleep", n: 5, durationMs: 1, iterations: 1, warmupMs: 0 },
+  ]) {
+    assert.equal("primed" in (await run(opts)), false, opts.workload);
+  }
+});
+
+it("run: the priming comes first, same function, and is in no iteration's time", async () => {
+  // A stand-in workload that records each call's N and takes 300 ms at the
+  // priming's size only: iterations under 300 ms did not time it.
+  for (const workload of ["chain", "chain-await"]) {
+    for (const [n, warmupMs] of [
+      [5, 0],
+      [2000, 0],
+      [2000, 5],
+    ]) {
+      const calls = [];
+      const slowAt = Math.min(n, 1000);
+      const table = {
+        [workload]: async (opts) => {
+          calls.push(opts.n);
+          if (opts.n === slowAt && calls.length === 1) await new Promise((done) => setTimeout(done, 300));
+          return { result: opts.n };
+        },
+      };
+      const out = await run({ workload, n, iterations: 2, warmupMs }, MAX_WARMUP_RUNS, table);
+      assert.equal(out.primed, slowAt);
+      assert.equal(calls[0], slowAt, "the priming runs first");
+      assert.deepEqual(calls.slice(1), Array(calls.length - 1).fill(n), "then only size-N runs");
+      assert.equal(calls.length, 1 + out.warmup_ns.length + 2);
+      assert.equal(out.iter_ns.length, 2);
+      assert.ok(out.iter_ns.every((ns) => ns < 300e6), `iter_ns ${out.iter_ns}`);
+      assert.ok(out.warmup_ns.every((ns) => ns < 300e6), `warmup_ns ${out.warmup_ns}`);
+    }
+  }
+});
+
+it("run: a wrong priming answer is a RunError, before any timed run", async () => {
+  let calls = 0;
+  const table = {
+    chain: async ({ n }) => {
+      calls++;
+      return { result: n - 1 };
+    },
+  };
+  await assert.rejects(run({ workload: "chain", n: 2000, iterations: 2, warmupMs: 0 }, 3, table), (err) => {
+    assert.ok(err instanceof RunError);
+    assert.match(err.message, /^the priming chain of 1000 links answered 999, not 1000$/);
+    return true;
+  });
+  assert.equal(calls, 1);
+});
+
 // The same source, run as a program by each runtime; Bun and Deno are there
 // after `npm ci` (the language's setup step).
 const here = fileURLToPath(new URL("..", import.meta.url));
@@ -222,6 +290,20 @@ for (const [id, [binary, ...args]] of Object.entries(runtimes)) {
         assert.match(out.runtime, /^(Node\.js|Bun|Deno) \d+\.\d+\.\d+/);
         assert.deepEqual(out.warmup_ns, []);
         assert.deepEqual(out.warmup_results, []);
+        assert.equal(out.primed, argv[0].startsWith("chain") ? 100 : undefined);
+      }
+    });
+
+    it("primes chain and chain-await with min(N, 1000) links", () => {
+      for (const workload of ["chain", "chain-await"]) {
+        for (const n of [5, 2000]) {
+          const { status, stdout, stderr } = bench(workload, "--n", String(n), "--iterations", "2");
+          assert.equal(status, 0, stderr);
+          const out = JSON.parse(stdout);
+          assert.equal(out.primed, Math.min(n, 1000));
+          assert.deepEqual(out.results, [n, n]);
+          assert.equal(out.iter_ns.length, 2);
+        }
       }
     });
 
