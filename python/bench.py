@@ -7,7 +7,8 @@
     bench.py [--loop asyncio|uvloop] [--server aiohttp|threads] --version
     bench.py --help
 
-Prints one JSON line on stdout; bad arguments exit 2 with one line on stderr.
+Prints one JSON line on stdout; bad arguments exit 2 with one line on stderr,
+a wrong priming answer (docs/protocol.md, "Priming") exits 1 with one line.
 `serve` is the protocol's HTTP server, in server.py (imported for it only).
 
 Every task is a plain asyncio.create_task kept in a list and awaited: no
@@ -38,6 +39,14 @@ MAX_THREADS = 32767       # .NET's default pool maximum here (csharp/README.md)
 # --warmup-ms stops after this many runs even short of W ms: at N = 10 a run
 # takes microseconds, and the JSON line lists every warm-up run.
 MAX_WARMUP_RUNS = 10_000
+# docs/protocol.md's priming: chain and chain-await run one untimed chain of
+# min(N, PRIME_LINKS) links before the warm-up and the first timed pass.
+PRIME_LINKS = 1000
+PRIMED_WORKLOADS = ("chain", "chain-await")
+
+
+class PrimingError(Exception):
+    """The priming chain's answer was wrong: main() prints one line, exits 1."""
 
 
 async def sleep(n, duration_ms):
@@ -149,6 +158,22 @@ async def timed_run(args: argparse.Namespace,
     return time.perf_counter_ns() - start, result, spawn_ns
 
 
+async def prime(args: argparse.Namespace) -> Optional[int]:
+    """The priming (docs/protocol.md): for chain and chain-await, one untimed
+    run of the same coroutine on P = min(N, PRIME_LINKS) links, its answer
+    checked; returns P (None for the other workloads). A JIT (PyPy's) has
+    then seen a relay resume before the cold pass at size N."""
+    if args.workload not in PRIMED_WORKLOADS:
+        return None
+    links = min(args.n, PRIME_LINKS)
+    workload = chain if args.workload == "chain" else chain_await
+    answer = await workload(links)
+    if answer != links:
+        raise PrimingError(f"the priming {args.workload} of {links} links answered "
+                           f"{answer}, not {links}")
+    return links
+
+
 async def warm_up(args: argparse.Namespace, capacity: Optional[int],
                   max_runs: int = MAX_WARMUP_RUNS) -> Tuple[List[int], List[int]]:
     """Warm-up runs until they total W ms or number max_runs, so that PyPy's
@@ -166,6 +191,7 @@ async def warm_up(args: argparse.Namespace, capacity: Optional[int],
 
 
 async def run(args, capacity):
+    primed = await prime(args)
     warmup_ns, warmup_results = await warm_up(args, capacity)
     results, iter_ns = [], []
     spawn_ns = None
@@ -175,7 +201,7 @@ async def run(args, capacity):
             spawn_ns = spawned
         iter_ns.append(ns)
         results.append(result)
-    return results, iter_ns, spawn_ns, warmup_ns, warmup_results
+    return results, iter_ns, spawn_ns, warmup_ns, warmup_results, primed
 
 
 def runtime_label(loop_name, server=None):
@@ -330,14 +356,17 @@ def main(argv=None):
     # B = 0 (a rendezvous) runs as maxsize=1: maxsize=0 would be unbounded.
     capacity = max(args.buffer, 1) if args.workload == "bounded" else None
     # The loop is created before run() starts any clock.
-    if hasattr(asyncio, "Runner"):
-        with asyncio.Runner(loop_factory=loop_factory) as runner:
-            runs = runner.run(run(args, capacity))
-    else:
-        # Python < 3.11 (PyPy 7.3.11 is 3.9, asyncio's loop only): asyncio.run
-        # is what Runner.run does, a new loop running run() as a Task.
-        runs = asyncio.run(run(args, capacity))
-    results, iter_ns, spawn_ns, warmup_ns, warmup_results = runs
+    try:
+        if hasattr(asyncio, "Runner"):
+            with asyncio.Runner(loop_factory=loop_factory) as runner:
+                runs = runner.run(run(args, capacity))
+        else:
+            # Python < 3.11 (PyPy 7.3.11 is 3.9, asyncio's loop only): asyncio.run
+            # is what Runner.run does, a new loop running run() as a Task.
+            runs = asyncio.run(run(args, capacity))
+    except PrimingError as error:
+        sys.exit(f"bench.py: error: {error}")
+    results, iter_ns, spawn_ns, warmup_ns, warmup_results, primed = runs
     report = {
         "workload": args.workload,
         "n": args.n,
@@ -348,6 +377,8 @@ def main(argv=None):
         "warmup_ns": warmup_ns,
         "warmup_results": warmup_results,
     }
+    if primed is not None:
+        report["primed"] = primed
     if spawn_ns is not None:
         report["spawn_ns"] = spawn_ns
     if capacity is not None and capacity != args.buffer:

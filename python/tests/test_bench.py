@@ -164,6 +164,71 @@ def test_warmup_stops_after_max_runs():
     assert len(warmup_ns) == 3 and sum(warmup_ns) < 60_000 * 1_000_000
 
 
+def load_program():
+    sys.path.insert(0, str(BENCH.parent))
+    import bench as program
+
+    return program
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("workload", ["chain", "chain-await"])
+@pytest.mark.parametrize("n", [5, 2000])
+def test_chains_prime_min_n_1000_links(loop, workload, n):
+    # docs/protocol.md's priming: one untimed chain of min(N, 1000) links.
+    out = report("--loop", loop, workload, "--n", n, "--iterations", 2)
+    check(out, workload, n, n, iterations=2)
+    assert out["primed"] == min(n, 1000)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_other_workloads_do_not_prime(loop):
+    out = report("--loop", loop, "bounded", "--n", 10, "--buffer", 1, "--iterations", 1)
+    assert "primed" not in out
+
+
+@pytest.mark.parametrize("workload, attribute", [("chain", "chain"),
+                                                 ("chain-await", "chain_await")])
+@pytest.mark.parametrize("n, warmup_ms", [(5, 0), (2000, 0), (2000, 5)])
+def test_priming_comes_first_and_is_not_timed(monkeypatch, workload, attribute, n, warmup_ms):
+    # The workload coroutine replaced by one that records its N and takes
+    # 300 ms on its first call: the priming runs it first, at min(N, 1000),
+    # and no iteration or warm-up run is 300 ms long.
+    import asyncio
+
+    program = load_program()
+    calls = []
+
+    async def stand_in(links):
+        calls.append(links)
+        if len(calls) == 1:
+            await asyncio.sleep(0.3)
+        return links
+
+    monkeypatch.setattr(program, attribute, stand_in)
+    args = program.parse_args([workload, "--n", str(n), "--iterations", "2",
+                               "--warmup-ms", str(warmup_ms)])
+    results, iter_ns, _, warmup_ns, _, primed = asyncio.run(program.run(args, None))
+    assert primed == min(n, 1000) == calls[0]
+    assert calls[1:] == [n] * (len(warmup_ns) + 2)
+    assert results == [n, n] and len(iter_ns) == 2
+    assert all(ns < 300_000_000 for ns in iter_ns + warmup_ns), (iter_ns, warmup_ns)
+
+
+def test_a_wrong_priming_answer_exits_1_with_one_line(monkeypatch):
+    program = load_program()
+
+    async def off_by_one(links):
+        return links - 1
+
+    monkeypatch.setattr(program, "chain", off_by_one)
+    with pytest.raises(SystemExit) as exit_:
+        program.main(["chain", "--n", "2000", "--iterations", "2"])
+    # sys.exit(message): exit status 1, the message as stderr's one line.
+    assert exit_.value.code == ("bench.py: error: the priming chain of 1000 links "
+                                "answered 999, not 1000")
+
+
 def test_extra_options_are_accepted_and_ignored():
     # The harness passes only what a workload uses; the others are harmless.
     out = report("chain", "--n", 5, "--iterations", 1, "--buffer", 3, "--duration-ms", 9)
@@ -272,8 +337,19 @@ def test_pypy_runs_the_same_program(args, expected):
     # python-pypy: this bench.py on PyPy 3.9 (no asyncio.Runner there).
     out = report(*args, interpreter=PYPY)
     assert out["results"] == [expected] * args[-1]
+    assert len(out["iter_ns"]) == args[-1]
+    assert out.get("primed") == (1000 if args[0].startswith("chain") else None)
     assert out["runtime"].startswith("PyPy 7.")
     assert bench("--version", interpreter=PYPY).stdout.strip() == out["runtime"]
+
+
+@needs_pypy
+@pytest.mark.parametrize("workload", ["chain", "chain-await"])
+@pytest.mark.parametrize("n", [5, 2000])
+def test_pypy_primes(workload, n):
+    out = report(workload, "--n", n, "--iterations", 2, interpreter=PYPY)
+    check(out, workload, n, n, iterations=2)
+    assert out["primed"] == min(n, 1000)
 
 
 @needs_pypy
