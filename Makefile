@@ -3,7 +3,8 @@
 #   make setup                      .venv with the pinned harness dependencies
 #   make build [LANG=go]            set up and build implementations
 #   make bench LANG=go N=1000000 [WORKLOAD=sleep] [BUF=1,100] [REPEAT=3] [OUT=results]
-#   make test                       harness tests, smoke runs of every implementation, language tests
+#              [DURATION=ms] [REGISTRY="a/impls.toml b/impls.toml"] [ARGS="--cpus 1,2 --timeout 60"]
+#   make test [LANG=go]             harness tests, smoke runs, language tests (LANG: only those of go)
 #   make list | report | clean
 
 PYTHON ?= python3
@@ -30,7 +31,14 @@ quote = '$(subst ','\'',$(1))'
 arg = $(call quote,$(if $(filter IMPL,$(1)),$(IMPL_VALUE),$(value $(1))))
 # IMPL may hold $(value LANG) (above): expand that one level, never more.
 IMPL_VALUE := $(if $(filter command environment,$(origin IMPL)),$(value IMPL),$(IMPL))
-unexport IMPL N WORKLOAD BUF REPEAT OUT
+unexport IMPL N WORKLOAD BUF REPEAT OUT DURATION REGISTRY ARGS
+
+# REGISTRY and ARGS are lists: split at spaces (make's words), each word one
+# argument, quoted like the values above, never read by a shell: quotes and $
+# in them are plain characters, so a path or an argument holding a space
+# cannot be given through them (run the harness directly for that).
+split_args = $(foreach w,$(value $(1)),$(call quote,$(w)))
+REGISTRY_OPTS := $(foreach w,$(value REGISTRY),--registry $(call quote,$(w)))
 
 OPTS := --impl $(call arg,IMPL) --n $(call arg,N)
 ifdef WORKLOAD
@@ -45,6 +53,22 @@ endif
 ifdef OUT
 OPTS += --out $(call arg,OUT)
 endif
+ifdef DURATION
+OPTS += --duration-ms $(call arg,DURATION)
+endif
+OPTS += $(REGISTRY_OPTS)
+ifdef ARGS
+OPTS += $(call split_args,ARGS)
+endif
+
+# make test LANG=go: the harness tests parametrized by go's implementations or
+# its language (conformance, smoke run, checklist; harness/tests/select_impl.py
+# deselects the rest), then go's own tests. Without LANG: the whole suite.
+ifeq ($(IMPL_VALUE),all)
+PYTEST_SELECT :=
+else
+PYTEST_SELECT := -p harness.tests.select_impl --impl $(call arg,IMPL)
+endif
 
 .PHONY: setup build bench test list report clean
 
@@ -57,20 +81,20 @@ $(VENV)/.installed: requirements.txt
 	@touch $@
 
 build: setup
-	$(VPY) -m harness build --impl $(call arg,IMPL)
+	$(VPY) -m harness build --impl $(call arg,IMPL) $(REGISTRY_OPTS)
 
 bench: setup
 	$(VPY) -m harness run $(OPTS)
 
 list: setup
-	$(VPY) -m harness list
+	$(VPY) -m harness list $(REGISTRY_OPTS)
 
 report: setup
 	$(VPY) -m harness report $(if $(value OUT),$(call quote,$(value OUT)/latest),results/latest)
 
 test: setup
-	$(VPY) -m pytest -q
-	$(VPY) -m harness test --impl $(call arg,IMPL)
+	$(VPY) -m pytest -q $(PYTEST_SELECT)
+	$(VPY) -m harness test --impl $(call arg,IMPL) $(REGISTRY_OPTS)
 
 clean:
 	rm -rf $(VENV) harness/launcher/launch

@@ -4,6 +4,7 @@
 #   ./run.sh            the default suite (about 30 minutes on 2 cores)
 #   ./run.sh --quick    every implementation and workload at small N (two to three minutes)
 # Any other option goes to `python -m harness run` (e.g. --repeat 1, --n 1000,10000).
+# Exit status: run's (3 when every implementation was skipped: nothing measured).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -13,7 +14,7 @@ for arg in "$@"; do
     case "$arg" in
         --quick) suite=quick ;;
         -h|--help)
-            sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
             exit 0 ;;
         *) args+=("$arg") ;;
     esac

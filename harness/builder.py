@@ -3,16 +3,31 @@ say which planned runs can start."""
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
+import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from . import ROOT
 from .children import run_contained
-from .loadgen import Unavailable, ensure_k6
+from .formatting import fmt_duration
+from .loadgen import SKIP_VARIABLE, Unavailable, ensure_k6, k6_installed, record_build, recorded_builds
+from .progress import BuildStatus, StatusLine, tool_progress
 from .registry import Impl, Language, languages
 
 BUILD_TIMEOUT_S = 1800
+
+# A first build's seconds (set-up, downloads and system installs included),
+# measured on a 2-core AMD EPYC from a first `./run.sh --quick`'s build logs
+# (each log's time after the one before). Used until this machine has built
+# the language once (.tools/build-times.json then holds its last build).
+FIRST_BUILD_S = {"cpp": 4, "csharp": 17, "elixir": 8, "erlang": 3, "go": 18, "java": 2,
+                 "kotlin": 16, "node": 3, "python": 20, "rust": 44, "k6": 75}
+UNKNOWN_BUILD_S = 30  # a language not measured here (a --registry one)
 
 
 @dataclass
@@ -21,21 +36,37 @@ class BuildResult:
     error: str = ""
 
 
-def _step(cmd: list[str], lang: Language) -> tuple[int, str, str]:
-    """Run one set-up or build command: (exit status, stdout, stderr). A
-    stderr line that starts with the language's name and a colon is said to
-    the user as it comes ("erlang: installing Debian's erlang-base ..."):
-    that is how a set-up announces what it fetches or installs before it does
-    (docs/implementations.md); everything else goes to the log only. The
+def announcement(line: str, name: str) -> bool:
+    """Whether a set-up's or build's stderr line is one of its own
+    announcements ("erlang: installing Debian's erlang-base ..."): it starts
+    with the language's name and a colon, and is not a tool's progress line
+    that happens to start the same way (Go's own "go: downloading ...")."""
+    return line.startswith(f"{name}:") and tool_progress(line) is None
+
+
+def _step(cmd: list[str], lang: Language, status: BuildStatus | None = None,
+          line: StatusLine | None = None) -> tuple[int, str, str]:
+    """Run one set-up or build command: (exit status, stdout, stderr). An
+    announcement (above) is said to the user as it comes: that is how a
+    set-up says what it fetches or installs before it does
+    (docs/implementations.md). The tools' own progress lines (Cargo's
+    "Compiling ...", Maven's "Downloading ...", Go's "go: downloading ...")
+    update one status line on a terminal; everything goes to the log. The
     command runs contained (children.run_contained): nothing it starts
     outlives it, nor the harness, however the harness ends."""
-    announce = f"{lang.name}:"
+    status = status or BuildStatus(lang.name)
+    line = line or StatusLine(sys.stderr)
 
-    def say(line: str) -> None:
-        if line.startswith(announce):
-            print(line.rstrip(), file=sys.stderr, flush=True)
+    def say(text: str) -> None:
+        if announcement(text, lang.name):
+            line.say(text.rstrip())
+        elif (progress := status.feed(text)) is not None:
+            line.update(progress)
 
-    done = run_contained(cmd, lang.dir, timeout_s=BUILD_TIMEOUT_S, on_stderr_line=say)
+    try:
+        done = run_contained(cmd, lang.dir, timeout_s=BUILD_TIMEOUT_S, on_stderr_line=say)
+    finally:
+        line.clear()
     err = done.stderr
     if done.timed_out:
         err += f"killed after {BUILD_TIMEOUT_S} s\n"
@@ -44,25 +75,94 @@ def _step(cmd: list[str], lang: Language) -> tuple[int, str, str]:
     return done.returncode, done.stdout, err
 
 
+def in_tree(lang: Language) -> bool:
+    """A language folder of this repository (its build times are recorded)."""
+    return lang.dir.parent == ROOT
+
+
 def build_language(lang: Language, log_path: Path | None) -> BuildResult:
-    """Run setup then build, appending their output to log_path."""
+    """Run setup then build, appending their output to log_path, each
+    step's exit status and seconds last ("[exit 0 after 44.2 s]"). A
+    successful build of a language folder of this repository is recorded in
+    .tools/build-times.json: the next estimate, and the next status line's
+    total of progress lines."""
     steps = [("setup", lang.setup), ("build", lang.build)]
+    last = recorded_builds().get(lang.name, {}) if in_tree(lang) else {}
+    status = BuildStatus(lang.name, last.get("steps"))
+    started = time.monotonic()
     for name, argv in steps:
         if not argv:
             continue
         cmd = lang.expand(argv)
+        step_started = time.monotonic()
         try:
-            code, stdout, stderr = _step(cmd, lang)
+            code, stdout, stderr = _step(cmd, lang, status)
         except OSError as exc:
             return BuildResult(False, f"{lang.name} {name} failed: {exc}")
         if log_path is not None:
             with log_path.open("a") as log:
-                log.write(f"$ {' '.join(cmd)}\n{stdout}{stderr}\n[exit {code}]\n")
+                log.write(f"$ {' '.join(cmd)}\n{stdout}{stderr}\n"
+                          f"[exit {code} after {time.monotonic() - step_started:.1f} s]\n")
         if code != 0:
             tail = (stderr.strip() or stdout.strip()).splitlines()[-1:] or [""]
             where = f"; log: {log_path}" if log_path else ""
             return BuildResult(False, f"{lang.name} {name} exited {code}: {tail[0]}{where}")
+    if in_tree(lang):
+        record_build(lang.name, time.monotonic() - started, status.steps)
     return BuildResult(True)
+
+
+def expected_build_s(name: str) -> tuple[float, bool]:
+    """How long building this language (or "k6") should take: its last
+    build's seconds here (True), else a first build's measured figure (False)."""
+    last = recorded_builds().get(name, {}).get("seconds")
+    if isinstance(last, (int, float)):
+        return float(last), True
+    return float(FIRST_BUILD_S.get(name, UNKNOWN_BUILD_S)), False
+
+
+def build_estimate(langs: list[Language], servers: bool) -> tuple[float, str]:
+    """The builds' share of an estimate, in seconds and words: each
+    language's last build here, or a first build's measured figure; k6's
+    build when a server workload is planned and k6 is not installed."""
+    names = [lang.name for lang in langs]
+    if servers and not k6_installed() and os.environ.get(SKIP_VARIABLE) != "1":
+        names.append("k6")
+    if not names:
+        return 0.0, ""
+    seen = {name: expected_build_s(name) for name in names}
+    total = sum(s for s, _ in seen.values())
+    first = [name for name, (_, known) in seen.items() if not known]
+    if not first:
+        return total, f"builds about {fmt_duration(total)}, as last time"
+    return total, (f"builds about {fmt_duration(total)} (first build of {', '.join(first)}: "
+                   f"measured on 2 cores; later builds take seconds)")
+
+
+def install_text(source: Path | None) -> str:
+    """The optional `install` of an impls.toml's [language]: how to install
+    its toolchain by hand ("apt-get install erlang-base erlang-eunit")."""
+    if source is None:
+        return ""
+    try:
+        value = tomllib.loads(source.read_text()).get("language", {}).get("install", "")
+    except (OSError, ValueError):
+        return ""
+    return value if isinstance(value, str) else ""
+
+
+def setup_hint(lang: Language, source: Path | None = None) -> str:
+    """What would install a missing toolchain, in one sentence."""
+    where = lang.dir.name if in_tree(lang) else str(lang.dir)
+    by_hand = install_text(source)
+    if lang.setup:
+        text = (f"`make setup` does not install it; {lang.name}'s own set-up "
+                f"(`{shlex.join(lang.setup)}` in {where}/, run by `./run.sh` and `make build "
+                f"LANG={lang.name}`) installs what it can once the detect passes")
+    else:
+        text = (f"`make setup` does not install it, nor does anything in this repository: "
+                f"install it so that `{shlex.join(lang.detect)}` works in {where}/")
+    return text + (f"; by hand: {by_hand}" if by_hand else "")
 
 
 @dataclass
@@ -98,10 +198,17 @@ class Preparation:
 
     def __init__(self, impls: list[Impl], log_dir: Path, build: bool, servers: bool,
                  say: Callable[[str], None]) -> None:
+        self._languages = languages(impls)
         self.languages: dict[str, Readiness] = {}
+        self.sources: dict[str, Path | None] = {}
+        for impl in impls:
+            self.sources.setdefault(impl.language.name, impl.source)
         for lang in languages(impls):
             if lang.toolchain.present and build:
-                say(f"building {lang.name} ({lang.toolchain.version}) ...")
+                seconds, known = expected_build_s(lang.name) if in_tree(lang) else (0.0, False)
+                expect = (f"; last build {fmt_duration(seconds)}" if known else
+                          f"; first build: about {fmt_duration(seconds)}" if in_tree(lang) else "")
+                say(f"building {lang.name} ({lang.toolchain.version}{expect}) ...")
             self.languages[lang.name] = prepare(lang, log_dir / f"build-{lang.name}.log", build)
         self.impls: dict[str, Readiness] = {}
         self.k6: Path | None = None
@@ -112,6 +219,23 @@ class Preparation:
                 self.k6 = ensure_k6()
             except Unavailable as exc:
                 self.generator = Readiness("skipped", f"no load generator: {exc}")
+
+    def hints(self) -> list[str]:
+        """Why nothing could run, one line per cause, with what would set
+        it up: each language skipped for its toolchain, each
+        implementation's failed check, the load generator."""
+        lines = []
+        by_name = {lang.name: lang for lang in self._languages}
+        for name, ready in self.languages.items():
+            if ready.status == "skipped":
+                lines.append(f"{name}: {ready.reason}; {setup_hint(by_name[name], self.sources.get(name))}")
+        for impl_id, ready in self.impls.items():
+            if ready.status == "skipped":
+                lines.append(f"{impl_id}: {ready.reason}")
+        if self.generator.status == "skipped":
+            lines.append(f"http: {self.generator.reason} (`run` builds k6 with go when a run "
+                         f"includes http, unless {SKIP_VARIABLE}=1)")
+        return lines
 
     def readiness(self, impl: Impl, server: bool) -> Readiness:
         ready = self.languages[impl.language.name]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import shutil
 import sys
 import threading
 import time
@@ -85,3 +87,97 @@ class Progress:
         self._stop.set()
         if self._ticker:
             self._ticker.join()
+
+
+# --- a build's progress: its tools' own progress lines, as one status line ---
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# Cargo's status lines: a verb right-aligned in 12 columns, then what it works on.
+CARGO = re.compile(r"^\s*(Compiling|Downloaded|Downloading|Updating|Locking|Checking|Building|"
+                   r"Finished|Fresh|Adding|Installing|Documenting)\s+(\S.*)$")
+# Maven's: "[INFO] Downloading from central: https://.../kotlin-stdlib-2.4.21.pom",
+# "[INFO] --- kotlin:2.4.21:compile (compile) @ bench ---", "[INFO] Building bench 1.0".
+MAVEN_TRANSFER = re.compile(r"^\[INFO\] (Downloading|Downloaded) from [^:]+: \S*?([^/\s]+)(?:\s.*)?$")
+MAVEN_GOAL = re.compile(r"^\[INFO\] --- ([\w.\-]+):[\w.\-]+:([\w.\-]+)\b.*---\s*$")
+MAVEN_BUILDING = re.compile(r"^\[INFO\] Building (\S.*)$")
+# Go's: "go: downloading github.com/x/y v1.2.3" (and finding, extracting, ...),
+# and with `go install -v` each package path as it is compiled.
+GO_MODULE = re.compile(r"^go: (downloading|finding|extracting|found|added|upgraded|downgraded) (.+)$")
+GO_PACKAGE = re.compile(r"^[\w.\-~+]+(?:/[\w.\-~+]+)+$")
+
+
+def tool_progress(line: str) -> str | None:
+    """A build tool's own progress line, in a few words ("Compiling tokio
+    v1.47.1", "Downloading kotlin-stdlib-2.4.21.pom", "downloading
+    github.com/x/y v1.2.3", "compiling go.k6.io/k6/lib"), or None for any
+    other line (an announcement, a warning, an error)."""
+    line = ANSI.sub("", line).rstrip()
+    if m := CARGO.match(line):
+        return f"{m[1]} {m[2]}"
+    if m := MAVEN_TRANSFER.match(line):
+        return f"{m[1]} {m[2]}"
+    if m := MAVEN_GOAL.match(line):
+        return f"{m[1]}:{m[2]}"
+    if m := MAVEN_BUILDING.match(line):
+        return f"Building {m[1]}"
+    if m := GO_MODULE.match(line):
+        return f"{m[1]} {m[2]}"
+    if GO_PACKAGE.match(line):
+        return f"compiling {line}"
+    return None
+
+
+class BuildStatus:
+    """The status line of one build: "building rust: Compiling tokio v1.47.1
+    (37/90)", its count of the tools' progress lines out of the last build's
+    (when one was recorded and this one has not outgrown it)."""
+
+    def __init__(self, name: str, total: int | None = None) -> None:
+        self.name = name
+        self.total = total
+        self.steps = 0
+
+    def feed(self, line: str) -> str | None:
+        """The status line after this line of the build's output, or None
+        when the line is not a tool's progress."""
+        what = tool_progress(line)
+        if what is None:
+            return None
+        self.steps += 1
+        count = f"{self.steps}/{self.total}" if self.total and self.steps <= self.total \
+            else str(self.steps)
+        return f"building {self.name}: {what} ({count})"
+
+
+class StatusLine:
+    """One line that updates in place on a terminal (\\r, erase to the end),
+    cut to its width; nothing at all elsewhere (a log keeps the lines that
+    say something, not the progress)."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        try:
+            self.tty = stream.isatty()
+        except (AttributeError, ValueError):
+            self.tty = False
+        self.shown = False
+
+    def update(self, text: str) -> None:
+        if not self.tty:
+            return
+        width = shutil.get_terminal_size((100, 24)).columns - 1
+        self.stream.write("\r\033[K" + (text if len(text) <= width else text[:width - 1] + "…"))
+        self.stream.flush()
+        self.shown = True
+
+    def say(self, text: str) -> None:
+        """A line that stays, printed over the status line."""
+        self.stream.write(("\r\033[K" if self.shown else "") + text + "\n")
+        self.stream.flush()
+        self.shown = False
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.shown = False

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import ROOT, HarnessError, UsageError, relative
-from .builder import Preparation, Readiness
+from .builder import Preparation, Readiness, build_estimate
 from .envinfo import cpu_times, git, host, machine_state, redact, steal_frac
 from .executor import Executor, ProcessExecutor, unready_row
 from .formatting import fmt_duration
@@ -22,7 +22,7 @@ from .machineload import load_avg_1m
 from .plan import (Planned, configurations, estimate_basis, estimate_s, load_history, more_runs,
                    most_runs, omitted, plan)
 from .progress import Progress
-from .registry import languages, program_env, resolve
+from .registry import Language, languages, program_env, resolve
 from .rundir import (ENV_KEYS, RowWriteError, RunDir, RunDirError, check_out, finish_invocation, invocation,
                      latest, new_env, point_latest, start_invocation)
 from .settings import Settings
@@ -40,6 +40,19 @@ def _raise_interrupted(signum: int, _frame: object) -> None:
 
 # A closed terminal (HUP) stops a suite the way Ctrl-C (INT) and kill (TERM) do.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+# run's exit status when every row is skipped (no toolchain, no load
+# generator): nothing was measured, which a script must not take for success.
+ALL_SKIPPED = 3
+
+
+def _builds(runs: list[Planned], build: bool, langs: list[Language] | None = None) -> str:
+    """The builds' share of a plan's estimate, in words ("" with --no-build)."""
+    if not build:
+        return "no builds (--no-build)"
+    if langs is None:
+        langs = languages([p.impl for p in runs])
+    return build_estimate(langs, any(p.workload.kind == "server" for p in runs))[1]
 
 
 def execute(run: RunDir, runs: list[Planned], ready: Callable[[Planned], Readiness],
@@ -147,7 +160,8 @@ def _open(out: Path, runs: list[Planned], resume: bool) -> tuple[RunDir, list[Pl
 def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = False,
               report: bool = True) -> int:
     """The `run` command. Returns the exit status: 0 when every row is ok or
-    skipped, 1 otherwise."""
+    skipped, 1 otherwise, ALL_SKIPPED (3) when every row is skipped: nothing
+    was measured (the reasons and what would set each up are printed)."""
     impls = resolve(s.impls, s.registries)
     runs = plan(impls, s)
     for line in omitted(s):
@@ -163,7 +177,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
               f"settled at 95%, so those configurations run --max-repeat times", file=sys.stderr)
     if dry_run:
         print(f"{len(runs)} runs, estimated {fmt_duration(sum(estimate_s(p, history) for p in runs))}"
-              f" plus builds; {estimate_basis(runs, history, out)}")
+              f" plus builds; {estimate_basis(runs, history, out)}; "
+              f"{_builds(runs, s.build) or 'no builds'}")
         if until_ci:
             print(f"the plan is {until_ci}")
         for p in runs:
@@ -177,9 +192,11 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     planned = runs
     run, runs, env = _open(out, runs, resume)
     estimates = [estimate_s(p, history) for p in runs]
+    builds = _builds(runs, s.build, [lang for lang in languages([p.impl for p in runs])
+                                     if lang.toolchain.present])
     print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
           f"estimated {fmt_duration(sum(estimates))} plus builds; "
-          f"{estimate_basis(runs, history, out)}")
+          f"{estimate_basis(runs, history, out)}" + (f"; {builds}" if builds else ""))
     if until_ci:
         print(f"that is {until_ci}")
     start_invocation(
@@ -233,6 +250,12 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+    if counts and set(counts) == {"skipped"}:
+        print("harness: nothing was measured: every run was skipped (exit status "
+              f"{ALL_SKIPPED})", file=sys.stderr)
+        for line in prepared.hints():
+            print(f"  {line}", file=sys.stderr)
+        return ALL_SKIPPED
     return 0 if set(counts) <= {"ok", "skipped"} else 1
 
 

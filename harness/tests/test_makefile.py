@@ -70,3 +70,47 @@ def test_an_out_with_spaces_and_quotes_is_one_directory(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [r["status"] for r in read_rows(out)] == ["ok"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["my results"]
+
+
+def test_duration_registry_and_args_are_single_arguments(tmp_path: Path) -> None:
+    mark = tmp_path / "ran"
+    got = make("bench", "LANG=go", "DURATION=50", f"REGISTRY=a/impls.toml {tmp_path}/it's.toml",
+               f"ARGS=--cpus 1,2 --timeout 60 $(shell touch {mark}-a) `touch {mark}-b` \"q\" x;y",
+               tmp_path=tmp_path)
+    assert got["argv"] == ["-m", "harness", "run", "--impl", "go", "--n", "1000",
+                           "--duration-ms", "50", "--registry", "a/impls.toml",
+                           "--registry", f"{tmp_path}/it's.toml",
+                           "--cpus", "1,2", "--timeout", "60", "$(shell", "touch", f"{mark}-a)",
+                           "`touch", f"{mark}-b`", '"q"', "x;y"]
+    assert not list(tmp_path.glob("ran*"))
+    got = make("build", "LANG=go", "REGISTRY=mine/impls.toml", tmp_path=tmp_path)
+    assert got["argv"] == ["-m", "harness", "build", "--impl", "go", "--registry", "mine/impls.toml"]
+
+
+def dry(*args: str) -> list[str]:
+    """The commands make would run (make -n), the venv's set-up left out."""
+    proc = subprocess.run(["make", "-n", "-o", ".venv/.installed", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+def test_make_test_with_lang_runs_only_that_languages_tests() -> None:
+    assert [line.split() for line in dry("test", "LANG=go")] == [
+        [".venv/bin/python", "-m", "pytest", "-q", "-p", "harness.tests.select_impl",
+         "--impl", "'go'"],
+        [".venv/bin/python", "-m", "harness", "test", "--impl", "'go'"]]
+    assert [line.split() for line in dry("test")] == [
+        [".venv/bin/python", "-m", "pytest", "-q"],
+        [".venv/bin/python", "-m", "harness", "test", "--impl", "'all'"]]
+
+
+def test_the_selection_keeps_only_the_tests_of_the_language() -> None:
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only",
+                           "-p", "harness.tests.select_impl", "--impl", "go"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    selected = [line for line in proc.stdout.splitlines() if "::" in line]
+    assert selected and all(line.endswith("[go]") for line in selected), selected
+    files = {line.split("::")[0] for line in selected}
+    assert {"harness/tests/test_conformance.py", "harness/tests/test_smoke.py"} <= files
