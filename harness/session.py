@@ -177,7 +177,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
               f"settled at 95%, so those configurations run --max-repeat times", file=sys.stderr)
     if dry_run:
         print(f"{len(runs)} runs, estimated {fmt_duration(sum(estimate_s(p, history) for p in runs))}"
-              f" plus builds; {estimate_basis(runs, history, out)}; "
+              f" for the runs; {estimate_basis(runs, history, out)}; "
               f"{_builds(runs, s.build) or 'no builds'}")
         if until_ci:
             print(f"the plan is {until_ci}")
@@ -195,7 +195,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     builds = _builds(runs, s.build, [lang for lang in languages([p.impl for p in runs])
                                      if lang.toolchain.present])
     print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
-          f"estimated {fmt_duration(sum(estimates))} plus builds; "
+          f"estimated {fmt_duration(sum(estimates))} for the runs; "
           f"{estimate_basis(runs, history, out)}" + (f"; {builds}" if builds else ""))
     if until_ci:
         print(f"that is {until_ci}")
