@@ -4,7 +4,8 @@
 %%   erl +P 2097152 -noshell ... -s bench main -extra WORKLOAD --n N ...
 -module(bench).
 
--export([main/0, cli/1, parse/1, run/1, warmup/2, report/2, sleep/2, chain/1, bounded/2, skynet/1]).
+-export([main/0, cli/1, parse/1, run/1, prime/1, warmup/2, report/2, sleep/2, chain/1, bounded/2,
+         skynet/1]).
 
 -define(USAGE,
 "usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D] [--warmup-ms W]
@@ -23,6 +24,10 @@
 %% (docs/protocol.md): with N = 10 a run takes microseconds, and W ms of them
 %% would make the JSON line huge.
 -define(MAX_WARMUP_RUNS, 10000).
+
+%% docs/protocol.md's priming: chain runs one untimed chain of
+%% min(N, ?PRIME_LINKS) links before the warm-up and the first timed pass.
+-define(PRIME_LINKS, 1000).
 
 %% Entry point (`-s bench main`): the exit status is always the one set
 %% here, and no error ever escapes as a stack trace or a crash dump.
@@ -45,8 +50,14 @@ cli(Args) ->
             io:put_chars(standard_error, ["bench: ", Message, $\n]),
             2;
         {ok, Config} ->
-            io:put_chars([report(Config, run(Config)), $\n]),
-            0
+            case run(Config) of
+                {error, Message} ->
+                    io:put_chars(standard_error, ["bench: error: ", Message, $\n]),
+                    1;
+                Runs ->
+                    io:put_chars([report(Config, Runs), $\n]),
+                    0
+            end
     end.
 
 %% ---------------------------------------------------------------- arguments
@@ -143,12 +154,19 @@ is_power_of_ten(_) -> false.
 
 %% ---------------------------------------------------------------- running
 
-%% -> {Results, IterNs, SpawnNs | null, WarmupResults, WarmupNs}, each list
-%% in run order. The warm-up runs come first and are not iterations.
+%% -> {Results, IterNs, SpawnNs | null, WarmupResults, WarmupNs, Primed | null},
+%% each list in run order, or {error, OneLine} when the priming's answer is
+%% wrong. The priming, then the warm-up runs come first; neither is an
+%% iteration.
 run(#{iterations := K} = Config) ->
-    {WarmupResults, WarmupNs} = warmup(Config, ?MAX_WARMUP_RUNS),
-    {Results, IterNs, SpawnNs} = run(Config, K, [], [], null),
-    {Results, IterNs, SpawnNs, WarmupResults, WarmupNs}.
+    case prime(Config) of
+        {error, _} = Error ->
+            Error;
+        {ok, Primed} ->
+            {WarmupResults, WarmupNs} = warmup(Config, ?MAX_WARMUP_RUNS),
+            {Results, IterNs, SpawnNs} = run(Config, K, [], [], null),
+            {Results, IterNs, SpawnNs, WarmupResults, WarmupNs, Primed}
+    end.
 
 run(_Config, 0, Results, IterNs, SpawnNs) ->
     {lists:reverse(Results), lists:reverse(IterNs), SpawnNs};
@@ -156,6 +174,21 @@ run(Config, K, Results, IterNs, SpawnNs) ->
     {Result, Spawn, Ns} = timed(Config),
     SpawnNs1 = case SpawnNs of null -> Spawn; _ -> SpawnNs end,
     run(Config, K - 1, [Result | Results], [Ns | IterNs], SpawnNs1).
+
+%% prime(Config) -> {ok, P | null} | {error, OneLine}: the priming
+%% (docs/protocol.md): for chain, one run of the same code (iteration/2) on
+%% P = min(N, ?PRIME_LINKS) links, untimed, its answer checked; null for the
+%% other workloads.
+prime(#{workload := "chain", n := N} = Config) ->
+    P = min(N, ?PRIME_LINKS),
+    case iteration(Config#{n := P}, null) of
+        {P, _} -> {ok, P};
+        {Answer, _} ->
+            {error, io_lib:format("the priming chain of ~b links answered ~w, not ~b",
+                                  [P, Answer, P])}
+    end;
+prime(_Config) ->
+    {ok, null}.
 
 %% warmup(Config, MaxRuns) -> {WarmupResults, WarmupNs}: another warm-up run
 %% while the runs so far total less than W ms and number fewer than MaxRuns
@@ -261,15 +294,16 @@ sum_children(K, Sum) -> receive X -> sum_children(K - 1, Sum + X) end.
 %% ---------------------------------------------------------------- output
 
 report(#{workload := W, n := N, buffer := B},
-       {Results, IterNs, SpawnNs, WarmupResults, WarmupNs}) ->
+       {Results, IterNs, SpawnNs, WarmupResults, WarmupNs, Primed}) ->
     Spawn = case SpawnNs of null -> []; _ -> [", \"spawn_ns\": ", integer_to_list(SpawnNs)] end,
+    Prime = case Primed of null -> []; _ -> [", \"primed\": ", integer_to_list(Primed)] end,
     ["{\"workload\": \"", W, "\", \"n\": ", integer_to_list(N),
      ", \"buffer\": ", json_int(B),
      ", \"result\": ", integer_to_list(lists:last(Results)),
      ", \"results\": ", json_ints(Results),
      ", \"iter_ns\": ", json_ints(IterNs), Spawn,
      ", \"warmup_ns\": ", json_ints(WarmupNs),
-     ", \"warmup_results\": ", json_ints(WarmupResults),
+     ", \"warmup_results\": ", json_ints(WarmupResults), Prime,
      ", \"runtime\": \"", runtime(), "\"}"].
 
 json_int(null) -> "null";

@@ -60,7 +60,7 @@ warmup_test() ->
     {ok, Config} = bench:parse(["bounded", "--n", "1000", "--buffer", "1",
                                 "--iterations", "3", "--warmup-ms", "100"]),
     Sum = 1000 * 999 div 2,
-    {[Sum, Sum, Sum], [_, _, _], null, WarmupResults, WarmupNs} = bench:run(Config),
+    {[Sum, Sum, Sum], [_, _, _], null, WarmupResults, WarmupNs, null} = bench:run(Config),
     true = length(WarmupNs) >= 1,
     true = length(WarmupResults) =:= length(WarmupNs),
     true = lists:all(fun(R) -> R =:= Sum end, WarmupResults),
@@ -78,15 +78,63 @@ warmup_cap_test() ->
 
 no_warmup_test() ->
     {ok, Config} = bench:parse(["chain", "--n", "10", "--iterations", "2"]),
-    {[10, 10], [_, _], null, [], []} = bench:run(Config).
+    {[10, 10], [_, _], null, [], [], 10} = bench:run(Config).
+
+%% docs/protocol.md's priming: chain primes one chain of min(N, 1000) links,
+%% reported as Primed; the K iterations are as many as without it.
+prime_test_() ->
+    [fun() ->
+         {ok, Config} = bench:parse(["chain", "--n", integer_to_list(N), "--iterations", "3"]),
+         P = min(N, 1000),
+         {ok, P} = bench:prime(Config),
+         {[N, N, N], [_, _, _], null, [], [], P} = bench:run(Config)
+     end || N <- [5, 2000]].
+
+no_priming_but_chain_test() ->
+    {ok, Config} = bench:parse(["skynet", "--n", "10", "--iterations", "1"]),
+    {ok, null} = bench:prime(Config),
+    {[45], [_], null, [], [], null} = bench:run(Config).
+
+%% The priming runs first and outside the clock: a call trace of the process
+%% running bench:run/1 sees chain(P) before any timed/1 call, then one
+%% chain(N) inside each timed/1 (warm-up runs and iterations).
+priming_is_not_timed_test_() ->
+    [fun() -> priming_is_not_timed(N, W) end || {N, W} <- [{5, 0}, {2000, 0}, {2000, 5}]].
+
+priming_is_not_timed(N, W) ->
+    {ok, Config} = bench:parse(["chain", "--n", integer_to_list(N), "--iterations", "2",
+                                "--warmup-ms", integer_to_list(W)]),
+    Self = self(),
+    Runner = spawn(fun() -> receive go -> Self ! {ran, self(), bench:run(Config)} end end),
+    erlang:trace_pattern({bench, chain, 1}, true, [local]),
+    erlang:trace_pattern({bench, timed, 1}, true, [local]),
+    1 = erlang:trace(Runner, true, [call]),
+    Runner ! go,
+    Runs = receive {ran, Runner, R} -> R after 30000 -> error(timeout) end,
+    Ref = erlang:trace_delivered(Runner),
+    receive {trace_delivered, Runner, Ref} -> ok end,
+    erlang:trace_pattern({bench, '_', '_'}, false, [local]),
+    Calls = trace_calls(Runner, []),
+    P = min(N, 1000),
+    {[N, N], [_, _], null, WarmupResults, _, P} = Runs,
+    Timed = lists:flatten(lists:duplicate(length(WarmupResults) + 2, [timed, N])),
+    [P | Timed] = Calls.
+
+trace_calls(Pid, Calls) ->
+    receive
+        {trace, Pid, call, {bench, chain, [Links]}} -> trace_calls(Pid, [Links | Calls]);
+        {trace, Pid, call, {bench, timed, [_]}} -> trace_calls(Pid, [timed | Calls])
+    after 0 -> lists:reverse(Calls)
+    end.
 
 json_line_test() ->
     Config = #{workload => "chain", n => 2, buffer => null},
-    Line = lists:flatten(bench:report(Config, {[2, 2], [10, 20], null, [2, 2, 2], [7, 8, 9]})),
+    Line = lists:flatten(bench:report(Config, {[2, 2], [10, 20], null, [2, 2, 2], [7, 8, 9], 2})),
     true = string:find(Line, "\"iter_ns\": [10, 20], \"warmup_ns\": [7, 8, 9], "
-                             "\"warmup_results\": [2, 2, 2], ") =/= nomatch,
-    Empty = lists:flatten(bench:report(Config, {[2], [10], null, [], []})),
-    true = string:find(Empty, "\"warmup_ns\": [], \"warmup_results\": []") =/= nomatch.
+                             "\"warmup_results\": [2, 2, 2], \"primed\": 2, ") =/= nomatch,
+    Empty = lists:flatten(bench:report(Config, {[2], [10], null, [], [], null})),
+    true = string:find(Empty, "\"warmup_ns\": [], \"warmup_results\": [], \"runtime") =/= nomatch,
+    nomatch = string:find(Empty, "primed").
 
 sleep_test() ->
     T0 = erlang:monotonic_time(millisecond),
