@@ -111,7 +111,7 @@ defmodule BenchTest do
   test "warm-up runs until their total reaches W ms, then the K iterations" do
     {:ok, config} = CLI.parse(~w(bounded --n 1000 --buffer 1 --iterations 3 --warmup-ms 100))
     sum = div(1000 * 999, 2)
-    assert {[^sum, ^sum, ^sum], [_, _, _], nil, warmup_results, warmup_ns} = CLI.run(config)
+    assert {[^sum, ^sum, ^sum], [_, _, _], nil, warmup_results, warmup_ns, nil} = CLI.run(config)
     assert warmup_ns != []
     assert length(warmup_results) == length(warmup_ns)
     assert Enum.all?(warmup_results, &(&1 == sum))
@@ -129,18 +129,72 @@ defmodule BenchTest do
 
   test "no warm-up run without --warmup-ms" do
     {:ok, config} = CLI.parse(~w(chain --n 10 --iterations 2))
-    assert {[10, 10], [_, _], nil, [], []} = CLI.run(config)
+    assert {[10, 10], [_, _], nil, [], [], 10} = CLI.run(config)
+  end
+
+  test "chain primes one chain of min(N, 1000) links, the K iterations unchanged" do
+    for n <- [5, 2000] do
+      {:ok, config} = CLI.parse(~w(chain --n #{n} --iterations 3))
+      p = min(n, 1000)
+      assert CLI.prime(config) == {:ok, p}
+      assert {[^n, ^n, ^n], [_, _, _], nil, [], [], ^p} = CLI.run(config)
+    end
+
+    {:ok, config} = CLI.parse(~w(skynet --n 10 --iterations 1))
+    assert CLI.prime(config) == {:ok, nil}
+    assert {[45], [_], nil, [], [], nil} = CLI.run(config)
+  end
+
+  test "the priming runs first and outside the clock" do
+    # A call trace of the process running CLI.run/1: Bench.chain(P) before
+    # any timed/1 call, then one Bench.chain(N) inside each timed/1.
+    for {n, w} <- [{5, 0}, {2000, 0}, {2000, 5}] do
+      {:ok, config} = CLI.parse(~w(chain --n #{n} --iterations 2 --warmup-ms #{w}))
+      me = self()
+
+      runner =
+        spawn(fn ->
+          receive do: (:go -> send(me, {:ran, self(), CLI.run(config)}))
+        end)
+
+      :erlang.trace_pattern({Bench, :chain, 1}, true, [:local])
+      :erlang.trace_pattern({CLI, :timed, 1}, true, [:local])
+      1 = :erlang.trace(runner, true, [:call])
+      send(runner, :go)
+      assert_receive {:ran, ^runner, runs}, 30_000
+      ref = :erlang.trace_delivered(runner)
+      assert_receive {:trace_delivered, ^runner, ^ref}
+      :erlang.trace_pattern({Bench, :_, :_}, false, [:local])
+      :erlang.trace_pattern({CLI, :_, :_}, false, [:local])
+      p = min(n, 1000)
+      assert {[^n, ^n], [_, _], nil, warmup_results, _, ^p} = runs
+      timed = List.duplicate([:timed, n], length(warmup_results) + 2) |> List.flatten()
+      assert trace_calls(runner, []) == [p | timed]
+    end
+  end
+
+  defp trace_calls(pid, calls) do
+    receive do
+      {:trace, ^pid, :call, {Bench, :chain, [links]}} -> trace_calls(pid, [links | calls])
+      {:trace, ^pid, :call, {CLI, :timed, [_]}} -> trace_calls(pid, [:timed | calls])
+    after
+      0 -> Enum.reverse(calls)
+    end
   end
 
   test "the JSON line" do
     config = %{workload: "sleep", n: 2, buffer: nil}
-    line = CLI.report(config, {[2, 2], [10, 20], 5, [2, 2, 2], [7, 8, 9]})
+    line = CLI.report(config, {[2, 2], [10, 20], 5, [2, 2, 2], [7, 8, 9], nil})
 
     assert line =~
              ~s({"workload": "sleep", "n": 2, "buffer": null, "result": 2, "results": [2, 2], "iter_ns": [10, 20], "spawn_ns": 5, "warmup_ns": [7, 8, 9], "warmup_results": [2, 2, 2], "runtime": "Elixir )
 
-    line = CLI.report(%{workload: "bounded", n: 2, buffer: 0}, {[1], [3], nil, [], []})
+    line = CLI.report(%{workload: "bounded", n: 2, buffer: 0}, {[1], [3], nil, [], [], nil})
     refute line =~ "spawn_ns"
-    assert line =~ ~s("iter_ns": [3], "warmup_ns": [], "warmup_results": [], )
+    refute line =~ "primed"
+    assert line =~ ~s("iter_ns": [3], "warmup_ns": [], "warmup_results": [], "runtime")
+
+    line = CLI.report(%{workload: "chain", n: 2, buffer: nil}, {[2], [3], nil, [], [], 2})
+    assert line =~ ~s("warmup_results": [], "primed": 2, "runtime")
   end
 end

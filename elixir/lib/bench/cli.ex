@@ -25,6 +25,9 @@ defmodule Bench.CLI do
   # (docs/protocol.md): with N = 10 a run takes microseconds, and W ms of them
   # would make the JSON line huge.
   @max_warmup_runs 10_000
+  # docs/protocol.md's priming: chain runs one untimed chain of
+  # min(N, @prime_links) links before the warm-up and the first timed pass.
+  @prime_links 1000
 
   @doc "Entry point: the exit status is always the one set here, never a stack trace."
   def main do
@@ -56,8 +59,15 @@ defmodule Bench.CLI do
         2
 
       {:ok, config} ->
-        IO.puts(report(config, run(config)))
-        0
+        case run(config) do
+          {:error, message} ->
+            IO.puts(:stderr, "bench: error: " <> message)
+            1
+
+          runs ->
+            IO.puts(report(config, runs))
+            0
+        end
     end
   end
 
@@ -150,22 +160,42 @@ defmodule Bench.CLI do
   defp power_of_ten?(_n), do: false
 
   @doc """
-  Runs the warm-up, then the K iterations:
-  `{results, iter_ns, spawn_ns or nil, warmup_results, warmup_ns}`.
+  Runs the priming, the warm-up, then the K iterations:
+  `{results, iter_ns, spawn_ns or nil, warmup_results, warmup_ns, primed or nil}`,
+  or `{:error, one_line}` when the priming's answer is wrong.
   """
   def run(%{iterations: k} = config) do
     # The workloads' code is loaded with the program, before the clock.
     {:module, Bench} = :code.ensure_loaded(Bench)
-    {warmup_results, warmup_ns} = warmup(config, @max_warmup_runs)
 
-    {results, iter_ns, spawn_ns} =
-      Enum.reduce(1..k, {[], [], nil}, fn _, {results, iter_ns, spawn_ns} ->
-        {result, spawn, ns} = timed(config)
-        {[result | results], [ns | iter_ns], spawn_ns || spawn}
-      end)
+    with {:ok, primed} <- prime(config) do
+      {warmup_results, warmup_ns} = warmup(config, @max_warmup_runs)
 
-    {Enum.reverse(results), Enum.reverse(iter_ns), spawn_ns, warmup_results, warmup_ns}
+      {results, iter_ns, spawn_ns} =
+        Enum.reduce(1..k, {[], [], nil}, fn _, {results, iter_ns, spawn_ns} ->
+          {result, spawn, ns} = timed(config)
+          {[result | results], [ns | iter_ns], spawn_ns || spawn}
+        end)
+
+      {Enum.reverse(results), Enum.reverse(iter_ns), spawn_ns, warmup_results, warmup_ns, primed}
+    end
   end
+
+  @doc """
+  The priming (docs/protocol.md): for chain, one run of the same code on
+  P = min(N, #{@prime_links}) links, untimed, its answer checked. Returns
+  `{:ok, p}`, `{:ok, nil}` for the other workloads, or `{:error, one_line}`.
+  """
+  def prime(%{workload: "chain", n: n} = config) do
+    p = min(n, @prime_links)
+
+    case iteration(%{config | n: p}, nil) do
+      {^p, _} -> {:ok, p}
+      {answer, _} -> {:error, "the priming chain of #{p} links answered #{answer}, not #{p}"}
+    end
+  end
+
+  def prime(_config), do: {:ok, nil}
 
   @doc """
   The warm-up: another run while the runs so far total less than W ms and
@@ -200,14 +230,15 @@ defmodule Bench.CLI do
   @doc "The protocol's JSON line (hand-written: no dependencies)."
   def report(
         %{workload: w, n: n, buffer: b},
-        {results, iter_ns, spawn_ns, warmup_results, warmup_ns}
+        {results, iter_ns, spawn_ns, warmup_results, warmup_ns, primed}
       ) do
     spawn = if spawn_ns, do: ~s(, "spawn_ns": #{spawn_ns}), else: ""
+    primed = if primed, do: ~s(, "primed": #{primed}), else: ""
 
     ~s({"workload": "#{w}", "n": #{n}, "buffer": #{if b, do: b, else: "null"}, ) <>
       ~s("result": #{List.last(results)}, "results": #{ints(results)}, ) <>
       ~s("iter_ns": #{ints(iter_ns)}#{spawn}, ) <>
-      ~s("warmup_ns": #{ints(warmup_ns)}, "warmup_results": #{ints(warmup_results)}, ) <>
+      ~s("warmup_ns": #{ints(warmup_ns)}, "warmup_results": #{ints(warmup_results)}#{primed}, ) <>
       ~s("runtime": "#{runtime()}"})
   end
 
