@@ -1,8 +1,12 @@
 """One colour per implementation, the same in every plot of every run: a hue
-per language, and per variant a shade of it (with a line style and a bar
-hatch, so that shades never have to carry the difference alone), in the
-registry's declaration order. An implementation the registry does not know
-(from an older run, or a fake) gets a grey derived from its name."""
+per language, and per variant a shade of it (in the registry's declaration
+order). Shades never carry the difference alone: each implementation also
+has a marker, a line style (dashes) and a bar hatch of its own within its
+language, assigned by its id (the language's ids sorted: variant_styles),
+so the variants of one language read apart without colour, whatever order
+the registry lists them in and whatever else ran. An implementation the
+registry does not know (from an older run, or a fake) gets a grey, a
+marker and a line style derived from its name."""
 
 from __future__ import annotations
 
@@ -21,6 +25,17 @@ SPARE_HUES = ("#17becf", "#bcbd22", "#8c564b", "#e377c2", "#7f7f00", "#006d5b")
 UNKNOWN_HUE = "#6e6e6e"
 LINE_STYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (1, 1)))
 HATCHES = (None, "//", "..", "xx", "\\\\", "--")
+# Never "X" or "v": the plots use those for a failure and for a figure of 0.
+MARKERS = ("o", "s", "^", "D", "P", "*", "h", "<", ">", "p")
+
+
+def variant_styles(ids: list[str]) -> dict[str, int]:
+    """Each of one language's implementations' index into MARKERS,
+    LINE_STYLES and HATCHES: its place among the language's ids sorted, so
+    it depends on the ids alone, never on the registry's order or on which
+    of them a run has. Distinct within the language (up to the shortest
+    of those tuples, six). Pure: the tests read it."""
+    return {impl: i for i, impl in enumerate(sorted(set(ids)))}
 
 
 def _rgb(hex_color: str) -> Color:
@@ -49,8 +64,9 @@ class Palette:
         for language, ids in by_language.items():
             hue = _rgb(LANGUAGE_HUES.get(language)
                        or SPARE_HUES[zlib.crc32(language.encode()) % len(SPARE_HUES)])
-            for i, (impl, t) in enumerate(zip(ids, _shades(len(ids)))):
-                self._known[impl] = (_shade(hue, t), i)
+            style = variant_styles(ids)
+            for impl, t in zip(ids, _shades(len(ids))):
+                self._known[impl] = (_shade(hue, t), style[impl])
 
     def _entry(self, impl: str) -> tuple[Color, int]:
         if impl in self._known:
@@ -66,3 +82,6 @@ class Palette:
 
     def hatch(self, impl: str) -> str | None:
         return HATCHES[self._entry(impl)[1] % len(HATCHES)]
+
+    def marker(self, impl: str) -> str:
+        return MARKERS[self._entry(impl)[1] % len(MARKERS)]

@@ -5,6 +5,13 @@ measuring process never pays for it. Failed groups (no ok repeat: oom,
 timeout, crashed, invalid, build-failed) are drawn as a red ✕ with the status
 at the place the value would be, so a failure is never mistaken for a
 missing bar. Implementations whose toolchain is absent (skipped) are left out.
+
+How runtimes are told apart: a figure at one N (one load) is a ranked chart,
+an implementation a row, named, best at the top (ranked_sections); figures
+at several N are lines on log axes, each named at its end (label_ends,
+nudged apart: nudge). Every implementation has its colour (a hue per
+language) and, within its language, a marker and a dash style of its own
+(colors.py), so a language's variants read apart without colour.
 """
 
 from __future__ import annotations
@@ -25,11 +32,11 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.container import ErrorbarContainer  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: E402
 
 from . import analysis  # noqa: E402
 from .analysis import Group  # noqa: E402
-from .colors import Palette  # noqa: E402
+from .colors import MARKERS, Palette  # noqa: E402
 from .formatting import fmt_bytes, fmt_plain, fmt_seconds  # noqa: E402
 from .metrics import LATENCIES, METRICS, THROUGHPUT  # noqa: E402
 from .presentation import PRESENTATIONS, Panel, Presentation  # noqa: E402
@@ -43,6 +50,7 @@ FAIL_COLOR = "#d62728"
 BELOW_COLOR = "#555555"  # memory per task below the reading's resolution: shown, never ranked
 WHISKER_COLOR = "#222222"  # whiskers on bars (a line's whiskers take its colour)
 DPI = 120
+LABEL_SIZE = 7.5  # direct labels at line ends (points)
 # Line styles that tell an implementation's CPU counts or machines apart.
 VARIANT_LINES = ("-", "--", ":", "-.")
 
@@ -122,8 +130,11 @@ def _partial(g: Group) -> bool:
 
 
 def _legend(ax: Axes, failed: set[str], partial: bool = False, failed_text: str = "no ok run",
-            zero: bool = False, below_text: str = "") -> None:
-    handles, labels = ax.get_legend_handles_labels()
+            zero: bool = False, below_text: str = "", series: bool = True) -> None:
+    """The key, outside the axes on the right; series=False: the marks
+    only (failed, partial, zero, below resolution), under the axes, where
+    the lines are named at their ends (label_ends)."""
+    handles, labels = ax.get_legend_handles_labels() if series else ([], [])
     extra = []
     if failed:
         extra.append(Line2D([], [], marker="X", color=FAIL_COLOR, linestyle="none", markersize=8,
@@ -139,13 +150,18 @@ def _legend(ax: Axes, failed: set[str], partial: bool = False, failed_text: str 
                             linestyle="none", markersize=8, label=textwrap.fill(below_text, 44)))
     handles += extra
     labels += [h.get_label() for h in extra]
-    if handles:  # outside the axes, right: it never hides data
+    if handles and series:  # outside the axes, right: it never hides data
         ax.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1),
                   borderaxespad=0)
+    elif handles:  # under the axes: the right is the lines' names
+        ax.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.13),
+                  borderaxespad=0, ncol=min(len(handles), 3), frameon=False)
 
 
 def _save(fig: Figure, path: Path, env: dict[str, Any]) -> Path:
     _footer(fig, env)
+    for ax in fig.axes:  # the layout is final: nudge the line-end labels for it
+        _place_labels(ax)
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return path
@@ -170,6 +186,7 @@ class _Run:
         self.color = {impl: palette.color(impl) for impl in impls}
         self.line = {impl: palette.line_style(impl) for impl in impls}
         self.hatch = {impl: palette.hatch(impl) for impl in impls}
+        self.marker = {impl: palette.marker(impl) for impl in impls}
         # A series is an impl, or one of its CPU counts or machines (Group.series):
         # the impl's colour, and a line style of its own among its variants.
         variants: dict[str, set[str]] = defaultdict(set)
@@ -179,6 +196,7 @@ class _Run:
         for impl, names in variants.items():
             for i, name in enumerate(sorted(names)):
                 self.color[name], self.hatch[name] = self.color[impl], self.hatch[impl]
+                self.marker[name] = self.marker[impl]
                 self.line[name] = VARIANT_LINES[i % len(VARIANT_LINES)]
 
     def of(self, workload: str) -> list[Group]:
@@ -283,6 +301,258 @@ def draw_whiskers(ax: Axes, xs: list[float], ys: list[float], intervals: list[In
     for iv, n in zip(intervals, runs):
         shown.note(n, iv)
     return drawn
+
+
+# ---------------------------------------------------------------- telling runtimes apart
+
+def nudge(positions: list[float], gap: float) -> list[float]:
+    """Label positions (one axis, any unit) moved apart so that neighbours
+    are at least gap apart, each as little as it can (a run of labels that
+    would overlap is spread evenly around where its labels want to be),
+    their order kept. Returned in the order given. Pure: the tests read it."""
+    order = sorted(range(len(positions)), key=lambda i: (positions[i], i))
+    clusters: list[tuple[list[int], float]] = []  # (members bottom up, the lowest one's position)
+    for i in order:
+        clusters.append(([i], positions[i]))
+        while len(clusters) > 1:
+            (low, start), (high, begin) = clusters[-2], clusters[-1]
+            if start + len(low) * gap <= begin + 1e-9:
+                break
+            members = low + high
+            # the lowest position that keeps the run centred on its wishes
+            start = sum(positions[j] - k * gap for k, j in enumerate(members)) / len(members)
+            clusters[-2:] = [(members, start)]
+    out = [0.0] * len(positions)
+    for members, start in clusters:
+        for k, j in enumerate(members):
+            out[j] = start + k * gap
+    return out
+
+
+def _ink(color: Any) -> Any:
+    """A colour a little darker, for text: a pale shade stays legible."""
+    try:
+        r, g, b = matplotlib.colors.to_rgb(color)
+    except ValueError:
+        return color
+    return (r * 0.8, g * 0.8, b * 0.8)
+
+
+@dataclass
+class _EndLabel:
+    """A line's name at its end: text (and a sample of its marker and dash,
+    outside the axes) at y (data), nudged apart from its neighbours."""
+    text: Any
+    y: float
+    sample: Any = None
+
+
+def label_ends(ax: Axes, ends: list[tuple[str, float, float, Any, Any, str]]) -> None:
+    """Each line's name at its last point: (name, x, y, colour, dash,
+    marker). Lines that reach the axis' last x are named in a column
+    outside the axes' right edge, each with a sample of its dash and
+    marker (a legend that sits where the lines end); lines that stop
+    earlier (a crash, a timeout) are named next to their last point. Each
+    column is nudged apart (nudge) so no two names overlap."""
+    if not ends:
+        return
+    last = max(x for _, x, *_ in ends)
+    ends = [(name, x, y, _ink(color), dash, marker) for name, x, y, color, dash, marker in ends]
+    labels: list[_EndLabel] = getattr(ax, "_end_labels", [])
+    for name, x, y, color, dash, marker in ends:
+        if x >= last * (1 - 1e-9):
+            text = ax.annotate(name, (1.0, 0.5), xycoords="axes fraction", xytext=(30, 0),
+                               textcoords="offset points", va="center", ha="left",
+                               fontsize=LABEL_SIZE, color=color, annotation_clip=False)
+            sample = Line2D([0, 0], [0, 0], color=color, linestyle=dash, marker=marker,
+                            markevery=[1], markersize=4, linewidth=1.2, clip_on=False)
+            ax.add_artist(sample)
+            labels.append(_EndLabel(text, y, sample))
+        else:
+            text = ax.annotate(name, (x, y), xycoords="data", xytext=(6, 0),
+                               textcoords="offset points", va="center", ha="left",
+                               fontsize=LABEL_SIZE - 0.5, color=color, annotation_clip=False)
+            labels.append(_EndLabel(text, y))
+    ax._end_labels = labels  # type: ignore[attr-defined]
+    _place_labels(ax)
+
+
+def _place_labels(ax: Axes) -> None:
+    """Put label_ends' names where the axes now are (after the layout):
+    each column at its lines' heights, nudged at least a font height apart."""
+    labels: list[_EndLabel] = getattr(ax, "_end_labels", [])
+    if not labels:
+        return
+    fig = ax.figure
+    box = ax.get_window_extent()
+    gap = LABEL_SIZE * 1.15 * fig.dpi / 72  # a line of text, in pixels
+    columns: dict[Any, list[_EndLabel]] = defaultdict(list)
+    for label in labels:
+        columns[label.sample is None and label.text.xy[0]].append(label)
+    for column in columns.values():
+        wanted = [ax.transData.transform((1.0, lab.y))[1] for lab in column]
+        for lab, at in zip(column, nudge(wanted, gap)):
+            frac = (at - box.y0) / box.height if box.height else 0.5
+            if lab.sample is not None:
+                lab.text.xy = (1.0, frac)
+                # the sample: from 4 to 26 points right of the axes, in axes fraction
+                per_point = fig.dpi / 72 / box.width if box.width else 0.0
+                lab.sample.set_transform(ax.transAxes)
+                lab.sample.set_data([1 + 4 * per_point, 1 + 15 * per_point,
+                                     1 + 26 * per_point], [frac] * 3)
+                lab.sample.set_markevery([1])
+            else:
+                lab.text.xyann = (6, (at - ax.transData.transform((1.0, lab.y))[1])
+                                  * 72 / fig.dpi)
+
+
+def log_ticks(lo: float, hi: float, base: int = 10, most: int = 8) -> list[float]:
+    """Tick values for a log axis from lo to hi: the powers of base in
+    between, thinned to at most `most`; with 1, 2 and 5 (base 10) when
+    fewer than two powers fall inside. Pure."""
+    if lo <= 0 or hi <= lo:
+        return []
+    first, last = math.floor(math.log(lo, base)), math.ceil(math.log(hi, base))
+    powers = [float(base) ** k for k in range(first, last + 1) if lo <= base ** k <= hi]
+    for subs in ((1, 2, 5), (1, 2, 3, 5), tuple(range(1, 10))):
+        if len(powers) >= 3 or base != 10:
+            break
+        powers = [m * 10.0 ** k for k in range(first - 1, last + 1) for m in subs
+                  if lo <= m * 10.0 ** k <= hi]
+    step = max(1, math.ceil(len(powers) / most))
+    return powers[::step]
+
+
+def _log_x_ranked(ax: Axes, lows: list[float], highs: list[float], fmt: Format) -> None:
+    """The ranked chart's log x axis: from below the lowest whisker to room
+    for the value labels right of the highest, ticks read with fmt."""
+    if not highs:
+        ax.set_xticks([])
+        return
+    lo, hi = min(lows), max(highs)
+    ax.set_xscale("log")
+    span = max(hi / lo, 1.0001)
+    ax.set_xlim(lo / span ** 0.08 / 1.3, hi * span ** 0.35 * 1.6)
+    left, right = ax.get_xlim()
+    ticks = log_ticks(left, right, base=2 if fmt is fmt_bytes else 10)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos=None: fmt(v)))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.tick_params(axis="x", labelsize=7.5)
+    ax.grid(axis="x", alpha=0.3, which="major")
+
+
+def ranked_sections(bars: list[Bar], higher_better: bool = False) -> list[Section]:
+    """A one-N (one-load) chart's rows in reading order: the measured ranked,
+    best first (lowest, or highest when higher is better), then failures,
+    figures without a value, and figures below resolution (summary_sections).
+    Pure: the tests read it."""
+    return summary_sections(bars, higher_better)
+
+
+def draw_ranked(ax: Axes, run: _Run, sections: list[Section], fmt: Format, shown: Whiskers,
+                title: str = "", heading_width: int = 62) -> None:
+    """A ranked chart on a log x axis: a row per implementation, named on
+    the left (in its colour), its point in its colour and marker with the
+    interval's whisker (draw_whiskers) and its value to the right; rows that
+    cannot be ranked (failed, no figure, below resolution) under headings of
+    their own at the bottom. Best at the top."""
+    ticks: list[tuple[int, str]] = []
+    lows: list[float] = []
+    highs: list[float] = []
+    at_left = ax.get_yaxis_transform()  # x in axes fraction, y in data
+    y = 0
+    for sec in sections:
+        if sec.heading:
+            if y:
+                ax.axhline(y - 0.5, color="#bbbbbb", linewidth=0.6)
+            heading = "\n".join(textwrap.fill(line, heading_width)
+                                for line in sec.heading.splitlines())
+            rows = _heading_rows(sec.heading, heading_width)
+            ax.text(0.005, y + (rows - 1) / 2, heading, transform=at_left, va="center", ha="left",
+                    fontsize=7.5, style="italic",
+                    color=BELOW_COLOR if sec.bars[0].below else "#333333")
+            y += rows
+        for b in sec.bars:
+            ticks.append((y, b.series))
+            if b.value is None or b.value <= 0:
+                text, color = ((f"✕ {b.failure}", FAIL_COLOR) if b.failure else
+                               ("below resolution", BELOW_COLOR) if b.below else
+                               ("0 (below the recorded resolution)", BELOW_COLOR)
+                               if b.value is not None else ("no figure", BELOW_COLOR))
+                ax.text(0.01, y, text, transform=at_left, va="center", fontsize=8, color=color)
+            else:
+                color = run.color.get(b.series, WHISKER_COLOR)
+                ax.plot([b.value], [y], marker=run.marker.get(b.series, "o"), color=color,
+                        markersize=7, linestyle="none", zorder=4,
+                        markeredgecolor=FAIL_COLOR if b.partial else color,
+                        markeredgewidth=2 if b.partial else 1)
+                draw_whiskers(ax, [b.value], [y], [b.interval], [b.runs], WHISKER_COLOR, shown,
+                              horizontal=True)
+                low = min(b.value, b.interval.low) if b.interval else b.value
+                right = max(b.value, b.interval.high) if b.interval else b.value
+                lows.append(low if low > 0 else b.value)
+                highs.append(right)
+                ax.annotate(fmt(b.value), (right, y), xytext=(5, 0), textcoords="offset points",
+                            va="center", fontsize=8)
+            y += 1
+    ax.set_yticks([t for t, _ in ticks], [name for _, name in ticks], fontsize=8)
+    ax.set_ylim(y - 0.5, -0.5)  # best at the top
+    ax.grid(axis="y", alpha=0.15)
+    _log_x_ranked(ax, lows, highs, fmt)
+    if title:
+        ax.set_title(title, fontsize=10)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+
+def _group_bars(groups: list[Group], value: Callable[[Group], float | None],
+                interval: Callable[[Group], Interval | None]) -> list[Bar]:
+    """One row per group for a ranked chart: its value (None where it failed)
+    and interval, the ok runs behind them."""
+    return [Bar(g.series, v, interval(g) if v is not None else None, g.ok,
+                (g.failure or "") if v is None else "", partial=_partial(g))
+            for g in groups for v in [value(g)]
+            if v is not None or (g.failure and g.failure != "skipped")]
+
+
+def _heading_rows(heading: str, width: int = 62) -> int:
+    """Rows a section's heading takes: two lines of it a row."""
+    lines = sum(len(textwrap.wrap(line, width)) or 1 for line in heading.splitlines())
+    return (lines + 1) // 2
+
+
+def _ranked_height(sections: list[Section]) -> int:
+    return sum(len(sec.bars) + (_heading_rows(sec.heading) if sec.heading else 0)
+               for sec in sections)
+
+
+Panelled = tuple[str, Callable[[Group], float | None], Callable[[Group], Interval | None]]
+
+
+def _ranked_figure(run: _Run, groups: list[Group] | list[list[Group]], panels: list[Panelled],
+                   fmt: Format, title: str, xlabel: str, path: Path, higher_better: bool = False,
+                   what: str = "points: median of the ok runs", cols: int = 2) -> Path:
+    """Figures at one N (or one load), a ranked chart per panel (draw_ranked):
+    (panel title, value, interval) each, values in fmt's units; groups: the
+    same for every panel, or a list of them per panel. Up to cols a row."""
+    per_panel = groups if groups and isinstance(groups[0], list) else [groups] * len(panels)
+    sections = [ranked_sections(_group_bars(members, value, interval), higher_better)
+                for members, (_, value, interval) in zip(per_panel, panels)]
+    height = max(_ranked_height(secs) for secs in sections)
+    cols = min(cols, len(panels))
+    rows = (len(panels) + cols - 1) // cols
+    fig, grid = plt.subplots(rows, cols, figsize=(6.4 * cols + 1.2, (0.3 * height + 1.3) * rows + 1.1),
+                             squeeze=False)
+    for ax in list(grid.flat)[len(panels):]:
+        ax.set_visible(False)
+    shown = Whiskers()
+    for ax, (name, _, _), secs in zip(grid.flat, panels, sections):
+        draw_ranked(ax, run, secs, fmt, shown, title=name)
+        ax.set_xlabel(xlabel, fontsize=9)
+    fig.suptitle(f"{title}\n{_fit(shown.caption(what), fig, size=11)}", fontsize=11)
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    return _save(fig, path, run.env)
 
 
 # ---------------------------------------------------------------- plots
@@ -452,11 +722,14 @@ def mem_per_task_bars(run: _Run, out: Path, workload: str, presented: Presentati
 
 def _lines(ax: Axes, run: _Run, groups: list[Group], x: Callable[[Group], float],
            y: Callable[[Group], float | None], interval: Callable[[Group], Interval | None],
-           failed: set[str], shown: Whiskers) -> tuple[bool, bool]:
-    """One line per implementation on a log x axis, each point with its
-    interval's whisker (draw_whiskers); returns whether a point stands on a
-    partially failed group (ringed in red) and whether a median of 0 (below
-    the recorded resolution) was marked with ▼ at the bottom."""
+           failed: set[str], shown: Whiskers,
+           ends: list[tuple[str, float, float, Any, Any, str]] | None = None) -> tuple[bool, bool]:
+    """One line per implementation on a log x axis, in its colour, marker
+    and dash, each point with its interval's whisker (draw_whiskers);
+    returns whether a point stands on a partially failed group (ringed in
+    red) and whether a median of 0 (below the recorded resolution) was
+    marked with ▼ at the bottom. Each line's last point is added to ends,
+    for label_ends once the axes are scaled."""
     partial = zero = False
     lines = run.by_impl(groups)
     single = len({x(g) for g in groups}) == 1  # one column of points stays one column
@@ -477,9 +750,12 @@ def _lines(ax: Axes, run: _Run, groups: list[Group], x: Callable[[Group], float]
                 zero = True
         if pts:
             xs, ys, ivs, runs = (list(c) for c in zip(*pts))
-            ax.plot(xs, ys, marker="o", markersize=4, color=run.color[impl], label=impl,
-                    linestyle=run.line[impl])
+            ax.plot(xs, ys, marker=run.marker[impl], markersize=4.5, color=run.color[impl],
+                    label=impl, linestyle=run.line[impl])
             draw_whiskers(ax, xs, ys, ivs, runs, run.color[impl], shown)
+            if ends is not None:
+                ends.append((impl, xs[-1] / dodge, ys[-1], run.color[impl], run.line[impl],
+                             run.marker[impl]))
         for g in members:
             if y(g) is None and g.failure:
                 _mark_failed(ax, at(g), g.failure)
@@ -513,7 +789,7 @@ def _x_at_data(ax: Axes, xs: list[float]) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
     lo, hi = ticks[0], ticks[-1]
     if lo > 0:
-        pad = 3.0 if hi / lo < 10 else 1.5
+        pad = 3.0 if hi / lo < 10 else 2.2  # room for the dodged points
         ax.set_xlim(lo / pad, hi * pad)
 
 
@@ -532,26 +808,35 @@ def time_lines(run: _Run, out: Path, workload: str, presented: Presentation) -> 
         return []
     panels = [m for m in ("first_iter_s", "warm_iter_s") if any(m in g.metrics for g in groups)]
     panels = panels or ["first_iter_s"]
+    names = {"first_iter_s": "cold (first) iteration", "warm_iter_s": "warm (median of later) iteration"}
+    caption = presented.plot_caption or "time per iteration"
+    if len({g.n for g in groups}) == 1:
+        return [_ranked_figure(
+            run, groups, [(names[m], *_scaled(m, 1.0)) for m in panels], fmt_seconds,
+            f"{workload}: {caption}, N = {groups[0].n:,}; lower is better, best at the top",
+            "time per iteration (log scale)", out / f"{workload}_time.png")]
     times = [s.max for g in groups for m in panels if (s := g.metrics.get(m))]
     scale, unit = _time_unit(times)
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels) + 2, 5.2), squeeze=False,
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels) + 3, 5.6), squeeze=False,
                              sharey=True)
     failed: set[str] = set()
     shown = Whiskers()
     partial = zero = False
+    ends: list[list] = []
     for ax, metric in zip(axes[0], panels):
         y, interval = _scaled(metric, scale)
-        p, z = _lines(ax, run, groups, lambda g: g.n, y, interval, failed, shown)
+        ends.append([])
+        p, z = _lines(ax, run, groups, lambda g: g.n, y, interval, failed, shown, ends[-1])
         partial, zero = partial or p, zero or z
-        ax.set_title(f"{'cold (first)' if metric == 'first_iter_s' else 'warm (median of later)'} "
-                     "iteration")
+        ax.set_title(names[metric])
         ax.set_xlabel("number of tasks N (log scale)")
     ns = [g.n for g in groups]
-    for ax in axes[0]:  # after every panel is drawn: the y axis is shared
+    for ax, at in zip(axes[0], ends):  # after every panel is drawn: the y axis is shared
         _loglog(ax, ns)
+    for ax, at in zip(axes[0], ends):
+        label_ends(ax, at)
     axes[0][0].set_ylabel(f"time per iteration ({unit}, log scale)")
-    _legend(axes[0][-1], failed, partial, zero=zero)
-    caption = presented.plot_caption or "time per iteration"
+    _legend(axes[0][-1], failed, partial, zero=zero, series=False)
     fig.suptitle(f"{workload}: {caption}\n"
                  f"{_fit(shown.caption('points: median of the ok runs'), fig, size=11)}",
                  fontsize=11)
@@ -564,17 +849,24 @@ def rss_lines(run: _Run, out: Path, workload: str, presented: Presentation) -> l
     groups = run.of(workload)
     if not groups:
         return []
-    fig, ax = plt.subplots(figsize=(10, 5.2))
+    if len({g.n for g in groups}) == 1:
+        return [_ranked_figure(
+            run, groups, [("", *_scaled("peak_rss_bytes", 1.0))], fmt_bytes,
+            f"{workload}: peak RSS, N = {groups[0].n:,}; lower is better, best at the top",
+            "peak RSS (log scale)", out / f"{workload}_rss.png")]
+    fig, ax = plt.subplots(figsize=(10, 5.6))
     failed: set[str] = set()
     shown = Whiskers()
     y, interval = _scaled("peak_rss_bytes", 1 / MIB)
-    partial, zero = _lines(ax, run, groups, lambda g: g.n, y, interval, failed, shown)
+    ends: list = []
+    partial, zero = _lines(ax, run, groups, lambda g: g.n, y, interval, failed, shown, ends)
     _loglog(ax, [g.n for g in groups])
+    label_ends(ax, ends)
     ax.set_xlabel("number of tasks N (log scale)")
     ax.set_ylabel("peak RSS (MiB, log scale)")
     ax.set_title(f"{workload}: peak RSS against N\n"
                  f"{_fit(shown.caption('points: median of the ok runs'), fig, 0.7)}", fontsize=10)
-    _legend(ax, failed, partial, zero=zero)
+    _legend(ax, failed, partial, zero=zero, series=False)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, out / f"{workload}_rss.png", run.env)]
 
@@ -586,7 +878,7 @@ def buffer_grid(run: _Run, out: Path, workload: str, presented: Presentation) ->
     if not groups:
         return []
     ns = sorted({g.n for g in groups})
-    fig, axes = plt.subplots(1, len(ns), figsize=(5.5 * len(ns) + 3.5, 5.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(ns), figsize=(6.5 * len(ns) + 2, 5.6), squeeze=False)
     failed: set[str] = set()
     shown = Whiskers()
     partial = zero = False
@@ -596,18 +888,28 @@ def buffer_grid(run: _Run, out: Path, workload: str, presented: Presentation) ->
         times = [s.max for g in members if (s := g.metrics.get(metric))]
         scale, unit = _time_unit(times)
         y, interval = _scaled(metric, scale)
-        p, z = _lines(ax, run, members, lambda g: g.buffer, y, interval, failed, shown)
+        if len({g.buffer for g in members}) == 1:  # one buffer: a ranked chart
+            y, interval = _scaled(metric, 1.0)
+            sections = ranked_sections(_group_bars(members, y, interval))
+            draw_ranked(ax, run, sections, fmt_seconds, shown)
+            ax.set_title(f"N = {n:,} producers, buffer {members[0].buffer:,}")
+            ax.set_xlabel(f"time per iteration, {'warm' if metric == 'warm_iter_s' else 'cold'}"
+                          " (log scale); best at the top")
+            continue
+        ends: list = []
+        p, z = _lines(ax, run, members, lambda g: g.buffer, y, interval, failed, shown, ends)
         partial, zero = partial or p, zero or z
         ax.set_xscale("symlog", linthresh=1)  # symlog keeps a rendezvous (buffer 0) on the axis
         _log_y(ax)
         _x_at_data(ax, [g.buffer for g in members])
         _plain_log(ax)
         ax.grid(alpha=0.3, which="both")
+        label_ends(ax, ends)
         kind = "warm" if metric == "warm_iter_s" else "cold"
         ax.set_title(f"N = {n:,} producers")
         ax.set_xlabel("channel buffer size (log scale)")
         ax.set_ylabel(f"time per iteration, {kind} ({unit}, log scale)")
-    _legend(axes[0][-1], failed, partial, zero=zero)
+    _legend(axes[0][-1], failed, partial, zero=zero, series=False)
     fig.suptitle(f"{workload}: {presented.plot_caption}\n"
                  f"{_fit(shown.caption('points: median of the ok runs'), fig, size=11)}",
                  fontsize=11)
@@ -704,56 +1006,91 @@ def _panels(count: int, width: float, height: float) -> tuple[Figure, list[Axes]
     return fig, flat[:count]
 
 
+STYLE_MARKERS = dict(zip(STYLES, MARKERS))
+
+
 def _per_impl_panels(run: _Run, workload: str, metric: str, ylabel: str, title: str,
-                     path: Path) -> list[Path]:
-    """A panel per implementation, the metric against users, a line per style."""
+                     path: Path, higher_better: bool = False) -> list[Path]:
+    """The metric against users: a panel per implementation, a line per
+    style, the users a category each (the loads run, evenly spaced), one
+    key for the figure. When the run has one load only, a ranked chart per
+    style instead (_ranked_figure): the implementations named, best at the
+    top."""
     by_impl = _served(run, workload)
     if not by_impl:
         return []
+    groups = [g for members in by_impl.values() for g in members]
+    users = sorted({g.key.param("users") for g in groups})
+    if len(users) == 1:
+        styles: dict[str, list[Group]] = defaultdict(list)
+        for g in groups:
+            styles[_style_label(g)].append(g)
+        order = sorted(styles, key=lambda lab: (STYLES.index(lab.split()[0])
+                                                if lab.split()[0] in STYLES else 99, lab))
+        median = lambda g: g.median(metric)  # noqa: E731
+        best = "highest" if higher_better else "lowest"
+        return [_ranked_figure(
+            run, [styles[lab] for lab in order],
+            [(f"style: {lab}", median, lambda g: g.interval(metric)) for lab in order],
+            lambda v: fmt_plain(float(f"{v:.3g}")) if v is not None else "—",
+            f"{workload}: {title.replace(' against users', '')} at {users[0]:,} users, "
+            f"a panel per handler style; {best} at the top",
+            f"{ylabel} (log scale)", path, higher_better=higher_better, cols=3)]
     fig, axes = _panels(len(by_impl), 4.2, 3.8)
     failed: set[str] = set()
     shown = Whiskers()
-    for ax, (impl, groups) in zip(axes, by_impl.items()):
+    keyed: dict[str, Line2D] = {}
+    at = {u: i for i, u in enumerate(users)}  # categorical: a load is a place, not a number
+    for ax, (impl, members_of) in zip(axes, by_impl.items()):
         lines: dict[str, list[Group]] = defaultdict(list)
-        for g in groups:
+        for g in members_of:
             lines[_style_label(g)].append(g)
         for label, members in sorted(lines.items(), key=lambda kv: STYLES.index(kv[0].split()[0])):
             members.sort(key=lambda g: g.key.param("users"))
-            color = STYLE_COLORS.get(label.split()[0])
+            style = label.split()[0]
+            color = STYLE_COLORS.get(style)
             have = [g for g in members if metric in g.metrics]
             if have:
-                xs = [g.key.param("users") for g in have]
+                xs = [at[g.key.param("users")] for g in have]
                 ys = [g.median(metric) for g in have]
-                ax.plot(xs, ys, marker="o", markersize=4, color=color, label=label)
+                line, = ax.plot(xs, ys, marker=STYLE_MARKERS.get(style, "o"), markersize=5,
+                                color=color, label=label)
+                keyed.setdefault(label, line)
                 draw_whiskers(ax, xs, ys, [g.interval(metric) for g in have],
                               [g.ok for g in have], color or WHISKER_COLOR, shown)
             for g in members:
                 if metric not in g.metrics and g.failure and g.failure != "skipped":
-                    _mark_failed(ax, g.key.param("users"), g.failure)
+                    _mark_failed(ax, at[g.key.param("users")], g.failure)
                     failed.add(g.failure)
-        users = sorted({g.key.param("users") for g in groups})
-        if len(users) > 1:
-            ax.set_xscale("log")
-            _x_at_data(ax, users)
+        ax.set_xticks(range(len(users)), [f"{u:,}" for u in users])
+        ax.set_xlim(-0.5, len(users) - 0.5)
         ax.set_title(impl)
-        ax.set_xlabel("users (log scale)" if len(users) > 1 else "users")
+        ax.set_xlabel("users (the loads run)")
         ax.grid(alpha=0.3, which="both")
     for ax in axes:  # shared y: one log axis for all, when anything was drawn
         _log_y(ax)
         _plain_log(ax)
         ax.set_ylabel(ylabel + ", log scale")
-    _legend(axes[min(3, len(axes) - 1)], failed)
+    order = sorted(keyed, key=lambda lab: (STYLES.index(lab.split()[0]), lab))
+    handles: list[Any] = [keyed[lab] for lab in order]
+    if failed:
+        handles.append(Line2D([], [], marker="X", color=FAIL_COLOR, linestyle="none",
+                              markersize=8, label=f"no ok run ({', '.join(sorted(failed))})"))
     fig.suptitle(f"{workload}: {title}\n"
                  f"{_fit(shown.caption('points: median of the ok runs'), fig, size=11)}",
                  fontsize=11)
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    if handles:  # one key for the figure, under the panels
+        fig.legend(handles, [h.get_label() for h in handles], loc="lower center",
+                   ncol=len(handles), fontsize=9, frameon=False, bbox_to_anchor=(0.5, 0.015))
     return [_save(fig, path, run.env)]
 
 
 def http_throughput(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """Requests a second against users, a line per style, a panel per implementation."""
     return _per_impl_panels(run, workload, THROUGHPUT, METRICS[THROUGHPUT].axis_label,
-                            "throughput against users", out / f"{workload}_throughput.png")
+                            "throughput against users", out / f"{workload}_throughput.png",
+                            higher_better=True)
 
 
 def http_threads(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
@@ -879,6 +1216,7 @@ class Bar:
     runs: int = 0  # ok runs behind the value
     failure: str = ""  # the status, when no run was ok
     below: tuple[int, ...] = ()  # memory per task below resolution: the N it was read over
+    partial: bool = False  # some repeats failed: ringed in red
 
 
 @dataclass(frozen=True)
@@ -889,12 +1227,15 @@ class Section:
     bars: tuple[Bar, ...]
 
 
-def summary_sections(bars: list[Bar]) -> list[Section]:
+def summary_sections(bars: list[Bar], higher_better: bool = False) -> list[Section]:
     """A panel's rows in reading order: measured values ranked, best
-    (lowest) first; then failures; then, last, figures below the reading's
-    resolution, which are not ranked among the measured ones: a slope too
-    small to read is not a small slope. Pure: the tests read it."""
-    measured = sorted((b for b in bars if b.value is not None), key=lambda b: (b.value, b.series))
+    (lowest, or highest when higher is better) first, ties by name; then
+    failures; then, last, figures below the reading's resolution, which are
+    not ranked among the measured ones: a slope too small to read is not a
+    small slope. Pure: the tests read it."""
+    sign = -1 if higher_better else 1
+    measured = sorted((b for b in bars if b.value is not None),
+                      key=lambda b: (sign * b.value, b.series))
     failed = sorted((b for b in bars if b.value is None and b.failure), key=lambda b: b.series)
     below = sorted((b for b in bars if b.value is None and not b.failure and b.below),
                    key=lambda b: b.series)
@@ -945,7 +1286,8 @@ def _panel(run: _Run, workload: str, panel: Panel) -> tuple[str, list[Bar], Form
         bars.append(Bar(g.series, v * per if v is not None else None,
                         scaled(interval(g), per) if v is not None else None,
                         _mem_runs(g) if memory else g.ok, g.failure or "",
-                        below_resolution(run, g) if memory else ()))
+                        below_resolution(run, g) if memory else (),
+                        partial=_partial(g) and v is not None))
     where = f"N = {n:,}" + (f", B = {buffer}" if panel.buffer is not None else "")
     return f"{panel.what} ({where})", bars, fmt
 
@@ -962,49 +1304,15 @@ def summary(run: _Run, out: Path) -> list[Path]:
               for title, bars, fmt in [drawn]]
     if not panels:
         return []
-    height = max(sum(len(sec.bars) + bool(sec.heading) for sec in sections)
-                 for _, sections, _ in panels)
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 0.42 * height + 2.0),
+    height = max(_ranked_height(sections) for _, sections, _ in panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 0.36 * height + 2.2),
                              squeeze=False)
     shown = Whiskers()
     for ax, (title, sections, fmt) in zip(axes[0], panels):
-        measured = [b for sec in sections for b in sec.bars if b.value is not None]
-        top = max((max(b.value, b.interval.high if b.interval else 0) for b in measured),
-                  default=1.0) or 1.0
-        ticks: list[tuple[int, str]] = []
-        y = 0
-        for sec in sections:
-            if sec.heading:
-                if y:
-                    ax.axhline(y - 0.5, color="#bbbbbb", linewidth=0.6)
-                heading = "\n".join(textwrap.fill(line, 62) for line in sec.heading.splitlines())
-                ax.text(0, y, heading, va="center", ha="left", fontsize=7.5, style="italic",
-                        color=BELOW_COLOR if sec.bars[0].below else "#333333")
-                y += 1
-            for b in sec.bars:
-                ticks.append((y, b.series))
-                if b.value is None:
-                    text, color = ((f"  ✕ {b.failure}", FAIL_COLOR) if b.failure else
-                                   ("  below resolution", BELOW_COLOR) if b.below else
-                                   ("  no figure", BELOW_COLOR))
-                    ax.text(0, y, text, va="center", fontsize=8, color=color)
-                else:
-                    ax.barh(y, b.value, color=run.color[b.series], hatch=run.hatch[b.series],
-                            edgecolor="white")
-                    draw_whiskers(ax, [b.value], [y], [b.interval], [b.runs], WHISKER_COLOR,
-                                  shown, horizontal=True)
-                    right = max(b.value, b.interval.high) if b.interval else b.value
-                    ax.text(right + top * 0.01, y, fmt(b.value), va="center", fontsize=8)
-                y += 1
-        ax.set_yticks([t for t, _ in ticks], [name for _, name in ticks], fontsize=8)
-        ax.set_ylim(y - 0.5, -0.5)  # best at the top
-        ax.set_xlim(0, top * 1.3)
-        ax.set_xticks([])
-        ax.set_title(title, fontsize=10)
-        for side in ("top", "right", "bottom"):
-            ax.spines[side].set_visible(False)
-    fig.suptitle("Lower is better, best at the top\n"
-                 + _fit(shown.caption("bars: median of the ok runs (memory: slope of the medians "
+        draw_ranked(ax, run, sections, fmt, shown, title=title)
+        ax.set_xlabel("log scale", fontsize=8)
+    fig.suptitle("Lower is better, best at the top (log scales)\n"
+                 + _fit(shown.caption("points: median of the ok runs (memory: slope of the medians "
                                       "over N)"), fig),
                  fontsize=10, wrap=True)
     fig.tight_layout(rect=(0, 0.03, 1, 1))

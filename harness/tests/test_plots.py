@@ -187,3 +187,130 @@ def test_groups_of_several_runs_get_whiskers_one_run_none(tmp_path: Path) -> Non
     assert plots.draw_whiskers(ax, [1.0], [4.0], [None], [1], "black", alone) == []
     assert not ax.containers and alone.single and "dashed" not in alone.caption()
     plt.close(fig)
+
+
+# ---------------------------------------------------------------- telling runtimes apart
+
+def test_a_one_n_chart_ranks_the_measured_best_first_then_what_cannot_be_ranked() -> None:
+    bars = [plots.Bar("slow", 3.0), plots.Bar("dead", None, failure="timeout"),
+            plots.Bar("fast", 1.0), plots.Bar("tie-b", 2.0), plots.Bar("tie-a", 2.0)]
+    order = [[b.series for b in s.bars] for s in plots.ranked_sections(bars)]
+    assert order == [["fast", "tie-a", "tie-b", "slow"], ["dead"]]
+    # where higher is better (throughput), the highest is at the top
+    order = [[b.series for b in s.bars] for s in plots.ranked_sections(bars, higher_better=True)]
+    assert order == [["slow", "tie-a", "tie-b", "fast"], ["dead"]]
+
+
+def test_nudging_separates_overlapping_labels_by_the_font_height() -> None:
+    gap = 9.0  # a label's height
+    wanted = [100.0, 101.0, 99.5, 300.0, 104.0, 50.0]
+    placed = plots.nudge(wanted, gap)
+    ordered = sorted(placed)
+    assert all(b - a >= gap - 1e-9 for a, b in zip(ordered, ordered[1:]))
+    # the order is kept, lone labels stay where they are, a crowd stays centred
+    assert sorted(range(6), key=lambda i: placed[i]) == sorted(range(6), key=lambda i: wanted[i])
+    assert placed[3] == 300.0 and placed[5] == 50.0
+    crowd = [0, 1, 2, 4]
+    assert sum(placed[i] for i in crowd) / 4 == pytest.approx(sum(wanted[i] for i in crowd) / 4)
+    assert plots.nudge([10.0, 40.0], gap) == [10.0, 40.0]  # apart already: untouched
+    assert plots.nudge([], gap) == []
+
+
+def test_a_language_s_variants_differ_in_marker_and_dash_stable_by_id() -> None:
+    from harness.colors import LINE_STYLES, Palette, variant_styles
+    from harness.registry import load_registry
+
+    registry = load_registry()
+    palette = Palette(registry)
+    by_language: dict[str, list[str]] = {}
+    for impl in registry:
+        by_language.setdefault(impl.language.name, []).append(impl.id)
+    for language, ids in by_language.items():
+        markers = [palette.marker(i) for i in ids]
+        dashes = [palette.line_style(i) for i in ids]
+        assert len(set(markers)) == len(ids), (language, markers)
+        if len(ids) <= len(LINE_STYLES):
+            assert len(set(map(str, dashes))) == len(ids), (language, dashes)
+        assert not {"X", "v"} & set(markers)  # those mark failures and zeros
+    # by id alone: the registry's order does not move them
+    again = Palette(list(reversed(registry)))
+    assert all(again.marker(i.id) == palette.marker(i.id)
+               and again.line_style(i.id) == palette.line_style(i.id) for i in registry)
+    assert variant_styles(["b", "a", "c"]) == variant_styles(["c", "a", "b"]) == {"a": 0, "b": 1, "c": 2}
+    assert Palette([]).marker("unknown-impl") == Palette([]).marker("unknown-impl")
+
+
+def test_log_ticks_read_the_span() -> None:
+    assert plots.log_ticks(0.5, 2000) == [1.0, 10.0, 100.0, 1000.0]
+    narrow = plots.log_ticks(60, 180)  # less than a decade: 1..9 times a power
+    assert len(narrow) >= 3 and all(60 <= t <= 180 for t in narrow) and 100.0 in narrow
+    assert plots.log_ticks(100, 64 * 1024, base=2)[0] == 128.0
+
+
+def _synthetic_everything(tmp_path: Path) -> RunDir:
+    """Every workload of the presentations, at one N and at several, with
+    failures, one-run groups and an http workload at one load and at two."""
+    run = RunDir.create_new(tmp_path)
+
+    def add(impl, workload, n, rep, buffer=None, status="ok", **figures):
+        run.append_run({"impl": impl, "language": impl.split("-")[0], "workload": workload,
+                        "n": n, "buffer": buffer, "rep": rep, "status": status, "iterations": 3,
+                        **figures})
+
+    impls = ["go", "rust-tokio", "rust-smol", "python-asyncio", "python-uvloop"]
+    for k, impl in enumerate(impls, start=1):
+        for rep in (1, 2, 3):
+            for n in (1000, 100_000):
+                add(impl, "sleep", n, rep, peak_rss_bytes=(10 + k * n / 1000) * MIB + rep)
+                add(impl, "chain", n, rep, first_iter_s=k * n * 1e-7 * rep,
+                    warm_iter_s=k * n * 1e-7, peak_rss_bytes=k * MIB)
+            add(impl, "skynet", 1_000_000, rep, first_iter_s=k * 0.1, warm_iter_s=k * 0.09,
+                peak_rss_bytes=k * 100 * MIB)
+            for buffer in (0, 100):
+                add(impl, "bounded", 100, rep, buffer=buffer, first_iter_s=k * 1e-4,
+                    warm_iter_s=k * 1e-4 * rep, peak_rss_bytes=MIB)
+            add(impl, "bounded", 10_000, rep, buffer=100, warm_iter_s=k * 1e-3,
+                first_iter_s=k * 1e-3, peak_rss_bytes=MIB)
+    add("python-asyncio", "chain", 1_000_000, 1, status="timeout")
+    add("go", "chain", 1_000_000, 1, first_iter_s=0.2, warm_iter_s=0.1, peak_rss_bytes=MIB)
+    return run
+
+
+def test_every_plot_of_a_synthetic_run_is_drawn(tmp_path: Path) -> None:
+    run = _synthetic_everything(tmp_path / "a")
+    paths = plots.draw_all(run)
+    names = {p.name for p in paths}
+    for workload in ("sleep", "chain", "skynet", "bounded"):
+        expected = {"sleep": {"sleep_rss.png", "sleep_mem_per_task.png"},
+                    "chain": {"chain_time.png", "chain_rss.png"},
+                    "skynet": {"skynet_time.png", "skynet_rss.png"},  # one N: ranked charts
+                    "bounded": {"bounded_time.png"}}[workload]
+        assert expected <= names, (workload, names)
+    assert "summary.png" in names
+    for path in paths:
+        assert_real_png(path)
+
+
+def test_http_plots_at_one_load_and_at_several(tmp_path: Path) -> None:
+    for loads in ((10,), (5, 50)):
+        run = RunDir.create_new(tmp_path / f"http-{len(loads)}")
+        for impl in ("go", "rust-tokio", "python-asyncio"):
+            for users in loads:
+                for style in ("sync", "async"):
+                    for rep in (1, 2):
+                        fail = impl == "python-asyncio" and style == "sync" and users == loads[-1]
+                        run.append_run({
+                            "impl": impl, "language": impl.split("-")[0], "workload": "http",
+                            "n": None, "buffer": None, "rep": rep, "users": users,
+                            "requests": 10, "delay_ms": 50, "style": style,
+                            "status": "timeout" if fail else "ok",
+                            **({} if fail else {
+                                "rps": 10.0 * users / (2 if style == "sync" else 1) + rep,
+                                "max_threads": 4 + rep, "latency_p50_s": 0.1,
+                                "latency_p90_s": 0.2, "latency_p99_s": 0.3,
+                                "latency_max_s": 0.4, "peak_rss_bytes": MIB})})
+        paths = plots.draw_all(run)
+        assert {"http_throughput.png", "http_threads.png",
+                "http_latency.png"} <= {p.name for p in paths}
+        for path in paths:
+            assert_real_png(path)
