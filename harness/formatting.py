@@ -13,26 +13,49 @@ def _missing(value: float | None) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def _sig3(value: float) -> str:
+    """Three significant digits, never in exponent form ('1e+03')."""
+    return f"{float(f'{value:.3g}'):g}" if abs(value) < 1e15 else f"{value:.3g}"
+
+
 def fmt_seconds(value: float | None) -> str:
-    """0.000812 -> '812 µs'; three significant digits, '—' when absent."""
+    """0.000812 -> '812 µs'; three significant digits, '—' when absent. The
+    unit is chosen after rounding: 0.9996 s reads '1 s', never '1e+03 ms'."""
     if _missing(value):
         return "—"
-    mag = abs(value)
-    for limit, scale, unit in ((1e-6, 1e9, "ns"), (1e-3, 1e6, "µs"), (1.0, 1e3, "ms")):
-        if mag < limit:
-            return f"{value * scale:.3g} {unit}"
-    return f"{value:.3g} s"
+    for scale, unit in ((1e9, "ns"), (1e6, "µs"), (1e3, "ms")):
+        if abs(float(f"{value * scale:.3g}")) < 1000:
+            return f"{_sig3(value * scale)} {unit}"
+    if abs(value) >= 1000:
+        return f"{value:,.0f} s"
+    return f"{_sig3(value)} s"
 
 
 def fmt_bytes(value: float | None) -> str:
-    """Powers of 1024, three significant digits: '1.23 GiB', '—' when absent."""
+    """Powers of 1024, three significant digits: '1.23 GiB', '—' when absent.
+    The unit is chosen after rounding: 1023.9 KiB reads '1 MiB'."""
     if _missing(value):
         return "—"
     mag = abs(value)
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if mag >= size:
-            return f"{value / size:.3g} {unit}"
-    return f"{value:.0f} B"  # under 1 KiB: whole bytes ('1e+03 B' read badly)
+    if round(mag) < 1 << 10:
+        return f"{value:.0f} B"  # under 1 KiB: whole bytes ('1e+03 B' read badly)
+    units = (("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40))
+    for i, (unit, size) in enumerate(units):
+        last = i == len(units) - 1
+        if last or abs(float(f"{value / size:.3g}")) < 1000:
+            return f"{_sig3(value / size)} {unit}" if not last or mag < 1000 * size \
+                else f"{value / size:,.0f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def fmt_count(n: int | float | None) -> str:
+    """A count such as N in a sentence: '1M', '20k', '1.5M', '12,345'; '—' when absent."""
+    if _missing(n):
+        return "—"
+    for size, suffix in ((10 ** 9, "G"), (10 ** 6, "M"), (10 ** 3, "k")):
+        if abs(n) >= size and (n * 10) % size == 0:
+            return f"{n / size:g}{suffix}"
+    return f"{n:,.0f}" if float(n).is_integer() else _sig3(n)
 
 
 def fmt_duration(seconds: float) -> str:
@@ -46,7 +69,8 @@ def fmt_duration(seconds: float) -> str:
 def fmt_ratio(ratio: float | None, best_in_bold: bool = True) -> str:
     if ratio is None:
         return "—"
-    text = f"{ratio:.2f}×" if ratio >= 0.1 else f"{ratio:.2g}×"
+    text = (f"{ratio:,.0f}×" if ratio >= 100 else f"{ratio:.2f}×" if ratio >= 0.1
+            else f"{ratio:.2g}×")
     return f"**{text}**" if best_in_bold and ratio == 1.0 else text
 
 
@@ -57,11 +81,19 @@ def fmt_interval(iv: Interval | None, runs: int, fmt: Callable[[float], str]) ->
     return text if iv is not None else f"({text})"
 
 
+def fmt_bounds(iv: Interval, fmt: Callable[[float], str]) -> str:
+    """An interval's bounds alone, '[lo, hi]', where its confidence is said
+    beside it (a verdict's sentence)."""
+    return f"[{fmt(iv.low)}, {fmt(iv.high)}]"
+
+
 def fmt_ratio_bound(ratio: float) -> str:
     """A ratio's interval bound: '1.25', without the × of the estimate; three
     decimals where two would round a bound off 1 onto '1.00'."""
     if ratio < 0.1:
         return f"{ratio:.2g}"
+    if ratio >= 100:
+        return f"{ratio:,.0f}"
     text = f"{ratio:.2f}"
     return f"{ratio:.3f}" if text == "1.00" and ratio != 1.0 else text
 
@@ -74,7 +106,7 @@ def fmt_value(unit: str, value: float | None) -> str:
     if unit in ("rps", "count"):
         if _missing(value):
             return "—"
-        text = f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+        text = _sig3(value) if abs(float(f"{value:.3g}")) < 1000 else f"{value:,.0f}"
         return text + (" req/s" if unit == "rps" else "")
     return fmt_seconds(value)
 

@@ -5,10 +5,11 @@ from analysis, the numbers' text from formatting."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import analysis
+from . import analysis, verdicts
 from .analysis import Group, Ranks, Results
 from .formatting import fmt_bytes, fmt_interval, fmt_ratio, fmt_ratio_bound
 from .machineload import LOADED_FRAC
@@ -85,22 +86,39 @@ def mem_cell(g: Group) -> str:
     return analysis.BELOW_RESOLUTION if g.mem_below_resolution else "—"
 
 
-Column = tuple[str, Callable[[Group, Ranks], str]]
+@dataclass(frozen=True)
+class Column:
+    """A table column: its heading, a cell's text and the raw value it sorts
+    by (report.html's sortable tables; None: no value)."""
+    heading: str
+    text: Callable[[Group, Ranks], str]
+    value: Callable[[Group, Ranks], float | None]
 
 
 def _metric_column(m: Metric) -> Column:
-    return m.heading, lambda g, r: cell(g, m.name)
+    return Column(m.heading, lambda g, r: cell(g, m.name), lambda g, r: g.median(m.name))
+
+
+def _ratio_column(heading: str, kind: str) -> Column:
+    return Column(heading, lambda g, r: ratio_cell(g, r, kind), lambda g, r: r[g.key].get(kind))
 
 
 # Every table column a workload's presentation may name (presentation.Presentation.columns):
 # a metric's median by its name, then the ratios and memory per task.
 COLUMNS: dict[str, Column] = {
     **{m.name: _metric_column(m) for m in METRICS.values()},
-    "time_ratio": ("×best time", lambda g, r: ratio_cell(g, r, "time")),
-    "rss_ratio": ("×best RSS", lambda g, r: ratio_cell(g, r, "rss")),
-    "mem_per_task": ("mem/task", lambda g, r: mem_cell(g)),
-    "x_floor": ("×floor", lambda g, r: ratio_cell(g, r, "floor")),
+    "time_ratio": _ratio_column("×best time", "time"),
+    "rss_ratio": _ratio_column("×best RSS", "rss"),
+    "mem_per_task": Column("mem/task", lambda g, r: mem_cell(g), lambda g, r: g.mem_per_task_bytes),
+    "x_floor": _ratio_column("×floor", "floor"),
 }
+
+
+def floor_is_best(members: list[Group], ranks: Ranks) -> bool:
+    """The floor implementation is already the best of its set by the
+    figure ×floor compares (no ratio to it below 1): ×floor would repeat ×best."""
+    floors = [ranks[g.key].get("floor") for g in members]
+    return all(f is None or f >= 1.0 for f in floors)
 
 
 def _param_rank(g: Group) -> tuple:
@@ -120,11 +138,29 @@ def _param_rank(g: Group) -> tuple:
     return tuple(rank)
 
 
-def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str]:
-    """One table for a workload: one row per (N, buffer, impl), the best first."""
+@dataclass
+class Table:
+    """One workload's table: the header, and per row its group, each cell's
+    text and the raw value it sorts by (None: sorts as text)."""
+    header: list[str]
+    groups: list[Group] = field(default_factory=list)
+    rows: list[list[tuple[str, float | str | None]]] = field(default_factory=list)
+
+    def markdown(self) -> list[str]:
+        return _table(self.header, [[text for text, _ in row] for row in self.rows])
+
+
+def build_table(workload: str, groups: list[Group], ranks: Ranks) -> Table:
+    """One table for a workload: one row per configuration, the best first.
+    The runtime strings are in the legend (legend_block), once; ×floor is
+    shown only in the sets where the floor implementation is not already
+    the best (elsewhere it would repeat ×best), and not at all when it is
+    the best everywhere."""
     declared, presented = WORKLOADS.get(workload), PRESENTATIONS.get(workload)
     ids = presented.columns if presented else tuple(COLUMNS)
-    if not any("floor" in ranks[g.key] for g in groups):  # no floor implementation in the run
+    sets = analysis.comparable_sets(groups)
+    floor_best = {k: floor_is_best(v, ranks) for k, v in sets.items()}
+    if all(floor_best.values()):  # no floor in the run, or the floor is the best everywhere
         ids = tuple(c for c in ids if c != "x_floor")
     primary = "time" if presented is None or presented.time_ratio else "rss"
     with_buffer = any(g.buffer is not None for g in groups)
@@ -143,24 +179,89 @@ def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str
 
     with_n = declared is None or declared.uses_n
     header = (["N"] if with_n else []) + (["buffer"] if with_buffer else []) + dimensions \
-        + ["impl", "runtime", "runs"]
-    rows = []
+        + ["impl", "runs"]
+    table = Table(header + [COLUMNS[c].heading for c in ids])
     for g in sorted(groups, key=order):
-        row = [str(g.n) if g.n is not None else "—"] if with_n else []
+        row: list[tuple[str, float | str | None]] = \
+            [(str(g.n) if g.n is not None else "—", g.n)] if with_n else []
         if with_buffer:
             buffer = str(g.buffer) if g.buffer is not None else "—"
             if (note := analysis.capacity_note(g)) is not None:
                 buffer += f" ({note})"
-            row.append(buffer)
-        row += ["—" if (v := g.param(name)) is None else str(v) for name in dimensions]
-        row += [g.impl, g.runtime or "—", _runs_cell(g)]
-        row += [COLUMNS[c][1](g, ranks) for c in ids]
-        rows.append(row)
-    return _table(header + [COLUMNS[c][0] for c in ids], rows)
+            row.append((buffer, g.buffer))
+        row += [("—", None) if (v := g.param(name)) is None else (str(v), v) for name in dimensions]
+        row += [(g.impl, g.impl), (_runs_cell(g), g.ok)]
+        hide_floor = floor_best[(g.workload, g.n, g.buffer, g.params)]
+        for c in ids:
+            if c == "x_floor" and hide_floor:
+                row.append(("", None))
+            else:
+                row.append((COLUMNS[c].text(g, ranks), COLUMNS[c].value(g, ranks)))
+        table.groups.append(g)
+        table.rows.append(row)
+    return table
+
+
+def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str]:
+    """The workload's table in Markdown (build_table)."""
+    return build_table(workload, groups, ranks).markdown()
+
+
+def legend_rows(groups: list[Group], env: dict[str, Any]) -> list[list[str]]:
+    """Each implementation once: its language, runtime string(s) and flags
+    (the floor: the reference of ×floor)."""
+    floors = set(env.get("floor_impls") or ())
+    seen: dict[str, list[str]] = {}
+    for g in sorted(groups, key=lambda g: g.impl):
+        runtimes = seen.setdefault(g.impl, [g.language or "—"])
+        for r in g.rows:
+            if r.get("runtime") and r["runtime"] not in runtimes[1:]:
+                runtimes.append(r["runtime"])
+    rows = []
+    for impl, (language, *runtimes) in seen.items():
+        flags = ["floor (×floor is a multiple of it)"] if impl in floors else []
+        rows.append([impl, language, "; ".join(runtimes) or "—", ", ".join(flags) or "—"])
+    return rows
+
+
+def legend_block(groups: list[Group], env: dict[str, Any]) -> list[str]:
+    return _table(["impl", "language", "runtime", "flags"], legend_rows(groups, env))
+
+
+def split_notes(groups: list[Group], warned: list[str]) -> tuple[list[str], list[str]]:
+    """(warnings, notes): a configuration an implementation skipped by
+    design (a server style it cannot have, its README says why) is a note,
+    not a warning: there is nothing for a reader to act on."""
+    by_workload: dict[str, list[Group]] = defaultdict(list)
+    for g in groups:
+        by_workload[g.workload].append(g)
+    designed: dict[str, list[str]] = defaultdict(list)
+    errors: set[str] = set()
+    for members in by_workload.values():
+        for g in members:
+            if verdicts.by_design(g, members):
+                choice = " ".join(f"{k}={v}" for k, v in verdicts.choice_params(g))
+                designed[g.impl].append(f"{g.workload} {choice or g.key.settings}".strip())
+                errors.update(f"{g.impl}: skipped ({r.get('error') or 'no reason recorded'})."
+                              for r in g.rows)
+    # an implementation skipped by design everywhere it skipped: its setup line is a note
+    real_skips = {g.impl for g in groups if any(r["status"] == "skipped" for r in g.rows)
+                  and not verdicts.by_design(g, by_workload[g.workload])}
+    kept = [w for w in warned if not (w in errors and w.split(":")[0] not in real_skips)]
+    notes = [f"{impl} has no {' or '.join(sorted(set(where)))}, by design "
+             f"(skipped; its README says why)." for impl, where in sorted(designed.items())]
+    return kept, notes
+
+
+MACHINE_HEADER = ["machine", "host", "OS", "git", "run", "started", "toolchains"]
 
 
 def machines_block(machines: dict[str, Any]) -> list[str]:
     """A merged run's machines (harness merge), one row each."""
+    return _table(MACHINE_HEADER, machines_rows(machines))
+
+
+def machines_rows(machines: dict[str, Any]) -> list[list[str]]:
     rows = []
     for name, m in machines.items():
         host, git = m.get("host") or {}, m.get("git") or {}
@@ -171,7 +272,7 @@ def machines_block(machines: dict[str, Any]) -> list[str]:
                      f"`{m.get('run_id', '?')}`", m.get("started_at") or "?",
                      ", ".join(f"{k} {v or 'absent'}" for k, v in
                                sorted((m.get("toolchains") or {}).items())) or "—"])
-    return _table(["machine", "host", "OS", "git", "run", "started", "toolchains"], rows)
+    return rows
 
 
 def environment_block(env: dict[str, Any], groups: list[Group]) -> list[str]:
@@ -180,6 +281,13 @@ def environment_block(env: dict[str, Any], groups: list[Group]) -> list[str]:
     if env.get("machines"):
         return (["Merged from several machines (`harness merge`): each row's machine is in its "
                  "`machine` column; the machines:", ""] + machines_block(env["machines"]))
+    return _table(["", ""], environment_rows(env, groups))
+
+
+def environment_rows(env: dict[str, Any], groups: list[Group]) -> list[list[str]]:
+    """The environment as (what, value) rows; a merged run's: one per machine."""
+    if env.get("machines"):
+        return [[row[0], ", ".join(row[1:])] for row in machines_rows(env["machines"])]
     host = env.get("host") or {}
     ram = host.get("ram_bytes")
     git = env.get("git") or {}
@@ -207,7 +315,7 @@ def environment_block(env: dict[str, Any], groups: list[Group]) -> list[str]:
     relevant = {k: v for k, v in (env.get("program_env") or {}).items() if runtime_env(k)}
     rows.append(["program env", (", ".join(f"`{k}={v}`" for k, v in sorted(relevant.items()))
                                  or "no runtime variables set") + " (all of it: env.json)"])
-    return _table(["", ""], rows)
+    return rows
 
 
 HOW_TO_READ = """\
@@ -245,6 +353,12 @@ are flagged, never removed.
            res=fmt_bytes(analysis.MEM_RESOLUTION_BYTES), loaded=LOADED_FRAC,
            median_runs=runs_needed()[0], ratio_runs=runs_needed()[1])
 
+VERDICTS_INTRO = ("Per workload, at its largest N: the least memory (per task where the run "
+                  "measures it, else peak RSS) and the fastest (the iteration time it is ranked "
+                  "by), each with its interval; a lead is **settled** when the interval of the "
+                  "runner-up's figure over the leader's lies wholly above 1 at 95% confidence. "
+                  "How the figures are made: How to read, below.")
+
 CHECK_BANNER = """> **This is a check, not a measurement.** The `{suite}` suite runs every
 > implementation at tiny N, once each, to show that everything builds, runs
 > and answers correctly. Its figures carry no spread and no weight: cite the
@@ -260,10 +374,13 @@ def render_markdown(results: Results) -> str:
     suite = (env.get("settings") or {}).get("suite")
     if suite in CHECK_SUITES:
         lines += [CHECK_BANNER.format(suite=suite)]
+    lines += ["## Verdicts", "", VERDICTS_INTRO, ""] + verdicts.markdown(verdicts.verdicts(groups))
     lines += ["## Environment", ""] + environment_block(env, groups) + [""]
     lines += ["## How to read", "", HOW_TO_READ]
-    notes = analysis.warnings(groups, env, results.notes)
-    lines += ["## Warnings", ""] + ([f"- {n}" for n in notes] or ["None."]) + [""]
+    warned, notes = split_notes(groups, analysis.warnings(groups, env, results.notes))
+    lines += ["## Warnings", ""] + ([f"- {n}" for n in warned] or ["None."]) + [""]
+    if notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
     if "summary.png" in pngs:
         lines += ["## At a glance", "", "![summary](plots/summary.png)", ""]
 
@@ -282,6 +399,9 @@ def render_markdown(results: Results) -> str:
         mine.sort(key=lambda name: [k in name for k in ("_time", "_rss", "_mem_per_task")],
                   reverse=True)
         lines += [f"![{name[:-4].replace('_', ' ')}](plots/{name})" for name in mine] + [""]
+    if shown:
+        lines += ["## Implementations", "", "Each implementation's runtime, once (the tables "
+                  "name the implementation only).", ""] + legend_block(groups, env) + [""]
     over_time = [f"rss_over_time_{w}.png" for w in shown if f"rss_over_time_{w}.png" in pngs]
     if over_time:
         lines += ["## RSS over time (largest N of each implementation)", ""]
@@ -301,11 +421,14 @@ def write_markdown(results: Results) -> Path:
 
 def write_report(run_dir: Path, draw: bool = True) -> Path:
     """Everything `harness report` writes: the plots (unless draw is False),
-    summary.csv, results.json and report.md; returns report.md's path."""
-    from . import exports, plots  # matplotlib stays out of every other code path
+    summary.csv, results.json, report.md and report.html (html_report);
+    returns report.md's path."""
+    from . import exports, html_report, plots  # matplotlib stays out of every other code path
     run = RunDir(Path(run_dir))
     if draw:
         plots.draw_all(run)
     results = analysis.analyse(run)
     exports.write_exports(results)
-    return write_markdown(results)
+    path = write_markdown(results)
+    html_report.write_html(results)
+    return path

@@ -1,0 +1,232 @@
+"""report.html for one run directory: one self-contained file (inline CSS
+and JavaScript, the plots as data: PNGs; nothing fetched from a network)
+beside report.md. The verdicts first (the sentences report.md prints, from
+verdicts.py), then per workload a table sortable by any column (a click on
+its header; numbers sort by the raw value in each cell's data-value, not
+by their text) with each configuration's command, runtime and a link to
+the environment, the plots, the implementations and the environment.
+Rendering only: the figures come from analysis, their text from report's
+cells and formatting."""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import analysis, verdicts
+from .analysis import Group, Results
+from .presentation import PRESENTATIONS
+from .report import (CHECK_SUITES, VERDICTS_INTRO, build_table, environment_rows, legend_rows,
+                     split_notes)
+from .workloads import workload_rank
+
+CSS = """
+body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;
+ max-width:1400px;padding:1em 2em;color:#1b1b1b;background:#fff}
+h1{font-size:1.6em;margin:.3em 0}h2{margin-top:1.6em;border-bottom:1px solid #ddd}
+h3{margin:1em 0 .3em}
+#verdicts{background:#f4f8fb;border:1px solid #cfe0ee;border-radius:6px;padding:.2em 1.2em 1em}
+#verdicts li{margin:.25em 0}
+li.memory::marker,li.speed::marker{color:#2b6cb0}li.failures{color:#9b2c2c}
+.banner{background:#fff4e5;border:1px solid #f0c36d;padding:.6em 1em;border-radius:6px}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;font-size:13px;margin:.5em 0}
+th,td{border:1px solid #ddd;padding:3px 7px;vertical-align:top;text-align:left}
+th{background:#f2f2f2;position:sticky;top:0}
+table.sortable th{cursor:pointer;user-select:none;white-space:nowrap}
+table.sortable th:hover{background:#e6eef6}
+th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
+td.num{white-space:nowrap}
+tr:nth-child(even) td{background:#fafafa}
+details summary{cursor:pointer;color:#2b6cb0}
+details code{display:block;white-space:pre-wrap;word-break:break-all;font-size:12px}
+img.plot{max-width:100%;border:1px solid #eee;margin:.5em 0}
+ul.warnings li{margin:.2em 0}
+"""
+
+# Click a header: sort its table by that column, ascending then descending.
+# A cell sorts by its data-value when it has one (a number), else by its text;
+# cells without a value go last either way. #sort=TABLE_ID:COLUMN[:desc] in
+# the address sorts on load (a link can show a table already sorted).
+JS = r"""
+(function(){
+function key(td){
+  if(!td) return null;
+  var v=td.getAttribute('data-value');
+  if(v===null||v==='') return null;
+  var n=Number(v);
+  return isNaN(n)?v.toLowerCase():n;
+}
+function sortTable(table,col,dir){
+  var body=table.tBodies[0], rows=Array.prototype.slice.call(body.rows);
+  rows.forEach(function(r,i){r._i=i;});
+  rows.sort(function(a,b){
+    var x=key(a.cells[col]), y=key(b.cells[col]);
+    if(x===null&&y===null) return a._i-b._i;
+    if(x===null) return 1; if(y===null) return -1;
+    var c;
+    if(typeof x==='number'&&typeof y==='number') c=x-y;
+    else c=String(x).localeCompare(String(y));
+    return (dir==='descending'?-c:c)||a._i-b._i;
+  });
+  rows.forEach(function(r){body.appendChild(r);});
+  Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
+    if(i===col) th.setAttribute('aria-sort',dir); else th.removeAttribute('aria-sort');
+  });
+}
+window.sortTable=sortTable;
+document.querySelectorAll('table.sortable').forEach(function(table){
+  Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
+    th.addEventListener('click',function(){
+      sortTable(table,i,th.getAttribute('aria-sort')==='ascending'?'descending':'ascending');
+    });
+  });
+});
+var m=/#sort=([^:]+):(\d+)(:desc)?/.exec(location.hash);
+if(m){var t=document.getElementById(m[1]); if(t) sortTable(t,Number(m[2]),m[3]?'descending':'ascending');}
+})();
+"""
+
+
+def _inline(text: str) -> str:
+    """A cell's Markdown-ish text as HTML: escaped, **bold** and `code`."""
+    out = html.escape(str(text))
+    out = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", out)
+    return re.sub(r"`(.+?)`", r"<code>\1</code>", out)
+
+
+def _anchor(*parts: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", "-".join(str(p) for p in parts if p is not None)).strip("-")
+
+
+def _attr(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f' data-value="{value!r}"'
+    return f' data-value="{html.escape(str(value), quote=True)}"'
+
+
+def _details(g: Group) -> str:
+    """A configuration's command lines (runs.csv), runtime and statuses."""
+    commands = sorted({r.get("command") for r in g.rows if r.get("command")})
+    errors = sorted({r.get("error") for r in g.rows if r.get("error") and r["status"] != "ok"})
+    parts = [f"<b>{html.escape(g.label)}</b>",
+             f"runtime: {html.escape(g.runtime or '—')}",
+             f"runs: {html.escape(g.statuses)}"]
+    parts += [f"<code>{html.escape(c)}</code>" for c in commands] or ["(no command recorded)"]
+    parts += [f"error: {html.escape(e)}" for e in errors]
+    parts.append('<a href="#environment">environment and versions</a>')
+    return (f'<details id="{_anchor("cfg", g.label)}"><summary>run</summary>'
+            + "<br>".join(parts) + "</details>")
+
+
+def _table_html(table_id: str, header: list[str], rows: Iterable[list[tuple[str, Any]]],
+                sortable: bool = True) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = []
+    for row in rows:
+        cells = []
+        for text, value in row:
+            raw = text if text.startswith("<details") else _inline(text)
+            klass = ' class="num"' if isinstance(value, (int, float)) else ""
+            cells.append(f"<td{klass}{_attr(value)}>{raw}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    klass = ' class="sortable"' if sortable else ""
+    return (f'<div class="scroll"><table id="{table_id}"{klass}><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _png(path: Path, alt: str) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<img class="plot" alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+
+
+def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
+    """report.html's text; plots: the PNGs to embed by file name (default:
+    those in the run's plots/)."""
+    run_dir, groups, env = results.run.path, results.groups, results.env
+    if plots is None:
+        folder = run_dir / "plots"
+        plots = {p.name: p for p in sorted(folder.glob("*.png"))} if folder.is_dir() else {}
+    run_id = env.get("run_id") or run_dir.name
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>Benchmark report: run {html.escape(str(run_id))}</title>",
+           f"<style>{CSS}</style></head><body>",
+           f"<h1>Benchmark report: run {html.escape(str(run_id))}</h1>"]
+    suite = (env.get("settings") or {}).get("suite")
+    if suite in CHECK_SUITES:
+        out.append(f'<p class="banner"><b>This is a check, not a measurement.</b> The '
+                   f"<code>{html.escape(suite)}</code> suite runs every implementation at tiny "
+                   f"N, once each: its figures carry no spread and no weight.</p>")
+
+    # the verdicts, the same sentences as report.md's
+    out.append('<section id="verdicts"><h2>Verdicts</h2>')
+    out.append(f"<p>{_inline(VERDICTS_INTRO)}</p>")
+    found = verdicts.verdicts(groups)
+    for v in found:
+        out.append(f'<h3 id="{_anchor("verdict", v.workload)}">{html.escape(v.workload)}</h3><ul>')
+        out += [f'<li class="{line.kind}">{_inline(line.text)}</li>' for line in v.lines]
+        out.append("</ul>")
+    if not found:
+        out.append("<p>No runs were recorded.</p>")
+    out.append("</section>")
+
+    warned, notes = split_notes(groups, analysis.warnings(groups, env, results.notes))
+    out.append('<section id="warnings"><h2>Warnings</h2>')
+    out.append('<ul class="warnings">' + "".join(f"<li>{_inline(w)}</li>" for w in warned)
+               + "</ul>" if warned else "<p>None.</p>")
+    if notes:
+        out.append("<h3>Notes</h3><ul>" + "".join(f"<li>{_inline(n)}</li>" for n in notes)
+                   + "</ul>")
+    out.append("</section>")
+    if "summary.png" in plots:
+        out.append("<h2>At a glance</h2>" + _png(plots["summary.png"], "summary"))
+
+    by_workload: dict[str, list[Group]] = defaultdict(list)
+    for g in groups:
+        if any(r["status"] not in analysis.SETUP_STATUSES for r in g.rows):
+            by_workload[g.workload].append(g)
+    for workload in sorted(by_workload, key=workload_rank):
+        presented = PRESENTATIONS.get(workload)
+        table = build_table(workload, by_workload[workload], results.ranks)
+        rows = [row + [(_details(g), None)] for g, row in zip(table.groups, table.rows)]
+        out.append(f'<section id="{_anchor("workload", workload)}">'
+                   f"<h2>{html.escape(presented.title if presented else workload)}</h2>")
+        out.append(_table_html(_anchor("table", workload), table.header + ["details"], rows))
+        mine = sorted((n for n in plots if n.startswith(f"{workload}_")),
+                      key=lambda n: [k in n for k in ("_time", "_rss", "_mem_per_task")],
+                      reverse=True)
+        out += [_png(plots[n], n[:-4].replace("_", " ")) for n in mine]
+        out.append("</section>")
+
+    if by_workload:
+        out.append('<section id="implementations"><h2>Implementations</h2>')
+        out.append(_table_html("table-implementations", ["impl", "language", "runtime", "flags"],
+                               [[(c, c) for c in row] for row in legend_rows(groups, env)]))
+        out.append("</section>")
+    over_time = [f"rss_over_time_{w}.png" for w in by_workload if f"rss_over_time_{w}.png" in plots]
+    if over_time:
+        out.append("<section><h2>RSS over time (largest N of each implementation)</h2>")
+        out += [_png(plots[n], n[:-4]) for n in over_time]
+        out.append("</section>")
+    out.append('<section id="environment"><h2>Environment</h2>')
+    out.append(_table_html("table-environment", ["", ""],
+                           [[(c, None) for c in row] for row in environment_rows(env, groups)]
+                           if env else [[("(no env.json in this run directory)", None)]],
+                           sortable=False))
+    out.append("</section>")
+    out.append(f"<script>{JS}</script></body></html>")
+    return "\n".join(out) + "\n"
+
+
+def write_html(results: Results, into: Path | None = None,
+               plots: dict[str, Path] | None = None) -> Path:
+    path = (into or results.run.path) / "report.html"
+    path.write_text(render_html(results, plots))
+    return path
