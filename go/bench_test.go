@@ -61,22 +61,32 @@ func TestPowerOfTen(t *testing.T) {
 	}
 }
 
+// mustRun is run, failing the test on an error.
+func mustRun(t *testing.T, cfg config) report {
+	t.Helper()
+	rep, err := run(cfg)
+	if err != nil {
+		t.Fatalf("run(%+v): %v", cfg, err)
+	}
+	return rep
+}
+
 func TestRunReportsEveryIteration(t *testing.T) {
-	rep := run(config{workload: "bounded", n: 100, buffer: 5, iterations: 3, durationMs: 1})
+	rep := mustRun(t, config{workload: "bounded", n: 100, buffer: 5, iterations: 3, durationMs: 1})
 	if len(rep.IterNs) != 3 || len(rep.Results) != 3 || rep.Result != 4950 || *rep.Buffer != 5 {
 		t.Fatalf("unexpected report %+v", rep)
 	}
-	if rep := run(config{workload: "chain", n: 10, iterations: 2}); rep.Buffer != nil || rep.SpawnNs != nil {
+	if rep := mustRun(t, config{workload: "chain", n: 10, iterations: 2}); rep.Buffer != nil || rep.SpawnNs != nil {
 		t.Fatalf("chain report should carry no buffer or spawn time: %+v", rep)
 	}
-	if rep := run(config{workload: "skynet", n: 1000, iterations: 2}); rep.Buffer != nil || rep.Result != 499500 || len(rep.Results) != 2 {
+	if rep := mustRun(t, config{workload: "skynet", n: 1000, iterations: 2}); rep.Buffer != nil || rep.Result != 499500 || len(rep.Results) != 2 {
 		t.Fatalf("unexpected skynet report %+v", rep)
 	}
 }
 
 func TestRunWarmsUpUntilWMsHavePassed(t *testing.T) {
 	const w = 20 * time.Millisecond
-	rep := run(config{workload: "bounded", n: 1000, buffer: 1, iterations: 2, warmupMs: int(w / time.Millisecond)})
+	rep := mustRun(t, config{workload: "bounded", n: 1000, buffer: 1, iterations: 2, warmupMs: int(w / time.Millisecond)})
 	if len(rep.WarmupNs) == 0 || len(rep.WarmupResults) != len(rep.WarmupNs) {
 		t.Fatalf("want at least one warm-up run, one result each: %+v", rep)
 	}
@@ -96,8 +106,75 @@ func TestRunWarmsUpUntilWMsHavePassed(t *testing.T) {
 	if len(rep.IterNs) != 2 || len(rep.Results) != 2 || rep.Result != 499500 {
 		t.Errorf("warm-up runs must not count as iterations: %+v", rep)
 	}
-	if rep := run(config{workload: "chain", n: 10, iterations: 1}); rep.WarmupNs == nil || len(rep.WarmupNs) != 0 || rep.WarmupResults == nil || len(rep.WarmupResults) != 0 {
+	if rep := mustRun(t, config{workload: "chain", n: 10, iterations: 1}); rep.WarmupNs == nil || len(rep.WarmupNs) != 0 || rep.WarmupResults == nil || len(rep.WarmupResults) != 0 {
 		t.Errorf("without --warmup-ms, want empty (non-nil) warm-up lists: %+v", rep)
+	}
+}
+
+func TestChainPrimesMinNAnd1000Links(t *testing.T) {
+	for _, n := range []int{5, 1000, 2000} {
+		rep := mustRun(t, config{workload: "chain", n: n, iterations: 2})
+		if rep.Primed == nil || *rep.Primed != min(n, 1000) {
+			t.Errorf("N = %d: primed %v, want %d", n, rep.Primed, min(n, 1000))
+		}
+		if len(rep.IterNs) != 2 || !slices.Equal(rep.Results, []int64{int64(n), int64(n)}) {
+			t.Errorf("N = %d: the priming must not count as an iteration: %+v", n, rep)
+		}
+	}
+	for _, w := range []string{"bounded", "skynet"} {
+		if rep := mustRun(t, config{workload: w, n: 10, buffer: 1, iterations: 1}); rep.Primed != nil {
+			t.Errorf("%s primed %d: only chain primes", w, *rep.Primed)
+		}
+	}
+}
+
+// watch replaces the clock and the chain with fakes that log each call in
+// order; the clock steps 1 ms a reading, so each timed pass takes 1 ms.
+func watch(t *testing.T, answer func(n int) int64) *[]string {
+	t.Helper()
+	var log []string
+	clock := time.Unix(0, 0)
+	oldNow, oldChain := now, chainRun
+	t.Cleanup(func() { now, chainRun = oldNow, oldChain })
+	now = func() time.Time {
+		log = append(log, "clock")
+		clock = clock.Add(time.Millisecond)
+		return clock
+	}
+	chainRun = func(n int) int64 {
+		log = append(log, "chain "+strconv.Itoa(n))
+		return answer(n)
+	}
+	return &log
+}
+
+func TestPrimingRunsFirstAndUntimed(t *testing.T) {
+	log := watch(t, func(n int) int64 { return int64(n) })
+	rep := mustRun(t, config{workload: "chain", n: 2000, iterations: 2, warmupMs: 1})
+	want := []string{
+		"chain 1000",                   // the priming: before any clock reading
+		"clock", "chain 2000", "clock", // the warm-up's one run (1 ms reaches W)
+		"clock", "chain 2000", "clock", // iteration 1
+		"clock", "chain 2000", "clock", // iteration 2
+	}
+	if !slices.Equal(*log, want) {
+		t.Errorf("calls %q, want %q", *log, want)
+	}
+	ms := time.Millisecond.Nanoseconds()
+	if *rep.Primed != 1000 || !slices.Equal(rep.IterNs, []int64{ms, ms}) || !slices.Equal(rep.WarmupNs, []int64{ms}) ||
+		!slices.Equal(rep.Results, []int64{2000, 2000}) || !slices.Equal(rep.WarmupResults, []int64{2000}) {
+		t.Errorf("report %+v: the priming must be in no time or result", rep)
+	}
+}
+
+func TestWrongPrimingAnswerIsAnError(t *testing.T) {
+	log := watch(t, func(n int) int64 { return int64(n) - 1 })
+	_, err := run(config{workload: "chain", n: 5, iterations: 2})
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "priming") {
+		t.Errorf("a wrong priming answer: error %v, want one line about the priming", err)
+	}
+	if !slices.Equal(*log, []string{"chain 5"}) {
+		t.Errorf("calls %q: nothing may run after a wrong priming answer", *log)
 	}
 }
 
@@ -266,8 +343,19 @@ func TestGoodInputPrintsOneJSONLine(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Result != 45 || len(rep.IterNs) != 2 {
 		t.Fatalf("report %q: %+v, %v", stdout, rep, err)
 	}
-	if !strings.Contains(stdout, `"warmup_ns":[],"warmup_results":[]`) {
-		t.Errorf("without --warmup-ms, want empty warm-up lists: %q", stdout)
+	if !strings.Contains(stdout, `"warmup_ns":[],"warmup_results":[]`) || strings.Contains(stdout, "primed") {
+		t.Errorf("without --warmup-ms, want empty warm-up lists, and no priming but chain's: %q", stdout)
+	}
+	for _, n := range []int{5, 2000} {
+		code, stdout, stderr = runMain(t, "chain", "--n", strconv.Itoa(n), "--iterations", "2")
+		var got struct {
+			Primed *int
+			IterNs []int64 `json:"iter_ns"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &got); code != 0 || stderr != "" || err != nil ||
+			got.Primed == nil || *got.Primed != min(n, 1000) || len(got.IterNs) != 2 {
+			t.Errorf("chain --n %d: exit %d, stdout %q, stderr %q; want primed %d and 2 iter_ns", n, code, stdout, stderr, min(n, 1000))
+		}
 	}
 	code, stdout, stderr = runMain(t, "bounded", "--n", "10", "--buffer", "0", "--iterations", "2", "--warmup-ms", "5")
 	rep = report{}
