@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -90,33 +91,55 @@ struct Run {
     std::int64_t result, ns, spawn;
 };
 
-// One run of the workload, timed. Exits 1 (one stderr line) if it leaves a
-// coroutine frame alive; `what` and `index` name the run there.
-Run run_once(const Config& cfg, const char* what, std::size_t index) {
-    std::size_t live_before = frames.live;
-    Run r{0, 0, 0};
-    std::int64_t t0 = now_ns();
-    if (cfg.workload == "sleep") {
-        r.result = sleep_tasks(cfg.n, cfg.duration_ms * 1'000'000, &r.spawn);
-    } else if (cfg.workload == "chain") {
-        r.result = chain(cfg.n);
-    } else if (cfg.workload == "chain-await") {
-        r.result = chain_await(cfg.n);
-    } else if (cfg.workload == "bounded") {
-        r.result = bounded(cfg.n, cfg.buffer);
-    } else {
-        r.result = skynet(cfg.n);
-    }
-    r.ns = now_ns() - t0;
+// Exits 1 (one stderr line) if the run just made left a coroutine frame
+// alive; `what` and `index` name the run there.
+void check_frames(std::size_t live_before, const char* what, std::size_t index) {
     if (frames.live != live_before) {
         std::fprintf(stderr, "bench: %zu coroutine frames still alive after %s %zu\n",
                      frames.live - live_before, what, index + 1);
         std::exit(1);
     }
+}
+
+// One run of the workload, timed by runner.clock.
+Run run_once(const Config& cfg, const Runner& runner, const char* what, std::size_t index) {
+    std::size_t live_before = frames.live;
+    Run r{0, 0, 0};
+    std::int64_t t0 = runner.clock();
+    r.result = runner.workload(cfg, &r.spawn);
+    r.ns = runner.clock() - t0;
+    check_frames(live_before, what, index);
     return r;
 }
 
 }  // namespace
+
+std::int64_t Runner::now() { return now_ns(); }
+
+std::int64_t run_workload(const Config& cfg, std::int64_t* spawn_ns) {
+    if (cfg.workload == "sleep") return sleep_tasks(cfg.n, cfg.duration_ms * 1'000'000, spawn_ns);
+    if (cfg.workload == "chain") return chain(cfg.n);
+    if (cfg.workload == "chain-await") return chain_await(cfg.n);
+    if (cfg.workload == "bounded") return bounded(cfg.n, cfg.buffer);
+    return skynet(cfg.n);
+}
+
+std::int64_t prime(const Config& cfg, const Runner& runner) {
+    if (cfg.workload != "chain" && cfg.workload != "chain-await") return 0;
+    Config small = cfg;
+    small.n = std::min(cfg.n, kMaxPrimeLinks);
+    std::size_t live_before = frames.live;
+    std::int64_t spawn = 0;
+    std::int64_t answer = runner.workload(small, &spawn);  // untimed: no clock read
+    check_frames(live_before, "the priming run", 0);
+    if (answer != small.n) {
+        std::fprintf(stderr, "bench: the priming %s of %lld links answered %lld, want %lld\n",
+                     cfg.workload.c_str(), static_cast<long long>(small.n), static_cast<long long>(answer),
+                     static_cast<long long>(small.n));
+        std::exit(1);
+    }
+    return small.n;
+}
 
 Parsed parse_args(const std::vector<std::string>& args) {
     for (const auto& a : args)
@@ -173,11 +196,11 @@ Parsed parse_args(const std::vector<std::string>& args) {
     return p;
 }
 
-Warmup warm_up(const Config& cfg, std::int64_t max_runs) {
+Warmup warm_up(const Config& cfg, std::int64_t max_runs, const Runner& runner) {
     Warmup w;
     for (std::int64_t total = 0;
          total < cfg.warmup_ms * 1'000'000 && static_cast<std::int64_t>(w.ns.size()) < max_runs;) {
-        Run r = run_once(cfg, "warm-up run", w.ns.size());
+        Run r = run_once(cfg, runner, "warm-up run", w.ns.size());
         total += r.ns;
         w.ns.push_back(r.ns);
         w.results.push_back(r.result);
@@ -185,12 +208,13 @@ Warmup warm_up(const Config& cfg, std::int64_t max_runs) {
     return w;
 }
 
-std::string run(const Config& cfg) {
-    Warmup warmup = warm_up(cfg, kMaxWarmupRuns);
+std::string run(const Config& cfg, const Runner& runner) {
+    std::int64_t primed = prime(cfg, runner);
+    Warmup warmup = warm_up(cfg, kMaxWarmupRuns, runner);
     std::vector<std::int64_t> results, iter_ns;
     std::int64_t spawn_ns = -1;
     for (std::int64_t it = 0; it < cfg.iterations; ++it) {
-        Run r = run_once(cfg, "iteration", iter_ns.size());
+        Run r = run_once(cfg, runner, "iteration", iter_ns.size());
         iter_ns.push_back(r.ns);
         results.push_back(r.result);
         if (it == 0) spawn_ns = r.spawn;
@@ -206,6 +230,7 @@ std::string run(const Config& cfg) {
                       ", \"iter_ns\": " + list(iter_ns);
     if (cfg.workload == "sleep") out += ", \"spawn_ns\": " + std::to_string(spawn_ns);
     out += ", \"warmup_ns\": " + list(warmup.ns) + ", \"warmup_results\": " + list(warmup.results);
+    if (primed > 0) out += ", \"primed\": " + std::to_string(primed);
     out += ", \"frame_bytes\": " + std::to_string(frames.last_bytes);
     out += ", \"runtime\": \"g++ " __VERSION__ ", C++20 coroutines, single-threaded\"}";
     return out;

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -213,6 +215,84 @@ TEST(Workloads, RunWarmsUpUntilWMsHavePassed) {
     EXPECT_NE(out.find("\"warmup_ns\": [], \"warmup_results\": []"), std::string::npos) << out;
 }
 
+// The int after "key": in run()'s JSON line, or -1 if it has none.
+std::int64_t int_key(const std::string& json, const std::string& key) {
+    std::size_t at = json.find("\"" + key + "\": ");
+    return at == std::string::npos ? -1 : std::stoll(json.substr(at + key.size() + 4));
+}
+
+TEST(Priming, ChainAndChainAwaitPrimeMinNAnd1000Links) {
+    for (std::string w : {"chain", "chain-await"}) {
+        for (std::int64_t n : {1, 5, 1000, 2000}) {
+            Config cfg;
+            cfg.workload = w;
+            cfg.n = n;
+            cfg.iterations = 2;
+            std::string out = run(cfg);
+            EXPECT_EQ(int_key(out, "primed"), std::min<std::int64_t>(n, 1000)) << out;
+            EXPECT_EQ(int_list(out, "iter_ns").size(), 2u) << out;
+            EXPECT_EQ(int_list(out, "results"), (std::vector<std::int64_t>{n, n})) << out;
+            EXPECT_EQ(frames.live, 0u);
+        }
+    }
+    Config cfg;
+    cfg.workload = "skynet";
+    cfg.n = 10;
+    cfg.iterations = 1;
+    EXPECT_EQ(prime(cfg), 0);
+    EXPECT_EQ(run(cfg).find("primed"), std::string::npos);
+}
+
+// A Runner whose clock steps 1 ms a reading and whose workload answers
+// answer(n); both log each call, in order.
+Runner watched(std::vector<std::string>& log, std::int64_t (*answer)(std::int64_t)) {
+    Runner r;
+    auto t = std::make_shared<std::int64_t>(0);
+    r.clock = [&log, t] {
+        log.push_back("clock");
+        return *t += 1'000'000;
+    };
+    r.workload = [&log, answer](const Config& cfg, std::int64_t*) {
+        log.push_back(cfg.workload + " " + std::to_string(cfg.n));
+        return answer(cfg.n);
+    };
+    return r;
+}
+
+TEST(Priming, RunsFirstUntimedAndOutsideEveryFigure) {
+    for (std::string w : {"chain", "chain-await"}) {
+        std::vector<std::string> log;
+        Config cfg;
+        cfg.workload = w;
+        cfg.n = 2000;
+        cfg.iterations = 2;
+        cfg.warmup_ms = 1;  // one warm-up run: the fake clock gives it 1 ms
+        std::string out = run(cfg, watched(log, [](std::int64_t n) { return n; }));
+        std::vector<std::string> want = {
+            w + " 1000",                       // the priming, before any clock reading
+            "clock", w + " 2000", "clock",     // the warm-up run
+            "clock", w + " 2000", "clock",     // iteration 1
+            "clock", w + " 2000", "clock",     // iteration 2
+        };
+        EXPECT_EQ(log, want) << out;
+        EXPECT_EQ(int_key(out, "primed"), 1000) << out;
+        EXPECT_EQ(int_list(out, "iter_ns"), (std::vector<std::int64_t>{1'000'000, 1'000'000})) << out;
+        EXPECT_EQ(int_list(out, "warmup_ns"), (std::vector<std::int64_t>{1'000'000})) << out;
+        EXPECT_EQ(int_list(out, "results"), (std::vector<std::int64_t>{2000, 2000})) << out;
+        EXPECT_EQ(int_list(out, "warmup_results"), (std::vector<std::int64_t>{2000})) << out;
+    }
+}
+
+TEST(PrimingDeathTest, AWrongAnswerExits1WithOneLine) {
+    Config cfg;
+    cfg.workload = "chain";
+    cfg.n = 5;
+    cfg.iterations = 1;
+    std::vector<std::string> log;
+    EXPECT_EXIT(run(cfg, watched(log, [](std::int64_t n) { return n - 1; })), testing::ExitedWithCode(1),
+                "bench: the priming chain of 5 links answered 4, want 5");
+}
+
 TEST(Workloads, WarmUpStopsAtTheRunCap) {
     Config cfg;
     cfg.workload = "bounded";
@@ -390,6 +470,21 @@ TEST(Program, GoodInputPrintsOneJSONLine) {
     EXPECT_FALSE(int_list(p.out, "warmup_ns").empty()) << p.out;
     EXPECT_EQ(int_list(p.out, "warmup_results").size(), int_list(p.out, "warmup_ns").size()) << p.out;
     EXPECT_EQ(int_list(p.out, "iter_ns").size(), 2u) << p.out;
+    EXPECT_EQ(p.out.find("primed"), std::string::npos) << p.out;  // bounded does not prime
+}
+
+TEST(Program, ChainsReportTheirPriming) {
+    for (std::string w : {"chain", "chain-await"}) {
+        for (std::int64_t n : {5, 2000}) {
+            Proc p = run_bench({w, "--n", std::to_string(n), "--iterations", "2"});
+            EXPECT_EQ(p.code, 0) << p.err;
+            EXPECT_EQ(p.err, "");
+            EXPECT_EQ(lines(p.out), 1) << p.out;
+            EXPECT_EQ(int_key(p.out, "primed"), std::min<std::int64_t>(n, 1000)) << p.out;
+            EXPECT_EQ(int_list(p.out, "iter_ns").size(), 2u) << p.out;
+            EXPECT_EQ(int_list(p.out, "results"), (std::vector<std::int64_t>{n, n})) << p.out;
+        }
+    }
 }
 
 }  // namespace
