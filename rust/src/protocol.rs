@@ -1,7 +1,7 @@
 //! The program protocol shared by every binary (docs/protocol.md): parse
 //! `WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D]
-//! [--warmup-ms W]`, run the untimed warm-up and K timed iterations, print
-//! one JSON line.
+//! [--warmup-ms W]`, prime (`chain`), run the untimed warm-up and K timed
+//! iterations, print one JSON line.
 
 use std::io;
 use std::num::{NonZeroU64, NonZeroUsize};
@@ -135,12 +135,18 @@ struct Report {
     spawn_ns: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     capacity: Option<usize>,
+    /// `chain` only: the links of the untimed chain run before all else.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    primed: Option<usize>,
     runtime: String,
 }
 
 /// The warm-up stops after this many runs even if W ms have not passed, so
 /// that the JSON line of a run of microseconds stays small.
 pub const WARMUP_RUNS_MAX: usize = 10_000;
+
+/// The priming chain has min(N, this) links (docs/protocol.md, "Priming").
+pub const PRIME_LINKS_MAX: usize = 1000;
 
 /// The allocator labels of `Implementation::allocator`.
 pub const MIMALLOC: &str = concat!(
@@ -254,18 +260,40 @@ impl Implementation {
         })
     }
 
-    /// Runs the warm-up, then the iterations, and prints the JSON line. A
-    /// run that fails (a thread that cannot be spawned) ends the process
-    /// with status 1 and one line on stderr.
+    /// Primes (`chain`), runs the warm-up, then the iterations, and prints
+    /// the JSON line. A run that fails (a thread that cannot be spawned) or
+    /// a wrong priming answer ends the process with status 1 and one line on
+    /// stderr.
     pub fn run(&self, args: &Args, mut iteration: impl FnMut(&Args) -> io::Result<Sample>) {
-        let mut once = || {
-            iteration(args).unwrap_or_else(|err| {
-                eprintln!("error: {err}");
-                process::exit(1);
-            })
+        let fail = |err: &dyn std::fmt::Display| -> ! {
+            eprintln!("error: {err}");
+            process::exit(1)
         };
-        let warmup = warm_up(args.warmup, WARMUP_RUNS_MAX, &mut once);
-        let samples: Vec<_> = (0..args.iterations).map(|_| once()).collect();
+        let report = self
+            .measure(args, |args| {
+                iteration(args).unwrap_or_else(|err| fail(&err))
+            })
+            .unwrap_or_else(|err| fail(&err));
+        println!(
+            "{}",
+            serde_json::to_string(&report).expect("report serializes")
+        );
+    }
+
+    /// What `run` prints: the priming, the warm-up and the iterations, each
+    /// run being one call of `once` (which times itself). An error is a
+    /// wrong priming answer.
+    fn measure(
+        &self,
+        args: &Args,
+        mut once: impl FnMut(&Args) -> Sample,
+    ) -> Result<Report, String> {
+        let primed = match args.work {
+            Work::Chain => Some(prime(args, &mut once)?),
+            _ => None,
+        };
+        let warmup = warm_up(args.warmup, WARMUP_RUNS_MAX, || once(args));
+        let samples: Vec<_> = (0..args.iterations).map(|_| once(args)).collect();
         let (buffer, capacity) = match args.work {
             Work::Bounded { buffer, capacity } => {
                 (Some(buffer), (capacity != buffer).then_some(capacity))
@@ -283,13 +311,28 @@ impl Implementation {
             warmup_results: warmup.iter().map(|s| s.result).collect(),
             spawn_ns: samples[0].spawn.map(nanos),
             capacity,
+            primed,
             runtime: self.label(),
         };
-        println!(
-            "{}",
-            serde_json::to_string(&report).expect("report serializes")
-        );
+        Ok(report)
     }
+}
+
+/// The priming (docs/protocol.md, "Priming"): one chain of P = min(N, 1000)
+/// links, run by the same code as the timed passes before the warm-up and
+/// the iterations; its time is dropped. Returns P, or an error if its answer
+/// is not P. The protocol asks it of every language so that a JIT's first
+/// timed pass is not its compiler's; Rust compiles ahead of time, and its
+/// figures do not move beyond the noise (README.md, "chain: priming").
+fn prime(args: &Args, once: &mut impl FnMut(&Args) -> Sample) -> Result<usize, String> {
+    let links = args.n.min(PRIME_LINKS_MAX);
+    let answer = once(&Args { n: links, ..*args }).result;
+    if answer != links as u64 {
+        return Err(format!(
+            "the priming chain of {links} links answered {answer}, want {links}"
+        ));
+    }
+    Ok(links)
 }
 
 /// Runs `once` while the runs so far took less than `warmup` in all and
@@ -416,6 +459,99 @@ mod tests {
         assert_eq!(warm_up(Duration::from_millis(10), 100, run(4)).len(), 3);
         assert_eq!(warm_up(Duration::ZERO, 100, run(4)).len(), 0);
         assert_eq!(warm_up(Duration::from_secs(60), 3, run(1)).len(), 3);
+    }
+
+    /// A fake run: logs the N it was asked for and answers `answer(N)`,
+    /// taking 1 ns more each call (so every time says which call it was).
+    fn logged<'a>(
+        log: &'a mut Vec<usize>,
+        answer: impl Fn(usize) -> u64 + 'a,
+    ) -> impl FnMut(&Args) -> Sample + 'a {
+        move |args| {
+            log.push(args.n);
+            Sample {
+                result: answer(args.n),
+                elapsed: Duration::from_nanos(log.len() as u64),
+                spawn: None,
+            }
+        }
+    }
+
+    fn chain_args(n: usize, iterations: usize, warmup: Duration) -> Args {
+        Args {
+            work: Work::Chain,
+            n,
+            iterations,
+            warmup,
+        }
+    }
+
+    #[test]
+    fn chain_primes_min_n_and_1000_links_first_and_untimed() {
+        for (n, primed) in [(5, 5), (1000, 1000), (2000, 1000)] {
+            let mut log = Vec::new();
+            let report = TEST
+                .measure(
+                    &chain_args(n, 2, Duration::ZERO),
+                    logged(&mut log, |n| n as u64),
+                )
+                .unwrap();
+            // The priming is the first run; the timed runs are the next two.
+            assert_eq!(log, [primed, n, n], "N = {n}");
+            assert_eq!(report.primed, Some(primed));
+            assert_eq!(report.iter_ns, [2, 3], "N = {n}");
+            assert_eq!(report.results, [n as u64; 2]);
+            assert!(report.warmup_ns.is_empty());
+        }
+        // Before the warm-up too (its one run of 1 ns reaches W = 1 ns).
+        let mut log = Vec::new();
+        let args = chain_args(2000, 2, Duration::from_nanos(1));
+        let report = TEST.measure(&args, logged(&mut log, |n| n as u64)).unwrap();
+        assert_eq!(log, [1000, 2000, 2000, 2000]);
+        assert_eq!((report.warmup_ns, report.iter_ns), (vec![2], vec![3, 4]));
+        assert_eq!(report.warmup_results, [2000]);
+        let json = serde_json::to_value(
+            TEST.measure(
+                &chain_args(5, 1, Duration::ZERO),
+                logged(&mut Vec::new(), |n| n as u64),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(json["primed"], 5);
+    }
+
+    #[test]
+    fn only_chain_primes() {
+        let args = Args {
+            work: Work::Skynet,
+            n: 10,
+            iterations: 1,
+            warmup: Duration::ZERO,
+        };
+        let mut log = Vec::new();
+        let report = TEST.measure(&args, logged(&mut log, |_| 45)).unwrap();
+        assert_eq!(log, [10]);
+        assert!(
+            serde_json::to_value(report)
+                .unwrap()
+                .get("primed")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_wrong_priming_answer_is_an_error_and_runs_nothing_more() {
+        let mut log = Vec::new();
+        let err = TEST
+            .measure(
+                &chain_args(2000, 2, Duration::from_millis(5)),
+                logged(&mut log, |n| n as u64 - 1),
+            )
+            .err()
+            .expect("a wrong priming answer fails");
+        assert!(err.contains("priming") && !err.contains('\n'), "{err}");
+        assert_eq!(log, [1000]);
     }
 
     #[test]

@@ -236,6 +236,32 @@ fn chain_and_bounded_report_every_iteration() {
 }
 
 #[test]
+fn chain_primes_min_n_and_1000_links_apart_from_the_iterations() {
+    for (binary, workloads) in BINARIES {
+        for w in workloads.iter() {
+            let json = report(binary, &good(w));
+            let primed = if *w == "chain" {
+                10.into()
+            } else {
+                Value::Null
+            };
+            assert_eq!(json["primed"], primed, "{binary} {w}: {json}");
+        }
+        if !workloads.contains(&"chain") {
+            continue;
+        }
+        for (n, primed) in [(5, 5), (2000, 1000)] {
+            let arg = n.to_string();
+            let json = report(binary, &["chain", "--n", &arg, "--iterations", "2"]);
+            assert_eq!(json["primed"], primed, "{binary} {n}: {json}");
+            assert_eq!(json["results"], serde_json::json!([n, n]), "{binary} {n}");
+            assert_eq!(json["iter_ns"].as_array().unwrap().len(), 2, "{binary} {n}");
+            assert_eq!(json["warmup_ns"], serde_json::json!([]), "{binary} {n}");
+        }
+    }
+}
+
+#[test]
 fn the_warmup_runs_until_its_time_is_up_and_apart_from_the_iterations() {
     for (binary, workloads) in BINARIES {
         let workload = workloads[workloads.len() - 1];
