@@ -230,14 +230,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     from .merge import merge
+    if not args.out.strip():
+        raise UsageError("--out is empty: name the results folder")
     out = Path(args.out)
-    check_out(out)
-    merged = merge(args.run_dirs, out, name_list(args.labels, "--labels") if args.labels else None)
+    check_out(out)  # a file, or latest not ours: refused before anything is read
+    labels = name_list(args.labels, "--labels") if args.labels is not None else None
+    report = None
+    if not args.no_report:
+        from .report import write_report as report
+    merged = merge(args.run_dirs, out, labels, report)  # written aside, with its report
     point_latest(out, merged)
     print(f"merged {len(args.run_dirs)} run directories: {relative(merged.runs_path)}")
-    if not args.no_report:
-        from .report import write_report
-        print(f"report: {relative(write_report(merged.path))}")
+    if report is not None:
+        print(f"report: {relative(merged.path / 'report.md')}")
     return 0
 
 
@@ -245,12 +250,17 @@ COMMANDS = {"run": cmd_run, "list": cmd_list, "build": cmd_build, "test": cmd_te
             "report": cmd_report, "plot": cmd_plot, "compare": cmd_compare, "merge": cmd_merge}
 
 
+def one_line(message: object) -> str:
+    """An error's text as one line (a file's name or a parser's message may hold newlines)."""
+    return " ".join(str(message).split("\n"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
     except (UsageError, RegistryError, RunDirError) as exc:
-        print(f"harness: error: {exc}", file=sys.stderr)
+        print(f"harness: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except HarnessError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
@@ -266,3 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Output piped into `head` and the like: stop quietly.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as exc:  # a file that cannot be read or written, not caught nearer
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"harness: error: {where}{one_line(exc.strerror or exc)}", file=sys.stderr)
+        return 2

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import UsageError
 from .launcher import Sample
@@ -35,10 +35,13 @@ def _unique(labels: list[str]) -> list[str]:
     return out
 
 
-def merge(dirs: list[str], out: Path, labels: list[str] | None = None) -> RunDir:
+def merge(dirs: list[str], out: Path, labels: list[str] | None = None,
+          report: Callable[[Path], Any] | None = None) -> RunDir:
     """A new run directory in `out` holding every row and sample of `dirs`,
     each tagged with its machine. A directory that is itself a merge keeps
-    the machines its rows already name."""
+    the machines its rows already name. Every input is read and checked
+    first; the directory is written aside, with its report (report(path),
+    if given), and renamed into place at the end, or removed on any error."""
     if len(dirs) < 2:
         raise UsageError("merge needs at least two run directories")
     if labels is not None and len(labels) != len(dirs):
@@ -47,21 +50,25 @@ def merge(dirs: list[str], out: Path, labels: list[str] | None = None) -> RunDir
     envs = [r.env() for r in runs]
     names = _unique(labels or [machine_label(e) for e in envs])
     tables = [r.runs() for r in runs]
+    samples = [r.samples() for r in runs]
     _refuse_overlap(dirs, envs, [r.path for r in runs])
     for r, t in zip(runs, tables):
         if t.torn:
             print(f"merge: {r.path}: {t.torn}")
-    merged = RunDir.create_new(out, lambda run_id: merged_env(
-        run_id, envs, names, [r.path for r in runs]))
-    for run, name, table in zip(runs, names, tables):
-        for row in table.rows:
-            row["machine"] = row.get("machine") or name
-            merged.append_run(row)
-        samples = run.samples()
-        for s in samples:
-            s["machine"] = s.get("machine") or name
-        _append_samples(merged, samples)
-    return merged
+
+    def fill(merged: RunDir) -> None:
+        for name, table, rows in zip(names, tables, samples):
+            for row in table.rows:
+                row["machine"] = row.get("machine") or name
+                merged.append_run(row)
+            for s in rows:
+                s["machine"] = s.get("machine") or name
+            _append_samples(merged, rows)
+        if report is not None:
+            report(merged.path)
+
+    return RunDir.create_staged(out, lambda run_id: merged_env(
+        run_id, envs, names, [r.path for r in runs]), fill)
 
 
 def _runs_in(env: dict[str, Any], path: Path) -> set[tuple[Any, ...]]:

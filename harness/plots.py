@@ -41,7 +41,7 @@ from .formatting import fmt_bytes, fmt_plain, fmt_seconds  # noqa: E402
 from .metrics import LATENCIES, METRICS, THROUGHPUT  # noqa: E402
 from .presentation import PRESENTATIONS, Panel, Presentation  # noqa: E402
 from .registry import RegistryError, load_registry  # noqa: E402
-from .rundir import ConfigKey, RunDir  # noqa: E402
+from .rundir import ConfigKey, Outputs, RunDir, RunDirError  # noqa: E402
 from .stats import LEVEL, Interval  # noqa: E402
 from .workloads import STYLES, workload_rank  # noqa: E402
 
@@ -1327,12 +1327,31 @@ PLOTS: dict[str, Callable[[_Run, Path, str, Presentation], list[Path]]] = {
 }
 
 
-def draw_all(run: RunDir) -> list[Path]:
-    """Draw every plot the run's data allows into its plots/ folder; return
-    the paths. RSS over time comes last, for every workload."""
-    out = run.path / "plots"
-    out.mkdir(exist_ok=True)
+def read(run: RunDir) -> _Run:
+    """What the plots draw, read and checked: nothing is written before."""
     data = _Run(run)
+    plots = run.path / "plots"
+    if (plots.exists() or plots.is_symlink()) and not plots.is_dir():
+        raise RunDirError(f"{plots} exists and is not a folder: move it away")
+    return data
+
+
+def draw_all(run: RunDir, into: Path | None = None, data: _Run | None = None) -> list[Path]:
+    """Draw every plot the run's data allows into its plots/ folder; return
+    the paths. RSS over time comes last, for every workload. The run is
+    read (data: read(run), if already) before anything is written; the
+    plots are drawn aside and moved into plots/ at the end (rundir.Outputs),
+    or into `into` (a staging folder's plots/, for the report)."""
+    data = data if data is not None else read(run)
+    if into is None:
+        with Outputs(run.path) as staged:
+            drawn = _draw(data, staged.dir / "plots")
+        return [run.path / "plots" / p.name for p in drawn]
+    return _draw(data, into)
+
+
+def _draw(data: _Run, out: Path) -> list[Path]:
+    out.mkdir(exist_ok=True)
     workloads = [w for w in sorted({g.workload for g in data.groups}
                                    | {s["workload"] for s in data.samples},
                                    key=workload_rank) if w in PRESENTATIONS]

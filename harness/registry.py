@@ -162,18 +162,28 @@ def _env(table: dict, key: str, where: str) -> dict[str, str]:
     return {str(k): v for k, v in env.items()}
 
 
+def _registry_path(text: str | Path) -> Path:
+    """A --registry FILE, resolved: a symlink loop is bad input, not a crash."""
+    try:
+        return Path(text).resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: Python 3.11's "Symlink loop"
+        raise RegistryError(f"{text}: cannot be read ({exc})") from None
+
+
 def load_registry(extra: Sequence[Path] = ()) -> list[Impl]:
     """Every implementation, in language-folder then declaration order, then
     those of the extra files (`--registry FILE`: the same format, kept
     outside the tree, `{dir}` being the file's folder). A malformed file
     raises RegistryError naming the file and the key."""
     impls: list[Impl] = []
-    seen: set[str] = set()
+    seen: dict[str, Path] = {}  # each implementation id, and the file that declares it
     languages: dict[str, Path] = {}
-    files = [(path, True) for path in registry_files()] + [(Path(p).resolve(), False) for p in extra]
+    files = [(path, True) for path in registry_files()] + [(_registry_path(p), False) for p in extra]
     for path, in_tree in files:
         where = str(path)
         try:
+            if path.exists() and not path.is_file():  # a FIFO would block the read forever
+                raise RegistryError(f"{where}: not a regular file")
             data = tomllib.loads(path.read_text())
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise RegistryError(f"{where}: {exc}") from None
@@ -199,9 +209,12 @@ def load_registry(extra: Sequence[Path] = ()) -> list[Impl]:
         for entry in entries:
             entry = _table(entry, f"{where}: every [[impl]]")
             impl_id = entry.get("id")
-            if not isinstance(impl_id, str) or not impl_id or impl_id in seen:
+            if not isinstance(impl_id, str) or not impl_id:
                 raise RegistryError(f"{where}: every impl needs a unique id (got {impl_id!r})")
-            seen.add(impl_id)
+            if impl_id in seen:
+                raise RegistryError(f"{where}: impl id {impl_id!r} is already declared in "
+                                    f"{seen[impl_id]}: every impl needs a unique id")
+            seen[impl_id] = path
             at = f"{where}: impl {impl_id}"
             workloads = entry.get("workloads", [])
             if not isinstance(workloads, list) or not workloads or \

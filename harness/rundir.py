@@ -21,7 +21,11 @@ import csv
 import errno
 import fcntl
 import json
+import math
 import os
+import shutil
+import stat
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,11 +49,55 @@ class Column:
     parse: Callable[[str], Any]
 
 
+INT64_MAX = 2**63 - 1
+
+
 def _int(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        return int(float(text))  # tolerate "1e6"-style writers
+        pass
+    try:
+        value = float(text)  # tolerate "1e6"-style writers
+    except ValueError:
+        raise ValueError(f"{text!r} is not an integer") from None
+    if not math.isfinite(value) or value != int(value):
+        raise ValueError(f"{text!r} is not an integer")
+    return int(value)
+
+
+def _count(text: str) -> int:
+    """A size, a count or a number of repeats: an integer from 0 to 2^63-1."""
+    value = _int(text)
+    if not 0 <= value <= INT64_MAX:
+        raise ValueError(f"{text!r} is out of range (0 to 2^63-1)")
+    return value
+
+
+def _signed(text: str) -> int:
+    """An exit code or a signal: a 64-bit integer."""
+    value = _int(text)
+    if not -INT64_MAX - 1 <= value <= INT64_MAX:
+        raise ValueError(f"{text!r} is out of range (a 64-bit integer)")
+    return value
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is not a finite number")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """A time, a rate or a load: a finite number >= 0."""
+    value = _finite(text)
+    if value < 0:
+        raise ValueError(f"{text!r} is negative")
+    return value
 
 
 def _status(text: str) -> str:
@@ -66,25 +114,25 @@ def _columns(*pairs: tuple[str, Callable[[str], Any]]) -> tuple[Column, ...]:
 # http workload's own, then the harness's (--cpus, merge's machine). Part of
 # a row's key in runs.csv and samples.csv alike.
 DIMENSIONS: tuple[Column, ...] = _columns(
-    ("users", _int), ("requests", _int), ("delay_ms", _int), ("pool_threads", _int),
-    ("style", str), ("cpus", _int), ("machine", str))
+    ("users", _count), ("requests", _count), ("delay_ms", _count), ("pool_threads", _count),
+    ("style", str), ("cpus", _count), ("machine", str))
 
 # runs.csv, formats 1 and 2 (the same columns; format 1 files may hold any
 # subset that includes REQUIRED).
 RUN_COLUMNS: tuple[Column, ...] = _columns(
     ("run_id", str), ("impl", str), ("language", str), ("runtime", str), ("workload", str),
-    ("n", _int), ("buffer", _int), ("rep", _int)) + DIMENSIONS + _columns(
-    ("status", _status), ("exit_code", _int), ("signal", _int), ("wall_s", float),
-    ("cpu_user_s", float), ("cpu_sys_s", float), ("peak_rss_bytes", _int),
-    ("peak_rss_method", str), ("sampled_peak_rss_bytes", _int), ("max_threads", _int),
-    ("result", _int), ("expected", _int), ("capacity", _int), ("iterations", _int),
-    ("warmup_ms", _int), ("warmup_runs", _int), ("warmup_s", float), ("first_iter_s", float),
-    ("warm_iter_s", float), ("spawn_s", float), ("sleep_wait_s", float),
-    ("load_avg_1m", float), ("other_cpu_frac", float), ("strays", _int), ("started_at", str),
+    ("n", _count), ("buffer", _count), ("rep", _count)) + DIMENSIONS + _columns(
+    ("status", _status), ("exit_code", _signed), ("signal", _signed), ("wall_s", _seconds),
+    ("cpu_user_s", _seconds), ("cpu_sys_s", _seconds), ("peak_rss_bytes", _count),
+    ("peak_rss_method", str), ("sampled_peak_rss_bytes", _count), ("max_threads", _count),
+    ("result", _int), ("expected", _int), ("capacity", _count), ("iterations", _count),
+    ("warmup_ms", _count), ("warmup_runs", _count), ("warmup_s", _seconds), ("first_iter_s", _seconds),
+    ("warm_iter_s", _seconds), ("spawn_s", _seconds), ("sleep_wait_s", _seconds),
+    ("load_avg_1m", _seconds), ("other_cpu_frac", _finite), ("strays", _count), ("started_at", str),
     ("command", str), ("error", str), ("stderr_tail", str), ("output", str),
-    ("requests_done", _int), ("http_errors", _int), ("rps", float), ("latency_p50_s", float),
-    ("latency_p90_s", float), ("latency_p99_s", float), ("latency_max_s", float),
-    ("gen_cpu_s", float), ("load_s", float))
+    ("requests_done", _count), ("http_errors", _count), ("rps", _seconds), ("latency_p50_s", _seconds),
+    ("latency_p90_s", _seconds), ("latency_p99_s", _seconds), ("latency_max_s", _seconds),
+    ("gen_cpu_s", _seconds), ("load_s", _seconds))
 RUN_NAMES = tuple(c.name for c in RUN_COLUMNS)
 # A runs.csv of any version must have these.
 REQUIRED = ("impl", "workload", "n", "buffer", "rep", "status")
@@ -95,7 +143,7 @@ DERIVED = ("cpu_s",)
 SAMPLE_KEY = ("run_id", "impl", "workload", "n", "buffer", *(c.name for c in DIMENSIONS), "rep")
 _BY_NAME = {c.name: c for c in RUN_COLUMNS}
 SAMPLE_COLUMNS: tuple[Column, ...] = tuple(_BY_NAME[name] for name in SAMPLE_KEY) + _columns(
-    ("t_s", float), ("rss_bytes", _int), ("threads", _int))
+    ("t_s", _seconds), ("rss_bytes", _count), ("threads", _count))
 SAMPLE_NAMES = tuple(c.name for c in SAMPLE_COLUMNS)
 SAMPLE_REQUIRED = ("run_id", "impl", "workload", "n", "buffer", "rep", "t_s", "rss_bytes",
                    "threads")
@@ -198,9 +246,27 @@ def _dir_version(csv_path: Path) -> int:
     return format_version(read_env(env_path), env_path)
 
 
+# Cells no row may leave empty: a row is a configuration's run.
+FILLED = ("impl", "workload", "rep")
+RUN_FILLED = FILLED + ("status",)
+SAMPLE_FILLED = FILLED + ("t_s", "rss_bytes", "threads")
+
+
+def _regular(path: Path) -> None:
+    """A file of the run directory must be a regular file: reading a FIFO
+    would block forever."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # the read says why
+    if not stat.S_ISREG(mode):
+        raise RunDirError(f"{path}: not a regular file")
+
+
 def _read_table(path: Path, columns: tuple[Column, ...], required: Iterable[str],
-                version: int) -> Table:
+                version: int, filled: Iterable[str] = ()) -> Table:
     by_name = {c.name: c for c in columns}
+    _regular(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -233,7 +299,13 @@ def _read_table(path: Path, columns: tuple[Column, ...], required: Iterable[str]
                 raise ValueError(f"{len(fields)} fields, expected {len(header)}")
             row: dict[str, Any] = {name: None for name in by_name}
             for name, value in zip(header, fields):
-                row[name] = by_name[name].parse(value) if value != "" else None
+                try:
+                    row[name] = by_name[name].parse(value) if value != "" else None
+                except ValueError as exc:  # the status names itself
+                    raise ValueError(str(exc) if name == "status" else f"{name}: {exc}") from None
+            empty = [name for name in filled if name in header and row[name] is None]
+            if empty:
+                raise ValueError(f"{empty[0]} is empty")
             rows.append(row)
         except ValueError as exc:
             raise RunDirError(f"{path}: line {number}: {exc}") from None
@@ -243,7 +315,7 @@ def _read_table(path: Path, columns: tuple[Column, ...], required: Iterable[str]
 def read_runs(path: Path) -> Table:
     """runs.csv, typed and checked (see the module's docstring), in the
     format its directory's env.json names."""
-    table = _read_table(path, RUN_COLUMNS, REQUIRED, _dir_version(path))
+    table = _read_table(path, RUN_COLUMNS, REQUIRED, _dir_version(path), RUN_FILLED)
     for row in table.rows:
         user, system = row.get("cpu_user_s"), row.get("cpu_sys_s")
         row["cpu_s"] = user + system if user is not None and system is not None else None
@@ -252,25 +324,64 @@ def read_runs(path: Path) -> Table:
 
 def read_samples(path: Path) -> list[dict[str, Any]]:
     """samples.csv, typed; an absent file means no samples."""
-    if not path.exists():
+    if not (path.exists() or path.is_symlink()):  # a symlink loop is no absent file
         return []
-    return _read_table(path, SAMPLE_COLUMNS, SAMPLE_REQUIRED, _dir_version(path)).rows
+    return _read_table(path, SAMPLE_COLUMNS, SAMPLE_REQUIRED, _dir_version(path),
+                       SAMPLE_FILLED).rows
 
 
 def read_env(path: Path) -> dict[str, Any]:
     """env.json, or {} when absent; a format 2 file holds only ENV_KEYS."""
-    if not path.exists():
+    if not (path.exists() or path.is_symlink()):  # a symlink loop is no absent file
         return {}
+    _regular(path)
     try:
-        env = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
+        env = json.loads(path.read_text(), parse_constant=_no_constant)
+    except (OSError, ValueError, RecursionError) as exc:
         raise RunDirError(f"{path}: not readable JSON: {exc}") from None
     if not isinstance(env, dict):
         raise RunDirError(f"{path}: not a JSON object")
     if format_version(env, path) >= 2 and (unknown := sorted(set(env) - ENV_KEYS)):
         raise RunDirError(f"{path}: not a format {env['format_version']} file of this harness "
                           f"(unknown keys {unknown})")
+    _check_env_types(env, path)
     return env
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+# The known keys' types, in every version (None: null is allowed). A reader
+# relies on them: a host that is a list is an error here, not a traceback later.
+ENV_TYPES: dict[str, tuple[type, ...]] = {
+    "run_id": (str,), "started_at": (str, type(None)), "finished_at": (str, type(None)),
+    "merged_at": (str, type(None)), "host": (dict,), "git": (dict, type(None)),
+    "settings": (dict,), "toolchains": (dict,), "runtimes": (dict,), "program_env": (dict,),
+    "registries": (dict,), "floor_impls": (list,), "invocations": (list,),
+    "machine_state": (dict, type(None)), "machines": (dict,),
+}
+_TYPE_NAMES = {str: "a string", dict: "an object", list: "a list", type(None): "null"}
+
+
+def _check_env_types(env: dict[str, Any], path: Path) -> None:
+    def wrong(key: str, value: Any, types: tuple[type, ...]) -> RunDirError:
+        return RunDirError(f"{path}: {key} must be {' or '.join(_TYPE_NAMES[t] for t in types)}, "
+                           f"not {json.dumps(value)[:40]}")
+
+    for key, types in ENV_TYPES.items():
+        if key in env and not isinstance(env[key], types):
+            raise wrong(key, env[key], types)
+    if not all(isinstance(i, str) for i in env.get("floor_impls") or ()):
+        raise wrong("floor_impls", env["floor_impls"], (list,))
+    if not all(isinstance(i, dict) for i in env.get("invocations") or ()):
+        raise RunDirError(f"{path}: every invocation must be an object")
+    for name, machine in (env.get("machines") or {}).items():
+        if not isinstance(machine, dict):
+            raise wrong(f"machines.{name}", machine, (dict,))
+        for key in ("host", "git", "settings", "toolchains", "runtimes", "machine_state"):
+            if machine.get(key) is not None and not isinstance(machine[key], dict):
+                raise wrong(f"machines.{name}.{key}", machine[key], (dict,))
 
 
 # ---------------------------------------------------------------- env.json
@@ -372,19 +483,45 @@ class RunDir:
         env.json (env(run_id), at least the format and the run's id) is
         written first, so that its format is known before any row is."""
         out.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        for suffix in range(1, 1000):
-            path = out / (stamp if suffix == 1 else f"{stamp}-{suffix}")
-            try:
-                path.mkdir()
-            except FileExistsError:
-                continue
-            run = cls(path)
-            run.write_env(env(run.name) if env else {"format_version": FORMAT_VERSION,
-                                                        "run_id": run.name})
+        run = cls(_reserve(out))
+        run.write_env(env(run.name) if env else {"format_version": FORMAT_VERSION,
+                                                    "run_id": run.name})
+        run._write_headers()
+        return run
+
+    @classmethod
+    def create_staged(cls, out: Path, env: Callable[[str], dict[str, Any]],
+                      fill: Callable[[RunDir], None]) -> RunDir:
+        """A new directory (named as create_new names it) written aside, in
+        a hidden folder of OUT, by fill(run), and renamed into place at the
+        end; on any error it is removed, with OUT if this made it, and an
+        OSError (a read-only folder, a full disk) is a RunDirError."""
+        made = [p for p in (out, *out.parents) if not (p.exists() or p.is_symlink())]
+        tmp = final = None
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=".writing-", dir=out))
+            final = _reserve(out)  # the name, held by an empty folder until the rename
+            run = cls(tmp)
+            run.write_env(env(final.name))
             run._write_headers()
-            return run
-        raise RunDirError(f"{out}: no free run directory name for {stamp}")
+            fill(run)
+            tmp.replace(final)
+            return cls(final)
+        except BaseException as exc:
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+            for folder in ([final] if final is not None else []) + made:
+                try:
+                    folder.rmdir()
+                except OSError:
+                    pass
+            if isinstance(exc, OSError):
+                raise RunDirError(f"cannot write {exc.filename or out}: "
+                                  f"{exc.strerror or exc}") from None
+            if isinstance(exc, RowWriteError):
+                raise RunDirError(str(exc)) from None
+            raise
 
     def _write_headers(self) -> None:
         for path, names in ((self.runs_path, RUN_NAMES), (self.samples_path, SAMPLE_NAMES)):
@@ -407,27 +544,38 @@ class RunDir:
         short by an interrupted write is dropped (it has no complete figures).
         Files of an older format are rewritten in this one (whole headers);
         the caller records the version in env.json. Returns the keys of the
-        rows kept, and the torn-row note if any."""
-        self._write_headers()
+        rows kept, and the torn-row note if any. Every file is read and
+        checked before any is written, and the rewritten ones are written
+        aside and moved into place together: a malformed file or a full disk
+        leaves the directory as it was."""
         table = self.runs()
+        self.check_resumable()
         moved = [r for r in table.rows if r["status"] != "ok" and row_key(r) in rerun]
         kept = [r for r in table.rows if not (r["status"] != "ok" and row_key(r) in rerun)]
-        samples = _read_table(self.samples_path, SAMPLE_COLUMNS, SAMPLE_REQUIRED,
-                              _dir_version(self.samples_path))
+        samples = (_read_table(self.samples_path, SAMPLE_COLUMNS, SAMPLE_REQUIRED,
+                               _dir_version(self.samples_path), SAMPLE_FILLED)
+                   if self.samples_path.exists() else None)
+        retried = (_read_table(self.retried_path, RUN_COLUMNS, REQUIRED,
+                               _dir_version(self.retried_path), RUN_FILLED).rows
+                   if moved and self.retried_path.exists() else [])
+        writes: list[tuple[Path, tuple[str, ...], list[dict[str, Any]]]] = []
         # An older header, or a last line cut short that the next append
         # would run into: rewritten whole.
-        if samples.torn or _header(self.samples_path) != list(SAMPLE_NAMES):
-            _rewrite(self.samples_path, SAMPLE_NAMES, samples.rows)
+        if samples is None or samples.torn or _header(self.samples_path) != list(SAMPLE_NAMES):
+            writes.append((self.samples_path, SAMPLE_NAMES, samples.rows if samples else []))
         if moved or table.torn or _header(self.runs_path) != list(RUN_NAMES):
             if moved:
-                new = not self.retried_path.exists()
-                with self.retried_path.open("a", newline="") as f:
-                    writer = csv.writer(f)
-                    if new:
-                        writer.writerow(RUN_NAMES)
-                    writer.writerows(_row_cells(r) for r in moved)
-            _rewrite(self.runs_path, RUN_NAMES, kept)
+                writes.append((self.retried_path, RUN_NAMES, retried + moved))
+            writes.append((self.runs_path, RUN_NAMES, kept))
+        _rewrite_all(writes)
         return {row_key(r) for r in kept}, table.torn
+
+    def check_resumable(self) -> None:
+        """env.json's keys are this format's: --resume rewrites it in this format."""
+        env = self.env()
+        if unknown := sorted(set(env) - ENV_KEYS):
+            raise RunDirError(f"--resume: {self.env_path} holds keys this format does not "
+                              f"know ({', '.join(unknown)}): start a new run")
 
     def _append(self, path: Path) -> TextIO:
         """A file of the directory opened to append to: never created here
@@ -468,6 +616,9 @@ class RunDir:
         """An exclusive hold on the directory for one writing run (two
         --resume runs on one directory would duplicate rows), kept until the
         process exits."""
+        if self.runs_path.exists():  # --resume: nothing is written into a malformed directory
+            self.runs()
+            self.samples()
         f = (self.path / ".lock").open("a+")
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -493,20 +644,49 @@ class RunDir:
         tmp.replace(self.env_path)
 
 
+def _reserve(out: Path) -> Path:
+    """A new run directory's name in OUT, for the local time, made atomically
+    with mkdir: a taken name gets a suffix."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    for suffix in range(1, 1000):
+        path = out / (stamp if suffix == 1 else f"{stamp}-{suffix}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise RunDirError(f"{out}: no free run directory name for {stamp}")
+
+
 def _header(path: Path) -> list[str]:
     with path.open(newline="") as f:
         return next(csv.reader(f), [])
 
 
 def _rewrite(path: Path, names: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
-    tmp = path.with_suffix(".tmp")
-    with tmp.open("w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(names)
-        writer.writerows(_cells(r, names) for r in rows)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
+    _rewrite_all([(path, names, rows)])
+
+
+def _rewrite_all(files: list[tuple[Path, tuple[str, ...], list[dict[str, Any]]]]) -> None:
+    """Each file written whole beside itself, then all moved into place; on
+    an error (a full disk) every one written so far is removed."""
+    written: list[tuple[Path, Path]] = []
+    try:
+        for path, names, rows in files:
+            tmp = path.with_suffix(".tmp")
+            written.append((tmp, path))
+            with tmp.open("w", newline="") as f:
+                writer = csv.writer(f)
+                writer.writerow(names)
+                writer.writerows(_cells(r, names) for r in rows)
+                f.flush()
+                os.fsync(f.fileno())
+    except BaseException:
+        for tmp, _ in written:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, path in written:
+        tmp.replace(path)
 
 
 def _cells(row: dict[str, Any], names: Iterable[str]) -> list[str]:
@@ -537,8 +717,13 @@ def latest(out: Path) -> RunDir | None:
 
 
 def check_out(out: Path) -> None:
-    """Before anything is written: OUT/latest, if present, must be ours (a
-    symlink); a file or directory of that name is the user's."""
+    """Before anything is written: OUT, if present, must be a folder, and
+    OUT/latest, if present, ours (a symlink); a file or directory of that
+    name is the user's."""
+    if not str(out).strip():
+        raise RunDirError("--out is empty: name the results folder")
+    if (out.exists() or out.is_symlink()) and not out.is_dir():
+        raise RunDirError(f"{out} exists and is not a folder: --out names the results folder")
     link = out / "latest"
     if (link.exists() or link.is_symlink()) and not link.is_symlink():
         raise RunDirError(f"{link} exists and is not a symlink: move it away")
@@ -563,3 +748,50 @@ def past_runs(out: Path) -> Iterable[dict[str, Any]]:
             yield from read_runs(path).rows
         except RunDirError:
             continue
+
+
+class Outputs:
+    """Files a command writes into a run directory (report.md, summary.csv,
+    results.json, plots/), written aside first, into a hidden folder of the
+    directory, and moved into place together at the end. On any error the
+    folder is removed and no output is left half-written; an OSError (a
+    read-only directory, a full disk) becomes a RunDirError naming the file.
+
+        with Outputs(run_dir) as staged:
+            write(staged.dir / "report.md")
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.final = run_dir
+        self.dir = run_dir  # the hidden folder, once entered
+
+    def __enter__(self) -> Outputs:
+        try:
+            self.dir = Path(tempfile.mkdtemp(prefix=".writing-", dir=self.final))
+        except OSError as exc:
+            raise RunDirError(f"cannot write into {self.final}: {exc.strerror or exc}") from None
+        return self
+
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: Any) -> None:
+        try:
+            if exc is None:
+                self._commit()
+        except OSError as error:
+            exc = error
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        if isinstance(exc, OSError):
+            where = exc.filename or self.final
+            raise RunDirError(f"cannot write {where}: {exc.strerror or exc}") from None
+
+    def _commit(self) -> None:
+        staged = sorted(p for p in self.dir.rglob("*") if not p.is_dir())
+        targets = [self.final / p.relative_to(self.dir) for p in staged]
+        for target in targets:  # checked first: nothing moves when one cannot
+            if target.exists() and not target.is_file() or \
+                    target.parent.exists() and not target.parent.is_dir():
+                raise RunDirError(f"{target}: in the way of an output (not a file): move it away")
+        for folder in sorted({p for p in self.dir.rglob("*") if p.is_dir()}):
+            (self.final / folder.relative_to(self.dir)).mkdir(exist_ok=True)
+        for path, target in zip(staged, targets):
+            path.replace(target)

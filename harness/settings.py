@@ -95,6 +95,41 @@ DEFAULTS = {"n": [1000], "buffers": [1], "repeat": 3, "duration_ms": 10000, "tim
 # room for a noisy configuration to narrow, and bounds the time it may take.
 DEFAULT_MAX_REPEAT = 10
 
+# The largest value every language's program parses (docs/protocol.md): Java,
+# Kotlin and C# read --n, --iterations, --buffer, --duration-ms and
+# --warmup-ms as a signed 32-bit int, the others as 64 bits. The one place
+# these limits live: a value past them is refused here, before it could
+# reach a program and come back as a `crashed` row.
+PROGRAM_MAX = 2**31 - 1
+# option: (its name in the options' dict, minimum, maximum)
+LIMITS: dict[str, tuple[str, int, int]] = {
+    "--n": ("n", 1, PROGRAM_MAX),
+    "--buffer": ("buffer", 0, PROGRAM_MAX),
+    "--iterations": ("iterations", 1, PROGRAM_MAX),
+    "--duration-ms": ("duration_ms", 1, PROGRAM_MAX),
+    "--warmup-ms": ("warmup_ms", 0, PROGRAM_MAX),
+    # http's own: 2·D must fit 31 bits, and --threads the .NET pool's maximum
+    # (python/bench.py, csharp/README.md); users and requests go to k6
+    "--users": ("users", 1, PROGRAM_MAX),
+    "--requests": ("requests", 1, PROGRAM_MAX),
+    "--delay-ms": ("delay_ms", 1, 2**30 - 1),
+    "--threads": ("pool_threads", 1, 32767),
+}
+# Runs of one configuration (--repeat, --max-repeat, a suite's repeat), and
+# planned runs of one implementation (every part's configurations times its
+# repeats, or --until-ci's ceiling): a plan, even a dry run's, stays bounded.
+MAX_REPEAT = 1000
+MAX_PLANNED_PER_IMPL = 10_000
+
+
+def bounded(value: int, name: str) -> int:
+    """An integer option within LIMITS (what every program parses)."""
+    _, minimum, maximum = LIMITS[name]
+    if not minimum <= value <= maximum:
+        raise UsageError(f"{name}: {value} is out of range: it must be from {minimum} to "
+                         f"{maximum} (the largest every language's program parses)")
+    return value
+
 
 def int_list(text: str, name: str, minimum: int) -> list[int]:
     values = []
@@ -107,7 +142,7 @@ def int_list(text: str, name: str, minimum: int) -> list[int]:
         if value < minimum:
             kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
             raise UsageError(f"{name}: {value} must be {kind}")
-        values.append(value)
+        values.append(bounded(value, name) if name in LIMITS else value)
     if len(set(values)) != len(values):
         raise UsageError(f"{name}: repeated value in {text!r}")
     return values
@@ -261,10 +296,18 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
     ns = int_list(opts["n"], "--n", 1) if opts.get("n") is not None else None
     buffers = int_list(opts["buffer"], "--buffer", 0) if opts.get("buffer") is not None else None
     repeat, duration_ms, iterations = opts.get("repeat"), opts.get("duration_ms"), opts.get("iterations")
+    if opts.get("out") is not None and not str(opts["out"]).strip():
+        raise UsageError("--out is empty: name the results folder")
     for value, name in ((repeat, "--repeat"), (duration_ms, "--duration-ms"),
                         (iterations, "--iterations")):
         if value is not None and value < 1:
             raise UsageError(f"{name} must be a positive integer")
+        if value is not None and name in LIMITS:
+            bounded(value, name)
+    for value, name in ((repeat, "--repeat"), (opts.get("max_repeat"), "--max-repeat")):
+        if value is not None and value > MAX_REPEAT:
+            raise UsageError(f"{name} {value} is too many: at most {MAX_REPEAT} runs of a "
+                             f"configuration")
     target = (until_ci(opts["until_ci"], "--until-ci") if opts.get("until_ci") is not None
               else None)
     max_repeat = opts.get("max_repeat")
@@ -274,6 +317,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
     if warmup is not None:
         if warmup < 0:
             raise UsageError("--warmup-ms must be an integer >= 0")
+        bounded(warmup, "--warmup-ms")
         if workloads and all(WORKLOADS[w].default_warmup_ms is None for w in workloads):
             raise UsageError(f"--warmup-ms: {', '.join(workloads)} take no warm-up")
     for w in workloads or []:  # a workload named on the command line must run at every N
@@ -306,7 +350,9 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
     if max_repeat is None:
         max_repeat = _max_repeat(suite)
     s = Settings(
-        impls=name_list(opts.get("impl") or "all", "--impl"), suite=opts.get("suite"),
+        # `--impl ""` is refused, never read as "all"
+        impls=name_list(opts["impl"] if opts.get("impl") is not None else "all", "--impl"),
+        suite=opts.get("suite"),
         parts=[p for p in parts if p.workloads],
         repeat=repeat if repeat is not None else suite.get("repeat", DEFAULTS["repeat"]),
         duration_ms=(duration_ms if duration_ms is not None
@@ -322,4 +368,26 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
         until_ci=target, max_repeat=max_repeat,
         inherit_env=env_names(opts["inherit_env"]) if opts.get("inherit_env") else [])
     _check_ceilings(s, opts)
+    _check_plan_size(s)
     return s
+
+
+def _check_plan_size(s: Settings) -> None:
+    """At most MAX_PLANNED_PER_IMPL runs of one implementation (counted
+    before any is planned: a dry run never grows without end)."""
+    total = 0
+    for part in s.parts:
+        repeat = part.repeat or s.repeat
+        if repeat > MAX_REPEAT:
+            raise UsageError(f"suites.toml: {s.suite}: repeat {repeat} is too many: at most "
+                             f"{MAX_REPEAT}")
+        runs = s.ceiling(part) if s.target(part) is not None else repeat
+        for name in part.workloads:  # plan.plan's grid, counted
+            w = WORKLOADS[name]
+            configs = (len(part.ns) if w.uses_n else 1) * (len(part.buffers) if w.uses_buffer else 1)
+            for d in w.dimensions:
+                configs *= len(part.values(d))
+            total += runs * configs
+    if total > MAX_PLANNED_PER_IMPL:
+        raise UsageError(f"the plan is too large: up to {total} runs of each implementation "
+                         f"(at most {MAX_PLANNED_PER_IMPL}): fewer sizes, values or repeats")
