@@ -6,6 +6,7 @@ side; env.json keeps each machine's environment under `machines`."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -72,13 +73,14 @@ def merge(dirs: list[str], out: Path, labels: list[str] | None = None,
 
 
 def _runs_in(env: dict[str, Any], path: Path) -> set[tuple[Any, ...]]:
-    """The runs a directory holds, each named by its id, start and host (a
-    merged directory: each of its machines'); by its path where env.json
-    says nothing."""
+    """The runs a directory holds, each named by its id, start, host and
+    settings (a merged directory: each of its machines'): two runs started
+    in the same second on one host differ in what they ran; by its path
+    where env.json says nothing."""
     envs = list((env.get("machines") or {}).values()) or [env]
-    named = {(e.get("run_id"), e.get("started_at"), (e.get("host") or {}).get("hostname"))
-             for e in envs}
-    return {n for n in named if any(n)} or {(str(path.resolve()),)}
+    named = {(e.get("run_id"), e.get("started_at"), (e.get("host") or {}).get("hostname"),
+              json.dumps(e.get("settings"), sort_keys=True)) for e in envs}
+    return {n for n in named if any(n[:3])} or {(str(path.resolve()),)}
 
 
 def _refuse_overlap(dirs: list[str], envs: list[dict[str, Any]], paths: list[Path]) -> None:
