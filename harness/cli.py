@@ -208,7 +208,9 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from .report import write_report  # matplotlib stays out of every other code path
-    print(f"report: {relative(write_report(open_run_dir(args.run_dir).path))}")
+    report = write_report(open_run_dir(args.run_dir).path)
+    print(f"report: {relative(report)}")
+    print(f"report: {relative(report.with_suffix('.html'))}")  # last: ./run.sh ends on it
     return 0
 
 
@@ -243,6 +245,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     print(f"merged {len(args.run_dirs)} run directories: {relative(merged.runs_path)}")
     if report is not None:
         print(f"report: {relative(merged.path / 'report.md')}")
+        print(f"report: {relative(merged.path / 'report.html')}")
     return 0
 
 

@@ -391,3 +391,19 @@ def test_numbers_never_read_in_exponent_form():
     assert fmt_bytes(1023.9 * 1024) == "1 MiB" and fmt_bytes(1023.6) == "1 KiB"
     assert fmt_value("count", 999.7) == "1,000"
     assert (fmt_count(1_000_000), fmt_count(20_000), fmt_count(12_345)) == ("1M", "20k", "12,345")
+
+
+def test_report_prints_report_html_last(tmp_path) -> None:
+    """./run.sh ends with `harness report`'s output: its last line is the
+    self-contained page to open."""
+    import shutil
+    from pathlib import Path
+
+    from .conftest import harness
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "formats" / "v2", run)
+    proc = harness("report", str(run))
+    assert proc.returncode == 0, proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("report: ") and last.endswith("report.html")
+    assert (run / "report.html").stat().st_size > 1000
