@@ -114,7 +114,9 @@ def test_merge_refuses_bad_input_in_one_line(tmp_path: Path, out: Path) -> None:
 
 
 def test_a_floor_implementation_is_recorded_and_read_against(tmp_path: Path, out: Path) -> None:
-    registry = fake_registry(tmp_path, "floorlang", "fake-floor", impl_extra="floor = true")
+    # the floor twice as slow as fake-good: ×floor is shown where the floor is not the best
+    registry = fake_registry(tmp_path, "floorlang", "fake-floor",
+                             impl_extra='floor = true\nenv = { FAKE_SLOWDOWN = "2" }')
     proc = harness("run", "--impl", "fake-good,fake-floor", "--workload", "chain", "--n", "10",
                    "--repeat", "1", "--registry", str(registry), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
