@@ -20,6 +20,12 @@ public final class Main {
     private static final int SLEEP_WARM_UP_TASKS = 1000;
 
     /**
+     * chain and chain-await prime with one untimed chain of min(N, PRIME_LINKS) links
+     * before the clock (docs/protocol.md, "Priming"); see {@link #prime}.
+     */
+    static final int PRIME_LINKS = 1000;
+
+    /**
      * --warmup-ms stops after this many runs even short of W ms: at N = 10 a run takes
      * microseconds, and the JSON line lists every warm-up run.
      */
@@ -120,8 +126,13 @@ public final class Main {
         Measurement run() throws InterruptedException;
     }
 
-    /** Runs the warm-up runs and the K iterations and returns the protocol's JSON line. */
-    private static String run(Workloads workloads, Options o, String runtime) throws InterruptedException {
+    /**
+     * Runs the priming (chain, chain-await), the warm-up runs and the K iterations and
+     * returns the protocol's JSON line.
+     */
+    static String run(Workloads workloads, Options o, String runtime) throws InterruptedException {
+        boolean chains = o.workload().equals("chain") || o.workload().equals("chain-await");
+        int primed = chains ? prime(workloads, o) : 0;
         if (o.workload().equals("sleep")) {
             // JIT warm-up before the clock. Cold, C2 compiles VirtualThread.sleepNanos
             // while no sleep has ever ended, speculates that its loop never exits, and
@@ -151,11 +162,33 @@ public final class Main {
                 .append(", \"iter_ns\": ").append(Arrays.toString(iterNs))
                 .append(", \"warmup_ns\": ").append(warmup.stream().map(Measurement::elapsedNs).toList())
                 .append(", \"warmup_results\": ").append(warmup.stream().map(Measurement::result).toList());
+        if (chains) {
+            json.append(", \"primed\": ").append(primed);
+        }
         if (o.workload().equals("sleep")) {
             json.append(", \"spawn_ns\": ").append(spawnNs);
         }
         return json.append(", \"runtime\": \"").append(runtime.replace("\\", "\\\\").replace("\"", "\\\""))
                 .append("\"}").toString();
+    }
+
+    /**
+     * The protocol's priming of chain and chain-await: one chain of P = min(N, 1000) links,
+     * built and run by the same code as the timed passes, before the clock and before any
+     * warm-up run; its answer must be P, and nothing of it is timed or reported but P.
+     * Cold, C2 compiles the relay ({@code to.put(from.take() + 1)}) while no relay has ever
+     * come back from take(), so it compiles the resumption as never taken, and every one of
+     * a million parked relays then deoptimizes as it wakes: java-virtual's chain at N = 1M
+     * took 14.5 s a first pass against 3.7 s primed with 1000 links, where 1 or 100 links
+     * left it at 2.5-5 times that (java/README.md, "Priming chain and chain-await").
+     */
+    static int prime(Workloads workloads, Options o) throws InterruptedException {
+        int p = Math.min(o.n(), PRIME_LINKS);
+        long answer = o.workload().equals("chain") ? workloads.chain(p) : workloads.chainAwait(p);
+        if (answer != p) {
+            throw new IllegalStateException("priming: a chain of " + p + " links answered " + answer);
+        }
+        return p;
     }
 
     /**

@@ -6,6 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -85,6 +87,94 @@ class ProgramTest {
         assertEquals(iterations, results.length, run.stdout);
         assertTrue(Arrays.stream(results).allMatch(r -> r == expected), run.stdout);
         assertEquals(iterations, list(run.stdout, "iter_ns").length, run.stdout);
+    }
+
+    /** The integer under key in a report line. */
+    private static long number(String json, String key) {
+        var m = Pattern.compile("\"" + key + "\": ([0-9]+)[,}]").matcher(json);
+        assertTrue(m.find(), key + " in " + json);
+        return Long.parseLong(m.group(1));
+    }
+
+    /** chain and chain-await report their priming, P = min(N, 1000), and still K timed passes at size N. */
+    @ParameterizedTest
+    @ValueSource(strings = {"virtual", "platform"})
+    void chainsReportTheirPriming(String mode) throws Exception {
+        for (String workload : List.of("chain", "chain-await")) {
+            for (int n : new int[] {5, 2000}) {
+                var run = launch(mode, workload, "--n", String.valueOf(n), "--iterations", "2");
+                assertEquals(0, run.status, run.stderr);
+                assertEquals(Math.min(n, 1000), number(run.stdout, "primed"), run.stdout);
+                assertEquals(2, list(run.stdout, "iter_ns").length, run.stdout);
+                assertTrue(Arrays.stream(list(run.stdout, "results")).allMatch(r -> r == n), run.stdout);
+                assertEquals(0, list(run.stdout, "warmup_ns").length, run.stdout);
+            }
+        }
+        // The other workloads have no priming.
+        var bounded = launch(mode, "bounded", "--n", "10", "--buffer", "1", "--iterations", "1");
+        assertTrue(!bounded.stdout.contains("primed"), bounded.stdout);
+    }
+
+    /**
+     * A thread factory that counts the threads it makes (one per link in chain and
+     * chain-await) and stalls the making of thread number {@code stallAt} by {@code stallMs}.
+     */
+    private record StallingFactory(ThreadFactory threads, AtomicInteger made, int stallAt, long stallMs)
+            implements ThreadFactory {
+        StallingFactory(int stallAt, long stallMs) {
+            this(Thread.ofVirtual().factory(), new AtomicInteger(), stallAt, stallMs);
+        }
+
+        @Override
+        public Thread newThread(Runnable task) {
+            if (made.incrementAndGet() == stallAt) {
+                try {
+                    Thread.sleep(stallMs);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            return threads.newThread(task);
+        }
+    }
+
+    /**
+     * In process: the priming is one chain of P links built before the clock, first of all,
+     * and none of it is timed: stalling its first link by 1.5 s leaves every timed figure
+     * (warm-up runs and iterations) below that, while the same stall on the first link of the
+     * first timed pass shows up in iter_ns[0]. The links made count P + (runs) x N.
+     */
+    @Test
+    void primingIsOneUntimedChainBeforeEverything() throws Exception {
+        long stallMs = 1500;
+        for (String workload : List.of("chain", "chain-await")) {
+            for (int n : new int[] {5, 2000}) {
+                int p = Math.min(n, 1000);
+                var o = Options.parse((workload + " --n " + n + " --iterations 2").split(" "));
+                var primeStalled = new StallingFactory(1, stallMs);
+                String json = Main.run(new Workloads(primeStalled), o, "test");
+                assertEquals(p, number(json, "primed"), json);
+                long[] iterNs = list(json, "iter_ns");
+                assertEquals(2, iterNs.length, json);
+                assertTrue(Arrays.stream(iterNs).allMatch(t -> t < stallMs * 1_000_000L), json);
+                assertEquals(p + 2 * n, primeStalled.made().get(), json);
+
+                var passStalled = new StallingFactory(p + 1, stallMs);
+                json = Main.run(new Workloads(passStalled), o, "test");
+                assertTrue(list(json, "iter_ns")[0] >= stallMs * 1_000_000L, json);
+                assertEquals(p + 2 * n, passStalled.made().get(), json);
+            }
+            // With --warmup-ms, the priming comes before the first warm-up run, untimed too.
+            var o = Options.parse((workload + " --n 5 --iterations 2 --warmup-ms 1").split(" "));
+            var primeStalled = new StallingFactory(1, stallMs);
+            String json = Main.run(new Workloads(primeStalled), o, "test");
+            long[] warmupNs = list(json, "warmup_ns");
+            assertTrue(warmupNs.length >= 1, json);
+            assertTrue(Arrays.stream(warmupNs).allMatch(t -> t < stallMs * 1_000_000L), json);
+            assertTrue(Arrays.stream(list(json, "iter_ns")).allMatch(t -> t < stallMs * 1_000_000L), json);
+            assertEquals(5 + 5 * (warmupNs.length + 2), primeStalled.made().get(), json);
+            assertEquals(5, number(json, "primed"), json);
+        }
     }
 
     @Test

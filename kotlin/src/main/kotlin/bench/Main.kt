@@ -55,6 +55,12 @@ private fun fail(e: Throwable): Nothing {
 private const val SLEEP_WARM_UP_TASKS = 1000
 
 /**
+ * chain and chain-await prime with one untimed chain of min(N, PRIME_LINKS) links before
+ * the clock (docs/protocol.md, "Priming"); see [prime].
+ */
+internal const val PRIME_LINKS = 1000
+
+/**
  * --warmup-ms stops after this many runs even short of W ms: at N = 10 a run takes
  * microseconds, and the JSON line lists every warm-up run.
  */
@@ -63,13 +69,31 @@ internal const val MAX_WARMUP_RUNS = 10_000
 /** One run of the workload: its answer, its time, and (sleep only) its start loop's time. */
 internal class Measurement(val result: Long, val elapsedNs: Long, val spawnNs: Long)
 
-/** Runs the warm-up runs and the K iterations and returns the protocol's JSON line. */
-fun run(o: Options): String {
+/**
+ * One pass of chain or chain-await at size n, its answer: the code the priming and the
+ * timed passes share. A parameter of [run] and [measure] so that a test can watch the passes.
+ */
+internal typealias ChainPass = suspend (n: Int) -> Long
+
+/** The workload's [ChainPass]: Workloads.chain or Workloads.chainAwait (unused by the others). */
+internal fun chainPass(workload: String): ChainPass =
+    if (workload == "chain-await") { n -> Workloads.chainAwait(n) } else { n -> Workloads.chain(n) }
+
+/**
+ * Runs the priming (chain, chain-await), the warm-up runs and the K iterations and
+ * returns the protocol's JSON line.
+ */
+fun run(o: Options): String = run(o, chainPass(o.workload))
+
+internal fun run(o: Options, chain: ChainPass): String {
+    val chains = o.workload == "chain" || o.workload == "chain-await"
+    var primed = 0
     var warmup = emptyList<Measurement>()
     val results = LongArray(o.iterations)
     val iterNs = LongArray(o.iterations)
     var spawnNs = 0L
     runBlocking(Dispatchers.Default) {
+        if (chains) primed = prime(o.n, chain)
         if (o.workload == "sleep") {
             // Before the clock, as java/ does: min(N, 1000) coroutines sleep 1 ms, so the
             // delay machinery (its timer thread, DefaultExecutor) is running and its classes
@@ -78,9 +102,9 @@ fun run(o: Options): String {
             // a short sleep, which the harness rightly counts as tasks that did not overlap.
             Workloads.sleep(minOf(o.n, SLEEP_WARM_UP_TASKS), 1)
         }
-        warmup = warmUp(o.warmupMs, MAX_WARMUP_RUNS) { measure(o) }
+        warmup = warmUp(o.warmupMs, MAX_WARMUP_RUNS) { measure(o, chain) }
         for (k in 0 until o.iterations) {
-            val m = measure(o)
+            val m = measure(o, chain)
             results[k] = m.result
             iterNs[k] = m.elapsedNs
             if (k == 0) spawnNs = m.spawnNs
@@ -95,9 +119,24 @@ fun run(o: Options): String {
         append("], \"iter_ns\": [").append(iterNs.joinToString(", "))
         append("], \"warmup_ns\": [").append(warmup.joinToString(", ") { it.elapsedNs.toString() })
         append("], \"warmup_results\": [").append(warmup.joinToString(", ") { it.result.toString() }).append(']')
+        if (chains) append(", \"primed\": ").append(primed)
         if (o.workload == "sleep") append(", \"spawn_ns\": ").append(spawnNs)
         append(", \"runtime\": \"").append(runtime().replace("\\", "\\\\").replace("\"", "\\\"")).append("\"}")
     }
+}
+
+/**
+ * The protocol's priming of chain and chain-await: one chain of P = min(N, 1000) links,
+ * run by the same code as the timed passes, before the clock and before any warm-up run;
+ * its answer must be P, and nothing of it is timed or reported but P. It is there for
+ * the JIT, as in java/: the first timed pass no longer runs the relay's resumption for the
+ * first time (kotlin/README.md, "Priming").
+ */
+internal suspend fun prime(n: Int, chain: ChainPass): Int {
+    val p = minOf(n, PRIME_LINKS)
+    val answer = chain(p)
+    check(answer == p.toLong()) { "priming: a chain of $p links answered $answer" }
+    return p
 }
 
 /**
@@ -117,7 +156,7 @@ internal suspend fun warmUp(warmupMs: Int, maxRuns: Int, run: suspend () -> Meas
 }
 
 /** Runs the workload once, timed from its first step until the answer is in. */
-internal suspend fun measure(o: Options): Measurement {
+internal suspend fun measure(o: Options, chain: ChainPass = chainPass(o.workload)): Measurement {
     var spawnNs = 0L
     val start = System.nanoTime()
     val result = when (o.workload) {
@@ -126,8 +165,7 @@ internal suspend fun measure(o: Options): Measurement {
             spawnNs = run.spawnNs
             run.completed
         }
-        "chain" -> Workloads.chain(o.n)
-        "chain-await" -> Workloads.chainAwait(o.n)
+        "chain", "chain-await" -> chain(o.n)
         "bounded" -> Workloads.bounded(o.n, o.buffer)
         "skynet" -> Workloads.skynet(o.n)
         else -> throw AssertionError(o.workload)

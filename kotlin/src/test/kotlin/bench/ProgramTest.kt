@@ -59,6 +59,78 @@ class ProgramTest {
         assertEquals(iterations, list(r.stdout, "iter_ns").size, r.stdout)
     }
 
+    /** The integer under [key] in a report line. */
+    private fun number(json: String, key: String): Long {
+        val m = Regex("\"$key\": ([0-9]+)[,}]").find(json) ?: throw AssertionError("no $key in $json")
+        return m.groupValues[1].toLong()
+    }
+
+    /** chain and chain-await report their priming, P = min(N, 1000), and still K timed passes at size N. */
+    @Test
+    fun chainsReportTheirPriming() {
+        for (workload in listOf("chain", "chain-await")) {
+            for (n in listOf(5, 2000)) {
+                val r = program(workload, "--n", "$n", "--iterations", "2")
+                assertEquals(0, r.code, r.stderr)
+                assertEquals(minOf(n, 1000).toLong(), number(r.stdout, "primed"), r.stdout)
+                assertEquals(2, list(r.stdout, "iter_ns").size, r.stdout)
+                assertEquals(listOf(n.toLong(), n.toLong()), list(r.stdout, "results"), r.stdout)
+                assertEquals(emptyList<Long>(), list(r.stdout, "warmup_ns"), r.stdout)
+            }
+        }
+        val bounded = program("bounded", "--n", "10", "--buffer", "1", "--iterations", "1").stdout
+        assertTrue(bounded.startsWith("{") && !bounded.contains("primed"), bounded)
+    }
+
+    /**
+     * In process: the priming is one pass of the same chain code at P links, first of all
+     * (before any warm-up run), and none of it is timed: stalling it by 1.5 s leaves every
+     * timed figure below that, while the same stall in the first timed pass shows in iter_ns[0].
+     */
+    @Test
+    fun primingIsOneUntimedChainBeforeEverything() {
+        val stallMs = 1500L
+        for (workload in listOf("chain", "chain-await")) {
+            for (n in listOf(5, 2000)) {
+                val p = minOf(n, PRIME_LINKS)
+                val o = Options.parse(arrayOf(workload, "--n", "$n", "--iterations", "2"))
+                for (stalled in listOf(0, 1)) {
+                    val sizes = ArrayList<Int>()
+                    val real = chainPass(workload)
+                    val json = run(o) { size ->
+                        if (sizes.size == stalled) Thread.sleep(stallMs)
+                        sizes.add(size)
+                        real(size)
+                    }
+                    assertEquals(listOf(p, n, n), sizes, json)
+                    assertEquals(p.toLong(), number(json, "primed"), json)
+                    val iterNs = list(json, "iter_ns")
+                    assertEquals(2, iterNs.size, json)
+                    assertEquals(listOf(n.toLong(), n.toLong()), list(json, "results"), json)
+                    if (stalled == 0) {
+                        assertTrue(iterNs.all { it < stallMs * 1_000_000L }, json)
+                    } else {
+                        assertTrue(iterNs[0] >= stallMs * 1_000_000L, json)
+                    }
+                }
+            }
+            // With --warmup-ms, the priming comes before the first warm-up run, untimed too.
+            val o = Options.parse(arrayOf(workload, "--n", "5", "--iterations", "2", "--warmup-ms", "1"))
+            val sizes = ArrayList<Int>()
+            val real = chainPass(workload)
+            val json = run(o) { size ->
+                if (sizes.isEmpty()) Thread.sleep(stallMs)
+                sizes.add(size)
+                real(size)
+            }
+            val warmupNs = list(json, "warmup_ns")
+            assertTrue(warmupNs.isNotEmpty() && warmupNs.all { it < stallMs * 1_000_000L }, json)
+            assertTrue(list(json, "iter_ns").all { it < stallMs * 1_000_000L }, json)
+            assertEquals(List(1 + warmupNs.size + 2) { 5 }, sizes, json)
+            assertEquals(5L, number(json, "primed"), json)
+        }
+    }
+
     @Test
     fun warmupRunsBeforeTheIterations() {
         checkWarmup(program("bounded", "--n", "1000", "--buffer", "1", "--iterations", "3", "--warmup-ms", "100"), 100, 499500, 3)
