@@ -10,7 +10,7 @@ NS = 1_000_000_000
 
 def line(**kw: object) -> str:
     base = {"workload": "chain", "n": 5, "buffer": None, "result": 5, "results": [5, 5],
-            "iter_ns": [10, 20]}
+            "iter_ns": [10, 20], "primed": 5}
     base.update(kw)
     return json.dumps(base)
 
@@ -23,6 +23,17 @@ def check(stdout: str, workload: str = "chain", n: int = 5, buffer: int | None =
 
 def test_good_chain() -> None:
     assert check(line()) == (True, "")
+
+
+def test_a_chain_must_prime_min_n_1000_links() -> None:
+    """docs/protocol.md, Priming: an untimed chain of min(N, 1000) links first."""
+    assert "primed is None" in check(line(primed=None))[1]
+    assert "expected 5" in check(line(primed=1000))[1]
+    big = line(n=5000, result=5000, results=[5000, 5000], primed=1000)
+    assert check(big, n=5000) == (True, "")
+    assert "expected 1000" in check(line(n=5000, result=5000, results=[5000, 5000], primed=5000),
+                                    n=5000)[1]
+    assert "primed" in check(line(workload="chain-await", primed=True), workload="chain-await")[1]
 
 
 def test_every_iteration_must_be_right() -> None:

@@ -67,6 +67,8 @@ if workload == "sleep":
     time.sleep(d / 1000)
     out["spawn_ns"] = 10
     out["iter_ns"] = [d * 1_000_000 + 5] * k
+if workload in ("chain", "chain-await"):  # docs/protocol.md, Priming
+    out["primed"] = min(n, 1000)
 # What a runtime's cache would find: the harness gives each run an empty one.
 cache = os.environ.get("XDG_CACHE_HOME")
 found = sorted(os.listdir(cache)) if cache and os.path.isdir(cache) else None
