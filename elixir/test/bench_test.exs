@@ -71,36 +71,63 @@ defmodule BenchTest do
     assert CLI.parse(~w(-h)) == :help
   end
 
+  # docs/protocol.md's one table of bad input (docs/protocol-bad-input.json,
+  # which test_conformance.py runs too), as docs/protocol-bad-input.tsv, its
+  # line-per-case form for tests without a JSON reader (Elixir 1.14 has none):
+  # the cases for the workloads we declare (impls.toml). "{w}" is a
+  # workload's name, "{required}" its other required options (spliced).
+  @declared ~w(sleep chain bounded skynet)
+
+  defp bad_input_table do
+    rows =
+      Path.expand("../../docs/protocol-bad-input.tsv", __DIR__)
+      |> File.read!()
+      |> String.split("\n", trim: true)
+      |> Enum.reject(&String.starts_with?(&1, "#"))
+      |> Enum.map(&String.split(&1, "\t"))
+
+    required = for ["required", w | args] <- rows, into: %{}, do: {w, args}
+
+    table =
+      for ["case", _name, case_when | args] <- rows,
+          w <- bad_input_workloads(case_when, required) do
+        Enum.flat_map(args, fn
+          "{w}" -> [w]
+          "{required}" -> Map.fetch!(required, w)
+          arg -> [arg]
+        end)
+      end
+
+    assert length(table) > 20
+    table
+  end
+
+  defp bad_input_workloads("always", _), do: [nil]
+
+  defp bad_input_workloads("declared", required),
+    do: Enum.filter(Map.keys(required), &(&1 in @declared))
+
+  defp bad_input_workloads("undeclared", required),
+    do: Enum.reject(Map.keys(required), &(&1 in @declared))
+
+  defp bad_input_workloads(w, _), do: if(w in @declared, do: [nil], else: [])
+
   test "bad arguments are one-line errors" do
-    bad = [
-      [],
-      ~w(nope --n 1 --iterations 1),
-      ~w(chain),
-      ~w(chain --n 1),
-      ~w(chain --n 0 --iterations 1),
-      ~w(chain --n -3 --iterations 1),
-      ~w(chain --n abc --iterations 1),
-      ~w(chain --n 1.5 --iterations 1),
-      ["chain", "--n", "", "--iterations", "1"],
-      ["chain", "--n", " 1", "--iterations", "1"],
-      ~w(chain --n 99999999999999999999999 --iterations 1),
-      ~w(chain --n 9223372036854775808 --iterations 1),
-      ~w(chain --n),
-      ~w(chain --n 1 --iterations 1 --bogus 1),
-      ~w(chain --n 1 --iterations 1 extra),
-      ~w(bounded --n 1 --iterations 1),
-      ~w(bounded --n 1 --iterations 1 --buffer -1),
-      ~w(sleep --n 1 --iterations 1),
-      ~w(sleep --n 1 --iterations 1 --duration-ms 0),
-      ~w(skynet --n 20 --iterations 1),
-      ~w(skynet --n 11 --iterations 1),
-      ["chain", "--n", "a\nb", "--iterations", "1"],
-      ~w(chain --n 1 --iterations 1 --warmup-ms -1),
-      ~w(chain --n 1 --iterations 1 --warmup-ms x),
-      ~w(chain --n 1 --iterations 1 --warmup-ms 1.5),
-      ~w(chain --n 1 --iterations 1 --warmup-ms 9223372036854775808),
-      ~w(chain --n 1 --iterations 1 --warmup-ms)
-    ]
+    # The table, then ours.
+    bad =
+      bad_input_table() ++
+        [
+          ~w(chain --n 1.5 --iterations 1),
+          ["chain", "--n", "", "--iterations", "1"],
+          ["chain", "--n", " 1", "--iterations", "1"],
+          ~w(chain --n 9223372036854775808 --iterations 1),
+          ~w(chain --n 1 --iterations 1 extra),
+          ~w(skynet --n 20 --iterations 1),
+          ~w(skynet --n 11 --iterations 1),
+          ["chain", "--n", "a\nb", "--iterations", "1"],
+          ~w(chain --n 1 --iterations 1 --warmup-ms 1.5),
+          ~w(chain --n 1 --iterations 1 --warmup-ms 9223372036854775808)
+        ]
 
     for args <- bad do
       assert {:error, message} = CLI.parse(args), inspect(args)
