@@ -3,9 +3,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
@@ -248,32 +252,65 @@ class ProgramTest {
         }
     }
 
-    /** docs/protocol.md's table of bad input, for every workload, after each thread kind. */
-    static Stream<Arguments> badInput() {
-        var cases = new ArrayList<Arguments>();
-        for (String mode : List.of("virtual", "platform")) {
-            cases.add(Arguments.of(List.of(mode)));
-            for (String w : WORKLOADS) {
-                for (String line : List.of(w, w + " --n 10", w + " --n 0 --iterations 1", w + " --n -3 --iterations 1",
-                        w + " --n abc --iterations 1", w + " --n 10 --iterations 0",
-                        w + " --n 10 --iterations 1 --bogus 1", w + " --n",
-                        w + " --n 99999999999999999999999 --iterations 1")) {
-                    cases.add(Arguments.of(Stream.concat(Stream.of(mode), Stream.of(line.split(" "))).toList()));
-                }
+    /**
+     * docs/protocol.md's one table of bad input (docs/protocol-bad-input.json, which test_conformance.py runs
+     * too), as docs/protocol-bad-input.tsv, its line-per-case form for tests without a JSON reader: the cases
+     * for an implementation that declares {@code declared}. "{w}" is a workload's name, "{required}" its
+     * other required options (spliced).
+     */
+    static List<List<String>> badInputTable(List<String> declared) throws IOException {
+        var required = new LinkedHashMap<String, List<String>>();
+        var cases = new ArrayList<List<String>>(); // WHEN, then ARG...
+        for (String line : Files.readAllLines(Path.of("../docs/protocol-bad-input.tsv"))) {
+            var fields = List.of(line.split("\t", -1));
+            if (fields.get(0).equals("required")) {
+                required.put(fields.get(1), fields.subList(2, fields.size()));
+            } else if (fields.get(0).equals("case")) {
+                cases.add(fields.subList(2, fields.size()));
             }
-            for (String line : List.of("nope --n 10 --iterations 1", "bounded --n 10 --iterations 1",
-                    "bounded --n 10 --iterations 1 --buffer -1", "sleep --n 10 --iterations 1",
-                    "sleep --n 10 --iterations 1 --duration-ms 0", "skynet --n 20 --iterations 1",
-                    "skynet --n 1001 --iterations 1", "chain --n 10 --iterations 1 --warmup-ms -1",
-                    "chain --n 10 --iterations 1 --warmup-ms x", "chain --n 10 --iterations 1 --warmup-ms")) {
+        }
+        var out = new ArrayList<List<String>>();
+        for (var c : cases) {
+            String when = c.get(0);
+            var args = c.subList(1, c.size());
+            var workloads = switch (when) {
+                case "declared" -> required.keySet().stream().filter(declared::contains).toList();
+                case "undeclared" -> required.keySet().stream().filter(w -> !declared.contains(w)).toList();
+                default -> when.equals("always") || declared.contains(when) ? List.of("") : List.<String>of();
+            };
+            for (String w : workloads) {
+                var expanded = new ArrayList<String>();
+                for (String a : args) {
+                    switch (a) {
+                        case "{w}" -> expanded.add(w);
+                        case "{required}" -> expanded.addAll(required.get(w));
+                        default -> expanded.add(a);
+                    }
+                }
+                out.add(expanded);
+            }
+        }
+        assertTrue(out.size() > 20, "docs/protocol-bad-input.tsv: " + out.size() + " cases");
+        return out;
+    }
+
+    /** The table for each thread kind (java-platform does not declare skynet), then ours. */
+    static Stream<Arguments> badInput() throws IOException {
+        var cases = new ArrayList<Arguments>();
+        var declared = Map.of("virtual", WORKLOADS, "platform", WORKLOADS.stream().filter(w -> !w.equals("skynet")).toList());
+        for (String mode : List.of("virtual", "platform")) {
+            var workloads = new ArrayList<>(declared.get(mode));
+            workloads.add("http");
+            for (var args : badInputTable(workloads)) {
+                cases.add(Arguments.of(Stream.concat(Stream.of(mode), args.stream()).toList()));
+            }
+            for (String line : List.of("skynet --n 20 --iterations 1", "skynet --n 1001 --iterations 1")) {
                 cases.add(Arguments.of(Stream.concat(Stream.of(mode), Stream.of(line.split(" "))).toList()));
             }
         }
         cases.add(Arguments.of(List.of()));
         cases.add(Arguments.of(List.of("chain", "--n", "10", "--iterations", "1"))); // no thread kind
         cases.add(Arguments.of(List.of("green", "chain", "--n", "10", "--iterations", "1")));
-        // java-platform does not declare skynet (docs/protocol.md): bad input there.
-        cases.add(Arguments.of(List.of("platform", "skynet", "--n", "10", "--iterations", "1")));
         return cases.stream();
     }
 

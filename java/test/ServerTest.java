@@ -405,19 +405,17 @@ class ServerTest {
         }
     }
 
+    /** Ours beyond docs/protocol.md's table, whose serve cases ProgramTest.badInput runs. */
     static Stream<Arguments> badServeArgs() {
         var cases = new ArrayList<Arguments>();
         for (String mode : List.of("virtual", "platform")) {
-            for (String line : List.of("", "--port 0", "--delay-ms 10", "--port 0 --delay-ms 0",
-                    "--port 0 --delay-ms -5", "--port 0 --delay-ms abc", "--port -1 --delay-ms 10",
-                    "--port 65536 --delay-ms 10", "--port 0x10 --delay-ms 10", "--port 0 --delay-ms 10 --threads 0",
+            for (String line : List.of("--port 0 --delay-ms -5", "--port 0 --delay-ms abc",
+                    "--port 65536 --delay-ms 10", "--port 0x10 --delay-ms 10",
                     "--port 0 --delay-ms 10 --threads -2", "--port 0 --delay-ms 10 --threads",
                     "--port 0 --delay-ms 99999999999999999999999", "--port 0 --delay-ms 1073741824",
                     "--port 0 --delay-ms 10 --n 5", "--port 0 --delay-ms 10 extra", "--port +5 --delay-ms 10")) {
                 var args = new ArrayList<>(List.of(mode, "serve"));
-                if (!line.isEmpty()) {
-                    args.addAll(List.of(line.split(" ")));
-                }
+                args.addAll(List.of(line.split(" ")));
                 cases.add(Arguments.of(args));
             }
         }
