@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .interrupts import Interrupted, interruptible
 from .launcher import KILL_GRACE_S, LauncherError, ensure_launcher, kill_group, launch
 
 SAMPLE_INTERVAL_S = 0.1  # how soon the launcher notices a timeout or the harness's death
@@ -160,33 +161,17 @@ def _run_plain(argv: list[str], cwd: str | Path, timeout_s: float, env: dict[str
     return Finished(proc.returncode, (stdout or b"").decode(errors="replace"), err, timed_out)
 
 
-class Stopped(Exception):
-    """SIGTERM or SIGHUP reached a command that holds children."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _raise_stopped(signum: int, _frame: object) -> None:
-    raise Stopped(signum)
-
-
 def stoppable(command: Callable[..., int]) -> Callable[..., int]:
     """A subcommand that stops on SIGTERM and SIGHUP as `run` does: the
     exception unwinds through run_contained, which kills the command's tree;
     one line is said and the exit status is 128 + the signal."""
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> int:
-        previous = {sig: signal.signal(sig, _raise_stopped)
-                    for sig in (signal.SIGTERM, signal.SIGHUP)}
         try:
-            return command(*args, **kwargs)
-        except Stopped as exc:
+            with interruptible((signal.SIGTERM, signal.SIGHUP)):
+                return command(*args, **kwargs)
+        except Interrupted as exc:
             print(f"\nharness: stopped by {signal.Signals(exc.signum).name}; "
                   f"its commands were killed", file=sys.stderr)
             return 128 + exc.signum
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
     return wrapper

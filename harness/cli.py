@@ -207,7 +207,7 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import write_report  # matplotlib stays out of every other code path
+    from .publish import write_report  # matplotlib stays out of every other code path
     report = write_report(open_run_dir(args.run_dir).path)
     print(f"report: {relative(report)}")
     print(f"report: {relative(report.with_suffix('.html'))}")  # last: ./run.sh ends on it
@@ -239,7 +239,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     labels = name_list(args.labels, "--labels") if args.labels is not None else None
     report = None
     if not args.no_report:
-        from .report import write_report as report
+        from .publish import write_report as report
     merged = merge(args.run_dirs, out, labels, report)  # written aside, with its report
     point_latest(out, merged)
     print(f"merged {len(args.run_dirs)} run directories: {relative(merged.runs_path)}")

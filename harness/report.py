@@ -4,7 +4,6 @@ from analysis, the numbers' text from formatting."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ from .formatting import fmt_bytes, fmt_interval, fmt_ratio, fmt_ratio_bound
 from .machineload import LOADED_FRAC
 from .metrics import METRICS, Metric, fmt_metric
 from .presentation import PRESENTATIONS
-from .rundir import Outputs, RunDir
+
 from .stats import Interval, runs_needed
 from .workloads import COMMON_DIMENSIONS, WORKLOADS, workload_rank
 
@@ -421,27 +420,3 @@ def write_markdown(results: Results, into: Path | None = None,
     path = (into or results.run.path) / "report.md"
     path.write_text(render_markdown(results, pngs))
     return path
-
-
-def write_report(run_dir: Path, draw: bool = True) -> Path:
-    """Everything `harness report` writes: the plots (unless draw is False),
-    summary.csv, results.json, report.md and report.html (html_report);
-    returns report.md's path.
-    The run is read and checked first; the outputs are written aside and
-    moved into place together at the end (rundir.Outputs): bad input, a
-    read-only directory or a full disk leaves the directory as it was."""
-    from . import exports, html_report, plots  # matplotlib stays out of every other code path
-    run = RunDir(Path(run_dir))
-    results = analysis.analyse(run)
-    data = plots.read(run) if draw else None
-    with Outputs(run.path) as staged:
-        drawn = plots.draw_all(run, into=staged.dir / "plots", data=data) if draw else []
-        old = run.path / "plots"
-        pngs = sorted({p.name for p in drawn if p.suffix == ".png"}
-                      | ({p.name for p in old.glob("*.png")} if old.is_dir() else set()))
-        exports.write_exports(dataclasses.replace(results, run=RunDir(staged.dir)))
-        write_markdown(results, staged.dir, pngs)
-        html_report.write_html(results, staged.dir, {
-            name: staged.dir / "plots" / name if (staged.dir / "plots" / name).is_file()
-            else old / name for name in pngs})
-    return run.path / "report.md"

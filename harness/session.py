@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import signal
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -17,6 +16,7 @@ from .builder import Preparation, Readiness, build_estimate
 from .envinfo import cpu_times, git, host, machine_state, redact, steal_frac
 from .executor import Executor, ProcessExecutor, unready_row
 from .formatting import fmt_duration
+from .interrupts import Interrupted, interruptible
 from .launcher import LauncherError, ensure_launcher
 from .machineload import load_avg_1m
 from .plan import (Planned, configurations, estimate_basis, estimate_s, load_history, more_runs,
@@ -28,18 +28,6 @@ from .rundir import (ENV_KEYS, RowWriteError, RunDir, RunDirError, check_out, fi
 from .settings import Settings
 from .stats import runs_needed
 
-
-class Interrupted(Exception):
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-
-
-def _raise_interrupted(signum: int, _frame: object) -> None:
-    raise Interrupted(signum)
-
-
-# A closed terminal (HUP) stops a suite the way Ctrl-C (INT) and kill (TERM) do.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 # run's exit status when every row is skipped (no toolchain, no load
 # generator): nothing was measured, which a script must not take for success.
@@ -209,15 +197,18 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     print(f"recording to {relative(run.path)}")
 
     progress = Progress(len(runs), estimates)
-    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in STOP_SIGNALS}
     # what may run: the runs still to do, and (--until-ci) more of any configuration
     may_run = runs + [p for p in configurations(planned).values() if p.until_ci is not None]
     try:
-        prepared = Preparation([p.impl for p in may_run], run.path, s.build,
-                               any(p.workload.kind == "server" for p in may_run), progress.message)
-        counts = execute_until_ci(
-            run, runs, planned, lambda p: prepared.readiness(p.impl, p.workload.kind == "server"),
-            ProcessExecutor(run.name, s, prepared.k6), progress, lambda p: estimate_s(p, history))
+        with interruptible():
+            prepared = Preparation([p.impl for p in may_run], run.path, s.build,
+                                   any(p.workload.kind == "server" for p in may_run),
+                                   progress.message)
+            counts = execute_until_ci(
+                run, runs, planned,
+                lambda p: prepared.readiness(p.impl, p.workload.kind == "server"),
+                ProcessExecutor(run.name, s, prepared.k6), progress,
+                lambda p: estimate_s(p, history))
     except Interrupted as exc:
         progress.close()
         kept_rows = len(run.runs().rows)
@@ -231,8 +222,6 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
               file=sys.stderr)
         return 1
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         progress.close()
     finish_invocation(env, {i.id: i.runtime for i in impls if i.language.toolchain.present},
                       load_avg_1m(), steal_frac(ticks, cpu_times()))
@@ -240,16 +229,13 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing new"
     print(f"done: {summary}; rows in {relative(run.runs_path)}")
     if report:
-        previous = {sig: signal.signal(sig, _raise_interrupted) for sig in STOP_SIGNALS}
         try:
-            write_report(run.path)
+            with interruptible():
+                write_report(run.path)
         except Interrupted as exc:  # the report process dies with it (children.py)
             print(f"\ninterrupted while writing the report; every row is kept: write it with "
                   f"`python -m harness report {relative(run.path)}`", file=sys.stderr)
             return 128 + exc.signum
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
     if counts and set(counts) == {"skipped"}:
         print("harness: nothing was measured: every run was skipped (exit status "
               f"{ALL_SKIPPED})", file=sys.stderr)

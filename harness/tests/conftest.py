@@ -4,7 +4,10 @@ import csv
 import os
 import subprocess
 import sys
+import time
+import uuid
 from pathlib import Path
+from typing import Iterator
 
 import psutil
 import pytest
@@ -63,3 +66,24 @@ def leftovers(token: str) -> list[psutil.Process]:
         except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
             continue
     return found
+
+
+def gone_within(token: str, seconds: float) -> list[psutil.Process]:
+    """The test's processes still alive after waiting up to `seconds` for them to go."""
+    deadline = time.monotonic() + seconds
+    while (left := leftovers(token)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+@pytest.fixture
+def token() -> Iterator[str]:
+    """A FAKE_TOKEN for the processes a test starts; whatever of them is
+    still alive at the end is killed (only what this test started)."""
+    value = uuid.uuid4().hex
+    yield value
+    for p in leftovers(value):
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass

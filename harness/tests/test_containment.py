@@ -15,9 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
-from typing import Iterator
 
 import psutil
 import pytest
@@ -25,27 +23,11 @@ import pytest
 from harness.launcher import STDERR_TAIL_BYTES, start_process
 from harness.registry import program_env
 
-from .conftest import FAKES, ROOT, leftovers
+from .conftest import FAKES, ROOT, gone_within, leftovers
 
 FAKE = FAKES / "fake" / "fake.py"
 
 
-def _gone_within(token: str, seconds: float) -> list[psutil.Process]:
-    deadline = time.monotonic() + seconds
-    while (left := leftovers(token)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
-
-
-@pytest.fixture
-def token() -> Iterator[str]:
-    value = uuid.uuid4().hex
-    yield value
-    for p in leftovers(value):  # only what this test started
-        try:
-            p.kill()
-        except psutil.NoSuchProcess:
-            pass
 
 
 @pytest.fixture(params=["cgroup", "process-tree"])
@@ -177,7 +159,7 @@ def test_a_build_dies_with_the_harness(command: str, sig: int, tmp_path: Path,
     proc = _harness_until_sleeping(tmp_path, token, args, LINGER, QUICK)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
-    assert not _gone_within(token, 3.0)
+    assert not gone_within(token, 3.0)
     if sig != signal.SIGKILL:
         assert proc.returncode == 128 + sig, err
         assert len(err.strip().splitlines()) <= 2, err  # (run also says where it records)
@@ -188,7 +170,7 @@ def test_a_test_command_dies_with_the_harness_on_ctrl_c(tmp_path: Path, token: s
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
-    assert not _gone_within(token, 3.0)
+    assert not gone_within(token, 3.0)
 
 
 def test_a_hung_detect_is_cut_with_its_children(tmp_path: Path, token: str,
@@ -200,7 +182,7 @@ def test_a_hung_detect_is_cut_with_its_children(tmp_path: Path, token: str,
     tool = registry.detect(["sh", "-c", "sleep 40 & sleep 40"], tmp_path)
     assert not tool.present and "timed out after 1 s" in tool.reason
     assert time.monotonic() - started < 15
-    assert not _gone_within(token, 2.0)
+    assert not gone_within(token, 2.0)
 
 
 # ---- point 10: stderr is bounded on disk ----

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harness import exports, report
+from harness import exports, publish
 from harness.metrics import METRICS
 from harness.tests.test_report import synthetic_run
 
@@ -14,7 +14,7 @@ from harness.tests.test_report import synthetic_run
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     run = synthetic_run(tmp_path_factory.mktemp("exports"))
-    report.write_report(run, draw=False)
+    publish.write_report(run, draw=False)
     return run
 
 

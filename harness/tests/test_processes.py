@@ -13,38 +13,19 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
-from typing import Iterator
 
-import psutil
 import pytest
 
 from harness.launcher import STDOUT_CAP_BYTES, Outcome, run_process
 from harness.registry import program_env
 
-from .conftest import FAKES, ROOT, leftovers as _leftovers
+from .conftest import FAKES, ROOT, gone_within, leftovers as _leftovers
 
 FAKE = FAKES / "fake" / "fake.py"
 MODES = ["cgroup", "process-tree"]  # the second is the fallback where cgroup v2 is not writable
 
 
-def _gone_within(token: str, seconds: float) -> list[psutil.Process]:
-    deadline = time.monotonic() + seconds
-    while (left := _leftovers(token)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
-
-
-@pytest.fixture
-def token() -> Iterator[str]:
-    value = uuid.uuid4().hex
-    yield value
-    for p in _leftovers(value):  # only what this test started
-        try:
-            p.kill()
-        except psutil.NoSuchProcess:
-            pass
 
 
 @pytest.fixture(params=MODES)
@@ -123,7 +104,7 @@ def test_harness_killed_leaves_no_process_and_no_file(sig: int, containment: str
     assert seen == 2, "the fake's tree never started"
     parent.send_signal(sig)
     parent.wait(timeout=30)
-    assert not _gone_within(token, 2.0)
+    assert not gone_within(token, 2.0)
     assert list(tmp.iterdir()) == []
 
 
@@ -218,7 +199,7 @@ def test_the_kernels_oom_killer_is_named(token: str) -> None:
         result = json.loads(proc.stdout.strip().splitlines()[-1])
         assert result == {"signal": 9, "status": "exited", "oom_killed": True}, proc.stderr
     finally:
-        _gone_within(token, 5)
+        gone_within(token, 5)
         for _ in range(50):
             try:
                 cgroup.rmdir()

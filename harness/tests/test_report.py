@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import report
+from harness import publish, report
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run"
 
@@ -17,7 +17,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "run"
 def run(tmp_path_factory) -> Path:
     run = tmp_path_factory.mktemp("report") / "run"
     shutil.copytree(FIXTURE, run)
-    assert report.write_report(run) == run / "report.md"
+    assert publish.write_report(run) == run / "report.md"
     return run
 
 
@@ -95,7 +95,7 @@ def test_results_json_keeps_raw_rows(run):
 def test_report_without_drawing(tmp_path):
     run = tmp_path / "run"
     shutil.copytree(FIXTURE, run)
-    report.write_report(run, draw=False)
+    publish.write_report(run, draw=False)
     assert not (run / "plots").exists()
     assert "![" not in (run / "report.md").read_text()
 
@@ -121,7 +121,7 @@ def test_loaded_rows_are_flagged_next_to_the_figure(tmp_path):
             if (r["impl"], r["workload"], r["n"], r["rep"]) == ("go", "chain", "5000", "2"):
                 r["other_cpu_frac"] = "0.5"
     run = _edited_fixture(tmp_path, edit)
-    text = report.write_report(run, draw=False).read_text()
+    text = publish.write_report(run, draw=False).read_text()
     assert "1 of " in text and "ran under load" in text and "50% during go chain N=5000 rep 2" in text
     [line] = [x for x in text.splitlines() if x.startswith("| 5000 | go |")]
     assert "(1 under load)" in line
@@ -130,7 +130,7 @@ def test_loaded_rows_are_flagged_next_to_the_figure(tmp_path):
 def test_one_run_is_never_a_winner_and_says_it_has_no_interval(tmp_path):
     run = _edited_fixture(tmp_path, lambda rows: rows.__setitem__(
         slice(None), [r for r in rows if r["rep"] == "1"]))
-    text = report.write_report(run, draw=False).read_text()
+    text = publish.write_report(run, draw=False).read_text()
     table = [x for x in text.splitlines() if x.startswith("| 5000 |")]
     assert table and all("(1 run, no interval)" in x for x in table)
     assert "1.25× (no interval)" in next(x for x in table if "| go |" in x)
@@ -143,7 +143,7 @@ def test_a_quick_run_says_it_is_a_check(tmp_path):
     env = json.loads((run / "env.json").read_text())
     env.setdefault("settings", {})["suite"] = "quick"
     (run / "env.json").write_text(json.dumps(env))
-    text = report.write_report(run, draw=False).read_text()
+    text = publish.write_report(run, draw=False).read_text()
     assert "This is a check, not a measurement" in text.split("## Environment")[0]
 
 
@@ -152,7 +152,7 @@ def test_floor_column_reads_each_figure_as_a_multiple_of_the_floor(tmp_path):
     from harness.rundir import RunDir
     run = tmp_path / "run"
     shutil.copytree(FIXTURE, run)
-    plain = (report.write_report(run)).read_text()
+    plain = (publish.write_report(run)).read_text()
     assert "×floor" not in plain.split("## How to read")[1].split("## sleep")[1]  # no floor: no column
     env = json.loads((run / "env.json").read_text())
     env["floor_impls"] = ["go"]
@@ -166,7 +166,7 @@ def test_floor_column_reads_each_figure_as_a_multiple_of_the_floor(tmp_path):
     sleep = [g for g in results.groups if g.workload == "sleep" and g.impl == "go"
              and g.mem_per_task_bytes]
     assert sleep and all(results.ranks[g.key]["floor"] == 1.0 for g in sleep)
-    text = report.write_report(run).read_text()
+    text = publish.write_report(run).read_text()
     assert "| ×floor |" in text.split("## chain")[1].split("\n\n")[1]
 
 
@@ -217,7 +217,7 @@ def _row(text: str, section: str, impl: str, n: int = 1000) -> str:
 
 
 def test_intervals_in_the_report_cells(tmp_path):
-    text = report.write_report(synthetic_run(tmp_path), draw=False).read_text()
+    text = publish.write_report(synthetic_run(tmp_path), draw=False).read_text()
     fast, slow = (_row(text, "chain", impl) for impl in ("fast", "slow"))
     lone = _row(text, "chain", "lone", 2000)
     # one ok run: its figures say so, and its ratio has no interval
@@ -235,7 +235,7 @@ def test_intervals_in_the_report_cells(tmp_path):
 
 
 def test_memory_per_task_below_resolution_says_so_in_the_report(tmp_path):
-    text = report.write_report(synthetic_run(tmp_path), draw=False).read_text()
+    text = publish.write_report(synthetic_run(tmp_path), draw=False).read_text()
     flat, grows = _row(text, "sleep", "flat", 101000), _row(text, "sleep", "grows", 101000)
     assert "| below resolution |" in flat
     # 6 MiB over 100,000 tasks; two medians at 96.9% each: 93.8%, shown as such
@@ -252,9 +252,9 @@ def test_how_to_read_explains_the_intervals_and_links_the_statistics_page(run):
 
 
 def test_until_ci_is_checked_only_when_the_run_set_it(tmp_path):
-    plain = report.write_report(synthetic_run(tmp_path), draw=False).read_text()
+    plain = publish.write_report(synthetic_run(tmp_path), draw=False).read_text()
     assert "--until-ci" not in plain
-    text = report.write_report(synthetic_run(tmp_path / "ci", until_ci=0.01), draw=False).read_text()
+    text = publish.write_report(synthetic_run(tmp_path / "ci", until_ci=0.01), draw=False).read_text()
     warnings = text.split("## Warnings")[1].split("\n## ")[0]
     # fast and slow reach 2% (over 1%); lone has one run
     assert "chain: 4 of 4 groups did not reach the run's --until-ci 1%" in warnings
@@ -342,7 +342,7 @@ def test_memory_verdict_prefers_memory_per_task(tmp_path):
 
 
 def test_report_opens_with_verdicts_and_a_legend(tmp_path):
-    text = report.write_report(synthetic_run(tmp_path), draw=False).read_text()
+    text = publish.write_report(synthetic_run(tmp_path), draw=False).read_text()
     assert text.index("## Verdicts") < text.index("## Environment") < text.index("## chain")
     assert "fast was fastest (warm iteration) at N = 1k" not in text  # lone ran at 2k beside slow
     assert "slow leads on speed (warm iteration) at N = 2k" in text
@@ -362,7 +362,7 @@ def test_floor_column_hidden_where_the_floor_is_best(tmp_path):
     env = json.loads((run / "env.json").read_text())
     env["floor_impls"] = ["fast"]  # the fastest everywhere it ran: ×floor would repeat ×best
     (run / "env.json").write_text(json.dumps(env))
-    text = report.write_report(run, draw=False).read_text()
+    text = publish.write_report(run, draw=False).read_text()
     assert "×floor" not in text.split("## chain")[1].split("\n## ")[0]
     env["floor_impls"] = ["slow"]  # not the best at N=1000: shown there, empty at N=2000
     (run / "env.json").write_text(json.dumps(env))

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import report
+from harness import publish
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).parent / "fixtures" / "run"
@@ -177,7 +177,7 @@ def page_file(tmp_path_factory) -> Path:
     """The committed fixture run, reported with its plots."""
     run = tmp_path_factory.mktemp("html") / "run"
     shutil.copytree(FIXTURE, run)
-    report.write_report(run)
+    publish.write_report(run)
     assert (run / "report.html").is_file()
     return run / "report.html"
 

@@ -186,7 +186,7 @@ def test_a_new_workload_is_one_declaration(tmp_path: Path, monkeypatch: pytest.M
     rows = read_rows(out)
     assert [(r["n"], r["buffer"], r["status"], r["iterations"]) for r in rows] == [
         ("10", "2", "ok", "3"), ("100", "2", "ok", "3")] * 2
-    from harness.report import write_report
+    from harness.publish import write_report
     text = write_report(out / "latest").read_text()
     assert "## double: a test workload" in text and "| 100 | 2 | doubler |" in text
     assert (out / "latest" / "plots" / "double_time.png").stat().st_size > 1000
