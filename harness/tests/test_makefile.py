@@ -89,7 +89,10 @@ def test_duration_registry_and_args_are_single_arguments(tmp_path: Path) -> None
 
 def dry(*args: str) -> list[str]:
     """The commands make would run (make -n), the venv's set-up left out."""
-    proc = subprocess.run(["make", "-n", "-o", ".venv/.installed", *args], cwd=ROOT,
+    # --no-print-directory: under `make test` (MAKELEVEL set) make -n would print
+    # "make[1]: Entering directory" lines around the commands
+    proc = subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed", *args],
+                          cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.splitlines()
