@@ -162,13 +162,15 @@ def _run_plain(argv: list[str], cwd: str | Path, timeout_s: float, env: dict[str
 
 
 def stoppable(command: Callable[..., int]) -> Callable[..., int]:
-    """A subcommand that stops on SIGTERM and SIGHUP as `run` does: the
+    """A subcommand that stops on SIGINT, SIGTERM and SIGHUP as `run` does: the
     exception unwinds through run_contained, which kills the command's tree;
     one line is said and the exit status is 128 + the signal."""
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> int:
         try:
-            with interruptible((signal.SIGTERM, signal.SIGHUP)):
+            # SIGINT too, explicitly: a harness started where SIGINT is ignored
+            # (a background job of a script) still stops on it, as `run` does
+            with interruptible():
                 return command(*args, **kwargs)
         except Interrupted as exc:
             print(f"\nharness: stopped by {signal.Signals(exc.signum).name}; "
