@@ -285,14 +285,21 @@ def test_a_crash_keeps_the_last_20_lines_of_stderr_and_sigkill_is_not_called_oom
 def test_harness_sigkilled_mid_sleep_run_leaves_nothing_within_2_s(out: Path) -> None:
     token = _token()
     env = dict(os.environ, BENCH_IMPLS_PATH=str(FAKES), FAKE_TOKEN=token)
-    proc = subprocess.Popen([sys.executable, "-m", "harness", *RUN, "--impl", "fake-good",
-                             "--workload", "sleep", "--n", "3", "--duration-ms", "60000",
-                             "--out", str(out)], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while len(_leftovers(token)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)  # the harness, its launcher and the sleeping fake
-    assert len(_leftovers(token)) >= 3, "the sleep run never started"
+    log = out.parent / "harness.log"
+    with log.open("w") as f:
+        proc = subprocess.Popen([sys.executable, "-m", "harness", *RUN, "--impl", "fake-good",
+                                 "--workload", "sleep", "--n", "3", "--duration-ms", "60000",
+                                 "--out", str(out)], cwd=ROOT, env=env,
+                                stdout=f, stderr=subprocess.STDOUT)
+    def sleeping() -> bool:  # the measured fake itself (python fake.py ...), not a build step
+        return any(len(c := p.cmdline()) > 1 and c[1].endswith("fake.py")
+                   for p in _leftovers(token))
+    deadline = time.monotonic() + 120  # a bound on the start, wide for a loaded machine
+    while not sleeping() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    state = "still running" if proc.poll() is None else f"exited {proc.returncode}"
+    assert sleeping() and len(_leftovers(token)) >= 3, (  # the harness, its launcher, the fake
+        f"the sleep run never started (the harness {state}): {log.read_text()[-2000:]}")
     time.sleep(0.5)  # in the middle of the 60 s sleep
     proc.kill()
     proc.wait(timeout=10)
