@@ -2,7 +2,7 @@
 # Set up, build every implementation whose toolchain is present, run the
 # default suite (or --quick), and print where the results are.
 #   ./run.sh            the default suite (about 45-50 minutes on 2 cores)
-#   ./run.sh --quick    every implementation and workload at small N (two to three minutes)
+#   ./run.sh --quick    every implementation and workload at small N (2-4 minutes)
 # Any other option goes to `python -m harness run` (e.g. --repeat 1, --n 1000,10000).
 # Exit status: run's (3 when every implementation was skipped: nothing measured).
 set -euo pipefail
