@@ -563,16 +563,21 @@ def against(st: Stat, low: float | None = None, high: float | None = None) -> st
     return "not settled: the interval reaches across the limit"
 
 
-def rss_at_most(impl: str, workload: str, n: int, limit_mib: float):
+def figure_within(impl: str, workload: str, n: int, metric: str, fmt: Callable[[float], str],
+                  low: float | None = None, high: float | None = None):
+    """A goal on one configuration's figure: its cell, and `against` [low, high]."""
     def check(groups, env):
         g = _g(groups, impl, workload, n)
         if g is None:
             return None
-        if not g.ok:
+        if g.median(metric) is None:
             return g.statuses, "**missed**"
-        return (cell(g, "peak_rss_bytes", fmt_mib),
-                against(g.metrics["peak_rss_bytes"], high=limit_mib * MIB))
+        return cell(g, metric, fmt), against(g.metrics[metric], low, high)
     return check
+
+
+def rss_at_most(impl: str, workload: str, n: int, limit_mib: float):
+    return figure_within(impl, workload, n, "peak_rss_bytes", fmt_mib, high=limit_mib * MIB)
 
 
 def runs_ok(impl: str, workload: str, n: int):
@@ -581,28 +586,6 @@ def runs_ok(impl: str, workload: str, n: int):
         if g is None:
             return None
         return g.statuses, "holds" if g.ok == g.runs else "**missed**"
-    return check
-
-
-def wall_between(impl: str, workload: str, n: int, low: float, high: float):
-    def check(groups, env):
-        g = _g(groups, impl, workload, n)
-        if g is None:
-            return None
-        if not g.ok:
-            return g.statuses, "**missed**"
-        return cell(g, "wall_s", fmt_seconds), against(g.metrics["wall_s"], low, high)
-    return check
-
-
-def warm_below(impl: str, workload: str, n: int, limit_s: float):
-    def check(groups, env):
-        g = _g(groups, impl, workload, n)
-        if g is None:
-            return None
-        if g.median("warm_iter_s") is None:
-            return g.statuses, "**missed**"
-        return cell(g, "warm_iter_s", fmt_seconds), against(g.metrics["warm_iter_s"], high=limit_s)
     return check
 
 
@@ -651,10 +634,11 @@ def suite_minutes(limit: float):
 
 M = 1_000_000
 GOALS = [
-    Goal("go sleep 1M: ok, wall 10–20 s", wall_between("go", "sleep", M, 10, 20)),
+    Goal("go sleep 1M: ok, wall 10–20 s", figure_within("go", "sleep", M, "wall_s", fmt_seconds, 10, 20)),
     Goal("rust-tokio sleep 1M ≤ 450 MiB", rss_at_most("rust-tokio", "sleep", M, 450)),
     Goal("rust-futures sleep 1M ≤ 215 MiB", rss_at_most("rust-futures", "sleep", M, 215)),
-    Goal("rust-tokio chain 1M warm < 1 s", warm_below("rust-tokio", "chain", M, 1.0)),
+    Goal("rust-tokio chain 1M warm < 1 s",
+         figure_within("rust-tokio", "chain", M, "warm_iter_s", fmt_seconds, high=1.0)),
     Goal("csharp-async sleep 1M < 250 MiB", rss_at_most("csharp-async", "sleep", M, 250)),
     Goal("csharp-async chain 1M ok", runs_ok("csharp-async", "chain", M)),
     Goal("csharp-async chain-await 1M ok", runs_ok("csharp-async", "chain-await", M)),

@@ -54,13 +54,6 @@ class Summary:
     interval: Interval | None = None  # the median's confidence interval (stats.py); None: 1 run
 
     @property
-    def cv(self) -> float | None:
-        """Relative spread: stdev / median."""
-        if self.stdev is None or self.median == 0:
-            return None
-        return self.stdev / abs(self.median)
-
-    @property
     def noisy(self) -> bool:
         """The median's interval reaches further than NOISY_WIDTH of it."""
         return self.interval is not None and self.interval.relative_width > NOISY_WIDTH

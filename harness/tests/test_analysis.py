@@ -21,7 +21,7 @@ def test_summarize_by_hand():
     s = analysis.summarize([4.0, 1.0, 3.0, 2.0])
     assert (s.count, s.median, s.min, s.max, s.mean) == (4, 2.5, 1.0, 4.0, 2.5)
     assert s.stdev == pytest.approx(math.sqrt(5 / 3))  # sample stdev: 5 / (4 - 1)
-    assert s.cv == pytest.approx(math.sqrt(5 / 3) / 2.5)
+    assert s.stdev == pytest.approx(math.sqrt(5 / 3))
     # 4 runs: the sign test's widest interval, [min, max], covers 1 - 2/16
     assert (s.interval.low, s.interval.high) == (1.0, 4.0)
     assert s.interval.confidence == pytest.approx(0.875) and not s.interval.settled
@@ -30,7 +30,7 @@ def test_summarize_by_hand():
 
 def test_single_value_has_no_spread_and_no_interval():
     s = analysis.summarize([7.0])
-    assert s.stdev is None and s.cv is None and not s.noisy
+    assert s.stdev is None and not s.noisy
     assert s.interval is None
     assert analysis.summarize([]) is None
 
@@ -51,7 +51,8 @@ def test_noisy_threshold_is_the_intervals_reach_over_ten_percent_of_median():
     # stdev of 33% of the median, but the interval of 9 is [x(2), x(8)] =
     # [100, 100] at 96.1%; the far run is the outlier rule's to flag
     s = analysis.summarize([100] * 8 + [200])
-    assert s.cv > 0.3 and (s.interval.low, s.interval.high) == (100, 100) and not s.noisy
+    assert s.stdev / s.median > 0.3 and (s.interval.low, s.interval.high) == (100, 100) \
+        and not s.noisy
 
 
 def test_outlier_rule():
