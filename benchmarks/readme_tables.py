@@ -634,7 +634,8 @@ def suite_minutes(limit: float):
 
 M = 1_000_000
 GOALS = [
-    Goal("go sleep 1M: ok, wall 10–20 s", figure_within("go", "sleep", M, "wall_s", fmt_seconds, 10, 20)),
+    Goal("go sleep 1M: ok, wall 10–20 s",
+         figure_within("go", "sleep", M, "wall_s", fmt_seconds, 10, 20)),
     Goal("rust-tokio sleep 1M ≤ 450 MiB", rss_at_most("rust-tokio", "sleep", M, 450)),
     Goal("rust-futures sleep 1M ≤ 215 MiB", rss_at_most("rust-futures", "sleep", M, 215)),
     Goal("rust-tokio chain 1M warm < 1 s",

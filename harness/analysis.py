@@ -19,7 +19,7 @@ from .metrics import METRICS, fmt_metric
 from .presentation import PRESENTATIONS, TIME_HEADLINE
 from .rundir import ConfigKey, RunDir
 from .stats import Interval, median_interval, ratio_interval
-from .workloads import Param, workload_rank
+from .workloads import WORKLOADS, Param, workload_rank
 
 # A figure is noisy when its confidence interval's larger half-width
 # (Interval.relative_width) exceeds this fraction of its median. The
@@ -433,6 +433,42 @@ def capacity_note(g: Group) -> str | None:
     return f"ran at capacity {', '.join(str(c) for c in sorted(caps))}"
 
 
+def _by_workload(groups: list[Group]) -> dict[str, list[Group]]:
+    out: dict[str, list[Group]] = defaultdict(list)
+    for g in groups:
+        out[g.workload].append(g)
+    return out
+
+
+def choice_params(g: Group) -> tuple:
+    """The workload's own text dimensions (http's style)."""
+    declared = {d.name: d for d in WORKLOADS[g.workload].dimensions} \
+        if g.workload in WORKLOADS else {}
+    return tuple((name, v) for name, v in g.params
+                 if name in declared and declared[name].choices and v is not None)
+
+
+def by_design(g: Group, workload_groups: Iterable[Group]) -> bool:
+    """A skipped configuration of an implementation that ran this workload
+    in other configurations: one it cannot have by design (a server's
+    style it lacks, its README says why), not a failure."""
+    return (all(r["status"] == "skipped" for r in g.rows)
+            and any(o.impl == g.impl and o.ok for o in workload_groups))
+
+
+def design_notes(groups: list[Group]) -> list[str]:
+    """One line per implementation on what it skipped by design: a note for
+    the reader, not a warning (warnings() leaves these out)."""
+    designed: dict[str, list[str]] = defaultdict(list)
+    for members in _by_workload(groups).values():
+        for g in members:
+            if by_design(g, members):
+                choice = " ".join(f"{k}={v}" for k, v in choice_params(g))
+                designed[g.impl].append(f"{g.workload} {choice or g.key.settings}".strip())
+    return [f"{impl} has no {' or '.join(sorted(set(where)))}, by design "
+            f"(skipped; its README says why)." for impl, where in sorted(designed.items())]
+
+
 def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()) -> list[str]:
     """What a reader must know before trusting the tables, most important first."""
     out: list[str] = list(notes)
@@ -445,9 +481,13 @@ def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()
     for reason in instability(env.get("machine_state") or {}, invocations[-1].get("steal_frac")):
         out.append(f"The machine's state makes timings less stable: {reason}.")
 
-    # Languages that never ran: one line per impl, not one per group.
+    # Languages that never ran: one line per impl, not one per group. A skip
+    # by design (design_notes) is not among them: nothing to act on.
     setup: dict[tuple[str, str], str] = {}
+    sets = _by_workload(groups)
     for g in groups:
+        if by_design(g, sets[g.workload]):
+            continue
         for r in g.rows:
             if r["status"] in SETUP_STATUSES:
                 setup.setdefault((g.impl, r["status"]), r.get("error") or "no reason recorded")

@@ -20,8 +20,7 @@ from typing import Any, Iterable
 from . import analysis, verdicts
 from .analysis import Group, Results
 from .presentation import PRESENTATIONS
-from .report import (CHECK_SUITES, VERDICTS_INTRO, build_table, environment_rows, legend_rows,
-                     split_notes)
+from .report import CHECK_SUITES, VERDICTS_INTRO, build_table, environment_rows, legend_rows
 from .workloads import workload_rank
 
 CSS = """
@@ -177,7 +176,8 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
         out.append("<p>No runs were recorded.</p>")
     out.append("</section>")
 
-    warned, notes = split_notes(groups, analysis.warnings(groups, env, results.notes))
+    warned = analysis.warnings(groups, env, results.notes)
+    notes = analysis.design_notes(groups)
     out.append('<section id="warnings"><h2>Warnings</h2>')
     out.append('<ul class="warnings">' + "".join(f"<li>{_inline(w)}</li>" for w in warned)
                + "</ul>" if warned else "<p>None.</p>")

@@ -228,31 +228,6 @@ def legend_block(groups: list[Group], env: dict[str, Any]) -> list[str]:
     return _table(["impl", "language", "runtime", "flags"], legend_rows(groups, env))
 
 
-def split_notes(groups: list[Group], warned: list[str]) -> tuple[list[str], list[str]]:
-    """(warnings, notes): a configuration an implementation skipped by
-    design (a server style it cannot have, its README says why) is a note,
-    not a warning: there is nothing for a reader to act on."""
-    by_workload: dict[str, list[Group]] = defaultdict(list)
-    for g in groups:
-        by_workload[g.workload].append(g)
-    designed: dict[str, list[str]] = defaultdict(list)
-    errors: set[str] = set()
-    for members in by_workload.values():
-        for g in members:
-            if verdicts.by_design(g, members):
-                choice = " ".join(f"{k}={v}" for k, v in verdicts.choice_params(g))
-                designed[g.impl].append(f"{g.workload} {choice or g.key.settings}".strip())
-                errors.update(f"{g.impl}: skipped ({r.get('error') or 'no reason recorded'})."
-                              for r in g.rows)
-    # an implementation skipped by design everywhere it skipped: its setup line is a note
-    real_skips = {g.impl for g in groups if any(r["status"] == "skipped" for r in g.rows)
-                  and not verdicts.by_design(g, by_workload[g.workload])}
-    kept = [w for w in warned if not (w in errors and w.split(":")[0] not in real_skips)]
-    notes = [f"{impl} has no {' or '.join(sorted(set(where)))}, by design "
-             f"(skipped; its README says why)." for impl, where in sorted(designed.items())]
-    return kept, notes
-
-
 MACHINE_HEADER = ["machine", "host", "OS", "git", "run", "started", "toolchains"]
 
 
@@ -379,7 +354,8 @@ def render_markdown(results: Results, pngs: list[str] | None = None) -> str:
     lines += ["## Verdicts", "", VERDICTS_INTRO, ""] + verdicts.markdown(verdicts.verdicts(groups))
     lines += ["## Environment", ""] + environment_block(env, groups) + [""]
     lines += ["## How to read", "", HOW_TO_READ]
-    warned, notes = split_notes(groups, analysis.warnings(groups, env, results.notes))
+    warned = analysis.warnings(groups, env, results.notes)
+    notes = analysis.design_notes(groups)
     lines += ["## Warnings", ""] + ([f"- {n}" for n in warned] or ["None."]) + [""]
     if notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable
 
-from .analysis import SETUP_STATUSES, Group, iter_metric
+from .analysis import SETUP_STATUSES, Group, by_design, choice_params, iter_metric
 from .formatting import (fmt_bounds, fmt_bytes, fmt_count, fmt_interval, fmt_ratio,
                          fmt_ratio_bound)
 from .metrics import METRICS, fmt_metric
 from .presentation import PRESENTATIONS
 from .stats import Interval, ratio_interval
-from .workloads import WORKLOADS, workload_rank
+from .workloads import workload_rank
 
 MEMORY_PER_TASK = "memory per task"
 
@@ -93,14 +93,6 @@ def metric_figure(metric: str) -> Figure:
 
 
 # -- the sets compared -----------------------------------------------------
-
-def choice_params(g: Group) -> tuple:
-    """The workload's own text dimensions (http's style): a verdict each."""
-    declared = {d.name: d for d in WORKLOADS[g.workload].dimensions} \
-        if g.workload in WORKLOADS else {}
-    return tuple((name, v) for name, v in g.params
-                 if name in declared and declared[name].choices and v is not None)
-
 
 def _where(g: Group) -> str:
     """The configuration in a sentence: 'N = 1M, B = 100, users = 10'."""
@@ -250,14 +242,6 @@ def reason(error: str | None) -> str:
             text = text.split(": ", 1)[1]
     text = text.removeprefix("error: ").split("\n")[0]
     return text if len(text) <= 70 else text[:67].rstrip() + "..."
-
-
-def by_design(g: Group, workload_groups: Iterable[Group]) -> bool:
-    """A skipped configuration of an implementation that ran this workload
-    in other configurations: one it cannot have by design (a server's
-    style it lacks, its README says why), not a failure."""
-    return (all(r["status"] == "skipped" for r in g.rows)
-            and any(o.impl == g.impl and o.ok for o in workload_groups))
 
 
 def failures(groups: list[Group]) -> list[str]:
