@@ -4,7 +4,9 @@ say which planned runs can start."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import shutil
 import sys
 import time
 import tomllib
@@ -12,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import ROOT
+from . import ROOT, relative
 from .children import run_contained
 from .formatting import fmt_duration
 from .loadgen import SKIP_VARIABLE, Unavailable, ensure_k6, k6_installed, record_build, recorded_builds
 from .progress import BuildStatus, StatusLine, tool_progress
 from .registry import Impl, Language, languages
+from .versions import download_size, where
 
 BUILD_TIMEOUT_S = 1800
 
@@ -165,6 +168,44 @@ def setup_hint(lang: Language, source: Path | None = None) -> str:
     return text + (f"; by hand: {by_hand}" if by_hand else "")
 
 
+def first_error(text: str) -> str:
+    """The line a failed build is known by: the compiler's first error
+    (Cargo's "error[E0432]: ...", javac's "...: error: ..."), else the last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if re.match(r"(error|ERROR|\[ERROR\])\b|.*: error:", line)]
+    return (errors or lines[-1:] or [""])[0]
+
+
+def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> Readiness:
+    """Build or install another release of an implementation (IMPL@VERSION)
+    into its own folder under .versions/, once: a later run reuses it. The
+    download is announced first (what, from where, how big)."""
+    assert impl.cache is not None and impl.versions is not None
+    cache, marker = impl.cache, impl.cache / ".installed"
+    if marker.exists():
+        say(f"{impl.id}: using the build in {relative(cache)}")
+        return Readiness("ready")
+    size = download_size(impl)
+    big = f" ({size / 1e6:.1f} MB, and what it needs)" if size else ""
+    say(f"{impl.id}: installing {impl.release} of {where(impl)}{big} into {relative(cache)} ...")
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    cmd = impl.expand(impl.versions.install)
+    started = time.monotonic()
+    try:
+        code, stdout, stderr = _step(cmd, impl.language)
+    except OSError as exc:
+        return Readiness("build-failed", f"{impl.id}: install failed: {exc}")
+    with log_path.open("a") as log:
+        log.write(f"$ {shlex.join(cmd)}\n{stdout}{stderr}\n"
+                  f"[exit {code} after {time.monotonic() - started:.1f} s]\n")
+    if code != 0:
+        return Readiness("build-failed", f"{impl.id}: install exited {code}: "
+                                         f"{first_error(stderr or stdout)}; log: {log_path}")
+    marker.write_text(f"{impl.id}\n")
+    return Readiness("ready")
+
+
 @dataclass
 class Readiness:
     """Whether a language's programs can run: status "ready", or the status
@@ -211,6 +252,15 @@ class Preparation:
                 say(f"building {lang.name} ({lang.toolchain.version}{expect}) ...")
             self.languages[lang.name] = prepare(lang, log_dir / f"build-{lang.name}.log", build)
         self.impls: dict[str, Readiness] = {}
+        for impl in {i.id: i for i in impls}.values():
+            if impl.cache is None or not self.languages[impl.language.name].ready:
+                continue
+            if build:
+                log = log_dir / f"build-{re.sub(r'[^A-Za-z0-9._-]', '_', impl.id)}.log"
+                self.impls[impl.id] = install_release(impl, log, say)
+            elif not (impl.cache / ".installed").exists():
+                self.impls[impl.id] = Readiness("skipped", "this release is not built yet "
+                                                           "(a run without --no-build builds it)")
         self.k6: Path | None = None
         self.generator = Readiness("ready")
         if servers:

@@ -17,7 +17,7 @@ from .presentation import PRESENTATIONS
 from .registry import Impl, RegistryError, languages, resolve
 from .rundir import RunDirError, check_out, open_run_dir, point_latest
 from .session import run_suite
-from .settings import dimensions, name_list, percentage, settings_from
+from .settings import dimensions, impl_list, name_list, percentage, settings_from
 from .workloads import WORKLOADS
 
 EPILOG = """examples:
@@ -37,21 +37,8 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"harness: error: {message} (see --help)\n")
 
 
-def build_parser() -> Parser:
-    parser = Parser(prog="python -m harness", description=(
-        "Benchmark harness for concurrency runtimes: runs each implementation's built "
-        "program, measures wall time, CPU and peak RSS, validates its answer and records "
-        "every run (see docs/protocol.md)."), epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-
-    run = sub.add_parser("run", help="build, run and record a suite of benchmarks")
-    run.add_argument("--impl", default="all",
-                     help="comma-separated implementation ids or language names, or 'all' (default)")
-    run.add_argument("--suite", default=None,
-                     help="a named suite from harness/suites.toml (default, quick); the options "
-                          "below override its workloads, sizes, repeats and sleep time")
+def add_measure_options(run: argparse.ArgumentParser) -> None:
+    """What to measure and how: the options `run` and `bisect` share."""
     run.add_argument("--workload", default=None,
                      help=f"comma-separated workloads ({', '.join(WORKLOADS)}) or 'all' (default)")
     run.add_argument("--n", default=None, help="comma-separated task counts (default 1000)")
@@ -59,13 +46,6 @@ def build_parser() -> Parser:
                      help="comma-separated channel capacities for bounded, 0 = rendezvous (default 1)")
     run.add_argument("--repeat", type=int, default=None,
                      help="process runs per configuration (default 3); with --until-ci, the minimum")
-    run.add_argument("--until-ci", default=None, metavar="PCT",
-                     help="after the --repeat minimum, run again, pass after pass, each "
-                          "configuration whose headline figure's 95%% interval is unsettled or "
-                          "wider than ±PCT of its median (e.g. 5%%), up to --max-repeat runs")
-    run.add_argument("--max-repeat", type=int, default=None, metavar="M",
-                     help="with --until-ci: the most runs of one configuration (default 10, or "
-                          "--repeat when higher; at least --repeat)")
     run.add_argument("--duration-ms", type=int, default=None,
                      help="sleep time of each task in the sleep workload (default 10000)")
     run.add_argument("--iterations", type=int, default=None,
@@ -90,23 +70,64 @@ def build_parser() -> Parser:
     run.add_argument("--out", default=str(ROOT / "results"),
                      help="results folder; each run writes OUT/<run-id>/ and OUT/latest "
                           "(default: results/ in the repository)")
-    run.add_argument("--resume", action="store_true",
-                     help="continue the newest run in OUT: rows already ok are kept, failed "
-                          "ones of the plan run again (the earlier attempt goes to retried.csv)")
     run.add_argument("--inherit-env", default=None, metavar="NAME,...",
                      help="environment variables the measured programs also get (by default "
                           "only the runtime variables, PATH, HOME, TMPDIR, the user and the "
                           "locale: results/README.md)")
     run.add_argument("--no-build", action="store_true", help="use the programs as already built")
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="python -m harness", description=(
+        "Benchmark harness for concurrency runtimes: runs each implementation's built "
+        "program, measures wall time, CPU and peak RSS, validates its answer and records "
+        "every run (see docs/protocol.md)."), epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    run = sub.add_parser("run", help="build, run and record a suite of benchmarks")
+    run.add_argument("--impl", default="all",
+                     help="comma-separated implementation ids or language names, or 'all' (default)")
+    run.add_argument("--suite", default=None,
+                     help="a named suite from harness/suites.toml (default, quick); the options "
+                          "below override its workloads, sizes, repeats and sleep time")
+    add_measure_options(run)
+    run.add_argument("--until-ci", default=None, metavar="PCT",
+                     help="after the --repeat minimum, run again, pass after pass, each "
+                          "configuration whose headline figure's 95%% interval is unsettled or "
+                          "wider than ±PCT of its median (e.g. 5%%), up to --max-repeat runs")
+    run.add_argument("--max-repeat", type=int, default=None, metavar="M",
+                     help="with --until-ci: the most runs of one configuration (default 10, or "
+                          "--repeat when higher; at least --repeat)")
+    run.add_argument("--resume", action="store_true",
+                     help="continue the newest run in OUT: rows already ok are kept, failed "
+                          "ones of the plan run again (the earlier attempt goes to retried.csv)")
     run.add_argument("--no-report", action="store_true", help="do not write report.md and plots")
     run.add_argument("--dry-run", action="store_true",
                      help="print the plan and its estimated duration, run nothing")
 
+    bis = sub.add_parser("bisect", help="the first release between two where a figure changed "
+                                        "(each step's verdict a 95%% interval)")
+    bis.add_argument("impl", metavar="IMPL", help="an implementation with [impl.versions]")
+    bis.add_argument("--good", required=True, metavar="V1", help="a release with the old figure")
+    bis.add_argument("--bad", required=True, metavar="V2", help="a release with the new figure")
+    bis.add_argument("--figure", default=None,
+                     help="the runs.csv figure to follow (default: the workload's first headline, "
+                          "e.g. warm_iter_s)")
+    bis.add_argument("--max-repeat", type=int, default=10, metavar="M",
+                     help="the most runs of one release before a step is called not settled "
+                          "(default 10)")
+    add_measure_options(bis)
+
     lst = sub.add_parser("list", help="implementations, workloads and toolchains")
+    lst.add_argument("--versions", action="store_true",
+                     help="the releases that IMPL@VERSION can name for --impl's implementations "
+                          "(from the registry, cached for a day), newest first")
     bld = sub.add_parser("build", help="set up and build implementations")
     tst = sub.add_parser("test", help="run each language's own unit tests (after building)")
-    for p in (run, lst, bld, tst):
-        if p is not run:
+    for p in (run, lst, bld, tst, bis):
+        if p not in (run, bis):
             p.add_argument("--impl", default="all")
         p.add_argument("--registry", action="append", default=[], metavar="FILE",
                        help="also the implementations of this impls.toml, kept outside the "
@@ -129,8 +150,11 @@ def build_parser() -> Parser:
 
     cmp_ = sub.add_parser("compare", help="NEW against OLD: each figure's change, its 95%% "
                                           "interval and a verdict, per configuration")
-    cmp_.add_argument("old")
-    cmp_.add_argument("new")
+    cmp_.add_argument("old", help="the old run directory (with --baseline: the one run)")
+    cmp_.add_argument("new", nargs="?", help="the new run directory (not with --baseline)")
+    cmp_.add_argument("--baseline", default=None, metavar="IMPL",
+                      help="within one run: every other implementation, variant or release "
+                           "against IMPL's figures (e.g. compare RUN --baseline go)")
     cmp_.add_argument("--fail-above", default=None, metavar="PCT",
                       help="a CI gate, exit 1 when a workload's headline figure (iteration "
                            "times, peak RSS; http: throughput, median response) is worse by more "
@@ -144,7 +168,7 @@ def build_parser() -> Parser:
 
 
 def _impls(args: argparse.Namespace) -> list[Impl]:
-    return resolve(name_list(args.impl, "--impl"), args.registry)
+    return resolve(impl_list(args.impl), args.registry)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -153,8 +177,37 @@ def cmd_run(args: argparse.Namespace) -> int:
                      report=not args.no_report)
 
 
+def cmd_bisect(args: argparse.Namespace) -> int:
+    from .bisect import run_bisect
+    opts = vars(args) | {"registry": args.registry}
+    return run_bisect(args.impl, args.good, args.bad, opts, Path(args.out), ram_bytes(),
+                      args.figure, args.max_repeat)
+
+
+def list_versions(impls: list[Impl]) -> int:
+    """list --versions: each implementation's releases, newest first."""
+    from .versions import Unreachable, available, stable, where
+    for impl in impls:
+        if impl.versions is None:
+            print(f"{impl.id}: no other releases (its impls.toml has no [impl.versions])")
+            continue
+        try:
+            found = available(impl)
+        except Unreachable as exc:
+            print(f"{impl.id}: cannot list its releases: {exc}")
+            continue
+        releases = [v for v in found if stable(v)]
+        stock = f"; the stock build: {impl.versions.stock}" if impl.versions.stock else ""
+        print(f"{impl.id}: {len(releases)} releases of {where(impl)} (newest first{stock}; "
+              f"run one as {impl.id}@VERSION)")
+        print("  " + " ".join(releases))
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     impls = _impls(args)
+    if args.versions:
+        return list_versions(impls)
     names = list(WORKLOADS)
     width = max(len("implementation"), *(len(i.id) for i in impls)) + 2
     print("workloads:")
@@ -222,10 +275,17 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import compare_dirs, output
-    verdict = compare_dirs(open_run_dir(args.old).path, open_run_dir(args.new).path,
-                           percentage(args.fail_above, "--fail-above")
-                           if args.fail_above is not None else None)
+    from .compare import compare_baseline, compare_dirs, output
+    fail_above = percentage(args.fail_above, "--fail-above") if args.fail_above is not None else None
+    if args.baseline is not None:
+        if args.new is not None:
+            raise UsageError("compare --baseline takes one run directory: the baseline and the "
+                             "others are all in it")
+        verdict = compare_baseline(open_run_dir(args.old).path, args.baseline, fail_above)
+    else:
+        if args.new is None:
+            raise UsageError("compare needs OLD and NEW run directories (or one with --baseline IMPL)")
+        verdict = compare_dirs(open_run_dir(args.old).path, open_run_dir(args.new).path, fail_above)
     print(output(verdict, args.format))
     return 1 if verdict.failures else 0
 
@@ -250,7 +310,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"run": cmd_run, "list": cmd_list, "build": cmd_build, "test": cmd_test,
-            "report": cmd_report, "plot": cmd_plot, "compare": cmd_compare, "merge": cmd_merge}
+            "report": cmd_report, "plot": cmd_plot, "compare": cmd_compare, "merge": cmd_merge,
+            "bisect": cmd_bisect}
 
 
 def one_line(message: object) -> str:

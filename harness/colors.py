@@ -6,13 +6,15 @@ language, assigned by its id (the language's ids sorted: variant_styles),
 so the variants of one language read apart without colour, whatever order
 the registry lists them in and whatever else ran. An implementation the
 registry does not know (from an older run, or a fake) gets a grey, a
-marker and a line style derived from its name."""
+marker and a line style derived from its name; a variant or another release
+of one it knows, that implementation's colour with another marker and dash."""
 
 from __future__ import annotations
 
 import zlib
 
 from .registry import Impl
+from .variants import base_of
 
 Color = tuple[float, float, float]
 
@@ -72,6 +74,11 @@ class Palette:
         if impl in self._known:
             return self._known[impl]
         h = zlib.crc32(impl.encode())
+        if (base := base_of(impl)) in self._known:
+            # a variant or release (go[GOGC=off], rust-tokio@1.5.0): its
+            # implementation's colour, a marker and dash other than its own
+            color, style = self._known[base]
+            return color, style + 1 + h % (len(LINE_STYLES) - 1)
         return _shade(_rgb(UNKNOWN_HUE), -0.3 + 0.8 * (h % 100) / 100), h % len(LINE_STYLES)
 
     def color(self, impl: str) -> Color:

@@ -30,6 +30,7 @@ gated. Output as text (terminal), markdown (a pull request) or json.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import statistics
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import UsageError
 from .analysis import Group, analyse, group_sort_key, headline
 from .metrics import METRICS, fmt_metric
 from .rundir import ConfigKey, RunDir
@@ -234,6 +236,25 @@ def compare_groups(old: list[Group], new: list[Group]) -> list[GroupComparison]:
     return out
 
 
+def against_baseline(groups: list[Group], baseline: str) -> tuple[list[Group], list[Group]]:
+    """Within one run (compare RUN --baseline IMPL): every other
+    implementation, variant or release as NEW against the baseline's
+    figures at the same configuration as OLD. A configuration the baseline
+    did not run has no pair (listed as only in the new side)."""
+    base = {dataclasses.replace(g.key, impl=""): g for g in groups if g.impl == baseline}
+    if not base:
+        raise UsageError(f"--baseline {baseline}: not in this run (it has "
+                         f"{', '.join(sorted({g.impl for g in groups})) or 'no rows'})")
+    old, new = [], []
+    for g in groups:
+        if g.impl == baseline:
+            continue
+        new.append(g)
+        if (b := base.get(dataclasses.replace(g.key, impl=""))) is not None:
+            old.append(dataclasses.replace(b, impl=g.impl))
+    return old, new
+
+
 def compare_runs(old_dir: Path, new_dir: Path) -> tuple[list[GroupComparison], dict[str, Any], dict[str, Any]]:
     """The structured comparison, with both runs' env.json."""
     old, new = analyse(RunDir(Path(old_dir))), analyse(RunDir(Path(new_dir)))
@@ -252,6 +273,7 @@ class Verdict:
     old_dir: Path
     new_dir: Path
     fail_above: float | None = None  # the gate's threshold, a fraction
+    baseline: str | None = None  # one run's implementation as OLD (--baseline)
 
     @property
     def common(self) -> list[GroupComparison]:
@@ -324,6 +346,14 @@ def _describe(env: dict[str, Any], run_dir: Path) -> str:
     host = (env.get("host") or {}).get("hostname", "?")
     commit = ((env.get("git") or {}).get("commit") or "?")[:12]
     return f"{env.get('run_id') or run_dir.name} (host {host}, commit {commit})"
+
+
+def _sides(v: Verdict) -> tuple[str, str]:
+    """What OLD and NEW are, for the heading lines."""
+    if v.baseline:
+        run = _describe(v.new_env, v.new_dir)
+        return f"{v.baseline}, the baseline, in {run}", "every other implementation of that run"
+    return _describe(v.old_env, v.old_dir), _describe(v.new_env, v.new_dir)
 
 
 HEADER = ["workload", "configuration", "impl", "runs old → new", "figure", "old", "new",
@@ -460,7 +490,8 @@ def _only_lines(v: Verdict) -> list[str]:
 
 def render(v: Verdict) -> str:
     """Text for the terminal: an aligned table, a figure a row."""
-    lines = [f"old: {_describe(v.old_env, v.old_dir)}", f"new: {_describe(v.new_env, v.new_dir)}"]
+    old, new = _sides(v)
+    lines = [f"old: {old}", f"new: {new}"]
     lines += [f"note: {n}" for n in v.notes] + [""]
     if not v.common:
         return "\n".join(lines + [_nothing(v)] + _only_lines(v))
@@ -477,9 +508,10 @@ def render(v: Verdict) -> str:
 
 def render_markdown(v: Verdict) -> str:
     """For a pull request: a heading, the notes, a table, the summary."""
+    old, new = _sides(v)
+    against = v.baseline or v.old_env.get("run_id") or v.old_dir.name
     lines = [f"### Benchmark comparison: {v.new_env.get('run_id') or v.new_dir.name} against "
-             f"{v.old_env.get('run_id') or v.old_dir.name}", "",
-             f"- old: {_describe(v.old_env, v.old_dir)}", f"- new: {_describe(v.new_env, v.new_dir)}"]
+             f"{against}", "", f"- old: {old}", f"- new: {new}"]
     lines += [f"- **note**: {n}" for n in v.notes] + [""]
     if not v.common:
         return "\n".join(lines + [f"**{_nothing(v)}**"] + _only_lines(v)) + "\n"
@@ -506,7 +538,7 @@ def _change_json(c: GroupComparison, ch: Change, fail_above: float | None) -> di
 def to_json(v: Verdict) -> dict[str, Any]:
     undecided = v.gated(UNDECIDED)
     return {
-        "old": {"dir": str(v.old_dir), "run_id": v.old_env.get("run_id")},
+        "old": {"dir": str(v.old_dir), "run_id": v.old_env.get("run_id"), "baseline": v.baseline},
         "new": {"dir": str(v.new_dir), "run_id": v.new_env.get("run_id")},
         "notes": v.notes,
         "level": LEVEL,
@@ -529,6 +561,14 @@ def to_json(v: Verdict) -> dict[str, Any]:
 def compare_dirs(old_dir: Path, new_dir: Path, fail_above: float | None = None) -> Verdict:
     comparisons, old_env, new_env = compare_runs(old_dir, new_dir)
     return Verdict(comparisons, old_env, new_env, Path(old_dir), Path(new_dir), fail_above)
+
+
+def compare_baseline(run_dir: Path, baseline: str, fail_above: float | None = None) -> Verdict:
+    """One run's implementations against one of them (--baseline)."""
+    analysed = analyse(RunDir(Path(run_dir)))
+    old, new = against_baseline(analysed.groups, baseline)
+    return Verdict(compare_groups(old, new), analysed.env, analysed.env, Path(run_dir),
+                   Path(run_dir), fail_above, baseline)
 
 
 def output(v: Verdict, fmt: str) -> str:

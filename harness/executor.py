@@ -46,7 +46,8 @@ class Executor(Protocol):
 
 def make_row(run_id: str, p: Planned, status: str, **fields: Any) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "run_id": run_id, "impl": p.impl.id, "language": p.impl.language.name,
+        "run_id": run_id, "impl": p.impl.id, "variant": p.impl.variant or None,
+        "version": p.impl.release or None, "language": p.impl.language.name,
         "runtime": p.impl.runtime, "workload": p.key.workload, "n": p.key.n,
         "buffer": p.key.buffer, **dict(p.key.params), "rep": p.rep, "status": status,
         "expected": p.workload.expected(p.key.n) if p.workload.expected else None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import tomllib
@@ -13,11 +14,33 @@ from typing import Sequence
 from . import ROOT, UsageError
 from .children import run_contained
 from .envinfo import passed_to_programs
+from .variants import Spec, parse
 from .workloads import WORKLOADS
 
 DETECT_TIMEOUT_S = 60
 # When sleeping tasks start their clocks: see workloads._sleep_check.
 TASKS_START = ("when-spawned", "after-spawning")
+# Where a run command takes a variant's runtime flags (IMPL[-flag]): one
+# element of `run` that stands for zero or more arguments.
+FLAGS = "{flags}"
+# Other releases' builds and installs (IMPL@VERSION): one folder per
+# implementation and release, ignored by git, removed by `make clean`
+# (BENCH_VERSIONS_DIR elsewhere: the tests' own).
+VERSIONS_DIR = Path(os.environ.get("BENCH_VERSIONS_DIR") or ROOT / ".versions")
+# Where [impl.versions] may list releases from (harness/versions.py).
+SOURCES = ("npm", "crates", "maven", "pypi", "go")
+
+
+@dataclass
+class Versions:
+    """An implementation's [impl.versions] table: how another release of its
+    runtime or library is listed, installed and run (docs/implementations.md)."""
+    source: str  # "npm:PKG", "crates:CRATE", "maven:GROUP:ARTIFACT", "pypi:PKG", "go:toolchain"
+    install: list[str]  # run in the language folder; {cache} and {version} expanded
+    run: list[str]  # the release's program ({cache}, {version}, {flags})
+    version: list[str] = field(default_factory=list)  # the release's version command
+    list: list[str] = field(default_factory=list)  # instead of a source: prints releases, one a line
+    stock: str = ""  # which release the stock build uses, in words (list --versions)
 
 
 @dataclass
@@ -81,9 +104,56 @@ class Impl:
     cpus_env: dict[str, str] = field(default_factory=dict)
     # The floor the report reads every other runtime against (cpp-coroutines).
     floor: bool = False
+    versions: Versions | None = None
+    # A variant or a release (IMPL[K=V;-flag], IMPL@VERSION): `id` is then
+    # its label (variants.Spec.label) and `base` the declared id.
+    base: str = ""
+    variant: str = ""  # the settings, as in the label ("GOGC=off;-flag")
+    release: str = ""  # the release asked for; "" is the stock build
+    flags: tuple[str, ...] = ()
+    cache: Path | None = None  # a release's build folder under VERSIONS_DIR
+
+    def __post_init__(self) -> None:
+        self.base = self.base or self.id
+
+    def expand(self, argv: list[str]) -> list[str]:
+        """A command of this implementation: {flags} becomes the variant's
+        runtime flags (none for the stock build), {cache} and {version} the
+        release's folder and name."""
+        out: list[str] = []
+        for arg in argv:
+            if arg == FLAGS:
+                out += self.flags
+                continue
+            if self.cache is not None:
+                arg = arg.replace("{cache}", str(self.cache)).replace("{version}", self.release)
+            out.append(self.language.expand([arg])[0])
+        return out
 
     def argv(self) -> list[str]:
-        return self.language.expand(self.run)
+        return self.expand(self.run)
+
+    def derive(self, spec: Spec) -> Impl:
+        """This implementation as a variant or another release, or itself
+        for a plain name. Raises UsageError when it has no releases to
+        choose from, or no place for runtime flags."""
+        if spec.plain:
+            return self
+        label = spec.label.replace(spec.base, self.id, 1)
+        run, version, check, cache = self.run, self.version, self.check, None
+        if spec.version:
+            if self.versions is None:
+                raise UsageError(f"{label}: {self.id} has no other releases to run "
+                                 f"(its impls.toml declares no [impl.versions])")
+            cache = VERSIONS_DIR / self.id / spec.version
+            run, version, check = self.versions.run, self.versions.version, []
+        if spec.flags and FLAGS not in run:
+            raise UsageError(f"{label}: {self.id} takes no runtime flags (its run command has "
+                             f"no {FLAGS}); set its environment with NAME=VALUE instead")
+        return dataclasses.replace(self, id=label, base=self.id, variant=spec.settings,
+                                   release=spec.version, flags=spec.flags, env=self.env | dict(spec.env),
+                                   run=run, version=version, check=check, cache=cache,
+                                   floor=False)  # the floor is the stock build alone
 
     def env_for(self, cpus: int | None) -> dict[str, str]:
         """The program's extra environment, for a run pinned to `cpus` CPUs
@@ -98,7 +168,7 @@ class Impl:
         installs only on some platforms.)"""
         if not self.check:
             return Toolchain(True)
-        return detect(self.language.expand(self.check), self.language.dir)
+        return detect(self.expand(self.check), self.language.dir)
 
     @cached_property
     def runtime(self) -> str:
@@ -107,7 +177,7 @@ class Impl:
         version = tool.version if tool.present else "not available"
         if tool.present and self.version:
             try:
-                proc = run_contained(self.language.expand(self.version), self.language.dir,
+                proc = run_contained(self.expand(self.version), self.language.dir,
                                      timeout_s=DETECT_TIMEOUT_S)
                 if proc.returncode == 0 and proc.stdout.strip():
                     version = proc.stdout.strip().splitlines()[0]
@@ -228,7 +298,7 @@ def load_registry(extra: Sequence[Path] = ()) -> list[Impl]:
             floor = entry.get("floor", False)
             if not isinstance(floor, bool):
                 raise RegistryError(f"{at}: 'floor' must be true or false")
-            impls.append(Impl(
+            impls.append(Impl(versions=_versions(entry, at),
                 id=impl_id, language=lang, runtime_label=_text(entry, "runtime", at, impl_id),
                 run=_argv(entry, "run", at), workloads=list(workloads),
                 description=_text(entry, "description", at, ""),
@@ -238,20 +308,46 @@ def load_registry(extra: Sequence[Path] = ()) -> list[Impl]:
     return impls
 
 
+def _versions(entry: dict, at: str) -> Versions | None:
+    """[impl.versions], checked; None when absent."""
+    if "versions" not in entry:
+        return None
+    table = _table(entry["versions"], f"{at}: 'versions'")
+    where = f"{at}: [impl.versions]"
+    source = _text(table, "source", where, "")
+    listing = _argv(table, "list", where, required=False)
+    if bool(source) == bool(listing):
+        raise RegistryError(f"{where}: give either 'source' ({', '.join(SOURCES)}, e.g. "
+                            f"\"crates:tokio\") or a 'list' command, not both")
+    if source and source.partition(":")[0] not in SOURCES:
+        raise RegistryError(f"{where}: source {source!r} must start with one of "
+                            f"{', '.join(s + ':' for s in SOURCES)}")
+    return Versions(source=source, list=listing, install=_argv(table, "install", where),
+                    run=_argv(table, "run", where), version=_argv(table, "version", where, required=False),
+                    stock=_text(table, "stock", where, ""))
+
+
 def select(impls: list[Impl], names: list[str]) -> list[Impl]:
     """Resolve --impl: a language folder name selects all its implementations
-    (a name that is both a language and an id means the language)."""
+    (a name that is both a language and an id means the language); a
+    variant or release of a name (IMPL[K=V], IMPL@VERSION) is that of each
+    implementation it selects."""
     languages = {i.language.name for i in impls}
     chosen: list[Impl] = []
     for name in names:
-        if name in languages:
-            matches = [i for i in impls if i.language.name == name]
+        spec = parse(name)
+        if spec.base in languages:
+            matches = [i for i in impls if i.language.name == spec.base]
         else:
-            matches = [i for i in impls if i.id == name]
+            matches = [i for i in impls if i.id == spec.base]
         if not matches:
             known = ", ".join(sorted(languages | {i.id for i in impls}))
-            raise UsageError(f"unknown implementation or language {name!r} (known: {known})")
-        chosen += [m for m in matches if m not in chosen]
+            raise UsageError(f"unknown implementation or language {spec.base!r} (known: {known})")
+        if spec.version and spec.base in languages and len(matches) > 1:
+            raise UsageError(f"{name}: a release belongs to one implementation, not to the "
+                             f"language {spec.base} (e.g. {matches[0].id}@{spec.version})")
+        derived = [m.derive(spec) for m in matches]
+        chosen += [d for d in derived if d.id not in {c.id for c in chosen}]
     return chosen
 
 

@@ -209,8 +209,10 @@ def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str
 
 def legend_rows(groups: list[Group], env: dict[str, Any]) -> list[list[str]]:
     """Each implementation once: its language, runtime string(s) and flags
-    (the floor: the reference of ×floor)."""
+    (the floor: the reference of ×floor; a variant's settings, a release's
+    version)."""
     floors = set(env.get("floor_impls") or ())
+    variants = env.get("variants") or {}
     seen: dict[str, list[str]] = {}
     for g in sorted(groups, key=lambda g: g.impl):
         runtimes = seen.setdefault(g.impl, [g.language or "—"])
@@ -220,6 +222,11 @@ def legend_rows(groups: list[Group], env: dict[str, Any]) -> list[list[str]]:
     rows = []
     for impl, (language, *runtimes) in seen.items():
         flags = ["floor (×floor is a multiple of it)"] if impl in floors else []
+        if v := variants.get(impl):
+            flags += ([f"release {v['version']} of {v['impl']}"] if v.get("version") else []) + (
+                [f"variant of {v['impl']}: " + "; ".join(
+                    [f"{k}={x}" for k, x in v.get("env", {}).items()] + v.get("flags", []))]
+                if v.get("env") or v.get("flags") else [])
         rows.append([impl, language, "; ".join(runtimes) or "—", ", ".join(flags) or "—"])
     return rows
 

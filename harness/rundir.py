@@ -38,9 +38,11 @@ STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-fail
 
 # 1: the format before it had a version (no format_version in env.json; a
 #    runs.csv may lack the columns added over time). 2: the version recorded,
-#    the header complete, env.json's keys a closed set (ENV_KEYS).
-FORMAT_VERSION = 2
-FORMATS = (1, 2)
+#    the header complete, env.json's keys a closed set (ENV_KEYS). 3: variants
+#    and releases (IMPL[K=V;-flag], IMPL@VERSION): runs.csv's `variant` and
+#    `version` columns, env.json's `variants`.
+FORMAT_VERSION = 3
+FORMATS = (1, 2, 3)
 
 
 @dataclass(frozen=True)
@@ -117,10 +119,11 @@ DIMENSIONS: tuple[Column, ...] = _columns(
     ("users", _count), ("requests", _count), ("delay_ms", _count), ("pool_threads", _count),
     ("style", str), ("cpus", _count), ("machine", str))
 
-# runs.csv, formats 1 and 2 (the same columns; format 1 files may hold any
-# subset that includes REQUIRED).
+# runs.csv, formats 1 to 3 (format 1 files may hold any subset that includes
+# REQUIRED; a column is in the files from the version ADDED_IN names, else 1).
 RUN_COLUMNS: tuple[Column, ...] = _columns(
-    ("run_id", str), ("impl", str), ("language", str), ("runtime", str), ("workload", str),
+    ("run_id", str), ("impl", str), ("variant", str), ("version", str), ("language", str),
+    ("runtime", str), ("workload", str),
     ("n", _count), ("buffer", _count), ("rep", _count)) + DIMENSIONS + _columns(
     ("status", _status), ("exit_code", _signed), ("signal", _signed), ("wall_s", _seconds),
     ("cpu_user_s", _seconds), ("cpu_sys_s", _seconds), ("peak_rss_bytes", _count),
@@ -134,6 +137,7 @@ RUN_COLUMNS: tuple[Column, ...] = _columns(
     ("latency_p90_s", _seconds), ("latency_p99_s", _seconds), ("latency_max_s", _seconds),
     ("gen_cpu_s", _seconds), ("load_s", _seconds))
 RUN_NAMES = tuple(c.name for c in RUN_COLUMNS)
+ADDED_IN = {"variant": 3, "version": 3}
 # A runs.csv of any version must have these.
 REQUIRED = ("impl", "workload", "n", "buffer", "rep", "status")
 # Added by the reader, never written: CPU time, user + system.
@@ -152,7 +156,7 @@ SAMPLE_REQUIRED = ("run_id", "impl", "workload", "n", "buffer", "rep", "t_s", "r
 ENV_KEYS = frozenset({
     "format_version", "run_id", "started_at", "finished_at", "host", "git", "settings",
     "toolchains", "runtimes", "program_env", "registries", "floor_impls", "invocations",
-    "machine_state",
+    "machine_state", "variants",
     # a merged run directory (harness merge)
     "merged_at", "machines",
 })
@@ -281,7 +285,8 @@ def _read_table(path: Path, columns: tuple[Column, ...], required: Iterable[str]
         raise RunDirError(f"{path}: not CSV: {exc}") from None
     unknown = [h for h in header if h not in by_name]
     # Format 1 grew its columns over time; from format 2 on, the header is whole.
-    missing = [r for r in (required if version == 1 else by_name) if r not in header]
+    missing = [r for r in (required if version == 1 else by_name)
+               if r not in header and ADDED_IN.get(r, 1) <= version]
     if unknown or missing or len(set(header)) != len(header):
         what = f"unknown columns {unknown}" if unknown else f"missing columns {missing}" \
             if missing else "repeated columns"
@@ -402,14 +407,18 @@ def invocation(command: list[str], resumed: bool, git: dict[str, Any], impls: li
 
 def start_invocation(env: dict[str, Any], inv: dict[str, Any], toolchains: dict[str, Any],
                      program_env: dict[str, str], registries: dict[str, str],
-                     floor_impls: Iterable[str], machine_state: dict[str, Any]) -> None:
+                     floor_impls: Iterable[str], machine_state: dict[str, Any],
+                     variants: dict[str, dict[str, Any]] | None = None) -> None:
     """The newest invocation's settings and commit at the top; every one of
-    them in `invocations`. A resumed directory is brought to this format."""
+    them in `invocations`; each variant and release by its label in
+    `variants`. A resumed directory is brought to this format."""
     env.update(format_version=FORMAT_VERSION, finished_at=None, settings=inv["settings"],
                git=inv["git"], toolchains=toolchains, program_env=program_env,
                registries=registries, machine_state=machine_state,
                # the implementations the report reads the others against (×floor)
                floor_impls=sorted(set(env.get("floor_impls", [])) | set(floor_impls)))
+    if variants or "variants" in env:
+        env["variants"] = env.get("variants", {}) | (variants or {})
     env["invocations"] = env.get("invocations", []) + [inv]
 
 

@@ -22,11 +22,13 @@ from .machineload import load_avg_1m
 from .plan import (Planned, configurations, estimate_basis, estimate_s, load_history, more_runs,
                    most_runs, omitted, plan)
 from .progress import Progress
-from .registry import Language, languages, program_env, resolve
+from .registry import Impl, Language, languages, program_env, resolve
 from .rundir import (ENV_KEYS, RowWriteError, RunDir, RunDirError, check_out, finish_invocation, invocation,
                      latest, new_env, point_latest, start_invocation)
 from .settings import Settings
 from .stats import runs_needed
+from .variants import parse
+from .versions import check as check_releases
 
 
 # run's exit status when every row is skipped (no toolchain, no load
@@ -145,6 +147,13 @@ def _open(out: Path, runs: list[Planned], resume: bool) -> tuple[RunDir, list[Pl
     return run, runs, env
 
 
+def variant_record(impl: Impl) -> dict[str, Any]:
+    """env.json's `variants` entry: what a variant or release is, exactly."""
+    spec = parse(impl.id)
+    return {"impl": impl.base, "version": impl.release or None, "env": dict(spec.env),
+            "flags": list(spec.flags)}
+
+
 def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = False,
               report: bool = True) -> int:
     """The `run` command. Returns the exit status: 0 when every row is ok or
@@ -152,6 +161,9 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     was measured (the reasons and what would set each up are printed)."""
     impls = resolve(s.impls, s.registries)
     runs = plan(impls, s)
+    # a release that does not exist is bad input: said before anything is written
+    for line in check_releases(impls):
+        print(f"note: {line}", file=sys.stderr)
     for line in omitted(s):
         print(line, file=sys.stderr)
     if not runs:
@@ -170,7 +182,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         if until_ci:
             print(f"the plan is {until_ci}")
         for p in runs:
-            print(f"  {p.label}: {shlex.join(p.argv())}")
+            settings = [f"{k}={v}" for k, v in parse(p.impl.id).env]  # a variant's own environment
+            print(f"  {p.label}: {shlex.join(settings + p.argv())}")
         return 0
     try:
         ensure_launcher()
@@ -191,7 +204,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         env, invocation(sys.argv, resume, git(), [i.id for i in impls], s.record(), load_avg_1m()),
         toolchains={lang.name: lang.toolchain.version or None for lang in languages(impls)},
         program_env=redact(program_env(inherit=s.inherit_env)), registries=_registries(s),
-        floor_impls=[i.id for i in impls if i.floor], machine_state=machine_state())
+        floor_impls=[i.id for i in impls if i.floor], machine_state=machine_state(),
+        variants={i.id: variant_record(i) for i in impls if i.id != i.base})
     ticks = cpu_times()
     write_env(run, env)
     print(f"recording to {relative(run.path)}")

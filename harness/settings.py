@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import UsageError
+from .variants import split_names
 from .workloads import WORKLOADS, Dimension
 
 SUITES_PATH = Path(__file__).resolve().parent / "suites.toml"
@@ -164,6 +165,14 @@ def name_list(text: str, name: str) -> list[str]:
     names = [p.strip() for p in text.split(",") if p.strip()]
     if not names:
         raise UsageError(f"{name} is empty")
+    return names
+
+
+def impl_list(text: str) -> list[str]:
+    """--impl: names separated by commas outside a variant's brackets."""
+    names = split_names(text)
+    if not names:
+        raise UsageError("--impl is empty")
     return names
 
 
@@ -351,7 +360,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
         max_repeat = _max_repeat(suite)
     s = Settings(
         # `--impl ""` is refused, never read as "all"
-        impls=name_list(opts["impl"] if opts.get("impl") is not None else "all", "--impl"),
+        impls=impl_list(opts["impl"] if opts.get("impl") is not None else "all"),
         suite=opts.get("suite"),
         parts=[p for p in parts if p.workloads],
         repeat=repeat if repeat is not None else suite.get("repeat", DEFAULTS["repeat"]),

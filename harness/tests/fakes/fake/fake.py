@@ -9,6 +9,11 @@ import time
 
 mode = sys.argv[2] if sys.argv[1:2] == ["--mode"] else "good"
 args = sys.argv[3:] if sys.argv[1:2] == ["--mode"] else sys.argv[1:]
+# --mode release FOLDER: another release's build (IMPL@VERSION), its
+# slowdown written into FOLDER by its install (impls.toml, fake-releases)
+release_dir = None
+if mode == "release":
+    release_dir, args = args[0], args[1:]
 workload, opts = args[0], dict(zip(args[1::2], args[2::2]))
 n = int(opts["--n"])
 k = int(opts.get("--iterations", "1"))
@@ -59,6 +64,9 @@ if mode == "stderr":
 
 # FAKE_SLOWDOWN=1.5: a build whose iterations take 1.5 times as long
 slowdown = float(os.environ.get("FAKE_SLOWDOWN", "1"))
+if release_dir is not None:
+    with open(os.path.join(release_dir, "slowdown")) as f:
+        slowdown = float(f.read())
 out = {"workload": workload, "n": n, "buffer": buffer,
        "iter_ns": [round((1000 + i) * slowdown) for i in range(k)]}
 result = expected + 1 if mode == "wrong" else expected

@@ -1,0 +1,247 @@
+"""`harness bisect IMPL --good V1 --bad V2`: the first release between two
+releases where a measured figure changed. The releases come from the
+registry ([impl.versions]); each step runs a release through the normal
+`run` pipeline into one run directory (the first step creates it, later
+steps --resume it), so every measured row stays readable by report and
+compare. A step's verdict is a confidence interval, never a single run:
+
+- good and bad are measured first; their ratio's 95% interval must exclude
+  1, else there is nothing to bisect;
+- a release is "like bad" when the interval of its ratio to good lies
+  wholly beyond the geometric midpoint of good and bad, on bad's side;
+  "like good" when wholly on good's side; otherwise it gets more runs (up
+  to --max-repeat), and the search stops there with the range it has,
+  saying so.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from . import UsageError
+from .analysis import analyse, headline
+from .metrics import METRICS, fmt_metric
+from .registry import resolve
+from .rundir import latest
+from .session import run_suite
+from .settings import settings_from
+from .stats import Interval, ratio_interval, runs_needed
+from .versions import between
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a bisection found, for the printout and the tests."""
+    figure: str
+    releases: list[str]  # good to bad
+    first_bad: str | None  # None: not found (see why)
+    last_good: str | None
+    change: Interval | None  # last_good -> first_bad
+    overall: Interval | None  # good -> bad
+    why: str = ""  # when first_bad is None, or the search stopped early
+    measured: tuple[str, ...] = ()
+
+
+class Stopped(Exception):
+    """A step's run was interrupted: bisect ends with its exit status."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def _pct(ratio: float) -> str:
+    return f"{ratio - 1:+.1%}"
+
+
+def interval_text(iv: Interval | None) -> str:
+    if iv is None:
+        return "no interval"
+    return f"{_pct(iv.estimate)} [{_pct(iv.low)}, {_pct(iv.high)}] ({iv.confidence:.0%})"
+
+
+def classify(ratio_to_good: Interval | None, midpoint: float, worse_up: bool) -> str | None:
+    """'bad', 'good', or None (not settled) for a release whose figure's
+    ratio to good's is this interval; midpoint: the geometric middle of
+    bad/good; worse_up: bad's figure is above good's. Pure: the tests read it."""
+    if ratio_to_good is None:
+        return None
+    side = ratio_to_good.side(midpoint)
+    if side in ("not settled", "within"):
+        return None
+    return "bad" if (side == "above") == worse_up else "good"
+
+
+class Bisection:
+    """The search, with the measuring done by `measure(releases, runs)`
+    (which records rows) and `values(release)` (which reads them back): the
+    session's run in use, a table of made-up figures in the tests."""
+
+    def __init__(self, releases: list[str], figure: str, repeat: int, max_repeat: int,
+                 measure: Callable[[list[str], int], None],
+                 values: Callable[[str], tuple[float, ...]],
+                 say: Callable[[str], None] = print) -> None:
+        self.releases, self.figure = releases, figure
+        self.repeat, self.max_repeat = repeat, max_repeat
+        self._measure, self._values, self.say = measure, values, say
+        self.runs: dict[str, int] = {}
+        self.measured: list[str] = []
+
+    def _run(self, releases: list[str], runs: int) -> None:
+        todo = [r for r in releases if self.runs.get(r, 0) < runs]
+        if todo:
+            self._measure(todo, runs)
+            for r in todo:
+                self.runs[r] = runs
+                if r not in self.measured:
+                    self.measured.append(r)
+
+    def ratio(self, old: str, new: str) -> Interval | None:
+        return ratio_interval(self._values(old), self._values(new))
+
+    def _settle(self, releases: list[str], decided: Callable[[], bool]) -> bool:
+        """More runs of these releases until decided() or --max-repeat."""
+        runs = self.repeat
+        self._run(releases, runs)
+        while not decided() and runs < self.max_repeat:
+            runs = min(self.max_repeat, runs + 2)
+            self.say(f"bisect: not settled yet; {runs} runs of {', '.join(releases)}")
+            self._run(releases, runs)
+        return decided()
+
+    def search(self) -> Found:
+        good, bad = self.releases[0], self.releases[-1]
+        name = METRICS[self.figure].heading
+
+        def overall() -> Interval | None:
+            return self.ratio(good, bad)
+
+        def settled() -> bool:
+            iv = overall()
+            return iv is not None and iv.side(1.0) in ("above", "below", "within")
+
+        self.say(f"bisect: {len(self.releases)} releases from {good} to {bad}; measuring both ends")
+        self._settle([good, bad], settled)
+        both = overall()
+        for end in (good, bad):
+            if len(self._values(end)) < 2:
+                return self._found(None, None, None, both, f"{end} has fewer than 2 ok runs "
+                                   f"(see its rows): nothing to compare")
+        if both is None or both.side(1.0) != ("above" if both.estimate > 1 else "below"):
+            return self._found(None, None, None, both,
+                               f"no change of {name} detected between {good} and {bad} "
+                               f"({interval_text(both)})")
+        worse_up = both.estimate > 1
+        midpoint = math.sqrt(statistics.median(self._values(bad))
+                             / statistics.median(self._values(good)))
+        lo, hi = 0, len(self.releases) - 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            release = self.releases[mid]
+            self.say(f"bisect: {self.releases[lo]} is like {good}, {self.releases[hi]} like {bad}; "
+                     f"measuring {release} ({hi - lo - 1} releases between)")
+
+            def decided(release: str = release) -> bool:
+                return classify(self.ratio(good, release), midpoint, worse_up) is not None
+
+            if not self._settle([release], decided):
+                return self._found(None, self.releases[lo], self.releases[hi], both,
+                                   f"{release} is not settled against the midpoint after "
+                                   f"{self.runs[release]} runs ({interval_text(self.ratio(good, release))}): "
+                                   f"the change lies between {self.releases[lo]} and "
+                                   f"{self.releases[hi]}")
+            verdict = classify(self.ratio(good, release), midpoint, worse_up)
+            self.say(f"bisect: {release} is like {good if verdict == 'good' else bad} "
+                     f"({name} {interval_text(self.ratio(good, release))} against {good})")
+            if verdict == "bad":
+                hi = mid
+            else:
+                lo = mid
+        return self._found(self.releases[hi], self.releases[lo],
+                           self.ratio(self.releases[lo], self.releases[hi]), both, "")
+
+    def _found(self, first_bad: str | None, last_good: str | None, change: Interval | None,
+               overall: Interval | None, why: str) -> Found:
+        return Found(self.figure, self.releases, first_bad, last_good, change, overall, why,
+                     tuple(self.measured))
+
+
+def report_lines(found: Found, base: str, values: Callable[[str], tuple[float, ...]]) -> list[str]:
+    """The result in words, then each measured release's median."""
+    name = METRICS[found.figure].heading
+    good, bad = found.releases[0], found.releases[-1]
+    lines = []
+    if found.first_bad:
+        lines.append(f"first release where {name} changed: {base}@{found.first_bad} "
+                     f"({found.last_good} → {found.first_bad}: {interval_text(found.change)}; "
+                     f"{good} → {bad}: {interval_text(found.overall)})")
+    else:
+        lines.append(f"not found: {found.why}")
+    for release in sorted(found.measured, key=found.releases.index):
+        vals = values(release)
+        median = fmt_metric(found.figure, statistics.median(vals)) if vals else "no ok run"
+        lines.append(f"  {base}@{release}: {name} {median} ({len(vals)} ok runs)")
+    return lines
+
+
+def run_bisect(base: str, good: str, bad: str, opts: dict[str, Any], out: Path,
+               ram_bytes: int, figure: str | None = None, max_repeat: int = 10) -> int:
+    """The `bisect` command: 0 when a release is found, 1 when not (no
+    change, or not settled), the rows in one run directory under out."""
+    impls = resolve([base], opts.get("registry") or ())
+    if len(impls) != 1:
+        raise UsageError(f"bisect: {base!r} names {len(impls)} implementations: name one")
+    impl = impls[0]
+    s = settings_from(opts | {"impl": base}, ram_bytes)
+    workloads = {w for p in s.parts for w in p.workloads}
+    if len(workloads) != 1 or len({n for p in s.parts for n in p.ns}) > 1 or \
+            len({b for p in s.parts for b in p.buffers}) > 1:
+        raise UsageError("bisect: give one --workload, one --n and at most one --buffer")
+    workload = workloads.pop()
+    figure = figure or headline(workload)[0]
+    def fills(m: str) -> bool:
+        return METRICS[m].compared and (METRICS[m].common or workload in (METRICS[m].workloads or ()))
+
+    if figure not in METRICS or not fills(figure):
+        fits = ", ".join(m for m in METRICS if fills(m))
+        raise UsageError(f"bisect: --figure {figure!r} is not a figure of {workload} ({fits})")
+    releases = between(impl, good, bad)
+    if releases[0] != good:
+        releases.reverse()  # from good to bad, whichever is newer
+    repeat = max(s.repeat, runs_needed()[1])
+    if max_repeat < repeat:
+        raise UsageError(f"bisect: --max-repeat must be at least {repeat}")
+    state = {"started": False}
+
+    def measure(todo: list[str], runs: int) -> None:
+        step = settings_from(opts | {"impl": ",".join(f"{base}@{r}" for r in todo),
+                                     "repeat": runs}, ram_bytes)
+        code = run_suite(step, out, resume=state["started"], report=False)
+        state["started"] = True
+        if code >= 128:  # interrupted: every row so far is kept (run says where)
+            raise Stopped(code)
+
+    def values(release: str) -> tuple[float, ...]:
+        run = latest(out)
+        if run is None:
+            return ()
+        for g in analyse(run).groups:
+            if g.impl == f"{impl.id}@{release}" and g.workload == workload:
+                return g.values(figure)
+        return ()
+
+    try:
+        found = Bisection(releases, figure, repeat, max_repeat, measure, values).search()
+    except Stopped as stop:
+        return stop.code
+    for line in report_lines(found, impl.id, values):
+        print(line)
+    run = latest(out)
+    if run is not None:
+        print(f"rows: {run.runs_path} (report and compare read them: "
+              f"python -m harness report {run.path})")
+    return 0 if found.first_bad else 1

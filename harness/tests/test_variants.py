@@ -1,0 +1,281 @@
+"""Variants and releases (IMPL[K=V;-flag], IMPL@VERSION): the names, how a
+variant's settings reach its program, a release's install into its own
+folder, the registry's release list, compare --baseline, and bisect on a
+fake whose releases differ in speed at a known one. No network: the fake's
+releases come from a command."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import UsageError
+from harness.bisect import Bisection, classify
+from harness.colors import Palette
+from harness.registry import load_registry, select
+from harness.stats import Interval
+from harness.variants import Spec, base_of, parse, split_names
+from harness.versions import release_key, stable
+
+from .conftest import FAKES, harness
+
+
+@pytest.fixture(autouse=True)
+def fakes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("BENCH_IMPLS_PATH", str(FAKES))
+
+
+def run_env(tmp_path: Path) -> dict[str, str]:
+    """The harness's environment in these tests: releases built under tmp_path."""
+    return {"BENCH_VERSIONS_DIR": str(tmp_path / "versions")}
+
+
+def rows(out: Path) -> list[dict[str, str]]:
+    with (out / "latest" / "runs.csv").open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+# --- names --------------------------------------------------------------
+
+@pytest.mark.parametrize("text, spec", [
+    ("go", Spec("go")),
+    ("go[GOGC=off]", Spec("go", env=(("GOGC", "off"),))),
+    ("rust-tokio@1.5.0", Spec("rust-tokio", "1.5.0")),
+    ("java-virtual[-XX:+UseZGC;-Xss256k]", Spec("java-virtual", flags=("-XX:+UseZGC", "-Xss256k"))),
+    ("nodejs[UV_THREADPOOL_SIZE=1;--max-old-space-size=64]@22.12.0",
+     Spec("nodejs", "22.12.0", (("UV_THREADPOOL_SIZE", "1"),), ("--max-old-space-size=64",))),
+    ("go[GODEBUG=a=1,b=2]", Spec("go", env=(("GODEBUG", "a=1,b=2"),))),
+])
+def test_names_are_taken_apart(text: str, spec: Spec) -> None:
+    assert parse(text) == spec
+    assert parse(spec.label) == spec  # the label is canonical and reads back
+    assert base_of(spec.label) == spec.base
+
+
+def test_the_label_puts_the_release_first() -> None:
+    assert parse("nodejs[A=1]@22.12.0").label == "nodejs@22.12.0[A=1]"
+    assert parse("go[GOGC=off;-x]").settings == "GOGC=off;-x"
+
+
+@pytest.mark.parametrize("text", [
+    "go[]", "go[GOGC]", "go[=1]", "go[1X=2]", "go[A=1;;B=2]", "go[A=1;A=2]", "go[A=1", "go]",
+    "go[A=1][B=2]", "go[A=1]x", "go@", "go@../x", "@1.0", "go[API_TOKEN=x]", "go[my_password=x]",
+])
+def test_bad_names_are_usage_errors(text: str) -> None:
+    with pytest.raises(UsageError):
+        parse(text)
+
+
+def test_commas_inside_brackets_belong_to_the_setting() -> None:
+    assert split_names("go[GODEBUG=a=1,b=2],go, rust-tokio@1.5.0") == \
+        ["go[GODEBUG=a=1,b=2]", "go", "rust-tokio@1.5.0"]
+
+
+# --- the registry ---------------------------------------------------------
+
+def test_a_variant_adds_its_environment_and_flags(tmp_path: Path) -> None:
+    registry = tmp_path / "impls.toml"
+    registry.write_text("""[language]
+name = "flagged"
+detect = ["{python}", "-c", "print(1)"]
+build = ["{python}", "-c", "pass"]
+test = ["{python}", "-c", "pass"]
+
+[[impl]]
+id = "flagged-a"
+run = ["{python}", "{flags}", "{dir}/x.py"]
+workloads = ["chain"]
+env = { KEEP = "1" }
+floor = true
+""")
+    impls = load_registry([registry])
+    (stock,) = select(impls, ["flagged-a"])
+    assert stock.argv()[1:] == [str(tmp_path / "x.py")]  # {flags} is nothing for the stock build
+    (variant,) = select(impls, ["flagged[X=1;-O;-X dev]"])  # the language's name works too
+    assert variant.id == "flagged-a[X=1;-O;-X dev]" and variant.base == "flagged-a"
+    assert variant.argv()[1:] == ["-O", "-X dev", str(tmp_path / "x.py")]
+    assert variant.env == {"KEEP": "1", "X": "1"}
+    assert variant.floor is False and stock.floor is True  # the floor is the stock build alone
+
+
+def test_flags_need_a_place_and_releases_a_source() -> None:
+    impls = load_registry()
+    with pytest.raises(UsageError, match="takes no runtime flags"):
+        select(impls, ["fake-good[-x]"])
+    with pytest.raises(UsageError, match="no other releases"):
+        select(impls, ["fake-good@1.0.0"])
+
+
+def test_a_variant_has_its_implementations_colour_and_its_own_marker() -> None:
+    palette = Palette(load_registry())
+    assert palette.color("fake-good[X=1]") == palette.color("fake-good")
+    assert (palette.marker("fake-good[X=1]"), palette.line_style("fake-good[X=1]")) != \
+        (palette.marker("fake-good"), palette.line_style("fake-good"))
+
+
+# --- release lists ------------------------------------------------------------
+
+def test_releases_are_ordered_across_version_schemes() -> None:
+    found = ["1.10.0", "1.9.1", "1.0.0-rc.1", "1.0.0", "0.9", "2.0.0-beta.2", "1.21rc2", "1.21.0"]
+    assert sorted(found, key=release_key) == \
+        ["0.9", "1.0.0-rc.1", "1.0.0", "1.9.1", "1.10.0", "1.21rc2", "1.21.0", "2.0.0-beta.2"]
+    assert [v for v in found if stable(v)] == ["1.10.0", "1.9.1", "1.0.0", "0.9", "1.21.0"]
+
+
+def test_list_versions_prints_the_releases_newest_first(tmp_path: Path) -> None:
+    proc = harness("list", "--versions", "--impl", "fake-releases,fake-good",
+                   extra_env=run_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("fake-releases: 9 releases")
+    assert lines[1].split() == ["1.7.0", "1.6.0", "1.5.0", "1.4.0", "1.3.0", "1.2.0", "1.1.0",
+                                "1.0.0", "0.9.0"]  # the pre-release is left out
+    assert "fake-good: no other releases" in proc.stdout
+
+
+def test_a_release_that_does_not_exist_is_one_line_and_nothing_written(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    proc = harness("run", "--impl", "fake-releases@3.0.0", "--workload", "chain", "--n", "5",
+                   "--out", str(out), extra_env=run_env(tmp_path))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "harness: error: fake-releases@3.0.0: no release 3.0.0 of fake-releases's release list "
+        "(newest: 1.7.0; `list --versions fake-releases`)"]
+    assert not out.exists()
+
+
+# --- runs -----------------------------------------------------------------------
+
+def test_a_variant_runs_beside_its_stock_build_and_compare_pairs_them(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    proc = harness("run", "--impl", "fake-good[FAKE_VARIANT=on],fake-good", "--workload", "chain",
+                   "--n", "5", "--repeat", "4", "--out", str(out), "--no-report")
+    assert proc.returncode == 0, proc.stderr
+    found = rows(out)
+    assert {(r["impl"], r["variant"], r["version"], r["status"]) for r in found} == {
+        ("fake-good[FAKE_VARIANT=on]", "FAKE_VARIANT=on", "", "ok"), ("fake-good", "", "", "ok")}
+    # interleaved: each pass runs the variant and the stock build
+    assert [r["impl"] for r in found[:2]] == ["fake-good[FAKE_VARIANT=on]", "fake-good"]
+    for r in found:
+        seen = json.loads(r["output"])["env_names"]
+        assert ("FAKE_VARIANT" in seen) == (r["variant"] != "")
+    env = json.loads((out / "latest" / "env.json").read_text())
+    assert env["variants"] == {"fake-good[FAKE_VARIANT=on]": {
+        "impl": "fake-good", "version": None, "env": {"FAKE_VARIANT": "on"}, "flags": []}}
+    proc = harness("compare", str(out / "latest"), "--baseline", "fake-good", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    (pair,) = json.loads(proc.stdout)["configurations"]
+    assert pair["impl"] == "fake-good[FAKE_VARIANT=on]" and pair["old_ok"] == pair["new_ok"] == 4
+    assert pair["changes"]["first_iter_s"]["verdict"] == "no change detected"
+    proc = harness("compare", str(out / "latest"), "--baseline", "fake-nothing")
+    assert proc.returncode == 2 and "not in this run" in proc.stderr
+
+
+def test_a_release_is_installed_once_and_a_failed_build_is_a_row(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    args = ["run", "--impl", "fake-releases@1.4.0,fake-releases@0.9.0,fake-releases", "--workload",
+            "chain", "--n", "5", "--repeat", "1", "--out", str(out), "--no-report"]
+    proc = harness(*args, extra_env=run_env(tmp_path))
+    assert proc.returncode == 1, proc.stderr  # the failed build
+    assert "fake-releases@1.4.0: installing 1.4.0 of fake-releases's release list" in proc.stdout
+    by_impl = {r["impl"]: r for r in rows(out)}
+    assert by_impl["fake-releases@1.4.0"]["status"] == "ok"
+    assert by_impl["fake-releases@1.4.0"]["version"] == "1.4.0"
+    assert json.loads(by_impl["fake-releases@1.4.0"]["output"])["iter_ns"] == [1500, 1502]
+    assert json.loads(by_impl["fake-releases"]["output"])["iter_ns"] == [1000, 1001]
+    failed = by_impl["fake-releases@0.9.0"]
+    assert failed["status"] == "build-failed"
+    assert "error[E0433]: failed to resolve" in failed["error"]
+    assert (tmp_path / "versions" / "fake-releases" / "1.4.0" / ".installed").exists()
+    proc = harness(*args[:2], "fake-releases@1.4.0", *args[3:], extra_env=run_env(tmp_path))
+    assert proc.returncode == 0 and "using the build in" in proc.stdout
+
+
+# --- bisect -----------------------------------------------------------------------
+
+RELEASES = [f"1.{i}.0" for i in range(10)]
+
+
+def synthetic(change_at: str, noise: float = 0.0):
+    """A measure/values pair: each release's figure 1.0, or 1.3 from change_at
+    on, with a made-up spread; records how many runs each got."""
+    runs: dict[str, int] = {}
+
+    def measure(todo: list[str], n: int) -> None:
+        for r in todo:
+            runs[r] = n
+
+    def values(release: str) -> tuple[float, ...]:
+        level = 1.3 if release_key(release) >= release_key(change_at) else 1.0
+        return tuple(level * (1 + noise * ((i % 3) - 1)) for i in range(runs.get(release, 0)))
+
+    return measure, values, runs
+
+
+@pytest.mark.parametrize("change_at", ["1.1.0", "1.4.0", "1.9.0"])
+def test_bisect_finds_a_planted_change(change_at: str) -> None:
+    measure, values, runs = synthetic(change_at, noise=0.02)
+    found = Bisection(RELEASES, "warm_iter_s", 4, 10, measure, values, say=lambda _: None).search()
+    assert found.first_bad == change_at
+    assert found.change is not None and found.change.low > 1.2
+    assert len(runs) <= 2 + 4  # the ends, then a binary search over 8 releases between
+
+
+def test_bisect_says_when_there_is_nothing_to_find() -> None:
+    measure, values, _ = synthetic("9.0.0", noise=0.02)  # no release changes
+    found = Bisection(RELEASES, "warm_iter_s", 4, 10, measure, values, say=lambda _: None).search()
+    assert found.first_bad is None and found.why.startswith("no change of warm iter detected")
+
+
+def test_a_release_halfway_between_is_not_settled_and_says_so() -> None:
+    measure, base_values, runs = synthetic("1.6.0", noise=0.02)
+
+    def values(release: str) -> tuple[float, ...]:  # 1.4.0 and 1.5.0 sit on the midpoint
+        if release in ("1.4.0", "1.5.0"):
+            return tuple(1.14 * (1 + 0.02 * ((i % 3) - 1)) for i in range(runs.get(release, 0)))
+        return base_values(release)
+
+    found = Bisection(RELEASES, "warm_iter_s", 4, 8, measure, values, say=lambda _: None).search()
+    assert found.first_bad is None and "not settled" in found.why
+    assert runs["1.4.0"] == 8  # it got --max-repeat runs before the search gave up
+
+
+def test_classify_reads_the_interval_against_the_midpoint() -> None:
+    def iv(low: float, high: float, confidence: float = 0.96) -> Interval:
+        return Interval((low + high) / 2, low, high, confidence, (4, 4))
+
+    assert classify(iv(1.3, 1.4), 1.15, worse_up=True) == "bad"
+    assert classify(iv(0.95, 1.05), 1.15, worse_up=True) == "good"
+    assert classify(iv(1.1, 1.2), 1.15, worse_up=True) is None  # holds the midpoint
+    assert classify(iv(1.3, 1.4, confidence=0.8), 1.15, worse_up=True) is None  # not settled
+    assert classify(iv(0.6, 0.7), 0.85, worse_up=False) == "bad"
+
+
+def test_bisect_on_a_fake_finds_the_release_and_keeps_every_row(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    proc = harness("bisect", "fake-releases", "--good", "1.0.0", "--bad", "1.7.0", "--workload",
+                   "chain", "--n", "5", "--figure", "warm_iter_s", "--out", str(out),
+                   extra_env=run_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "first release where warm iter changed: fake-releases@1.4.0 (1.3.0 → 1.4.0: +50.0%" \
+        in proc.stdout
+    measured = {r["impl"] for r in rows(out)}
+    assert {"fake-releases@1.0.0", "fake-releases@1.7.0", "fake-releases@1.4.0"} <= measured
+    assert len(list(out.glob("2*"))) == 1  # one run directory for every step
+    proc = harness("report", str(out / "latest"))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_bisect_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
+    for args, message in [
+        (["--good", "1.0.0", "--bad", "9.9.9"], "no release 9.9.9"),
+        (["--good", "1.0.0", "--bad", "1.7.0", "--figure", "rps"], "not a figure of chain"),
+    ]:
+        proc = harness("bisect", "fake-releases", *args, "--workload", "chain", "--n", "5",
+                       "--out", str(tmp_path / "results"), extra_env=run_env(tmp_path))
+        assert proc.returncode == 2 and message in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "results").exists()

@@ -1,0 +1,224 @@
+"""Other releases of an implementation's runtime or library (IMPL@VERSION):
+which exist, from the package registry its impls.toml names
+([impl.versions] source), newest first; whether a named one exists; those
+between two releases (bisect); how big its download is (the announcement
+before an install). Lists are cached for a day under .versions/index/, and
+an older list is used when the registry cannot be reached."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from xml.etree import ElementTree
+
+from . import UsageError
+from .children import run_contained
+from .registry import VERSIONS_DIR, Impl
+
+INDEX_DIR = VERSIONS_DIR / "index"
+FRESH_S = 24 * 3600
+TIMEOUT_S = 30
+
+# The registries, by the first part of a source ("crates:tokio").
+NPM = "https://registry.npmjs.org"
+CRATES_INDEX = "https://index.crates.io"
+CRATES_FILES = "https://static.crates.io/crates"
+MAVEN = "https://repo1.maven.org/maven2"
+PYPI = "https://pypi.org/pypi"
+GO_TOOLCHAIN = "https://proxy.golang.org/golang.org/toolchain/@v"
+WHERE = {"npm": "the npm registry", "crates": "crates.io", "maven": "Maven Central",
+         "pypi": "PyPI", "go": "the Go module proxy"}
+
+
+class Unreachable(Exception):
+    """The registry did not answer and no earlier list is cached."""
+
+
+def _get(url: str, accept: str = "*/*") -> bytes:
+    request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "concurrency-bench"})
+    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+        return response.read()
+
+
+def _size(url: str) -> int | None:
+    """A file's size from a HEAD request; None when the registry does not say."""
+    request = urllib.request.Request(url, method="HEAD", headers={"User-Agent": "concurrency-bench"})
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+            length = response.headers.get("Content-Length")
+            return int(length) if length and length.isdigit() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _crate_path(name: str) -> str:
+    """crates.io's sparse index layout: 1/a, 2/ab, 3/a/abc, ab/cd/abcd..."""
+    lower = name.lower()
+    if len(lower) <= 2:
+        return f"{len(lower)}/{lower}"
+    if len(lower) == 3:
+        return f"3/{lower[0]}/{lower}"
+    return f"{lower[:2]}/{lower[2:4]}/{lower}"
+
+
+def _fetch(source: str) -> list[str]:
+    """Every release the registry lists for a source (yanked ones left out)."""
+    kind, _, name = source.partition(":")
+    if kind == "npm":
+        doc = json.loads(_get(f"{NPM}/{name}", "application/vnd.npm.install-v1+json"))
+        return list(doc.get("versions", {}))
+    if kind == "crates":
+        lines = _get(f"{CRATES_INDEX}/{_crate_path(name)}").decode().splitlines()
+        entries = [json.loads(line) for line in lines if line.strip()]
+        return [e["vers"] for e in entries if not e.get("yanked")]
+    if kind == "maven":
+        group, _, artifact = name.partition(":")
+        xml = _get(f"{MAVEN}/{group.replace('.', '/')}/{artifact}/maven-metadata.xml")
+        return [v.text for v in ElementTree.fromstring(xml).iter("version") if v.text]
+    if kind == "pypi":
+        doc = json.loads(_get(f"{PYPI}/{name}/json"))
+        return [v for v, files in doc.get("releases", {}).items()
+                if files and not all(f.get("yanked") for f in files)]
+    if kind == "go":
+        # golang.org/toolchain's versions are v0.0.1-go1.26.8.linux-amd64
+        lines = _get(f"{GO_TOOLCHAIN}/list").decode().split()
+        return sorted({m.group(1) for line in lines
+                       if (m := re.fullmatch(r"v0\.0\.1-go(.+)\.linux-amd64", line))})
+    raise ValueError(f"unknown source {source!r}")
+
+
+def release_key(version: str) -> tuple:
+    """An order for the registries' several version schemes (semver, PEP
+    440, Maven's, Go's): the numbers, then a release after its
+    pre-releases. Hand-written: only this order is needed, and no one
+    library parses all four schemes."""
+    m = re.match(r"v?(\d+(?:\.\d+)*)(.*)", version)
+    if not m:
+        return ((), 0, version)
+    numbers = tuple(int(p) for p in m.group(1).split("."))
+    numbers += (0,) * (4 - len(numbers))
+    return (numbers, 1 if stable(version) else 0, m.group(2))
+
+
+def stable(version: str) -> bool:
+    """A release, not a pre-release (1.5.0, 1.26.8; not 1.0.0-rc.1, 1.21rc2)."""
+    return re.fullmatch(r"v?\d+(?:\.\d+)*(?:\+[0-9A-Za-z.]+)?", version) is not None
+
+
+def _cache_file(impl: Impl) -> Path:
+    versions = impl.versions
+    assert versions is not None
+    name = versions.source or f"list-{impl.base}"
+    return INDEX_DIR / (re.sub(r"[^A-Za-z0-9._-]", "_", name) + ".json")
+
+
+def available(impl: Impl, refresh: bool = False) -> list[str]:
+    """The releases of an implementation's runtime or library, newest first
+    (a day-old list from the cache, else the registry's; the cached one when
+    the registry cannot be reached). Raises Unreachable when there is none."""
+    versions = impl.versions
+    if versions is None:
+        raise UsageError(f"{impl.base} has no other releases to run (its impls.toml declares "
+                         f"no [impl.versions])")
+    cache = _cache_file(impl)
+    cached: list[str] | None = None
+    try:
+        doc = json.loads(cache.read_text())
+        cached = [str(v) for v in doc["versions"]]
+        if not refresh and time.time() - float(doc["fetched_at"]) < FRESH_S:
+            return cached
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        if versions.list:
+            proc = run_contained(impl.language.expand(versions.list), impl.language.dir,
+                                 timeout_s=TIMEOUT_S)
+            if proc.returncode != 0:
+                raise OSError(proc.stderr.strip().splitlines()[-1:] or f"exit {proc.returncode}")
+            found = proc.stdout.split()
+        else:
+            found = _fetch(versions.source)
+    except (OSError, ValueError, ElementTree.ParseError) as exc:
+        if cached is not None:
+            return cached
+        raise Unreachable(f"{where(impl)}: {exc}") from None
+    found = sorted(set(found), key=release_key, reverse=True)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps({"fetched_at": time.time(), "versions": found}))
+    except OSError:
+        pass  # a read-only tree still lists
+    return found
+
+
+def where(impl: Impl) -> str:
+    """The registry and package, in words: "tokio on crates.io"."""
+    versions = impl.versions
+    if versions is None or not versions.source:
+        return f"{impl.base}'s release list"
+    kind, _, name = versions.source.partition(":")
+    return f"{name} on {WHERE[kind]}"
+
+
+def check(impls: list[Impl]) -> list[str]:
+    """Each asked-for release exists: UsageError naming the first that does
+    not. Returns a note for each registry that could not be asked (the
+    install then says whether the release exists)."""
+    notes = []
+    for impl in impls:
+        if not impl.release:
+            continue
+        try:
+            known = available(impl)
+        except Unreachable as exc:
+            notes.append(f"{impl.id}: cannot check the release ({exc})")
+            continue
+        if impl.release not in known:
+            newest = next((v for v in known if stable(v)), None)
+            raise UsageError(f"{impl.id}: no release {impl.release} of {where(impl)}"
+                             + (f" (newest: {newest}; `list --versions {impl.base}`)" if newest else ""))
+    return notes
+
+
+def between(impl: Impl, good: str, bad: str) -> list[str]:
+    """The releases from good to bad, both included, oldest first: those
+    `bisect` searches (pre-releases left out, unless good or bad is one)."""
+    known = available(impl)
+    for v in (good, bad):
+        if v not in known:
+            raise UsageError(f"{impl.base}: no release {v} of {where(impl)}")
+    low, high = sorted((good, bad), key=release_key)
+    return [v for v in sorted(known, key=release_key)
+            if release_key(low) <= release_key(v) <= release_key(high)
+            and (stable(v) or v in (good, bad))]
+
+
+def download_size(impl: Impl) -> int | None:
+    """The release's own download in bytes (the package, crate, jar, wheel or
+    toolchain; not its dependencies), where the registry says."""
+    versions, release = impl.versions, impl.release
+    if versions is None or not versions.source:
+        return None
+    kind, _, name = versions.source.partition(":")
+    try:
+        if kind == "npm":
+            doc = json.loads(_get(f"{NPM}/{name}/{release}"))
+            return _size(doc["dist"]["tarball"])
+        if kind == "crates":
+            return _size(f"{CRATES_FILES}/{name}/{name}-{release}.crate")
+        if kind == "maven":
+            group, _, artifact = name.partition(":")
+            return _size(f"{MAVEN}/{group.replace('.', '/')}/{artifact}/{release}/{artifact}-{release}.jar")
+        if kind == "pypi":
+            doc = json.loads(_get(f"{PYPI}/{name}/{release}/json"))
+            sizes = [f["size"] for f in doc.get("urls", []) if "x86_64" in f.get("filename", "")]
+            return max(sizes) if sizes else None
+        if kind == "go":
+            return _size(f"{GO_TOOLCHAIN}/v0.0.1-go{release}.linux-amd64.zip")
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return None
