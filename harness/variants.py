@@ -27,7 +27,7 @@ class Spec:
     base: str  # the implementation's (or language's) own id
     version: str = ""  # a release (IMPL@VERSION); "" is the stock build
     env: tuple[tuple[str, str], ...] = ()  # K=V settings, in the order given
-    flags: tuple[str, ...] = ()  # runtime flags (settings starting with "-")
+    flags: tuple[str, ...] = ()  # runtime flags (settings starting with "-" or "+")
 
     @property
     def settings(self) -> str:
@@ -49,7 +49,8 @@ class Spec:
 def parse(text: str) -> Spec:
     """`IMPL`, `IMPL@VERSION`, `IMPL[settings]`, or both (`IMPL@VERSION[settings]`
     or `IMPL[settings]@VERSION`). A setting is K=V (an environment variable)
-    or a runtime flag starting with "-"; settings are separated by ";".
+    or a runtime flag starting with "-" (or "+", Erlang's); settings are
+    separated by ";".
     Bad input raises UsageError naming the part that is wrong."""
     rest, settings = text.strip(), None
     if "[" in rest or "]" in rest:
@@ -75,13 +76,13 @@ def parse(text: str) -> Spec:
         for item in items:
             if not item:
                 raise UsageError(f"{text!r}: an empty setting between ';'")
-            if item.startswith("-"):
+            if item.startswith(("-", "+")):  # +: Erlang's emulator flags (erl +P N)
                 flags.append(item)
                 continue
             name, eq, value = item.partition("=")
             if not eq or not ENV_NAME.fullmatch(name):
                 raise UsageError(f"{text!r}: setting {item!r} is neither NAME=VALUE "
-                                 f"nor a runtime flag starting with '-'")
+                                 f"nor a runtime flag starting with '-' or '+'")
             if SECRET_NAME.search(name.upper()):
                 raise UsageError(f"{text!r}: {name} looks like a secret, and a variant's settings "
                                  f"are written into every row: pass it with --inherit-env instead")

@@ -48,6 +48,7 @@ def rows(out: Path) -> list[dict[str, str]]:
     ("nodejs[UV_THREADPOOL_SIZE=1;--max-old-space-size=64]@22.12.0",
      Spec("nodejs", "22.12.0", (("UV_THREADPOOL_SIZE", "1"),), ("--max-old-space-size=64",))),
     ("go[GODEBUG=a=1,b=2]", Spec("go", env=(("GODEBUG", "a=1,b=2"),))),
+    ("erlang[+S 1;+sbwt none]", Spec("erlang", flags=("+S 1", "+sbwt none"))),
 ])
 def test_names_are_taken_apart(text: str, spec: Spec) -> None:
     assert parse(text) == spec
