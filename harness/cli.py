@@ -186,7 +186,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
 def list_versions(impls: list[Impl]) -> int:
     """list --versions: each implementation's releases, newest first."""
-    from .versions import Unreachable, available, stable, where
+    from .variants import stable
+    from .versions import Unreachable, available, where
     for impl in impls:
         if impl.versions is None:
             print(f"{impl.id}: no other releases (its impls.toml has no [impl.versions])")

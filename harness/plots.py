@@ -43,6 +43,7 @@ from .presentation import PRESENTATIONS, Panel, Presentation  # noqa: E402
 from .registry import RegistryError, load_registry  # noqa: E402
 from .rundir import ConfigKey, Outputs, RunDir, RunDirError  # noqa: E402
 from .stats import LEVEL, Interval  # noqa: E402
+from .variants import parse, release_key  # noqa: E402
 from .workloads import STYLES, workload_rank  # noqa: E402
 
 MIB = 1 << 20
@@ -181,7 +182,7 @@ class _Run:
             registry = load_registry()
         except RegistryError:  # a broken impls.toml costs colours, not the plots
             registry = []
-        palette = Palette(registry)
+        palette = self.palette = Palette(registry)
         impls = {g.impl for g in self.groups} | {s["impl"] for s in self.samples}
         self.color = {impl: palette.color(impl) for impl in impls}
         self.line = {impl: palette.line_style(impl) for impl in impls}
@@ -1205,6 +1206,82 @@ def cpu_scaling(run: _Run, out: Path, workload: str, presented: Presentation) ->
     return [_save(fig, out / f"{workload}_scaling.png", run.env)]
 
 
+STOCK = "stock"  # the stock build's place on a sweep's axis: after every named release
+
+
+def sweep_points(groups: list[Group]) -> dict[str, list[tuple[str, Group]]]:
+    """A version sweep's lines: for each implementation (with a variant's
+    settings) run at two or more releases, its (release, group) points,
+    oldest first, the stock build last. Pure: the tests read it."""
+    lines: dict[str, list[tuple[str, Group]]] = defaultdict(list)
+    for g in groups:
+        spec = parse(g.impl)
+        name = replace(spec, version="").label
+        lines[name].append((spec.version or STOCK, g))
+    return {name: sorted(points, key=lambda p: (p[0] == STOCK, release_key(p[0])))
+            for name, points in sorted(lines.items())
+            if len({v for v, _ in points}) >= 2 and any(v != STOCK for v, _ in points)}
+
+
+def version_sweep(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
+    """The workload's figure against the release, a line per implementation,
+    a panel per configuration; drawn when the run holds two or more releases
+    of an implementation (IMPL@VERSION, the stock build counting as one)."""
+    groups = [g for g in run.groups if g.workload == workload]
+    configs: dict[ConfigKey, list[Group]] = defaultdict(list)
+    for g in groups:
+        configs[ConfigKey("", workload, g.n, g.buffer, g.params)].append(g)
+    swept = {key.settings or workload: lines
+             for key, members in sorted(configs.items(), key=lambda kv: kv[0].sort_key)
+             if (lines := sweep_points(members))}
+    if not swept:
+        return []
+    metric, ylabel = _scaling_metric(presented, groups)
+    scale = 1.0
+    if metric == "peak_rss_bytes":
+        scale, ylabel = 1 / MIB, "peak RSS (MiB)"
+    elif METRICS[metric].unit == "s":
+        scale, unit = _time_unit([s.max for g in groups if (s := g.metrics.get(metric))] or [1.0])
+        ylabel = ylabel.replace("(s)", f"({unit})")
+    fig, axes = _panels(len(swept), 5.0, 3.8)
+    failed: set[str] = set()
+    shown = Whiskers()
+    for ax, (title, lines) in zip(axes, swept.items()):
+        releases = sorted({v for points in lines.values() for v, _ in points},
+                          key=lambda v: (v == STOCK, release_key(v)))
+        at = {v: i for i, v in enumerate(releases)}
+        for name, points in lines.items():
+            have = [(v, g) for v, g in points if metric in g.metrics]
+            # the implementation's own colour, marker and dash, whatever the release
+            color, dash, marker = (run.palette.color(name), run.palette.line_style(name),
+                                   run.palette.marker(name))
+            if have:
+                xs = [at[v] for v, _ in have]
+                ys = [g.median(metric) * scale for _, g in have]
+                ax.plot(xs, ys, marker=marker, markersize=5, label=name, color=color, linestyle=dash)
+                draw_whiskers(ax, xs, ys, [scaled(g.interval(metric), scale) for _, g in have],
+                              [g.ok for _, g in have], color, shown)
+            for v, g in points:
+                if metric not in g.metrics and g.failure and g.failure != "skipped":
+                    _mark_failed(ax, at[v], g.failure)
+                    failed.add(g.failure)
+        ax.set_xticks(range(len(releases)), releases, rotation=45 if len(releases) > 4 else 0,
+                      ha="right" if len(releases) > 4 else "center", fontsize=8)
+        ax.set_xlabel("release")
+        ax.set_ylim(bottom=0)
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
+    axes[0].set_ylabel(ylabel)
+    if failed:
+        _legend(axes[-1], failed)
+    fig.suptitle(f"{workload}: {ylabel.split(' (')[0]} against the release\n"
+                 f"{_fit(shown.caption('points: median of the ok runs'), fig, size=11)}",
+                 fontsize=11)
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    return [_save(fig, out / f"{workload}_versions.png", run.env)]
+
+
 # ---------------------------------------------------------------- summary
 
 @dataclass(frozen=True)
@@ -1361,6 +1438,7 @@ def _draw(data: _Run, out: Path) -> list[Path]:
         paths += [p for kind in shown.plots if kind != "rss_over_time"
                   for p in PLOTS[kind](data, out, w, shown)]
         paths += cpu_scaling(data, out, w, shown)  # every workload, when the run set --cpus
+        paths += version_sweep(data, out, w, shown)  # when the run holds releases (IMPL@VERSION)
     for w in workloads:
         if "rss_over_time" in PRESENTATIONS[w].plots:
             paths += rss_over_time(data, out, w, PRESENTATIONS[w])

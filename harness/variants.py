@@ -3,7 +3,8 @@
 `go[GOGC=off]`, `rust-tokio@1.5.0`, `java-virtual[-XX:+UseZGC]`. The
 canonical label, `IMPL@VERSION[settings]`, is the implementation's name in
 every row, table, plot and comparison: a variant or a release is a
-configuration of its own, paired by that name across runs."""
+configuration of its own, paired by that name across runs. Also the order
+of releases, for the lists, bisect and the sweep plot."""
 
 from __future__ import annotations
 
@@ -113,3 +114,21 @@ def split_names(text: str) -> list[str]:
 def base_of(label: str) -> str:
     """The implementation id of a row's label: 'go' for 'go[GOGC=off]'."""
     return re.split(r"[@\[]", label, maxsplit=1)[0]
+
+
+def release_key(version: str) -> tuple:
+    """An order for the registries' several version schemes (semver, PEP
+    440, Maven's, Go's): the numbers, then a release after its
+    pre-releases. Hand-written: only this order is needed, and no one
+    library parses all four schemes."""
+    m = re.match(r"v?(\d+(?:\.\d+)*)(.*)", version)
+    if not m:
+        return ((), 0, version)
+    numbers = tuple(int(p) for p in m.group(1).split("."))
+    numbers += (0,) * (4 - len(numbers))
+    return (numbers, 1 if stable(version) else 0, m.group(2))
+
+
+def stable(version: str) -> bool:
+    """A release, not a pre-release (1.5.0, 1.26.8; not 1.0.0-rc.1, 1.21rc2)."""
+    return re.fullmatch(r"v?\d+(?:\.\d+)*(?:\+[0-9A-Za-z.]+)?", version) is not None

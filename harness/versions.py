@@ -18,6 +18,7 @@ from xml.etree import ElementTree
 from . import UsageError
 from .children import run_contained
 from .registry import VERSIONS_DIR, Impl
+from .variants import release_key, stable
 
 INDEX_DIR = VERSIONS_DIR / "index"
 FRESH_S = 24 * 3600
@@ -89,24 +90,6 @@ def _fetch(source: str) -> list[str]:
         return sorted({m.group(1) for line in lines
                        if (m := re.fullmatch(r"v0\.0\.1-go(.+)\.linux-amd64", line))})
     raise ValueError(f"unknown source {source!r}")
-
-
-def release_key(version: str) -> tuple:
-    """An order for the registries' several version schemes (semver, PEP
-    440, Maven's, Go's): the numbers, then a release after its
-    pre-releases. Hand-written: only this order is needed, and no one
-    library parses all four schemes."""
-    m = re.match(r"v?(\d+(?:\.\d+)*)(.*)", version)
-    if not m:
-        return ((), 0, version)
-    numbers = tuple(int(p) for p in m.group(1).split("."))
-    numbers += (0,) * (4 - len(numbers))
-    return (numbers, 1 if stable(version) else 0, m.group(2))
-
-
-def stable(version: str) -> bool:
-    """A release, not a pre-release (1.5.0, 1.26.8; not 1.0.0-rc.1, 1.21rc2)."""
-    return re.fullmatch(r"v?\d+(?:\.\d+)*(?:\+[0-9A-Za-z.]+)?", version) is not None
 
 
 def _cache_file(impl: Impl) -> Path:

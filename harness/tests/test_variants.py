@@ -17,8 +17,7 @@ from harness.bisect import Bisection, classify
 from harness.colors import Palette
 from harness.registry import load_registry, select
 from harness.stats import Interval
-from harness.variants import Spec, base_of, parse, split_names
-from harness.versions import release_key, stable
+from harness.variants import Spec, base_of, parse, release_key, split_names, stable
 
 from .conftest import FAKES, harness
 
@@ -280,3 +279,30 @@ def test_bisect_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
         assert proc.returncode == 2 and message in proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "results").exists()
+
+
+# --- the sweep plot ------------------------------------------------------------------
+
+def test_a_sweep_has_a_line_per_implementation_run_at_two_releases_or_more() -> None:
+    from harness.analysis import Group
+    from harness.plots import STOCK, sweep_points
+
+    def group(impl: str) -> Group:
+        return Group(impl, "chain", 10, None, "fake", "Fake", rows=[])
+
+    lines = sweep_points([group(i) for i in (
+        "fake-releases@1.10.0", "fake-releases", "fake-releases@1.9.0", "fake-releases@1.10.0[X=1]",
+        "fake-good", "fake-good[X=1]")])
+    # one release and nothing else (the variant), or only stock builds: no line
+    assert list(lines) == ["fake-releases"]
+    assert [v for v, _ in lines["fake-releases"]] == ["1.9.0", "1.10.0", STOCK]
+
+
+def test_a_run_with_releases_draws_its_sweep(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    proc = harness("run", "--impl", "fake-releases@1.0.0,fake-releases@1.4.0,fake-releases",
+                   "--workload", "chain", "--n", "5", "--repeat", "2", "--out", str(out),
+                   extra_env=run_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "latest" / "plots" / "chain_versions.png").exists()
+    assert "chain_versions.png" in (out / "latest" / "report.md").read_text()
