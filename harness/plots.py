@@ -119,8 +119,10 @@ def _log_y(ax: Axes) -> None:
     if positive:
         ax.set_yscale("log")
         # from the decade below the smallest value, not from matplotlib's
-        # margin (a bar chart's would start at 0.01 MiB)
-        ax.set_ylim(bottom=10 ** math.floor(math.log10(min(positive))))
+        # margin (a bar chart's would start at 0.01 MiB), to a little above
+        # the largest (a limit kept from the linear scale could cut it off)
+        ax.set_ylim(bottom=10 ** math.floor(math.log10(min(positive))),
+                    top=max(max(positive) * 1.3, ax.get_ylim()[1]))
     else:
         ax.set_yticks([])
 
@@ -919,7 +921,8 @@ def buffer_grid(run: _Run, out: Path, workload: str, presented: Presentation) ->
 
 
 def rss_over_time(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
-    """RSS against time for the largest N of each implementation (one rep)."""
+    """RSS against time for the largest N of each implementation (one rep),
+    each line named at its end on the right panel (every run ends at 1 there)."""
     series: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for s in run.samples:
         # RSS 0 is the sampler catching the process before exec or after exit,
@@ -937,8 +940,9 @@ def rss_over_time(run: _Run, out: Path, workload: str, presented: Presentation) 
         rank = (n or 0, buffer or 0, status.get(key) == "ok", -(rep or 0))
         if impl not in chosen or rank > chosen[impl][0]:
             chosen[impl] = (rank, key)
-    fig, (ax, norm) = plt.subplots(1, 2, figsize=(16, 5.2), sharey=True)
+    fig, (ax, norm) = plt.subplots(1, 2, figsize=(18, 5.6), sharey=True)
     failed: set[str] = set()
+    ends: list[tuple[str, float, float, Any, Any, str]] = []
     top_t = max(s["t_s"] for rows in series.values() for s in rows)
     scale, unit = (1.0, "s") if top_t >= 1 else (1e3, "ms")
     for impl in sorted(chosen):
@@ -961,7 +965,8 @@ def rss_over_time(run: _Run, out: Path, workload: str, presented: Presentation) 
                 panel.plot([xs[-1]], [ys[-1]], marker="X", color=FAIL_COLOR, markersize=9)
         if st != "ok":
             failed.add(st)
-    for panel in (ax, norm):
+        # named at the line's end on the right panel, where every run ends at 1
+        ends.append((label, 1.0, ys[-1], run.color[impl], run.line[impl], ""))
         _log_y(panel)
         _plain_log(panel)
         panel.grid(alpha=0.3, which="both")
@@ -969,7 +974,8 @@ def rss_over_time(run: _Run, out: Path, workload: str, presented: Presentation) 
     norm.set_xlabel("share of the run's own time (start = 0, exit = 1)")
     ax.set_ylabel("RSS (MiB, log scale)")
     fig.suptitle(f"{workload}: RSS over time, largest N of each implementation")
-    _legend(norm, failed, failed_text="run ended without a valid result")
+    _legend(norm, failed, failed_text="run ended without a valid result", series=False)
+    label_ends(norm, ends)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return [_save(fig, out / f"rss_over_time_{workload}.png", run.env)]
 
