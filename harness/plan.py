@@ -183,17 +183,27 @@ def load_history(out: Path) -> History:
     return history_from(past_runs(out)) if out.is_dir() else {}
 
 
+def _past(p: Planned, history: History) -> float | None:
+    """This machine's earlier times of a planned run's configuration; for a
+    variant or release timed never before, its implementation's as declared."""
+    past = history.get((p.key, p.iterations, p.warmup_ms))
+    if past is None and p.impl.id != p.impl.base:
+        stock = dataclasses.replace(p.key, impl=p.impl.base)
+        past = history.get((stock, p.iterations, p.warmup_ms))
+    return past
+
+
 def estimate_s(p: Planned, history: History | None = None) -> float:
     """How long one run should take: from this machine's earlier runs when
-    there are any, else the workload's rough guess."""
-    past = (history or {}).get((p.key, p.iterations, p.warmup_ms))
+    there are any (_past), else the workload's rough guess."""
+    past = _past(p, history or {})
     # no run outlasts its timeout
     return min(p.workload.estimate_s(p.request, past), p.timeout_s)
 
 
 def estimate_basis(runs: list[Planned], history: History, out: Path) -> str:
     """What an estimate rests on, in words."""
-    known = sum(1 for p in runs if (p.key, p.iterations, p.warmup_ms) in history)
+    known = sum(1 for p in runs if _past(p, history) is not None)
     if known == len(runs):
         return f"every run timed before on this machine ({relative(out)})"
     if not known:
