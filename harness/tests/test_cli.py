@@ -12,6 +12,7 @@ import time
 import uuid
 from pathlib import Path
 
+import psutil
 import pytest
 
 from .conftest import FAKES, ROOT, fake_registry, harness, leftovers as _leftovers, read_rows
@@ -291,8 +292,14 @@ def test_harness_sigkilled_mid_sleep_run_leaves_nothing_within_2_s(out: Path) ->
                                  "--workload", "sleep", "--n", "3", "--duration-ms", "60000",
                                  "--out", str(out)], cwd=ROOT, env=env,
                                 stdout=f, stderr=subprocess.STDOUT)
+    def cmdline(p: psutil.Process) -> list[str]:
+        try:
+            return p.cmdline()
+        except psutil.Error:  # ended since it was listed (a build step)
+            return []
+
     def sleeping() -> bool:  # the measured fake itself (python fake.py ...), not a build step
-        return any(len(c := p.cmdline()) > 1 and c[1].endswith("fake.py")
+        return any(len(c := cmdline(p)) > 1 and c[1].endswith("fake.py")
                    for p in _leftovers(token))
     deadline = time.monotonic() + 120  # a bound on the start, wide for a loaded machine
     while not sleeping() and proc.poll() is None and time.monotonic() < deadline:
