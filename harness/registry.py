@@ -41,6 +41,7 @@ class Versions:
     version: list[str] = field(default_factory=list)  # the release's version command
     list: list[str] = field(default_factory=list)  # instead of a source: prints releases, one a line
     stock: str = ""  # which release the stock build uses, in words (list --versions)
+    workloads: list[str] = field(default_factory=list)  # a release's, when fewer than the stock build's
 
 
 @dataclass
@@ -141,18 +142,21 @@ class Impl:
             return self
         label = spec.label.replace(spec.base, self.id, 1)
         run, version, check, cache = self.run, self.version, self.check, None
+        workloads = self.workloads
         if spec.version:
             if self.versions is None:
                 raise UsageError(f"{label}: {self.id} has no other releases to run "
                                  f"(its impls.toml declares no [impl.versions])")
             cache = VERSIONS_DIR / self.id / spec.version
             run, version, check = self.versions.run, self.versions.version, []
+            workloads = self.versions.workloads or self.workloads
         if spec.flags and FLAGS not in run:
             raise UsageError(f"{label}: {self.id} takes no runtime flags (its run command has "
                              f"no {FLAGS}); set its environment with NAME=VALUE instead")
         return dataclasses.replace(self, id=label, base=self.id, variant=spec.settings,
                                    release=spec.version, flags=spec.flags, env=self.env | dict(spec.env),
                                    run=run, version=version, check=check, cache=cache,
+                                   workloads=list(workloads),
                                    floor=False)  # the floor is the stock build alone
 
     def env_for(self, cpus: int | None) -> dict[str, str]:
@@ -322,9 +326,12 @@ def _versions(entry: dict, at: str) -> Versions | None:
     if source and source.partition(":")[0] not in SOURCES:
         raise RegistryError(f"{where}: source {source!r} must start with one of "
                             f"{', '.join(s + ':' for s in SOURCES)}")
+    workloads = table.get("workloads", [])
+    if not isinstance(workloads, list) or any(w not in entry.get("workloads", []) for w in workloads):
+        raise RegistryError(f"{where}: 'workloads' must list some of the implementation's workloads")
     return Versions(source=source, list=listing, install=_argv(table, "install", where),
                     run=_argv(table, "run", where), version=_argv(table, "version", where, required=False),
-                    stock=_text(table, "stock", where, ""))
+                    stock=_text(table, "stock", where, ""), workloads=list(workloads))
 
 
 def select(impls: list[Impl], names: list[str]) -> list[Impl]:

@@ -101,6 +101,11 @@ floor = true
     assert variant.floor is False and stock.floor is True  # the floor is the stock build alone
 
 
+def test_a_release_may_run_fewer_workloads_than_the_stock_build() -> None:
+    stock, release = select(load_registry(), ["fake-releases", "fake-releases@1.0.0"])
+    assert stock.workloads == ["chain", "bounded"] and release.workloads == ["chain"]
+
+
 def test_flags_need_a_place_and_releases_a_source() -> None:
     impls = load_registry()
     with pytest.raises(UsageError, match="takes no runtime flags"):
