@@ -21,7 +21,13 @@ fn main() {
     println!("cargo::rerun-if-changed=Cargo.lock");
     let lock =
         fs::read_to_string("Cargo.lock").expect("Cargo.lock is committed next to Cargo.toml");
+    // hyper is rust-tokio's `serve` alone: a build without the feature
+    // `serve` (another tokio release, versions.py) has none.
+    let serve = env::var_os("CARGO_FEATURE_SERVE").is_some();
     for (name, var) in CRATES {
+        if name == "hyper" && !serve {
+            continue;
+        }
         let version = locked_version(&lock, name)
             .unwrap_or_else(|| panic!("{name} is missing from Cargo.lock"));
         println!("cargo::rustc-env={var}={version}");

@@ -7,5 +7,8 @@ pub mod join_all;
 pub mod os_threads;
 pub mod protocol;
 pub mod smol_tasks;
+// rust-tokio's HTTP server: the feature `serve` (Cargo.toml), always on in
+// the stock build; a build of another release may leave it out (versions.py).
+#[cfg(feature = "serve")]
 pub mod tokio_server;
 pub mod tokio_tasks;

@@ -1,5 +1,5 @@
 use bench::protocol::{Implementation, MIMALLOC, Workload};
-use bench::{tokio_server, tokio_tasks};
+use bench::tokio_tasks;
 
 // Rust's std allocates with the C library's malloc; every other runtime here
 // brings a thread-caching allocator of its own. A tokio task is allocated by
@@ -21,17 +21,24 @@ const IMPL: Implementation = Implementation {
         Workload::Skynet,
     ],
     rendezvous: false,
-    after_help: Some(concat!(
-        "The HTTP server (docs/protocol.md): ",
-        "rust-tokio serve --port P --delay-ms D [--threads T]",
-        " (rust-tokio serve --help)"
-    )),
+    after_help: if cfg!(feature = "serve") {
+        Some(concat!(
+            "The HTTP server (docs/protocol.md): ",
+            "rust-tokio serve --port P --delay-ms D [--threads T]",
+            " (rust-tokio serve --help)"
+        ))
+    } else {
+        None
+    },
 };
 
 fn main() {
     // `serve` is not a workload: the protocol's HTTP server, its own options.
+    // A build without the feature `serve` (another tokio release that
+    // hyper-util does not take, versions.py) treats it as an unknown workload.
+    #[cfg(feature = "serve")]
     if std::env::args_os().nth(1).is_some_and(|arg| arg == "serve") {
-        std::process::exit(tokio_server::main(
+        std::process::exit(bench::tokio_server::main(
             std::env::args_os().skip(1),
             IMPL.allocator,
         ));

@@ -1,0 +1,222 @@
+"""Build one Rust implementation against another release of its crate
+(IMPL@VERSION, the install command of [impl.versions] in impls.toml).
+
+    python versions.py IMPL CRATE VERSION CACHE
+
+The same program source as the stock build, copied into CACHE (everything
+but target/), with one change to the manifest: CRATE's requirement becomes
+`=VERSION`. Cargo.lock is copied too and cargo updates it for that change
+alone (`cargo update --workspace`, not --locked): every other crate stays at
+its locked version unless the release needs another. Then only IMPL's
+binary is built, `cargo build --release --bin IMPL --target-dir
+CACHE/target`; build.rs reads CACHE/Cargo.lock, so the binary's --version
+names the release.
+
+rust-tokio's HTTP server (`serve`, the cargo feature of that name: hyper,
+hyper-util, http-body-util) is built when it can be: hyper-util needs tokio
+>= 1.13, so an older release is built without it (its http rows then fail:
+`serve` is an unknown workload there). Every other implementation's release
+is built without it, as none of those binaries has a server. For
+`futures`, futures-util (where join_all lives, released in step with
+futures) is pinned to the same release: `futures = "=V"` alone would keep
+the locked futures-util.
+
+Lines on stderr that start with "rust:" are shown to the user; cargo's
+output goes to the build log; a release that cannot be resolved or built
+exits 1 with the first error line on stderr (cargo's or rustc's own
+`error[E...]` line).
+"""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SERVE_IMPL = "rust-tokio"  # the one binary with a server
+PROGRESS = re.compile(r"\s*(Compiling|Downloading|Downloaded|Updating|Locking|Adding|"
+                      r"Upgrading|Downgrading|Removing|Fetching|Building|Finished)\b")
+KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def say(text: str) -> None:
+    """A line for the user (the harness shows stderr lines that start with
+    "rust:"); never with ": error:" in it, which would pass for the error."""
+    print(f"rust: {text.replace(': error:', ':')}", file=sys.stderr, flush=True)
+
+
+# -- the manifest ------------------------------------------------------------
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"no TOML for {value!r}")
+
+
+def toml_key(key: str) -> str:
+    return key if KEY.fullmatch(key) else json.dumps(key)
+
+
+def dump(manifest: dict) -> str:
+    """Cargo.toml's shapes only: tables of values and arrays of tables."""
+    out = ["# Written by versions.py from the project's Cargo.toml (one release of one crate)."]
+    for name, table in manifest.items():
+        tables = table if isinstance(table, list) else [table]
+        for entry in tables:
+            out.append(f"\n[[{name}]]" if isinstance(table, list) else f"\n[{name}]")
+            out += [f"{toml_key(k)} = {toml_value(v)}" for k, v in entry.items()]
+    return "\n".join(out) + "\n"
+
+
+def release_manifest(stock: dict, crate: str, version: str, serve: bool) -> dict:
+    """The stock manifest with CRATE at =VERSION, and with or without serve."""
+    manifest = json.loads(json.dumps(stock))  # a deep copy
+    deps = manifest["dependencies"]
+    pin = f"={version}"
+    if isinstance(deps[crate], str):
+        deps[crate] = pin
+    else:
+        deps[crate]["version"] = pin
+    if crate == "futures":
+        deps["futures-util"] = {"version": pin, "default-features": False}
+    if not serve:
+        features = manifest["features"]
+        for item in features["serve"]:
+            if item.startswith("dep:"):
+                deps.pop(item[4:])
+        features["default"] = []
+        features["serve"] = []
+    return manifest
+
+
+# -- Cargo.lock --------------------------------------------------------------
+
+def packages(lock: Path) -> set[tuple[str, str]]:
+    """The crates.io packages of a Cargo.lock, as (name, version)."""
+    doc = tomllib.loads(lock.read_text())
+    return {(p["name"], p["version"]) for p in doc.get("package", [])
+            if p.get("source", "").startswith("registry+")}
+
+
+def downloaded(name: str, version: str) -> bool:
+    return any(Path.home().glob(f".cargo/registry/cache/*/{name}-{version}.crate"))
+
+
+def crate_size(name: str, version: str) -> int:
+    url = f"https://static.crates.io/crates/{name}/{name}-{version}.crate"
+    request = urllib.request.Request(url, method="HEAD", headers={"User-Agent": "concurrency-bench"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.headers.get("Content-Length") or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def describe_changes(stock: set, new: set, crate: str) -> None:
+    """One line: which crates differ from the stock build, and what is to be
+    downloaded (those not in ~/.cargo yet), from where, how big."""
+    added = sorted(new - stock)
+    others = [f"{n} {v}" for n, v in added if n != crate]
+    changed = (f"as the stock Cargo.lock, plus {', '.join(others[:6])}"
+               + (f" and {len(others) - 6} more" if len(others) > 6 else "")) if others else \
+        "as the stock Cargo.lock"
+    missing = [(n, v) for n, v in added if not downloaded(n, v)]
+    if missing:
+        size = sum(crate_size(n, v) for n, v in missing)
+        fetch = (f"{len(missing)} crate{'s' if len(missing) > 1 else ''} to download from "
+                 f"crates.io ({size / 1e6:.1f} MB) into ~/.cargo")
+    else:
+        fetch = "nothing more to download (~/.cargo has every crate)"
+    say(f"the other crates {changed}; {fetch}")
+
+
+# -- cargo -------------------------------------------------------------------
+
+def cargo(args: list[str], cache: Path, quiet: bool) -> tuple[int, str]:
+    """Run cargo in CACHE. Not quiet: stderr passes through (the harness logs
+    it and shows its progress lines), returns (code, ""). Quiet (an attempt
+    that may fail without failing the install): its progress lines pass
+    through, everything goes to stdout (the log), returns (code, stderr)."""
+    if not quiet:
+        return subprocess.run(["cargo", *args], cwd=cache).returncode, ""
+    proc = subprocess.Popen(["cargo", *args], cwd=cache, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        sys.stdout.write(line)
+        if PROGRESS.match(line):
+            sys.stderr.write(line)
+    sys.stdout.flush()
+    return proc.wait(), "".join(lines)
+
+
+def resolution_error(text: str, crate: str, version: str) -> str:
+    """Cargo's reason a release cannot be resolved, as one error line: the
+    line that says why (a missing feature, a conflict), else cargo's first."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    first = next((line for line in lines if line.startswith("error")), lines[-1] if lines else "")
+    reason = next((line for line in lines if "does not have" in line), None)
+    if reason is None:
+        reason = first.removeprefix("error: ").rstrip(".")
+        by = next((line for line in lines if line.startswith("required by package")), None)
+        reason += f", {by}" if by else ""
+    return f"error: {crate} {version}: {reason}"
+
+
+def attempt(impl: str, crate: str, version: str, cache: Path, stock: dict,
+            stock_lock: set, serve: bool, last: bool) -> tuple[bool, str]:
+    """Resolve and build once: (built, why not). `last`: the final attempt,
+    whose errors go to stderr (the row's error line)."""
+    (cache / "Cargo.toml").write_text(dump(release_manifest(stock, crate, version, serve)))
+    shutil.copy2(HERE / "Cargo.lock", cache / "Cargo.lock")
+    code, text = cargo(["update", "--workspace"], cache, quiet=True)
+    if code != 0:
+        error = resolution_error(text, crate, version)
+        if last:
+            print(error, file=sys.stderr, flush=True)
+        return False, error
+    describe_changes(stock_lock, packages(cache / "Cargo.lock"), crate)
+    build = ["build", "--release", "--bin", impl, "--target-dir", str(cache / "target")]
+    if not serve:
+        build.append("--no-default-features")
+    code, text = cargo(build, cache, quiet=not last)
+    if code != 0:
+        lines = [line.strip() for line in text.splitlines()]
+        return False, next((line for line in lines if line.startswith("error")), "the build failed")
+    return True, ""
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 4:
+        print("usage: versions.py IMPL CRATE VERSION CACHE", file=sys.stderr)
+        return 2
+    impl, crate, version, cache = argv[0], argv[1], argv[2], Path(argv[3]).resolve()
+    cache.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(HERE, cache, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("target", "__pycache__"))
+    stock = tomllib.loads((HERE / "Cargo.toml").read_text())
+    stock_lock = packages(HERE / "Cargo.lock")
+    say(f"{impl} against {crate} ={version}: the project's sources and Cargo.lock copied "
+        f"into {cache}, cargo resolves the change and builds that binary alone")
+    if impl == SERVE_IMPL:
+        built, why = attempt(impl, crate, version, cache, stock, stock_lock, serve=True, last=False)
+        if built:
+            return 0
+        say(f"{impl}@{version} is built without `serve` (its http rows will fail): "
+            f"with it, {why.removeprefix('error: ')}")
+    built, _ = attempt(impl, crate, version, cache, stock, stock_lock, serve=False, last=True)
+    return 0 if built else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
