@@ -1,0 +1,40 @@
+#!/bin/sh
+# Builds the Go program with another Go release for go@VERSION (impls.toml's
+# [impl.versions]): the same `go build -trimpath` as the stock build, through
+# GOTOOLCHAIN=goVERSION, into CACHE/bench.
+# Usage: release.sh CACHE VERSION
+# The go on PATH fetches that release's toolchain (golang.org/toolchain on the
+# Go module proxy) into Go's module cache once, where later builds reuse it.
+# A release older than go.mod's `go` line refuses to build ("go: go.mod
+# requires go >= ..."): the install then fails with that line as its
+# "error: ..." line on stderr, the row's reason.
+set -eu
+cd "$(dirname "$0")"
+[ $# -eq 2 ] || { echo "usage: release.sh CACHE VERSION" >&2; exit 2; }
+cache=$1 version=$2
+
+modcache=$(GOTOOLCHAIN=local go env GOMODCACHE)
+platform=$(GOTOOLCHAIN=local go env GOOS)-$(GOTOOLCHAIN=local go env GOARCH)
+# The go on PATH builds its own release itself, with nothing to fetch.
+if [ "$(GOTOOLCHAIN=local go env GOVERSION)" != "go$version" ] &&
+   [ ! -d "$modcache/golang.org/toolchain@v0.0.1-go$version.$platform" ]; then
+    echo "go: the go on PATH fetches Go $version's toolchain from the Go module proxy" \
+         "(golang.org/toolchain, about 80 MB) into its module cache, $modcache: about" \
+         "340 MB there with the unpacked copy (reused by later builds; \`go clean -modcache\` removes it)" >&2
+fi
+log="$cache/go-build.txt"
+# go's own output goes to the build log (stdout), so that the user sees only
+# the announcement above and, on failure, the one "error:" line below.
+if GOTOOLCHAIN="go$version" go build -trimpath -o "$cache/bench" . 2> "$log"; then
+    cat "$log"
+    rm -f "$log"
+    exit 0
+fi
+cat "$log"
+# The first line that is not a download or a package heading: go's refusal
+# ("go: go.mod requires go >= 1.22 (running go 1.21.13; ...)") or the
+# compiler's first error.
+reason=$(grep -v '^go: downloading \|^# ' "$log" | head -n 1)
+rm -f "$log"
+echo "error: go $version cannot build the program: ${reason:-go build failed}" >&2
+exit 1
