@@ -116,7 +116,8 @@ describe("installed releases", { skip: installed.length === 0 && "none in .versi
       const [binary, ...args] = expand(release.version, [], cache);
       const out = spawnSync(binary, args, { encoding: "utf8", env });
       if (out.status !== 0) {
-        t.skip(`bench.mjs --version exits ${out.status} on ${id}@${version}: ${out.stderr.split("\n")[0]}`);
+        const why = out.stderr.split("\n").find((l) => /Error\b/.test(l) && l.length < 200) ?? "";
+        t.skip(`bench.mjs --version exits ${out.status} on ${id}@${version}: ${why.trim()}`);
         return;
       }
       assert.ok(out.stdout.startsWith(`${version}, `), `${id}@${version} --version: ${out.stdout}`);
