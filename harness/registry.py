@@ -179,6 +179,8 @@ class Impl:
         """Name and version for the runtime column."""
         tool = self.language.toolchain
         version = tool.version if tool.present else "not available"
+        if self.release:  # never the stock toolchain's version for another release
+            version = self.release + ("; its version command failed" if self.version else "")
         if tool.present and self.version:
             try:
                 proc = run_contained(self.expand(self.version), self.language.dir,
