@@ -42,6 +42,7 @@ class Versions:
     list: list[str] = field(default_factory=list)  # instead of a source: prints releases, one a line
     stock: str = ""  # which release the stock build uses, in words (list --versions)
     workloads: list[str] = field(default_factory=list)  # a release's, when fewer than the stock build's
+    origin: str = ""  # where a `list` command's releases come from, in words
 
 
 @dataclass
@@ -333,7 +334,8 @@ def _versions(entry: dict, at: str) -> Versions | None:
         raise RegistryError(f"{where}: 'workloads' must list some of the implementation's workloads")
     return Versions(source=source, list=listing, install=_argv(table, "install", where),
                     run=_argv(table, "run", where), version=_argv(table, "version", where, required=False),
-                    stock=_text(table, "stock", where, ""), workloads=list(workloads))
+                    stock=_text(table, "stock", where, ""), workloads=list(workloads),
+                    origin=_text(table, "origin", where, ""))
 
 
 def select(impls: list[Impl], names: list[str]) -> list[Impl]:

@@ -141,6 +141,8 @@ def available(impl: Impl, refresh: bool = False) -> list[str]:
 def where(impl: Impl) -> str:
     """The registry and package, in words: "tokio on crates.io"."""
     versions = impl.versions
+    if versions is not None and versions.origin:
+        return versions.origin
     if versions is None or not versions.source:
         return f"{impl.base}'s release list"
     kind, _, name = versions.source.partition(":")
@@ -196,9 +198,10 @@ def download_size(impl: Impl) -> int | None:
         if kind == "maven":
             group, _, artifact = name.partition(":")
             return _size(f"{MAVEN}/{group.replace('.', '/')}/{artifact}/{release}/{artifact}-{release}.jar")
-        if kind == "pypi":
-            doc = json.loads(_get(f"{PYPI}/{name}/{release}/json"))
-            sizes = [f["size"] for f in doc.get("urls", []) if "x86_64" in f.get("filename", "")]
+        if kind == "pypi":  # the release's own /json page is not served everywhere
+            doc = json.loads(_get(f"{PYPI}/{name}/json"))
+            sizes = [f["size"] for f in doc.get("releases", {}).get(release, [])
+                     if "x86_64" in f.get("filename", "")]
             return max(sizes) if sizes else None
         if kind == "go":
             return _size(f"{GO_TOOLCHAIN}/v0.0.1-go{release}.linux-amd64.zip")
