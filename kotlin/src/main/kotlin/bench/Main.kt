@@ -174,11 +174,24 @@ internal suspend fun measure(o: Options, chain: ChainPass = chainPass(o.workload
 }
 
 /** e.g. "Kotlin 2.4.21, kotlinx.coroutines 1.11.0, Dispatchers.Default, JDK 25.0.3+9-LTS (Eclipse Adoptium)". */
-fun runtime(): String {
-    // the jar's manifest (Implementation-Version), read by the class loader anyway
-    val coroutines = Job::class.java.`package`.implementationVersion ?: "unknown"
-    return "Kotlin ${KotlinVersion.CURRENT}, kotlinx.coroutines $coroutines, Dispatchers.Default, " +
+fun runtime(): String =
+    "Kotlin ${KotlinVersion.CURRENT}, kotlinx.coroutines ${coroutinesVersion()}, Dispatchers.Default, " +
         "JDK ${Runtime.version()} (${System.getProperty("java.vm.vendor")})"
+
+/**
+ * The release of kotlinx.coroutines this process loaded (kotlin-coroutines@VERSION builds against
+ * others): its jar's manifest (Implementation-Version, in recent releases), else the jar's
+ * META-INF/kotlinx_coroutines_core.version (1.6 and later), else the version in the jar's file name
+ * (releases before 1.6 carry it nowhere else; build.sh release keeps it there).
+ */
+fun coroutinesVersion(): String {
+    val job = Job::class.java
+    job.`package`.implementationVersion?.let { return it }
+    job.classLoader.getResourceAsStream("META-INF/kotlinx_coroutines_core.version")?.use {
+        return it.readBytes().decodeToString().trim()
+    }
+    val jar = job.protectionDomain?.codeSource?.location?.path ?: return "unknown"
+    return Regex("""-(\d[^/]*)\.jar$""").find(jar)?.groupValues?.get(1) ?: "unknown"
 }
 
 /**
