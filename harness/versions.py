@@ -146,7 +146,7 @@ def where(impl: Impl) -> str:
     if versions is None or not versions.source:
         return f"{impl.base}'s release list"
     kind, _, name = versions.source.partition(":")
-    return f"{name} on {WHERE[kind]}"
+    return "Go toolchains on the Go module proxy" if kind == "go" else f"{name} on {WHERE[kind]}"
 
 
 def check(impls: list[Impl]) -> list[str]:
