@@ -172,7 +172,7 @@ def first_error(text: str) -> str:
     """The line a failed build is known by: the compiler's first error
     (Cargo's "error[E0432]: ...", javac's "...: error: ..."), else the last line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    errors = [line for line in lines if re.match(r"(error|ERROR|\[ERROR\])\b|.*: error:", line)]
+    errors = [line for line in lines if re.match(r"(?:error|ERROR)\b|\[ERROR\]|.*: error:", line)]
     return (errors or lines[-1:] or [""])[0]
 
 

@@ -311,3 +311,14 @@ def test_a_run_with_releases_draws_its_sweep(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (out / "latest" / "plots" / "chain_versions.png").exists()
     assert "chain_versions.png" in (out / "latest" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("log, line", [
+    ("Compiling x\nerror[E0432]: unresolved import `tokio::sync`\nerror: aborting", "error[E0432]: unresolved import `tokio::sync`"),
+    ("[INFO] Building\n[ERROR] Failed to execute goal x\n[ERROR] more", "[ERROR] Failed to execute goal x"),
+    ("src/a.kt:1: error: nope\nlast", "src/a.kt:1: error: nope"),
+    ("nothing matched\nthe last line", "the last line"),
+])
+def test_a_failed_install_is_known_by_its_first_error(log: str, line: str) -> None:
+    from harness.builder import first_error
+    assert first_error(log) == line
