@@ -16,10 +16,11 @@ rust-tokio's HTTP server (`serve`, the cargo feature of that name: hyper,
 hyper-util, http-body-util) is built when it can be: hyper-util needs tokio
 >= 1.13, so an older release is built without it (its http rows then fail:
 `serve` is an unknown workload there). Every other implementation's release
-is built without it, as none of those binaries has a server. For
-`futures`, futures-util (where join_all lives, released in step with
-futures) is pinned to the same release: `futures = "=V"` alone would keep
-the locked futures-util.
+is built without it, as none of those binaries has a server. rust-futures
+is versioned by tokio (its sleep futures and timer), not by futures: every
+futures-util release before 0.3.31 (where join_all lives) is yanked, and the
+locked graph needs >= 0.3.31 anyway, so `futures = "=V"` would still build
+0.3.34's join_all.
 
 Lines on stderr that start with "rust:" are shown to the user; cargo's
 output goes to the build log; a release that cannot be resolved or built
@@ -41,6 +42,8 @@ SERVE_IMPL = "rust-tokio"  # the one binary with a server
 PROGRESS = re.compile(r"\s*(Compiling|Downloading|Downloaded|Updating|Locking|Adding|"
                       r"Upgrading|Downgrading|Removing|Fetching|Building|Finished)\b")
 KEY = re.compile(r"[A-Za-z0-9_-]+")
+# Crates of other platforms in Cargo.lock, never downloaded on Linux.
+OTHER_OS = re.compile(r"windows|winapi|wasm|js-sys$|web-sys$|gloo-|hermit-abi$|redox|wasi$")
 
 
 def say(text: str) -> None:
@@ -87,8 +90,6 @@ def release_manifest(stock: dict, crate: str, version: str, serve: bool) -> dict
         deps[crate] = pin
     else:
         deps[crate]["version"] = pin
-    if crate == "futures":
-        deps["futures-util"] = {"version": pin, "default-features": False}
     if not serve:
         features = manifest["features"]
         for item in features["serve"]:
@@ -126,15 +127,17 @@ def describe_changes(stock: set, new: set, crate: str) -> None:
     """One line: which crates differ from the stock build, and what is to be
     downloaded (those not in ~/.cargo yet), from where, how big."""
     added = sorted(new - stock)
-    others = [f"{n} {v}" for n, v in added if n != crate]
+    others = [f"{n} {v}" for n, v in added if n != crate and not OTHER_OS.match(n)]
     changed = (f"as the stock Cargo.lock, plus {', '.join(others[:6])}"
                + (f" and {len(others) - 6} more" if len(others) > 6 else "")) if others else \
         "as the stock Cargo.lock"
-    missing = [(n, v) for n, v in added if not downloaded(n, v)]
+    # Cargo.lock holds every platform's crates; cargo downloads this one's.
+    missing = [(n, v) for n, v in added if not downloaded(n, v) and not OTHER_OS.match(n)]
     if missing:
         size = sum(crate_size(n, v) for n, v in missing)
-        fetch = (f"{len(missing)} crate{'s' if len(missing) > 1 else ''} to download from "
-                 f"crates.io ({size / 1e6:.1f} MB) into ~/.cargo")
+        fetch = (f"at most {len(missing)} crate{'s' if len(missing) > 1 else ''} "
+                 f"({size / 1e6:.1f} MB) to download from crates.io into ~/.cargo, "
+                 f"those this platform builds")
     else:
         fetch = "nothing more to download (~/.cargo has every crate)"
     say(f"the other crates {changed}; {fetch}")
@@ -168,7 +171,7 @@ def resolution_error(text: str, crate: str, version: str) -> str:
     reason = next((line for line in lines if "does not have" in line), None)
     if reason is None:
         reason = first.removeprefix("error: ").rstrip(".")
-        by = next((line for line in lines if line.startswith("required by package")), None)
+        by = next((line.lstrip(". ") for line in lines if "required by package" in line), None)
         reason += f", {by}" if by else ""
     return f"error: {crate} {version}: {reason}"
 

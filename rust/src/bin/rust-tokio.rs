@@ -43,5 +43,14 @@ fn main() {
             IMPL.allocator,
         ));
     }
+    #[cfg(not(feature = "serve"))]
+    if std::env::args_os().nth(1).is_some_and(|arg| arg == "serve") {
+        eprintln!(concat!(
+            "error: serve: not in this build (tokio ",
+            env!("TOKIO_VERSION"),
+            ", built without the feature `serve`: hyper-util needs tokio >= 1.13)"
+        ));
+        std::process::exit(2);
+    }
     tokio_tasks::main(&IMPL);
 }
