@@ -104,10 +104,11 @@ class Bisection:
         return ratio_interval(self._values(old), self._values(new))
 
     def _settle(self, releases: list[str], decided: Callable[[], bool]) -> bool:
-        """More runs of these releases until decided() or --max-repeat."""
+        """More runs of these releases until decided() or --max-repeat (none
+        for a release with no ok run: its build failed, or it crashes)."""
         runs = self.repeat
         self._run(releases, runs)
-        while not decided() and runs < self.max_repeat:
+        while not decided() and runs < self.max_repeat and all(self._values(r) for r in releases):
             runs = min(self.max_repeat, runs + 2)
             self.say(f"bisect: not settled yet; {runs} runs of {', '.join(releases)}")
             self._run(releases, runs)
@@ -149,6 +150,10 @@ class Bisection:
                 return classify(self.ratio(good, release), midpoint, worse_up) is not None
 
             if not self._settle([release], decided):
+                if not self._values(release):
+                    return self._found(None, self.releases[lo], self.releases[hi], both,
+                                       f"{release} has no ok run (see its rows): the change lies "
+                                       f"between {self.releases[lo]} and {self.releases[hi]}")
                 return self._found(None, self.releases[lo], self.releases[hi], both,
                                    f"{release} is not settled against the midpoint after "
                                    f"{self.runs[release]} runs ({interval_text(self.ratio(good, release))}): "

@@ -206,6 +206,22 @@ def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> R
     return Readiness("ready")
 
 
+# An install may write this file into its release's folder: the workloads
+# that release's build has, one a line (an old tokio's build without
+# rust-tokio's HTTP server), then, after a "#", why.
+RELEASE_WORKLOADS = ".workloads"
+
+
+def release_lacks(impl: Impl, workload: str) -> str:
+    """Why a built release cannot run this workload ("" when it can)."""
+    if impl.cache is None or not (path := impl.cache / RELEASE_WORKLOADS).is_file():
+        return ""
+    text, _, why = path.read_text().partition("#")
+    if workload in text.split():
+        return ""
+    return f"this release's build has no {workload}" + (f": {why.strip()}" if why.strip() else "")
+
+
 @dataclass
 class Readiness:
     """Whether a language's programs can run: status "ready", or the status
@@ -287,7 +303,7 @@ class Preparation:
                          f"includes http, unless {SKIP_VARIABLE}=1)")
         return lines
 
-    def readiness(self, impl: Impl, server: bool) -> Readiness:
+    def readiness(self, impl: Impl, workload: str, server: bool) -> Readiness:
         ready = self.languages[impl.language.name]
         if ready.ready:
             if impl.id not in self.impls:
@@ -295,4 +311,6 @@ class Preparation:
                 self.impls[impl.id] = Readiness("ready") if avail.present else Readiness(
                     "skipped", f"not available: {avail.reason}")
             ready = self.impls[impl.id]
+        if ready.ready and (left_out := release_lacks(impl, workload)):
+            return Readiness("skipped", left_out)
         return self.generator if ready.ready and server else ready

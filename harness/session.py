@@ -220,7 +220,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
                                    progress.message)
             counts = execute_until_ci(
                 run, runs, planned,
-                lambda p: prepared.readiness(p.impl, p.workload.kind == "server"),
+                lambda p: prepared.readiness(p.impl, p.key.workload, p.workload.kind == "server"),
                 ProcessExecutor(run.name, s, prepared.k6), progress,
                 lambda p: estimate_s(p, history))
     except Interrupted as exc:

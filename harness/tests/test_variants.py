@@ -199,6 +199,19 @@ def test_a_release_is_installed_once_and_a_failed_build_is_a_row(tmp_path: Path)
     assert proc.returncode == 0 and "using the build in" in proc.stdout
 
 
+def test_a_build_without_a_workload_gives_skipped_rows_saying_why(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    proc = harness("run", "--impl", "fake-releases@1.2.0,fake-releases@1.1.0", "--workload", "chain",
+                   "--n", "5", "--repeat", "1", "--out", str(out), "--no-report",
+                   extra_env=run_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    by_impl = {r["impl"]: r for r in rows(out)}
+    assert by_impl["fake-releases@1.1.0"]["status"] == "ok"
+    assert by_impl["fake-releases@1.2.0"]["status"] == "skipped"
+    assert by_impl["fake-releases@1.2.0"]["error"] == \
+        "this release's build has no chain: 1.2.0 was built without chain"
+
+
 # --- bisect -----------------------------------------------------------------------
 
 RELEASES = [f"1.{i}.0" for i in range(10)]
@@ -322,3 +335,14 @@ def test_a_run_with_releases_draws_its_sweep(tmp_path: Path) -> None:
 def test_a_failed_install_is_known_by_its_first_error(log: str, line: str) -> None:
     from harness.builder import first_error
     assert first_error(log) == line
+
+
+def test_bisect_stops_at_a_release_with_no_ok_run() -> None:
+    measure, base_values, runs = synthetic("1.6.0", noise=0.02)
+
+    def values(release: str) -> tuple[float, ...]:
+        return () if release == "1.4.0" else base_values(release)  # its build failed
+
+    found = Bisection(RELEASES, "warm_iter_s", 4, 10, measure, values, say=lambda _: None).search()
+    assert found.first_bad is None and found.why.startswith("1.4.0 has no ok run")
+    assert runs["1.4.0"] == 4  # not run again and again
