@@ -10,8 +10,10 @@ compare. A step's verdict is a confidence interval, never a single run:
 - a release is "like bad" when the interval of its ratio to good lies
   wholly beyond the geometric midpoint of good and bad, on bad's side;
   "like good" when wholly on good's side; otherwise it gets more runs (up
-  to --max-repeat), and the search stops there with the range it has,
-  saying so.
+  to --max-repeat), and if its interval still holds the midpoint, the
+  search goes on by its estimate and the result says which steps were
+  not settled (exit status 1: a change spread over several releases, or
+  noise).
 """
 
 from __future__ import annotations
@@ -42,8 +44,13 @@ class Found:
     last_good: str | None
     change: Interval | None  # last_good -> first_bad
     overall: Interval | None  # good -> bad
-    why: str = ""  # when first_bad is None, or the search stopped early
+    why: str = ""  # when first_bad is None
     measured: tuple[str, ...] = ()
+    unsettled: tuple[str, ...] = ()  # steps whose interval held the midpoint: decided by estimate
+
+    @property
+    def settled(self) -> bool:
+        return self.first_bad is not None and not self.unsettled
 
 
 class Stopped(Exception):
@@ -90,6 +97,7 @@ class Bisection:
         self._measure, self._values, self.say = measure, values, say
         self.runs: dict[str, int] = {}
         self.measured: list[str] = []
+        self.unsettled: list[str] = []  # steps decided by their estimate alone
 
     def _run(self, releases: list[str], runs: int) -> None:
         todo = [r for r in releases if self.runs.get(r, 0) < runs]
@@ -149,19 +157,23 @@ class Bisection:
             def decided(release: str = release) -> bool:
                 return classify(self.ratio(good, release), midpoint, worse_up) is not None
 
-            if not self._settle([release], decided):
-                if not self._values(release):
-                    return self._found(None, self.releases[lo], self.releases[hi], both,
-                                       f"{release} has no ok run (see its rows): the change lies "
-                                       f"between {self.releases[lo]} and {self.releases[hi]}")
+            if self._settle([release], decided):
+                verdict = classify(self.ratio(good, release), midpoint, worse_up)
+                how = ""
+            elif not self._values(release):
                 return self._found(None, self.releases[lo], self.releases[hi], both,
-                                   f"{release} is not settled against the midpoint after "
-                                   f"{self.runs[release]} runs ({interval_text(self.ratio(good, release))}): "
-                                   f"the change lies between {self.releases[lo]} and "
-                                   f"{self.releases[hi]}")
-            verdict = classify(self.ratio(good, release), midpoint, worse_up)
+                                   f"{release} has no ok run (see its rows): the change lies "
+                                   f"between {self.releases[lo]} and {self.releases[hi]}")
+            else:
+                # Its interval holds the midpoint after --max-repeat runs: a
+                # change spread over several releases, or noise. The search
+                # goes on by its estimate, and the result says so.
+                iv = self.ratio(good, release)
+                verdict = "bad" if (iv is not None and iv.estimate > midpoint) == worse_up else "good"
+                self.unsettled.append(release)
+                how = f", by its estimate: not settled after {self.runs[release]} runs"
             self.say(f"bisect: {release} is like {good if verdict == 'good' else bad} "
-                     f"({name} {interval_text(self.ratio(good, release))} against {good})")
+                     f"({name} {interval_text(self.ratio(good, release))} against {good}{how})")
             if verdict == "bad":
                 hi = mid
             else:
@@ -172,7 +184,7 @@ class Bisection:
     def _found(self, first_bad: str | None, last_good: str | None, change: Interval | None,
                overall: Interval | None, why: str) -> Found:
         return Found(self.figure, self.releases, first_bad, last_good, change, overall, why,
-                     tuple(self.measured))
+                     tuple(self.measured), tuple(self.unsettled))
 
 
 def report_lines(found: Found, base: str, values: Callable[[str], tuple[float, ...]]) -> list[str]:
@@ -184,6 +196,10 @@ def report_lines(found: Found, base: str, values: Callable[[str], tuple[float, .
         lines.append(f"first release where {name} changed: {base}@{found.first_bad} "
                      f"({found.last_good} → {found.first_bad}: {interval_text(found.change)}; "
                      f"{good} → {bad}: {interval_text(found.overall)})")
+        if found.unsettled:
+            lines.append(f"not settled: {', '.join(found.unsettled)} held the midpoint of "
+                         f"{good} and {bad} after every run it got, and was placed by its "
+                         f"estimate; the change may be spread over several releases")
     else:
         lines.append(f"not found: {found.why}")
     for release in sorted(found.measured, key=found.releases.index):
@@ -195,8 +211,9 @@ def report_lines(found: Found, base: str, values: Callable[[str], tuple[float, .
 
 def run_bisect(base: str, good: str, bad: str, opts: dict[str, Any], out: Path,
                ram_bytes: int, figure: str | None = None, max_repeat: int = 10) -> int:
-    """The `bisect` command: 0 when a release is found, 1 when not (no
-    change, or not settled), the rows in one run directory under out."""
+    """The `bisect` command: 0 when a release is found with every step
+    settled, 1 otherwise (no change, a release with no ok run, or a step
+    decided by its estimate), the rows in one run directory under out."""
     impls = resolve([base], opts.get("registry") or ())
     if len(impls) != 1:
         raise UsageError(f"bisect: {base!r} names {len(impls)} implementations: name one")
@@ -249,4 +266,4 @@ def run_bisect(base: str, good: str, bad: str, opts: dict[str, Any], out: Path,
     if run is not None:
         print(f"rows: {run.runs_path} (report and compare read them: "
               f"python -m harness report {run.path})")
-    return 0 if found.first_bad else 1
+    return 0 if found.settled else 1

@@ -248,7 +248,7 @@ def test_bisect_says_when_there_is_nothing_to_find() -> None:
     assert found.first_bad is None and found.why.startswith("no change of warm iter detected")
 
 
-def test_a_release_halfway_between_is_not_settled_and_says_so() -> None:
+def test_a_release_halfway_between_is_placed_by_its_estimate_and_says_so() -> None:
     measure, base_values, runs = synthetic("1.6.0", noise=0.02)
 
     def values(release: str) -> tuple[float, ...]:  # 1.4.0 and 1.5.0 sit on the midpoint
@@ -257,8 +257,10 @@ def test_a_release_halfway_between_is_not_settled_and_says_so() -> None:
         return base_values(release)
 
     found = Bisection(RELEASES, "warm_iter_s", 4, 8, measure, values, say=lambda _: None).search()
-    assert found.first_bad is None and "not settled" in found.why
-    assert runs["1.4.0"] == 8  # it got --max-repeat runs before the search gave up
+    # each got --max-repeat runs, then was placed by its estimate (just below the midpoint)
+    assert runs["1.4.0"] == runs["1.5.0"] == 8
+    assert found.first_bad == "1.6.0" and found.unsettled == ("1.4.0", "1.5.0")
+    assert not found.settled
 
 
 def test_classify_reads_the_interval_against_the_midpoint() -> None:
