@@ -197,8 +197,8 @@ def report_lines(found: Found, base: str, values: Callable[[str], tuple[float, .
                      f"({found.last_good} → {found.first_bad}: {interval_text(found.change)}; "
                      f"{good} → {bad}: {interval_text(found.overall)})")
         if found.unsettled:
-            lines.append(f"not settled: {', '.join(found.unsettled)} held the midpoint of "
-                         f"{good} and {bad} after every run it got, and was placed by its "
+            lines.append(f"not settled: {', '.join(found.unsettled)}: each held the midpoint of "
+                         f"{good} and {bad} after every run it got and was placed by its "
                          f"estimate; the change may be spread over several releases")
     else:
         lines.append(f"not found: {found.why}")
