@@ -30,7 +30,9 @@ fi
 
 if [ "${1:-}" != release ]; then
     rm -rf target/lib
-    exec mvn -B -q "${1:-process-classes}"
+    # Maven's own lines on stderr, uncoloured: the harness shows its downloads and
+    # goals on one status line as they come (harness/progress.py); all go to the log
+    exec mvn -B -Dstyle.color=never "${1:-process-classes}" 1>&2
 fi
 
 [ $# -eq 3 ] || { echo "usage: ./build.sh release VERSION CACHE" >&2; exit 2; }
