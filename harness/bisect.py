@@ -29,7 +29,7 @@ from .analysis import analyse, headline
 from .metrics import METRICS, fmt_metric
 from .registry import resolve
 from .rundir import latest
-from .session import run_suite
+from .session import run_suite, write_report
 from .settings import settings_from
 from .stats import Interval, ratio_interval, runs_needed
 from .versions import between
@@ -264,6 +264,7 @@ def run_bisect(base: str, good: str, bad: str, opts: dict[str, Any], out: Path,
         print(line)
     run = latest(out)
     if run is not None:
-        print(f"rows: {run.runs_path} (report and compare read them: "
-              f"python -m harness report {run.path})")
+        write_report(run.path)  # every step's rows: the sweep plot among the report's
+        print(f"rows: {run.runs_path}; compare any two releases with "
+              f"python -m harness compare {run.path} --baseline {impl.id}@{releases[0]}")
     return 0 if found.settled else 1
