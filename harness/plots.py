@@ -1156,6 +1156,29 @@ def _scaling_metric(presented: Presentation, groups: list[Group]) -> tuple[str, 
     return metric, METRICS[metric].axis_label
 
 
+def _scaling_axis(presented: Presentation, groups: list[Group]) -> tuple[str, str, float]:
+    """A scaling or sweep plot's figure, its y label and the factor that
+    puts its values in the label's unit (MiB, or the time unit that fits)."""
+    metric, ylabel = _scaling_metric(presented, groups)
+    if metric == "peak_rss_bytes":
+        return metric, "peak RSS (MiB)", 1 / MIB
+    if METRICS[metric].unit == "s":
+        scale, unit = _time_unit([s.max for g in groups if (s := g.metrics.get(metric))] or [1.0])
+        return metric, ylabel.replace("(s)", f"({unit})"), scale
+    return metric, ylabel, 1.0
+
+
+def _finish_panels(fig: Figure, axes: list[Axes], run: _Run, ylabel: str, title: str,
+                   shown: Whiskers, path: Path) -> Path:
+    """A panelled figure's y label, title (its {} the figure's name) with the
+    whiskers' caption, layout and file."""
+    axes[0].set_ylabel(ylabel)
+    fig.suptitle(title.format(ylabel.split(" (")[0]) + "\n"
+                 + _fit(shown.caption("points: median of the ok runs"), fig, size=11), fontsize=11)
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    return _save(fig, path, run.env)
+
+
 def cpu_scaling(run: _Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """The workload's figure against the CPU count (--cpus), a line per
     implementation, a panel per configuration; drawn when the run has two
@@ -1163,13 +1186,7 @@ def cpu_scaling(run: _Run, out: Path, workload: str, presented: Presentation) ->
     groups = [g for g in run.groups if g.workload == workload and g.param("cpus") is not None]
     if len({g.param("cpus") for g in groups}) < 2:
         return []
-    metric, ylabel = _scaling_metric(presented, groups)
-    scale = 1.0
-    if metric == "peak_rss_bytes":
-        scale, ylabel = 1 / MIB, "peak RSS (MiB)"
-    elif METRICS[metric].unit == "s":
-        scale, unit = _time_unit([s.max for g in groups if (s := g.metrics.get(metric))] or [1.0])
-        ylabel = ylabel.replace("(s)", f"({unit})")
+    metric, ylabel, scale = _scaling_axis(presented, groups)
     configs: dict[str, list[Group]] = defaultdict(list)
     for g in groups:
         rest = ConfigKey("", workload, g.n, g.buffer,
@@ -1203,13 +1220,9 @@ def cpu_scaling(run: _Run, out: Path, workload: str, presented: Presentation) ->
         ax.set_xlabel("CPUs")
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel(ylabel)
     _legend(axes[-1], failed)
-    fig.suptitle(f"{workload}: {ylabel.split(' (')[0]} against the CPUs it may use\n"
-                 f"{_fit(shown.caption('points: median of the ok runs'), fig, size=11)}",
-                 fontsize=11)
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
-    return [_save(fig, out / f"{workload}_scaling.png", run.env)]
+    return [_finish_panels(fig, axes, run, ylabel, f"{workload}: {{}} against the CPUs it may use",
+                           shown, out / f"{workload}_scaling.png")]
 
 
 STOCK = "stock"  # the stock build's place on a sweep's axis: after every named release
@@ -1242,13 +1255,7 @@ def version_sweep(run: _Run, out: Path, workload: str, presented: Presentation) 
              if (lines := sweep_points(members))}
     if not swept:
         return []
-    metric, ylabel = _scaling_metric(presented, groups)
-    scale = 1.0
-    if metric == "peak_rss_bytes":
-        scale, ylabel = 1 / MIB, "peak RSS (MiB)"
-    elif METRICS[metric].unit == "s":
-        scale, unit = _time_unit([s.max for g in groups if (s := g.metrics.get(metric))] or [1.0])
-        ylabel = ylabel.replace("(s)", f"({unit})")
+    metric, ylabel, scale = _scaling_axis(presented, groups)
     fig, axes = _panels(len(swept), 5.0, 3.8)
     failed: set[str] = set()
     shown = Whiskers()
@@ -1278,14 +1285,10 @@ def version_sweep(run: _Run, out: Path, workload: str, presented: Presentation) 
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="best")
-    axes[0].set_ylabel(ylabel)
     if failed:
         _legend(axes[-1], failed)
-    fig.suptitle(f"{workload}: {ylabel.split(' (')[0]} against the release\n"
-                 f"{_fit(shown.caption('points: median of the ok runs'), fig, size=11)}",
-                 fontsize=11)
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
-    return [_save(fig, out / f"{workload}_versions.png", run.env)]
+    return [_finish_panels(fig, axes, run, ylabel, f"{workload}: {{}} against the release",
+                           shown, out / f"{workload}_versions.png")]
 
 
 # ---------------------------------------------------------------- summary
