@@ -152,7 +152,7 @@ SAMPLE_NAMES = tuple(c.name for c in SAMPLE_COLUMNS)
 SAMPLE_REQUIRED = ("run_id", "impl", "workload", "n", "buffer", "rep", "t_s", "rss_bytes",
                    "threads")
 
-# env.json's top-level keys (format 2; format 1 files may hold any).
+# env.json's top-level keys (formats 2 and 3; format 1 files may hold any).
 ENV_KEYS = frozenset({
     "format_version", "run_id", "started_at", "finished_at", "host", "git", "settings",
     "toolchains", "runtimes", "program_env", "registries", "floor_impls", "invocations",
@@ -336,7 +336,7 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
 
 
 def read_env(path: Path) -> dict[str, Any]:
-    """env.json, or {} when absent; a format 2 file holds only ENV_KEYS."""
+    """env.json, or {} when absent; a file of format 2 or later holds only ENV_KEYS."""
     if not (path.exists() or path.is_symlink()):  # a symlink loop is no absent file
         return {}
     _regular(path)
