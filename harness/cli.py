@@ -87,8 +87,9 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     run = sub.add_parser("run", help="build, run and record a suite of benchmarks")
-    run.add_argument("--impl", default="all",
-                     help="comma-separated implementation ids or language names, or 'all' (default)")
+    run.add_argument("--impl", default=None,
+                     help="comma-separated implementation ids or language names, or 'all' (default: "
+                          "the suite's own list, else all)")
     run.add_argument("--suite", default=None,
                      help="a named suite from harness/suites.toml (default, quick); the options "
                           "below override its workloads, sizes, repeats and sleep time")

@@ -280,6 +280,14 @@ def _warmup(part: dict[str, Any]) -> int | None:
     return value
 
 
+def _suite_impls(suite: dict[str, Any]) -> list[str]:
+    """A suite's own implementations (suites.toml `impls`), else every one."""
+    names = suite.get("impls", ["all"])
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+        raise UsageError("suites.toml: impls must be a list of implementation names")
+    return names
+
+
 def load_suites() -> dict[str, dict[str, Any]]:
     return tomllib.loads(SUITES_PATH.read_text())
 
@@ -360,7 +368,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
         max_repeat = _max_repeat(suite)
     s = Settings(
         # `--impl ""` is refused, never read as "all"
-        impls=impl_list(opts["impl"] if opts.get("impl") is not None else "all"),
+        impls=impl_list(opts["impl"]) if opts.get("impl") is not None else _suite_impls(suite),
         suite=opts.get("suite"),
         parts=[p for p in parts if p.workloads],
         repeat=repeat if repeat is not None else suite.get("repeat", DEFAULTS["repeat"]),
