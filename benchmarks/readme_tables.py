@@ -16,7 +16,7 @@ RUN_DIR` first if it has no summary.csv), and runs.csv's load column, it writes
     OUT/README.md                       the index of every page in OUT
 
 and rewrites the headline sentence of the repository's README.md (between
-its `<!-- headline -->` markers) from the newest page. <date> is env.json's
+its `<!-- headline -->` markers) from the newest page whose run measured the floor. <date> is env.json's
 started_at, <machine> a slug of the CPU model and core count.
 
 Because a page is a function of the files committed beside it,
@@ -833,6 +833,18 @@ def pages(out: Path) -> list[str]:
                                         .get("started_at", ""), n), reverse=True)
 
 
+def headline_page(out: Path) -> str:
+    """The page README's headline comes from: the newest whose run measured
+    the floor (a run of every implementation, not a suite of a few, such as
+    the claims suite's), else the newest."""
+    names = pages(out)
+    for name in names:
+        env = json.loads((out / name / "env.json").read_text())
+        if env.get("floor_impls"):
+            return name
+    return names[0]
+
+
 def load_page(out: Path, name: str) -> Run:
     return load_run(out / name / "summary.csv", out / name / "env.json", out / name / "load.csv")
 
@@ -890,7 +902,7 @@ def publish(run_dir: Path, out: Path, name: str | None = None,
     run = load_page(out, name)
     (out / f"{name}.md").write_text(render_page(run, name))
     (out / "README.md").write_text(render_index(out))
-    newest = pages(out)[0]
+    newest = headline_page(out)
     if readme is not None and readme.is_file():
         sentence = headline(load_page(out, newest), newest)
         text = readme.read_text()
