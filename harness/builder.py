@@ -186,7 +186,8 @@ def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> R
         say(f"{impl.id}: using the build in {relative(cache)}")
         return Readiness("ready")
     size = download_size(impl)
-    big = f" ({size / 1e6:.1f} MB, and what it needs)" if size else ""
+    big = (" (nothing to download: already on this machine)" if size == 0
+           else f" ({size / 1e6:.1f} MB, and what it needs)" if size else "")
     say(f"{impl.id}: installing {impl.release} of {where(impl)}{big} into {relative(cache)} ...")
     shutil.rmtree(cache, ignore_errors=True)
     cache.mkdir(parents=True)

@@ -138,6 +138,20 @@ def available(impl: Impl, refresh: bool = False) -> list[str]:
     return found
 
 
+def _go_toolchain_here(release: str) -> bool:
+    """The installed go is this release, or GOTOOLCHAIN fetched it before
+    (into the module cache): building with it downloads nothing."""
+    try:
+        proc = run_contained(["go", "env", "GOVERSION", "GOMODCACHE"], Path.cwd(), timeout_s=TIMEOUT_S)
+    except OSError:
+        return False
+    lines = proc.stdout.split()
+    if proc.returncode != 0 or len(lines) != 2:
+        return False
+    cached = Path(lines[1]) / "golang.org" / f"toolchain@v0.0.1-go{release}.linux-amd64"
+    return lines[0] == f"go{release}" or cached.is_dir()
+
+
 def where(impl: Impl) -> str:
     """The registry and package, in words: "tokio on crates.io"."""
     versions = impl.versions
@@ -184,7 +198,8 @@ def between(impl: Impl, good: str, bad: str) -> list[str]:
 
 def download_size(impl: Impl) -> int | None:
     """The release's own download in bytes (the package, crate, jar, wheel or
-    toolchain; not its dependencies), where the registry says."""
+    toolchain; not its dependencies), where the registry says; 0 when it is
+    already on this machine (a Go toolchain)."""
     versions, release = impl.versions, impl.release
     if versions is None or not versions.source:
         return None
@@ -204,7 +219,8 @@ def download_size(impl: Impl) -> int | None:
                      if "x86_64" in f.get("filename", "")]
             return max(sizes) if sizes else None
         if kind == "go":
-            return _size(f"{GO_TOOLCHAIN}/v0.0.1-go{release}.linux-amd64.zip")
+            return 0 if _go_toolchain_here(release) else _size(
+                f"{GO_TOOLCHAIN}/v0.0.1-go{release}.linux-amd64.zip")
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return None
