@@ -238,6 +238,7 @@ def run_bisect(base: str, good: str, bad: str, opts: dict[str, Any], out: Path,
     if max_repeat < repeat:
         raise UsageError(f"bisect: --max-repeat must be at least {repeat}")
     state = {"started": False}
+    figures: dict[str, tuple[float, ...]] = {}  # each release's, read back after each step
 
     def measure(todo: list[str], runs: int) -> None:
         step = settings_from(opts | {"impl": ",".join(f"{base}@{r}" for r in todo),
@@ -246,15 +247,13 @@ def run_bisect(base: str, good: str, bad: str, opts: dict[str, Any], out: Path,
         state["started"] = True
         if code >= 128:  # interrupted: every row so far is kept (run says where)
             raise Stopped(code)
+        run = latest(out)
+        figures.clear()
+        figures.update({g.impl: g.values(figure) for g in (analyse(run).groups if run else [])
+                        if g.workload == workload})
 
     def values(release: str) -> tuple[float, ...]:
-        run = latest(out)
-        if run is None:
-            return ()
-        for g in analyse(run).groups:
-            if g.impl == f"{impl.id}@{release}" and g.workload == workload:
-                return g.values(figure)
-        return ()
+        return figures.get(f"{impl.id}@{release}", ())
 
     try:
         found = Bisection(releases, figure, repeat, max_repeat, measure, values).search()

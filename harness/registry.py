@@ -141,7 +141,7 @@ class Impl:
         choose from, or no place for runtime flags."""
         if spec.plain:
             return self
-        label = spec.label.replace(spec.base, self.id, 1)
+        label = dataclasses.replace(spec, base=self.id).label  # a language's name: each impl's own
         run, version, check, cache = self.run, self.version, self.check, None
         workloads = self.workloads
         if spec.version:

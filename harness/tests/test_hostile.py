@@ -92,6 +92,15 @@ def snapshot(*roots: Path) -> dict[str, tuple]:
     return seen
 
 
+def refused_leaving(root: Path, capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    """argv refused in one line, with nothing under root changed; its stderr."""
+    before = snapshot(root)
+    status, err = call(capsys, argv)
+    refused(status, err)
+    assert snapshot(root) == before
+    return err
+
+
 def run_dir(parent: Path, name: str = "run", source: Path = V2) -> Path:
     """A copy of the committed format 2 run directory, with its own run id."""
     path = parent / name
@@ -262,9 +271,7 @@ def test_11_a_read_only_directory_is_one_line(command: str, tmpfs: Callable[[str
     if command == "merge":  # the results folder is the read-only one
         argv = ["merge", str(run), str(disk / "other"), "--out", str(disk / "merged")]
     read_only(disk)
-    before = snapshot(disk)
-    refused(*call(capsys, argv))
-    assert snapshot(disk) == before
+    refused_leaving(disk, capsys, argv)
 
 
 def test_11_a_full_disk_in_report_is_one_line_and_leaves_nothing(
@@ -272,11 +279,7 @@ def test_11_a_full_disk_in_report_is_one_line_and_leaves_nothing(
     disk = tmpfs("256k")
     run = run_dir(disk)
     fill(disk)
-    before = snapshot(disk)
-    status, err = call(capsys, ["report", str(run)])
-    refused(status, err)
-    assert "No space left" in err
-    assert snapshot(disk) == before
+    assert "No space left" in refused_leaving(disk, capsys, ["report", str(run)])
 
 
 # ---------------------------------------------------------------- 12: hangs
@@ -325,9 +328,7 @@ def _case_13(kind: str, tmp: Path) -> tuple[list[str], Path]:
 def test_13_refused_input_leaves_nothing_written(kind: str, tmp_path: Path, nothing_runs: None,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     argv, root = _case_13(kind, tmp_path)
-    before = snapshot(root)
-    refused(*call(capsys, argv))
-    assert snapshot(root) == before
+    refused_leaving(root, capsys, argv)
 
 
 def test_13_resume_on_a_full_disk_leaves_no_temporary_file(
