@@ -189,21 +189,25 @@ def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> R
     big = (" (nothing to download: already on this machine)" if size == 0
            else f" ({size / 1e6:.1f} MB, and what it needs)" if size else "")
     say(f"{impl.id}: installing {impl.release} of {where(impl)}{big} into {relative(cache)} ...")
-    shutil.rmtree(cache, ignore_errors=True)
-    cache.mkdir(parents=True)
     cmd = impl.expand(impl.versions.install)
     started = time.monotonic()
+    # A full disk or a read-only tree makes the release's rows build-failed,
+    # saying why; an install cut short leaves no marker, so the next run
+    # starts it again from an empty folder.
     try:
+        shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir(parents=True)
         code, stdout, stderr = _step(cmd, impl.language)
+        with log_path.open("a") as log:
+            log.write(f"$ {shlex.join(cmd)}\n{stdout}{stderr}\n"
+                      f"[exit {code} after {time.monotonic() - started:.1f} s]\n")
+        if code == 0:
+            marker.write_text(f"{impl.id}\n")
     except OSError as exc:
-        return Readiness("build-failed", f"{impl.id}: install failed: {exc}")
-    with log_path.open("a") as log:
-        log.write(f"$ {shlex.join(cmd)}\n{stdout}{stderr}\n"
-                  f"[exit {code} after {time.monotonic() - started:.1f} s]\n")
+        return Readiness("build-failed", f"{impl.id}: install failed: {exc.strerror or exc}")
     if code != 0:
         return Readiness("build-failed", f"{impl.id}: install exited {code}: "
                                          f"{first_error(stderr or stdout)}; log: {log_path}")
-    marker.write_text(f"{impl.id}\n")
     return Readiness("ready")
 
 

@@ -347,3 +347,15 @@ def test_bisect_stops_at_a_release_with_no_ok_run() -> None:
     found = Bisection(RELEASES, "warm_iter_s", 4, 10, measure, values, say=lambda _: None).search()
     assert found.first_bad is None and found.why.startswith("1.4.0 has no ok run")
     assert runs["1.4.0"] == 4  # not run again and again
+
+
+def test_a_release_folder_that_cannot_be_written_is_a_build_failed_row(tmp_path: Path) -> None:
+    versions = tmp_path / "versions"
+    versions.write_text("not a folder")  # mkdir under it fails, as on a read-only tree
+    out = tmp_path / "results"
+    proc = harness("run", "--impl", "fake-releases@1.0.0", "--workload", "chain", "--n", "5",
+                   "--repeat", "1", "--out", str(out), "--no-report",
+                   extra_env={"BENCH_VERSIONS_DIR": str(versions)})
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    (row,) = rows(out)
+    assert row["status"] == "build-failed" and "install failed" in row["error"]
