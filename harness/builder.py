@@ -182,9 +182,18 @@ def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> R
     download is announced first (what, from where, how big)."""
     assert impl.cache is not None and impl.versions is not None
     cache, marker = impl.cache, impl.cache / ".installed"
-    if marker.exists():
+    # The marker names the toolchain that made the build (the language's
+    # detect line): a release built by another compiler, interpreter or JDK
+    # than the one now installed is built again, not measured as it is.
+    toolchain = impl.language.toolchain.version
+    built_with = marker.read_text().splitlines()[1:2] if marker.exists() else None
+    if built_with == [toolchain]:
         say(f"{impl.id}: using the build in {relative(cache)}")
         return Readiness("ready")
+    if built_with is not None:
+        made = f"by {built_with[0]}" if built_with else "by an unrecorded toolchain"
+        say(f"{impl.id}: the build in {relative(cache)} was made {made}, "
+            f"not {toolchain}: building it again")
     size = download_size(impl)
     big = (" (nothing to download: already on this machine)" if size == 0
            else f" ({size / 1e6:.1f} MB, and what it needs)" if size else "")
@@ -202,7 +211,7 @@ def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> R
             log.write(f"$ {shlex.join(cmd)}\n{stdout}{stderr}\n"
                       f"[exit {code} after {time.monotonic() - started:.1f} s]\n")
         if code == 0:
-            marker.write_text(f"{impl.id}\n")
+            marker.write_text(f"{impl.id}\n{toolchain}\n")
     except OSError as exc:
         return Readiness("build-failed", f"{impl.id}: install failed: {exc.strerror or exc}")
     if code != 0:

@@ -197,6 +197,14 @@ def test_a_release_is_installed_once_and_a_failed_build_is_a_row(tmp_path: Path)
     assert (tmp_path / "versions" / "fake-releases" / "1.4.0" / ".installed").exists()
     proc = harness(*args[:2], "fake-releases@1.4.0", *args[3:], extra_env=run_env(tmp_path))
     assert proc.returncode == 0 and "using the build in" in proc.stdout
+    # made by another toolchain than the one installed now: built again
+    marker = tmp_path / "versions" / "fake-releases" / "1.4.0" / ".installed"
+    toolchain = marker.read_text().splitlines()[1]
+    marker.write_text("fake-releases@1.4.0\nPython 2.7.18\n")
+    proc = harness(*args[:2], "fake-releases@1.4.0", *args[3:], extra_env=run_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert f"was made by Python 2.7.18, not {toolchain}: building it again" in proc.stdout
+    assert marker.read_text().splitlines()[1] == toolchain
 
 
 def test_a_build_without_a_workload_gives_skipped_rows_saying_why(tmp_path: Path) -> None:
