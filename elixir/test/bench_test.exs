@@ -224,4 +224,16 @@ defmodule BenchTest do
     line = CLI.report(%{workload: "chain", n: 2, buffer: nil}, {[2], [3], nil, [], [], 2})
     assert line =~ ~s("warmup_results": [], "primed": 2, "runtime")
   end
+
+  # bin/bench is written by `toolchain.sh build`, which `toolchain.sh test` runs first.
+  test "bin/bench gives the arguments before -- to the VM, the rest to the program" do
+    bench = Path.expand("bin/bench")
+    args = ["chain", "--n", "10", "--iterations", "1"]
+    {out, 0} = System.cmd(bench, ["+S1:1", "+sbwtnone", "--" | args])
+    assert out =~ ~s("result": 10,)
+    {out, status} = System.cmd(bench, ["+Sbogus", "--" | args], stderr_to_stdout: true)
+    assert status != 0 and out =~ "bad amount of schedulers bogus"
+    {out, 0} = System.cmd(bench, args)
+    assert out =~ ~s("result": 10,)
+  end
 end
