@@ -66,7 +66,7 @@ METRICS: dict[str, Metric] = _metrics(
     Metric("load_s", "time under load", "total time", "s", workloads=("http",)),
 )
 
-# What the server plots draw (plots.py): requests a second, and the
+# What the server plots draw (plots/servers.py): requests a second, and the
 # response-time distribution from the median to the slowest.
 THROUGHPUT = "rps"
 LATENCIES = ("latency_p50_s", "latency_p90_s", "latency_p99_s", "latency_max_s")

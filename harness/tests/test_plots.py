@@ -10,6 +10,8 @@ import pytest
 from matplotlib import image
 
 from harness import plots
+from harness.plots import ranked, tasks
+from harness.presentation import PRESENTATIONS
 from harness.rundir import RunDir
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run"
@@ -65,7 +67,7 @@ def test_an_implementation_keeps_its_colour_whatever_else_ran(tmp_path):
     (alone / "runs.csv").write_text("".join(
         [lines[0]] + [line for line in lines[1:] if line.split(",")[impl] == "rust-tokio"]))
     (alone / "samples.csv").unlink()
-    a, b = plots._Run(RunDir(both)), plots._Run(RunDir(alone))
+    a, b = plots.Run(RunDir(both)), plots.Run(RunDir(alone))
     assert len(a.color) == 3 and set(b.color) == {"rust-tokio"}
     assert a.color["rust-tokio"] == b.color["rust-tokio"]
     assert a.line["rust-tokio"] == b.line["rust-tokio"]
@@ -87,7 +89,7 @@ def test_only_the_plot_module_imports_matplotlib():
 MIB = 1 << 20
 
 
-def _synthetic(tmp_path: Path) -> plots._Run:
+def _synthetic(tmp_path: Path) -> plots.Run:
     """sleep at N = 1,000 and 100,000: go grows 250 MiB (measured, 3 runs),
     nodejs 20 MiB (measured, 3 runs), rust-tokio 0.5 MiB (below the 1 MiB
     resolution, 3 runs); chain at N = 1,000: go 3 runs, rust-tokio 6,
@@ -108,12 +110,12 @@ def _synthetic(tmp_path: Path) -> plots._Run:
                         "nodejs": (4e-3,)}.items():
         for rep, t in enumerate(times, start=1):
             add(impl, "chain", 1000, rep, first_iter_s=t, warm_iter_s=t, peak_rss_bytes=MIB)
-    return plots._Run(run)
+    return plots.Run(run)
 
 
 def test_memory_below_resolution_is_not_ranked_among_the_measured(tmp_path: Path) -> None:
     run = _synthetic(tmp_path)
-    title, bars, _ = plots._panel(run, "sleep", plots.PRESENTATIONS["sleep"].panel)
+    title, bars, _ = ranked._panel(run, "sleep", PRESENTATIONS["sleep"].panel)
     assert "N = 100,000" in title
     sections = plots.summary_sections(bars)
     measured, last = sections[0], sections[-1]
@@ -161,8 +163,8 @@ def test_groups_of_several_runs_get_whiskers_one_run_none(tmp_path: Path) -> Non
     groups = run.of("chain")
     fig, ax = plt.subplots()
     shown = plots.Whiskers()
-    y, interval = plots._scaled("warm_iter_s", 1e3)
-    plots._lines(ax, run, groups, lambda g: g.n, y, interval, set(), shown)
+    y, interval = tasks._scaled("warm_iter_s", 1e3)
+    tasks._lines(ax, run, groups, lambda g: g.n, y, interval, set(), shown)
     bars = [c for c in ax.containers if c.has_yerr]
     # go (3 runs, 75%): dashed; rust-tokio (6 runs, 95%): solid; nodejs (1 run): none
     assert len(bars) == 2
