@@ -14,11 +14,7 @@ def below_resolution(run: Run, g: Group) -> tuple[int, ...]:
     """The N over which g's memory per task was read and found below the
     resolution (analysis: Group.mem_below_resolution): every N of its series
     up to g's; () when g has a figure, failed, or has no smaller N."""
-    # getattr: until analysis's mem_below_resolution is committed, "ran, no
-    # figure" is what below resolution meant
-    below = getattr(g, "mem_below_resolution",
-                    g.mem_per_task_bytes is None and g.median("peak_rss_bytes") is not None)
-    if not below or g.n is None:
+    if not g.mem_below_resolution or g.n is None:
         return ()
     return tuple(sorted(h.n for h in run.groups
                         if (h.impl, h.workload, h.buffer, h.params)
@@ -44,8 +40,8 @@ def resolution_text(points: list[tuple[int, ...]]) -> str:
 
 def mem_per_task_interval(g: Group) -> Interval | None:
     """Memory per task's interval (analysis.slope_interval); None where an N
-    it rests on had one run (or analysis gives none yet)."""
-    return getattr(g, "mem_interval", None)
+    it rests on had one run."""
+    return g.mem_interval
 
 
 def mem_runs(g: Group) -> int:
