@@ -433,7 +433,12 @@ def finish_panels(fig: Figure, axes: list[Axes], run: Run, ylabel: str, title: s
     """A panelled figure's y label, title (its {} the figure's name) with the
     whiskers' caption, layout and file."""
     axes[0].set_ylabel(ylabel)
-    fig.suptitle(title.format(ylabel.split(" (")[0]) + "\n"
-                 + fit(shown.caption("points: median of the ok runs"), fig, size=11), fontsize=11)
+    return finish_figure(fig, run, title.format(ylabel.split(" (")[0]), shown, path)
+
+
+def finish_figure(fig: Figure, run: Run, title: str, shown: Whiskers, path: Path) -> Path:
+    """A figure of panels: its title over the whiskers' caption, layout and file."""
+    fig.suptitle(title + "\n" + fit(shown.caption("points: median of the ok runs"), fig, size=11),
+                 fontsize=11)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return save(fig, path, run.env)

@@ -16,9 +16,9 @@ from ..analysis import Group
 from ..formatting import fmt_bytes, fmt_plain, fmt_seconds
 from ..presentation import Presentation
 from ..stats import Interval
-from .draw import (BELOW_COLOR, FAIL_COLOR, MIB, WHISKER_COLOR, Run, Whiskers, draw_whiskers, fit,
-                   label_ends, legend, log_y, mark_failed, partly_failed, plain_log, save, scaled,
-                   time_unit)
+from .draw import (BELOW_COLOR, FAIL_COLOR, MIB, WHISKER_COLOR, Run, Whiskers, draw_whiskers,
+                   finish_figure, fit, label_ends, legend, log_y, mark_failed, partly_failed,
+                   plain_log, save, scaled, time_unit)
 from .memory import below_resolution, mem_per_task_interval, mem_runs, resolution_text
 from .ranked import draw_ranked, group_bars, ranked_figure, ranked_sections
 
@@ -260,11 +260,7 @@ def time_lines(run: Run, out: Path, workload: str, presented: Presentation) -> l
         label_ends(ax, at)
     axes[0][0].set_ylabel(f"time per iteration ({unit}, log scale)")
     legend(axes[0][-1], failed, partial, zero=zero, series=False)
-    fig.suptitle(f"{workload}: {caption}\n"
-                 f"{fit(shown.caption('points: median of the ok runs'), fig, size=11)}",
-                 fontsize=11)
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
-    return [save(fig, out / f"{workload}_time.png", run.env)]
+    return [finish_figure(fig, run, f"{workload}: {caption}", shown, out / f"{workload}_time.png")]
 
 
 def rss_lines(run: Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
@@ -333,11 +329,8 @@ def buffer_grid(run: Run, out: Path, workload: str, presented: Presentation) -> 
         ax.set_xlabel("channel buffer size (log scale)")
         ax.set_ylabel(f"time per iteration, {kind} ({unit}, log scale)")
     legend(axes[0][-1], failed, partial, zero=zero, series=False)
-    fig.suptitle(f"{workload}: {presented.plot_caption}\n"
-                 f"{fit(shown.caption('points: median of the ok runs'), fig, size=11)}",
-                 fontsize=11)
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
-    return [save(fig, out / f"{workload}_time.png", run.env)]
+    return [finish_figure(fig, run, f"{workload}: {presented.plot_caption}", shown,
+                          out / f"{workload}_time.png")]
 
 
 def rss_over_time(run: Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
