@@ -113,6 +113,7 @@ class Impl:
     variant: str = ""  # the settings, as in the label ("GOGC=off;-flag")
     release: str = ""  # the release asked for; "" is the stock build
     flags: tuple[str, ...] = ()
+    settings_env: tuple[tuple[str, str], ...] = ()  # the variant's own K=V (env adds them)
     cache: Path | None = None  # a release's build folder under VERSIONS_DIR
 
     def __post_init__(self) -> None:
@@ -155,7 +156,8 @@ class Impl:
             raise UsageError(f"{label}: {self.id} takes no runtime flags (its run command has "
                              f"no {FLAGS}); set its environment with NAME=VALUE instead")
         return dataclasses.replace(self, id=label, base=self.id, variant=spec.settings,
-                                   release=spec.version, flags=spec.flags, env=self.env | dict(spec.env),
+                                   release=spec.version, flags=spec.flags, settings_env=spec.env,
+                                   env=self.env | dict(spec.env),
                                    run=run, version=version, check=check, cache=cache,
                                    workloads=list(workloads),
                                    floor=False)  # the floor is the stock build alone

@@ -27,7 +27,6 @@ from .rundir import (ENV_KEYS, RowWriteError, RunDir, RunDirError, check_out, fi
                      latest, new_env, point_latest, start_invocation)
 from .settings import Settings
 from .stats import runs_needed
-from .variants import parse
 from .versions import check as check_releases
 
 
@@ -149,9 +148,8 @@ def _open(out: Path, runs: list[Planned], resume: bool) -> tuple[RunDir, list[Pl
 
 def variant_record(impl: Impl) -> dict[str, Any]:
     """env.json's `variants` entry: what a variant or release is, exactly."""
-    spec = parse(impl.id)
-    return {"impl": impl.base, "version": impl.release or None, "env": dict(spec.env),
-            "flags": list(spec.flags)}
+    return {"impl": impl.base, "version": impl.release or None, "env": dict(impl.settings_env),
+            "flags": list(impl.flags)}
 
 
 def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = False,
@@ -182,7 +180,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         if until_ci:
             print(f"the plan is {until_ci}")
         for p in runs:
-            settings = [f"{k}={v}" for k, v in parse(p.impl.id).env]  # a variant's own environment
+            settings = [f"{k}={v}" for k, v in p.impl.settings_env]  # a variant's own environment
             print(f"  {p.label}: {shlex.join(settings + p.argv())}")
         return 0
     try:
