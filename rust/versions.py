@@ -13,9 +13,11 @@ CACHE/target`; build.rs reads CACHE/Cargo.lock, so the binary's --version
 names the release.
 
 rust-tokio's HTTP server (`serve`, the cargo feature of that name: hyper,
-hyper-util, http-body-util) is built when it can be: hyper-util needs tokio
->= 1.13, so an older release is built without it (its http rows then fail:
-`serve` is an unknown workload there). Every other implementation's release
+hyper-util, http-body-util) is built when its crates resolve with the
+release: hyper-util needs tokio >= 1.13, so an older release is built
+without it, and `.workloads` in CACHE lists what that build has (the
+harness skips its http rows, saying cargo's reason). A release that
+resolves but does not compile fails, with or without the server. Every other implementation's release
 is built without it, as none of those binaries has a server. rust-futures
 is versioned by tokio (its sleep futures and timer), not by futures: every
 futures-util release before 0.3.31 (where join_all lives) is yanked, and the
@@ -177,9 +179,9 @@ def resolution_error(text: str, crate: str, version: str) -> str:
 
 
 def attempt(impl: str, crate: str, version: str, cache: Path, stock: dict,
-            stock_lock: set, serve: bool, last: bool) -> tuple[bool, str]:
-    """Resolve and build once: (built, why not). `last`: the final attempt,
-    whose errors go to stderr (the row's error line)."""
+            stock_lock: set, serve: bool, last: bool) -> tuple[bool, str, bool]:
+    """Resolve and build once: (built, why not, resolved). `last`: the final
+    attempt, whose errors go to stderr (the row's error line)."""
     (cache / "Cargo.toml").write_text(dump(release_manifest(stock, crate, version, serve)))
     shutil.copy2(HERE / "Cargo.lock", cache / "Cargo.lock")
     code, text = cargo(["update", "--workspace"], cache, quiet=True)
@@ -187,7 +189,7 @@ def attempt(impl: str, crate: str, version: str, cache: Path, stock: dict,
         error = resolution_error(text, crate, version)
         if last:
             print(error, file=sys.stderr, flush=True)
-        return False, error
+        return False, error, False
     describe_changes(stock_lock, packages(cache / "Cargo.lock"), crate)
     build = ["build", "--release", "--bin", impl, "--target-dir", str(cache / "target")]
     if not serve:
@@ -195,8 +197,8 @@ def attempt(impl: str, crate: str, version: str, cache: Path, stock: dict,
     code, text = cargo(build, cache, quiet=not last)
     if code != 0:
         lines = [line.strip() for line in text.splitlines()]
-        return False, next((line for line in lines if line.startswith("error")), "the build failed")
-    return True, ""
+        return False, next((line for line in lines if line.startswith("error")), "the build failed"), True
+    return True, "", True
 
 
 def main(argv: list[str]) -> int:
@@ -211,18 +213,24 @@ def main(argv: list[str]) -> int:
     stock_lock = packages(HERE / "Cargo.lock")
     say(f"{impl} against {crate} ={version}: the project's sources and Cargo.lock copied "
         f"into {cache}, cargo resolves the change and builds that binary alone")
+    why = ""
     if impl == SERVE_IMPL:
-        built, why = attempt(impl, crate, version, cache, stock, stock_lock, serve=True, last=False)
+        built, why, resolved = attempt(impl, crate, version, cache, stock, stock_lock, serve=True,
+                                       last=False)
         if built:
             return 0
-        say(f"{impl}@{version} is built without `serve` (its http rows are skipped): "
-            f"with it, {why.removeprefix('error: ')}")
-    built, _ = attempt(impl, crate, version, cache, stock, stock_lock, serve=False, last=True)
-    if built and impl == SERVE_IMPL:
+        if resolved:  # the server's crates resolve: the release itself does not compile
+            print(why, file=sys.stderr, flush=True)
+            return 1
+        why = why.removeprefix("error: ")
+        say(f"{impl}@{version} is built without `serve` (its http rows are skipped): with it, {why}")
+    built, _, _ = attempt(impl, crate, version, cache, stock, stock_lock, serve=False, last=True)
+    if built and why:
         # the harness skips the workloads a release's build lacks (builder.release_lacks)
-        (cache / ".workloads").write_text(
-            "sleep chain bounded skynet # built without the HTTP server: hyper-util needs "
-            f"tokio >= 1.13, and this is {crate} {version}\n")
+        declared = next(e for e in tomllib.loads((HERE / "impls.toml").read_text())["impl"]
+                        if e["id"] == impl)["workloads"]
+        has = " ".join(w for w in declared if w != "http")
+        (cache / ".workloads").write_text(f"{has} # built without the HTTP server: {why}\n")
     return 0 if built else 1
 
 

@@ -35,7 +35,7 @@ const IMPL: Implementation = Implementation {
 fn main() {
     // `serve` is not a workload: the protocol's HTTP server, its own options.
     // A build without the feature `serve` (another tokio release that
-    // hyper-util does not take, versions.py) treats it as an unknown workload.
+    // hyper-util does not take, versions.py) refuses it with exit 2, saying why.
     #[cfg(feature = "serve")]
     if std::env::args_os().nth(1).is_some_and(|arg| arg == "serve") {
         std::process::exit(bench::tokio_server::main(
