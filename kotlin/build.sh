@@ -11,8 +11,8 @@
 # names its coroutines jar there with the version (kotlinx-coroutines-core-jvm-
 # VERSION.jar: releases before 1.6 carry their version nowhere else, and --version
 # reads it from there). Maven's output goes to stderr (its "Downloading ..." lines
-# are the harness's progress); a failed build ends with one "error: " line, the
-# compiler's first error (e.g. "error: Workloads.kt:12:5 Unresolved reference ...").
+# are the harness's progress); a failed build's row shows Maven's first [ERROR]
+# line, the compiler's first error.
 #
 # First use downloads from Maven Central into ~/.m2 (about 90 MB): the Kotlin
 # compiler and kotlin-maven-plugin, kotlin-stdlib, kotlinx-coroutines-core-jvm,
@@ -39,26 +39,17 @@ fi
 version=$2
 cache=$(mkdir -p "$3" && cd "$3" && pwd)
 target=$cache/target
-log=$cache/maven.log
 jar=kotlinx-coroutines-core-jvm
 if [ ! -d "$HOME/.m2/repository/org/jetbrains/kotlinx/$jar/$version" ]; then
     echo "kotlin: Maven downloads $jar $version and the Kotlin libraries its POM names (a few MB) from Maven Central into ~/.m2, then compiles src/main/kotlin against it with Kotlin $kotlin" >&2
 fi
 rm -rf "$target" "$cache/maven.exit"
 # not -q: the transfer and goal lines are the harness's status line; all of it to
-# stderr, line by line, without the colour resets Debian's Maven 3.8 prints even with -B
+# stderr, line by line, without the colour resets Debian's Maven 3.8 prints even with -B.
+# A failed build's row is known by Maven's first [ERROR] line (harness/builder.py's
+# first_error): the compiler's first error ("[ERROR] file:///.../Workloads.kt:12:5
+# message"), or Maven's own (an unresolvable dependency).
 { mvn -B "-Dcoroutines.version=$version" "-DbuildDir=$target" process-classes 2>&1 ||
-    echo $? >"$cache/maven.exit"; } | sed -u 's/\x1b\[[0-9;]*m//g' | tee "$log" >&2
-if [ -e "$cache/maven.exit" ]; then
-    # The compiler's first error: kotlin-maven-plugin logs it as
-    # "[ERROR] file:///.../Workloads.kt:12:5 message" (or "e: ..."); else Maven's own
-    # first [ERROR] line (an unresolvable dependency, say).
-    errors=$(sed -n 's/^\[ERROR\] //p' "$log")
-    first=$(printf '%s\n' "$errors" | grep -m1 -E '^(e: )?(file://)?/[^ ]*\.kt[:(]' || true)
-    first=${first:-$(printf '%s\n' "$errors" | grep -m1 . || true)}
-    first=$(printf '%s\n' "$first" | sed -e 's|^e: ||' -e 's|^file://||' -e "s|^$PWD/src/main/kotlin/bench/||")
-    # on a line of its own (Maven's last line may lack its newline)
-    printf '\nerror: %s\n' "${first:-mvn exited $(cat "$cache/maven.exit")}" >&2
-    exit 1
-fi
+    echo $? >"$cache/maven.exit"; } | sed -u 's/\x1b\[[0-9;]*m//g' >&2
+[ ! -e "$cache/maven.exit" ] || exit 1
 mv "$target/lib/$jar.jar" "$target/lib/$jar-$version.jar"
