@@ -31,6 +31,7 @@ exits 1 with the first error line on stderr (cargo's or rustc's own
 """
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -112,7 +113,8 @@ def packages(lock: Path) -> set[tuple[str, str]]:
 
 
 def downloaded(name: str, version: str) -> bool:
-    return any(Path.home().glob(f".cargo/registry/cache/*/{name}-{version}.crate"))
+    home = Path(os.environ.get("CARGO_HOME") or Path.home() / ".cargo")  # where cargo keeps them
+    return any(home.glob(f"registry/cache/*/{name}-{version}.crate"))
 
 
 def crate_size(name: str, version: str) -> int:
