@@ -129,7 +129,10 @@ def test_max_rss_gives_oom_and_kills(out: Path) -> None:
             "--timeout", "60", "--out", str(out), extra_env={"FAKE_TOKEN": token})
     [row] = read_rows(out)
     assert row["status"] == "oom", row
-    assert 150 * 2**20 < int(row["peak_rss_bytes"]) < 400 * 2**20
+    # The kill follows a sampled reading above the limit; the row's peak is the
+    # kernel's high-water mark, whose per-CPU counters can lag a few pages
+    # behind (CI saw 149.98 MiB), so "near the limit" is the check.
+    assert 140 * 2**20 < int(row["peak_rss_bytes"]) < 400 * 2**20
     assert not _leftovers(token)
 
 
