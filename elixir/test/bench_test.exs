@@ -7,10 +7,11 @@ defmodule BenchTest do
 
   test "sleep: every process completes, after the sleep" do
     t0 = System.monotonic_time(:millisecond)
-    {done, spawn_ns} = Bench.sleep(1000, 50)
+    # 500 ms: starting 1000 processes takes about a millisecond, with room for a busy CI machine
+    {done, spawn_ns} = Bench.sleep(1000, 500)
     assert done == 1000
-    assert spawn_ns < 50_000_000
-    assert System.monotonic_time(:millisecond) - t0 >= 50
+    assert spawn_ns < 500_000_000
+    assert System.monotonic_time(:millisecond) - t0 >= 500
   end
 
   test "chain passes the value through every relay" do

@@ -155,10 +155,11 @@ json_line_test() ->
 
 sleep_test() ->
     T0 = erlang:monotonic_time(millisecond),
-    {Done, SpawnNs} = bench:sleep(1000, 50),
+    %% 500 ms: starting 1000 processes takes about a millisecond, with room for a busy CI machine
+    {Done, SpawnNs} = bench:sleep(1000, 500),
     1000 = Done,
-    true = SpawnNs < 50000000,
-    true = erlang:monotonic_time(millisecond) - T0 >= 50.
+    true = SpawnNs < 500000000,
+    true = erlang:monotonic_time(millisecond) - T0 >= 500.
 
 chain_test() ->
     1 = bench:chain(1),

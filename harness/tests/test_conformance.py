@@ -128,9 +128,10 @@ def test_every_declared_workload_answers_validly(impl: Impl) -> None:
     for workload in impl.workloads:
         if WORKLOADS[workload].kind != "program":
             continue  # served and loaded by test_smoke
-        # With a short warm-up wherever the harness would pass one.
+        # With a short warm-up wherever the harness would pass one. Sleeps of
+        # 500 ms: ten threads can take over 50 ms to start on a busy machine.
         warmup = 20 if WORKLOADS[workload].default_warmup_ms is not None else 0
-        req = Request(workload, 10, 0 if WORKLOADS[workload].uses_buffer else None, 2, 50,
+        req = Request(workload, 10, 0 if WORKLOADS[workload].uses_buffer else None, 2, 500,
                       impl.tasks_start, warmup_ms=warmup)
         args = WORKLOADS[workload].argv(req)
         proc = run(impl, args)

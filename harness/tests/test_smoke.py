@@ -23,9 +23,10 @@ def test_every_workload_validates_at_tiny_n(language: str, tmp_path: Path) -> No
     if not lang.toolchain.present:
         pytest.skip(f"{language}: toolchain missing: {lang.toolchain.version}")
     out = tmp_path / "results"
-    # N = 100: a power of ten, so skynet runs too
+    # N = 100: a power of ten, so skynet runs too. 1 s sleeps: 100 threads can
+    # take a good part of a second to start on a busy machine.
     proc = harness("run", "--no-report", "--impl", language, "--n", "100", "--buffer", "0,1,7",
-                   "--duration-ms", "200", "--users", "5", "--requests", "3", "--delay-ms", "20",
+                   "--duration-ms", "1000", "--users", "5", "--requests", "3", "--delay-ms", "20",
                    "--warmup-ms", "30", "--repeat", "1", "--timeout", "120", "--out", str(out),
                    timeout=1800)
     rows = read_rows(out)
