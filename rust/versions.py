@@ -1,16 +1,20 @@
 """Build one Rust implementation against another release of its crate
 (IMPL@VERSION, the install command of [impl.versions] in impls.toml).
 
-    python versions.py IMPL CRATE VERSION CACHE
+    python versions.py IMPL CRATE VERSION CACHE TARGET
 
 The same program source as the stock build, copied into CACHE (everything
 but target/), with one change to the manifest: CRATE's requirement becomes
 `=VERSION`. Cargo.lock is copied too and cargo updates it for that change
 alone (`cargo update --workspace`, not --locked): every other crate stays at
 its locked version unless the release needs another. Then only IMPL's
-binary is built, `cargo build --release --bin IMPL --target-dir
-CACHE/target`; build.rs reads CACHE/Cargo.lock, so the binary's --version
-names the release.
+binary is built, `cargo build --release --bin IMPL --target-dir TARGET`,
+and copied to CACHE/target/release/IMPL; build.rs reads CACHE/Cargo.lock,
+so the binary's --version names the release. TARGET is one folder per
+crate release (impls.toml), shared by the implementations built against it:
+rust-tokio, rust-tokio-glibc and rust-futures at one tokio release compile
+its crate graph once, not three times (cargo keeps each build's crates
+apart by their features and source, and locks the folder while it builds).
 
 rust-tokio's HTTP server (`serve`, the cargo feature of that name: hyper,
 hyper-util, http-body-util) is built when its crates resolve with the
@@ -180,7 +184,7 @@ def resolution_error(text: str, crate: str, version: str) -> str:
     return f"error: {crate} {version}: {reason}"
 
 
-def attempt(impl: str, crate: str, version: str, cache: Path, stock: dict,
+def attempt(impl: str, crate: str, version: str, cache: Path, target: Path, stock: dict,
             stock_lock: set, serve: bool, last: bool) -> tuple[bool, str, bool]:
     """Resolve and build once: (built, why not, resolved). `last`: the final
     attempt, whose errors go to stderr (the row's error line)."""
@@ -193,31 +197,35 @@ def attempt(impl: str, crate: str, version: str, cache: Path, stock: dict,
             print(error, file=sys.stderr, flush=True)
         return False, error, False
     describe_changes(stock_lock, packages(cache / "Cargo.lock"), crate)
-    build = ["build", "--release", "--bin", impl, "--target-dir", str(cache / "target")]
+    build = ["build", "--release", "--bin", impl, "--target-dir", str(target)]
     if not serve:
         build.append("--no-default-features")
     code, text = cargo(build, cache, quiet=not last)
     if code != 0:
         lines = [line.strip() for line in text.splitlines()]
         return False, next((line for line in lines if line.startswith("error")), "the build failed"), True
+    # impls.toml runs CACHE's copy: the shared folder's binary is the next build's to replace
+    (cache / "target" / "release").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(target / "release" / impl, cache / "target" / "release" / impl)
     return True, "", True
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 4:
-        print("usage: versions.py IMPL CRATE VERSION CACHE", file=sys.stderr)
+    if len(argv) != 5:
+        print("usage: versions.py IMPL CRATE VERSION CACHE TARGET", file=sys.stderr)
         return 2
-    impl, crate, version, cache = argv[0], argv[1], argv[2], Path(argv[3]).resolve()
+    impl, crate, version = argv[0], argv[1], argv[2]
+    cache, target = Path(argv[3]).resolve(), Path(argv[4]).resolve()
     cache.mkdir(parents=True, exist_ok=True)
     shutil.copytree(HERE, cache, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("target", "__pycache__"))
     stock = tomllib.loads((HERE / "Cargo.toml").read_text())
     stock_lock = packages(HERE / "Cargo.lock")
     say(f"{impl} against {crate} ={version}: the project's sources and Cargo.lock copied "
-        f"into {cache}, cargo resolves the change and builds that binary alone")
+        f"into {cache}, cargo resolves the change and builds that binary alone in {target}")
     why = ""
     if impl == SERVE_IMPL:
-        built, why, resolved = attempt(impl, crate, version, cache, stock, stock_lock, serve=True,
+        built, why, resolved = attempt(impl, crate, version, cache, target, stock, stock_lock, serve=True,
                                        last=False)
         if built:
             return 0
@@ -226,7 +234,7 @@ def main(argv: list[str]) -> int:
             return 1
         why = why.removeprefix("error: ")
         say(f"{impl}@{version} is built without `serve` (its http rows are skipped): with it, {why}")
-    built, _, _ = attempt(impl, crate, version, cache, stock, stock_lock, serve=False, last=True)
+    built, _, _ = attempt(impl, crate, version, cache, target, stock, stock_lock, serve=False, last=True)
     if built and why:
         # the harness skips the workloads a release's build lacks (builder.release_lacks)
         declared = next(e for e in tomllib.loads((HERE / "impls.toml").read_text())["impl"]
