@@ -68,6 +68,15 @@ def leftovers(token: str) -> list[psutil.Process]:
     return found
 
 
+def cmdline(p: psutil.Process) -> list[str]:
+    """p's command line, or [] once it has ended or is a zombie (it may end
+    between being listed and being asked)."""
+    try:
+        return p.cmdline()
+    except psutil.Error:
+        return []
+
+
 def gone_within(token: str, seconds: float) -> list[psutil.Process]:
     """The test's processes still alive after waiting up to `seconds` for them to go."""
     deadline = time.monotonic() + seconds

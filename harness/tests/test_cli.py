@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from .conftest import FAKES, ROOT, fake_registry, harness, leftovers as _leftovers, read_rows
+from .conftest import FAKES, ROOT, cmdline, fake_registry, harness, leftovers as _leftovers, read_rows
 
 # FAKE_TOKEN marks the fakes a test started (conftest.leftovers): the programs get it
 # only because the test asks (the programs' environment is an allow-list).
@@ -295,12 +295,6 @@ def test_harness_sigkilled_mid_sleep_run_leaves_nothing_within_2_s(out: Path) ->
                                  "--workload", "sleep", "--n", "3", "--duration-ms", "60000",
                                  "--out", str(out)], cwd=ROOT, env=env,
                                 stdout=f, stderr=subprocess.STDOUT)
-    def cmdline(p: psutil.Process) -> list[str]:
-        try:
-            return p.cmdline()
-        except psutil.Error:  # ended since it was listed (a build step)
-            return []
-
     def sleeping() -> bool:  # the measured fake itself (python fake.py ...), not a build step
         return any(len(c := cmdline(p)) > 1 and c[1].endswith("fake.py")
                    for p in _leftovers(token))

@@ -23,7 +23,7 @@ import pytest
 from harness.launcher import STDERR_TAIL_BYTES, start_process
 from harness.registry import program_env
 
-from .conftest import FAKES, ROOT, gone_within, leftovers
+from .conftest import FAKES, ROOT, cmdline, gone_within, leftovers
 
 FAKE = FAKES / "fake" / "fake.py"
 
@@ -83,7 +83,7 @@ def test_a_killed_or_stopped_launcher_leaves_nothing_and_is_named(sig: int, cont
         parent.stdout.readline()  # the program has started
         # the stand-in, the launcher, the fake, its setsid child, its double-forked grandchild
         assert _wait_for(lambda: sum(1 for p in leftovers(token)
-                                     if "fake-escaper" in " ".join(p.cmdline())) >= 2), \
+                                     if "fake-escaper" in " ".join(cmdline(p))) >= 2), \
             "the fake's tree never started"
         launcher = _launcher_of(parent)
         launcher.send_signal(sig)
@@ -234,7 +234,7 @@ def test_a_signal_while_the_report_is_written_stops_it_in_one_line(sig: int, tmp
     deadline = time.monotonic() + 30
     while not reports and time.monotonic() < deadline:  # the report process has started
         reports = [p for p in psutil.Process(proc.pid).children(recursive=True)
-                   if "report" in p.cmdline()]
+                   if "report" in cmdline(p)]
         time.sleep(0.02)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
