@@ -92,8 +92,9 @@ def test_a_killed_or_stopped_launcher_leaves_nothing_and_is_named(sig: int, cont
     finally:
         if parent.poll() is None:
             parent.kill()
-    time.sleep(2)  # nothing of the tree is alive 2 s after the harness's side returned
-    assert not leftovers(token)
+    # nothing of the tree is left once the harness's side has returned (killed
+    # at once; up to 10 s for a loaded machine to finish them off)
+    assert not gone_within(token, 10.0)
     if sig == signal.SIGKILL:
         assert result["failure"] == "was killed (SIGKILL)"
         assert result["error"] == ("the launcher was killed (SIGKILL); its program tree was "
@@ -159,7 +160,7 @@ def test_a_build_dies_with_the_harness(command: str, sig: int, tmp_path: Path,
     proc = _harness_until_sleeping(tmp_path, token, args, LINGER, QUICK)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
-    assert not gone_within(token, 3.0)
+    assert not gone_within(token, 10.0)
     if sig != signal.SIGKILL:
         assert proc.returncode == 128 + sig, err
         assert len(err.strip().splitlines()) <= 2, err  # (run also says where it records)
@@ -170,7 +171,7 @@ def test_a_test_command_dies_with_the_harness_on_ctrl_c(tmp_path: Path, token: s
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=90)  # a bound on a hang, wide for a loaded CI machine
     assert proc.returncode == 130, err
-    assert not gone_within(token, 3.0)
+    assert not gone_within(token, 10.0)
 
 
 def test_a_hung_detect_is_cut_with_its_children(tmp_path: Path, token: str,
@@ -182,7 +183,7 @@ def test_a_hung_detect_is_cut_with_its_children(tmp_path: Path, token: str,
     tool = registry.detect(["sh", "-c", "sleep 40 & sleep 40"], tmp_path)
     assert not tool.present and "timed out after 1 s" in tool.reason
     assert time.monotonic() - started < 15
-    assert not gone_within(token, 2.0)
+    assert not gone_within(token, 10.0)
 
 
 # ---- point 10: stderr is bounded on disk ----
@@ -240,6 +241,15 @@ def test_a_signal_while_the_report_is_written_stops_it_in_one_line(sig: int, tmp
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + sig, err
     assert "interrupted while writing the report" in err and "Traceback" not in err
-    time.sleep(1)
-    assert not [p for p in reports if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+    def running(p: psutil.Process) -> bool:
+        try:
+            return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    deadline = time.monotonic() + 10
+    while (alive := [p for p in reports if running(p)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive
     assert len((out / "latest" / "runs.csv").read_text().splitlines()) == 2
