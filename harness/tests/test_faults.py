@@ -21,10 +21,11 @@ RUN = ("run", "--impl", "fake-good", "--workload", "chain", "--no-report")
 def test_a_second_writer_is_refused_while_the_first_runs(tmp_path: Path) -> None:
     out = tmp_path / "results"
     assert harness(*RUN, "--n", "5", "--repeat", "1", "--out", str(out)).returncode == 0
-    # the first --resume holds the directory while its program hangs (until its timeout)
+    # the first --resume holds the directory while its program hangs (until its
+    # timeout: 15 s, time for the second to start on a loaded machine)
     env = dict(os.environ, BENCH_IMPLS_PATH=str(FAKES))
     first = subprocess.Popen([sys.executable, "-m", "harness", "run", "--impl", "fake-hang",
-                              "--workload", "chain", "--n", "5", "--repeat", "1", "--timeout", "4",
+                              "--workload", "chain", "--n", "5", "--repeat", "1", "--timeout", "15",
                               "--no-report", "--out", str(out), "--resume"],
                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
