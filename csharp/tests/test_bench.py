@@ -82,11 +82,12 @@ class Workloads(unittest.TestCase):
         self.check_warmup(report, 100, 1000 * 999 // 2)
 
     def test_warmup_of_sleep_threads(self):
-        # Each run takes at least D = 20 ms: W = 50 needs three runs or so, never one.
+        # Each run takes at least D = 20 ms: W = 400 needs many runs, never one even when
+        # a busy machine makes a run take several times D (W = 50 once ended after one).
         report = self.report("threads", "sleep", "--n", "10", "--duration-ms", "20", "--iterations", "1",
-                             "--warmup-ms", "50")
+                             "--warmup-ms", "400")
         self.check(report, "sleep", 10, 10, 1)
-        self.check_warmup(report, 50, 10)
+        self.check_warmup(report, 400, 10)
         self.assertGreaterEqual(len(report["warmup_ns"]), 2)
 
     def test_warmup_stops_after_10000_runs(self):

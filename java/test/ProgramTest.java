@@ -203,10 +203,11 @@ class ProgramTest {
 
     @Test
     void warmupOfSleepOnPlatformThreads() throws Exception {
-        // Each run takes at least D = 20 ms: W = 50 needs three runs or so, never one.
+        // Each run takes at least D = 20 ms: W = 400 needs many runs, never one even when
+        // a busy machine makes a run take several times D.
         var run = launch("platform", "sleep", "--n", "10", "--duration-ms", "20", "--iterations", "1",
-                "--warmup-ms", "50");
-        checkWarmup(run, 50, 10, 1);
+                "--warmup-ms", "400");
+        checkWarmup(run, 400, 10, 1);
         assertTrue(list(run.stdout, "warmup_ns").length >= 2, run.stdout);
         assertTrue(run.stdout.contains("\"spawn_ns\": "), run.stdout);
     }

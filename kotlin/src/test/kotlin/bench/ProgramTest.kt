@@ -134,9 +134,10 @@ class ProgramTest {
     @Test
     fun warmupRunsBeforeTheIterations() {
         checkWarmup(program("bounded", "--n", "1000", "--buffer", "1", "--iterations", "3", "--warmup-ms", "100"), 100, 499500, 3)
-        // Each sleep run takes at least D = 20 ms: W = 50 needs three runs or so, never one.
-        val sleep = program("sleep", "--n", "10", "--duration-ms", "20", "--iterations", "1", "--warmup-ms", "50")
-        checkWarmup(sleep, 50, 10, 1)
+        // Each sleep run takes at least D = 20 ms: W = 400 needs many runs, never one even
+        // when a busy machine makes a run take several times D.
+        val sleep = program("sleep", "--n", "10", "--duration-ms", "20", "--iterations", "1", "--warmup-ms", "400")
+        checkWarmup(sleep, 400, 10, 1)
         assertTrue(list(sleep.stdout, "warmup_ns").size >= 2 && sleep.stdout.contains("\"spawn_ns\": "), sleep.stdout)
     }
 
