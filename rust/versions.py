@@ -21,8 +21,9 @@ hyper-util, http-body-util) is built when its crates resolve with the
 release: hyper-util needs tokio >= 1.13, so an older release is built
 without it, and `.workloads` in CACHE lists what that build has (the
 harness skips its http rows, saying cargo's reason). A release that
-resolves but does not compile fails, with or without the server. Every other implementation's release
-is built without it, as none of those binaries has a server. rust-futures
+resolves but does not compile fails, with or without the server. Every
+other implementation's release is built without it, as none of those
+binaries has a server. rust-futures
 is versioned by tokio (its sleep futures and timer), not by futures: every
 futures-util release before 0.3.31 (where join_all lives) is yanked, and the
 locked graph needs >= 0.3.31 anyway, so `futures = "=V"` would still build

@@ -248,8 +248,5 @@ def test_a_signal_while_the_report_is_written_stops_it_in_one_line(sig: int, tmp
         except psutil.NoSuchProcess:
             return False
 
-    deadline = time.monotonic() + 10
-    while (alive := [p for p in reports if running(p)]) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive
+    assert _wait_for(lambda: not any(running(p) for p in reports), 10), reports
     assert len((out / "latest" / "runs.csv").read_text().splitlines()) == 2
