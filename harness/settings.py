@@ -122,6 +122,19 @@ LIMITS: dict[str, tuple[str, int, int]] = {
 MAX_REPEAT = 1000
 MAX_PLANNED_PER_IMPL = 10_000
 
+# The launcher (harness/launcher/launch.c) counts time and memory in signed
+# 64-bit nanoseconds and bytes; these ranges keep every value far inside and
+# refuse what can only be a slip. A timeout below 1 ms kills every program
+# before it starts; past 30 days (above the longest sleep, 2^31 - 1 ms) it
+# is a typo. Samples every millisecond at most (finer would spin a core)
+# and every minute at least (--max-rss is checked at each sample). No
+# runtime's program starts in 16 MiB (every run would be oom); 8388607T is
+# the most a 64-bit byte count holds in whole TiB.
+TIMEOUT_S = (0.001, 30 * 86400.0)
+SAMPLE_INTERVAL_MS = (1.0, 60_000.0)
+MIB, TIB = 2**20, 2**40
+MAX_RSS = (16 * MIB, (2**23 - 1) * TIB)
+
 
 def bounded(value: int, name: str) -> int:
     """An integer option within LIMITS (what every program parses)."""
@@ -179,14 +192,18 @@ def impl_list(text: str) -> list[str]:
 SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?$", re.I)
 
 
-def parse_size(text: str) -> int:
-    """'8G', '512M', '64MiB', '1048576' -> bytes (powers of 1024)."""
+def parse_size(text: str, minimum: int = 1) -> int:
+    """'8G', '512M', '64MiB', '1048576' -> bytes (powers of 1024), from
+    minimum to MAX_RSS's most (--max-rss: from MAX_RSS's least)."""
     m = SIZE.match(text.strip())
     if not m:
         raise UsageError(f"--max-rss: {text!r} is not a size like 512M or 8G")
     value = float(m.group(1)) * 1024 ** " KMGT".index(m.group(2).upper() or " ")
-    if value < 1:
-        raise UsageError("--max-rss must be positive")
+    # compared as a float: 400 digits are inf, which int() could not take
+    if not minimum <= value <= MAX_RSS[1]:
+        least = f"{minimum // MIB}M" if minimum % MIB == 0 else str(minimum)
+        raise UsageError(f"--max-rss {text.strip()!r} is out of range: it must be from {least} "
+                         f"to 8388607T (the most a 64-bit byte count holds in whole TiB)")
     return int(value)
 
 
@@ -236,11 +253,20 @@ def _check_ceilings(s: Settings, opts: dict[str, Any]) -> None:
                              f"(--repeat or the suite's repeat): it must be >= {minimum}")
 
 
-def positive(value: float, name: str) -> float:
-    """A finite number above zero: inf would reach env.json as Infinity."""
-    if not (math.isfinite(value) and value > 0):
-        raise UsageError(f"{name} must be a positive number")
-    return value
+def within(value: Any, name: str, bounds: tuple[float, float], unit: str, said: str) -> float:
+    """A number from bounds[0] to bounds[1] (NaN and inf are not: inf would
+    reach env.json as Infinity); said: the bounds in words."""
+    low, high = bounds
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UsageError(f"{name}: {value!r} is not a number of {unit}")
+    if not low <= value <= high:
+        raise UsageError(f"{name} {value:.15g} is out of range: it must be from {low:.15g} to "
+                         f"{high:.15g} {unit} ({said})")
+    return float(value)
+
+
+def timeout(value: Any, name: str) -> float:
+    return within(value, name, TIMEOUT_S, "seconds", "1 ms to 30 days")
 
 
 def dimensions() -> dict[str, Dimension]:
@@ -350,7 +376,8 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
                       iterations=None if iterations is not None else part.get("iterations"),
                       warmup_ms=None if warmup is not None else _warmup(part),
                       timeout_s=None if opts.get("timeout") is not None else (
-                          positive(part["timeout_s"], "timeout_s") if "timeout_s" in part else None),
+                          timeout(part["timeout_s"], f"suites.toml: {opts['suite']}: timeout_s")
+                          if "timeout_s" in part else None),
                       until_ci=None if target is not None else (
                           until_ci(part["until_ci"], "suites.toml: until_ci")
                           if "until_ci" in part else None),
@@ -360,7 +387,6 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
     else:
         parts = [Part(workloads or list(WORKLOADS), ns or DEFAULTS["n"],
                       buffers or DEFAULTS["buffers"], params=params)]
-    timeout = opts.get("timeout")
     interval_ms = opts.get("sample_interval_ms")
     if target is None and "until_ci" in suite:
         target = until_ci(suite["until_ci"], "suites.toml: until_ci")
@@ -375,15 +401,19 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
         duration_ms=(duration_ms if duration_ms is not None
                      else suite.get("duration_ms", DEFAULTS["duration_ms"])),
         iterations=iterations, warmup_ms=warmup,
-        timeout_s=positive(timeout if timeout is not None
-                           else suite.get("timeout_s", DEFAULTS["timeout_s"]), "--timeout"),
-        max_rss_bytes=parse_size(opts["max_rss"]) if opts.get("max_rss") else int(ram_bytes * 0.8),
-        sample_interval_s=positive(interval_ms if interval_ms is not None
-                                   else DEFAULTS["sample_interval_ms"],
-                                   "--sample-interval-ms") / 1000,
+        timeout_s=(timeout(opts["timeout"], "--timeout") if opts.get("timeout") is not None
+                   else timeout(suite["timeout_s"], f"suites.toml: {opts['suite']}: timeout_s")
+                   if "timeout_s" in suite else DEFAULTS["timeout_s"]),
+        max_rss_bytes=(parse_size(opts["max_rss"], MAX_RSS[0]) if opts.get("max_rss") is not None
+                       else int(ram_bytes * 0.8)),
+        sample_interval_s=within(interval_ms if interval_ms is not None
+                                 else DEFAULTS["sample_interval_ms"], "--sample-interval-ms",
+                                 SAMPLE_INTERVAL_MS, "ms", "1 ms to a minute") / 1000,
         build=not opts.get("no_build"), registries=list(opts.get("registry") or []),
         until_ci=target, max_repeat=max_repeat,
-        inherit_env=env_names(opts["inherit_env"]) if opts.get("inherit_env") else [])
+        # `--inherit-env ""` is refused, never read as "none"
+        inherit_env=(env_names(opts["inherit_env"]) if opts.get("inherit_env") is not None
+                     else []))
     _check_ceilings(s, opts)
     _check_plan_size(s)
     return s

@@ -278,6 +278,31 @@ def test_odd_values_are_one_line_exit_2(args: list[str], out: Path) -> None:
     assert not out.exists()
 
 
+@pytest.mark.parametrize("option,value,bounds", [
+    ("--timeout", "1e-300", "0.001 to 2592000 seconds"), ("--timeout", "1e300", "30 days"),
+    ("--timeout", "0", "1 ms"), ("--max-rss", "1", "16M to 8388607T"),
+    ("--max-rss", "99999999999999999999T", "8388607T"), ("--max-rss", "9" * 400, "16M"),
+    ("--sample-interval-ms", "1e-9", "1 to 60000 ms"), ("--sample-interval-ms", "1e300", "60000"),
+    ("--inherit-env", "", "--inherit-env is empty"),
+])
+def test_values_out_of_range_are_one_line_naming_the_range(
+        option: str, value: str, bounds: str, out: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Accepted before: a timeout of 1e-300 s or 1e300 s (0 was refused), a
+    limit of 1 byte or past 64 bits, a sample every picosecond, no name to
+    inherit. In-process: the refusal comes before any program or file."""
+    from harness import cli
+    monkeypatch.setenv("BENCH_IMPLS_PATH", str(FAKES))
+    for extra in (["--dry-run"], []):
+        status = cli.main([*RUN, "--impl", "fake-good", "--workload", "chain", "--n", "5",
+                           "--out", str(out), option, value, *extra])
+        err = capsys.readouterr().err
+        assert status == 2, err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        assert err.startswith("harness: error: ") and option in err and bounds in err, err
+    assert not out.exists()
+
+
 def test_a_crash_keeps_the_last_20_lines_of_stderr_and_sigkill_is_not_called_oom(out: Path) -> None:
     harness(*RUN, "--impl", "fake-stderr,fake-selfkill", "--workload", "chain", "--n", "5",
             "--out", str(out))
