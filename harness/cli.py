@@ -157,12 +157,19 @@ def build_parser() -> Parser:
                       help="within one run: every other implementation, variant or release "
                            "against IMPL's figures (e.g. compare RUN --baseline go)")
     cmp_.add_argument("--fail-above", default=None, metavar="PCT",
-                      help="a CI gate, exit 1 when a workload's headline figure (iteration "
+                      help="a CI gate: exit 1 when a workload's headline figure (iteration "
                            "times, peak RSS; http: throughput, median response) is worse by more "
-                           "than PCT (e.g. 5%%) over its whole 95%% interval, when a configuration "
-                           "with ok runs in OLD has none in NEW, or when the runs have nothing in "
-                           "common; undecided figures (needing 4 ok runs a side) are counted, "
-                           "never failed")
+                           "than PCT (e.g. 5%%) by an exact one-sided test at 95%% (3 ok runs a "
+                           "side suffice), when a "
+                           "configuration with ok runs in OLD has none in NEW, or when the runs "
+                           "have nothing in common; exit 3 when a headline figure can be shown "
+                           "neither worse nor within PCT (undecided)")
+    cmp_.add_argument("--allow-undecided", action="store_true",
+                      help="with --fail-above: exit 0, not 3, when figures are undecided and "
+                           "nothing failed")
+    cmp_.add_argument("--margin", default=None, metavar="PCT|METRIC=PCT,...",
+                      help="call two figures level when their ratio's whole interval lies within "
+                           "±PCT (default per metric: 5%% for times, 2%% for peak RSS)")
     cmp_.add_argument("--format", default="text", choices=["text", "markdown", "json"],
                       help="text (default), markdown (for a pull request) or json")
     return parser
@@ -278,18 +285,24 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare_baseline, compare_dirs, output
+    from .metrics import margins
     fail_above = percentage(args.fail_above, "--fail-above") if args.fail_above is not None else None
+    if args.allow_undecided and fail_above is None:
+        raise UsageError("--allow-undecided is for the gate: give --fail-above PCT too")
+    margin = margins(args.margin)
     if args.baseline is not None:
         if args.new is not None:
             raise UsageError("compare --baseline takes one run directory: the baseline and the "
                              "others are all in it")
-        verdict = compare_baseline(open_run_dir(args.old).path, args.baseline, fail_above)
+        verdict = compare_baseline(open_run_dir(args.old).path, args.baseline, fail_above,
+                                   margin, args.allow_undecided)
     else:
         if args.new is None:
             raise UsageError("compare needs OLD and NEW run directories (or one with --baseline IMPL)")
-        verdict = compare_dirs(open_run_dir(args.old).path, open_run_dir(args.new).path, fail_above)
+        verdict = compare_dirs(open_run_dir(args.old).path, open_run_dir(args.new).path,
+                               fail_above, margin, args.allow_undecided)
     print(output(verdict, args.format))
-    return 1 if verdict.failures else 0
+    return verdict.exit_status
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

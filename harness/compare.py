@@ -11,21 +11,27 @@ verdict:
 
 - "regressed" / "improved": the whole settled interval lies on that side of
   1 (which side is worse comes from the metric's higher_is_better);
-- "no change detected": a settled interval that holds 1;
+- "level": a settled interval wholly inside the metric's margin (±5% for
+  times, ±2% for peak RSS: metrics.Metric.margin, or --margin);
+- "no change detected": a settled interval that holds 1 but reaches past
+  the margin;
 - "not enough runs": fewer than two ok runs on a side, or an interval whose
   confidence is below 95% (4 ok runs a side reach it; 3 give 90%).
 
-As a CI gate (`--fail-above 5%`) a comparison fails when
-(a) one of the figures a workload is read for (its presentation's
-    `headline`) is worse by more than the threshold over its whole settled
-    interval: for a lower-is-better figure the interval's low end is above
-    1 + PCT, for throughput its high end is below 1 / (1 + PCT);
-(b) a configuration with ok runs in OLD has none in NEW (failed, or absent);
-(c) the two runs have no configuration in common: nothing was compared.
-A figure whose interval is not settled, or holds the threshold, never fails
-the gate: it is counted as undecided, with the runs it would need. Process
-wall and CPU time, which include the runtime's start-up, are shown but not
-gated. Output as text (terminal), markdown (a pull request) or json.
+As a CI gate (`--fail-above 5%`) each of the figures a workload is read for
+(its presentation's `headline`) asks one one-sided question: is NEW worse
+than OLD by more than PCT? Answered by the exact one-sided test of
+stats.ratio_p, which 3 runs a side can settle (the smallest of the nine
+pairwise ratios is a 95% lower bound):
+- fails: worse by more than PCT at 95%;
+- passes: not worse by PCT at 95% (every figure must pass for the gate to,
+  so the claim "none is worse" needs no correction over the figures);
+- undecided: neither, with the runs it would need.
+The gate fails (exit 1) on a failing figure, on a configuration with ok runs
+in OLD and none in NEW, and on two runs with nothing in common; it is
+undecided (exit 3) when any headline figure is, unless --allow-undecided.
+Process wall and CPU time, which include the runtime's start-up, are shown
+but not gated. Output as text (terminal), markdown (a pull request) or json.
 """
 
 from __future__ import annotations
@@ -35,21 +41,25 @@ import json
 import math
 import statistics
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from . import UsageError
 from .analysis import Group, analyse, group_sort_key, headline
-from .metrics import METRICS, fmt_metric
+from .metrics import METRICS, fmt_metric, margins
 from .rundir import ConfigKey, RunDir
-from .stats import LEVEL, Interval, ratio_interval, runs_needed
+from .stats import (LEVEL, Interval, ratio_bound, ratio_interval, ratio_p,
+                    runs_needed, smallest_p)
 
 COMPARED = tuple(m.name for m in METRICS.values() if m.compared)
 FORMATS = ("text", "markdown", "json")
 
-IMPROVED, REGRESSED, NO_CHANGE, NOT_ENOUGH = (
-    "improved", "regressed", "no change detected", "not enough runs")
-VERDICTS = (REGRESSED, IMPROVED, NO_CHANGE, NOT_ENOUGH)
+IMPROVED, REGRESSED, LEVEL_WITHIN, NO_CHANGE, NOT_ENOUGH = (
+    "improved", "regressed", "level", "no change detected", "not enough runs")
+VERDICTS = (REGRESSED, IMPROVED, LEVEL_WITHIN, NO_CHANGE, NOT_ENOUGH)
+# The runs a side a one-sided gate question needs: its smallest p reaches 5%.
+GATE_RUNS = next(n for n in range(1, 100) if smallest_p(n, n) <= 1 - LEVEL + 1e-12)
 # What the gate makes of one headline figure.
 FAILS, PASSES, UNDECIDED = "fails", "passes", "undecided"
 NOTHING_IN_COMMON = "the two runs have no configuration in common: nothing to compare"
@@ -68,6 +78,7 @@ class Change:
     old_values: tuple[float, ...]  # the ok runs' values
     new_values: tuple[float, ...]
     interval: Interval | None  # of new/old; None with fewer than two ok runs on a side
+    margin: float = 0.0  # "level" within ±margin (a fraction); 0: never called level
 
     @property
     def old(self) -> float:
@@ -107,7 +118,9 @@ class Change:
             return NOT_ENOUGH
         side = self.interval.side(1.0)
         if side == "within":
-            return NO_CHANGE
+            inside = (self.margin > 0 and self.interval.low >= 1 / (1 + self.margin)
+                      and self.interval.high <= 1 + self.margin)
+            return LEVEL_WITHIN if inside else NO_CHANGE
         return REGRESSED if (side == "above") != self.higher_is_better else IMPROVED
 
     @property
@@ -120,7 +133,11 @@ class Change:
 
     @property
     def verdict_text(self) -> str:
-        return f"{NOT_ENOUGH} ({self.why_not})" if self.verdict == NOT_ENOUGH else self.verdict
+        if self.verdict == NOT_ENOUGH:
+            return f"{NOT_ENOUGH} ({self.why_not})"
+        if self.verdict == LEVEL_WITHIN:
+            return f"{LEVEL_WITHIN} (within ±{self.margin * 100:g}%)"
+        return self.verdict
 
     @property
     def interval_text(self) -> str:
@@ -140,26 +157,40 @@ class Change:
         """The ratio new/old beyond which this figure is worse by fail_above."""
         return 1 / (1 + fail_above) if self.higher_is_better else 1 + fail_above
 
-    def gate(self, fail_above: float) -> str:
-        """FAILS when the whole settled interval is worse than the threshold,
-        PASSES when it is wholly on the good side of it, else UNDECIDED."""
-        if self.interval is None:
-            return UNDECIDED
-        side = self.interval.side(self.limit(fail_above))
-        if side in ("not settled", "within"):
-            return UNDECIDED
-        return FAILS if (side == "above") != self.higher_is_better else PASSES
+    @property
+    def floor(self) -> float:
+        """The smallest p-value its run counts allow."""
+        return smallest_p(*self.runs)
+
+    def p_worse(self, fail_above: float) -> float | None:
+        """The exact one-sided p-value of "worse than OLD by more than
+        fail_above"."""
+        return ratio_p(self.old_values, self.new_values, self.limit(fail_above),
+                       above=not self.higher_is_better)
+
+    def p_within(self, fail_above: float) -> float | None:
+        """The exact one-sided p-value of "not worse by fail_above"."""
+        return ratio_p(self.old_values, self.new_values, self.limit(fail_above),
+                       above=self.higher_is_better)
+
+    @property
+    def worse_at_least(self) -> float | None:
+        """The one-sided 95% bound of how much worse NEW is, as a fraction
+        (for a lower-is-better figure the lower bound of new/old, minus 1);
+        None where the runs give no 95% bound."""
+        b = ratio_bound(self.old_values, self.new_values, lower=not self.higher_is_better)
+        if b is None or not b.settled:
+            return None
+        return 1 / b.high - 1 if self.higher_is_better else b.low - 1
 
     def runs_to_decide(self, fail_above: float) -> int | None:
-        """Ok runs a side that would likely decide the gate: the fewest that
-        can settle an interval when this one is not settled; when it is but
-        holds the threshold, the count that would narrow it (as 1/√runs)
-        to exclude the threshold if the estimate stayed; None when the
-        estimate sits on the threshold."""
-        least = runs_needed()[1]
+        """Ok runs a side that would likely decide the gate: GATE_RUNS when a
+        side has fewer; otherwise the count that would narrow the two-sided
+        interval (as 1/√runs) to exclude the threshold if the estimate
+        stayed; None when the estimate sits on the threshold."""
         iv = self.interval
-        if iv is None or not iv.settled:
-            return max(least, *self.runs)
+        if min(self.runs) < GATE_RUNS or iv is None:
+            return max(GATE_RUNS, *self.runs)
         target = math.log(self.limit(fail_above))
         est = math.log(iv.estimate)
         reach = math.log(iv.high) - est if target > est else est - math.log(iv.low)
@@ -207,11 +238,11 @@ class GroupComparison:
         return [self.changes[m] for m in order]
 
 
-def _change(metric: str, old: Group, new: Group) -> Change | None:
+def _change(metric: str, old: Group, new: Group, margin: float) -> Change | None:
     a, b = old.values(metric), new.values(metric)
     if not a or not b or min(a + b) <= 0:
         return None  # a side without the figure, or a ratio that cannot be taken
-    return Change(metric, tuple(a), tuple(b), ratio_interval(a, b))
+    return Change(metric, tuple(a), tuple(b), ratio_interval(a, b), margin)
 
 
 def _shown(g: Group | None) -> bool:
@@ -219,7 +250,9 @@ def _shown(g: Group | None) -> bool:
     return g is not None and any(r["status"] != "skipped" for r in g.rows)
 
 
-def compare_groups(old: list[Group], new: list[Group]) -> list[GroupComparison]:
+def compare_groups(old: list[Group], new: list[Group],
+                   margin: dict[str, float] | None = None) -> list[GroupComparison]:
+    margin = margin or margins(None)
     old_by = {g.key: g for g in old if _shown(g)}
     new_by = {g.key: g for g in new if _shown(g)}
     out = []
@@ -230,7 +263,7 @@ def compare_groups(old: list[Group], new: list[Group]) -> list[GroupComparison]:
                                old_ok=a.ok if a else 0, new_ok=b.ok if b else 0)
         if a and b:
             for metric in COMPARED:
-                if (c := _change(metric, a, b)) is not None:
+                if (c := _change(metric, a, b, margin[metric])) is not None:
                     cmp_.changes[metric] = c
         out.append(cmp_)
     return out
@@ -255,10 +288,17 @@ def against_baseline(groups: list[Group], baseline: str) -> tuple[list[Group], l
     return old, new
 
 
-def compare_runs(old_dir: Path, new_dir: Path) -> tuple[list[GroupComparison], dict[str, Any], dict[str, Any]]:
-    """The structured comparison, with both runs' env.json."""
+def compare_runs(old_dir: Path, new_dir: Path, margin: dict[str, float] | None = None
+                 ) -> tuple[list[GroupComparison], dict[str, Any], dict[str, Any]]:
+    """The structured comparison, with both runs' env.json. One directory
+    on both sides is refused: a gate comparing a run with itself would pass
+    whatever the code did."""
+    if Path(old_dir).resolve() == Path(new_dir).resolve():
+        raise UsageError(f"OLD and NEW are the same run directory ({new_dir}): comparing a run "
+                         "with itself says nothing (for one run's implementations against one "
+                         "of them, use --baseline IMPL)")
     old, new = analyse(RunDir(Path(old_dir))), analyse(RunDir(Path(new_dir)))
-    return compare_groups(old.groups, new.groups), old.env, new.env
+    return compare_groups(old.groups, new.groups, margin), old.env, new.env
 
 
 Figure = tuple[GroupComparison, Change]
@@ -274,6 +314,7 @@ class Verdict:
     new_dir: Path
     fail_above: float | None = None  # the gate's threshold, a fraction
     baseline: str | None = None  # one run's implementation as OLD (--baseline)
+    allow_undecided: bool = False  # --allow-undecided: an undecided gate passes
 
     @property
     def common(self) -> list[GroupComparison]:
@@ -296,12 +337,37 @@ class Verdict:
         """Configurations with ok runs in OLD and none in NEW."""
         return [c for c in self.comparisons if c.lost]
 
-    def gated(self, state: str) -> list[Figure]:
-        """The headline figures the gate finds in this state."""
+    @cached_property
+    def _gate(self) -> list[tuple[Figure, str]]:
+        """Every headline figure with the gate's answer for it: FAILS where
+        "worse by more than PCT" holds at 95% (one-sided, exact), PASSES
+        where "not worse by PCT" does, UNDECIDED otherwise. Each figure is
+        tested on its own: with 3 runs a side the smallest p-value is 1/20,
+        so a correction over the family (Benjamini–Hochberg) could fail a
+        gate only when every figure reached it, and a gate must be able to
+        fail at the default repeat. A figure that did not change fails far
+        less often than 5%: that would need all nine pairwise ratios beyond
+        1 + PCT."""
         if self.fail_above is None:
             return []
-        return [(c, ch) for c in self.common for ch in c.figures()
-                if ch.metric in headline(c.key.workload) and ch.gate(self.fail_above) == state]
+        fa, alpha = self.fail_above, 1 - LEVEL + 1e-12
+        out = []
+        for c in self.common:
+            for ch in c.figures():
+                if ch.metric not in headline(c.key.workload):
+                    continue
+                worse, within = ch.p_worse(fa), ch.p_within(fa)
+                state = (FAILS if worse is not None and worse <= alpha else
+                         PASSES if within is not None and within <= alpha else UNDECIDED)
+                out.append(((c, ch), state))
+        return out
+
+    def gated(self, state: str) -> list[Figure]:
+        """The headline figures the gate finds in this state."""
+        return [figure for figure, found in self._gate if found == state]
+
+    def gate_of(self, c: GroupComparison, ch: Change) -> str | None:
+        return next((found for (gc, gch), found in self._gate if gc is c and gch is ch), None)
 
     @property
     def failures(self) -> list[str]:
@@ -312,7 +378,9 @@ class Verdict:
             return [NOTHING_IN_COMMON]
         limit = threshold_text(self.fail_above)
         out = [f"{c.key.label} {METRICS[ch.metric].heading} {pct(ch.change)} "
-               f"{ch.interval_text}: worse by more than {limit} over the whole interval"
+               f"{ch.interval_text}: worse by more than {limit}"
+               + (f" (by at least {pct(w)}, one-sided 95%)"
+                  if (w := ch.worse_at_least) is not None else "")
                for c, ch in sorted(self.gated(FAILS), key=lambda p: -p[1].worse_by)]
         out += [f"{c.key.label}: {c.old_statuses} → {c.new_statuses or 'absent'}, "
                 "no ok run in the new run" for c in self.lost]
@@ -323,9 +391,25 @@ class Verdict:
         return not self.failures
 
     @property
+    def undecided(self) -> bool:
+        """The gate could not decide a headline figure (and nothing failed)."""
+        return not self.failures and bool(self.gated(UNDECIDED))
+
+    @property
+    def exit_status(self) -> int:
+        """1 when the gate fails, 3 when it is undecided (unless
+        allow_undecided), else 0; without a gate always 0."""
+        if self.failures:
+            return 1
+        return 3 if self.undecided and not self.allow_undecided else 0
+
+    @property
     def notes(self) -> list[str]:
         """Where the two runs differ in what they measured on."""
         out = []
+        run_id = self.old_env.get("run_id")
+        if not self.baseline and run_id and run_id == self.new_env.get("run_id"):
+            out.append(f"both sides are run {run_id}: a copy of one run compared with itself")
         old_host = (self.old_env.get("host") or {})
         new_host = (self.new_env.get("host") or {})
         for field_, what in (("hostname", "hosts"), ("cpu_model", "CPUs"), ("cores", "core counts")):
@@ -389,8 +473,9 @@ def _legend() -> str:
     higher = " and ".join(METRICS[m].label for m in COMPARED if METRICS[m].higher_is_better)
     return ("change = new/old − 1: the median of the pairwise ratios of the ok runs "
             f"(Hodges–Lehmann), with its exact {LEVEL:.0%} interval (Mann–Whitney); a verdict "
-            f"needs {runs_needed()[1]} ok runs a side. * a headline figure, the gate's; wall "
-            "and CPU are shown, never gated"
+            f"needs {runs_needed()[1]} ok runs a side; level: the interval inside the figure's "
+            f"margin. * a headline figure, the gate's (exact one-sided tests at 95%, from "
+            f"{GATE_RUNS} ok runs a side); wall and CPU are shown, never gated"
             + (f"; for {higher} higher is better" if higher else "") + ".")
 
 
@@ -410,22 +495,23 @@ def _undecided(v: Verdict) -> list[str]:
     undecided = v.gated(UNDECIDED)
     if not undecided or v.fail_above is None:
         return []
-    least = runs_needed()[1]
     limit = threshold_text(v.fail_above)
-    unsettled = [p for p in undecided if not p[1].settled]
-    wide = [p for p in undecided if p[1].settled]
+    few = [p for p in undecided if min(p[1].runs) < GATE_RUNS]
+    wide = [p for p in undecided if min(p[1].runs) >= GATE_RUNS]
     n = len(undecided)
     lines = [f"undecided: {n} headline figure{'s' if n != 1 else ''} could not be decided "
-             f"against {limit} and do not fail the gate:"]
-    if unsettled:
-        lowest = min(unsettled, key=lambda p: (p[1].interval.confidence if p[1].interval
-                                               else 0))[1]
-        lines.append(f"  {len(unsettled)} without a settled interval (the least: "
-                     f"{lowest.why_not}): they need at least {least} ok runs a side "
-                     f"(run with --repeat {least} or more).")
+             f"against {limit}:"]
+    if few:
+        least = min(few, key=lambda p: min(p[1].runs))[1]
+        lines.append(f"  {len(few)} with fewer than {GATE_RUNS} ok runs on a side (the least: "
+                     f"{least.runs[0]} old, {least.runs[1]} new): the gate needs {GATE_RUNS} "
+                     f"a side (run with --repeat {GATE_RUNS} or more):")
+        lines += [f"    {_figure_line(c, ch)}" for c, ch in _listed_pairs(few)]
+        if len(few) > LISTED:
+            lines.append(f"    ... and {len(few) - LISTED} more")
     if wide:
-        lines.append(f"  {len(wide)} whose interval holds {limit}; the runs a side that would "
-                     "likely decide each, were its spread and estimate to stay:")
+        lines.append(f"  {len(wide)} whose evidence reaches both sides of {limit}; the runs a "
+                     "side that would likely decide each, were its spread and estimate to stay:")
         for c, ch in _listed_pairs(wide):
             need = ch.runs_to_decide(v.fail_above)
             lines.append(f"    {_figure_line(c, ch)}: "
@@ -463,10 +549,16 @@ def _summary(v: Verdict) -> list[str]:
             n = len(v.failures)
             lines.append(f"FAIL (--fail-above {limit}): {n} reason{'s' if n > 1 else ''}:")
             lines += [f"  {f}" for f in v.failures]
+        elif v.undecided:
+            n = len(v.gated(UNDECIDED))
+            verdict = ("PASS, with undecided figures allowed (--allow-undecided)"
+                       if v.allow_undecided else "UNDECIDED (exit 3)")
+            lines.append(f"{verdict} (--fail-above {limit}): no headline figure is worse by more "
+                         f"than {limit}, but {n} could not be shown to be within it (below).")
         else:
-            lines.append(f"PASS (--fail-above {limit}): no headline figure is worse by more than "
-                         f"{limit} over its whole interval, and every configuration of the old "
-                         "run has ok runs in the new one.")
+            lines.append(f"PASS (--fail-above {limit}): every headline figure is within {limit} "
+                         "at 95% (one-sided), and every configuration of the old run has ok runs "
+                         "in the new one.")
         lines += _undecided(v)
     return lines
 
@@ -524,7 +616,8 @@ def render_markdown(v: Verdict) -> str:
     return "\n".join(lines + summary) + "\n"
 
 
-def _change_json(c: GroupComparison, ch: Change, fail_above: float | None) -> dict[str, Any]:
+def _change_json(v: Verdict, c: GroupComparison, ch: Change) -> dict[str, Any]:
+    fail_above = v.fail_above
     iv = ch.interval
     gated = ch.metric in headline(c.key.workload)
     return {"old": ch.old, "new": ch.new, "estimate": ch.ratio, "change": ch.change,
@@ -532,7 +625,10 @@ def _change_json(c: GroupComparison, ch: Change, fail_above: float | None) -> di
             "confidence": iv.confidence if iv else None,
             "runs": {"old": ch.runs[0], "new": ch.runs[1]}, "verdict": ch.verdict,
             "headline": gated,
-            "gate": ch.gate(fail_above) if gated and fail_above is not None else None}
+            "margin": ch.margin,
+            "gate": v.gate_of(c, ch) if gated and fail_above is not None else None,
+            "p_worse": ch.p_worse(fail_above) if gated and fail_above is not None else None,
+            "p_within": ch.p_within(fail_above) if gated and fail_above is not None else None}
 
 
 def to_json(v: Verdict) -> dict[str, Any]:
@@ -546,7 +642,7 @@ def to_json(v: Verdict) -> dict[str, Any]:
             "impl": c.key.impl, "workload": c.key.workload, "n": c.key.n, "buffer": c.key.buffer,
             **dict(c.key.params), "old_statuses": c.old_statuses, "new_statuses": c.new_statuses,
             "old_ok": c.old_ok, "new_ok": c.new_ok, "status_change": c.status_change or None,
-            "changes": {ch.metric: _change_json(c, ch, v.fail_above) for ch in c.figures()}}
+            "changes": {ch.metric: _change_json(v, c, ch) for ch in c.figures()}}
             for c in v.comparisons],
         "counts": {verdict: len(v.figures(verdict)) for verdict in VERDICTS},
         "fail_above": v.fail_above, "failures": v.failures,
@@ -555,20 +651,26 @@ def to_json(v: Verdict) -> dict[str, Any]:
                                if (r := ch.runs_to_decide(v.fail_above)) is not None),
                               default=None) if v.fail_above is not None else None,
         "passed": v.passed,
+        "decided": not v.undecided,
+        "exit_status": v.exit_status,
     }
 
 
-def compare_dirs(old_dir: Path, new_dir: Path, fail_above: float | None = None) -> Verdict:
-    comparisons, old_env, new_env = compare_runs(old_dir, new_dir)
-    return Verdict(comparisons, old_env, new_env, Path(old_dir), Path(new_dir), fail_above)
+def compare_dirs(old_dir: Path, new_dir: Path, fail_above: float | None = None,
+                 margin: dict[str, float] | None = None, allow_undecided: bool = False) -> Verdict:
+    comparisons, old_env, new_env = compare_runs(old_dir, new_dir, margin)
+    return Verdict(comparisons, old_env, new_env, Path(old_dir), Path(new_dir), fail_above,
+                   allow_undecided=allow_undecided)
 
 
-def compare_baseline(run_dir: Path, baseline: str, fail_above: float | None = None) -> Verdict:
+def compare_baseline(run_dir: Path, baseline: str, fail_above: float | None = None,
+                     margin: dict[str, float] | None = None,
+                     allow_undecided: bool = False) -> Verdict:
     """One run's implementations against one of them (--baseline)."""
     analysed = analyse(RunDir(Path(run_dir)))
     old, new = against_baseline(analysed.groups, baseline)
-    return Verdict(compare_groups(old, new), analysed.env, analysed.env, Path(run_dir),
-                   Path(run_dir), fail_above, baseline)
+    return Verdict(compare_groups(old, new, margin), analysed.env, analysed.env, Path(run_dir),
+                   Path(run_dir), fail_above, baseline, allow_undecided)
 
 
 def output(v: Verdict, fmt: str) -> str:

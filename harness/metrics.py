@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import UsageError
 from .formatting import fmt_value
 
 # A unit kind on a plot's axis, where it is said (seconds are rescaled there).
@@ -27,6 +28,11 @@ class Metric:
     workloads: tuple[str, ...] | None = None  # the workloads that fill it; None: every one
     compared: bool = False  # a column of compare's table (its gate: where a headline names it)
     live: str = ""  # how the progress line shows the formatted value; "": not shown
+    # Two figures are "level" when their ratio's whole interval lies within
+    # ±margin (an equivalence test, as in TOST): what a reader would call the
+    # same. Times 5%, run-to-run spread on a quiet machine being a few %;
+    # memory 2%, peak RSS repeating within about 1%.
+    margin: float = 0.05
 
     @property
     def common(self) -> bool:
@@ -53,8 +59,9 @@ METRICS: dict[str, Metric] = _metrics(
     Metric("spawn_s", "spawn time", "spawn", "s", workloads=("sleep",)),
     Metric("sleep_wait_s", "sleep and join after the start loop", "sleep+join", "s",
            workloads=("sleep",)),
-    Metric("peak_rss_bytes", "peak RSS", "peak RSS", "bytes", compared=True),
-    Metric("max_threads", "peak threads", "peak threads", "count", live="{} threads"),
+    Metric("peak_rss_bytes", "peak RSS", "peak RSS", "bytes", compared=True, margin=0.02),
+    Metric("max_threads", "peak threads", "peak threads", "count", live="{} threads",
+           margin=0.02),
     Metric("rps", "throughput", "throughput", "rps", higher_is_better=True, workloads=("http",),
            compared=True, live="{}"),
     Metric("latency_p50_s", "median response", "median response", "s", workloads=("http",),
@@ -70,6 +77,38 @@ METRICS: dict[str, Metric] = _metrics(
 # response-time distribution from the median to the slowest.
 THROUGHPUT = "rps"
 LATENCIES = ("latency_p50_s", "latency_p90_s", "latency_p99_s", "latency_max_s")
+
+
+def margins(text: str | None, option: str = "--margin") -> dict[str, float]:
+    """Each metric's level margin as a fraction: its declaration's, or
+    --margin's: one percentage for every metric ("3%"), or METRIC=PCT pairs
+    ("peak_rss_bytes=1%,warm_iter_s=3%")."""
+    out = {name: m.margin for name, m in METRICS.items()}
+    if text is None:
+        return out
+    parts = [p.strip() for p in text.split(",")]
+    if not all(parts):
+        raise UsageError(f"{option} {text!r}: an empty item")
+    for part in parts:
+        name, _, value = part.rpartition("=")
+        if name and name not in METRICS:
+            raise UsageError(f"{option}: no metric {name!r} (one of {', '.join(METRICS)})")
+        pct = _percent(value, option)
+        for target in ([name] if name else METRICS):
+            out[target] = pct
+    return out
+
+
+def _percent(text: str, option: str) -> float:
+    """'5%' or '5' as 0.05; a margin of 0 to 50% (beyond, "level" means nothing)."""
+    raw = text.strip().removesuffix("%")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UsageError(f"{option} {text!r}: not a percentage (e.g. 5%)") from None
+    if not 0 < value <= 50:
+        raise UsageError(f"{option} {text!r}: a margin is above 0% and at most 50%")
+    return value / 100
 
 
 def fmt_metric(name: str, value: float | None) -> str:

@@ -130,6 +130,83 @@ def ratio_interval(old: Iterable[float], new: Iterable[float],
                     coverage[k - 1], (n, m))
 
 
+def _pairs_beyond(old: Sequence[float], new: Sequence[float], ratio: float,
+                  above: bool) -> int:
+    """How many pairwise ratios new/old lie strictly beyond ratio (above or
+    below it): the Mann–Whitney U of the two samples, one shifted by ratio.
+    A tie counts against the claim, which keeps the p-value conservative."""
+    if above:
+        return sum(y > ratio * x for x in old for y in new)
+    return sum(y < ratio * x for x in old for y in new)
+
+
+def ratio_p(old: Iterable[float], new: Iterable[float], ratio: float,
+            above: bool) -> float | None:
+    """The exact one-sided p-value of "new/old lies above ratio" (above) or
+    "below ratio": the chance, were the true ratio exactly `ratio`, of at
+    least as many pairwise ratios beyond it (the shifted Mann–Whitney test,
+    the same distribution as ratio_interval). None where a ratio cannot be
+    taken. p <= 1 - level exactly when the one-sided bound of ratio_bound
+    excludes `ratio`, ties aside."""
+    a, b = [float(v) for v in old], [float(v) for v in new]
+    n, m = len(a), len(b)
+    if n < 1 or m < 1 or min(a + b) <= 0:
+        return None
+    u = _pairs_beyond(a, b, ratio, above)
+    counts = _u_counts(n, m)
+    return sum(counts[u:]) / math.comb(n + m, n)
+
+
+def smallest_p(n: int, m: int) -> float:
+    """The smallest p-value ratio_p can give with n and m runs: every pair
+    beyond, 1 / C(n+m, n) (3 a side: 1/20, 4 a side: 1/70)."""
+    return 1 / math.comb(n + m, n)
+
+
+def ratio_bound(old: Iterable[float], new: Iterable[float], lower: bool,
+                level: float = LEVEL) -> Interval | None:
+    """A one-sided bound of new/old: the lower bound (lower) is the k-th
+    smallest pairwise ratio, with P(U <= k-1) <= 1 - level; the upper the
+    k-th largest. One-sided, it needs fewer runs than the two-sided
+    interval: 3 a side give 95% (the smallest of the nine ratios, 1/20).
+    The Interval's other end is unbounded (0 or inf). None below one run a
+    side or with a value that is not positive."""
+    a, b = [float(v) for v in old], [float(v) for v in new]
+    n, m = len(a), len(b)
+    if n < 1 or m < 1 or min(a + b) <= 0:
+        return None
+    ratios = sorted(y / x for x in a for y in b)
+    cdf = list(accumulate(_u_counts(n, m)))
+    total = math.comb(n + m, n)
+    coverage = [1 - cdf[k - 1] / total for k in range(1, n * m + 1)]
+    k = _widest_k(coverage, level)
+    estimate = statistics.median(ratios)
+    if lower:
+        return Interval(estimate, ratios[k - 1], math.inf, coverage[k - 1], (n, m))
+    return Interval(estimate, 0.0, ratios[n * m - k], coverage[k - 1], (n, m))
+
+
+def discoveries(p_values: Sequence[float | None], floors: Sequence[float],
+                rate: float = 1 - LEVEL) -> list[bool]:
+    """Which of a family of tests to call discoveries, keeping the expected
+    share of false ones among them at most `rate` (Benjamini–Hochberg,
+    1995; valid for independent or positively dependent tests). A test whose
+    smallest attainable p-value (floors: smallest_p of its run counts) is
+    above `rate` can never be a discovery and is left out of the family's
+    size (Tarone, 1990; Gilbert, 2005): with discrete exact tests, counting
+    it would only cost the others power. None: no test (not counted)."""
+    family = [i for i, (p, f) in enumerate(zip(p_values, floors))
+              if p is not None and f <= rate + 1e-12]
+    size = len(family)
+    ranked = sorted(family, key=lambda i: p_values[i])  # type: ignore[arg-type, return-value]
+    cut = 0
+    for rank, i in enumerate(ranked, 1):
+        if p_values[i] <= rate * rank / size + 1e-12:  # type: ignore[operator]
+            cut = rank
+    chosen = set(ranked[:cut])
+    return [i in chosen for i in range(len(p_values))]
+
+
 def runs_needed(level: float = LEVEL) -> tuple[int, int]:
     """The fewest runs that can give a settled interval: (a figure, each side
     of a ratio)."""

@@ -7,9 +7,10 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import binom
+from scipy.stats import binom, false_discovery_control, mannwhitneyu
 
-from harness.stats import (LEVEL, Interval, _sign_cdf, _u_counts, describe, median_interval,
+from harness.stats import (LEVEL, Interval, _sign_cdf, _u_counts, describe, discoveries,
+                           median_interval, ratio_bound, ratio_p, smallest_p,
                            ratio_interval, runs_needed)
 
 
@@ -102,3 +103,101 @@ def test_coverage_of_the_ratio_interval_is_what_it_says(sigma: float) -> None:
 def test_an_interval_is_a_value_object() -> None:
     iv = Interval(2.0, 1.0, 4.0, 0.97, (6,))
     assert iv.relative_width == 1.0 and iv.settled
+
+
+# -- one-sided tests, the gate's and the verdicts' -----------------------------
+
+@pytest.mark.parametrize("n,m", [(3, 3), (4, 5), (6, 6)])
+def test_the_one_sided_p_is_scipys_exact_mann_whitney(n: int, m: int) -> None:
+    """ratio_p(old, new, r, above) is the exact Mann–Whitney p-value of new/r
+    against old (scipy's, method="exact", no ties)."""
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        old, new = rng.lognormal(0, 0.2, n), rng.lognormal(0.1, 0.2, m)
+        for r in (0.9, 1.0, 1.05):
+            for above, alternative in ((True, "greater"), (False, "less")):
+                ours = ratio_p(old, new, r, above)
+                theirs = mannwhitneyu(new / r, old, alternative=alternative, method="exact").pvalue
+                assert ours == pytest.approx(theirs, abs=1e-12)
+
+
+def test_three_runs_a_side_reach_95_percent_one_sided() -> None:
+    """The gate's arithmetic: the smallest of the nine ratios is an exact 95%
+    lower bound (1 - 1/20); two a side cannot reach it (1 - 1/6)."""
+    assert smallest_p(3, 3) == pytest.approx(1 / 20) and smallest_p(4, 4) == pytest.approx(1 / 70)
+    b = ratio_bound([1.0, 1.01, 0.99], [2.0, 2.02, 1.98], lower=True)
+    assert b.settled and b.confidence == pytest.approx(0.95)
+    assert b.low == pytest.approx(1.98 / 1.01) and b.high == math.inf
+    assert not ratio_bound([1.0, 1.01], [2.0, 2.02], lower=True).settled
+    up = ratio_bound([1.0, 1.01, 0.99], [2.0, 2.02, 1.98], lower=False)
+    assert up.high == pytest.approx(2.02 / 0.99) and up.low == 0
+
+
+@pytest.mark.parametrize("sigma", [0.02, 0.3])
+def test_coverage_of_the_one_sided_bound_is_what_it_says(sigma: float) -> None:
+    """3 a side, new 1.2 times old: the lower bound lies below 1.2 at least
+    95% of the time, tight or noisy."""
+    rng = np.random.default_rng(3)
+    trials = 4000
+    bounds = [ratio_bound(rng.lognormal(0, sigma, 3), 1.2 * rng.lognormal(0, sigma, 3), True)
+              for _ in range(trials)]
+    hit = sum(b.low <= 1.2 for b in bounds) / trials
+    assert hit >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / trials)
+
+
+def test_false_alarms_and_power_of_a_one_sided_question() -> None:
+    """"Worse by more than 5%?" at 3 runs a side: when nothing changed it is
+    answered yes far less often than 5% (all nine ratios must pass 1.05);
+    at exactly +5% (the null's edge) at most 5%; a doubling with 5% noise is
+    found every time."""
+    rng = np.random.default_rng(4)
+    trials = 4000
+
+    def rate(factor: float, sigma: float) -> float:
+        return sum(ratio_p(rng.lognormal(0, sigma, 3), factor * rng.lognormal(0, sigma, 3),
+                           1.05, True) <= 0.05 + 1e-12 for _ in range(trials)) / trials
+
+    bound = 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)
+    assert rate(1.0, 0.02) < 0.01
+    assert rate(1.0, 0.3) < bound and rate(1.05, 0.3) < bound
+    assert rate(2.0, 0.05) == 1.0
+
+
+def test_discoveries_are_scipys_benjamini_hochberg() -> None:
+    """With every test able to reach the rate, discoveries() is BH (scipy's
+    false_discovery_control, adjusted p <= rate)."""
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        p = list(np.concatenate([rng.uniform(0, 0.01, rng.integers(0, 10)),
+                                 rng.uniform(0, 1, rng.integers(1, 30))]))
+        ours = discoveries(p, [0.0] * len(p))
+        theirs = false_discovery_control(p) <= 0.05
+        assert ours == list(theirs)
+
+
+def test_discoveries_leave_out_tests_that_cannot_reach_the_rate() -> None:
+    """A test whose smallest p is above the rate (2 runs a side: 1/6) neither
+    counts in the family nor becomes a discovery (Tarone)."""
+    p = [0.01, 0.025, 1 / 6, 1 / 6, 1 / 6, None]
+    floors = [1 / 70, 1 / 70, 1 / 6, 1 / 6, 1 / 6, 1 / 70]
+    assert discoveries(p, floors) == [True, True, False, False, False, False]
+    # counted, the three would have cost the second test its discovery
+    assert discoveries(p[:5], [0.0] * 5) == [True, False, False, False, False]
+
+
+def test_the_false_discovery_rate_holds_on_a_mixed_family() -> None:
+    """100 verdicts of 5 runs a side, 80 with no difference and 20 with a
+    doubling (lognormal noise, 20%): the share of false discoveries among the
+    discoveries, averaged over trials, stays under 5%, and most of the
+    doublings are found."""
+    rng = np.random.default_rng(6)
+    shares, found = [], []
+    for _ in range(60):
+        factors = [1.0] * 80 + [2.0] * 20
+        p = [ratio_p(rng.lognormal(0, 0.2, 5), f * rng.lognormal(0, 0.2, 5), 1.0, True)
+             for f in factors]
+        chosen = discoveries(p, [smallest_p(5, 5)] * len(p))
+        false = sum(c for c, f in zip(chosen, factors) if f == 1.0)
+        shares.append(false / max(sum(chosen), 1))
+        found.append(sum(c for c, f in zip(chosen, factors) if f == 2.0) / 20)
+    assert np.mean(shares) < 0.05 and np.mean(found) > 0.8
