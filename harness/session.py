@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from . import ROOT, HarnessError, UsageError, relative
 from .builder import Preparation, Readiness, build_estimate
-from .envinfo import cpu_times, git, host, machine_state, redact, steal_frac
+from .envinfo import cpu_times, git, host, machine_state, mask_text, mask_value, redact, steal_frac
 from .executor import Executor, ProcessExecutor, unready_row
 from .formatting import fmt_duration
 from .interrupts import Interrupted, interruptible
@@ -103,12 +103,13 @@ def _until_ci_note(runs: list[Planned], most: list[Planned], seconds: float) -> 
 
 
 def _registries(s: Settings) -> dict[str, str]:
-    """The --registry files' contents: a run says how its programs were declared."""
+    """The --registry files' contents: a run says how its programs were
+    declared (credentials in them masked, envinfo.mask_text)."""
     out = {}
     for name in s.registries:
         path = Path(name).resolve()
         try:
-            out[str(path)] = path.read_text()
+            out[str(path)] = mask_text(path.read_text())
         except OSError:
             out[str(path)] = ""
     return out
@@ -147,9 +148,11 @@ def _open(out: Path, runs: list[Planned], resume: bool) -> tuple[RunDir, list[Pl
 
 
 def variant_record(impl: Impl) -> dict[str, Any]:
-    """env.json's `variants` entry: what a variant or release is, exactly."""
-    return {"impl": impl.base, "version": impl.release or None, "env": dict(impl.settings_env),
-            "flags": list(impl.flags)}
+    """env.json's `variants` entry: what a variant or release is, with a
+    credential in a setting masked as in its label."""
+    return {"impl": impl.base, "version": impl.release or None,
+            "env": {k: mask_value(v) for k, v in impl.settings_env},
+            "flags": [mask_value(f) for f in impl.flags]}
 
 
 def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = False,
