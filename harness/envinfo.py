@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import platform
 import re
 import socket
 import subprocess
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from . import ROOT
+
+if TYPE_CHECKING:
+    from .variants import Spec
 
 # The variables that change how a runtime or the C library behaves, by name
 # or prefix: the one list. env.json and results.json record their values and
@@ -36,7 +41,16 @@ SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|PWD|CREDENTIAL|KEY|AUTH|COOKIE|SES
 URL_USERINFO = re.compile(r"(?<=://)[^\s]*@")
 SECRET_OPTION = re.compile(r"([\w.-]*(?:pass|pwd|secret|token|key|credential|licen[cs]e|auth|"
                            r"private|cookie|session)[\w.-]*\s*[=:])[^\s,;]+", re.I)
+# In a TOML or JSON text: a key named like a secret, and its quoted value.
+SECRET_ASSIGNMENT = re.compile(r"""(["']?[\w.-]*(?:pass|pwd|secret|token|key|credential|"""
+                               r"""licen[cs]e|auth|private|cookie|session)[\w.-]*["']?\s*[=:]\s*)"""
+                               r"""("[^"\n]*"|'[^'\n]*')""", re.I)
 NOT_RECORDED = "<not recorded>"
+# What stands for a masked credential, in env.json, in labels and in output.
+MASK = "<redacted>"
+# A secret shorter than this is not searched for in a program's output: it
+# would match ordinary digits and words all over it.
+MIN_SECRET = 4
 
 
 def _cpu_model() -> str:
@@ -108,15 +122,54 @@ def recorded(name: str) -> bool:
     return runtime_variable(name) and not SECRET_NAME.search(name)
 
 
-def _mask(value: str) -> str:
-    return SECRET_OPTION.sub(r"\1<redacted>", URL_USERINFO.sub("<redacted>@", value))
+def mask_value(value: str) -> str:
+    """A value with the credentials in it masked: a URL's user:password@
+    and the value of an option whose key names a secret."""
+    return SECRET_OPTION.sub(lambda m: m.group(1) + MASK, URL_USERINFO.sub(MASK + "@", value))
+
+
+def masked_spec(spec: Spec) -> Spec:
+    """A variant as its label may show it: each setting keeps its name, its
+    value masked by mask_value (the program still gets the spec's own)."""
+    return dataclasses.replace(spec, env=tuple((k, mask_value(v)) for k, v in spec.env),
+                               flags=tuple(mask_value(f) for f in spec.flags))
 
 
 def redact(env: dict[str, str]) -> dict[str, str]:
     """What of the programs' environment may be written down: every name,
     sorted; the value of each variable that affects a runtime (recorded()),
     with credentials in it masked; NOT_RECORDED for every other value."""
-    return {k: (_mask(v) if recorded(k) else NOT_RECORDED) for k, v in sorted(env.items())}
+    return {k: (mask_value(v) if recorded(k) else NOT_RECORDED) for k, v in sorted(env.items())}
+
+
+def secrets_in(env: dict[str, str], argv: Iterable[str] = ()) -> list[str]:
+    """The secret-looking values handed to a program, by the rules above:
+    the value of each variable named like a secret, and in any value or
+    argument a URL's user:password (and the password alone) and a secret
+    option's value; each also as JSON spells it (a program printing its
+    environment as JSON). Longest first: one holding another goes whole."""
+    found = {value for name, value in env.items() if SECRET_NAME.search(name)}
+    for text in [*env.values(), *argv]:
+        for m in URL_USERINFO.finditer(text):
+            userinfo = m.group(0)[:-1]
+            found |= {userinfo, userinfo.partition(":")[2]}
+        found |= {m.group(0)[len(m.group(1)):] for m in SECRET_OPTION.finditer(text)}
+    found |= {json.dumps(s)[1:-1] for s in found}
+    return sorted((s for s in found if len(s) >= MIN_SECRET), key=len, reverse=True)
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """Program output with every secret of secrets_in() masked."""
+    for secret in secrets:
+        text = text.replace(secret, MASK)
+    return text
+
+
+def mask_text(text: str) -> str:
+    """A file's text (a --registry file, recorded in env.json) with each
+    credential masked: mask_value's, and the quoted value of a key named
+    like a secret (`API_TOKEN = "..."`)."""
+    return SECRET_ASSIGNMENT.sub(lambda m: m.group(1) + f'"{MASK}"', mask_value(text))
 
 
 # ---------------------------------------------------------------- the machine's state
