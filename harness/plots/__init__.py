@@ -12,6 +12,9 @@ from typing import Callable
 import matplotlib
 
 matplotlib.use("Agg")
+# Texts are data (names, host names): two `$` in one must stay text, never
+# mathtext (`$\\frac$` would raise), and no plot writes formulas.
+matplotlib.rcParams["text.parse_math"] = False
 
 from ..presentation import PRESENTATIONS, Presentation  # noqa: E402
 from ..rundir import Outputs, RunDir, RunDirError  # noqa: E402

@@ -7,6 +7,7 @@ import math
 import textwrap
 from collections import defaultdict
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,10 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties, findfont, get_font
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.text import Text
+from matplotlib.ticker import FixedFormatter, FuncFormatter, NullFormatter
 
 from .. import analysis
 from ..analysis import Group
@@ -143,8 +146,40 @@ def legend(ax: Axes, failed: set[str], partial: bool = False, failed_text: str =
                   borderaxespad=0, ncol=min(len(handles), 3), frameon=False)
 
 
+@cache
+def _glyphs(font_file: str) -> frozenset[int]:
+    return frozenset(get_font(font_file).get_charmap())
+
+
+def drawable(text: str, font: FontProperties) -> str:
+    """text in characters font has: a control character (an ESC in a host
+    name) or a script it lacks becomes U+FFFD, where matplotlib would warn
+    on the terminal and draw an empty box. A newline stays: it breaks lines."""
+    have = _glyphs(findfont(font))
+    return "".join(c if c == "\n" or ord(c) in have else "\ufffd" for c in text)
+
+
+def _make_drawable(fig: Figure) -> None:
+    """Every text of fig drawable, tick labels given as strings included."""
+    for text in fig.findobj(Text):
+        text.set_text(drawable(text.get_text(), text.get_fontproperties()))
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for formatter in (axis.get_major_formatter(), axis.get_minor_formatter()):
+                if isinstance(formatter, FixedFormatter):
+                    formatter.seq = [drawable(str(s), FontProperties()) for s in formatter.seq]
+
+
+def layout(fig: Figure, bottom: float = 0.02) -> None:
+    """The figure's tight layout above `bottom` (the footer's room), its
+    texts made drawable first: the layout measures them."""
+    _make_drawable(fig)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+
+
 def save(fig: Figure, path: Path, env: dict[str, Any]) -> Path:
     _footer(fig, env)
+    _make_drawable(fig)  # the footer, and a key added after the layout
     for ax in fig.axes:  # the layout is final: nudge the line-end labels for it
         _place_labels(ax)
     fig.savefig(path, dpi=DPI)
@@ -440,5 +475,5 @@ def finish_figure(fig: Figure, run: Run, title: str, shown: Whiskers, path: Path
     """A figure of panels: its title over the whiskers' caption, layout and file."""
     fig.suptitle(title + "\n" + fit(shown.caption("points: median of the ok runs"), fig, size=11),
                  fontsize=11)
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    layout(fig)
     return save(fig, path, run.env)

@@ -19,7 +19,7 @@ from ..presentation import PRESENTATIONS, Panel
 from ..stats import Interval
 from ..workloads import workload_rank
 from .draw import (BELOW_COLOR, FAIL_COLOR, WHISKER_COLOR, Run, Whiskers, draw_whiskers, fit,
-                   log_ticks, partly_failed, save, scaled)
+                   layout, log_ticks, partly_failed, save, scaled)
 from .memory import below_resolution, mem_per_task_interval, mem_runs, resolution_text
 
 
@@ -199,7 +199,7 @@ def ranked_figure(run: Run, groups: list[Group] | list[list[Group]], panels: lis
         draw_ranked(ax, run, secs, fmt, shown, title=name)
         ax.set_xlabel(xlabel, fontsize=9)
     fig.suptitle(f"{title}\n{fit(shown.caption(what), fig, size=11)}", fontsize=11)
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    layout(fig)
     return save(fig, path, run.env)
 
 
@@ -265,5 +265,5 @@ def summary(run: Run, out: Path) -> list[Path]:
                  + fit(shown.caption("points: median of the ok runs (memory: slope of the medians "
                                      "over N)"), fig),
                  fontsize=10, wrap=True)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    layout(fig, 0.03)
     return [save(fig, out / "summary.png", run.env)]

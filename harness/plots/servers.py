@@ -16,7 +16,7 @@ from ..metrics import LATENCIES, METRICS, THROUGHPUT
 from ..presentation import Presentation
 from ..workloads import STYLES
 from .draw import (FAIL_COLOR, WHISKER_COLOR, Run, Whiskers, draw_whiskers, fit, log_y,
-                   mark_failed, panel_grid, plain_log, save, scaled)
+                   layout, mark_failed, panel_grid, plain_log, save, scaled)
 from .ranked import ranked_figure
 
 
@@ -112,7 +112,7 @@ def _per_impl_panels(run: Run, workload: str, metric: str, ylabel: str, title: s
     fig.suptitle(f"{workload}: {title}\n"
                  f"{fit(shown.caption('points: median of the ok runs'), fig, size=11)}",
                  fontsize=11)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    layout(fig, 0.06)
     if handles:  # one key for the figure, under the panels
         fig.legend(handles, [h.get_label() for h in handles], loc="lower center",
                    ncol=len(handles), fontsize=9, frameon=False, bbox_to_anchor=(0.5, 0.015))
@@ -169,5 +169,5 @@ def http_latency(run: Run, out: Path, workload: str, presented: Presentation) ->
     fig.suptitle(f"{workload}: response times (medians over the repeats)\n"
                  f"{fit(whiskers.caption('● median of the ok runs', 'the median p50'), fig, size=11)}",
                  fontsize=11)
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    layout(fig)
     return [save(fig, out / f"{workload}_latency.png", run.env)]

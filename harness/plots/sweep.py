@@ -75,7 +75,8 @@ def version_sweep(run: Run, out: Path, workload: str, presented: Presentation) -
         ax.set_ylim(bottom=0)
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
+        if ax.get_legend_handles_labels()[0]:  # none when every release failed
+            ax.legend(fontsize=7, loc="best")
     if failed:
         legend(axes[-1], failed)
     return [finish_panels(fig, axes, run, ylabel, f"{workload}: {{}} against the release",

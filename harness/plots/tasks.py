@@ -17,7 +17,7 @@ from ..formatting import fmt_bytes, fmt_plain, fmt_seconds
 from ..presentation import Presentation
 from ..stats import Interval
 from .draw import (BELOW_COLOR, FAIL_COLOR, MIB, WHISKER_COLOR, Run, Whiskers, draw_whiskers,
-                   finish_figure, fit, label_ends, legend, log_y, mark_failed, partly_failed,
+                   finish_figure, fit, label_ends, layout, legend, log_y, mark_failed, partly_failed,
                    plain_log, save, scaled, time_unit)
 from .memory import below_resolution, mem_per_task_interval, mem_runs, resolution_text
 from .ranked import draw_ranked, group_bars, ranked_figure, ranked_sections
@@ -84,7 +84,7 @@ def _grouped_bars(run: Run, groups: list[Group], value: Callable[[Group], float 
         ax.set_ylim(top=highest * 1.2)
     ax.grid(axis="y", alpha=0.3)
     legend(ax, failed, partial, below_text=below_text if unresolved else "")
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    layout(fig)
     return save(fig, path, run.env)
 
 
@@ -286,7 +286,7 @@ def rss_lines(run: Run, out: Path, workload: str, presented: Presentation) -> li
     ax.set_title(f"{workload}: peak RSS against N\n"
                  f"{fit(shown.caption('points: median of the ok runs'), fig, 0.7)}", fontsize=10)
     legend(ax, failed, partial, zero=zero, series=False)
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    layout(fig)
     return [save(fig, out / f"{workload}_rss.png", run.env)]
 
 
@@ -389,5 +389,5 @@ def rss_over_time(run: Run, out: Path, workload: str, presented: Presentation) -
     fig.suptitle(f"{workload}: RSS over time, largest N of each implementation")
     legend(norm, failed, failed_text="run ended without a valid result", series=False)
     label_ends(norm, ends)
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    layout(fig)
     return [save(fig, out / f"rss_over_time_{workload}.png", run.env)]

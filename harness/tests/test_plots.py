@@ -316,3 +316,33 @@ def test_http_plots_at_one_load_and_at_several(tmp_path: Path) -> None:
                 "http_latency.png"} <= {p.name for p in paths}
         for path in paths:
             assert_real_png(path)
+
+
+def test_drawing_says_nothing_on_the_terminal_whatever_the_text(tmp_path: Path) -> None:
+    """matplotlib warned "Glyph 27 missing" (an ESC, a CJK character: a
+    host name holds what it likes) and "No artists with labels" (a version
+    sweep's panel where every release failed), and a name with two `$` was
+    parsed as mathtext (`$\\frac$` raised). Every text is drawn in glyphs
+    its font has, and every plot is drawn without a warning."""
+    import warnings
+
+    run = RunDir.create_new(tmp_path, lambda run_id: {
+        "format_version": 3, "run_id": run_id,
+        "host": {"hostname": "h\x1b[2J\t\u4e2d\u6587$\\frac$", "cpu_model": "cpu\x07\u0301",
+                 "os": "Linux $x^2$"}})
+    for impl in ("go@1.0.0", "go@1.1.0", "rust-tokio@1.0.0", "rust-tokio@1.1.0"):
+        for rep in (1, 2):
+            run.append_run({"impl": impl, "language": impl.split("-")[0].split("@")[0],
+                            "workload": "chain", "n": 10, "rep": rep, "status": "ok",
+                            "iterations": 3, "first_iter_s": 0.01 * rep, "warm_iter_s": 0.01,
+                            "peak_rss_bytes": MIB})
+            # N = 1000: every release of every implementation timed out
+            run.append_run({"impl": impl, "language": impl.split("-")[0].split("@")[0],
+                            "workload": "chain", "n": 1000, "rep": rep, "status": "timeout"})
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        paths = plots.draw_all(run)
+    assert "chain_versions.png" in {p.name for p in paths}
+    assert [str(w.message) for w in said] == []
+    for path in paths:
+        assert_real_png(path)
