@@ -13,8 +13,8 @@ from typing import Sequence
 
 from . import ROOT, UsageError
 from .children import run_contained
-from .envinfo import passed_to_programs
-from .variants import Spec, parse
+from .envinfo import masked_spec, passed_to_programs
+from .variants import ID, Spec, parse
 from .workloads import WORKLOADS
 
 DETECT_TIMEOUT_S = 60
@@ -142,7 +142,10 @@ class Impl:
         choose from, or no place for runtime flags."""
         if spec.plain:
             return self
-        label = dataclasses.replace(spec, base=self.id).label  # a language's name: each impl's own
+        # a language's name: each impl's own; a credential in a setting is
+        # masked in the label (every row and file) and kept in env and flags
+        shown = masked_spec(dataclasses.replace(spec, base=self.id))
+        label = shown.label
         run, version, check, cache = self.run, self.version, self.check, None
         workloads = self.workloads
         if spec.version:
@@ -155,7 +158,7 @@ class Impl:
         if spec.flags and FLAGS not in run:
             raise UsageError(f"{label}: {self.id} takes no runtime flags (its run command has "
                              f"no {FLAGS}); set its environment with NAME=VALUE instead")
-        return dataclasses.replace(self, id=label, base=self.id, variant=spec.settings,
+        return dataclasses.replace(self, id=label, base=self.id, variant=shown.settings,
                                    release=spec.version, flags=spec.flags, settings_env=spec.env,
                                    env=self.env | dict(spec.env),
                                    run=run, version=version, check=check, cache=cache,
@@ -227,9 +230,22 @@ def _table(value: object, where: str) -> dict:
 
 
 def _text(table: dict, key: str, where: str, default: str) -> str:
+    """A string shown in lists and reports: no control character (a newline
+    breaks a table, an ESC can reset a terminal)."""
     value = table.get(key, default)
     if not isinstance(value, str):
         raise RegistryError(f"{where}: '{key}' must be a string")
+    if not value.isprintable():
+        raise RegistryError(f"{where}: '{key}' holds a control character: {value!r}")
+    return value
+
+
+def _id(value: object, what: str, where: str) -> str:
+    """An implementation id or a language name: variants.ID, the one rule
+    for the names --impl selects and every reader of a run accepts."""
+    if not isinstance(value, str) or not ID.fullmatch(value):
+        raise RegistryError(f"{where}: {what} {value!r} must be letters, digits, '.', '_' or '-', "
+                            f"starting with a letter or digit")
     return value
 
 
@@ -274,6 +290,7 @@ def load_registry(extra: Sequence[Path] = ()) -> list[Impl]:
             raise RegistryError(f"{where}: language.name must be {path.parent.name!r}")
         if not isinstance(name, str) or not name:
             raise RegistryError(f"{where}: [language] needs a name")
+        _id(name, "language name", where)
         if name in languages:
             raise RegistryError(f"{where}: language {name!r} is already declared in "
                                 f"{languages[name]}: choose another name")
@@ -290,6 +307,7 @@ def load_registry(extra: Sequence[Path] = ()) -> list[Impl]:
             impl_id = entry.get("id")
             if not isinstance(impl_id, str) or not impl_id:
                 raise RegistryError(f"{where}: every impl needs a unique id (got {impl_id!r})")
+            _id(impl_id, "impl id", where)
             if impl_id in seen:
                 raise RegistryError(f"{where}: impl id {impl_id!r} is already declared in "
                                     f"{seen[impl_id]}: every impl needs a unique id")
@@ -307,8 +325,11 @@ def load_registry(extra: Sequence[Path] = ()) -> list[Impl]:
             floor = entry.get("floor", False)
             if not isinstance(floor, bool):
                 raise RegistryError(f"{at}: 'floor' must be true or false")
+            runtime = _text(entry, "runtime", at, impl_id)
+            if "<" in runtime or ">" in runtime:  # shown in every table of the report
+                raise RegistryError(f"{at}: 'runtime' holds markup (< or >): {runtime!r}")
             impls.append(Impl(versions=_versions(entry, at),
-                id=impl_id, language=lang, runtime_label=_text(entry, "runtime", at, impl_id),
+                id=impl_id, language=lang, runtime_label=runtime,
                 run=_argv(entry, "run", at), workloads=list(workloads),
                 description=_text(entry, "description", at, ""),
                 version=_argv(entry, "version", at, required=False),
