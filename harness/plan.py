@@ -12,11 +12,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import relative
-from .presentation import PRESENTATIONS, TIME_HEADLINE
 from .registry import Impl
 from .rundir import ConfigKey, RowKey, past_runs
 from .settings import Part, Settings
-from .stats import median_interval
 from .workloads import WORKLOADS, Request, Workload
 
 
@@ -30,7 +28,8 @@ class Planned:
     timeout_s: float = math.inf  # the part's own (suites.toml), else the run's
     warmup_ms: int = 0
     until_ci: float | None = None  # the part's own --until-ci (a fraction), else the run's
-    max_repeat: int | None = None  # the most runs --until-ci may give it
+    until_settled: bool = False  # run --until-settled (sequential.more_runs)
+    max_repeat: int | None = None  # the most runs --until-ci or --until-settled may give it
 
     @property
     def workload(self) -> Workload:
@@ -86,8 +85,9 @@ def plan(impls: list[Impl], s: Settings) -> list[Planned]:
                                         or workload.default_iterations),
                             timeout_s=part.timeout_s or s.timeout_s,
                             warmup_ms=warmup_ms(workload, part, s),
-                            until_ci=s.target(part),
-                            max_repeat=s.ceiling(part) if s.target(part) is not None else None))
+                            until_ci=s.target(part), until_settled=s.until_settled,
+                            max_repeat=(s.ceiling(part) if s.target(part) is not None
+                                        or s.until_settled else None)))
     return runs
 
 
@@ -98,53 +98,6 @@ def configurations(runs: list[Planned]) -> dict[ConfigKey, Planned]:
         if p.key not in out or p.rep > out[p.key].rep:
             out[p.key] = p  # a key keeps its first place in the dict
     return out
-
-
-def wide(rows: list[dict[str, Any]], workload: str, pct: float) -> list[str]:
-    """The headline figures (the workload's presentation's) of one
-    configuration's ok rows whose median's interval is not settled at 95%
-    or is wider than ±pct of the median; a figure no ok row has is left out."""
-    presented = PRESENTATIONS.get(workload)
-    out = []
-    for metric in presented.headline if presented else TIME_HEADLINE:
-        values = [r[metric] for r in rows if r["status"] == "ok" and r.get(metric) is not None]
-        if not values:
-            continue
-        iv = median_interval(values)
-        if iv is None or not iv.settled or iv.relative_width > pct:
-            out.append(metric)
-    return out
-
-
-def more_runs(rows: Iterable[dict[str, Any]], runs: list[Planned]) -> list[Planned]:
-    """run --until-ci: the next pass, from the rows recorded so far. One
-    more run, in plan order, of each configuration planned with an until_ci
-    whose headline interval is still unsettled or too wide (wide()), until
-    it has max_repeat runs (every recorded rep counts, failed ones too). A
-    configuration with no ok row failed: it is not run again for width.
-    Pure: the session reads the rows back after each pass."""
-    recorded: dict[ConfigKey, list[dict[str, Any]]] = {}
-    for r in rows:
-        recorded.setdefault(ConfigKey.of(r), []).append(r)
-    more = []
-    for key, last in configurations(runs).items():
-        if last.until_ci is None or last.max_repeat is None:
-            continue
-        mine = recorded.get(key, [])
-        rep = max([last.rep, *(r["rep"] for r in mine)]) + 1
-        if rep > last.max_repeat or not any(r["status"] == "ok" for r in mine):
-            continue
-        if wide(mine, key.workload, last.until_ci):
-            more.append(dataclasses.replace(last, rep=rep))
-    return more
-
-
-def most_runs(runs: list[Planned]) -> list[Planned]:
-    """The plan with every --until-ci configuration at its max_repeat: the
-    most a run may take."""
-    extra = [dataclasses.replace(last, rep=rep) for key, last in configurations(runs).items()
-             if last.max_repeat is not None for rep in range(last.rep + 1, last.max_repeat + 1)]
-    return runs + extra
 
 
 def warmup_ms(workload: Workload, part: Part, s: Settings) -> int:

@@ -19,12 +19,13 @@ from .formatting import fmt_duration
 from .interrupts import Interrupted, interruptible
 from .launcher import LauncherError, ensure_launcher
 from .machineload import load_avg_1m
-from .plan import (Planned, configurations, estimate_basis, estimate_s, load_history, more_runs,
-                   most_runs, omitted, plan)
+from .plan import (Planned, configurations, estimate_basis, estimate_s, load_history, omitted,
+                   plan)
 from .progress import Progress
 from .registry import Impl, Language, languages, program_env, resolve
 from .rundir import (ENV_KEYS, RowWriteError, RunDir, RunDirError, check_out, finish_invocation, invocation,
                      latest, new_env, point_latest, start_invocation)
+from .sequential import more_runs, most_runs
 from .settings import Settings
 from .stats import runs_needed
 from .versions import check as check_releases
@@ -70,19 +71,25 @@ def _pct(fraction: float) -> str:
 def execute_until_ci(run: RunDir, runs: list[Planned], planned: list[Planned],
                      ready: Callable[[Planned], Readiness], executor: Executor,
                      progress: Progress, estimate: Callable[[Planned], float]) -> dict[str, int]:
-    """execute() the runs still to do of the plan, then (run --until-ci)
-    pass after pass, each decided by plan.more_runs from the rows recorded
-    so far (read back from the run directory), until no configuration of
-    the plan needs another run. The progress line's total grows by each
-    pass, announced before it runs."""
+    """execute() the runs still to do of the plan, then (run --until-ci,
+    --until-settled) pass after pass, each decided by sequential.more_runs
+    from the rows recorded so far (read back from the run directory), until
+    no configuration of the plan needs another run. The progress line's
+    total grows by each pass, announced before it runs."""
     counts = execute(run, runs, ready, executor, progress)
     done, pass_no = len(runs), max((p.rep for p in planned), default=0)
     while extra := more_runs(run.runs().rows, planned):
         pass_no = max(pass_no + 1, max(p.rep for p in extra))
+        names, rules = [], []
         targets = sorted({p.until_ci for p in extra if p.until_ci is not None})
-        width = "±" + "/".join(map(_pct, targets))
-        progress.message(f"until-ci: pass {pass_no}: {len(extra)} configuration"
-                         f"{'s' if len(extra) != 1 else ''} still wider than {width} or unsettled")
+        if targets:
+            names.append("until-ci")
+            rules.append("wider than ±" + "/".join(map(_pct, targets)) + " or unsettled")
+        if any(p.until_settled for p in extra):
+            names.append("until-settled")
+            rules.append("in a verdict not settled")
+        progress.message(f"{'/'.join(names)}: pass {pass_no}: {len(extra)} configuration"
+                         f"{'s' if len(extra) != 1 else ''} still {' or '.join(rules)}")
         progress.total += len(extra)  # the total is known one pass at a time
         progress.estimates.extend(estimate(p) for p in extra)
         for status, n in execute(run, extra, ready, executor, progress, first=done).items():
@@ -92,12 +99,14 @@ def execute_until_ci(run: RunDir, runs: list[Planned], planned: list[Planned],
 
 
 def _until_ci_note(runs: list[Planned], most: list[Planned], seconds: float) -> str:
-    """What --until-ci may add to a plan, in words ("" without it)."""
+    """What --until-ci or --until-settled may add to a plan, in words ("" without)."""
     if len(most) == len(runs):
         return ""
     ceilings = sorted({p.max_repeat for p in configurations(runs).values() if p.max_repeat})
     targets = sorted({p.until_ci for p in runs if p.until_ci is not None})
-    return (f"a minimum: --until-ci {'/'.join(map(_pct, targets))} may add passes, up to "
+    rules = ([f"--until-ci {'/'.join(map(_pct, targets))}"] if targets else []) + (
+        ["--until-settled"] if any(p.until_settled for p in runs) else [])
+    return (f"a minimum: {' and '.join(rules)} may add passes, up to "
             f"{'/'.join(map(str, ceilings))} runs each (at most {len(most)} runs in all, "
             f"{fmt_duration(seconds)})")
 
@@ -213,7 +222,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
 
     progress = Progress(len(runs), estimates)
     # what may run: the runs still to do, and (--until-ci) more of any configuration
-    may_run = runs + [p for p in configurations(planned).values() if p.until_ci is not None]
+    may_run = runs + [p for p in configurations(planned).values() if p.max_repeat is not None]
     try:
         with interruptible():
             prepared = Preparation([p.impl for p in may_run], run.path, s.build,

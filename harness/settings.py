@@ -64,6 +64,10 @@ class Settings:
     # the part's repeat when higher (ceiling()).
     until_ci: float | None = None
     max_repeat: int | None = None
+    # --until-settled: after the repeat minimum, more passes of the
+    # configurations in a verdict not yet settled (sequential.more_runs), up
+    # to max_repeat runs each (ceiling())
+    until_settled: bool = False
     # --inherit-env NAME,...: variables the measured programs get besides the
     # allow-list (envinfo.passed_to_programs)
     inherit_env: list[str] = field(default_factory=list)
@@ -84,7 +88,7 @@ class Settings:
         record.update(workloads=sorted({w for p in self.parts for w in p.workloads}),
                       n=sorted({n for p in self.parts for n in p.ns}),
                       buffers=sorted({b for p in self.parts for b in p.buffers}))
-        if self.until_ci is not None and self.max_repeat is None:
+        if (self.until_ci is not None or self.until_settled) and self.max_repeat is None:
             record["max_repeat"] = max(DEFAULT_MAX_REPEAT, self.repeat)
         return record
 
@@ -230,6 +234,10 @@ def until_ci(value: Any, name: str) -> float:
         number = None
     if number is not None and not (number > 0 and math.isfinite(number)):
         raise UsageError(f"{name} must be a percentage above 0, like 5%")
+    if number is not None and number < 1 and not text.strip().endswith("%"):
+        # 0.05 could be a fraction (5%) or a percentage (0.05%): said, not guessed
+        raise UsageError(f"{name} {text}: write the percentage with its sign, 5% or "
+                         f"{number:g}%")
     return percentage(text, name)
 
 
@@ -243,7 +251,7 @@ def _max_repeat(part: dict[str, Any]) -> int | None:
 def _check_ceilings(s: Settings, opts: dict[str, Any]) -> None:
     """Every part that re-runs for width may run at least its minimum."""
     for part in s.parts:
-        if s.target(part) is None:
+        if s.target(part) is None and not s.until_settled:
             continue
         minimum, ceiling = part.repeat or s.repeat, s.ceiling(part)
         if ceiling < minimum:
@@ -392,6 +400,13 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
         target = until_ci(suite["until_ci"], "suites.toml: until_ci")
     if max_repeat is None:
         max_repeat = _max_repeat(suite)
+    until_settled = bool(opts.get("until_settled")) or suite.get("until_settled", False)
+    if not isinstance(until_settled, bool):
+        raise UsageError(f"suites.toml: until_settled {until_settled!r} must be true or false")
+    if (opts.get("max_repeat") is not None and not until_settled and target is None
+            and not any(p.until_ci is not None for p in parts)):
+        raise UsageError("--max-repeat is the ceiling of --until-ci or --until-settled: give one "
+                         "of them too (or --repeat for a fixed count)")
     s = Settings(
         # `--impl ""` is refused, never read as "all"
         impls=impl_list(opts["impl"]) if opts.get("impl") is not None else _suite_impls(suite),
@@ -410,7 +425,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
                                  else DEFAULTS["sample_interval_ms"], "--sample-interval-ms",
                                  SAMPLE_INTERVAL_MS, "ms", "1 ms to a minute") / 1000,
         build=not opts.get("no_build"), registries=list(opts.get("registry") or []),
-        until_ci=target, max_repeat=max_repeat,
+        until_ci=target, max_repeat=max_repeat, until_settled=until_settled,
         # `--inherit-env ""` is refused, never read as "none"
         inherit_env=(env_names(opts["inherit_env"]) if opts.get("inherit_env") is not None
                      else []))
@@ -428,7 +443,7 @@ def _check_plan_size(s: Settings) -> None:
         if repeat > MAX_REPEAT:
             raise UsageError(f"suites.toml: {s.suite}: repeat {repeat} is too many: at most "
                              f"{MAX_REPEAT}")
-        runs = s.ceiling(part) if s.target(part) is not None else repeat
+        runs = s.ceiling(part) if s.target(part) is not None or s.until_settled else repeat
         for name in part.workloads:  # plan.plan's grid, counted
             w = WORKLOADS[name]
             configs = (len(part.ns) if w.uses_n else 1) * (len(part.buffers) if w.uses_buffer else 1)

@@ -14,7 +14,8 @@ import pytest
 from harness import session
 from harness.builder import Readiness
 from harness.executor import Executed, make_row
-from harness.plan import Planned, configurations, more_runs, most_runs, plan
+from harness.plan import Planned, configurations, plan
+from harness.sequential import more_runs, most_runs
 from harness.progress import Progress
 from harness.registry import resolve
 from harness.rundir import RunDir

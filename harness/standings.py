@@ -1,0 +1,161 @@
+"""Every implementation's standing against the leader of its comparable set
+(same workload, N, buffer and dimensions), for each headline figure of the
+workload: the report's verdicts, decided as one family. docs/statistics.md
+("Verdicts") explains the rules.
+
+For each pair (leader, other) two exact one-sided Mann–Whitney questions
+are asked of the ratio other/leader (stats.ratio_p):
+- differ: does the ratio lie off 1? (two-sided: twice the smaller tail);
+- level: does it lie within ±margin? (the larger of the two one-sided
+  p-values at 1/(1+margin) and 1+margin, an equivalence test as in TOST);
+and the p-values of every pair of the run go into one Benjamini–Hochberg
+family (stats.discoveries), so that of the verdicts called settled at most
+5% are expected to be wrong, however many the report makes. A standing is
+then "level" (within ±margin), "behind" (slower, or lower throughput, by
+the ratio's estimate and interval), or "not settled" with the reason: too
+few runs, an interval reaching across the margin, or a p-value that does
+not survive the family's control.
+
+Pure: reads groups, writes nothing; `run --until-settled` (sequential.py)
+asks it which configurations need more runs.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from .analysis import Group, comparable_sets, headline
+from .metrics import METRICS
+from .stats import Interval, discoveries, ratio_interval, ratio_p, smallest_p
+
+LEVEL_WORD, BEHIND, NOT_SETTLED = "level", "behind", "not settled"
+FDR_RATE = 0.05  # the expected share of wrong verdicts among the settled ones
+FEW_RUNS, ACROSS_MARGIN, FAMILY = (
+    "too few runs", "its interval reaches across the margin", "not significant among the "
+    "run's verdicts (false discovery rate 5%)")
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One implementation against its set's leader on one figure."""
+    metric: str
+    leader: Group
+    other: Group
+    interval: Interval | None  # of other/leader, oriented so that > 1 is worse
+    margin: float
+    p_differ: float | None
+    p_level: float | None
+    verdict: str = NOT_SETTLED
+    why: str = ""  # for NOT_SETTLED
+
+    @property
+    def runs(self) -> tuple[int, int]:
+        return len(self.leader.values(self.metric)), len(self.other.values(self.metric))
+
+    @property
+    def settled(self) -> bool:
+        return self.verdict != NOT_SETTLED
+
+
+def _oriented(metric: str, leader: Group, other: Group) -> tuple[tuple[float, ...],
+                                                                  tuple[float, ...]]:
+    """(base, compared) so that compared/base > 1 means other is worse."""
+    a, b = leader.values(metric), other.values(metric)
+    return (b, a) if METRICS[metric].higher_is_better else (a, b)
+
+
+def _pair(metric: str, leader: Group, other: Group, margin: float) -> Standing:
+    base, compared = _oriented(metric, leader, other)
+    iv = ratio_interval(base, compared)
+    up, down = ratio_p(base, compared, 1.0, True), ratio_p(base, compared, 1.0, False)
+    differ = None if up is None or down is None else min(1.0, 2 * min(up, down))
+    low = ratio_p(base, compared, 1 / (1 + margin), True)
+    high = ratio_p(base, compared, 1 + margin, False)
+    level = None if low is None or high is None else max(low, high)
+    return Standing(metric, leader, other, iv, margin, differ, level)
+
+
+def _leader(members: list[Group], metric: str) -> Group | None:
+    measured = [g for g in members if g.values(metric)]
+    if len(measured) < 2:
+        return None
+    sign = -1 if METRICS[metric].higher_is_better else 1
+    return min(measured, key=lambda g: (sign * (g.median(metric) or 0), g.impl))
+
+
+def standings(groups: list[Group], margins: dict[str, float] | None = None) -> list[Standing]:
+    """Every standing of the run, its verdict decided within the family of
+    all of them."""
+    raw: list[Standing] = []
+    for (workload, *_), members in comparable_sets(groups).items():
+        for metric in headline(workload):
+            leader = _leader(members, metric)
+            if leader is None:
+                continue
+            margin = (margins or {}).get(metric, METRICS[metric].margin)
+            raw += [_pair(metric, leader, g, margin) for g in members
+                    if g is not leader and g.values(metric)]
+    return decide(raw)
+
+
+def decide(raw: list[Standing]) -> list[Standing]:
+    """The family's verdicts: a level or differ p-value is a discovery under
+    Benjamini–Hochberg over both questions of every pair (each one's floor
+    is the smallest p its run counts allow). Of a pair's two null
+    hypotheses ("differs by the margin or more", "equal") at most one is
+    true, so at most half of the 2·Y tested nulls are: BH's false discovery
+    rate, rate·(true nulls)/(tests), is then at most FDR_RATE when BH is run
+    at twice it."""
+    p = [s.p_level for s in raw] + [s.p_differ for s in raw]
+    floors = [smallest_p(*s.runs) for s in raw] + [min(1.0, 2 * smallest_p(*s.runs))
+                                                    for s in raw]
+    found = discoveries(p, floors, rate=2 * FDR_RATE)
+    out = []
+    for i, s in enumerate(raw):
+        level, differ = found[i], found[len(raw) + i]
+        if level:
+            out.append(_with(s, LEVEL_WORD))
+        elif differ:
+            out.append(_with(s, BEHIND))
+        else:
+            out.append(_with(s, NOT_SETTLED, _why(s)))
+    return out
+
+
+def _with(s: Standing, verdict: str, why: str = "") -> Standing:
+    return Standing(s.metric, s.leader, s.other, s.interval, s.margin, s.p_differ, s.p_level,
+                    verdict, why)
+
+
+def _why(s: Standing) -> str:
+    n, m = s.runs
+    if 2 * smallest_p(n, m) > 2 * FDR_RATE - 1e-12:
+        return f"{FEW_RUNS} ({n} and {m}; 4 a side can settle it)"
+    iv, margin = s.interval, s.margin
+    if iv is not None and iv.low <= 1 <= iv.high and (iv.low < 1 / (1 + margin)
+                                                     or iv.high > 1 + margin):
+        return ACROSS_MARGIN
+    return FAMILY
+
+
+def unsettled_configs(found: list[Standing]) -> set:
+    """The configurations (ConfigKey) a not-settled standing involves: its
+    leader and the other."""
+    out = set()
+    for s in found:
+        if not s.settled:
+            out |= {s.leader.key, s.other.key}
+    return out
+
+
+def settled_share(found: list[Standing]) -> tuple[int, int]:
+    """(settled, all) standings."""
+    return sum(s.settled for s in found), len(found)
+
+
+def by_workload(found: list[Standing]) -> dict[str, list[Standing]]:
+    out: dict[str, list[Standing]] = defaultdict(list)
+    for s in found:
+        out[s.leader.workload].append(s)
+    return dict(out)
