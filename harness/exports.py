@@ -11,7 +11,7 @@ from .analysis import Group, Ranks, Results
 from .formatting import csv_number
 from .machineload import LOADED_FRAC
 from .metrics import METRICS
-from .rundir import DIMENSIONS
+from .rundir import DIMENSIONS, escape_cell
 from .stats import LEVEL, Interval
 
 PARTS = ("median", "min", "max", "mean", "stdev", "count")
@@ -102,8 +102,9 @@ def write_exports(results: Results) -> None:
     with (run_dir / "summary.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=SUMMARY_FIELDS, lineterminator="\n")
         writer.writeheader()
-        for row in summary_rows(groups, ranks):
-            writer.writerow({k: csv_number(v) for k, v in row.items()})
+        for row in summary_rows(groups, ranks):  # text as runs.csv writes it (escape_cell)
+            writer.writerow({k: escape_cell(v) if isinstance(v, str) else csv_number(v)
+                             for k, v in row.items()})
 
     document = {
         "env": results.env,

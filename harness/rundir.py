@@ -23,6 +23,7 @@ import fcntl
 import json
 import math
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -31,7 +32,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
+from . import UsageError
+from .envinfo import mask_value, masked_spec
 from .formatting import csv_number
+from .variants import ID, parse
 from .workloads import COMMON_DIMENSIONS, WORKLOADS, Param
 
 STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-failed")
@@ -40,9 +44,27 @@ STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-fail
 #    runs.csv may lack the columns added over time). 2: the version recorded,
 #    the header complete, env.json's keys a closed set (ENV_KEYS). 3: variants
 #    and releases (IMPL[K=V;-flag], IMPL@VERSION): runs.csv's `variant` and
-#    `version` columns, env.json's `variants`.
-FORMAT_VERSION = 3
-FORMATS = (1, 2, 3)
+#    `version` columns, env.json's `variants`. 4: a text cell that a
+#    spreadsheet would take for a formula is written with a leading `'`
+#    (FORMULA); the reader takes it off.
+FORMAT_VERSION = 4
+FORMATS = (1, 2, 3, 4)
+# OWASP's rule for CSV cells from untrusted text: a cell starting with one of
+# = + - @ tab CR is a formula to a spreadsheet, so it is written after a `'`.
+# A cell already starting with `'`s before one of them gets one more, so the
+# reader's taking one off gives back every text exactly.
+FORMULA = re.compile(r"'*[=+\-@\t\r]")
+FIRST_ESCAPED = 4  # the first format whose text cells carry the `'`
+
+
+def escape_cell(text: str) -> str:
+    """A text cell as written to any CSV of the harness (FORMULA)."""
+    return "'" + text if FORMULA.match(text) else text
+
+
+def unescape_cell(text: str) -> str:
+    """escape_cell undone: the text as it was given."""
+    return text[1:] if text.startswith("'") and FORMULA.match(text, 1) else text
 
 
 @dataclass(frozen=True)
@@ -108,6 +130,47 @@ def _status(text: str) -> str:
     return text
 
 
+def _label(text: str) -> str:
+    """An implementation's label as the harness writes it (variants.parse
+    reads it; a registry id follows variants.ID, checked when loaded), with
+    no control character: a NUL or a newline is no name of ours."""
+    try:
+        parse(text)
+    except UsageError as exc:
+        raise ValueError(str(exc)) from None
+    if not text.isprintable():
+        raise ValueError(f"{text!r} holds a control character")
+    return text
+
+
+def _id(text: str) -> str:
+    """A language's name (variants.ID, as the registry requires)."""
+    if not ID.fullmatch(text):
+        raise ValueError(f"{text!r} is not a name of letters, digits, '.', '_' or '-'")
+    return text
+
+
+# The workloads rows may name: these, frozen as the columns are (a workload
+# removed from workloads.py leaves its older rows readable), and any declared.
+WORKLOAD_NAMES = ("sleep", "chain", "chain-await", "bounded", "skynet", "http")
+
+
+def _workload(text: str) -> str:
+    if text not in WORKLOAD_NAMES and text not in WORKLOADS:
+        known = dict.fromkeys([*WORKLOAD_NAMES, *WORKLOADS])
+        raise ValueError(f"unknown workload {text!r} (known: {', '.join(known)})")
+    return text
+
+
+def _date(text: str) -> str:
+    """An ISO 8601 time, as utc_now() writes it."""
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an ISO 8601 time") from None
+    return text
+
+
 def _columns(*pairs: tuple[str, Callable[[str], Any]]) -> tuple[Column, ...]:
     return tuple(Column(name, parse) for name, parse in pairs)
 
@@ -122,8 +185,8 @@ DIMENSIONS: tuple[Column, ...] = _columns(
 # runs.csv, formats 1 to 3 (format 1 files may hold any subset that includes
 # REQUIRED; a column is in the files from the version ADDED_IN names, else 1).
 RUN_COLUMNS: tuple[Column, ...] = _columns(
-    ("run_id", str), ("impl", str), ("variant", str), ("version", str), ("language", str),
-    ("runtime", str), ("workload", str),
+    ("run_id", str), ("impl", _label), ("variant", str), ("version", str), ("language", _id),
+    ("runtime", str), ("workload", _workload),
     ("n", _count), ("buffer", _count), ("rep", _count)) + DIMENSIONS + _columns(
     ("status", _status), ("exit_code", _signed), ("signal", _signed), ("wall_s", _seconds),
     ("cpu_user_s", _seconds), ("cpu_sys_s", _seconds), ("peak_rss_bytes", _count),
@@ -131,7 +194,7 @@ RUN_COLUMNS: tuple[Column, ...] = _columns(
     ("result", _int), ("expected", _int), ("capacity", _count), ("iterations", _count),
     ("warmup_ms", _count), ("warmup_runs", _count), ("warmup_s", _seconds), ("first_iter_s", _seconds),
     ("warm_iter_s", _seconds), ("spawn_s", _seconds), ("sleep_wait_s", _seconds),
-    ("load_avg_1m", _seconds), ("other_cpu_frac", _finite), ("strays", _count), ("started_at", str),
+    ("load_avg_1m", _seconds), ("other_cpu_frac", _finite), ("strays", _count), ("started_at", _date),
     ("command", str), ("error", str), ("stderr_tail", str), ("output", str),
     ("requests_done", _count), ("http_errors", _count), ("rps", _seconds), ("latency_p50_s", _seconds),
     ("latency_p90_s", _seconds), ("latency_p99_s", _seconds), ("latency_max_s", _seconds),
@@ -252,6 +315,9 @@ def _dir_version(csv_path: Path) -> int:
 
 # Cells no row may leave empty: a row is a configuration's run.
 FILLED = ("impl", "workload", "rep")
+# The workloads whose configuration has no N (frozen, as WORKLOAD_NAMES):
+# every other row's `n` is filled.
+WITHOUT_N = ("http",)
 RUN_FILLED = FILLED + ("status",)
 SAMPLE_FILLED = FILLED + ("t_s", "rss_bytes", "threads")
 
@@ -276,6 +342,7 @@ def _read_table(path: Path, columns: tuple[Column, ...], required: Iterable[str]
     except OSError as exc:
         raise RunDirError(f"{path}: cannot read: {exc.strerror}") from None
     text = data.decode("utf-8", errors="replace")
+    escaped = version >= FIRST_ESCAPED
     reader = csv.reader(text.splitlines(keepends=True))
     try:
         header, *lines = list(reader)
@@ -304,11 +371,15 @@ def _read_table(path: Path, columns: tuple[Column, ...], required: Iterable[str]
                 raise ValueError(f"{len(fields)} fields, expected {len(header)}")
             row: dict[str, Any] = {name: None for name in by_name}
             for name, value in zip(header, fields):
+                if escaped:
+                    value = unescape_cell(value)
                 try:
                     row[name] = by_name[name].parse(value) if value != "" else None
                 except ValueError as exc:  # the status names itself
                     raise ValueError(str(exc) if name == "status" else f"{name}: {exc}") from None
             empty = [name for name in filled if name in header and row[name] is None]
+            if "n" in header and row["n"] is None and row["workload"] not in WITHOUT_N:
+                empty.append("n")
             if empty:
                 raise ValueError(f"{empty[0]} is empty")
             rows.append(row)
@@ -377,6 +448,12 @@ def _check_env_types(env: dict[str, Any], path: Path) -> None:
     for key, types in ENV_TYPES.items():
         if key in env and not isinstance(env[key], types):
             raise wrong(key, env[key], types)
+    for key in ("started_at", "finished_at", "merged_at"):
+        if isinstance(env.get(key), str):
+            try:
+                _date(env[key])
+            except ValueError as exc:
+                raise RunDirError(f"{path}: {key}: {exc}") from None
     if not all(isinstance(i, str) for i in env.get("floor_impls") or ()):
         raise wrong("floor_impls", env["floor_impls"], (list,))
     if not all(isinstance(i, dict) for i in env.get("invocations") or ()):
@@ -399,10 +476,22 @@ def new_env(run_id: str, host: dict[str, Any]) -> dict[str, Any]:
 
 def invocation(command: list[str], resumed: bool, git: dict[str, Any], impls: list[str],
                settings: dict[str, Any], load_start: float | None) -> dict[str, Any]:
-    """One `run` (or --resume) that writes rows into the directory."""
-    return {"started_at": utc_now(), "finished_at": None, "command": command,
+    """One `run` (or --resume) that writes rows into the directory. A
+    credential in the command line or in a variant named there is masked
+    (envinfo.mask_value), as in the rows' labels."""
+    settings = settings | {"impls": [_masked_name(n) for n in settings.get("impls") or ()]}
+    return {"started_at": utc_now(), "finished_at": None,
+            "command": [mask_value(arg) for arg in command],
             "resumed": resumed, "git": git, "impls": impls, "settings": settings,
             "load_avg_1m": {"start": load_start, "end": None}}
+
+
+def _masked_name(name: str) -> str:
+    """An --impl name as its rows' label shows it (settings masked one by one)."""
+    try:
+        return masked_spec(parse(name)).label if name != "all" else name
+    except UsageError:
+        return mask_value(name)
 
 
 def start_invocation(env: dict[str, Any], inv: dict[str, Any], toolchains: dict[str, Any],
@@ -564,16 +653,20 @@ class RunDir:
         samples = (_read_table(self.samples_path, SAMPLE_COLUMNS, SAMPLE_REQUIRED,
                                _dir_version(self.samples_path), SAMPLE_FILLED)
                    if self.samples_path.exists() else None)
+        # Cells written before FIRST_ESCAPED: rewritten, so that the
+        # appended rows and the old ones read by one rule.
+        old = _dir_version(self.runs_path) < FIRST_ESCAPED
         retried = (_read_table(self.retried_path, RUN_COLUMNS, REQUIRED,
                                _dir_version(self.retried_path), RUN_FILLED).rows
-                   if moved and self.retried_path.exists() else [])
+                   if (moved or old) and self.retried_path.exists() else [])
         writes: list[tuple[Path, tuple[str, ...], list[dict[str, Any]]]] = []
-        # An older header, or a last line cut short that the next append
+        # An older format, or a last line cut short that the next append
         # would run into: rewritten whole.
-        if samples is None or samples.torn or _header(self.samples_path) != list(SAMPLE_NAMES):
+        if samples is None or samples.torn or old or \
+                _header(self.samples_path) != list(SAMPLE_NAMES):
             writes.append((self.samples_path, SAMPLE_NAMES, samples.rows if samples else []))
-        if moved or table.torn or _header(self.runs_path) != list(RUN_NAMES):
-            if moved:
+        if moved or table.torn or old or _header(self.runs_path) != list(RUN_NAMES):
+            if moved or retried:
                 writes.append((self.retried_path, RUN_NAMES, retried + moved))
             writes.append((self.runs_path, RUN_NAMES, kept))
         _rewrite_all(writes)
@@ -699,7 +792,10 @@ def _rewrite_all(files: list[tuple[Path, tuple[str, ...], list[dict[str, Any]]]]
 
 
 def _cells(row: dict[str, Any], names: Iterable[str]) -> list[str]:
-    return [csv_number(row.get(name)) for name in names]
+    """Numbers as csv_number writes them (a negative one stays a number);
+    text escaped (escape_cell)."""
+    return [escape_cell(v) if isinstance(v := row.get(name), str) else csv_number(v)
+            for name in names]
 
 
 def _row_cells(row: dict[str, Any]) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import sys
 import threading
 from pathlib import Path
@@ -66,9 +67,10 @@ def test_a_torn_last_row_is_reported_and_ignored(out: Path) -> None:
 @pytest.mark.parametrize("command", ["report", "plot", "compare", "resume"])
 def test_a_malformed_runs_csv_is_one_line_exit_2(content: str, command: str, out: Path) -> None:
     run = good_run(out)
+    good = shutil.copytree(run, out.parent / "good")  # compare refuses a run with itself
     (run / "runs.csv").write_text(content)
     if command == "compare":
-        proc = harness("compare", str(run), str(run))
+        proc = harness("compare", str(good), str(run))
     elif command == "resume":
         proc = harness(*RUN, "--impl", "fake-good", "--workload", "chain", "--n", "5",
                        "--out", str(out), "--resume")
