@@ -1,9 +1,11 @@
 """How numbers read, everywhere the harness shows one: terminal, report,
-plots, compare. Files written for other programs use `csv_number`."""
+plots, compare. Files written for other programs use `csv_number`. And
+how a text from the data shows: `visible`."""
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Callable
 
 from .stats import Interval, describe
@@ -125,3 +127,24 @@ def csv_number(value: Any) -> str:
     if isinstance(value, float):
         return format(value, ".10g")
     return str(value)
+
+
+# Characters that act rather than show: C0 and C1 controls and DEL (a
+# terminal obeys ESC, a newline ends a table row), the line and paragraph
+# separators, and the bidirectional overrides (text that reads other than it is).
+_ACTING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f"
+                     "\u202a-\u202e\u2066-\u2069]")
+
+
+def _picture(m: re.Match[str]) -> str:
+    code = ord(m[0])
+    if code < 0x20:
+        return chr(0x2400 + code)  # U+2400 on: '␛' for ESC, '␊' for a newline
+    return "\u2421" if code == 0x7F else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """A text from the data (a name, a version, a host, an error) as it may
+    be shown anywhere: every control character as its picture ('␛', '␊',
+    '␡') or, where Unicode has none, as '\\u0085'."""
+    return _ACTING.sub(_picture, text)

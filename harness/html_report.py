@@ -6,19 +6,27 @@ its header; numbers sort by the raw value in each cell's data-value, not
 by their text) with each configuration's command, runtime and a link to
 the environment, the plots, the implementations and the environment.
 Rendering only: the figures come from analysis, their text from report's
-cells and formatting."""
+cells and formatting.
+
+Nothing from the data is markup: every value is escaped where it is
+written (_esc; report's cells are Markdown whose subset _inline converts,
+escaping each piece), and the page's Content-Security-Policy lets nothing
+run but its own script and style (by their hashes) and fetch nothing, so a
+run directory someone sent can put no live element into the page."""
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import re
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from . import analysis, verdicts
 from .analysis import Group, Results
+from .formatting import visible
 from .presentation import PRESENTATIONS
 from .report import CHECK_SUITES, VERDICTS_INTRO, build_table, environment_rows, legend_rows
 from .workloads import workload_rank
@@ -91,14 +99,76 @@ if(m){var t=document.getElementById(m[1]); if(t) sortTable(t,Number(m[2]),m[3]?'
 """
 
 
+
+def _source_hash(source: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode() + "'"
+
+
+# The page may run its own script and use its own style, nothing else (an
+# element or handler that got in from the data would not run), and may load
+# nothing but its data: plots; no fetch, form, frame or base of any kind.
+CSP = (f"default-src 'none'; img-src data:; style-src {_source_hash(CSS)}; "
+       f"script-src {_source_hash(JS)}; base-uri 'none'; form-action 'none'")
+
+
+def _esc(value: Any) -> str:
+    """A value from the data as HTML text or an attribute's value: escaped,
+    quotes included, its control characters shown (formatting.visible)."""
+    return html.escape(visible(str(value)), quote=True)
+
+
+# What a backslash escapes in Markdown; a piece's element by its style.
+PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+TAGS = {"": "{}", "strong": "<strong>{}</strong>", "code": "<code>{}</code>"}
+_FENCE = re.compile("`+")
+
+
+def _spans(text: str) -> list[tuple[str, str]]:
+    """Report's cells are Markdown with their data escaped (report.md_text,
+    md_code); the subset they use, as (style, text) pieces: a backslash
+    escape, **strong** and a code span of any fence."""
+    out: list[tuple[str, str]] = []
+    strong, plain, i = False, "", 0
+
+    def flush(style: str) -> None:
+        nonlocal plain
+        if plain:
+            out.append((style, plain))
+        plain = ""
+
+    while i < len(text):
+        fence = _FENCE.match(text, i)
+        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in PUNCTUATION:
+            plain, i = plain + text[i + 1], i + 2
+        elif fence and (end := re.compile(rf"(?<!`){fence[0]}(?!`)").search(text, i + len(fence[0]))):
+            flush("strong" if strong else "")
+            code = text[i + len(fence[0]):end.start()]
+            if code.startswith(" ") and code.endswith(" ") and code.strip():
+                code = code[1:-1]
+            out.append(("code", code.replace("\\|", "|")))  # the cell's escaped bound
+            i = end.end()
+        elif text.startswith("**", i):
+            flush("strong" if strong else "")
+            strong, i = not strong, i + 2
+        else:
+            step = len(fence[0]) if fence else 1  # an unclosed fence is text
+            plain, i = plain + text[i:i + step], i + step
+    flush("strong" if strong else "")
+    return out
+
+
 def _inline(text: str) -> str:
-    """A cell's Markdown-ish text as HTML: escaped, **bold** and `code`."""
-    out = html.escape(str(text))
-    out = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", out)
-    return re.sub(r"`(.+?)`", r"<code>\1</code>", out)
+    """A cell's Markdown as HTML: each piece escaped, in its element."""
+    return "".join(TAGS[style].format(_esc(piece)) for style, piece in _spans(text))
+
+
+def _plain(text: str) -> str:
+    """A cell's Markdown as the text it shows."""
+    return "".join(piece for _, piece in _spans(text))
 
 
 def _anchor(*parts: Any) -> str:
+    """An id: letters, digits, '_' and '-' only (nothing to escape)."""
     return re.sub(r"[^A-Za-z0-9_-]+", "-", "-".join(str(p) for p in parts if p is not None)).strip("-")
 
 
@@ -107,33 +177,36 @@ def _attr(value: Any) -> str:
         return ""
     if isinstance(value, float):
         return f' data-value="{value!r}"'
-    return f' data-value="{html.escape(str(value), quote=True)}"'
+    return f' data-value="{_esc(value)}"'
 
 
 def _details(g: Group) -> str:
     """A configuration's command lines (runs.csv), runtime and statuses."""
     commands = sorted({r.get("command") for r in g.rows if r.get("command")})
     errors = sorted({r.get("error") for r in g.rows if r.get("error") and r["status"] != "ok"})
-    parts = [f"<b>{html.escape(g.label)}</b>",
-             f"runtime: {html.escape(g.runtime or '—')}",
-             f"runs: {html.escape(g.statuses)}"]
-    parts += [f"<code>{html.escape(c)}</code>" for c in commands] or ["(no command recorded)"]
-    parts += [f"error: {html.escape(e)}" for e in errors]
+    parts = [f"<b>{_esc(g.label)}</b>",
+             f"runtime: {_esc(g.runtime or '—')}",
+             f"runs: {_esc(g.statuses)}"]
+    parts += [f"<code>{_esc(c)}</code>" for c in commands] or ["(no command recorded)"]
+    parts += [f"error: {_esc(e)}" for e in errors]
     parts.append('<a href="#environment">environment and versions</a>')
     return (f'<details id="{_anchor("cfg", g.label)}"><summary>run</summary>'
             + "<br>".join(parts) + "</details>")
 
 
 def _table_html(table_id: str, header: list[str], rows: Iterable[list[tuple[str, Any]]],
-                sortable: bool = True) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+                sortable: bool = True, details: Sequence[Group] = ()) -> str:
+    """A table of report's cells (Markdown, each with the value it sorts
+    by); with `details`, a last column holding each row's group's _details."""
+    head = "".join(f"<th>{_esc(h)}</th>" for h in header + (["details"] if details else []))
     body = []
-    for row in rows:
+    for i, row in enumerate(rows):
         cells = []
         for text, value in row:
-            raw = text if text.startswith("<details") else _inline(text)
             klass = ' class="num"' if isinstance(value, (int, float)) else ""
-            cells.append(f"<td{klass}{_attr(value)}>{raw}</td>")
+            cells.append(f"<td{klass}{_attr(value)}>{_inline(text)}</td>")
+        if details:
+            cells.append(f"<td>{_details(details[i])}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     klass = ' class="sortable"' if sortable else ""
     return (f'<div class="scroll"><table id="{table_id}"{klass}><thead><tr>{head}</tr></thead>'
@@ -142,7 +215,7 @@ def _table_html(table_id: str, header: list[str], rows: Iterable[list[tuple[str,
 
 def _png(path: Path, alt: str) -> str:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f'<img class="plot" alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+    return f'<img class="plot" alt="{_esc(alt)}" src="data:image/png;base64,{data}">'
 
 
 def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
@@ -154,14 +227,15 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
         plots = {p.name: p for p in sorted(folder.glob("*.png"))} if folder.is_dir() else {}
     run_id = env.get("run_id") or run_dir.name
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           f'<meta http-equiv="Content-Security-Policy" content="{_esc(CSP)}">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>Benchmark report: run {html.escape(str(run_id))}</title>",
+           f"<title>Benchmark report: run {_esc(run_id)}</title>",
            f"<style>{CSS}</style></head><body>",
-           f"<h1>Benchmark report: run {html.escape(str(run_id))}</h1>"]
+           f"<h1>Benchmark report: run {_esc(run_id)}</h1>"]
     suite = (env.get("settings") or {}).get("suite")
     if suite in CHECK_SUITES:
         out.append(f'<p class="banner"><b>This is a check, not a measurement.</b> The '
-                   f"<code>{html.escape(suite)}</code> suite runs every implementation at tiny "
+                   f"<code>{_esc(suite)}</code> suite runs every implementation at tiny "
                    f"N, once each: its figures carry no spread and no weight.</p>")
 
     # the verdicts, the same sentences as report.md's
@@ -169,8 +243,8 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
     out.append(f"<p>{_inline(VERDICTS_INTRO)}</p>")
     found = verdicts.verdicts(groups)
     for v in found:
-        out.append(f'<h3 id="{_anchor("verdict", v.workload)}">{html.escape(v.workload)}</h3><ul>')
-        out += [f'<li class="{line.kind}">{_inline(line.text)}</li>' for line in v.lines]
+        out.append(f'<h3 id="{_anchor("verdict", v.workload)}">{_esc(v.workload)}</h3><ul>')
+        out += [f'<li class="{_esc(line.kind)}">{_esc(line.text)}</li>' for line in v.lines]
         out.append("</ul>")
     if not found:
         out.append("<p>No runs were recorded.</p>")
@@ -179,10 +253,10 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
     warned = analysis.warnings(groups, env, results.notes)
     notes = analysis.design_notes(groups)
     out.append('<section id="warnings"><h2>Warnings</h2>')
-    out.append('<ul class="warnings">' + "".join(f"<li>{_inline(w)}</li>" for w in warned)
+    out.append('<ul class="warnings">' + "".join(f"<li>{_esc(w)}</li>" for w in warned)
                + "</ul>" if warned else "<p>None.</p>")
     if notes:
-        out.append("<h3>Notes</h3><ul>" + "".join(f"<li>{_inline(n)}</li>" for n in notes)
+        out.append("<h3>Notes</h3><ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes)
                    + "</ul>")
     out.append("</section>")
     if "summary.png" in plots:
@@ -195,10 +269,10 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
     for workload in sorted(by_workload, key=workload_rank):
         presented = PRESENTATIONS.get(workload)
         table = build_table(workload, by_workload[workload], results.ranks)
-        rows = [row + [(_details(g), None)] for g, row in zip(table.groups, table.rows)]
         out.append(f'<section id="{_anchor("workload", workload)}">'
-                   f"<h2>{html.escape(presented.title if presented else workload)}</h2>")
-        out.append(_table_html(_anchor("table", workload), table.header + ["details"], rows))
+                   f"<h2>{_esc(presented.title if presented else workload)}</h2>")
+        out.append(_table_html(_anchor("table", workload), table.header, table.rows,
+                               details=table.groups))
         mine = sorted((n for n in plots if n.startswith(f"{workload}_")),
                       key=lambda n: [k in n for k in ("_time", "_rss", "_mem_per_task")],
                       reverse=True)
@@ -208,7 +282,7 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
     if by_workload:
         out.append('<section id="implementations"><h2>Implementations</h2>')
         out.append(_table_html("table-implementations", ["impl", "language", "runtime", "flags"],
-                               [[(c, c) for c in row] for row in legend_rows(groups, env)]))
+                               [[(c, _plain(c)) for c in row] for row in legend_rows(groups, env)]))
         out.append("</section>")
     over_time = [f"rss_over_time_{w}.png" for w in by_workload if f"rss_over_time_{w}.png" in plots]
     if over_time:
@@ -228,5 +302,5 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
 def write_html(results: Results, into: Path | None = None,
                plots: dict[str, Path] | None = None) -> Path:
     path = (into or results.run.path) / "report.html"
-    path.write_text(render_html(results, plots))
+    path.write_text(render_html(results, plots), encoding="utf-8")
     return path

@@ -1,17 +1,23 @@
 """report.md for one run directory: the tables per workload, the
 environment, the warnings and the plots. Rendering only: the figures come
-from analysis, the numbers' text from formatting."""
+from analysis, the numbers' text from formatting. Every text from the data
+(names, versions, hosts, errors) is written through md_text or md_code: a
+run directory someone sent can neither open markup in the report nor break
+its tables, and no control character reaches the file."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import quote
 
 from . import analysis, verdicts
 from .analysis import Group, Ranks, Results
-from .formatting import fmt_bytes, fmt_interval, fmt_ratio, fmt_ratio_bound
+from .formatting import fmt_bytes, fmt_interval, fmt_ratio, fmt_ratio_bound, visible
 from .machineload import LOADED_FRAC
 from .metrics import METRICS, Metric, fmt_metric
 from .presentation import PRESENTATIONS
@@ -24,6 +30,37 @@ CHECK_SUITES = ("quick",)
 # The report shows the environment variables that change how a runtime
 # behaves, with their values: exactly those env.json records (envinfo's list).
 from .envinfo import recorded as runtime_env  # noqa: E402 (with its reason)
+
+
+# What opens markup in Markdown (GitHub's): escapes, code, emphasis, links
+# and images, HTML and entities, a table's cell bounds, strikethrough, math.
+_MARKUP = re.compile(r"([\\`*_\[\]<>&|~$])")
+# What opens a block at the start of a line (a list item's text): a heading,
+# a quote, a list.
+_BLOCK = re.compile(r"^( *)([#>+=-]|\d+(?=[.)]))")
+
+
+def md_text(value: Any) -> str:
+    """A text from the data as Markdown that reads as the text itself: its
+    markup characters escaped with a backslash, its control characters
+    shown (formatting.visible). Safe in a table cell and a list item."""
+    text = _MARKUP.sub(r"\\\1", visible(str(value)))
+    return _BLOCK.sub(lambda m: m[1] + (m[2] + "\\" if m[2][-1].isdigit() else "\\" + m[2]),
+                      text, count=1)
+
+
+def md_code(value: Any) -> str:
+    """A text from the data as a code span in a table cell: fenced by more
+    backticks than it holds, its `|` escaped (GitHub finds a row's cells
+    before its code spans). In a code span a backslash cannot escape that
+    escape, so a text holding one is md_text instead."""
+    text = visible(str(value))
+    if "\\" in text or not text.strip():
+        return md_text(text)
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text[0] in "` " or text[-1] in "` " else ""  # else one space each is dropped
+    cells = text.replace("|", "\\|")
+    return f"{fence}{pad}{cells}{pad}{fence}"
 
 
 def cell(g: Group, metric: str) -> str:
@@ -46,7 +83,7 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _runs_cell(g: Group) -> str:
-    text = g.statuses if g.ok else f"**{g.statuses}**"
+    text = md_text(g.statuses) if g.ok else f"**{md_text(g.statuses)}**"
     if g.loaded:
         text += f" ({g.loaded} under load)"
     if g.outliers:
@@ -83,7 +120,7 @@ def mem_cell(g: Group) -> str:
         iv = g.mem_interval
         return fmt_bytes(g.mem_per_task_bytes) + " " + (
             fmt_interval(iv, 0, fmt_bytes) if iv is not None else "(1 run, no interval)")
-    return analysis.BELOW_RESOLUTION if g.mem_below_resolution else "—"
+    return md_text(analysis.BELOW_RESOLUTION) if g.mem_below_resolution else "—"
 
 
 @dataclass(frozen=True)
@@ -141,7 +178,8 @@ def _param_rank(g: Group) -> tuple:
 @dataclass
 class Table:
     """One workload's table: the header, and per row its group, each cell's
-    text and the raw value it sorts by (None: sorts as text)."""
+    text (Markdown, its data escaped) and the raw value it sorts by (None:
+    sorts as text)."""
     header: list[str]
     groups: list[Group] = field(default_factory=list)
     rows: list[list[tuple[str, float | str | None]]] = field(default_factory=list)
@@ -187,10 +225,11 @@ def build_table(workload: str, groups: list[Group], ranks: Ranks) -> Table:
         if with_buffer:
             buffer = str(g.buffer) if g.buffer is not None else "—"
             if (note := analysis.capacity_note(g)) is not None:
-                buffer += f" ({note})"
+                buffer += f" ({md_text(note)})"
             row.append((buffer, g.buffer))
-        row += [("—", None) if (v := g.param(name)) is None else (str(v), v) for name in dimensions]
-        row += [(g.impl, g.impl), (_runs_cell(g), g.ok)]
+        row += [("—", None) if (v := g.param(name)) is None else (md_text(v), v)
+                for name in dimensions]
+        row += [(md_text(g.impl), g.impl), (_runs_cell(g), g.ok)]
         hide_floor = floor_best[(g.workload, g.n, g.buffer, g.params)]
         for c in ids:
             if c == "x_floor" and hide_floor:
@@ -210,7 +249,7 @@ def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str
 def legend_rows(groups: list[Group], env: dict[str, Any]) -> list[list[str]]:
     """Each implementation once: its language, runtime string(s) and flags
     (the floor: the reference of ×floor; a variant's settings, a release's
-    version)."""
+    version); Markdown, the data escaped."""
     floors = set(env.get("floor_impls") or ())
     variants = env.get("variants") or {}
     seen: dict[str, list[str]] = {}
@@ -223,11 +262,14 @@ def legend_rows(groups: list[Group], env: dict[str, Any]) -> list[list[str]]:
     for impl, (language, *runtimes) in seen.items():
         flags = ["floor (×floor is a multiple of it)"] if impl in floors else []
         if v := variants.get(impl):
-            flags += ([f"release {v['version']} of {v['impl']}"] if v.get("version") else []) + (
-                [f"variant of {v['impl']}: " + "; ".join(
-                    [f"{k}={x}" for k, x in v.get("env", {}).items()] + v.get("flags", []))]
+            flags += ([f"release {md_text(v['version'])} of {md_text(v.get('impl'))}"]
+                      if v.get("version") else []) + (
+                [f"variant of {md_text(v.get('impl'))}: " + "; ".join(
+                    [md_text(f"{k}={x}") for k, x in (v.get("env") or {}).items()]
+                    + [md_text(f) for f in v.get("flags") or []])]
                 if v.get("env") or v.get("flags") else [])
-        rows.append([impl, language, "; ".join(runtimes) or "—", ", ".join(flags) or "—"])
+        rows.append([md_text(impl), md_text(language), "; ".join(map(md_text, runtimes)) or "—",
+                     ", ".join(flags) or "—"])
     return rows
 
 
@@ -243,17 +285,26 @@ def machines_block(machines: dict[str, Any]) -> list[str]:
     return _table(MACHINE_HEADER, machines_rows(machines))
 
 
+def _toolchains(toolchains: dict[str, Any]) -> str:
+    return ", ".join(md_text(f"{k} {v or 'absent'}") for k, v in sorted(toolchains.items())) or "—"
+
+
+def _commit(git: dict[str, Any]) -> str:
+    return md_text(str(git.get("commit") or "unknown")[:12]) + (" (dirty)" if git.get("dirty") else "")
+
+
 def machines_rows(machines: dict[str, Any]) -> list[list[str]]:
+    """A merged run's machines, one row each (MACHINE_HEADER); Markdown, the
+    data escaped."""
     rows = []
     for name, m in machines.items():
         host, git = m.get("host") or {}, m.get("git") or {}
-        rows.append([name, f"{host.get('cpu_model', '?')}, {host.get('cores', '?')} cores, "
-                           f"{fmt_bytes(host.get('ram_bytes'))} RAM",
-                     f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}",
-                     (git.get("commit") or "unknown")[:12] + (" (dirty)" if git.get("dirty") else ""),
-                     f"`{m.get('run_id', '?')}`", m.get("started_at") or "?",
-                     ", ".join(f"{k} {v or 'absent'}" for k, v in
-                               sorted((m.get("toolchains") or {}).items())) or "—"])
+        rows.append([md_text(name),
+                     md_text(f"{host.get('cpu_model', '?')}, {host.get('cores', '?')} cores, ")
+                     + f"{fmt_bytes(host.get('ram_bytes'))} RAM",
+                     md_text(f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}"),
+                     _commit(git), md_code(m.get("run_id", "?")), md_text(m.get("started_at") or "?"),
+                     _toolchains(m.get("toolchains") or {})])
     return rows
 
 
@@ -267,7 +318,8 @@ def environment_block(env: dict[str, Any], groups: list[Group]) -> list[str]:
 
 
 def environment_rows(env: dict[str, Any], groups: list[Group]) -> list[list[str]]:
-    """The environment as (what, value) rows; a merged run's: one per machine."""
+    """The environment as (what, value) rows, Markdown with the data
+    escaped; a merged run's: one per machine."""
     if env.get("machines"):
         return [[row[0], ", ".join(row[1:])] for row in machines_rows(env["machines"])]
     host = env.get("host") or {}
@@ -277,25 +329,26 @@ def environment_rows(env: dict[str, Any], groups: list[Group]) -> list[list[str]
     toolchains = env.get("toolchains") or {}
     methods = sorted({r.get("peak_rss_method") for g in groups for r in g.rows
                       if r.get("peak_rss_method")})
-    commit = (git.get("commit") or "unknown")[:12] + (" (dirty)" if git.get("dirty") else "")
     rows = [
-        ["run", f"`{env.get('run_id', '?')}`"],
-        ["host", f"{host.get('hostname', '?')}: {host.get('cpu_model', '?')}, "
-                 f"{host.get('cores', '?')} cores, {fmt_bytes(ram)} RAM"],
-        ["OS", f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}"],
-        ["started / finished", f"{env.get('started_at', '?')} / {env.get('finished_at') or 'not finished'}"],
-        ["git", commit],
-        ["toolchains", ", ".join(f"{k} {v or 'absent'}" for k, v in sorted(toolchains.items())) or "—"],
-        ["repeats", str(settings.get("repeat", "?"))],
-        ["sleep duration", f"{settings['duration_ms']} ms" if settings.get("duration_ms") else "—"],
-        ["iterations", str(settings.get("iterations") or "program defaults")],
-        ["limits", f"timeout {settings.get('timeout_s', '?')} s, "
-                   f"max RSS {fmt_bytes(settings.get('max_rss_bytes'))}"],
-        ["RSS sampling", f"every {settings.get('sample_interval_s', '?')} s; "
-                         f"peak RSS from {', '.join(methods) or '?'}"],
+        ["run", md_code(env.get("run_id", "?"))],
+        ["host", md_text(f"{host.get('hostname', '?')}: {host.get('cpu_model', '?')}, "
+                         f"{host.get('cores', '?')} cores, ") + f"{fmt_bytes(ram)} RAM"],
+        ["OS", md_text(f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}")],
+        ["started / finished", md_text(f"{env.get('started_at', '?')} / "
+                                       f"{env.get('finished_at') or 'not finished'}")],
+        ["git", _commit(git)],
+        ["toolchains", _toolchains(toolchains)],
+        ["repeats", md_text(settings.get("repeat", "?"))],
+        ["sleep duration", md_text(f"{settings['duration_ms']} ms")
+         if settings.get("duration_ms") else "—"],
+        ["iterations", md_text(settings.get("iterations") or "program defaults")],
+        ["limits", md_text(f"timeout {settings.get('timeout_s', '?')} s, ")
+         + f"max RSS {fmt_bytes(settings.get('max_rss_bytes'))}"],
+        ["RSS sampling", md_text(f"every {settings.get('sample_interval_s', '?')} s; "
+                                 f"peak RSS from {', '.join(methods) or '?'}")],
     ]
     relevant = {k: v for k, v in (env.get("program_env") or {}).items() if runtime_env(k)}
-    rows.append(["program env", (", ".join(f"`{k}={v}`" for k, v in sorted(relevant.items()))
+    rows.append(["program env", (", ".join(md_code(f"{k}={v}") for k, v in sorted(relevant.items()))
                                  or "no runtime variables set") + " (all of it: env.json)"])
     return rows
 
@@ -348,24 +401,33 @@ CHECK_BANNER = """> **This is a check, not a measurement.** The `{suite}` suite 
 """
 
 
+def _image(name: str, alt: str) -> str:
+    """A plot of plots/ (its name holds a workload's, from the data)."""
+    return f"![{md_text(alt)}](plots/{quote(name)})"
+
+
 def render_markdown(results: Results, pngs: list[str] | None = None) -> str:
     """report.md; pngs: the plots' file names (default: those in plots/)."""
     run_dir, groups, env = results.run.path, results.groups, results.env
     plots_dir = run_dir / "plots"
     if pngs is None:
         pngs = sorted(p.name for p in plots_dir.glob("*.png")) if plots_dir.is_dir() else []
-    lines = [f"# Benchmark report: run {env.get('run_id') or run_dir.name}", ""]
+    lines = [f"# Benchmark report: run {md_text(env.get('run_id') or run_dir.name)}", ""]
     suite = (env.get("settings") or {}).get("suite")
     if suite in CHECK_SUITES:
         lines += [CHECK_BANNER.format(suite=suite)]
-    lines += ["## Verdicts", "", VERDICTS_INTRO, ""] + verdicts.markdown(verdicts.verdicts(groups))
+    # verdicts.markdown writes its sentences as they are: their data escaped first
+    found = [dataclasses.replace(v, workload=md_text(v.workload), lines=tuple(
+        dataclasses.replace(line, text=md_text(line.text)) for line in v.lines))
+        for v in verdicts.verdicts(groups)]
+    lines += ["## Verdicts", "", VERDICTS_INTRO, ""] + verdicts.markdown(found)
     lines += ["## Environment", ""] + environment_block(env, groups) + [""]
     lines += ["## How to read", "", HOW_TO_READ]
     warned = analysis.warnings(groups, env, results.notes)
     notes = analysis.design_notes(groups)
-    lines += ["## Warnings", ""] + ([f"- {n}" for n in warned] or ["None."]) + [""]
+    lines += ["## Warnings", ""] + ([f"- {md_text(n)}" for n in warned] or ["None."]) + [""]
     if notes:
-        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+        lines += ["## Notes", ""] + [f"- {md_text(n)}" for n in notes] + [""]
     if "summary.png" in pngs:
         lines += ["## At a glance", "", "![summary](plots/summary.png)", ""]
 
@@ -378,19 +440,19 @@ def render_markdown(results: Results, pngs: list[str] | None = None) -> str:
     shown = sorted(by_workload, key=workload_rank)
     for workload in shown:
         presented = PRESENTATIONS.get(workload)
-        lines += [f"## {presented.title if presented else workload}", ""]
+        lines += [f"## {presented.title if presented else md_text(workload)}", ""]
         lines += workload_table(workload, by_workload[workload], results.ranks) + [""]
         mine = [name for name in pngs if name.startswith(f"{workload}_")]
         mine.sort(key=lambda name: [k in name for k in ("_time", "_rss", "_mem_per_task")],
                   reverse=True)
-        lines += [f"![{name[:-4].replace('_', ' ')}](plots/{name})" for name in mine] + [""]
+        lines += [_image(name, name[:-4].replace("_", " ")) for name in mine] + [""]
     if shown:
         lines += ["## Implementations", "", "Each implementation's runtime, once (the tables "
                   "name the implementation only).", ""] + legend_block(groups, env) + [""]
     over_time = [f"rss_over_time_{w}.png" for w in shown if f"rss_over_time_{w}.png" in pngs]
     if over_time:
         lines += ["## RSS over time (largest N of each implementation)", ""]
-        lines += [f"![{name[:-4]}](plots/{name})" for name in over_time] + [""]
+        lines += [_image(name, name[:-4]) for name in over_time] + [""]
     lines += ["## Files", "",
               "`runs.csv` (every raw run), `samples.csv` (RSS and threads over time), "
               "`summary.csv` (these statistics, one row per group), `results.json` "
@@ -401,5 +463,5 @@ def render_markdown(results: Results, pngs: list[str] | None = None) -> str:
 def write_markdown(results: Results, into: Path | None = None,
                    pngs: list[str] | None = None) -> Path:
     path = (into or results.run.path) / "report.md"
-    path.write_text(render_markdown(results, pngs))
+    path.write_text(render_markdown(results, pngs), encoding="utf-8")
     return path

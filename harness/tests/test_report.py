@@ -412,3 +412,59 @@ def test_report_prints_report_html_last(tmp_path) -> None:
     last = proc.stdout.strip().splitlines()[-1]
     assert last.startswith("report: ") and last.endswith("report.html")
     assert (run / "report.html").stat().st_size > 1000
+
+
+# What must never act in report.md: control characters (a terminal obeys
+# ESC; a newline ends a table row), line separators and bidirectional overrides.
+ACTING = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _cells(line: str) -> int:
+    """A table row's cell count as GitHub reads it: its pipes, not counting
+    one escaped by a backslash (which itself may be escaped)."""
+    count, i = 0, 0
+    while i < len(line):
+        if line[i] == "\\":
+            i += 2
+            continue
+        count += line[i] == "|"
+        i += 1
+    return count - 1
+
+
+def test_markup_and_control_characters_in_the_data_stay_text_in_report_md(tmp_path):
+    """Markup, `|`, newlines, ESC and other control characters in every text
+    field of a run directory (registry names, runtime strings, variant
+    values, versions, host name, times, toolchains) leave report.md's tables
+    whole, open no HTML, link or emphasis, and reach no terminal raw."""
+    from .test_report_html import plant_run
+
+    def mark(field: str) -> str:
+        return (f"{field}:<img src=x onerror=alert(1)> | a\nb\r\x1b[2J\x07\x85\u202e "
+                f"*em* _em_ `code` [link](javascript:alert(1)) ~~s~~ $x$ &amp; \\| # end")
+    run = tmp_path / "run"
+    shown = plant_run(run, mark)
+    text = publish.write_report(run, draw=False).read_bytes().decode()  # a raw \r stays one
+    assert not ACTING.search(text), ACTING.search(text)
+    lines = text.splitlines()
+    tables = 0
+    for i, line in enumerate(lines):
+        if line.startswith("|") and not lines[i - 1].startswith("|"):  # a table's header
+            tables += 1
+            width = _cells(line)
+            body = [x for x in lines[i:] if x.startswith("|") or not x][:-1] or lines[i:]
+            for row in body[:body.index("") if "" in body else None]:
+                assert _cells(row) == width, row
+        else:
+            assert line.startswith("|") or not re.search(r"(?<!\\)\|", line[:1])
+    assert tables >= 5
+    # no markup of the data opens: every <, [, *, _, `, ~, $, & of it is escaped
+    for opened in (r"(?<!\\)<img", r"(?<!\\)\]\(javascript", r"(?<!\\)\*em(?<!\\)\*",
+                   r"(?<!\\)~~s", r"(?<!\\)\$x", r"(?<!\\)&amp;"):
+        assert not re.search(opened, text), opened
+    # and the text reads as it was, its control characters shown as pictures
+    plain = re.sub(r"\\(.)", r"\1", text)
+    for value in (shown["hostname"], shown["runtime"], shown["release"],
+                  shown["variant value"]):
+        assert value.replace("\n", "␊").replace("\r", "␍").replace("\x1b", "␛") \
+            .replace("\x07", "␇").replace("\x85", "\\u0085").replace("\u202e", "\\u202e") in plain

@@ -8,6 +8,9 @@ under results/ci-artifacts/ (git-ignored) for CI to publish."""
 from __future__ import annotations
 
 import base64
+import contextlib
+import csv
+import http.server
 import json
 import os
 import re
@@ -15,9 +18,11 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Callable, Iterator
 
 import pytest
 
@@ -208,8 +213,10 @@ def _devtools_port(proc: subprocess.Popen, profile: Path, timeout: float = 60) -
     raise AssertionError(f"chromium gave no DevTools port within {timeout} s: {seen[-2000:]}")
 
 
-def test_report_html_in_headless_chromium(chromium, page_file, tmp_path):
-    profile = tmp_path / "profile"
+@contextlib.contextmanager
+def _page(chromium: str, profile: Path, url: str) -> Iterator[DevTools]:
+    """A headless Chromium showing url, driven through DevTools; the console
+    and log are recorded from before the page loads (page.events)."""
     profile.mkdir()
     proc = _launch(chromium, profile, "--remote-debugging-port=0", "about:blank")
     try:
@@ -220,8 +227,20 @@ def test_report_html_in_headless_chromium(chromium, page_file, tmp_path):
         page.send("Runtime.enable")
         page.send("Log.enable")
         page.send("Page.enable")
-        page.send("Page.navigate", url=page_file.as_uri())
+        page.send("Page.navigate", url=url)
         page.wait_for("Page.loadEventFired")
+        yield page
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_report_html_in_headless_chromium(chromium, page_file, tmp_path):
+    with _page(chromium, tmp_path / "profile", page_file.as_uri()) as page:
         # nothing but the file itself: every resource is inline
         resources = page.evaluate(
             "performance.getEntriesByType('resource').map(e => e.name)")
@@ -268,14 +287,7 @@ def test_report_html_in_headless_chromium(chromium, page_file, tmp_path):
         # each row links to its command and the environment
         assert page.evaluate("document.querySelectorAll('#table-chain details code').length") > 0
         assert page.evaluate("!!document.querySelector('#table-chain a[href=\"#environment\"]')")
-        assert _errors(page.events) == []
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        assert _errors(page.events) == []  # the page's own script and styles pass its CSP
 
     # the screenshot CI keeps: the top of the page, the verdicts first
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -288,6 +300,157 @@ def test_report_html_in_headless_chromium(chromium, page_file, tmp_path):
                            page_file.as_uri() + "#sort=table-chain:3"],
                           capture_output=True, text=True, timeout=120)
     assert shot.is_file() and shot.stat().st_size > 10_000, done.stderr[-2000:]
+
+
+
+# Markup a hostile run directory may carry: each kind of element that can run
+# script (a handler that sets window.pwned) or end the element it sits in.
+PAYLOADS = ('<details open ontoggle="window.pwned=1">', '<img src=x onerror="window.pwned=2">',
+            '"><script>window.pwned=3</script>', "'></table></td><svg onload=window.pwned=4>",
+            "**bold** `code` [link](javascript:window.pwned=5)")
+
+
+def planted(field: str) -> str:
+    """The text planted in a field: every payload, then the field's name (to
+    find it in the page). A cell starting with markup is the likeliest to
+    be taken for the report's own."""
+    return "".join(PAYLOADS) + f" ({field})"
+
+
+# The free-text columns of runs.csv, each planted. The reader refuses markup
+# in the others (rundir): language is an id, workload a known one, started_at
+# a time; impl is a label, planted in a variant's value (any printable text
+# but brackets and ';'); style is a dimension only http declares.
+RUN_TEXT = ("run_id", "runtime", "variant", "version", "peak_rss_method", "command", "error",
+            "stderr_tail", "output")
+
+
+def plant_run(run: Path, mark: Callable[[str], str] = planted, name: str = "1") -> dict[str, str]:
+    """The fixture run in `run`, with mark(field) in every text field of
+    runs.csv, of env.json (run id, host, toolchains, git, environment,
+    variants, registries) and of the registry (language name, runtime: in
+    runs.csv and env.json); `name` keeps runs apart for merge. Returns the
+    planted texts by field."""
+    shutil.copytree(FIXTURE, run)
+    with (run / "runs.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    value = "".join(c for c in mark("variant value") if c.isprintable() and c not in "[];")
+    variant = f"node[X={value}]"
+    for row in rows:
+        row.update({c: mark(c) for c in RUN_TEXT})
+        if row["impl"] == "node":
+            row["impl"] = variant
+    with (run / "runs.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, [*rows[0]])
+        writer.writeheader()
+        writer.writerows(rows)
+    env = json.loads((run / "env.json").read_text())
+    env.update(  # its times are left: the reader takes only ISO 8601 times (rundir)
+        run_id=mark("env run_id") + name,
+        host={"hostname": mark("hostname") + name, "cpu_model": mark("cpu_model"), "cores": 2,
+              "ram_bytes": 1 << 30, "kernel": mark("kernel"), "os": mark("os")},
+        toolchains={mark("toolchain name"): mark("toolchain"), "go": None},
+        git={"commit": mark("commit"), "dirty": True},
+        program_env={"GOGC": mark("GOGC"), "GOFLAGS": "`" + mark("GOFLAGS") + "`"},
+        runtimes={mark("language name"): mark("runtime string")},  # the registry's
+        registries={mark("registry name"): mark("registry path")},
+        floor_impls=[variant],
+        variants={variant: {"impl": "node", "version": mark("release"),
+                            "env": {"X": mark("variant value")}, "flags": [mark("flag")]}},
+        settings=dict(env["settings"], suite=mark("suite")))
+    (run / "env.json").write_text(json.dumps(env))
+    return {"hostname": env["host"]["hostname"], "runtime": mark("runtime"),
+            "variant": variant, "release": mark("release"), "variant value": value}
+
+
+def test_markup_in_the_data_stays_text_in_chromium(chromium, tmp_path):
+    """Markup planted in every text field of a run directory, and in merge's
+    labels, reaches report.html as text: no element, attribute or handler
+    of it is in the page, nothing of it runs, and no CSP error is logged."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    shown = plant_run(one, name="1")
+    plant_run(two, name="2")
+    publish.write_report(one, draw=False)  # the merged one has the plots
+    labels = [planted("label").replace(",", ";") + n for n in "12"]
+    merged = tmp_path / "merged"
+    done = subprocess.run([sys.executable, "-m", "harness", "merge", str(one), str(two),
+                           "--out", str(merged), "--labels", ",".join(labels)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    pages = [one / "report.html", merged / "latest" / "report.html"]
+    for number, path in enumerate(pages):
+        with _page(chromium, tmp_path / f"profile{number}", path.as_uri()) as page:
+            found = page.evaluate("""(() => {
+                const all = [...document.querySelectorAll('*')];
+                return {
+                  handlers: all.flatMap(e => [...e.attributes].filter(a => /^on/i.test(a.name))
+                                               .map(a => e.tagName + ' ' + a.name)),
+                  scripts: document.scripts.length,
+                  styles: document.querySelectorAll('style').length,
+                  foreign: all.filter(e => ['IFRAME', 'SVG', 'OBJECT', 'EMBED', 'FORM', 'BASE',
+                                            'LINK'].includes(e.tagName.toUpperCase()))
+                              .map(e => e.tagName),
+                  images: [...document.images].filter(i => !(i.classList.contains('plot')
+                              && i.src.startsWith('data:image/png'))).map(i => i.outerHTML),
+                  details: [...document.querySelectorAll('details')]
+                              .filter(d => !d.id.startsWith('cfg-')).map(d => d.outerHTML),
+                  tables: [...document.querySelectorAll('table')]
+                              .filter(t => !t.id.startsWith('table-')).length,
+                  links: [...document.querySelectorAll('a')].map(a => a.getAttribute('href'))
+                              .filter(h => !h.startsWith('#')),
+                  pwned: window.pwned === undefined ? null : window.pwned,
+                  text: document.body.textContent,
+                  csp: document.querySelector('meta[http-equiv="Content-Security-Policy"]')
+                          ?.getAttribute('content') ?? null,
+                };
+            })()""")
+            text, csp = found.pop("text"), found.pop("csp")
+            assert found == {"handlers": [], "scripts": 1, "styles": 1, "foreign": [],
+                             "images": [], "details": [], "tables": 0, "links": [],
+                             "pwned": None}, path
+            assert csp, "report.html has no Content-Security-Policy"
+            # the planted text is shown as it is, markup and all
+            wanted = [planted("label")] if number else [
+                shown["hostname"], shown["runtime"], shown["variant"],
+                planted("toolchain"), planted("GOGC")]
+            for value in wanted:
+                assert value.replace(",", ";") in text, value[:40]
+            assert _errors(page.events) == []
+
+
+def test_the_csp_forbids_inline_script_and_fetches(chromium, page_file, tmp_path):
+    """Should markup reach report.html after all, its Content-Security-Policy
+    keeps it inert: no inline script or handler runs and nothing is fetched,
+    while the page's own script still sorts its tables."""
+    asked: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            self.send_error(404)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        tampered = tmp_path / "report.html"
+        tampered.write_text(page_file.read_text(encoding="utf-8").replace(
+            "<body>", f'<body><script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
+                      f'<img src="{url}/img"><link rel=stylesheet href="{url}/css">', 1),
+            encoding="utf-8")
+        try:
+            with _page(chromium, tmp_path / "profile", tampered.as_uri()) as page:
+                assert page.evaluate("window.pwned === undefined")
+                th = "document.getElementById('table-chain').tHead.rows[0].cells[0]"
+                page.evaluate(f"{th}.click()")
+                assert page.evaluate(f"{th}.getAttribute('aria-sort')") == "ascending"
+                blocked = [e for e in _errors(page.events) if "Content Security Policy" in e]
+                assert blocked, "no CSP violation reported for the planted script"
+        finally:
+            server.shutdown()
+    assert asked == [], "the page fetched from the network"
 
 
 if __name__ == "__main__":  # install ahead of the tests: python harness/tests/test_report_html.py
