@@ -26,6 +26,7 @@ from typing import Callable, Iterator
 import pytest
 
 from harness import cli
+from harness.rundir import FORMAT_VERSION, RunDir
 from harness.settings import LIMITS, MAX_REPEAT, PROGRAM_MAX
 
 from .conftest import FAKES, ROOT, harness
@@ -400,14 +401,16 @@ INT_OPTIONS = {"--n": ["0"], "--buffer": [], "--iterations": ["0"], "--duration-
                "--requests": ["0"], "--delay-ms": ["0", str(2**30)], "--threads": ["0", "32768"],
                "--cpus": ["0", "4096"]}
 OTHER_OPTIONS = {
-    "--timeout": ["", "-1", "0", "abc", "inf", "-inf", "nan", "1e400"],
-    "--sample-interval-ms": ["", "-1", "0", "abc", "inf", "nan"],
+    # a timeout from 1 ms to 30 days, a sample from 1 ms to a minute, a
+    # limit from 16M to 8388607T (settings.TIMEOUT_S, SAMPLE_INTERVAL_MS, MAX_RSS)
+    "--timeout": ["", "-1", "0", "abc", "inf", "-inf", "nan", "1e400", "1e-300", "1e300"],
+    "--sample-interval-ms": ["", "-1", "0", "abc", "inf", "nan", "1e-9", "1e300"],
     "--until-ci": ["", "0", "-5%", "abc", "inf", "nan"],
-    "--max-rss": ["abc", "0", "-1G", "1X"],
-    "--workload": ["", ",", "nope", "chain,nope"],
-    "--impl": ["", ",", "nope"],
+    "--max-rss": ["abc", "0", "-1G", "1X", "", "1", "15M", "99999999999999999999T", "9" * 400],
+    "--workload": ["", ",", "nope", "chain,nope", "ch\x1bain"],
+    "--impl": ["", ",", "nope", "fake-good\x1b[2J", "fake-good\nfake-wrong"],
     "--style": ["", "nope"],
-    "--inherit-env": [",", "1BAD", "A-B"],
+    "--inherit-env": [",", "1BAD", "A-B", "", "A\x1bB"],
     "--suite": ["nope"],
     "--out": ["", " "],
 }
@@ -591,23 +594,191 @@ def _dir_cases() -> list[Case]:
     return cases
 
 
-CASES = _option_cases() + _registry_cases() + _cell_cases() + _env_cases() + _dir_cases()
+# Release and variant names a hostile or careless user may type: a path or a
+# shell command for a release, a release longer than int() reads, a newline
+# or an ESC in a setting (report.md's tables, the terminal), no setting name,
+# an unclosed bracket, an empty release.
+NAMES = ["fake-releases@../../tmp/x", "fake-releases@$(id)", "fake-releases@;rm -rf ~",
+         "fake-releases@" + "1" * 5000, "fake-releases@", "fake-releases@1.0.0@1.1.0",
+         "fake-good[X=a\nb]", "fake-good[X=\x1b[2J]", "fake-good[=1]", "fake-good[X=1",
+         "fake-good[X=\x00]", "fake-good@1.0.0"]
+BISECT = ["--workload", "chain", "--n", "1", "--repeat", "1"]
+
+
+def _versions(tmp: Path) -> Path:
+    """The releases' folder of the property test (VERSIONS_DIR, patched)."""
+    return tmp.parent / "versions"
+
+
+def _name_cases() -> list[Case]:
+    """Release and variant names, in every command that takes one; then
+    bisect's releases and compare's directories."""
+    cases: list[Case] = []
+    for i, name in enumerate(NAMES):
+        commands = {"run --dry-run": [*RUN[:4], name, *RUN[5:], "--dry-run"],
+                    "list --versions": ["list", "--versions", "--impl", name],
+                    "bisect": ["bisect", name, "--good", "1.0.0", "--bad", "1.7.0", *BISECT]}
+        if i % 3 == 0:  # a real run refuses in the same check
+            commands["run run"] = [*RUN[:4], name, *RUN[5:]]
+        for command, argv in commands.items():
+            def make(tmp: Path, argv: list[str] = argv) -> tuple[list[str], list[Path]]:
+                return [*argv, "--out", str(tmp / "out")] if argv[0] != "list" else argv, \
+                    [tmp, _versions(tmp)]
+            cases.append((f"{command} {name[:40]!r}", make))
+    cases.append(("list --versions of a release not listed", lambda tmp: (
+        ["list", "--versions", "--impl", "fake-releases@0.0.0"], [tmp, _versions(tmp)])))
+    for good, bad in (("1.0.0", "1.0.0"), ("1.0.0", "1.0"), ("", "1.7.0"), ("1.0.0", "../x"),
+                      ("1.0.0", "9" * 5000)):
+        cases.append((f"bisect --good {good!r} --bad {bad[:20]!r}", lambda tmp, g=good, b=bad: (
+            ["bisect", "fake-releases", "--good", g, "--bad", b, *BISECT,
+             "--out", str(tmp / "out")], [tmp, _versions(tmp)])))
+    cases.append(("bisect of an implementation without releases", lambda tmp: (
+        ["bisect", "fake-good", "--good", "1.0.0", "--bad", "1.7.0", *BISECT,
+         "--out", str(tmp / "out")], [tmp, _versions(tmp)])))
+    cases.append(("compare RUN RUN", lambda tmp: (
+        ["compare", str(run_dir(tmp)), str(tmp / "run")], [tmp])))
+    cases.append(("compare RUN RUN/.", lambda tmp: (
+        ["compare", str(run_dir(tmp)), str(tmp / "run" / ".")], [tmp])))
+    cases.append(("compare RUN and a symlink to RUN", lambda tmp: (
+        ["compare", str(run_dir(tmp)), str(_link(tmp / "link", "run"))], [tmp])))
+    cases.append(("compare --baseline unknown", lambda tmp: (
+        ["compare", str(run_dir(tmp)), "--baseline", "nope"], [tmp])))
+    cases.append(("compare --baseline ''", lambda tmp: (
+        ["compare", str(run_dir(tmp)), "--baseline", ""], [tmp])))
+    return cases
+
+
+def _link(path: Path, target: str) -> Path:
+    path.symlink_to(target)
+    return path
+
+
+# Names an impls.toml may give its language or an implementation, which
+# every file and page of a run then shows: markup, control characters, a
+# path, a space, a spreadsheet formula.
+REGISTRY_NAMES = ["<b>x</b>", "<details open ontoggle=alert(1)>", "a\x1b[2Jb", "a\nb",
+                  "a\rb", "a\x00b", "a/b", "../x", "my impl", "=cmd|' /C calc'!A0", "@SUM(1)"]
+
+
+def _registry_file(tmp: Path, language: str, impl: str) -> Path:
+    path = tmp / "impls.toml"
+    # a JSON string is a TOML basic string: the control characters as escapes
+    path.write_text(f'[language]\nname = {json.dumps(language)}\ndetect = ["true"]\n'
+                    f'build = ["true"]\ntest = ["true"]\n[[impl]]\nid = {json.dumps(impl)}\n'
+                    f'run = ["true"]\nworkloads = ["chain"]\n')
+    return path
+
+
+def _registry_name_cases() -> list[Case]:
+    cases: list[Case] = []
+    for i, name in enumerate(REGISTRY_NAMES):
+        for where in ("language", "impl"):
+            commands = {"list": ["list"], "run --dry-run": [*RUN, "--dry-run"]}
+            if i % 3 == 0:
+                commands["run run"] = RUN
+            for command, argv in commands.items():
+                def make(tmp: Path, name: str = name, where: str = where,
+                         argv: list[str] = argv) -> tuple[list[str], list[Path]]:
+                    language, impl = (name, "mine") if where == "language" else ("mine", name)
+                    path = _registry_file(tmp, language, impl)
+                    if argv[0] == "run":  # run the registry's own implementation
+                        argv = [*argv[:4], impl, *argv[5:], "--out", str(tmp / "out")]
+                    return [*argv, "--registry", str(path)], [tmp]
+                cases.append((f"{command} --registry with {where} {name!r}", make))
+    return cases
+
+
+def in_current_format(run: Path) -> Path:
+    """run's rows and env.json as this harness writes them (its format),
+    without samples.csv."""
+    rows = RunDir(run).runs().rows
+    fresh = RunDir.create_new(run.parent / ".fresh")
+    for row in rows:
+        fresh.append_run(dict(row))
+    env = json.loads((run / "env.json").read_text()) | {"format_version": FORMAT_VERSION}
+    (run / "env.json").write_text(json.dumps(env))
+    shutil.copy(fresh.path / "runs.csv", run / "runs.csv")
+    (run / "samples.csv").unlink()
+    shutil.rmtree(run.parent / ".fresh")
+    return run
+
+
+# Cells of runs.csv the harness never writes so: a spreadsheet formula (an
+# id can hold none; a program's output and stderr are written quoted, in
+# the current format, and the readers unquote them), a control character
+# or a NUL byte in an id; an unknown workload, an empty n.
+FORMULAS = ["=cmd|' /C calc'!A0", "+1+1", "-1+cmd", "@SUM(A1)"]
+STRAY_CELLS = {"impl": FORMULAS + ["a\x1b[2Jb", "a\x00b", "a\nb"],
+               "output": FORMULAS[:1], "stderr_tail": FORMULAS[:1],
+               "workload": ["nope"], "n": [""]}
+
+
+def _stray_cell_cases() -> list[Case]:
+    cases: list[Case] = []
+    readers = ("report", "plot", "compare", "merge", "resume")
+    for column, bad in STRAY_CELLS.items():
+        for i, value in enumerate(bad):
+            for command in readers if i == 0 else ("report", readers[2 + i % 3]):
+                def make(tmp: Path, column: str = column, value: str = value,
+                         command: str = command) -> tuple[list[str], list[Path]]:
+                    current = column in ("output", "stderr_tail")
+                    if command == "resume":
+                        out, run = latest_of(tmp)
+                        run = in_current_format(run) if current else run
+                        set_cell(run / "runs.csv", column, value)
+                        return [*RESUME, "--out", str(out)], [tmp]
+                    run = in_current_format(run_dir(tmp)) if current else run_dir(tmp)
+                    set_cell(run / "runs.csv", column, value)
+                    return commands(run, tmp)[command], [tmp]
+                cases.append((f"runs.csv {column}={value!r} {command}", make))
+    for value in ("yesterday", "2024-13-45T00:00:00"):
+        for command in ("report", "merge"):
+            def make_d(tmp: Path, value: str = value, command: str = command
+                       ) -> tuple[list[str], list[Path]]:
+                run = run_dir(tmp)
+                set_env(run, "started_at", value)
+                return commands(run, tmp)[command], [tmp]
+            cases.append((f"env.json started_at={value!r} {command}", make_d))
+    return cases
+
+
+CASES = (_option_cases() + _registry_cases() + _cell_cases() + _env_cases() + _dir_cases()
+         + _name_cases() + _registry_name_cases() + _stray_cell_cases())
 
 
 def test_the_property_covers_every_class() -> None:
     assert len(CASES) >= 200, len(CASES)
     assert len({name for name, _ in CASES}) == len(CASES)  # each case its own name
     for command in ("run --dry-run", "run run", "list", "build", "test", "report", "plot",
-                    "compare", "merge", "resume"):
+                    "compare", "merge", "resume", "bisect", "list --versions"):
         assert any(command in name for name, _ in CASES), command
+    names = [name for name, _ in CASES]
+    for what in ("--timeout '1e-300'", "--timeout '1e300'", "--max-rss '1'",
+                 "--max-rss '99999999999999999999T'", "--sample-interval-ms '1e-9'",
+                 "--inherit-env ''", "'fake-releases@../../tmp/x'", "'fake-releases@$(id)'",
+                 r"'fake-good[X=\x1b[2J]'", "'fake-good[=1]'", "bisect --good '1.0.0' --bad '1.0.0'",
+                 "compare RUN RUN", "with impl 'my impl'", "with language 'a/b'",
+                 "with language '<b>x</b>'", r"with impl 'a\x1b[2Jb'",
+                 "runs.csv impl=\"=cmd|' /C calc'!A0\"", "runs.csv output=\"=cmd",
+                 "runs.csv stderr_tail=\"=cmd", r"runs.csv impl='a\x00b' resume"):
+        assert any(what in name for name in names), what
 
 
 def test_every_subcommand_refuses_hostile_input_in_one_line_writing_nothing(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], nothing_runs: None) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], nothing_runs: None,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """For each generated case: exit 2, one stderr line starting
     "harness: error:", no traceback, and no file of the case's folders
     created, changed or removed."""
     importlib.import_module("harness.plots")  # matplotlib's import, once, before the cases
+    from harness import registry, versions
+    # releases are listed (the fake's list command) and kept under tmp_path,
+    # where each case's snapshot sees them
+    monkeypatch.setattr(registry, "VERSIONS_DIR", tmp_path / "versions")
+    monkeypatch.setattr(versions, "INDEX_DIR", tmp_path / "versions" / "index")
+    # the release list cached first, as after any listing: a refused name
+    # leaves even the day's cache as it was
+    assert call(capsys, ["list", "--versions", "--impl", "fake-releases"])[0] == 0
     failures = []
     for i, (name, make) in enumerate(CASES):
         tmp = tmp_path / str(i)
