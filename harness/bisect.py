@@ -1,9 +1,11 @@
 """`harness bisect IMPL --good V1 --bad V2`: the first release between two
 releases where a measured figure changed. The releases come from the
-registry ([impl.versions]); each step runs a release through the normal
-`run` pipeline into one run directory (the first step creates it, later
-steps --resume it), so every measured row stays readable by report and
-compare. A step's verdict is a confidence interval, never a single run:
+registry ([impl.versions]); each step runs releases through the normal
+`run` pipeline into the bisect's own run directory (made at the start in a
+bisect folder of OUT, held until the end, each step resuming it; `bisect
+--resume RUN` continues an interrupted one), so every measured row stays
+readable by report and compare. A step's verdict is a confidence
+interval, never a single run:
 
 - good and bad are measured first; their ratio's 95% interval must exclude
   1, else there is nothing to bisect;
@@ -18,21 +20,36 @@ compare. A step's verdict is a confidence interval, never a single run:
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import shlex
+import shutil
 import statistics
+import sys
 from dataclasses import dataclass
+from datetime import datetime
+from itertools import count
 from pathlib import Path
 from typing import Any, Callable
 
-from . import UsageError
+from . import UsageError, relative
 from .analysis import analyse, headline
+from .envinfo import host
+from .interrupts import Interrupted, interruptible
 from .metrics import METRICS, fmt_metric
+from .plan import plan
 from .registry import resolve
-from .rundir import latest
+from .rundir import RunDir, RunDirError, check_out, latest, new_env, open_run_dir, point_latest
 from .session import run_suite, write_report
-from .settings import settings_from
+from .settings import MAX_REPEAT, settings_from
 from .stats import Interval, ratio_interval, runs_needed
+from .variants import is_release, parse
 from .versions import between
+
+# A bisect's own folder in OUT: its one run directory, the `latest` link
+# through which each step's run resumes it (so no other run in OUT can
+# redirect a step), and the lock held from the first step to the report.
+FOLDER = "bisect-"
 
 
 @dataclass(frozen=True)
@@ -187,13 +204,15 @@ class Bisection:
                      tuple(self.measured), tuple(self.unsettled))
 
 
-def report_lines(found: Found, base: str, values: Callable[[str], tuple[float, ...]]) -> list[str]:
-    """The result in words, then each measured release's median."""
+def report_lines(found: Found, label: Callable[[str], str],
+                 values: Callable[[str], tuple[float, ...]]) -> list[str]:
+    """The result in words, then each measured release's median; label(release)
+    is the configuration's name on that release."""
     name = METRICS[found.figure].heading
     good, bad = found.releases[0], found.releases[-1]
     lines = []
     if found.first_bad:
-        lines.append(f"first release where {name} changed: {base}@{found.first_bad} "
+        lines.append(f"first release where {name} changed: {label(found.first_bad)} "
                      f"({found.last_good} → {found.first_bad}: {interval_text(found.change)}; "
                      f"{good} → {bad}: {interval_text(found.overall)})")
         if found.unsettled:
@@ -205,65 +224,150 @@ def report_lines(found: Found, base: str, values: Callable[[str], tuple[float, .
     for release in sorted(found.measured, key=found.releases.index):
         vals = values(release)
         median = fmt_metric(found.figure, statistics.median(vals)) if vals else "no ok run"
-        lines.append(f"  {base}@{release}: {name} {median} ({len(vals)} ok runs)")
+        lines.append(f"  {label(release)}: {name} {median} ({len(vals)} ok runs)")
     return lines
 
 
-def run_bisect(base: str, good: str, bad: str, opts: dict[str, Any], out: Path,
-               ram_bytes: int, figure: str | None = None, max_repeat: int = 10) -> int:
+def _start(out: Path) -> tuple[RunDir, RunDir, list[Path]]:
+    """A new bisect folder in OUT (created atomically, a taken name gets a
+    suffix), held, with its run directory; also the folders this made."""
+    check_out(out)
+    made = [p for p in (out, *out.parents) if not (p.exists() or p.is_symlink())]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        for suffix in count(1):
+            path = out / (f"{FOLDER}{stamp}" + (f"-{suffix}" if suffix > 1 else ""))
+            try:
+                path.mkdir()
+                break
+            except FileExistsError:
+                continue
+        folder = RunDir(path)
+        folder.lock()
+        run = RunDir.create_new(path, lambda run_id: new_env(run_id, host()))
+        point_latest(path, run)
+    except OSError as exc:
+        raise UsageError(f"--out: cannot write {exc.filename or out}: {exc.strerror}") from None
+    return folder, run, made
+
+
+def _continue(text: Path) -> tuple[RunDir, RunDir]:
+    """An earlier bisect's run directory (--resume), held: refused when it
+    is not one, or another bisect holds it."""
+    run = open_run_dir(text)
+    holder = latest(run.path.parent)
+    if not run.path.parent.name.startswith(FOLDER) or holder is None or holder.path != run.path:
+        raise UsageError(f"bisect --resume: {text} is not a bisect's run directory (the one its "
+                         f"first line names, {FOLDER}.../RUN)")
+    folder = RunDir(run.path.parent)
+    folder.lock()
+    return folder, run
+
+
+def _has_rows(run: RunDir) -> bool:
+    try:
+        return bool(run.runs().rows)
+    except RunDirError:
+        return True  # not ours to judge: kept
+
+
+def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
+               ram_bytes: int, figure: str | None = None, max_repeat: int = 10,
+               resume: Path | None = None) -> int:
     """The `bisect` command: 0 when a release is found with every step
     settled, 1 otherwise (no change, a release with no ok run, or a step
-    decided by its estimate), the rows in one run directory under out."""
-    impls = resolve([base], opts.get("registry") or ())
+    decided by its estimate), the rows in its own run directory (new in a
+    bisect folder of out, or resume's). opts: the measuring options.
+    Every refusal comes before anything is written."""
+    if parse(name).version:
+        raise UsageError(f"bisect: {name!r} names a release: give the implementation, and the "
+                         f"releases with --good and --bad")
+    for option, release in (("--good", good), ("--bad", bad)):
+        if not is_release(release):
+            raise UsageError(f"bisect: {option} {release[:40]!r} is not a release")
+    if good == bad:
+        raise UsageError(f"bisect: --good and --bad are both {good}: give two releases")
+    impls = resolve([name], opts.get("registry") or ())
     if len(impls) != 1:
-        raise UsageError(f"bisect: {base!r} names {len(impls)} implementations: name one")
+        raise UsageError(f"bisect: {name!r} names {len(impls)} implementations: name one")
     impl = impls[0]
-    s = settings_from(opts | {"impl": base}, ram_bytes)
-    workloads = {w for p in s.parts for w in p.workloads}
-    if len(workloads) != 1 or len({n for p in s.parts for n in p.ns}) > 1 or \
-            len({b for p in s.parts for b in p.buffers}) > 1:
-        raise UsageError("bisect: give one --workload, one --n and at most one --buffer")
-    workload = workloads.pop()
+    config = parse(impl.id)  # the one spelling: registry, rows and this search agree
+
+    def label(release: str) -> str:
+        return config.at(release).label
+
+    s = settings_from(opts | {"impl": label(good)}, ram_bytes)
+    keys = {p.key for p in plan(resolve([label(good)], s.registries), s)}
+    if len(keys) != 1:
+        raise UsageError(f"bisect: {label(good)} runs {len(keys)} configurations of these options: "
+                         f"give one --workload it runs, one --n and one value of each of its "
+                         f"settings (--buffer, ...)")
+    (template,) = keys
+    workload = template.workload
     figure = figure or headline(workload)[0]
+
     def fills(m: str) -> bool:
         return METRICS[m].compared and (METRICS[m].common or workload in (METRICS[m].workloads or ()))
 
     if figure not in METRICS or not fills(figure):
         fits = ", ".join(m for m in METRICS if fills(m))
         raise UsageError(f"bisect: --figure {figure!r} is not a figure of {workload} ({fits})")
+    repeat = max(s.repeat, runs_needed()[1])
+    if not repeat <= max_repeat <= MAX_REPEAT:
+        raise UsageError(f"bisect: --max-repeat must be from {repeat} to {MAX_REPEAT}")
     releases = between(impl, good, bad)
     if releases[0] != good:
         releases.reverse()  # from good to bad, whichever is newer
-    repeat = max(s.repeat, runs_needed()[1])
-    if max_repeat < repeat:
-        raise UsageError(f"bisect: --max-repeat must be at least {repeat}")
-    state = {"started": False}
+
+    made: list[Path] = []
+    if resume is None:
+        folder, run, made = _start(out)
+        print(f"bisect: recording into {relative(run.path)}")
+    else:
+        folder, run = _continue(resume)
+        print(f"bisect: continuing {relative(run.path)}")
     figures: dict[str, tuple[float, ...]] = {}  # each release's, read back after each step
 
     def measure(todo: list[str], runs: int) -> None:
-        step = settings_from(opts | {"impl": ",".join(f"{base}@{r}" for r in todo),
-                                     "repeat": runs}, ram_bytes)
-        code = run_suite(step, out, resume=state["started"], report=False)
-        state["started"] = True
-        if code >= 128:  # interrupted: every row so far is kept (run says where)
+        step = settings_from(opts | {"impl": ",".join(label(r) for r in todo), "repeat": runs},
+                             ram_bytes)
+        # run_suite resumes folder's latest, which only this bisect points
+        code = run_suite(step, folder.path, resume=True, report=False)
+        if code >= 128:  # interrupted: run_suite kept every row
             raise Stopped(code)
-        run = latest(out)
+        groups = {g.key: g for g in analyse(run).groups}
         figures.clear()
-        figures.update({g.impl: g.values(figure) for g in (analyse(run).groups if run else [])
-                        if g.workload == workload})
+        for release in releases:
+            group = groups.get(dataclasses.replace(template, impl=label(release)))
+            if group is not None:
+                figures[release] = group.values(figure)
 
     def values(release: str) -> tuple[float, ...]:
-        return figures.get(f"{impl.id}@{release}", ())
+        return figures.get(release, ())
 
+    where = relative(run.path)
     try:
-        found = Bisection(releases, figure, repeat, max_repeat, measure, values).search()
-    except Stopped as stop:
-        return stop.code
-    for line in report_lines(found, impl.id, values):
-        print(line)
-    run = latest(out)
-    if run is not None:
-        write_report(run.path)  # every step's rows: the sweep plot among the report's
-        print(f"rows: {run.runs_path}; compare any two releases with "
-              f"python -m harness compare {run.path} --baseline {impl.id}@{releases[0]}")
+        with interruptible():
+            found = Bisection(releases, figure, repeat, max_repeat, measure, values).search()
+            for line in report_lines(found, label, values):
+                print(line)
+            write_report(run.path)  # every step's rows: the sweep plot among the report's
+    except (Stopped, Interrupted) as stop:
+        code = stop.code if isinstance(stop, Stopped) else 128 + stop.signum
+        print(f"bisect: stopped; every row so far is in {where}: continue with the same bisect "
+              f"command and --resume {where}", file=sys.stderr)
+        return code
+    except (UsageError, RunDirError):
+        # refused by the first step's checks: nothing of this bisect is left
+        if resume is None and not _has_rows(run):
+            shutil.rmtree(folder.path, ignore_errors=True)
+            for path in made:
+                try:
+                    path.rmdir()
+                except OSError:
+                    pass
+        raise
+    print(f"rows: {relative(run.runs_path)}; compare any two releases with "
+          f"python -m harness compare {where} --baseline {shlex.quote(label(releases[0]))}")
     return 0 if found.settled else 1

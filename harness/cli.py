@@ -119,16 +119,23 @@ def build_parser() -> Parser:
     bis.add_argument("--max-repeat", type=int, default=10, metavar="M",
                      help="the most runs of one release before a step is called not settled "
                           "(default 10)")
+    bis.add_argument("--resume", default=None, metavar="RUN_DIR",
+                     help="continue an interrupted bisect in its run directory (the one its first "
+                          "line names), with the same arguments: its rows are kept")
     add_measure_options(bis)
 
     lst = sub.add_parser("list", help="implementations, workloads and toolchains")
+    lst.add_argument("names", nargs="?", default=None, metavar="IMPL",
+                     help="the implementations, as --impl names them (e.g. list --versions go)")
+    lst.add_argument("--impl", default=None, help="the same as IMPL (default: all)")
     lst.add_argument("--versions", action="store_true",
-                     help="the releases that IMPL@VERSION can name for --impl's implementations "
-                          "(from the registry, cached for a day), newest first")
+                     help="the releases that IMPL@VERSION can name for IMPL's implementations "
+                          "(from the registry, cached for a day), newest first; for IMPL@VERSION, "
+                          "whether the registry lists that release")
     bld = sub.add_parser("build", help="set up and build implementations")
     tst = sub.add_parser("test", help="run each language's own unit tests (after building)")
     for p in (run, lst, bld, tst, bis):
-        if p not in (run, bis):
+        if p in (bld, tst):
             p.add_argument("--impl", default="all")
         p.add_argument("--registry", action="append", default=[], metavar="FILE",
                        help="also the implementations of this impls.toml, kept outside the "
@@ -185,17 +192,24 @@ def cmd_run(args: argparse.Namespace) -> int:
                      report=not args.no_report)
 
 
+# bisect's own options; the others are run's measuring options, for each step
+BISECT_OWN = ("command", "impl", "good", "bad", "figure", "max_repeat", "resume")
+
+
 def cmd_bisect(args: argparse.Namespace) -> int:
     from .bisect import run_bisect
-    opts = vars(args) | {"registry": args.registry}
+    opts = {k: v for k, v in vars(args).items() if k not in BISECT_OWN}
     return run_bisect(args.impl, args.good, args.bad, opts, Path(args.out), ram_bytes(),
-                      args.figure, args.max_repeat)
+                      args.figure, args.max_repeat,
+                      Path(args.resume) if args.resume is not None else None)
 
 
 def list_versions(impls: list[Impl]) -> int:
-    """list --versions: each implementation's releases, newest first."""
-    from .variants import stable
-    from .versions import Unreachable, available, where
+    """list --versions: each implementation's releases, newest first; for
+    IMPL@VERSION, whether its registry lists that release."""
+    from .variants import parse, stable
+    from .versions import Unreachable, available, check, where
+    check(impls)  # a release the registry does not list: one line, before any output
     for impl in impls:
         if impl.versions is None:
             print(f"{impl.id}: no other releases (its impls.toml has no [impl.versions])")
@@ -206,15 +220,21 @@ def list_versions(impls: list[Impl]) -> int:
             print(f"{impl.id}: cannot list its releases: {exc}")
             continue
         releases = [v for v in found if stable(v)]
+        if impl.release:
+            print(f"{impl.id}: a release of {where(impl)} (newest: {releases[0] if releases else '-'})")
+            continue
         stock = f"; the stock build: {impl.versions.stock}" if impl.versions.stock else ""
         print(f"{impl.id}: {len(releases)} releases of {where(impl)} (newest first{stock}; "
-              f"run one as {impl.id}@VERSION)")
+              f"run one as {parse(impl.id).at('VERSION').label})")
         print("  " + " ".join(releases))
     return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    impls = _impls(args)
+    if args.names is not None and args.impl is not None:
+        raise UsageError("list: name the implementations once, as IMPL or with --impl")
+    names = args.names if args.names is not None else args.impl
+    impls = resolve(impl_list(names if names is not None else "all"), args.registry)
     if args.versions:
         return list_versions(impls)
     names = list(WORKLOADS)

@@ -8,7 +8,9 @@ of releases, for the lists, bisect and the sweep plot."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from . import UsageError
@@ -20,6 +22,9 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # (1.5.0, 22.12.0, 1.26.8, 1.0.0-rc.1, go1.26.8), never a path.
 VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]*")
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+# A release names a folder of .versions/ (at most 255 bytes) and is printed
+# in every row: a registry's longer entry is not one.
+MAX_RELEASE = 100
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,10 @@ class Spec:
         return (self.base + (f"@{self.version}" if self.version else "")
                 + (f"[{self.settings}]" if self.settings else ""))
 
+    def at(self, version: str) -> Spec:
+        """The same configuration on another release (bisect's steps)."""
+        return dataclasses.replace(self, version=version)
+
     @property
     def plain(self) -> bool:
         """No release and no settings: the implementation itself."""
@@ -53,6 +62,11 @@ def parse(text: str) -> Spec:
     or a runtime flag starting with "-" (or "+", Erlang's); settings are
     separated by ";".
     Bad input raises UsageError naming the part that is wrong."""
+    # A label is printed in every table and on the terminal: a newline would
+    # break report.md's rows, an ESC could drive the terminal.
+    if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in text.strip()):
+        raise UsageError(f"{text!r}: a control character (newline, ESC, ...) is not allowed "
+                         f"in an implementation's name or settings")
     rest, settings = text.strip(), None
     if "[" in rest or "]" in rest:
         m = re.fullmatch(r"([^\[\]]*)\[([^\[\]]*)\]([^\[\]]*)", rest)
@@ -66,6 +80,8 @@ def parse(text: str) -> Spec:
     base, _, version = rest.partition("@")
     if not ID.fullmatch(base):
         raise UsageError(f"{text!r}: {base!r} is not an implementation id")
+    if len(version) > MAX_RELEASE:
+        raise UsageError(f"{base}@{version[:20]}...: a release is at most {MAX_RELEASE} characters")
     if "@" in rest and not VERSION.fullmatch(version):
         raise UsageError(f"{text!r}: {version!r} is not a release (e.g. rust-tokio@1.5.0)")
     env: list[tuple[str, str]] = []
@@ -111,6 +127,11 @@ def split_names(text: str) -> list[str]:
     return [n for n in names if n]
 
 
+def is_release(text: str) -> bool:
+    """A name that can be a release: VERSION's characters, at most MAX_RELEASE."""
+    return len(text) <= MAX_RELEASE and VERSION.fullmatch(text) is not None
+
+
 def base_of(label: str) -> str:
     """The implementation id of a row's label: 'go' for 'go[GOGC=off]'."""
     return re.split(r"[@\[]", label, maxsplit=1)[0]
@@ -120,12 +141,13 @@ def release_key(version: str) -> tuple:
     """An order for the registries' several version schemes (semver, PEP
     440, Maven's, Go's): the numbers, then a release after its
     pre-releases. Hand-written: only this order is needed, and no one
-    library parses all four schemes."""
+    library parses all four schemes. A number is compared as its digits
+    (by length, then text): int() refuses more than 4,300 digits."""
     m = re.match(r"v?(\d+(?:\.\d+)*)(.*)", version)
     if not m:
         return ((), 0, version)
-    numbers = tuple(int(p) for p in m.group(1).split("."))
-    numbers += (0,) * (4 - len(numbers))
+    digits = [p.lstrip("0") for p in m.group(1).split(".")]
+    numbers = tuple((len(d), d) for d in digits) + ((0, ""),) * (4 - len(digits))
     return (numbers, 1 if stable(version) else 0, m.group(2))
 
 

@@ -18,7 +18,7 @@ from xml.etree import ElementTree
 from . import UsageError
 from .children import run_contained
 from .registry import VERSIONS_DIR, Impl
-from .variants import release_key, stable
+from .variants import is_release, release_key, stable
 
 INDEX_DIR = VERSIONS_DIR / "index"
 FRESH_S = 24 * 3600
@@ -121,7 +121,7 @@ def available(impl: Impl, refresh: bool = False) -> list[str]:
             proc = run_contained(impl.language.expand(versions.list), impl.language.dir,
                                  timeout_s=TIMEOUT_S)
             if proc.returncode != 0:
-                raise OSError(proc.stderr.strip().splitlines()[-1:] or f"exit {proc.returncode}")
+                raise OSError((proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1])
             found = proc.stdout.split()
         else:
             found = _fetch(versions.source)
@@ -129,7 +129,8 @@ def available(impl: Impl, refresh: bool = False) -> list[str]:
         if cached is not None:
             return cached
         raise Unreachable(f"{where(impl)}: {exc}") from None
-    found = sorted(set(found), key=release_key, reverse=True)
+    # An entry no --impl could name (a path, 5,000 digits) is the registry's noise.
+    found = sorted({v for v in found if is_release(v)}, key=release_key, reverse=True)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"fetched_at": time.time(), "versions": found}))
@@ -185,8 +186,13 @@ def check(impls: list[Impl]) -> list[str]:
 
 def between(impl: Impl, good: str, bad: str) -> list[str]:
     """The releases from good to bad, both included, oldest first: those
-    `bisect` searches (pre-releases left out, unless good or bad is one)."""
-    known = available(impl)
+    `bisect` searches (pre-releases left out, unless good or bad is one).
+    Without a list there is nothing to search: a UsageError, before anything
+    is measured."""
+    try:
+        known = available(impl)
+    except Unreachable as exc:
+        raise UsageError(f"bisect: cannot list the releases to search: {exc}") from None
     for v in (good, bad):
         if v not in known:
             raise UsageError(f"{impl.base}: no release {v} of {where(impl)}")
