@@ -9,8 +9,10 @@ executor) to check the pipeline without starting a process.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
+import shutil
 import signal
 import statistics
 import tempfile
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .builder import Readiness
+from .envinfo import mask_value, scrub, secrets_in
 from .formatting import fmt_bytes
 from .launcher import STDOUT_CAP_BYTES, Outcome, Sample, run_process
 from .loadtest import measure_server
@@ -52,15 +55,28 @@ def make_row(run_id: str, p: Planned, status: str, **fields: Any) -> dict[str, A
         "buffer": p.key.buffer, **dict(p.key.params), "rep": p.rep, "status": status,
         "expected": p.workload.expected(p.key.n) if p.workload.expected else None,
         "iterations": p.iterations, "warmup_ms": p.warmup_ms, "started_at": utc_now(),
-        "command": shlex.join(p.argv()),
+        "command": shlex.join(mask_value(arg) for arg in p.argv()),
     }
     row.update(fields)
     return row
 
 
+# The row's cells that hold what a program (or its build) printed: each
+# secret the harness handed it is masked there (envinfo.secrets_in).
+PRINTED = ("error", "stderr_tail", "output")
+
+
+def masked_output(row: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
+    for name in PRINTED:
+        if isinstance(row.get(name), str):
+            row[name] = scrub(row[name], secrets)
+    return row
+
+
 def unready_row(run_id: str, p: Planned, ready: Readiness) -> Executed:
     """The row of a run that could not start (skipped, build-failed)."""
-    return Executed(make_row(run_id, p, ready.status, error=ready.reason))
+    return Executed(masked_output(make_row(run_id, p, ready.status, error=ready.reason),
+                                  secrets_in(p.impl.env, p.argv())))
 
 
 def iteration_fields(iter_ns: list[int], warmup_ns: list[int]) -> dict[str, Any]:
@@ -119,6 +135,35 @@ def fresh_caches(folder: str) -> dict[str, str]:
 
 Measured = tuple[Outcome, str, str, dict[str, Any], dict[str, Any], float | None]
 
+# Each run's runtime caches: a folder in TMPDIR named for the harness's pid,
+# removed after the run; one left by a harness that was SIGKILLed is removed
+# by the next one (sweep_caches).
+CACHE_PREFIX = "harness-cache-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        pass
+    return True
+
+
+def sweep_caches() -> None:
+    """Remove the cache folders of harnesses that are gone: ours (same
+    user), named CACHE_PREFIX + a pid no longer running."""
+    tmp = Path(tempfile.gettempdir())
+    for folder in tmp.glob(CACHE_PREFIX + "*"):
+        pid = folder.name[len(CACHE_PREFIX):].partition("-")[0]
+        try:
+            owned = folder.lstat().st_uid == os.getuid() and folder.is_dir()
+        except OSError:
+            continue
+        if owned and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
 
 class ProcessExecutor:
     """Runs each planned program as a real process under the launcher (a
@@ -126,14 +171,16 @@ class ProcessExecutor:
 
     def __init__(self, run_id: str, s: Settings, k6: Path | None = None) -> None:
         self.run_id, self.s, self.k6 = run_id, s, k6
+        sweep_caches()
 
     def run(self, p: Planned) -> Executed:
         started = utc_now()
         probe = LoadProbe.start()
-        with tempfile.TemporaryDirectory(prefix="harness-cache-") as cache:
+        with tempfile.TemporaryDirectory(prefix=f"{CACHE_PREFIX}{os.getpid()}-") as cache:
             env = (program_env(p.impl.env_for(p.request.param("cpus")), self.s.inherit_env)
                    | fresh_caches(cache))
-            out, status, error, data, fields, generator_cpu = self._measure(p, env)
+            secrets = secrets_in(env, p.argv())
+            out, status, error, data, fields, generator_cpu = self._measure(p, env, secrets)
         # The load generator's CPU is the machine's load too, but it is part of
         # the measurement: it is counted as measured (and recorded by loadtest).
         measured_cpu = sum(v or 0.0 for v in (out.cpu_user_s, out.cpu_sys_s,
@@ -147,18 +194,21 @@ class ProcessExecutor:
             capacity=data.get("capacity"), error=error, load_avg_1m=probe.load_avg_1m,
             other_cpu_frac=probe.other_cpu_frac(measured_cpu),
             stderr_tail=out.stderr_tail.strip() if status != "ok" else None, strays=out.strays,
-            output=out.stdout.strip()[:2000], **fields)
-        return Executed(row, list(out.samples))
+            output=scrub(out.stdout.strip(), secrets)[:2000], **fields)  # masked before it is cut
+        return Executed(masked_output(row, secrets), list(out.samples))
 
-    def _measure(self, p: Planned, env: dict[str, str]) -> Measured:
+    def _measure(self, p: Planned, env: dict[str, str], secrets: list[str]) -> Measured:
         """(outcome, status, error, program JSON, the workload's row fields,
-        the load generator's CPU seconds)."""
+        the load generator's CPU seconds). stderr is masked before its last
+        line is cut into the error (a secret cut in two would not be found);
+        stdout after it is validated (a mask must not change the answer)."""
         s, argv, cwd = self.s, p.argv(), str(p.impl.language.dir)
         if p.workload.kind == "server":
             assert self.k6 is not None
             served = measure_server(argv, env, cwd, p.request, self.k6, p.timeout_s,
                                     s.max_rss_bytes, s.sample_interval_s)
             cpu = served.generator_cpu_s
+            served.outcome = _masked_stderr(served.outcome, secrets)
             if served.status is not None:
                 return served.outcome, served.status, served.error, {}, served.fields, cpu
             status, error, _ = classify(p, s, served.outcome)
@@ -167,8 +217,8 @@ class ProcessExecutor:
             if served.error:  # what the load generator saw before the server died or was killed
                 error += f"; k6: {served.error}"
             return served.outcome, status, error, {}, served.fields, cpu
-        out = run_process(argv, env, cwd, p.timeout_s, s.max_rss_bytes, s.sample_interval_s,
-                          p.request.param("cpus"))
+        out = _masked_stderr(run_process(argv, env, cwd, p.timeout_s, s.max_rss_bytes,
+                                         s.sample_interval_s, p.request.param("cpus")), secrets)
         status, error, data = classify(p, s, out)
         fields: dict[str, Any] = {}
         if status == "ok":
@@ -176,3 +226,7 @@ class ProcessExecutor:
             if p.workload.fields is not None:
                 fields.update(p.workload.fields(data))
         return out, status, error, data, fields, None
+
+
+def _masked_stderr(out: Outcome, secrets: list[str]) -> Outcome:
+    return dataclasses.replace(out, stderr_tail=scrub(out.stderr_tail, secrets))

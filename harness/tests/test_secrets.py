@@ -4,8 +4,10 @@ and by name alone for every other."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
+import subprocess
 from pathlib import Path
 
 from harness.envinfo import NOT_RECORDED, RUNTIME_NAMES, RUNTIME_PREFIXES, recorded, redact
@@ -129,7 +131,6 @@ def test_programs_get_an_allow_listed_environment(tmp_path: Path) -> None:
     """A program that prints its environment prints only the allow-list (and
     what --inherit-env names): a shell's secret never reaches runs.csv's
     output; env.json records exactly the names the program got."""
-    import csv
     planted = {"GITHUB_TOKEN": "ghp-planted-1618", "MY_APP_DIR": "/srv/app",
                "NODE_AUTH_TOKEN": "npm-4669", "GOGC": "200"}
     out = tmp_path / "results"
@@ -152,3 +153,112 @@ def test_programs_get_an_allow_listed_environment(tmp_path: Path) -> None:
     assert env["settings"]["inherit_env"] == ["MY_APP_DIR"]
     proc = harness("run", "--dry-run", "--impl", "fake-good", "--inherit-env", "A-B")
     assert proc.returncode == 2 and "not an environment variable name" in proc.stderr
+
+
+# ---- credentials a program is handed: in variant settings, runtime variables,
+# --inherit-env; a program that prints its environment and arguments ----
+
+# Prints the fake's answer with its environment and arguments on stdout, and
+# both on stderr; "crash" then exits 1, so that stderr_tail and error are kept.
+PRINTER = """
+import hashlib, json, os, subprocess, sys
+mode, args = sys.argv[1], sys.argv[2:]
+flags = [a for a in args if a.startswith("-D")]
+args = [a for a in args if a not in flags]
+out = json.loads(subprocess.run([sys.executable, {fake!r}, "--mode", "good", *args],
+                                capture_output=True, text=True, check=True).stdout)
+seen = {{"env": dict(os.environ), "argv": sys.argv}}
+# what the program got, checkable without printing it in the clear
+out.update(seen, got=hashlib.sha256((os.environ.get("GOPROXY", "") + " ".join(flags)).encode()).hexdigest())
+print(json.dumps(seen), file=sys.stderr)
+print("last:", os.environ.get("GOPROXY"), *flags, os.environ.get("MY_API_TOKEN"), file=sys.stderr)
+print(json.dumps(out))
+sys.exit(1 if mode == "crash" else 0)
+"""
+PLANTED = {
+    "UV_INDEX_URL": ("https://ci-user:uvidx-pw-8812@pypi.example.com/simple", "uvidx-pw-8812"),
+    "UV_EXTRA_INDEX_URL": ("https://ci:extra/pw-7741@extra.example.com", "extra/pw-7741"),
+    "JAVA_TOOL_OPTIONS": ("-Xss1m -Djavax.net.ssl.trustStorePassword=jto-pw-6631", "jto-pw-6631"),
+    "JDK_JAVA_OPTIONS": ("-Ddb.password=jdk-pw-5521 -XX:+UseZGC", "jdk-pw-5521"),
+    "MY_API_TOKEN": ("inherited-tok-4411", "inherited-tok-4411"),  # given by --inherit-env
+}
+PROXY = "https://ci:hunter2xyz@proxy.example.com"
+FLAG = "-Dapi.key=apikey-9931"
+VARIANT = f"[GOPROXY={PROXY};{FLAG}]"
+SHOWN = "[GOPROXY=https://<redacted>@proxy.example.com;-Dapi.key=<redacted>]"
+LEAKED = ["hunter2xyz", "apikey-9931"] + [leak for _, leak in PLANTED.values()]
+
+
+def printer_registry(folder: Path) -> Path:
+    from .conftest import FAKES
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "printer.py").write_text(PRINTER.format(fake=str(FAKES / "fake" / "fake.py")))
+    impls = "\n".join(f"""
+[[impl]]
+id = "printer-{mode}"
+run = ["{{python}}", "{{dir}}/printer.py", "{mode}", "{{flags}}"]
+workloads = ["chain"]
+""" for mode in ("ok", "crash"))
+    path = folder / "impls.toml"
+    path.write_text('[language]\nname = "printer"\ndetect = ["{python}", "-c", "print(1)"]\n'
+                    'build = ["{python}", "-c", "pass"]\ntest = ["{python}", "-c", "pass"]\n'
+                    + impls)
+    return path
+
+
+def run_printers(out: Path, registry: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return harness("run", "--repeat", "1", "--impl", f"printer-ok{VARIANT},printer-crash{VARIANT}",
+                   "--workload", "chain", "--n", "5", "--out", str(out), "--registry",
+                   str(registry), "--inherit-env", "MY_API_TOKEN", *extra,
+                   extra_env={k: v for k, (v, _) in PLANTED.items()})
+
+
+def test_credentials_handed_to_a_program_are_in_no_file(tmp_path: Path) -> None:
+    """Variant settings (a URL's password, -Dapi.key=), runtime variables and an
+    --inherit-env variable holding secrets: the program gets each one and
+    prints them all, to stdout and stderr; no file of the run, report and
+    exports included, holds any of them. The label keeps each setting's name."""
+    import hashlib
+    out = tmp_path / "results"
+    registry = printer_registry(tmp_path / "printer")
+    proc = run_printers(out, registry)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the crashing one
+    run = (out / "latest").resolve()
+    assert {"runs.csv", "samples.csv", "env.json", "summary.csv", "results.json",
+            "report.md"} <= {p.name for p in run.iterdir()}
+    for path in (p for p in run.rglob("*") if p.is_file()):
+        data = searched(path)
+        for leak in LEAKED:
+            assert leak.encode() not in data, f"{leak} in {path.relative_to(run)}"
+    with (run / "runs.csv").open(newline="") as f:
+        rows = {r["impl"]: r for r in csv.DictReader(f)}
+    assert set(rows) == {f"printer-ok{SHOWN}", f"printer-crash{SHOWN}"}
+    ok, crashed = rows[f"printer-ok{SHOWN}"], rows[f"printer-crash{SHOWN}"]
+    assert ok["status"] == "ok" and crashed["status"] == "crashed"
+    assert ok["variant"] == SHOWN[1:-1] and "-Dapi.key=<redacted>" in ok["command"]
+    # the program got the values themselves
+    got = json.loads(ok["output"])
+    assert got["got"] == hashlib.sha256((PROXY + FLAG).encode()).hexdigest()
+    assert got["env"]["GOPROXY"] == "https://<redacted>@proxy.example.com"
+    assert got["env"]["MY_API_TOKEN"] == "<redacted>"
+    assert "<redacted>" in crashed["stderr_tail"] and "<redacted>" in crashed["error"]
+    env = json.loads((run / "env.json").read_text())
+    assert env["variants"][f"printer-ok{SHOWN}"]["env"] == {
+        "GOPROXY": "https://<redacted>@proxy.example.com"}
+
+
+def test_resume_and_compare_match_a_masked_variant(tmp_path: Path) -> None:
+    """The plan's key and the stored key are both the masked label: --resume
+    finds the ok row done, compare pairs the configuration across runs."""
+    out = tmp_path / "results"
+    registry = printer_registry(tmp_path / "printer")
+    assert run_printers(out, registry, "--no-report").returncode == 1
+    first = (out / "latest").resolve()
+    proc = run_printers(out, registry, "--no-report", "--resume")
+    assert "1 runs already ok" in proc.stdout, proc.stdout + proc.stderr
+    with (first / "runs.csv").open(newline="") as f:
+        assert [r["status"] for r in csv.DictReader(f)] == ["ok", "crashed"]  # crashed: again
+    assert run_printers(out, registry, "--no-report").returncode == 1
+    proc = harness("compare", str(first), str(out / "latest"))
+    assert proc.returncode in (0, 1), proc.stderr
+    assert f"printer-ok{SHOWN}" in proc.stdout and "nothing in common" not in proc.stdout
