@@ -63,10 +63,20 @@ def test_the_label_puts_the_release_first() -> None:
 @pytest.mark.parametrize("text", [
     "go[]", "go[GOGC]", "go[=1]", "go[1X=2]", "go[A=1;;B=2]", "go[A=1;A=2]", "go[A=1", "go]",
     "go[A=1][B=2]", "go[A=1]x", "go@", "go@../x", "@1.0", "go[API_TOKEN=x]", "go[my_password=x]",
+    "go[X=a\nb]", "go[X=\x1b[2J]", "go[-x\x07]", "go[X=a\u2028b]", "go@" + "1" * 101,
 ])
 def test_bad_names_are_usage_errors(text: str) -> None:
     with pytest.raises(UsageError):
         parse(text)
+
+
+def test_a_control_character_in_a_setting_is_refused_writing_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    for name in ("fake-good[X=a\nb]", "fake-good[X=\x1b[2J]", "fake-good[-x\x07]"):
+        proc = harness("run", "--impl", name, "--workload", "chain", "--n", "5", "--out", str(out))
+        assert proc.returncode == 2 and "control character" in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and "\x1b" not in proc.stderr
+        assert not out.exists()
 
 
 def test_commas_inside_brackets_belong_to_the_setting() -> None:
