@@ -98,8 +98,14 @@ def build_parser() -> Parser:
                      help="after the --repeat minimum, run again, pass after pass, each "
                           "configuration whose headline figure's 95%% interval is unsettled or "
                           "wider than ±PCT of its median (e.g. 5%%), up to --max-repeat runs")
+    run.add_argument("--until-settled", action="store_true",
+                     help="after the --repeat minimum (4 or more lets a ratio reach 95%%), more "
+                          "passes of each configuration in a verdict not yet settled (its "
+                          "standing against its set's leader: behind, level or not settled), "
+                          "up to --max-repeat runs")
     run.add_argument("--max-repeat", type=int, default=None, metavar="M",
-                     help="with --until-ci: the most runs of one configuration (default 10, or "
+                     help="with --until-ci or --until-settled: the most runs of one "
+                          "configuration (default 10, or "
                           "--repeat when higher; at least --repeat)")
     run.add_argument("--resume", action="store_true",
                      help="continue the newest run in OUT: rows already ok are kept, failed "
