@@ -233,6 +233,7 @@ def _start(out: Path) -> tuple[RunDir, RunDir, list[Path]]:
     suffix), held, with its run directory; also the folders this made."""
     check_out(out)
     made = [p for p in (out, *out.parents) if not (p.exists() or p.is_symlink())]
+    path = None
     try:
         out.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -248,8 +249,21 @@ def _start(out: Path) -> tuple[RunDir, RunDir, list[Path]]:
         run = RunDir.create_new(path, lambda run_id: new_env(run_id, host()))
         point_latest(path, run)
     except OSError as exc:
+        _discard(path, made)
         raise UsageError(f"--out: cannot write {exc.filename or out}: {exc.strerror}") from None
     return folder, run, made
+
+
+def _discard(path: Path | None, made: list[Path]) -> None:
+    """A new bisect's folder removed, and the folders made for it: a refusal
+    leaves nothing written."""
+    if path is not None:
+        shutil.rmtree(path, ignore_errors=True)
+    for folder in made:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
 
 
 def _continue(text: Path) -> tuple[RunDir, RunDir]:
@@ -288,19 +302,29 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
             raise UsageError(f"bisect: {option} {release[:40]!r} is not a release")
     if good == bad:
         raise UsageError(f"bisect: --good and --bad are both {good}: give two releases")
-    impls = resolve([name], opts.get("registry") or ())
+    registries = opts.get("registry") or ()
+    impls = resolve([name], registries)
     if len(impls) != 1:
         raise UsageError(f"bisect: {name!r} names {len(impls)} implementations: name one")
     impl = impls[0]
-    config = parse(impl.id)  # the one spelling: registry, rows and this search agree
+    # The configuration on a release, in the one spelling (variants.Spec):
+    # typed on each step's --impl, settings as given (the program gets
+    # them), and shown as the registry labels its rows (a credential masked).
+    spec = dataclasses.replace(parse(name), base=impl.base)
+    labels: dict[str, str] = {}
 
-    def label(release: str) -> str:
-        return config.at(release).label
+    def typed(release: str) -> str:
+        return spec.at(release).label
 
-    s = settings_from(opts | {"impl": label(good)}, ram_bytes)
-    keys = {p.key for p in plan(resolve([label(good)], s.registries), s)}
+    def shown(release: str) -> str:
+        if release not in labels:
+            labels[release] = resolve([typed(release)], registries)[0].id
+        return labels[release]
+
+    s = settings_from(opts | {"impl": typed(good)}, ram_bytes)
+    keys = {p.key for p in plan(resolve([typed(good)], registries), s)}
     if len(keys) != 1:
-        raise UsageError(f"bisect: {label(good)} runs {len(keys)} configurations of these options: "
+        raise UsageError(f"bisect: {shown(good)} runs {len(keys)} configurations of these options: "
                          f"give one --workload it runs, one --n and one value of each of its "
                          f"settings (--buffer, ...)")
     (template,) = keys
@@ -330,7 +354,7 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
     figures: dict[str, tuple[float, ...]] = {}  # each release's, read back after each step
 
     def measure(todo: list[str], runs: int) -> None:
-        step = settings_from(opts | {"impl": ",".join(label(r) for r in todo), "repeat": runs},
+        step = settings_from(opts | {"impl": ",".join(typed(r) for r in todo), "repeat": runs},
                              ram_bytes)
         # run_suite resumes folder's latest, which only this bisect points
         code = run_suite(step, folder.path, resume=True, report=False)
@@ -339,7 +363,7 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
         groups = {g.key: g for g in analyse(run).groups}
         figures.clear()
         for release in releases:
-            group = groups.get(dataclasses.replace(template, impl=label(release)))
+            group = groups.get(dataclasses.replace(template, impl=shown(release)))
             if group is not None:
                 figures[release] = group.values(figure)
 
@@ -350,7 +374,7 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
     try:
         with interruptible():
             found = Bisection(releases, figure, repeat, max_repeat, measure, values).search()
-            for line in report_lines(found, label, values):
+            for line in report_lines(found, shown, values):
                 print(line)
             write_report(run.path)  # every step's rows: the sweep plot among the report's
     except (Stopped, Interrupted) as stop:
@@ -361,13 +385,8 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
     except (UsageError, RunDirError):
         # refused by the first step's checks: nothing of this bisect is left
         if resume is None and not _has_rows(run):
-            shutil.rmtree(folder.path, ignore_errors=True)
-            for path in made:
-                try:
-                    path.rmdir()
-                except OSError:
-                    pass
+            _discard(folder.path, made)
         raise
     print(f"rows: {relative(run.runs_path)}; compare any two releases with "
-          f"python -m harness compare {where} --baseline {shlex.quote(label(releases[0]))}")
+          f"python -m harness compare {where} --baseline {shlex.quote(shown(releases[0]))}")
     return 0 if found.settled else 1

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -135,6 +136,35 @@ def test_bisecting_a_variant_finds_the_release(tmp_path: Path) -> None:
     assert {impl for impl, _ in reps(run)} >= {"fake-releases@1.0.0[FAKE_VARIANT=on]",
                                                "fake-releases@1.7.0[FAKE_VARIANT=on]"}
     assert "--baseline 'fake-releases@1.0.0[FAKE_VARIANT=on]'" in proc.stdout
+
+
+PROXY = "fake-releases[FAKE_PROXY=https://ci:hunter2xyz@proxy.example.com]"
+
+
+def test_a_variant_with_a_credential_is_bisected_under_its_masked_label(tmp_path: Path) -> None:
+    proc = harness("bisect", PROXY, *BISECT, "--out", str(tmp_path / "results"),
+                   extra_env=versions_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "first release where warm iter changed: fake-releases@1.4.0[FAKE_PROXY=https://" \
+        in proc.stdout
+    run = run_dir_of(proc.stdout.splitlines()[0])
+    assert "hunter2xyz" not in proc.stdout + (run / "runs.csv").read_text()
+
+
+def test_each_step_gives_the_program_the_settings_as_typed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness import bisect, cli, versions
+    monkeypatch.setattr(versions, "INDEX_DIR", tmp_path / "index")
+    asked: list[list[str]] = []
+
+    def run_suite(s: Any, out: Path, **_: Any) -> int:  # records nothing: no ok run follows
+        asked.append(s.impls)
+        return 0
+
+    monkeypatch.setattr(bisect, "run_suite", run_suite)
+    assert cli.main(["bisect", PROXY, *BISECT, "--out", str(tmp_path / "results")]) == 1
+    typed = PROXY.replace("fake-releases[", "fake-releases@{}[")
+    assert asked == [[typed.format("1.0.0"), typed.format("1.7.0")]]
 
 
 def test_every_spelling_of_a_configuration_reads_back_as_its_label() -> None:
