@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import platform
 import re
 import socket
 import subprocess
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 from . import ROOT
-
-if TYPE_CHECKING:
-    from .variants import Spec
 
 # The variables that change how a runtime or the C library behaves, by name
 # or prefix: the one list. env.json and results.json record their values and
@@ -126,13 +122,6 @@ def mask_value(value: str) -> str:
     """A value with the credentials in it masked: a URL's user:password@
     and the value of an option whose key names a secret."""
     return SECRET_OPTION.sub(lambda m: m.group(1) + MASK, URL_USERINFO.sub(MASK + "@", value))
-
-
-def masked_spec(spec: Spec) -> Spec:
-    """A variant as its label may show it: each setting keeps its name, its
-    value masked by mask_value (the program still gets the spec's own)."""
-    return dataclasses.replace(spec, env=tuple((k, mask_value(v)) for k, v in spec.env),
-                               flags=tuple(mask_value(f) for f in spec.flags))
 
 
 def redact(env: dict[str, str]) -> dict[str, str]:

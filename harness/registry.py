@@ -13,8 +13,8 @@ from typing import Sequence
 
 from . import ROOT, UsageError
 from .children import run_contained
-from .envinfo import masked_spec, passed_to_programs
-from .variants import ID, Spec, parse
+from .envinfo import passed_to_programs
+from .variants import ID, Spec, masked_spec, parse
 from .workloads import WORKLOADS
 
 DETECT_TIMEOUT_S = 60

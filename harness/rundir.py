@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
 from . import UsageError
-from .envinfo import mask_value, masked_spec
+from .envinfo import mask_value
 from .formatting import csv_number
-from .variants import ID, parse
+from .variants import ID, masked_spec, parse
 from .workloads import COMMON_DIMENSIONS, WORKLOADS, Param
 
 STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-failed")

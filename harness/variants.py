@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from . import UsageError
-from .envinfo import SECRET_NAME
+from .envinfo import SECRET_NAME, mask_value
 
 # An environment variable's name, as POSIX shells accept it.
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -154,3 +154,10 @@ def release_key(version: str) -> tuple:
 def stable(version: str) -> bool:
     """A release, not a pre-release (1.5.0, 1.26.8; not 1.0.0-rc.1, 1.21rc2)."""
     return re.fullmatch(r"v?\d+(?:\.\d+)*(?:\+[0-9A-Za-z.]+)?", version) is not None
+
+
+def masked_spec(spec: Spec) -> Spec:
+    """A variant as its label may show it: each setting keeps its name, its
+    value masked by envinfo.mask_value (the program still gets the spec's own)."""
+    return dataclasses.replace(spec, env=tuple((k, mask_value(v)) for k, v in spec.env),
+                               flags=tuple(mask_value(f) for f in spec.flags))
