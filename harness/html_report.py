@@ -24,11 +24,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from . import analysis, verdicts
+from . import analysis, standings, verdicts
 from .analysis import Group, Results
 from .formatting import visible
 from .presentation import PRESENTATIONS
-from .report import CHECK_SUITES, VERDICTS_INTRO, build_table, environment_rows, legend_rows
+from .report import (CHECK_SUITES, STANDINGS_HEADER, VERDICTS_INTRO, build_table,
+                     environment_rows, legend_rows, standings_rows)
 from .workloads import workload_rank
 
 CSS = """
@@ -240,6 +241,8 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
 
     # the verdicts, the same sentences as report.md's
     out.append('<section id="verdicts"><h2>Verdicts</h2>')
+    standing = standings.standings(groups)
+    out.append(f'<p class="settled">{_esc(standings.summary(standing))}</p>')
     out.append(f"<p>{_inline(VERDICTS_INTRO)}</p>")
     found = verdicts.verdicts(groups)
     for v in found:
@@ -288,6 +291,12 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
     if over_time:
         out.append("<section><h2>RSS over time (largest N of each implementation)</h2>")
         out += [_png(plots[n], n[:-4]) for n in over_time]
+        out.append("</section>")
+    if standing:
+        out.append('<section id="standings"><h2>Standings</h2>')
+        out.append("<p>Every verdict of the run, the unsettled first.</p>")
+        out.append(_table_html("table-standings", STANDINGS_HEADER,
+                               [[(c, _plain(c)) for c in row] for row in standings_rows(standing)]))
         out.append("</section>")
     out.append('<section id="environment"><h2>Environment</h2>')
     out.append(_table_html("table-environment", ["", ""],

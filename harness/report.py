@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import quote
 
-from . import analysis, verdicts
+from . import analysis, standings, verdicts
 from .analysis import Group, Ranks, Results
 from .formatting import fmt_bytes, fmt_interval, fmt_ratio, fmt_ratio_bound, visible
 from .machineload import LOADED_FRAC
@@ -406,6 +406,27 @@ def _image(name: str, alt: str) -> str:
     return f"![{md_text(alt)}](plots/{quote(name)})"
 
 
+STANDINGS_HEADER = ["workload", "configuration", "figure", "impl", "leader", "× leader",
+                    "verdict", "runs"]
+
+
+def standings_rows(found: list[standings.Standing]) -> list[list[str]]:
+    """One row per verdict of the run (standings.py), unsettled ones first:
+    the ratio to the leader (worse side above 1) with its interval, the
+    verdict and the ok runs a side it took."""
+    rows = []
+    for s in sorted(found, key=lambda s: (s.settled, analysis.group_sort_key(s.other.key),
+                                          s.metric)):
+        ratio = ("—" if s.interval is None else
+                 f"{fmt_ratio(s.interval.estimate, best_in_bold=False)} "
+                 f"{ratio_interval_text(s.interval)}")
+        rows.append([md_text(s.other.workload), md_text(s.other.key.settings or "—"),
+                     md_text(METRICS[s.metric].label), md_text(s.other.impl),
+                     md_text(s.leader.impl), ratio, md_text(standings.verdict_text(s)),
+                     f"{s.runs[1]} and {s.runs[0]}"])
+    return rows
+
+
 def render_markdown(results: Results, pngs: list[str] | None = None) -> str:
     """report.md; pngs: the plots' file names (default: those in plots/)."""
     run_dir, groups, env = results.run.path, results.groups, results.env
@@ -420,7 +441,9 @@ def render_markdown(results: Results, pngs: list[str] | None = None) -> str:
     found = [dataclasses.replace(v, workload=md_text(v.workload), lines=tuple(
         dataclasses.replace(line, text=md_text(line.text)) for line in v.lines))
         for v in verdicts.verdicts(groups)]
-    lines += ["## Verdicts", "", VERDICTS_INTRO, ""] + verdicts.markdown(found)
+    standing = standings.standings(groups)
+    lines += ["## Verdicts", "", md_text(standings.summary(standing)), "", VERDICTS_INTRO, ""]
+    lines += verdicts.markdown(found)
     lines += ["## Environment", ""] + environment_block(env, groups) + [""]
     lines += ["## How to read", "", HOW_TO_READ]
     warned = analysis.warnings(groups, env, results.notes)
@@ -453,6 +476,10 @@ def render_markdown(results: Results, pngs: list[str] | None = None) -> str:
     if over_time:
         lines += ["## RSS over time (largest N of each implementation)", ""]
         lines += [_image(name, name[:-4]) for name in over_time] + [""]
+    if standing:
+        lines += ["## Standings", "", "Every verdict of the run, the unsettled first "
+                  "(docs/statistics.md, \"Verdicts\").", ""]
+        lines += _table(STANDINGS_HEADER, standings_rows(standing)) + [""]
     lines += ["## Files", "",
               "`runs.csv` (every raw run), `samples.csv` (RSS and threads over time), "
               "`summary.csv` (these statistics, one row per group), `results.json` "

@@ -159,3 +159,33 @@ def by_workload(found: list[Standing]) -> dict[str, list[Standing]]:
     for s in found:
         out[s.leader.workload].append(s)
     return dict(out)
+
+
+def summary(found: list[Standing]) -> str:
+    """The line a report opens its verdicts with: how many are settled, of
+    which kind, why the rest are not, and how many runs they took."""
+    settled, total = settled_share(found)
+    if not total:
+        return "Verdicts settled: none to make (no figure has two implementations to compare)."
+    kinds = defaultdict(int)
+    reasons = defaultdict(int)
+    for s in found:
+        kinds[s.verdict] += 1
+        if not s.settled:
+            reasons[s.why.split(" (")[0]] += 1
+    runs = [r for s in found for r in s.runs]
+    text = (f"Verdicts settled: {settled} of {total} ({settled / total:.0%}): "
+            f"{kinds[BEHIND]} behind their set's leader, {kinds[LEVEL_WORD]} level with it")
+    if reasons:
+        text += "; not settled: " + ", ".join(f"{n} {why}" for why, n in sorted(
+            reasons.items(), key=lambda kv: -kv[1]))
+    return (text + f". Each is an implementation against its set's leader on a headline figure, "
+            f"decided as one family (false discovery rate {FDR_RATE:.0%}); "
+            f"{min(runs)} to {max(runs)} ok runs a side.")
+
+
+def verdict_text(s: Standing) -> str:
+    """'behind', 'level (within ±5%)' or 'not settled: why'."""
+    if s.verdict == LEVEL_WORD:
+        return f"level (within ±{s.margin * 100:g}%)"
+    return s.verdict if s.settled else f"{NOT_SETTLED}: {s.why}"
