@@ -4,6 +4,7 @@ workload is one declaration."""
 
 from __future__ import annotations
 
+import csv
 import errno
 import json
 import os
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness import rundir, session
+from harness.launcher import Sample
 from harness.presentation import PRESENTATIONS, Presentation
 from harness.rundir import RUN_NAMES, RunDir, RunDirError, read_runs
 from harness.settings import settings_from
@@ -198,3 +200,129 @@ def test_check_out_refuses_a_file_in_the_way(tmp_path: Path) -> None:
     (tmp_path / "latest").write_text("")
     with pytest.raises(RunDirError, match="not a symlink"):
         rundir.check_out(tmp_path)
+
+
+# ---- text cells a spreadsheet would run (OWASP), written escaped and read back exactly ----
+
+FORMULAS = ["=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx", "'=a", "''-b",
+            "'plain", "plain", "-XX:+UseZGC"]
+
+
+def test_formula_cells_are_escaped_and_read_back_exactly(tmp_path: Path) -> None:
+    run = RunDir.create_new(tmp_path)
+    rows = [{"impl": "fake-good", "workload": "chain", "n": 5, "buffer": None, "rep": i + 1,
+             "status": "crashed", "runtime": text, "error": text, "stderr_tail": text,
+             "variant": text, "style": text, "exit_code": -1, "result": -7, "other_cpu_frac": -0.5}
+            for i, text in enumerate(FORMULAS)]
+    for row in rows:
+        run.append_run(row)
+    run.append_samples(rows[0] | {"machine": "=cmd"}, [Sample(0.5, 1024, 1)])
+    cells = [c for line in csv.reader(run.runs_path.open(newline="")) for c in line]
+    assert not any(c[:1] in ("=", "+", "@", "\t", "\r") for c in cells)
+    assert not any(c.startswith("-") and not c.lstrip("-").replace(".", "").isdigit()
+                   for c in cells)
+    assert "-1" in cells and "-7" in cells and "-0.5" in cells  # numbers stay numbers
+    read = run.runs().rows
+    assert [(r["runtime"], r["error"], r["stderr_tail"], r["variant"], r["style"]) for r in read] \
+        == [(t, t, t, t, t) for t in FORMULAS]
+    assert (read[0]["exit_code"], read[0]["result"], read[0]["other_cpu_frac"]) == (-1, -7, -0.5)
+    assert run.samples()[0]["machine"] == "=cmd" and "'=cmd" in run.samples_path.read_text()
+    # --resume's rewrite (here: the failed rows it plans again) keeps them exact too
+    run.prepare_resume({rundir.row_key(read[0])})
+    assert [r["error"] for r in read_runs(run.retried_path).rows] == FORMULAS[:1]
+    assert [r["error"] for r in run.runs().rows] == FORMULAS[1:]
+
+
+def test_an_older_format_reads_its_cells_as_written(tmp_path: Path) -> None:
+    """A version 3 file was written without the escaping: a cell starting
+    with ' is the text itself; --resume rewrites it in this format."""
+    out = tmp_path / "results"
+    run = good_run(out)
+    env = json.loads(run.joinpath("env.json").read_text())
+    run.joinpath("env.json").write_text(json.dumps(env | {"format_version": 3}))
+    text = run.joinpath("runs.csv").read_text().replace(",chain,", ",chain,", 1)
+    lines = text.splitlines(keepends=True)
+    lines[1] = lines[1].replace(",Fake (", ",'=Fake (", 1)
+    run.joinpath("runs.csv").write_text("".join(lines))
+    assert read_runs(run / "runs.csv").rows[0]["runtime"].startswith("'=Fake (")
+    proc = harness(*RUN, "--impl", "fake-good", "--workload", "chain", "--n", "5,6",
+                   "--out", str(out), "--resume")
+    assert proc.returncode == 0, proc.stderr
+    rows = read_runs(run / "runs.csv").rows
+    assert rows[0]["runtime"].startswith("'=Fake (") and len(rows) == 2
+    assert ",'''=Fake (" not in run.joinpath("runs.csv").read_text()
+    assert ",''=Fake (" in run.joinpath("runs.csv").read_text()
+
+
+# ---- one rule for ids: the registry's, which every reader accepts ----
+
+def test_an_id_the_readers_refuse_is_refused_when_the_registry_is_loaded(tmp_path: Path) -> None:
+    """`my impl` used to run, then lose its report for good; a language name
+    with / left a run directory. Now each is one line, exit 2, nothing written."""
+    cases = {"id": ('name = "mylang"', 'id = "my impl"'),
+             "slash": ('name = "my/lang"', 'id = "fine"'),
+             "newline": ('name = "my\\nlang"', 'id = "fine"'),
+             "escape": ('name = "my\\u001b[2Jlang"', 'id = "fine"'),
+             "markup": ('name = "mylang"', 'id = "fine"\nruntime = "<img src=x onerror=alert(1)>"'),
+             "control": ('name = "mylang"', 'id = "fine"\nruntime = "Go\\u001b]0;owned\\u0007"'),
+             "description": ('name = "mylang"', 'id = "fine"\ndescription = "a\\nb"')}
+    for case, (language, impl) in cases.items():
+        folder = tmp_path / case
+        folder.mkdir()
+        (folder / "impls.toml").write_text(
+            f'[language]\n{language}\ndetect = ["{{python}}", "-c", "print(1)"]\n'
+            'build = ["{python}", "-c", "pass"]\ntest = ["{python}", "-c", "pass"]\n'
+            f'[[impl]]\n{impl}\nrun = ["{{python}}", "{FAKES}/fake/fake.py"]\n'
+            'workloads = ["chain"]\n')
+        out = folder / "results"
+        proc = harness("run", "--registry", str(folder / "impls.toml"), "--impl", "all",
+                       "--workload", "chain", "--n", "5", "--repeat", "1", "--out", str(out))
+        assert proc.returncode == 2, (case, proc.stdout + proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1, (case, proc.stderr)
+        assert proc.stderr.startswith("harness: error:") and "\x1b" not in proc.stderr, case
+        assert not out.exists(), case
+
+
+# ---- rows no run writes: one line, exit 2, nothing written ----
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return good_run(tmp_path_factory.mktemp("recorded") / "results")
+
+
+def _break(run: Path, case: str) -> None:
+    if case == "env-date":
+        env = json.loads((run / "env.json").read_text())
+        (run / "env.json").write_text(json.dumps(env | {"started_at": "yesterday"}))
+        return
+    with (run / "runs.csv").open(newline="") as f:
+        header, row = list(csv.reader(f))
+    column, value = {"empty-n": ("n", ""), "nul-impl": ("impl", "fake\x00good"),
+                     "unknown-workload": ("workload", "chainz"),
+                     "date": ("started_at", "2026-13-45T99:00:00")}[case]
+    row[header.index(column)] = value
+    with (run / "runs.csv").open("w", newline="") as f:
+        csv.writer(f).writerows([header, row])
+
+
+@pytest.mark.parametrize("case", ["empty-n", "nul-impl", "unknown-workload", "date", "env-date"])
+@pytest.mark.parametrize("command", ["report", "compare", "resume"])
+def test_rows_no_run_writes_are_refused_in_one_line(case: str, command: str, recorded: Path,
+                                                     tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    good = shutil.copytree(recorded, tmp_path / "good")
+    run = shutil.copytree(recorded, out / recorded.name)
+    (out / "latest").symlink_to(run.name)
+    _break(run, case)
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    if command == "compare":
+        proc = harness("compare", str(good), str(run))
+    elif command == "resume":
+        proc = harness(*RUN, "--impl", "fake-good", "--workload", "chain", "--n", "5,6",
+                       "--out", str(out), "--resume")
+    else:
+        proc = harness("report", str(run))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("harness: error:"), proc.stderr
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
