@@ -209,3 +209,42 @@ def test_the_kernels_oom_killer_is_named(token: str) -> None:
 
 
 PARENT_SH = 'echo $$ > {procs} && exec "$1" -c "$2"'
+
+
+# ---- a SIGKILLed run's cache folder is removed by the next run ----
+
+def test_a_sigkilled_runs_cache_is_swept_by_the_next_run(token: str, tmp_path: Path) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, BENCH_IMPLS_PATH=str(FAKES), FAKE_TOKEN=token, TMPDIR=str(tmp))
+    args = [sys.executable, "-m", "harness", "run", "--no-report", "--repeat", "1", "--impl",
+            "fake-good", "--workload", "sleep", "--n", "1", "--out", str(tmp_path / "results")]
+    proc = subprocess.Popen([*args, "--duration-ms", "60000"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list(tmp.glob("harness-cache-*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait(timeout=10)
+    assert not gone_within(token, 10.0)
+    assert list(tmp.glob("harness-cache-*")), "the run never made its cache"
+    done = subprocess.run([*args, "--duration-ms", "10"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert list(tmp.iterdir()) == []
+
+
+def test_only_caches_of_dead_harnesses_are_swept(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+    from harness.executor import sweep_caches
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    live = tmp_path / f"harness-cache-{os.getpid()}-abc"
+    gone = tmp_path / f"harness-cache-{dead}-abc"
+    other = tmp_path / "harness-cache-x"
+    for folder in (live, gone, other):
+        (folder / "deno").mkdir(parents=True)
+    sweep_caches()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name])
