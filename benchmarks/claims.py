@@ -8,9 +8,14 @@ docs/results carry the same table (benchmarks/readme_tables.py).
 Each claim is a ratio of two configurations' figures: the Hodges–Lehmann
 estimate with its exact confidence interval from both sides' ok runs
 (harness/stats.py, docs/statistics.md). A claim "holds" when its 95% interval
-lies wholly on the claimed side, "does not hold" when wholly on the other,
-and is "not settled" otherwise: an interval holding the threshold, fewer
-runs than 95% needs (4 a side), or one run, which has no interval.
+lies wholly on the claimed side, "does not hold" when wholly on the other
+or when the two are level (the interval wholly within the figure's margin,
+harness/metrics.py: a claimed lead that is no lead), and is "not settled"
+otherwise, always with its reason: an interval holding the threshold but
+reaching past the margin, fewer runs than 95% needs (4 a side), or one run,
+which has no interval. Where the article gave a size ("4.3×", "> 13×"), it
+is judged too: the article's figure inside the interval (or, for "> X",
+the interval wholly above X) holds; outside does not.
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.stats import ratio_interval  # noqa: E402  (pure: the statistics, no harness state)
+from harness.metrics import METRICS  # noqa: E402  (pure declarations)
+from harness.stats import Interval, ratio_interval  # noqa: E402  (pure: the statistics)
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,10 @@ class Claim:
     # For "about equal" claims: holds when num/den is within this factor of
     # `above` either way (0: a one-sided claim).
     near: float = 0.0
+    # The article's own figure of num/den, where it gave one, judged beside the
+    # direction; at_least: the article said "more than" (> 13×).
+    size: float | None = None
+    at_least: bool = False
 
 
 def _chain(impl: str, n: int, metric: str, workload: str = "chain") -> Side:
@@ -64,23 +74,26 @@ def _chain(impl: str, n: int, metric: str, workload: str = "chain") -> Side:
 COLD, WARM, RSS = "first_iter_s", "warm_iter_s", "peak_rss_bytes"
 CLAIMS = [
     Claim("Yakunin 2017", "Go's second chain pass is much faster than its first (N = 1M)", "4.3×",
-          _chain("go", 1000000, COLD), _chain("go", 1000000, WARM), 1.0),
+          _chain("go", 1000000, COLD), _chain("go", 1000000, WARM), 1.0, size=4.3),
     Claim("Yakunin 2017", "first pass: C# channels take about Go's time (N = 1M)", "≈ 1×",
           _chain("csharp-async", 1000000, COLD), _chain("go", 1000000, COLD), 1.0, near=1.25),
     Claim("Yakunin 2017", "C# await chain beats C# channel chain (N = 1M)", "2.05×",
           _chain("csharp-async", 1000000, WARM), _chain("csharp-async", 1000000, WARM, "chain-await"),
-          1.0),
+          1.0, size=2.05),
     Claim("Yakunin 2017", "C# channels slower than Go's second pass (N = 20k)", "2.7×",
-          _chain("csharp-async", 20000, WARM), _chain("go", 20000, WARM), 1.0),
+          _chain("csharp-async", 20000, WARM), _chain("go", 20000, WARM), 1.0, size=2.7),
     Claim("Yakunin 2017", "C# await chain slower than Go's second pass (N = 20k)", "1.5×",
-          _chain("csharp-async", 20000, WARM, "chain-await"), _chain("go", 20000, WARM), 1.0),
+          _chain("csharp-async", 20000, WARM, "chain-await"), _chain("go", 20000, WARM), 1.0,
+          size=1.5),
     Claim("Yakunin 2017", "C# await chain faster than Go's second pass (N = 5k)", "< 1×",
           _chain("csharp-async", 5000, WARM, "chain-await"), _chain("go", 5000, WARM), 1.0,
           less=True),
     Claim("1M tasks 2024", "Go needs far more memory than C# for 1M sleeping tasks", "> 13×",
-          Side("go", "sleep", 1000000, RSS), Side("csharp-async", "sleep", 1000000, RSS), 1.0),
+          Side("go", "sleep", 1000000, RSS), Side("csharp-async", "sleep", 1000000, RSS), 1.0,
+          size=13, at_least=True),
     Claim("1M tasks 2024", "Go needs more memory than Java virtual threads (1M)", "> 2×",
-          Side("go", "sleep", 1000000, RSS), Side("java-virtual", "sleep", 1000000, RSS), 1.0),
+          Side("go", "sleep", 1000000, RSS), Side("java-virtual", "sleep", 1000000, RSS), 1.0,
+          size=2, at_least=True),
     Claim("1M tasks 2024", "Rust (tokio) close behind C# (1M)", "close",
           Side("rust-tokio", "sleep", 1000000, RSS), Side("csharp-async", "sleep", 1000000, RSS),
           1.0),
@@ -117,17 +130,19 @@ def _http(impl: str, style: str, users: int, metric: str) -> Side:
 RPS, THREADS = "rps", "max_threads"
 CLAIMS += [c for impl in SERVERS for c in (
     Claim("Vaughan", f"{impl}: when-all serves more than sync (50 users)", "1.68×",
-          _http(impl, "when-all", 50, RPS), _http(impl, "sync", 50, RPS), 1.0),
+          _http(impl, "when-all", 50, RPS), _http(impl, "sync", 50, RPS), 1.0, size=1.68),
     Claim("Vaughan", f"{impl}: async holds fewer threads than sync (50 users)", "0.04× (2 vs 53)",
-          _http(impl, "async", 50, THREADS), _http(impl, "sync", 50, THREADS), 1.0, less=True),
+          _http(impl, "async", 50, THREADS), _http(impl, "sync", 50, THREADS), 1.0, less=True,
+          size=2 / 53),
     Claim("Vaughan", f"{impl}: parallel holds more threads than sync (50 users)", "2.04× (108 vs 53)",
-          _http(impl, "parallel", 50, THREADS), _http(impl, "sync", 50, THREADS), 1.0),
+          _http(impl, "parallel", 50, THREADS), _http(impl, "sync", 50, THREADS), 1.0,
+          size=108 / 53),
     Claim("Vaughan", f"{impl}: parallel's throughput grows far less than its users, 50 → 150",
           "1.15× for 3× the users", _http(impl, "parallel", 150, RPS),
-          _http(impl, "parallel", 50, RPS), 2.0, less=True),
+          _http(impl, "parallel", 50, RPS), 2.0, less=True, size=1.15),
     Claim("Vaughan", f"{impl}: when-all's throughput grows with its users, 50 → 2000",
           "37× for 40× the users", _http(impl, "when-all", 2000, RPS),
-          _http(impl, "when-all", 50, RPS), 10.0),
+          _http(impl, "when-all", 50, RPS), 10.0, size=37),
 )]
 
 
@@ -157,17 +172,43 @@ def judge(claim: Claim, groups: dict[tuple, Any]) -> list[str]:
         f", {iv.confidence:.0%})" if not iv.settled else ")")
     if not iv.settled:
         return [text, f"not settled: too few runs for 95% (the interval is {iv.confidence:.0%})"]
+    return [text, direction(claim, iv) + size(claim, iv)]
+
+
+def direction(claim: Claim, iv: Interval) -> str:
+    """holds / does not hold / not settled (with its reason), for a settled interval."""
     if claim.near:
         low, high = claim.above / claim.near, claim.above * claim.near
         if low <= iv.low and iv.high <= high:
-            return [text, "holds"]
+            return "holds"
         if iv.high < low or iv.low > high:
-            return [text, "does not hold"]
-        return [text, "not settled: the interval reaches outside the claimed band"]
+            return "does not hold"
+        return "not settled: the interval reaches outside the claimed band"
     side = iv.side(claim.above)
-    if side == "within":
-        return [text, f"not settled: the interval holds {claim.above:g}×"]
-    return [text, "holds" if (side == "below") == claim.less else "does not hold"]
+    if side != "within":
+        return "holds" if (side == "below") == claim.less else "does not hold"
+    margin = METRICS[claim.num.metric].margin
+    if claim.above == 1.0 and 1 / (1 + margin) <= iv.low and iv.high <= 1 + margin:
+        return f"does not hold: level (within ±{margin * 100:g}%)"
+    return (f"not settled: the interval holds {claim.above:g}× and reaches past "
+            f"±{margin * 100:g}%" if claim.above == 1.0 else
+            f"not settled: the interval holds {claim.above:g}×")
+
+
+def size(claim: Claim, iv: Interval) -> str:
+    """The article's own figure against the interval: "" when it gave none."""
+    if claim.size is None:
+        return ""
+    said = f"{'> ' if claim.at_least else ''}{claim.size:.3g}×"
+    if claim.at_least:
+        if iv.low > claim.size:
+            return f"; its size holds (all of the interval is above {said[2:]})"
+        if iv.high < claim.size:
+            return f"; its size does not (the article's {said}: the interval is below it)"
+        return f"; its size is not settled (the interval holds {said[2:]})"
+    if iv.low <= claim.size <= iv.high:
+        return f"; its size holds (the article's {said} lies inside the interval)"
+    return f"; its size does not (the article's {said} lies outside the interval)"
 
 
 def main(run_dir: str) -> int:

@@ -523,10 +523,13 @@ def claims_section(run: Run) -> str | None:
             "the Hodges–Lehmann estimate of numerator / denominator with its confidence "
             "interval, from both sides' runs ([docs/statistics.md](../statistics.md)). A claim "
             "*holds* when its 95% interval lies wholly on the claimed side, *does not hold* "
-            "when wholly on the other, and is *not settled* otherwise: an interval holding the "
-            "threshold, or too few runs for 95% (4 a side; the interval's confidence is "
-            "printed), or one run (no interval: the ratio of the two figures is shown, and "
-            "nothing is claimed from it). The verdict judges the direction, not the magnitude. "
+            "when wholly on the other or when the two are level (the interval within the "
+            "figure's margin: ±5% for times, ±2% for memory), and is *not settled* otherwise, "
+            "with its reason: an interval holding the threshold and reaching past the margin, "
+            "too few runs for 95% (4 a side; the interval's confidence is printed), or one run "
+            "(no interval: the ratio of the two figures is shown, and nothing is claimed from "
+            "it). Where the article gave a size, it is judged too: inside the interval (for "
+            "\"> X\", the interval wholly above X) its size holds, outside it does not. "
             "Claims whose configurations this run did not measure are left out.\n\n"
             + table(["article", "claim", "article's figure", "this run: numerator / denominator",
                      "verdict"], rows) + "\n")
