@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import claims as claims_module  # noqa: E402
+from harness.rundir import unescape_cell  # noqa: E402
 from harness.stats import Interval, median_interval, ratio_interval  # noqa: E402  (pure)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -163,7 +164,8 @@ def row_key(row: dict[str, str]) -> tuple:
 def read_summary(path: Path, loaded: dict[tuple, int] | None = None) -> list[Group]:
     groups = []
     with path.open(newline="") as f:
-        for row in csv.DictReader(f):
+        for raw in csv.DictReader(f):
+            row = {k: unescape_cell(v) for k, v in raw.items()}  # the ' before a formula-like text
             key = row_key(row)
             g = Group(*key, loaded=(loaded or {}).get(key, 0) if loaded is not None else None, runs=int(row["runs"]), status_counts=parse_statuses(row["statuses"]),
                       mem_per_task_bytes=_number(row.get("mem_per_task_bytes", "")))

@@ -54,6 +54,7 @@ FORMATS = (1, 2, 3, 4)
 # A cell already starting with `'`s before one of them gets one more, so the
 # reader's taking one off gives back every text exactly.
 FORMULA = re.compile(r"'*[=+\-@\t\r]")
+FORMULA_STARTS = "=+-@\t\r"
 FIRST_ESCAPED = 4  # the first format whose text cells carry the `'`
 
 
@@ -371,6 +372,11 @@ def _read_table(path: Path, columns: tuple[Column, ...], required: Iterable[str]
                 raise ValueError(f"{len(fields)} fields, expected {len(header)}")
             row: dict[str, Any] = {name: None for name in by_name}
             for name, value in zip(header, fields):
+                if escaped and by_name[name].parse is str and value[:1] and value[0] in FORMULA_STARTS:
+                    # the writer puts a ' before such a text: this cell was made elsewhere
+                    raise ValueError(f"{name}: a text starting with {value[0]!r} without the "
+                                     "' this format writes before it (a spreadsheet would run "
+                                     "it as a formula)")
                 if escaped:
                     value = unescape_cell(value)
                 try:
