@@ -396,3 +396,15 @@ def test_the_command_line_gate(base):
     assert proc.returncode == 1 and "FAIL" in proc.stdout, proc.stdout + proc.stderr
     proc = harness("compare", str(old), str(new), "--fail-above", "lots")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["--margin", "0"], ["--margin", "60%"], ["--margin", "nope=5%"], ["--margin", ","],
+    ["--margin", "abc"], ["--margin", "inf"], ["--allow-undecided"],
+])
+def test_bad_margins_and_a_lone_allow_undecided_are_one_line(args: list[str], capsys,
+                                                             tmp_path) -> None:
+    copy = scaled_copy(FIXTURE, tmp_path / "copy", 1.0)
+    status = cli.main(["compare", str(FIXTURE), str(copy), *args])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and err.startswith("harness: error:"), err

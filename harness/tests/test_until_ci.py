@@ -221,6 +221,9 @@ def test_dry_run_says_the_plan_is_a_minimum(out: Path) -> None:
     ["--until-ci", "inf"], ["--until-ci", "5%", "--max-repeat", "2"],
     ["--until-ci", "5%", "--repeat", "4", "--max-repeat", "3"],
     ["--until-ci", "5%", "--max-repeat", "0"], ["--until-ci", "5%", "--max-repeat", "x"],
+    # issue 32: --max-repeat alone was ignored; 0.05 read as 0.05% where 5% was meant
+    ["--max-repeat", "8"], ["--until-ci", "0.05"],
+    ["--until-settled", "--repeat", "4", "--max-repeat", "3"],
 ])
 def test_bad_values_are_one_line_exit_2(args: list[str], out: Path) -> None:
     proc = harness("run", "--impl", "fake-good", "--workload", "chain", *args, "--dry-run",
