@@ -20,6 +20,7 @@ from .formatting import (fmt_bounds, fmt_bytes, fmt_count, fmt_interval, fmt_rat
                          fmt_ratio_bound)
 from .metrics import METRICS, fmt_metric
 from .presentation import PRESENTATIONS
+from .standings import BEHIND, FEW_RUNS, LEVEL_WORD, Standing, standings
 from .stats import Interval, ratio_interval
 from .workloads import workload_rank
 
@@ -49,6 +50,7 @@ class Figure:
     fmt: Callable[[float], str]
     higher_is_better: bool = False
     runs: Callable[[Group], int] = lambda g: g.ok
+    metric: str | None = None  # the runs.csv figure, where it is one (standings judge those)
 
 
 # -- the figures ---------------------------------------------------------
@@ -89,7 +91,8 @@ def metric_figure(metric: str) -> Figure:
 
     return Figure(m.label, lambda g: g.median(metric), text, lead,
                   lambda v: fmt_metric(metric, v), m.higher_is_better,
-                  runs=lambda g: g.metrics[metric].count if metric in g.metrics else 0)
+                  runs=lambda g: g.metrics[metric].count if metric in g.metrics else 0,
+                  metric=metric)
 
 
 # -- the sets compared -----------------------------------------------------
@@ -151,10 +154,17 @@ HEADLINE = {"memory": "used the least {name}", "speed": "was fastest ({name})"}
 LEADS = {"memory": "leads on {name}", "speed": "leads on speed ({name})"}
 
 
-def contest(groups: list[Group], figure: Figure, kind: str) -> tuple[str, str] | None:
+Judged = dict[tuple, Standing]  # by (leader's key, other's key, metric)
+
+
+def contest(groups: list[Group], figure: Figure, kind: str,
+            judged: Judged | None = None) -> tuple[str, str] | None:
     """(the winner's sentence, the rest's) for one comparable set; None
     when no implementation has the figure. The lead is the runner-up's
-    figure over the winner's: settled when its interval lies wholly above 1."""
+    figure over the winner's: settled as the run's standings decided it
+    (standings.py: within the family of all the run's verdicts), else,
+    for a figure they do not judge (memory per task), when its interval
+    lies wholly above 1."""
     measured = [g for g in groups if figure.value(g) is not None]
     if not measured:
         return None
@@ -171,14 +181,23 @@ def contest(groups: list[Group], figure: Figure, kind: str) -> tuple[str, str] |
     ratio, iv, one_run = _ratio(figure, best, runner)
     times = fmt_ratio(ratio, best_in_bold=False)
     side = iv.side(1.0) if iv is not None else None
-    if side == "above":
+    standing = (judged or {}).get((best.key, runner.key, figure.metric)) if figure.metric else None
+    if standing is not None:  # the run's family decides, not this pair alone
+        side = "above" if standing.verdict == BEHIND else "not settled"
+    if standing is not None and standing.verdict == LEVEL_WORD:
+        first = (f"{best.impl} and {runner.impl} are level on {name}{at} (within "
+                 f"±{standing.margin * 100:g}%): {figure.text(best)} against "
+                 f"{figure.text(runner)}.")
+    elif side == "above":
         first = (f"{best.impl} {HEADLINE[kind].format(name=name)}{at}: {figure.text(best)}, "
                  f"{times} {fmt_bounds(iv, fmt_ratio_bound)} {comparative} {runner.impl} "
                  f"(settled).")
     else:
         if iv is None:
             lead, why = times, _no_interval(one_run)
-        elif side == "not settled":
+        elif standing is not None and not standing.why.startswith(FEW_RUNS):
+            lead, why = f"{times} {fmt_bounds(iv, fmt_ratio_bound)}", standing.why
+        elif side == "not settled" or standing is not None:  # too few runs: say how sure
             lead = f"{times} {fmt_bounds(iv, fmt_ratio_bound)}"
             why = f"{iv.confidence:.0%}, {_runs_a_side(iv)}"
         else:  # settled, but the interval holds 1: the two may be equal
@@ -285,7 +304,8 @@ def failures(groups: list[Group]) -> list[str]:
 
 # -- per workload ----------------------------------------------------------
 
-def workload_verdicts(workload: str, groups: list[Group]) -> WorkloadVerdicts:
+def workload_verdicts(workload: str, groups: list[Group],
+                      judged: Judged | None = None) -> WorkloadVerdicts:
     presented = PRESENTATIONS.get(workload)
     title = presented.title if presented else workload
     prefer = presented.panel.buffer if presented and presented.panel else None
@@ -301,18 +321,19 @@ def workload_verdicts(workload: str, groups: list[Group]) -> WorkloadVerdicts:
         else:
             figure = metric_figure("peak_rss_bytes")
             mem_set = _largest_set(members, figure.value, prefer)
-        _add(lines, contest(mem_set, figure, "memory"), "memory")
+        _add(lines, contest(mem_set, figure, "memory", judged), "memory")
         # speed: the iteration time it is ranked by, else a higher-is-better headline figure
         if presented is None or presented.time_ratio:
             timed = _largest_set(members, lambda g: g.median("first_iter_s"), prefer)
             if timed:
-                _add(lines, contest(timed, metric_figure(iter_metric(timed)), "speed"), "speed")
+                _add(lines, contest(timed, metric_figure(iter_metric(timed)), "speed", judged),
+                     "speed")
         else:
             best_up = next((m for m in (presented.headline if presented else ())
                             if METRICS[m].higher_is_better), None)
             if best_up is not None:
                 chosen = _largest_set(members, lambda g: g.median(best_up), prefer)
-                _add(lines, contest(chosen, metric_figure(best_up), "speed"), "speed")
+                _add(lines, contest(chosen, metric_figure(best_up), "speed", judged), "speed")
     failed = failures(groups)
     if failed:
         lines.append(Line("failures", "Failures: " + "; ".join(failed) + "."))
@@ -333,7 +354,9 @@ def verdicts(groups: list[Group]) -> list[WorkloadVerdicts]:
     by_workload: dict[str, list[Group]] = defaultdict(list)
     for g in groups:
         by_workload[g.workload].append(g)
-    return [workload_verdicts(w, by_workload[w]) for w in sorted(by_workload, key=workload_rank)
+    judged = {(st.leader.key, st.other.key, st.metric): st for st in standings(groups)}
+    return [workload_verdicts(w, by_workload[w], judged)
+            for w in sorted(by_workload, key=workload_rank)
             if any(r["status"] not in SETUP_STATUSES for g in by_workload[w] for r in g.rows)]
 
 
