@@ -49,6 +49,7 @@ from typing import Any, Callable, Iterable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import calibration  # noqa: E402
 import claims as claims_module  # noqa: E402
 from harness.rundir import unescape_cell  # noqa: E402
 from harness.stats import Interval, median_interval, ratio_interval  # noqa: E402  (pure)
@@ -796,7 +797,7 @@ def render_page(run: Run, name: str) -> str:
         parts.append(scaling_section(run))
     if any(g.workload == "http" for g in run.groups):
         parts.append(http_section(run))
-    for section in (claims_section(run), goals_section(run)):
+    for section in (claims_section(run), goals_section(run), calibration.section(run.groups)):
         if section:
             parts.append(section)
     return "\n".join(parts)

@@ -1,0 +1,67 @@
+"""benchmarks/calibration.py on synthetic A/A runs with known answers: the
+same values under two names are never called different and pass the gate;
+noise alone is called different about as often as the level says; a
+planted factor is found where the arithmetic says it must be."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import calibration  # noqa: E402
+import readme_tables as rt  # noqa: E402
+
+MS = 1e-3
+
+
+def group(impl: str, workload: str, n: int, values: dict[str, list[float]]) -> rt.Group:
+    g = rt.Group(impl, workload, n, None, (), len(next(iter(values.values()))),
+                 Counter({"ok": len(next(iter(values.values())))}))
+    for metric, vs in values.items():
+        s = sorted(vs)
+        g.metrics[metric] = rt.Stat(s[len(s) // 2], s[0], s[-1], len(vs), tuple(vs))
+    return g
+
+
+def chain_pair(impl: str, n: int, old: list[float], new: list[float]) -> list[rt.Group]:
+    figures = ("first_iter_s", "warm_iter_s", "peak_rss_bytes")
+    return [group(impl, "chain", n, {m: old for m in figures}),
+            group(impl + calibration.AA, "chain", n, {m: new for m in figures})]
+
+
+def test_identical_runs_are_never_different_and_pass_the_gate() -> None:
+    values = [1.0 * MS, 1.01 * MS, 0.99 * MS, 1.005 * MS, 0.995 * MS]
+    found = calibration.comparisons(chain_pair("go", 5, values, list(reversed(values))))
+    assert len(found) == 3
+    assert not any(c.different for c in found)
+    assert {c.gate() for c in found} == {"passes"} and all(c.level for c in found)
+    text = calibration.section(chain_pair("go", 5, values, values))
+    assert "A/A comparisons called different: 0 of 3 (0.0%); goal at most 5%: met." in text
+
+
+def test_a_planted_factor_is_found_where_the_arithmetic_says() -> None:
+    """Runs within ±1%, 5 a side: the gate fails once every pairwise ratio
+    passes 1.05, i.e. near +7% planted (1.05 · 1.01 / 0.99); not at +5%."""
+    values = [1.0 * MS, 1.01 * MS, 0.99 * MS, 1.005 * MS, 0.995 * MS]
+    c = calibration.comparisons(chain_pair("go", 5, values, values))[0]
+    assert c.gate(1.05) != "fails"
+    assert 1.05 < c.detectable() <= 1.08
+
+
+def test_noise_alone_is_called_different_at_most_about_5_percent() -> None:
+    """200 configurations' A/A pairs of lognormal noise (10%), 5 runs a side:
+    the share called different is near the two-sided test's 5% or below
+    (exact tests are conservative), and the gate's false failures rarer."""
+    rng = np.random.default_rng(21)
+    groups = []
+    for n in range(1, 201):
+        groups += chain_pair("go", n, list(rng.lognormal(0, 0.1, 5) * MS),
+                             list(rng.lognormal(0, 0.1, 5) * MS))
+    found = calibration.comparisons(groups)
+    share = sum(c.different for c in found) / len(found)
+    fails = sum(c.gate() == "fails" for c in found) / len(found)
+    assert share < 0.08 and fails < share + 0.01
