@@ -46,6 +46,7 @@ AA = "[BENCH_AA=1]"  # the no-op variant's suffix, as the calibrate suite names 
 GATE = 0.05  # --fail-above 5%
 FACTORS = [1 + i / 100 for i in range(1, 301)]  # planted slowdowns: +1% .. +300%
 GOAL = 0.05
+ENOUGH = 100  # comparisons before the share is judged against GOAL
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,8 @@ def section(groups: Iterable[Any]) -> str | None:
                          [min(1.0, 2 * smallest_p(len(c.old), len(c.new))) for c in found])
     gates = [c.gate() for c in found]
     runs = sorted({len(c.old) for c in found} | {len(c.new) for c in found})
-    verdict = "met" if len(different) / total <= GOAL else "**missed**"
+    verdict = ("met" if len(different) / total <= GOAL else "**missed**") if total >= ENOUGH \
+        else f"too few comparisons to say (the goal is judged over at least {ENOUGH})"
     lines = [
         "## How often the harness is wrong here: the A/A calibration\n",
         "From `benchmarks/calibration.py`. Each runtime ran under two names, X and "

@@ -390,8 +390,10 @@ are flagged, never removed.
 
 VERDICTS_INTRO = ("Per workload, at its largest N: the least memory (per task where the run "
                   "measures it, else peak RSS) and the fastest (the iteration time it is ranked "
-                  "by), each with its interval; a lead is **settled** when the interval of the "
-                  "runner-up's figure over the leader's lies wholly above 1 at 95% confidence. "
+                  "by), each with its interval; a lead is **settled** when the runner-up's "
+                  "standing is (behind, with the run's verdicts decided as one family at a false "
+                  "discovery rate of 5%; the Standings table below lists every one), and two "
+                  "are **level** when their ratio's interval lies within the figure's margin. "
                   "How the figures are made: How to read, below.")
 
 CHECK_BANNER = """> **This is a check, not a measurement.** The `{suite}` suite runs every
