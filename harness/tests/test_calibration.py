@@ -40,7 +40,8 @@ def test_identical_runs_are_never_different_and_pass_the_gate() -> None:
     assert not any(c.different for c in found)
     assert {c.gate() for c in found} == {"passes"} and all(c.level for c in found)
     text = calibration.section(chain_pair("go", 5, values, values))
-    assert "A/A comparisons called different: 0 of 3 (0.0%); goal at most 5%: met." in text
+    assert ("A/A comparisons called different: 0 of 3 (0.0%); goal at most 5%: too few "
+            "comparisons to say (the goal is judged over at least 100)") in text
 
 
 def test_a_planted_factor_is_found_where_the_arithmetic_says() -> None:
@@ -63,5 +64,6 @@ def test_noise_alone_is_called_different_at_most_about_5_percent() -> None:
                              list(rng.lognormal(0, 0.1, 5) * MS))
     found = calibration.comparisons(groups)
     share = sum(c.different for c in found) / len(found)
+    assert "goal at most 5%: met." in calibration.section(groups)
     fails = sum(c.gate() == "fails" for c in found) / len(found)
     assert share < 0.08 and fails < share + 0.01
