@@ -51,7 +51,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import calibration  # noqa: E402
 import claims as claims_module  # noqa: E402
+from harness.analysis import group_runs  # noqa: E402
 from harness.rundir import unescape_cell  # noqa: E402
+from harness.standings import standings, summary as standings_summary  # noqa: E402
 from harness.stats import Interval, median_interval, ratio_interval  # noqa: E402  (pure)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -756,6 +758,26 @@ def describe(run: Run, name: str) -> str:
     return "\n".join(lines)
 
 
+def settled_line(run: Run) -> str:
+    """The run's verdicts (harness/standings.py: each implementation against
+    its set's leader on each headline figure, decided as one family), from
+    summary.csv's ok values: the rows they came from, one metric at a time."""
+    rows = []
+    for g in run.groups:
+        per_rep: list[dict[str, Any]] = []
+        for metric, st in g.metrics.items():
+            if len(st.values) != st.count:
+                continue  # an older summary.csv without the values: no test can be made
+            for i, value in enumerate(st.values):
+                if i == len(per_rep):
+                    per_rep.append({"impl": g.impl, "language": "", "runtime": "",
+                                    "workload": g.workload, "n": g.n, "buffer": g.buffer,
+                                    "rep": i + 1, "status": "ok", **dict(g.params)})
+                per_rep[i][metric] = value
+        rows += per_rep
+    return standings_summary(standings(group_runs(rows)))
+
+
 def render_page(run: Run, name: str) -> str:
     env = run.env
     host = env.get("host") or {}
@@ -776,6 +798,8 @@ def render_page(run: Run, name: str) -> str:
         parts.append("> **A check, not a measurement.** This run is the quick suite (small N, "
                      "one run each) or did not finish: it shows that every implementation "
                      "runs and answers right, not how fast or how large it is.\n")
+    parts.append(f"**{settled_line(run)}** How they are decided: "
+                 "[docs/statistics.md](../statistics.md#verdicts-a-runs-standings-decided-as-a-family).\n")
     parts.append(describe(run, name) + "\n")
     parts.append("Each figure is the median of the configuration's ok runs, followed by its "
                  "confidence interval in brackets and how many runs there were; the interval's "
