@@ -1,7 +1,7 @@
 """report.html for one run directory: one self-contained file (inline CSS
 and JavaScript, the plots as data: PNGs; nothing fetched from a network)
-beside report.md. The verdicts first (the sentences report.md prints, from
-verdicts.py), then per workload a table sortable by any column (a click on
+beside report.md. The verdicts first (report.md's first-screen table, from
+verdicts.py, or a check's result), then per workload a table sortable by any column (a click on
 its header; numbers sort by the raw value in each cell's data-value, not
 by their text) with each configuration's command, runtime and a link to
 the environment, the plots, the implementations and the environment.
@@ -28,8 +28,9 @@ from . import analysis, standings, verdicts
 from .analysis import Group, Results
 from .formatting import visible
 from .presentation import PRESENTATIONS
-from .report import (CHECK_SUITES, STANDINGS_HEADER, VERDICTS_INTRO, build_table,
-                     environment_rows, legend_rows, standings_rows)
+from .report import (CHECK_SUITES, HEADLINE_HEADER, STANDINGS_HEADER, VERDICTS_INTRO,
+                     build_table, check_lines, environment_rows, headline_cells, legend_rows,
+                     standings_rows)
 from .workloads import workload_rank
 
 CSS = """
@@ -196,16 +197,22 @@ def _details(g: Group) -> str:
 
 
 def _table_html(table_id: str, header: list[str], rows: Iterable[list[tuple[str, Any]]],
-                sortable: bool = True, details: Sequence[Group] = ()) -> str:
+                sortable: bool = True, details: Sequence[Group] = (),
+                links: Sequence[str] = ()) -> str:
     """A table of report's cells (Markdown, each with the value it sorts
-    by); with `details`, a last column holding each row's group's _details."""
+    by); with `details`, a last column holding each row's group's _details;
+    with `links`, each row's first cell links to that id (an _anchor: no
+    character to escape)."""
     head = "".join(f"<th>{_esc(h)}</th>" for h in header + (["details"] if details else []))
     body = []
     for i, row in enumerate(rows):
         cells = []
-        for text, value in row:
+        for j, (text, value) in enumerate(row):
             klass = ' class="num"' if isinstance(value, (int, float)) else ""
-            cells.append(f"<td{klass}{_attr(value)}>{_inline(text)}</td>")
+            shown = _inline(text)
+            if j == 0 and links:
+                shown = f'<a href="#{_anchor(links[i])}">{shown}</a>'
+            cells.append(f"<td{klass}{_attr(value)}>{shown}</td>")
         if details:
             cells.append(f"<td>{_details(details[i])}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
@@ -239,18 +246,30 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
                    f"<code>{_esc(suite)}</code> suite runs every implementation at tiny "
                    f"N, once each: its figures carry no spread and no weight.</p>")
 
-    # the verdicts, the same sentences as report.md's
+    # the verdicts: report.md's first-screen table, or a check's result
     out.append('<section id="verdicts"><h2>Verdicts</h2>')
-    standing = standings.standings(groups)
-    out.append(f'<p class="settled">{_esc(standings.summary(standing))}</p>')
-    out.append(f"<p>{_inline(VERDICTS_INTRO)}</p>")
-    found = verdicts.verdicts(groups)
-    for v in found:
-        out.append(f'<h3 id="{_anchor("verdict", v.workload)}">{_esc(v.workload)}</h3><ul>')
-        out += [f'<li class="{_esc(line.kind)}">{_esc(line.text)}</li>' for line in v.lines]
-        out.append("</ul>")
-    if not found:
-        out.append("<p>No runs were recorded.</p>")
+    standing = [] if suite in CHECK_SUITES else standings.standings(groups)
+    if suite in CHECK_SUITES:
+        check = check_lines(groups)
+        out.append(f'<p class="settled">{_inline(check[0])}</p>')
+        items = [line[2:] for line in check[1:] if line.startswith("- ")]
+        if items:
+            out.append('<ul class="failures">' + "".join(f"<li>{_inline(i)}</li>" for i in items)
+                       + "</ul>")
+    else:
+        out.append(f'<p class="settled"><b>{_esc(standings.summary(standing))}</b></p>')
+        found = verdicts.headlines(groups, standing)
+        rows = [[(c, _plain(c)) for c in headline_cells(h)] for h in found]
+        if rows:
+            out.append(_table_html("table-verdicts", HEADLINE_HEADER, rows,
+                                   links=[_anchor("workload", h.workload) for h in found]))
+        else:
+            out.append("<p>No runs were recorded.</p>")
+        out.append(f"<p>{_inline(VERDICTS_INTRO)}</p>")
+    failed = verdicts.failures(groups)
+    if failed:
+        out.append('<h3>Failures</h3><ul class="failures">'
+                   + "".join(f"<li>{_esc(f)}</li>" for f in failed) + "</ul>")
     out.append("</section>")
 
     warned = analysis.warnings(groups, env, results.notes)

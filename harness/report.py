@@ -7,7 +7,6 @@ its tables, and no control character reaches the file."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -388,13 +387,14 @@ are flagged, never removed.
            res=fmt_bytes(analysis.MEM_RESOLUTION_BYTES), loaded=LOADED_FRAC,
            median_runs=runs_needed()[0], ratio_runs=runs_needed()[1])
 
-VERDICTS_INTRO = ("Per workload, at its largest N: the least memory (per task where the run "
-                  "measures it, else peak RSS) and the fastest (the iteration time it is ranked "
-                  "by), each with its interval; a lead is **settled** when the runner-up's "
-                  "standing is (behind, with the run's verdicts decided as one family at a false "
-                  "discovery rate of 5%; the Standings table below lists every one), and two "
-                  "are **level** when their ratio's interval lies within the figure's margin. "
-                  "How the figures are made: How to read, below.")
+VERDICTS_INTRO = ("A row per workload and headline figure, at the largest configuration two "
+                  "or more implementations measured: the leader, with its median and interval, "
+                  "and the runner-up's figure over the leader's. **leads**: the runner-up is "
+                  "behind, settled; **level**: the ratio's interval lies within the figure's "
+                  "margin; **not settled**, with why. Every verdict of the run is decided as one "
+                  "family, at a false discovery rate of 5% (the Standings table, at the end, "
+                  "lists them all). Every other implementation's standing is in its workload's "
+                  "table and plots below. How the figures are made: How to read, below.")
 
 CHECK_BANNER = """> **This is a check, not a measurement.** The `{suite}` suite runs every
 > implementation at tiny N, once each, to show that everything builds, runs
@@ -429,6 +429,68 @@ def standings_rows(found: list[standings.Standing]) -> list[list[str]]:
     return rows
 
 
+HEADLINE_HEADER = ["workload", "figure", "at", "leader", "runner-up", "× leader", "verdict",
+                   "runs"]
+
+
+def md_anchor(heading: str) -> str:
+    """The anchor a Markdown viewer gives a heading (GitHub's: lower case,
+    punctuation dropped, spaces to hyphens)."""
+    return "".join(c for c in heading.strip().lower() if c.isalnum() or c in " -_").replace(" ", "-")
+
+
+def section_title(workload: str) -> str:
+    presented = PRESENTATIONS.get(workload)
+    return presented.title if presented else workload
+
+
+def headline_cells(h: verdicts.Headline) -> list[str]:
+    """A first-screen row's cells as Markdown (data escaped): the leader with
+    its median and interval, the runner-up's ratio to it (worse side above
+    1) with its interval, the verdict word and, when not settled, why."""
+    s = h.standing
+    if s is not None and s.interval is not None:
+        ratio = (f"{fmt_ratio(s.interval.estimate, best_in_bold=False)} "
+                 f"{ratio_interval_text(s.interval)}")
+    elif h.runner is not None and h.leader.median(h.metric) and h.runner.median(h.metric):
+        # a side of one run: the medians' ratio, said to be no more
+        a, b = h.leader.median(h.metric), h.runner.median(h.metric)
+        up = METRICS[h.metric].higher_is_better
+        ratio = f"{fmt_ratio(a / b if up else b / a, best_in_bold=False)} (no interval)"
+    else:
+        ratio = "—"
+    word = h.word + (f": {h.why}" if h.why else "")
+    if s is not None and s.verdict == standings.LEVEL_WORD:
+        word += f" (within ±{s.margin * 100:g}%)"
+    runs = f"{s.runs[0]} and {s.runs[1]}" if s is not None else str(h.leader.ok)
+    return [md_text(h.workload), md_text(METRICS[h.metric].label), md_text(h.where or "—"),
+            f"{md_text(h.leader.impl)} {cell(h.leader, h.metric)}",
+            md_text(h.runner.impl) if h.runner else "—", ratio, md_text(word), runs]
+
+
+def check_lines(groups: list[Group]) -> list[str]:
+    """A check's result, for the quick suite: its statuses, then each
+    configuration that failed with its command (Markdown); no ranking."""
+    counts: dict[str, int] = defaultdict(int)
+    failed = []
+    for g in groups:
+        bad: dict[str, int] = defaultdict(int)
+        for r in g.rows:
+            counts[r["status"]] += 1
+            if r["status"] not in ("ok", "skipped"):
+                bad[r["status"]] += 1
+        if bad:
+            command = next((r.get("command") for r in g.rows if r.get("command")), None)
+            failed.append(f"{md_text(g.label)}: "
+                          + ", ".join(f"{n} {status}" for status, n in sorted(bad.items()))
+                          + (f", {md_code(command)}" if command else ""))
+    order = sorted(counts, key=lambda k: (k != "ok", k))
+    head = ("**Check: " + ", ".join(f"{counts[k]} {k}" for k in order)
+            + (f": {len(failed)} configurations failed.**" if failed else
+               ": every implementation that ran answered right.**"))
+    return [head, ""] + [f"- {f}" for f in failed] + ([""] if failed else [])
+
+
 def render_markdown(results: Results, pngs: list[str] | None = None) -> str:
     """report.md; pngs: the plots' file names (default: those in plots/)."""
     run_dir, groups, env = results.run.path, results.groups, results.env
@@ -439,13 +501,22 @@ def render_markdown(results: Results, pngs: list[str] | None = None) -> str:
     suite = (env.get("settings") or {}).get("suite")
     if suite in CHECK_SUITES:
         lines += [CHECK_BANNER.format(suite=suite)]
-    # verdicts.markdown writes its sentences as they are: their data escaped first
-    found = [dataclasses.replace(v, workload=md_text(v.workload), lines=tuple(
-        dataclasses.replace(line, text=md_text(line.text)) for line in v.lines))
-        for v in verdicts.verdicts(groups)]
-    standing = standings.standings(groups)
-    lines += ["## Verdicts", "", md_text(standings.summary(standing)), "", VERDICTS_INTRO, ""]
-    lines += verdicts.markdown(found)
+    standing = [] if suite in CHECK_SUITES else standings.standings(groups)
+    lines += ["## Verdicts", ""]
+    if suite in CHECK_SUITES:
+        lines += check_lines(groups)
+    else:
+        lines += [f"**{md_text(standings.summary(standing))}**", ""]
+        rows = []
+        for h in verdicts.headlines(groups, standing):
+            cells = headline_cells(h)
+            cells[0] = f"[{cells[0]}](#{md_anchor(section_title(h.workload))})"
+            rows.append(cells)
+        lines += (_table(HEADLINE_HEADER, rows) if rows else ["No runs were recorded."]) + [""]
+        lines += [VERDICTS_INTRO, ""]
+    failed = verdicts.failures(groups)
+    if failed:
+        lines += ["**Failures**", ""] + [f"- {md_text(f)}" for f in failed] + [""]
     lines += ["## Environment", ""] + environment_block(env, groups) + [""]
     lines += ["## How to read", "", HOW_TO_READ]
     warned = analysis.warnings(groups, env, results.notes)
@@ -465,7 +536,7 @@ def render_markdown(results: Results, pngs: list[str] | None = None) -> str:
     shown = sorted(by_workload, key=workload_rank)
     for workload in shown:
         presented = PRESENTATIONS.get(workload)
-        lines += [f"## {presented.title if presented else md_text(workload)}", ""]
+        lines += [f"## {md_text(section_title(workload))}", ""]
         lines += workload_table(workload, by_workload[workload], results.ranks) + [""]
         mine = [name for name in pngs if name.startswith(f"{workload}_")]
         mine.sort(key=lambda name: [k in name for k in ("_time", "_rss", "_mem_per_task")],

@@ -281,71 +281,57 @@ def _rows(impl, workload, n, times=None, rss=None, status="ok", error=""):
     return out
 
 
-def _verdict(rows, kind):
-    from harness import verdicts
-    [found] = verdicts.verdicts(_groups(rows))
-    return [line.text for line in found.lines if line.kind == kind]
+def _headlines(rows):
+    from harness import standings, verdicts
+    groups = _groups(rows)
+    return {h.metric: h for h in verdicts.headlines(groups, standings.standings(groups))}
 
 
-def test_verdict_of_a_settled_lead():
+def test_the_first_screen_row_of_a_settled_lead():
     fast = [1.00, 1.01, 0.99, 1.02]
     rows = _rows("fast", "chain", 1000, [t / 1000 for t in fast]) \
         + _rows("slow", "chain", 1000, [2 * t / 1000 for t in fast]) \
         + _rows("slower", "chain", 1000, [3 * t / 1000 for t in fast])
-    [speed] = _verdict(rows, "speed")
-    # 4 runs a side: the ratio's interval reaches 95%, wholly above 1
-    # the median's interval needs 6 runs (88% here); the ratio's 4 a side: settled
-    assert speed == ("fast was fastest (warm iteration) at N = 1k: 1.01 ms [990 µs, 1.02 ms] (88%), "
-                     "2.00× [1.94, 2.06] faster than slow (settled).")
-    [rest] = _verdict(rows, "rest")[1:]  # [0] is the memory's rest
-    assert rest == ("The rest, as multiples of the leader's warm iteration: "
-                    "slower 3.00× [2.91, 3.09].")
+    warm = _headlines(rows)["warm_iter_s"]
+    # 4 runs a side: the ratio reaches 95%, wholly above 1, within the run's family
+    assert (warm.leader.impl, warm.runner.impl, warm.word) == ("fast", "slow", "leads")
+    cells = report.headline_cells(warm)
+    assert cells == ["chain", "warm iteration", "N = 1k",
+                     "fast 1.01 ms [990 µs, 1.02 ms] (88%)", "slow",
+                     "2.00× [1.94, 2.06]", "leads", "4 and 4"]
+    # equal peak RSS: level within its 2%
+    assert _headlines(rows)["peak_rss_bytes"].word == "level"
 
 
-def test_verdict_of_an_unsettled_lead_says_why():
+def test_the_first_screen_says_why_a_lead_is_not_settled():
     rows = _rows("a", "chain", 1000, [0.001, 0.00101, 0.00099]) \
         + _rows("b", "chain", 1000, [0.0011, 0.00111, 0.00109])
-    [speed] = _verdict(rows, "speed")
-    assert speed.startswith("a leads on speed (warm iteration) at N = 1k: 1 ms [990 µs, 1.01 ms] (75%), ")
-    assert speed.endswith("faster than b, but not settled against b (90%, 3 runs a side).")
+    warm = _headlines(rows)["warm_iter_s"]
+    assert warm.word == "not settled" and warm.why.startswith("too few runs (3 and 3")
+    one = _headlines(_rows("a", "chain", 1000, [0.001]) + _rows("b", "chain", 1000, [0.002]))
+    assert one["warm_iter_s"].word == "not settled"
+    assert report.headline_cells(one["warm_iter_s"])[5] == "2.00× (no interval)"
 
 
-def test_verdict_on_one_run_has_no_interval():
-    rows = _rows("a", "chain", 1000, [0.001]) + _rows("b", "chain", 1000, [0.002])
-    [speed] = _verdict(rows, "speed")
-    assert speed == ("a leads on speed (warm iteration) at N = 1k: 1 ms (1 run, no interval), "
-                     "2.00× faster than b, but not settled against b (1 run, no interval).")
-
-
-def test_verdict_names_failures_and_their_reason():
+def test_failures_are_named_with_their_reason_and_the_row_is_at_the_largest_contested_n():
+    from harness import verdicts
     rows = _rows("a", "chain", 1000, [0.001, 0.001]) + _rows("b", "chain", 1000, [0.002, 0.002]) \
         + _rows("a", "chain", 1000000, [0.5, 0.5]) \
         + _rows("b", "chain", 1000000, [1, 2], status="crashed",
                 error="exit 1: error: 1000000 platform threads cannot be alive at once") \
         + _rows("c", "chain", 1000, status="skipped", error="c: command not found")
-    [failures] = _verdict(rows, "failures")
-    assert failures == ("Failures: c: did not run (c: command not found); "
-                        "b: crashed at N = 1M (thread limit).")
-    # the speed verdict is at the largest N two implementations reached
-    assert "at N = 1k" in _verdict(rows, "speed")[0]
-
-
-def test_memory_verdict_prefers_memory_per_task(tmp_path):
-    from harness import analysis, verdicts
-    from harness.rundir import RunDir
-    groups = analysis.analyse(RunDir(synthetic_run(tmp_path))).groups
-    found = {v.workload: v for v in verdicts.verdicts(groups)}
-    [memory] = [x.text for x in found["sleep"].lines if x.kind == "memory"]
-    # only "grows" has a figure (flat's is below resolution): no contest, so peak RSS decides
-    assert memory == ("flat used the least peak RSS at N = 101k: 20.1 MiB [20.1 MiB, 20.1 MiB], "
-                      "1.29× [1.29, 1.29] less than grows (settled).")
+    assert verdicts.failures(_groups(rows)) == ["c: did not run (c: command not found)",
+                                                "b: crashed at N = 1M (thread limit)"]
+    assert _headlines(rows)["warm_iter_s"].where == "N = 1k"
 
 
 def test_report_opens_with_verdicts_and_a_legend(tmp_path):
     text = publish.write_report(synthetic_run(tmp_path), draw=False).read_text()
     assert text.index("## Verdicts") < text.index("## Environment") < text.index("## chain")
-    assert "fast was fastest (warm iteration) at N = 1k" not in text  # lone ran at 2k beside slow
-    assert "slow leads on speed (warm iteration) at N = 2k" in text
+    # the first screen: a table row per headline figure, at the largest N two reached
+    first = text.split("## Verdicts")[1].split("\n## ")[0]
+    assert first.index("Verdicts settled:") < first.index("| workload | figure | at |")
+    assert "| [chain](#" in first and "| N = 2k | slow " in first
     # one row per configuration, no runtime column; the legend gives it once
     header = next(x for x in text.split("## chain")[1].splitlines() if x.startswith("| N |"))
     assert "runtime" not in header
@@ -462,3 +448,24 @@ def test_markup_and_control_characters_in_the_data_stay_text_in_report_md(tmp_pa
                   shown["variant value"]):
         assert value.replace("\n", "␊").replace("\r", "␍").replace("\x1b", "␛") \
             .replace("\x07", "␇").replace("\x85", "\\u0085").replace("\u202e", "\\u202e") in plain
+
+
+def test_a_check_reads_as_a_check(tmp_path):
+    """The quick suite's report leads with the check's result, failures first
+    with their command, and ranks nothing."""
+    import json
+    import shutil
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    env = json.loads((run / "env.json").read_text())
+    env.setdefault("settings", {})["suite"] = "quick"
+    (run / "env.json").write_text(json.dumps(env))
+    text = publish.write_report(run, draw=False).read_text()
+    first = text.split("## Verdicts")[1].split("\n## ")[0]
+    assert first.lstrip().startswith("**Check: 107 ok, 1 crashed, 3 invalid, 3 oom, 3 skipped, "
+                                     "3 timeout: 4 configurations failed.**"), first
+    assert "- node sleep N=1000000: 3 oom, `node node/bench.mjs sleep --n 1000000`" in first
+    assert "- rust-tokio chain N=1000000: 1 crashed, `" in first
+    assert "Verdicts settled" not in text and "| workload | figure |" not in first
+    html = (run / "report.html").read_text()
+    assert "Check: 107 ok" in html and "table-verdicts" not in html

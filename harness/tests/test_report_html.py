@@ -246,13 +246,22 @@ def test_report_html_in_headless_chromium(chromium, page_file, tmp_path):
             "performance.getEntriesByType('resource').map(e => e.name)")
         assert resources == [], resources
 
-        # the verdicts first, with a sentence per figure
+        # the verdicts first: their table before any list, then the failures
         assert page.evaluate("document.querySelector('section').id") == "verdicts"
-        sentences = page.evaluate(
-            "[...document.querySelectorAll('#verdicts li')].map(li => li.textContent)")
-        assert any("leads on" in s or "used the least" in s for s in sentences), sentences
-        assert any(s.startswith("Failures:") and "node: ran out of memory at N = 1M" in s
-                   for s in sentences), sentences
+        first = page.evaluate("""(() => {
+            const s = document.getElementById('verdicts');
+            return [...s.querySelectorAll('table, ul')].map(e => e.tagName + '#' + e.id);
+        })()""")
+        assert first[0] == "TABLE#table-verdicts", first
+        verdict_rows = page.evaluate(
+            "[...document.querySelectorAll('#table-verdicts tbody tr')].map(r => r.textContent)")
+        assert any(r.startswith("chain") and "rust-tokio" in r for r in verdict_rows), verdict_rows
+        assert page.evaluate("document.querySelector('#table-verdicts a').getAttribute('href')"
+                             ).startswith("#workload-")
+        failures = page.evaluate(
+            "[...document.querySelectorAll('#verdicts ul.failures li')].map(li => li.textContent)")
+        assert any(s.startswith("node:") and "ran out of memory at N = 1M" in s
+                   for s in failures), failures
         # every workload's table, and the legend and environment
         tables = page.evaluate("[...document.querySelectorAll('table')].map(t => t.id)")
         for workload in ("sleep", "chain", "bounded"):

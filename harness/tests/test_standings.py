@@ -157,14 +157,14 @@ def test_until_settled_runs_again_only_what_a_verdict_needs(fakes: None) -> None
     assert {p.max_repeat for p in configurations(runs).values()} == {8}
 
 
-def test_the_reports_sentences_follow_the_standings() -> None:
-    """verdicts.py says what standings decided: a level pair is level, a
-    settled lead is settled, and a lead the family does not settle is not."""
-    from harness.verdicts import verdicts
+def test_the_first_screen_follows_the_standings() -> None:
+    """verdicts.headlines says what standings decided: a level pair is
+    level, a settled lead leads."""
+    from harness.verdicts import headlines
     same = [1 * MS, 1.002 * MS, 0.998 * MS, 1.001 * MS, 0.999 * MS, 1.0 * MS]
-    level = verdicts(group_runs(rows("a", same) + rows("b", list(reversed(same)))))
-    speed = next(line.text for v in level for line in v.lines if line.kind == "speed")
-    assert speed.startswith("a and b are level on warm iteration at N = 5 (within ±5%)")
-    apart = verdicts(group_runs(rows("a", same) + rows("b", [2 * v for v in same])))
-    speed = next(line.text for v in apart for line in v.lines if line.kind == "speed")
-    assert speed.startswith("a was fastest (warm iteration)") and speed.endswith("(settled).")
+    groups = group_runs(rows("a", same) + rows("b", list(reversed(same))))
+    level = {h.metric: h for h in headlines(groups, standings(groups))}
+    assert level["warm_iter_s"].word == "level" and level["warm_iter_s"].leader.impl == "a"
+    groups = group_runs(rows("a", same) + rows("b", [2 * v for v in same]))
+    apart = {h.metric: h for h in headlines(groups, standings(groups))}
+    assert apart["warm_iter_s"].word == "leads" and apart["peak_rss_bytes"].word == "level"
