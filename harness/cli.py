@@ -1,4 +1,4 @@
-"""Command line: python -m harness {run,list,build,test,report,plot,compare}.
+"""Command line: python -m harness {run,list,build,test,report,plot,compare,merge,bisect,export}.
 Parses and dispatches; settings.py turns options into Settings, session.py runs them."""
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ EPILOG = """examples:
   python -m harness run --impl csharp --workload http --users 50 --requests 20
   python -m harness report results/latest
   python -m harness compare results/OLD results/NEW
+  python -m harness export results/latest --format bencher --out bmf.json
 """
 
 
@@ -185,6 +186,20 @@ def build_parser() -> Parser:
                            "±PCT (default per metric: 5%% for times, 2%% for peak RSS)")
     cmp_.add_argument("--format", default="text", choices=["text", "markdown", "json"],
                       help="text (default), markdown (for a pull request) or json")
+
+    exp = sub.add_parser("export", help="a run's figures as JSON for Bencher or "
+                                        "github-action-benchmark, to keep history and alerts")
+    exp.add_argument("run_dir", nargs="?", default=str(ROOT / "results" / "latest"),
+                     metavar="RUN_DIR", help="the run to export (default: results/latest)")
+    exp.add_argument("--format", required=True, choices=["bencher", "github-action-benchmark"],
+                     help="bencher: Bencher Metric Format (every figure, its interval as the "
+                          "bounds); github-action-benchmark: the action's custom JSON")
+    exp.add_argument("--direction", default=None, choices=["smaller", "bigger"],
+                     help="github-action-benchmark only, and needed there: the figures where "
+                          "smaller is better (tool customSmallerIsBetter) or bigger "
+                          "(customBiggerIsBetter: throughput)")
+    exp.add_argument("--out", default=None, metavar="FILE",
+                     help="write FILE, whole or not at all (default: standard output)")
     return parser
 
 
@@ -331,6 +346,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return verdict.exit_status
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from .export import export, exporter
+    chosen = exporter(args.format, args.direction)
+    export(open_run_dir(args.run_dir), chosen, Path(args.out) if args.out is not None else None)
+    return 0
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
     from .merge import merge
     if not args.out.strip():
@@ -352,7 +374,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 COMMANDS = {"run": cmd_run, "list": cmd_list, "build": cmd_build, "test": cmd_test,
             "report": cmd_report, "plot": cmd_plot, "compare": cmd_compare, "merge": cmd_merge,
-            "bisect": cmd_bisect}
+            "bisect": cmd_bisect, "export": cmd_export}
 
 
 def one_line(message: object) -> str:
