@@ -88,7 +88,8 @@ def test_no_other_module_names_a_workload_or_its_own_figures() -> None:
     assert not own & {"wall_s", "cpu_s", "first_iter_s", "warm_iter_s", "peak_rss_bytes",
                       "max_threads"}
     found = [(str(path.relative_to(HARNESS)), line, value)
-             for path in sorted([*HARNESS.glob("*.py"), *HARNESS.glob("plots/*.py")])
+             for path in sorted([*HARNESS.glob("*.py"), *HARNESS.glob("plots/*.py"),
+                                 *HARNESS.glob("export/*.py")])
              if path.name not in DECLARING
              for line, value in _string_literals(path) if value in own]
     named = [f"harness/{name}:{line}: {value!r}" for name, line, value in found
