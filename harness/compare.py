@@ -157,11 +157,6 @@ class Change:
         """The ratio new/old beyond which this figure is worse by fail_above."""
         return 1 / (1 + fail_above) if self.higher_is_better else 1 + fail_above
 
-    @property
-    def floor(self) -> float:
-        """The smallest p-value its run counts allow."""
-        return smallest_p(*self.runs)
-
     def p_worse(self, fail_above: float) -> float | None:
         """The exact one-sided p-value of "worse than OLD by more than
         fail_above"."""

@@ -154,13 +154,6 @@ def settled_share(found: list[Standing]) -> tuple[int, int]:
     return sum(s.settled for s in found), len(found)
 
 
-def by_workload(found: list[Standing]) -> dict[str, list[Standing]]:
-    out: dict[str, list[Standing]] = defaultdict(list)
-    for s in found:
-        out[s.leader.workload].append(s)
-    return dict(out)
-
-
 def summary(found: list[Standing]) -> str:
     """The line a report opens its verdicts with: how many are settled, of
     which kind, why the rest are not, and how many runs they took."""
