@@ -40,7 +40,10 @@ h1{font-size:1.6em;margin:.3em 0}h2{margin-top:1.6em;border-bottom:1px solid #dd
 h3{margin:1em 0 .3em}
 #verdicts{background:#f4f8fb;border:1px solid #cfe0ee;border-radius:6px;padding:.2em 1.2em 1em}
 #verdicts li{margin:.25em 0}
-li.memory::marker,li.speed::marker{color:#2b6cb0}li.failures{color:#9b2c2c}
+ul.failures li{color:#9b2c2c}
+nav{position:sticky;top:0;z-index:2;background:#fff;border-bottom:1px solid #ddd;
+ padding:.3em 0;font-size:14px}
+nav a{margin-right:1em;white-space:nowrap}
 .banner{background:#fff4e5;border:1px solid #f0c36d;padding:.6em 1em;border-radius:6px}
 .scroll{overflow-x:auto}
 table{border-collapse:collapse;font-size:13px;margin:.5em 0}
@@ -240,7 +243,19 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
            f"<title>Benchmark report: run {_esc(run_id)}</title>",
            f"<style>{CSS}</style></head><body>",
            f"<h1>Benchmark report: run {_esc(run_id)}</h1>"]
+    shown = sorted({g.workload for g in groups
+                    if any(r["status"] not in analysis.SETUP_STATUSES for r in g.rows)},
+                   key=workload_rank)
+    # one line of links, kept in view: the sections a reader jumps between
+    links = [("verdicts", "Verdicts"), ("warnings", "Warnings")]
+    links += [(_anchor("workload", w), w) for w in shown]
+    links += [("implementations", "Implementations")] if shown else []
     suite = (env.get("settings") or {}).get("suite")
+    standing = [] if suite in CHECK_SUITES else standings.standings(groups)
+    links += [("standings", "Standings")] if standing else []
+    links += [("environment", "Environment")]
+    out.append("<nav>" + "".join(f'<a href="#{_anchor(target)}">{_esc(text)}</a>'
+                                 for target, text in links) + "</nav>")
     if suite in CHECK_SUITES:
         out.append(f'<p class="banner"><b>This is a check, not a measurement.</b> The '
                    f"<code>{_esc(suite)}</code> suite runs every implementation at tiny "
@@ -248,7 +263,6 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
 
     # the verdicts: report.md's first-screen table, or a check's result
     out.append('<section id="verdicts"><h2>Verdicts</h2>')
-    standing = [] if suite in CHECK_SUITES else standings.standings(groups)
     if suite in CHECK_SUITES:
         check = check_lines(groups)
         out.append(f'<p class="settled">{_inline(check[0])}</p>')

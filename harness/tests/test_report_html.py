@@ -246,6 +246,11 @@ def test_report_html_in_headless_chromium(chromium, page_file, tmp_path):
             "performance.getEntriesByType('resource').map(e => e.name)")
         assert resources == [], resources
 
+        # a bar of links to every section, each one landing
+        targets = page.evaluate(
+            "[...document.querySelectorAll('nav a')].map(a => a.getAttribute('href').slice(1))")
+        assert {"verdicts", "workload-chain", "standings", "environment"} <= set(targets), targets
+        assert page.evaluate(f"{targets!r}.every(t => document.getElementById(t))"), targets
         # the verdicts first: their table before any list, then the failures
         assert page.evaluate("document.querySelector('section').id") == "verdicts"
         first = page.evaluate("""(() => {
