@@ -3,6 +3,8 @@ plotting (Run), whiskers, line-end labels, log axes, the key, the footer, the fi
 
 from __future__ import annotations
 
+import io
+
 import math
 import textwrap
 from collections import defaultdict
@@ -20,6 +22,7 @@ from matplotlib.font_manager import FontProperties, findfont, get_font
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
 from matplotlib.ticker import FixedFormatter, FuncFormatter, NullFormatter
+from PIL import Image
 
 from .. import analysis
 from ..analysis import Group
@@ -182,8 +185,15 @@ def save(fig: Figure, path: Path, env: dict[str, Any]) -> Path:
     _make_drawable(fig)  # the footer, and a key added after the layout
     for ax in fig.axes:  # the layout is final: nudge the line-end labels for it
         _place_labels(ax)
-    fig.savefig(path, dpi=DPI)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, dpi=DPI, format="png")
     plt.close(fig)
+    # A plot draws a few lines and their anti-aliased edges: a palette of 256
+    # colours holds them, at about a third of the bytes (report.html embeds
+    # every plot). Pillow comes with matplotlib.
+    image = Image.open(buffer).convert("RGB").quantize(colors=256,
+                                                       method=Image.Quantize.MEDIANCUT)
+    image.save(path, format="PNG", optimize=True)
     return path
 
 
