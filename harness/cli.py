@@ -184,8 +184,10 @@ def build_parser() -> Parser:
     cmp_.add_argument("--margin", default=None, metavar="PCT|METRIC=PCT,...",
                       help="call two figures level when their ratio's whole interval lies within "
                            "±PCT (default per metric: 5%% for times, 2%% for peak RSS)")
-    cmp_.add_argument("--format", default="text", choices=["text", "markdown", "json"],
-                      help="text (default), markdown (for a pull request) or json")
+    cmp_.add_argument("--format", default="text", choices=["text", "markdown", "github", "json"],
+                      help="text (default), markdown (for a pull request), github (a job "
+                           "summary: the verdict first, the table folded, within GitHub's 1 MiB) "
+                           "or json")
 
     exp = sub.add_parser("export", help="a run's figures as JSON for Bencher or "
                                         "github-action-benchmark, to keep history and alerts")

@@ -48,12 +48,13 @@ from typing import Any
 from . import UsageError
 from .analysis import Group, analyse, group_sort_key, headline
 from .metrics import METRICS, fmt_metric, margins
+from .report import md_text
 from .rundir import ConfigKey, RunDir
 from .stats import (LEVEL, Interval, ratio_bound, ratio_interval, ratio_p,
                     runs_needed, smallest_p)
 
 COMPARED = tuple(m.name for m in METRICS.values() if m.compared)
-FORMATS = ("text", "markdown", "json")
+FORMATS = ("text", "markdown", "github", "json")
 
 IMPROVED, REGRESSED, LEVEL_WITHIN, NO_CHANGE, NOT_ENOUGH = (
     "improved", "regressed", "level", "no change detected", "not enough runs")
@@ -593,22 +594,44 @@ def render(v: Verdict) -> str:
     return "\n".join(lines + [""] + _summary(v))
 
 
-def render_markdown(v: Verdict) -> str:
-    """For a pull request: a heading, the notes, a table, the summary."""
+def render_markdown(v: Verdict, limit: int | None = None) -> str:
+    """For a pull request: a heading, the notes, a table, the summary, every
+    text from the data escaped (report.md_text). With `limit` (bytes, the
+    github format's): the summary before the table, and the table's last
+    rows left out, and counted, where the whole would not fit."""
     old, new = _sides(v)
     against = v.baseline or v.old_env.get("run_id") or v.old_dir.name
-    lines = [f"### Benchmark comparison: {v.new_env.get('run_id') or v.new_dir.name} against "
-             f"{against}", "", f"- old: {old}", f"- new: {new}"]
-    lines += [f"- **note**: {n}" for n in v.notes] + [""]
+    lines = [f"### Benchmark comparison: {md_text(v.new_env.get('run_id') or v.new_dir.name)} "
+             f"against {md_text(against)}", "", f"- old: {md_text(old)}", f"- new: {md_text(new)}"]
+    lines += [f"- **note**: {md_text(n)}" for n in v.notes] + [""]
     if not v.common:
-        return "\n".join(lines + [f"**{_nothing(v)}**"] + _only_lines(v)) + "\n"
-    lines += ["| " + " | ".join(HEADER) + " |", "|" + "|".join("---" for _ in HEADER) + "|"]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in r) + " |" for r in _rows(v)]
+        return "\n".join(lines + [f"**{md_text(_nothing(v))}**"]
+                         + [md_text(x) for x in _only_lines(v)]) + "\n"
+    table = ["| " + " | ".join(HEADER) + " |", "|" + "|".join("---" for _ in HEADER) + "|"]
+    # the configuration's cells come from the data; the figures are ours
+    table += ["| " + " | ".join(md_text(cell) if i < 4 else cell.replace("|", "\\|")
+                                for i, cell in enumerate(r)) + " |" for r in _rows(v)]
     summary = []
     for line in _summary(v):  # a paragraph each, its indented lines as a (nested) list
         indent = len(line) - len(line.lstrip())
-        summary += ["", line] if not indent else ["  " * (indent // 2 - 1) + "- " + line.strip()]
-    return "\n".join(lines + summary) + "\n"
+        text = md_text(line.strip())
+        summary += ["", text] if not indent else ["  " * (indent // 2 - 1) + "- " + text]
+    if limit is None:
+        return "\n".join(lines + table + summary) + "\n"
+    head = "\n".join(lines + summary[1:] + ["", "<details><summary>every figure</summary>", ""])
+    tail = "\n</details>\n"
+    kept = table[:2]
+    for row in table[2:]:
+        if len(("\n".join([head, *kept, row, tail])).encode()) > limit - 200:  # room for the count
+            break
+        kept.append(row)
+    left = len(table) - len(kept)
+    note = [f"", f"... {left} more rows: `compare --format markdown` has them all."] if left else []
+    return "\n".join([head, *kept, *note, tail])
+
+
+# GitHub's job summary takes at most 1 MiB a step.
+GITHUB_LIMIT = 1 << 20
 
 
 def _change_json(v: Verdict, c: GroupComparison, ch: Change) -> dict[str, Any]:
@@ -671,6 +694,8 @@ def compare_baseline(run_dir: Path, baseline: str, fail_above: float | None = No
 def output(v: Verdict, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(to_json(v), indent=2)
+    if fmt == "github":
+        return render_markdown(v, GITHUB_LIMIT)
     return render_markdown(v) if fmt == "markdown" else render(v)
 
 

@@ -5,6 +5,7 @@ nothing to compare. Run directories are written here with chosen values
 
 import csv
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -370,7 +371,16 @@ def test_json_and_markdown_carry_the_interval(base, capsys):
     assert "|  |  |  |  | warm iter * | 1 ms | 1.2 ms | +20.0% | [+" in md
     assert "| regressed |" in md
     assert "not enough runs (90% confidence)" in md
-    assert "- fake-good chain N=5 warm iter +20.0% [" in md
+    assert "- fake-good chain N=5 warm iter +20.0% \\[" in md
+
+    # github: the summary first, the table folded, and within a size
+    gh = gate(old, new, capsys, "--fail-above", "5%", "--format", "github")[1]
+    assert gh.index("FAIL (--fail-above 5%)") < gh.index("<details><summary>every figure")
+    assert gh.index("<details>") < gh.index("| workload |") < gh.index("</details>")
+    v = compare.compare_dirs(old, new, 0.05)
+    small = compare.render_markdown(v, limit=len(gh.encode()) - 300)
+    assert "more rows: `compare --format markdown` has them all." in small
+    assert len(small.encode()) <= len(gh.encode()) - 300
 
 
 def test_different_machines_and_one_sided_rows_are_named(base, capsys):
@@ -408,3 +418,16 @@ def test_bad_margins_and_a_lone_allow_undecided_are_one_line(args: list[str], ca
     status = cli.main(["compare", str(FIXTURE), str(copy), *args])
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and err.startswith("harness: error:"), err
+
+
+def test_markdown_writes_the_data_as_text(base, capsys):
+    """Markup in a run's env.json (its host name, a toolchain) stays text in
+    a pull request's comment."""
+    old, new = write_run(base, rows(CHAIN)), write_run(base, rows(CHAIN), host="<img src=y>")
+    env = json.loads((new / "env.json").read_text())
+    env["toolchains"]["fake"] = "<script>x</script>"
+    (new / "env.json").write_text(json.dumps(env))
+    for fmt in ("markdown", "github"):
+        md = gate(old, new, capsys, "--format", fmt)[1]
+        assert not re.search(r"(?<!\\)<(img|script)", md), md  # every < escaped
+        assert "\\<img src=y\\>" in md
