@@ -46,7 +46,8 @@ def add_measure_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--buffer", default=None,
                      help="comma-separated channel capacities for bounded, 0 = rendezvous (default 1)")
     run.add_argument("--repeat", type=int, default=None,
-                     help="process runs per configuration (default 3); with --until-ci, the minimum")
+                     help="process runs per configuration (default 4, the fewest whose ratios can "
+                          "settle a verdict); with --until-ci or --until-settled, the minimum")
     run.add_argument("--duration-ms", type=int, default=None,
                      help="sleep time of each task in the sleep workload (default 10000)")
     run.add_argument("--iterations", type=int, default=None,

@@ -62,8 +62,10 @@ def make_row(run_id: str, p: Planned, status: str, **fields: Any) -> dict[str, A
 
 
 # The row's cells that hold what a program (or its build) printed: each
-# secret the harness handed it is masked there (envinfo.secrets_in).
-PRINTED = ("error", "stderr_tail", "output")
+# secret the harness handed it is masked there (envinfo.secrets_in). The
+# output is masked where it is cut (ProcessExecutor.run), so that a secret
+# across the cut is masked whole.
+PRINTED = ("error", "stderr_tail")
 
 
 def masked_output(row: dict[str, Any], secrets: list[str]) -> dict[str, Any]:

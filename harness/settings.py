@@ -93,7 +93,7 @@ class Settings:
         return record
 
 
-DEFAULTS = {"n": [1000], "buffers": [1], "repeat": 3, "duration_ms": 10000, "timeout_s": 300.0,
+DEFAULTS = {"n": [1000], "buffers": [1], "repeat": 4, "duration_ms": 10000, "timeout_s": 300.0,
             "sample_interval_ms": 10.0}
 # --until-ci without --max-repeat: at most this many runs of a configuration
 # (or its --repeat, when higher). 95% needs 6 (stats.runs_needed); 10 leaves

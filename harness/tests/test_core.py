@@ -67,7 +67,7 @@ def test_bad_options_are_usage_errors(opts: dict[str, Any], message: str) -> Non
 def test_defaults_without_a_suite() -> None:
     s = settings()
     assert s.parts == [Part(list(WORKLOADS), [1000], [1])]
-    assert (s.repeat, s.duration_ms, s.iterations, s.timeout_s) == (3, 10000, None, 300.0)
+    assert (s.repeat, s.duration_ms, s.iterations, s.timeout_s) == (4, 10000, None, 300.0)
     assert s.max_rss_bytes == 8 * GIB and s.sample_interval_s == 0.01 and s.impls == ["all"]
 
 
@@ -106,7 +106,7 @@ def test_plan_expands_a_workloads_own_dimensions() -> None:
     server = Impl("srv", GO, "Go", ["srv-bin"], ["chain", "http"])
     s = settings(workload="http", users="5,10", style="async,sync", pool_threads="4", n="99")
     runs = plan([server], s)
-    assert len(runs) == 3 * 2 * 2  # repeats x users x styles; N does not apply to http
+    assert len(runs) == 4 * 2 * 2  # repeats (the default 4) x users x styles; N does not apply to http
     first = runs[0]
     assert first.key.n is None and first.key.buffer is None
     assert first.key.params == (("users", 5), ("requests", 20), ("delay_ms", 100),

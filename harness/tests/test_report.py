@@ -137,7 +137,9 @@ def test_one_run_is_never_a_winner_and_says_it_has_no_interval(tmp_path):
     assert "**1.00×**" not in text and "1.00× (no settled winner)" in text
 
 
-def test_a_quick_run_says_it_is_a_check(tmp_path):
+def test_a_quick_run_reads_as_a_check(tmp_path):
+    """The quick suite's report says it is a check, leads with the check's
+    result (failures with their command) and ranks nothing."""
     run = tmp_path / "run"
     shutil.copytree(FIXTURE, run)
     env = json.loads((run / "env.json").read_text())
@@ -145,6 +147,14 @@ def test_a_quick_run_says_it_is_a_check(tmp_path):
     (run / "env.json").write_text(json.dumps(env))
     text = publish.write_report(run, draw=False).read_text()
     assert "This is a check, not a measurement" in text.split("## Environment")[0]
+    first = text.split("## Verdicts")[1].split("\n## ")[0]
+    assert first.lstrip().startswith("**Check: 107 ok, 1 crashed, 3 invalid, 3 oom, 3 skipped, "
+                                     "3 timeout: 4 configurations failed.**"), first
+    assert "- node sleep N=1000000: 3 oom, `node node/bench.mjs sleep --n 1000000`" in first
+    assert "- rust-tokio chain N=1000000: 1 crashed, `" in first
+    assert "Verdicts settled" not in text and "| workload | figure |" not in first
+    html = (run / "report.html").read_text()
+    assert "Check: 107 ok" in html and "table-verdicts" not in html
 
 
 def test_floor_column_reads_each_figure_as_a_multiple_of_the_floor(tmp_path):
@@ -448,24 +458,3 @@ def test_markup_and_control_characters_in_the_data_stay_text_in_report_md(tmp_pa
                   shown["variant value"]):
         assert value.replace("\n", "␊").replace("\r", "␍").replace("\x1b", "␛") \
             .replace("\x07", "␇").replace("\x85", "\\u0085").replace("\u202e", "\\u202e") in plain
-
-
-def test_a_check_reads_as_a_check(tmp_path):
-    """The quick suite's report leads with the check's result, failures first
-    with their command, and ranks nothing."""
-    import json
-    import shutil
-    run = tmp_path / "run"
-    shutil.copytree(FIXTURE, run)
-    env = json.loads((run / "env.json").read_text())
-    env.setdefault("settings", {})["suite"] = "quick"
-    (run / "env.json").write_text(json.dumps(env))
-    text = publish.write_report(run, draw=False).read_text()
-    first = text.split("## Verdicts")[1].split("\n## ")[0]
-    assert first.lstrip().startswith("**Check: 107 ok, 1 crashed, 3 invalid, 3 oom, 3 skipped, "
-                                     "3 timeout: 4 configurations failed.**"), first
-    assert "- node sleep N=1000000: 3 oom, `node node/bench.mjs sleep --n 1000000`" in first
-    assert "- rust-tokio chain N=1000000: 1 crashed, `" in first
-    assert "Verdicts settled" not in text and "| workload | figure |" not in first
-    html = (run / "report.html").read_text()
-    assert "Check: 107 ok" in html and "table-verdicts" not in html

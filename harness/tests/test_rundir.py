@@ -60,6 +60,17 @@ def test_a_torn_last_row_is_reported_and_ignored(out: Path) -> None:
     assert sorted((r["rep"], r["status"]) for r in read_rows(out)) == [("1", "ok"), ("2", "ok")]
 
 
+def _read_by(command: str, good: Path, run: Path, out: Path, ns: str):
+    """The command that reads a (broken) run directory: compare against a good
+    copy (compare refuses a run with itself), --resume in OUT, or report/plot."""
+    if command == "compare":
+        return harness("compare", str(good), str(run))
+    if command == "resume":
+        return harness(*RUN, "--impl", "fake-good", "--workload", "chain", "--n", ns,
+                       "--out", str(out), "--resume")
+    return harness(command, str(run))
+
+
 @pytest.mark.parametrize("content", [
     "garbage\x00\x01 not csv at all\n",
     "name,age\nbob,3\n",  # a foreign header
@@ -71,13 +82,7 @@ def test_a_malformed_runs_csv_is_one_line_exit_2(content: str, command: str, out
     run = good_run(out)
     good = shutil.copytree(run, out.parent / "good")  # compare refuses a run with itself
     (run / "runs.csv").write_text(content)
-    if command == "compare":
-        proc = harness("compare", str(good), str(run))
-    elif command == "resume":
-        proc = harness(*RUN, "--impl", "fake-good", "--workload", "chain", "--n", "5",
-                       "--out", str(out), "--resume")
-    else:
-        proc = harness(command, str(run))
+    proc = _read_by(command, good, run, out, "5")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert "runs.csv" in proc.stderr
@@ -315,13 +320,7 @@ def test_rows_no_run_writes_are_refused_in_one_line(case: str, command: str, rec
     (out / "latest").symlink_to(run.name)
     _break(run, case)
     before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
-    if command == "compare":
-        proc = harness("compare", str(good), str(run))
-    elif command == "resume":
-        proc = harness(*RUN, "--impl", "fake-good", "--workload", "chain", "--n", "5,6",
-                       "--out", str(out), "--resume")
-    else:
-        proc = harness("report", str(run))
+    proc = _read_by(command, good, run, out, "5,6")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("harness: error:"), proc.stderr

@@ -179,7 +179,8 @@ def _count(out: Path) -> dict[str, int]:
 
 def test_end_to_end_with_the_fake_program(out: Path) -> None:
     proc = harness("run", "--impl", "fake-good", "--workload", "chain", "--n", "3,4",
-                   "--until-ci", "1%", "--max-repeat", "7", "--out", str(out), "--no-report")
+                   "--repeat", "3", "--until-ci", "1%", "--max-repeat", "7", "--out", str(out),
+                   "--no-report")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # the fake's times are constant, its peak RSS the real one: nothing
     # settles below 6 runs, and whether RSS stays within 1% decides 6 or 7
@@ -209,7 +210,8 @@ def test_resume_counts_the_rows_already_ok(out: Path) -> None:
 
 def test_dry_run_says_the_plan_is_a_minimum(out: Path) -> None:
     proc = harness("run", "--impl", "fake-good", "--workload", "chain", "--n", "3,4",
-                   "--until-ci", "5", "--max-repeat", "8", "--dry-run", "--out", str(out))
+                   "--repeat", "3", "--until-ci", "5", "--max-repeat", "8", "--dry-run",
+                   "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("6 runs, estimated ")
     assert ("the plan is a minimum: --until-ci 5% may add passes, up to 8 runs each "
