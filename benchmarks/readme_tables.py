@@ -53,7 +53,7 @@ import calibration  # noqa: E402
 import claims as claims_module  # noqa: E402
 from harness.analysis import group_runs  # noqa: E402
 from harness.rundir import unescape_cell  # noqa: E402
-from harness.standings import standings, summary as standings_summary  # noqa: E402
+from harness.standings import judged, standings, summary as standings_summary  # noqa: E402
 from harness.stats import Interval, median_interval, ratio_interval  # noqa: E402  (pure)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -775,7 +775,7 @@ def settled_line(run: Run) -> str:
                                     "rep": i + 1, "status": "ok", **dict(g.params)})
                 per_rep[i][metric] = value
         rows += per_rep
-    return standings_summary(standings(group_runs(rows)))
+    return standings_summary(standings(judged(group_runs(rows), run.env.get("settings") or {})))
 
 
 def render_page(run: Run, name: str) -> str:

@@ -101,10 +101,15 @@ def build_parser() -> Parser:
                           "configuration whose headline figure's 95%% interval is unsettled or "
                           "wider than ±PCT of its median (e.g. 5%%), up to --max-repeat runs")
     run.add_argument("--until-settled", action="store_true",
-                     help="after the --repeat minimum (4 or more lets a ratio reach 95%%), more "
-                          "passes of each configuration in a verdict not yet settled (its "
-                          "standing against its set's leader: behind, level or not settled), "
-                          "up to --max-repeat runs")
+                     help="after the --repeat minimum, more passes of the configurations in a "
+                          "verdict not yet settled (a standing against its set's leader: "
+                          "behind, level or not settled), the leader first, up to --max-repeat "
+                          "runs; a configuration whose runs all timed out is not run again")
+    run.add_argument("--adaptive-sleep", action="store_true",
+                     help="sleep: each run's tasks sleep twice the time they took to start in "
+                          "the configuration's earlier runs, plus 1 s, at most --duration-ms "
+                          "(the first run sleeps the full --duration-ms); the sleep is "
+                          "recorded in runs.csv (duration_ms)")
     run.add_argument("--max-repeat", type=int, default=None, metavar="M",
                      help="with --until-ci or --until-settled: the most runs of one "
                           "configuration (default 10, or "

@@ -55,6 +55,7 @@ def make_row(run_id: str, p: Planned, status: str, **fields: Any) -> dict[str, A
         "buffer": p.key.buffer, **dict(p.key.params), "rep": p.rep, "status": status,
         "expected": p.workload.expected(p.key.n) if p.workload.expected else None,
         "iterations": p.iterations, "warmup_ms": p.warmup_ms, "started_at": utc_now(),
+        "duration_ms": p.duration_ms if p.workload.uses_duration else None,
         "command": shlex.join(mask_value(arg) for arg in p.argv()),
     }
     row.update(fields)

@@ -251,7 +251,8 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
     links += [(_anchor("workload", w), w) for w in shown]
     links += [("implementations", "Implementations")] if shown else []
     suite = (env.get("settings") or {}).get("suite")
-    standing = [] if suite in CHECK_SUITES else standings.standings(groups)
+    standing = ([] if suite in CHECK_SUITES else standings.standings(
+        standings.judged(groups, env.get("settings") or {})))
     links += [("standings", "Standings")] if standing else []
     links += [("environment", "Environment")]
     out.append("<nav>" + "".join(f'<a href="#{_anchor(target)}">{_esc(text)}</a>'
@@ -272,6 +273,8 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
                        + "</ul>")
     else:
         out.append(f'<p class="settled"><b>{_esc(standings.summary(standing))}</b></p>')
+        if note := standings.unjudged_note(env.get("settings") or {}):
+            out.append(f"<p>{_esc(note)}</p>")
         found = verdicts.headlines(groups, standing)
         rows = [[(c, _plain(c)) for c in headline_cells(h)] for h in found]
         if rows:

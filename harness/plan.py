@@ -15,7 +15,7 @@ from . import relative
 from .registry import Impl
 from .rundir import ConfigKey, RowKey, past_runs
 from .settings import Part, Settings
-from .workloads import WORKLOADS, Request, Workload
+from .workloads import WORKLOADS, Request, Workload, adaptive_sleep_ms
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,9 @@ class Planned:
     until_ci: float | None = None  # the part's own --until-ci (a fraction), else the run's
     until_settled: bool = False  # run --until-settled (sequential.more_runs)
     max_repeat: int | None = None  # the most runs --until-ci or --until-settled may give it
+    # run --adaptive-sleep: duration_ms is the ceiling; held() sets each run's
+    adaptive_sleep: bool = False
+    judged: bool = True  # its part's (settings.Part.judged)
 
     @property
     def workload(self) -> Workload:
@@ -86,9 +89,21 @@ def plan(impls: list[Impl], s: Settings) -> list[Planned]:
                             timeout_s=part.timeout_s or s.timeout_s,
                             warmup_ms=warmup_ms(workload, part, s),
                             until_ci=s.target(part), until_settled=s.until_settled,
+                            judged=part.judged,
+                            adaptive_sleep=(s.adaptive_sleep
+                                            and workload.adaptive_column is not None),
                             max_repeat=(s.ceiling(part) if s.target(part) is not None
-                                        or s.until_settled else None)))
+                                        or (s.until_settled and part.judged) else None)))
     return runs
+
+
+def held(p: Planned, spawn: list[float] | None) -> Planned:
+    """A planned run with its sleep as --adaptive-sleep sets it, from the
+    start times (spawn_s) of its configuration's runs so far."""
+    if not p.adaptive_sleep:
+        return p
+    return dataclasses.replace(p, duration_ms=adaptive_sleep_ms(
+        p.duration_ms, statistics.median(spawn) if spawn else None))
 
 
 def configurations(runs: list[Planned]) -> dict[ConfigKey, Planned]:

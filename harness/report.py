@@ -288,6 +288,18 @@ def _toolchains(toolchains: dict[str, Any]) -> str:
     return ", ".join(md_text(f"{k} {v or 'absent'}") for k, v in sorted(toolchains.items())) or "—"
 
 
+def _sleep_duration(groups: list[Group], settings: dict[str, Any]) -> str:
+    """The sleeps the rows record (format 5), else the settings' one."""
+    held = sorted({r["duration_ms"] for g in groups for r in g.rows if r.get("duration_ms")})
+    if not held:
+        return md_text(f"{settings['duration_ms']} ms") if settings.get("duration_ms") else "—"
+    text = (f"{held[0]:,} ms" if len(held) == 1 else f"{held[0]:,} to {held[-1]:,} ms by run")
+    if settings.get("adaptive_sleep"):
+        text += (" (--adaptive-sleep: twice the configuration's start time in its earlier runs "
+                 "plus 1 s, at most its part's duration; runs.csv's duration_ms)")
+    return md_text(text)
+
+
 def _commit(git: dict[str, Any]) -> str:
     return md_text(str(git.get("commit") or "unknown")[:12]) + (" (dirty)" if git.get("dirty") else "")
 
@@ -338,8 +350,7 @@ def environment_rows(env: dict[str, Any], groups: list[Group]) -> list[list[str]
         ["git", _commit(git)],
         ["toolchains", _toolchains(toolchains)],
         ["repeats", md_text(settings.get("repeat", "?"))],
-        ["sleep duration", md_text(f"{settings['duration_ms']} ms")
-         if settings.get("duration_ms") else "—"],
+        ["sleep duration", _sleep_duration(groups, settings)],
         ["iterations", md_text(settings.get("iterations") or "program defaults")],
         ["limits", md_text(f"timeout {settings.get('timeout_s', '?')} s, ")
          + f"max RSS {fmt_bytes(settings.get('max_rss_bytes'))}"],
@@ -501,12 +512,15 @@ def render_markdown(results: Results, pngs: list[str] | None = None) -> str:
     suite = (env.get("settings") or {}).get("suite")
     if suite in CHECK_SUITES:
         lines += [CHECK_BANNER.format(suite=suite)]
-    standing = [] if suite in CHECK_SUITES else standings.standings(groups)
+    standing = ([] if suite in CHECK_SUITES else standings.standings(
+        standings.judged(groups, env.get("settings") or {})))
     lines += ["## Verdicts", ""]
     if suite in CHECK_SUITES:
         lines += check_lines(groups)
     else:
         lines += [f"**{md_text(standings.summary(standing))}**", ""]
+        if note := standings.unjudged_note(env.get("settings") or {}):
+            lines += [md_text(note), ""]
         rows = []
         for h in verdicts.headlines(groups, standing):
             cells = headline_cells(h)

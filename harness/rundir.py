@@ -46,9 +46,10 @@ STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-fail
 #    and releases (IMPL[K=V;-flag], IMPL@VERSION): runs.csv's `variant` and
 #    `version` columns, env.json's `variants`. 4: a text cell that a
 #    spreadsheet would take for a formula is written with a leading `'`
-#    (FORMULA); the reader takes it off.
-FORMAT_VERSION = 4
-FORMATS = (1, 2, 3, 4)
+#    (FORMULA); the reader takes it off. 5: runs.csv's `duration_ms`, the
+#    sleep a run was given (run --adaptive-sleep makes it differ by run).
+FORMAT_VERSION = 5
+FORMATS = (1, 2, 3, 4, 5)
 # OWASP's rule for CSV cells from untrusted text: a cell starting with one of
 # = + - @ tab CR is a formula to a spreadsheet, so it is written after a `'`.
 # A cell already starting with `'`s before one of them gets one more, so the
@@ -193,7 +194,7 @@ RUN_COLUMNS: tuple[Column, ...] = _columns(
     ("cpu_user_s", _seconds), ("cpu_sys_s", _seconds), ("peak_rss_bytes", _count),
     ("peak_rss_method", str), ("sampled_peak_rss_bytes", _count), ("max_threads", _count),
     ("result", _int), ("expected", _int), ("capacity", _count), ("iterations", _count),
-    ("warmup_ms", _count), ("warmup_runs", _count), ("warmup_s", _seconds), ("first_iter_s", _seconds),
+    ("warmup_ms", _count), ("duration_ms", _count), ("warmup_runs", _count), ("warmup_s", _seconds), ("first_iter_s", _seconds),
     ("warm_iter_s", _seconds), ("spawn_s", _seconds), ("sleep_wait_s", _seconds),
     ("load_avg_1m", _seconds), ("other_cpu_frac", _finite), ("strays", _count), ("started_at", _date),
     ("command", str), ("error", str), ("stderr_tail", str), ("output", str),
@@ -201,7 +202,7 @@ RUN_COLUMNS: tuple[Column, ...] = _columns(
     ("latency_p90_s", _seconds), ("latency_p99_s", _seconds), ("latency_max_s", _seconds),
     ("gen_cpu_s", _seconds), ("load_s", _seconds))
 RUN_NAMES = tuple(c.name for c in RUN_COLUMNS)
-ADDED_IN = {"variant": 3, "version": 3}
+ADDED_IN = {"variant": 3, "version": 3, "duration_ms": 5}
 # A runs.csv of any version must have these.
 REQUIRED = ("impl", "workload", "n", "buffer", "rep", "status")
 # Added by the reader, never written: CPU time, user + system.

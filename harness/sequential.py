@@ -8,10 +8,17 @@ configuration whose rule still asks for one, up to its max_repeat:
   warns with);
 - --until-settled: the configuration takes part in a standing (against its
   set's leader, standings.py) that is not settled yet, the run's verdicts
-  being decided as one family each pass. A configuration far from every
-  rival settles at the minimum and runs no more.
+  being decided as one family each pass. The run goes to the leader while
+  it has fewer than LEAD more runs than the other (the leader is in every
+  standing of its set, so one run of it counts in all of them: 6 runs of
+  the leader against 3 of the rest settle at 95% where 3 a side cannot),
+  else to the other. A configuration far from every rival settles at the
+  minimum and runs no more.
 
-A configuration with no ok row failed: it is not run again. Pure: the
+A configuration with no ok row failed: it is not run again. Under
+--until-settled, neither is one whose every run so far timed out, even
+within the minimum (repeated): a timeout takes the whole --timeout, and
+more of them settle nothing. Pure: the
 session reads the rows back after each pass and executes what this says.
 docs/statistics.md ("Sequential runs") says what repeated looks cost.
 """
@@ -24,7 +31,36 @@ from typing import Any, Iterable
 from .analysis import group_runs, wide_figures
 from .plan import Planned, configurations
 from .rundir import ConfigKey
-from .standings import standings, unsettled_configs
+from .standings import Standing, standings
+
+# How many more runs than the other side a leader gets first (see above).
+LEAD = 3
+
+
+def repeated(p: Planned, statuses: list[str]) -> bool:
+    """Whether a planned run goes ahead, given its configuration's statuses so far."""
+    return not (p.until_settled and statuses and all(s == "timeout" for s in statuses))
+
+
+def wanting(found: list[Standing], reps: dict[ConfigKey, int],
+            ceiling: dict[ConfigKey, int]) -> set[ConfigKey]:
+    """The configurations --until-settled gives one more run: for each
+    standing not settled, its leader while the leader has fewer than LEAD
+    runs more than the other and is below its ceiling, else the other (or
+    the leader, when the other is at its ceiling)."""
+    out: set[ConfigKey] = set()
+    for s in found:
+        if s.settled:
+            continue
+        leader, other = s.leader.key, s.other.key
+        n_leader, n_other = s.runs
+        leader_can = reps.get(leader, 0) < ceiling.get(leader, 0)
+        other_can = reps.get(other, 0) < ceiling.get(other, 0)
+        if leader_can and (n_leader < n_other + LEAD or not other_can):
+            out.add(leader)
+        elif other_can:
+            out.add(other)
+    return out
 
 
 def more_runs(rows: Iterable[dict[str, Any]], runs: list[Planned]) -> list[Planned]:
@@ -33,12 +69,15 @@ def more_runs(rows: Iterable[dict[str, Any]], runs: list[Planned]) -> list[Plann
     table = [dict(r) for r in rows]  # grouping annotates rows: keep the caller's as they are
     groups = {g.key: g for g in group_runs(table)}
     last_of = configurations(runs)
-    unsettled = (unsettled_configs(standings(list(groups.values())))
-                 if any(p.until_settled for p in last_of.values()) else set())
     reps: dict[ConfigKey, int] = {}
     for r in table:
         key = ConfigKey.of(r)
         reps[key] = max(reps.get(key, 0), r["rep"])
+    ceiling = {key: p.max_repeat for key, p in last_of.items()
+               if p.until_settled and p.max_repeat is not None and key in groups
+               and groups[key].ok}
+    judged = [g for key, g in groups.items() if key not in last_of or last_of[key].judged]
+    unsettled = wanting(standings(judged), reps, ceiling) if ceiling else set()
     more = []
     for key, last in last_of.items():
         if last.max_repeat is None or (last.until_ci is None and not last.until_settled):

@@ -19,16 +19,17 @@ from .formatting import fmt_duration
 from .interrupts import Interrupted, interruptible
 from .launcher import LauncherError, ensure_launcher
 from .machineload import load_avg_1m
-from .plan import (Planned, configurations, estimate_basis, estimate_s, load_history, omitted,
-                   plan)
+from .plan import (History, Planned, configurations, estimate_basis, estimate_s, held,
+                   load_history, omitted, plan)
 from .progress import Progress
 from .registry import Impl, Language, languages, program_env, resolve
-from .rundir import (ENV_KEYS, RowWriteError, RunDir, RunDirError, check_out, finish_invocation, invocation,
+from .rundir import (ENV_KEYS, ConfigKey, RowWriteError, RunDir, RunDirError, check_out, finish_invocation, invocation,
                      latest, new_env, point_latest, start_invocation)
-from .sequential import more_runs, most_runs
+from .sequential import more_runs, most_runs, repeated
 from .settings import Settings
 from .stats import runs_needed
 from .versions import check as check_releases
+from .workloads import WORKLOADS
 
 
 # run's exit status when every row is skipped (no toolchain, no load
@@ -46,22 +47,48 @@ def _builds(runs: list[Planned], build: bool, langs: list[Language] | None = Non
 
 
 def execute(run: RunDir, runs: list[Planned], ready: Callable[[Planned], Readiness],
-            executor: Executor, progress: Progress, first: int = 0) -> dict[str, int]:
+            executor: Executor, progress: Progress, first: int = 0,
+            past_spawns: dict[ConfigKey, list[float]] | None = None) -> dict[str, int]:
     """Run the plan in order, appending each row as it finishes (a run that
     cannot start gets its skipped or build-failed row). Returns the count
-    of rows per status. first: the progress line's index of runs[0]."""
+    of rows per status. first: the progress line's index of runs[0].
+    past_spawns: earlier start times (OUT's history) for --adaptive-sleep
+    until this run has its own."""
     counts: dict[str, int] = {}
+    rows = run.runs().rows
+    statuses: dict[ConfigKey, list[str]] = {}
+    spawns: dict[ConfigKey, list[float]] = {}
+    for r in rows:
+        _note(r, statuses, spawns)
     for i, p in enumerate(runs, first):
+        if not repeated(p, statuses.get(p.key, [])):
+            progress.estimates[i] = 0.0
+            progress.message(f"{p.label}: not run: every earlier run of it timed out "
+                             f"(--until-settled; the timeout rows are kept)")
+            continue
+        p = held(p, spawns.get(p.key) or (past_spawns or {}).get(p.key))
         progress.start(i, p.label)
         readiness = ready(p)
         done = executor.run(p) if readiness.ready else unready_row(run.name, p, readiness)
         if done.samples:
             run.append_samples(done.row, done.samples)
         run.append_run(done.row)
+        _note(done.row, statuses, spawns)
         status = done.row["status"]
         counts[status] = counts.get(status, 0) + 1
         progress.finish(done.row)
     return counts
+
+
+def _note(row: dict[str, Any], statuses: dict[ConfigKey, list[str]],
+          spawns: dict[ConfigKey, list[float]]) -> None:
+    """What execute() keeps of a recorded row: its status, and when ok the
+    start time --adaptive-sleep reads (the workload's adaptive_column)."""
+    key = ConfigKey.of(row)
+    statuses.setdefault(key, []).append(row["status"])
+    column = WORKLOADS[key.workload].adaptive_column if key.workload in WORKLOADS else None
+    if row["status"] == "ok" and column and row.get(column) is not None:
+        spawns.setdefault(key, []).append(row[column])
 
 
 def _pct(fraction: float) -> str:
@@ -70,13 +97,14 @@ def _pct(fraction: float) -> str:
 
 def execute_until_ci(run: RunDir, runs: list[Planned], planned: list[Planned],
                      ready: Callable[[Planned], Readiness], executor: Executor,
-                     progress: Progress, estimate: Callable[[Planned], float]) -> dict[str, int]:
+                     progress: Progress, estimate: Callable[[Planned], float],
+                     past_spawns: dict[ConfigKey, list[float]] | None = None) -> dict[str, int]:
     """execute() the runs still to do of the plan, then (run --until-ci,
     --until-settled) pass after pass, each decided by sequential.more_runs
     from the rows recorded so far (read back from the run directory), until
     no configuration of the plan needs another run. The progress line's
     total grows by each pass, announced before it runs."""
-    counts = execute(run, runs, ready, executor, progress)
+    counts = execute(run, runs, ready, executor, progress, past_spawns=past_spawns)
     done, pass_no = len(runs), max((p.rep for p in planned), default=0)
     while extra := more_runs(run.runs().rows, planned):
         pass_no = max(pass_no + 1, max(p.rep for p in extra))
@@ -92,10 +120,19 @@ def execute_until_ci(run: RunDir, runs: list[Planned], planned: list[Planned],
                          f"{'s' if len(extra) != 1 else ''} still {' or '.join(rules)}")
         progress.total += len(extra)  # the total is known one pass at a time
         progress.estimates.extend(estimate(p) for p in extra)
-        for status, n in execute(run, extra, ready, executor, progress, first=done).items():
+        for status, n in execute(run, extra, ready, executor, progress, first=done,
+                                 past_spawns=past_spawns).items():
             counts[status] = counts.get(status, 0) + n
         done += len(extra)
     return counts
+
+
+def spawn_history(history: History) -> dict[ConfigKey, list[float]]:
+    """The start times OUT's earlier runs hold (where a workload's history
+    column is its adaptive one), for --adaptive-sleep's first run of a
+    configuration."""
+    return {key: [value] for (key, _, _), value in history.items()
+            if WORKLOADS[key.workload].adaptive_column == WORKLOADS[key.workload].history_column}
 
 
 def _until_ci_note(runs: list[Planned], most: list[Planned], seconds: float) -> str:
@@ -232,7 +269,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
                 run, runs, planned,
                 lambda p: prepared.readiness(p.impl, p.key.workload, p.workload.kind == "server"),
                 ProcessExecutor(run.name, s, prepared.k6), progress,
-                lambda p: estimate_s(p, history))
+                lambda p: estimate_s(p, history), spawn_history(history))
     except Interrupted as exc:
         progress.close()
         kept_rows = len(run.runs().rows)

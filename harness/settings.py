@@ -35,6 +35,10 @@ class Part:
     # the command line overrides them
     until_ci: float | None = None
     max_repeat: int | None = None
+    # False (suites.toml `judged = false`): a check that every program of
+    # these workloads works, run too few times to judge: no verdicts, and
+    # --until-settled gives it no more runs (standings.judged)
+    judged: bool = True
     # Values of the workloads' own dimensions (workloads.Dimension) by name;
     # a dimension absent here runs at its declared default.
     params: dict[str, list[Any]] = field(default_factory=dict)
@@ -68,6 +72,9 @@ class Settings:
     # configurations in a verdict not yet settled (sequential.more_runs), up
     # to max_repeat runs each (ceiling())
     until_settled: bool = False
+    # --adaptive-sleep: each sleep run lasts twice its configuration's start
+    # time plus a second (workloads.adaptive_sleep_ms), at most duration_ms
+    adaptive_sleep: bool = False
     # --inherit-env NAME,...: variables the measured programs get besides the
     # allow-list (envinfo.passed_to_programs)
     inherit_env: list[str] = field(default_factory=list)
@@ -241,6 +248,13 @@ def until_ci(value: Any, name: str) -> float:
     return percentage(text, name)
 
 
+def _judged(part: dict[str, Any]) -> bool:
+    value = part.get("judged", True)
+    if not isinstance(value, bool):
+        raise UsageError(f"suites.toml: judged {value!r} must be true or false")
+    return value
+
+
 def _max_repeat(part: dict[str, Any]) -> int | None:
     value = part.get("max_repeat")
     if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
@@ -390,6 +404,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
                           until_ci(part["until_ci"], "suites.toml: until_ci")
                           if "until_ci" in part else None),
                       max_repeat=None if max_repeat is not None else _max_repeat(part),
+                      judged=_judged(part),
                       params={**_params(part, suite=True), **params})
                  for part in suite["part"]]
     else:
@@ -403,6 +418,9 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
     until_settled = bool(opts.get("until_settled")) or suite.get("until_settled", False)
     if not isinstance(until_settled, bool):
         raise UsageError(f"suites.toml: until_settled {until_settled!r} must be true or false")
+    adaptive = bool(opts.get("adaptive_sleep")) or suite.get("adaptive_sleep", False)
+    if not isinstance(adaptive, bool):
+        raise UsageError(f"suites.toml: adaptive_sleep {adaptive!r} must be true or false")
     if (opts.get("max_repeat") is not None and not until_settled and target is None
             and not any(p.until_ci is not None for p in parts)):
         raise UsageError("--max-repeat is the ceiling of --until-ci or --until-settled: give one "
@@ -426,6 +444,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
                                  SAMPLE_INTERVAL_MS, "ms", "1 ms to a minute") / 1000,
         build=not opts.get("no_build"), registries=list(opts.get("registry") or []),
         until_ci=target, max_repeat=max_repeat, until_settled=until_settled,
+        adaptive_sleep=adaptive,
         # `--inherit-env ""` is refused, never read as "none"
         inherit_env=(env_names(opts["inherit_env"]) if opts.get("inherit_env") is not None
                      else []))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from .analysis import Group, comparable_sets, headline
 from .metrics import METRICS
@@ -84,6 +85,29 @@ def _leader(members: list[Group], metric: str) -> Group | None:
     return min(measured, key=lambda g: (sign * (g.median(metric) or 0), g.impl))
 
 
+def unjudged_parts(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The parts of a run's settings (env.json) declared `judged = false`."""
+    return [p for p in settings.get("parts") or [] if p.get("judged") is False]
+
+
+def judged(groups: list[Group], settings: dict[str, Any]) -> list[Group]:
+    """The groups a run's verdicts are about: all but those of a part
+    declared `judged = false` (suites.toml: a check, too few runs to judge)."""
+    def unjudged(g: Group) -> bool:
+        return any(g.workload in p.get("workloads", ()) and (
+            g.n is None or g.n in (p.get("ns") or ())) for p in unjudged_parts(settings))
+    return [g for g in groups if not unjudged(g)]
+
+
+def unjudged_note(settings: dict[str, Any]) -> str:
+    """One sentence naming the workloads a run checked without judging ("" if none)."""
+    names = sorted({w for p in unjudged_parts(settings) for w in p.get("workloads", ())})
+    if not names:
+        return ""
+    return (f"Not judged: {', '.join(names)}, a check that every program works (its part of "
+            f"the suite runs too few times for a verdict; harness/suites.toml says why).")
+
+
 def standings(groups: list[Group], margins: dict[str, float] | None = None) -> list[Standing]:
     """Every standing of the run, its verdict decided within the family of
     all of them."""
@@ -137,16 +161,6 @@ def _why(s: Standing) -> str:
                                                      or iv.high > 1 + margin):
         return ACROSS_MARGIN
     return FAMILY
-
-
-def unsettled_configs(found: list[Standing]) -> set:
-    """The configurations (ConfigKey) a not-settled standing involves: its
-    leader and the other."""
-    out = set()
-    for s in found:
-        if not s.settled:
-            out |= {s.leader.key, s.other.key}
-    return out
 
 
 def settled_share(found: list[Standing]) -> tuple[int, int]:

@@ -11,6 +11,7 @@ means adding a declaration and a presentation, the programs and their tests.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -80,6 +81,9 @@ class Workload:
     # this machine's earlier runs of the same configuration (None: none).
     estimate: Callable[[Request, float | None], float] | None = None
     history_column: str = "wall_s"
+    # run --adaptive-sleep: the column (the tasks' start time) a run's sleep
+    # is chosen from (adaptive_sleep_ms); None: the workload has no sleep
+    adaptive_column: str | None = None
     # "program": runs to the end and prints its answer; "server": serves
     # HTTP while a load generator drives it (loadtest.py).
     kind: str = "program"
@@ -158,6 +162,23 @@ def _sleep_check(data: dict[str, Any], req: Request) -> str | None:
             return (f"sleep took {t / NS:.3f} s, outside [{low / NS:.3f}, {high / NS:.3f}] s: "
                     f"shorter than one sleep, or as long as sleeps run one after another")
     return None
+
+
+# run --adaptive-sleep: a sleep that lasts twice the time its tasks took to
+# start plus one second, instead of the full --duration-ms (its ceiling): every
+# task is alive at once for at least the start time plus a second, and the
+# peak RSS does not depend on how much longer they sleep. docs/studies/
+# sleep-duration.md holds the comparison with the full duration, every runtime.
+ADAPTIVE_FLOOR_MS = 1000
+
+
+def adaptive_sleep_ms(ceiling_ms: int, spawn_s: float | None) -> int:
+    """The sleep of a run of --adaptive-sleep, from the median start time of
+    its configuration's earlier runs (None: none yet, the full ceiling)."""
+    if spawn_s is None:
+        return ceiling_ms
+    held = math.ceil((2 * spawn_s + 1) * 10) * 100  # whole tenths of a second
+    return min(ceiling_ms, max(ADAPTIVE_FLOOR_MS, held))
 
 
 def _sleep_estimate(req: Request, past_spawn_s: float | None) -> float:
@@ -245,7 +266,8 @@ WORKLOADS: dict[str, Workload] = {
                 "spawn_s": data["spawn_ns"] / NS,
                 # from the last task started to all joined: the sleep, then waking and joining
                 "sleep_wait_s": (data["iter_ns"][0] - data["spawn_ns"]) / NS},
-            estimate=_sleep_estimate, history_column="spawn_s"),
+            estimate=_sleep_estimate, history_column="spawn_s",
+            adaptive_column="spawn_s"),
         Workload(
             "chain",
             # Yakunin compares the first pass with the second: no warm-up,

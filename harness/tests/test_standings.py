@@ -7,6 +7,8 @@ configurations in an unsettled verdict run again."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,7 @@ from harness.settings import settings_from
 from harness.plan import configurations, plan
 from harness.registry import resolve
 from harness.standings import (ACROSS_MARGIN, BEHIND, FEW_RUNS, LEVEL_WORD, NOT_SETTLED,
-                               settled_share, standings, unsettled_configs)
+                               judged, settled_share, standings, unjudged_note)
 
 from .conftest import FAKES
 
@@ -25,12 +27,12 @@ MIB = 1 << 20
 
 
 def rows(impl: str, times: list[float], rss: list[float] | None = None, n: int = 5,
-         workload: str = "chain") -> list[dict]:
+         workload: str = "chain", first_rep: int = 1) -> list[dict]:
     """One configuration's ok rows: warm and cold iteration times as given,
     peak RSS as given (else a constant 10 MiB)."""
     rss = rss or [10 * MIB] * len(times)
     return [{"impl": impl, "language": "fake", "runtime": "Fake", "workload": workload, "n": n,
-             "buffer": None, "rep": i + 1, "status": "ok", "first_iter_s": t, "warm_iter_s": t,
+             "buffer": None, "rep": i + first_rep, "status": "ok", "first_iter_s": t, "warm_iter_s": t,
              "peak_rss_bytes": m} for i, (t, m) in enumerate(zip(times, rss))]
 
 
@@ -139,18 +141,22 @@ def _planned(repeat: int = 4, max_repeat: int | None = 8):
 
 def test_until_settled_runs_again_only_what_a_verdict_needs(fakes: None) -> None:
     """N = 5: fake-wrong is 2x fake-good (settled at 4 runs a side); N = 6:
-    3% apart with ±20% noise (not settled): only N = 6's two run again."""
+    3% apart with ±20% noise (not settled): only N = 6 runs again, its
+    leader first (fake-good), whose one run counts in all its set's standings."""
     runs = _planned()
     noisy = [1.0, 1.2, 0.8, 1.1, 0.9, 1.05]
     table = (rows("fake-good", [1 * MS] * 6, n=5) + rows("fake-wrong", [2 * MS] * 6, n=5)
              + rows("fake-good", [v * MS for v in noisy], n=6)
              + rows("fake-wrong", [v * 1.03 * MS for v in noisy], n=6))
     found = standings(group_runs([dict(r) for r in table]))
-    assert {(k.impl, k.n) for k in unsettled_configs(found)} == {("fake-good", 6),
-                                                                 ("fake-wrong", 6)}
+    assert {(s.leader.key.impl, s.other.key.impl, s.other.key.n) for s in found
+            if not s.settled} == {("fake-good", "fake-wrong", 6)}
     extra = more_runs(table, runs)
-    assert sorted((p.key.impl, p.key.n, p.rep) for p in extra) == [
-        ("fake-good", 6, 7), ("fake-wrong", 6, 7)]
+    assert sorted((p.key.impl, p.key.n, p.rep) for p in extra) == [("fake-good", 6, 7)]
+    # with LEAD runs more than the other, the other runs
+    ahead = table + rows("fake-good", [v * MS for v in noisy[:3]], n=6, first_rep=7)
+    extra = more_runs(ahead, runs)
+    assert sorted((p.key.impl, p.key.n, p.rep) for p in extra) == [("fake-wrong", 6, 7)]
     # at the ceiling nothing more runs
     capped = _planned(max_repeat=6)
     assert more_runs(table, capped) == []
@@ -168,3 +174,19 @@ def test_the_first_screen_follows_the_standings() -> None:
     groups = group_runs(rows("a", same) + rows("b", [2 * v for v in same]))
     apart = {h.metric: h for h in headlines(groups, standings(groups))}
     assert apart["warm_iter_s"].word == "leads" and apart["peak_rss_bytes"].word == "level"
+
+
+def test_a_part_declared_not_judged_has_no_verdicts_and_no_more_runs(fakes: None) -> None:
+    """suites.toml `judged = false` (the default suite's http, run once as a
+    check): its groups are out of the standings, and --until-settled does
+    not run it again however unsettled it is."""
+    settings = {"parts": [{"workloads": ["chain"], "ns": [6], "judged": False},
+                          {"workloads": ["chain"], "ns": [5], "judged": True}]}
+    table = (rows("fake-good", [1 * MS] * 3, n=5) + rows("fake-wrong", [2 * MS] * 3, n=5)
+             + rows("fake-good", [1 * MS] * 3, n=6) + rows("fake-wrong", [2 * MS] * 3, n=6))
+    groups = group_runs([dict(r) for r in table])
+    assert {g.n for g in judged(groups, settings)} == {5}
+    assert "Not judged: chain, a check" in unjudged_note(settings)
+    assert unjudged_note({"parts": [{"workloads": ["chain"], "ns": [5]}]}) == ""
+    runs = [dataclasses.replace(p, judged=p.key.n != 6) for p in _planned(repeat=3)]
+    assert {(p.key.impl, p.key.n) for p in more_runs(table, runs)} == {("fake-good", 5)}
