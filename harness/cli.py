@@ -106,8 +106,8 @@ def build_parser() -> Parser:
                           "behind, level or not settled), the leader first, up to --max-repeat "
                           "runs; a configuration whose runs all timed out is not run again")
     run.add_argument("--adaptive-sleep", action="store_true",
-                     help="sleep: each run's tasks sleep twice the time they took to start in "
-                          "the configuration's earlier runs, plus 1 s, at most --duration-ms "
+                     help="sleep: each run's tasks sleep twice the longest time they took to "
+                          "start in the configuration's earlier runs, plus 1 s, at most --duration-ms "
                           "(the first run sleeps the full --duration-ms); the sleep is "
                           "recorded in runs.csv (duration_ms)")
     run.add_argument("--max-repeat", type=int, default=None, metavar="M",

@@ -97,13 +97,25 @@ def plan(impls: list[Impl], s: Settings) -> list[Planned]:
     return runs
 
 
-def held(p: Planned, spawn: list[float] | None) -> Planned:
+def held(p: Planned, starts: list[float]) -> Planned:
     """A planned run with its sleep as --adaptive-sleep sets it, from the
-    start times (spawn_s) of its configuration's runs so far."""
+    start times of its configuration's earlier runs (start_times)."""
     if not p.adaptive_sleep:
         return p
     return dataclasses.replace(p, duration_ms=adaptive_sleep_ms(
-        p.duration_ms, statistics.median(spawn) if spawn else None))
+        p.duration_ms, max(starts) if starts else None))
+
+
+def start_times(rows: Iterable[dict[str, Any]]) -> dict[ConfigKey, list[float]]:
+    """The tasks' start times of ok rows, by configuration, for the
+    workloads that adapt their sleep to it (Workload.adaptive_column)."""
+    out: dict[ConfigKey, list[float]] = {}
+    for r in rows:
+        workload = WORKLOADS.get(r["workload"])
+        column = workload.adaptive_column if workload is not None else None
+        if column and r["status"] == "ok" and r.get(column) is not None:
+            out.setdefault(ConfigKey.of(r), []).append(r[column])
+    return out
 
 
 def configurations(runs: list[Planned]) -> dict[ConfigKey, Planned]:

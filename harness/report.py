@@ -295,7 +295,7 @@ def _sleep_duration(groups: list[Group], settings: dict[str, Any]) -> str:
         return md_text(f"{settings['duration_ms']} ms") if settings.get("duration_ms") else "—"
     text = (f"{held[0]:,} ms" if len(held) == 1 else f"{held[0]:,} to {held[-1]:,} ms by run")
     if settings.get("adaptive_sleep"):
-        text += (" (--adaptive-sleep: twice the configuration's start time in its earlier runs "
+        text += (" (--adaptive-sleep: twice the longest start time of the configuration's earlier runs "
                  "plus 1 s, at most its part's duration; runs.csv's duration_ms)")
     return md_text(text)
 

@@ -19,17 +19,16 @@ from .formatting import fmt_duration
 from .interrupts import Interrupted, interruptible
 from .launcher import LauncherError, ensure_launcher
 from .machineload import load_avg_1m
-from .plan import (History, Planned, configurations, estimate_basis, estimate_s, held,
-                   load_history, omitted, plan)
+from .plan import (Planned, configurations, estimate_basis, estimate_s, held, load_history,
+                   omitted, plan, start_times)
 from .progress import Progress
 from .registry import Impl, Language, languages, program_env, resolve
 from .rundir import (ENV_KEYS, ConfigKey, RowWriteError, RunDir, RunDirError, check_out, finish_invocation, invocation,
-                     latest, new_env, point_latest, start_invocation)
+                     latest, new_env, past_runs, point_latest, start_invocation)
 from .sequential import more_runs, most_runs, repeated
 from .settings import Settings
 from .stats import runs_needed
 from .versions import check as check_releases
-from .workloads import WORKLOADS
 
 
 # run's exit status when every row is skipped (no toolchain, no load
@@ -52,43 +51,33 @@ def execute(run: RunDir, runs: list[Planned], ready: Callable[[Planned], Readine
     """Run the plan in order, appending each row as it finishes (a run that
     cannot start gets its skipped or build-failed row). Returns the count
     of rows per status. first: the progress line's index of runs[0].
-    past_spawns: earlier start times (OUT's history) for --adaptive-sleep
-    until this run has its own."""
+    past_spawns: the start times of OUT's earlier runs (plan.start_times),
+    for --adaptive-sleep, which takes the longest of those and this run's."""
     counts: dict[str, int] = {}
-    rows = run.runs().rows
     statuses: dict[ConfigKey, list[str]] = {}
-    spawns: dict[ConfigKey, list[float]] = {}
-    for r in rows:
-        _note(r, statuses, spawns)
+    for r in run.runs().rows:
+        statuses.setdefault(ConfigKey.of(r), []).append(r["status"])
+    spawns = start_times(run.runs().rows)
     for i, p in enumerate(runs, first):
         if not repeated(p, statuses.get(p.key, [])):
             progress.estimates[i] = 0.0
             progress.message(f"{p.label}: not run: every earlier run of it timed out "
                              f"(--until-settled; the timeout rows are kept)")
             continue
-        p = held(p, spawns.get(p.key) or (past_spawns or {}).get(p.key))
+        p = held(p, spawns.get(p.key, []) + (past_spawns or {}).get(p.key, []))
         progress.start(i, p.label)
         readiness = ready(p)
         done = executor.run(p) if readiness.ready else unready_row(run.name, p, readiness)
         if done.samples:
             run.append_samples(done.row, done.samples)
         run.append_run(done.row)
-        _note(done.row, statuses, spawns)
+        statuses.setdefault(p.key, []).append(done.row["status"])
+        for key, starts in start_times([done.row]).items():
+            spawns.setdefault(key, []).extend(starts)
         status = done.row["status"]
         counts[status] = counts.get(status, 0) + 1
         progress.finish(done.row)
     return counts
-
-
-def _note(row: dict[str, Any], statuses: dict[ConfigKey, list[str]],
-          spawns: dict[ConfigKey, list[float]]) -> None:
-    """What execute() keeps of a recorded row: its status, and when ok the
-    start time --adaptive-sleep reads (the workload's adaptive_column)."""
-    key = ConfigKey.of(row)
-    statuses.setdefault(key, []).append(row["status"])
-    column = WORKLOADS[key.workload].adaptive_column if key.workload in WORKLOADS else None
-    if row["status"] == "ok" and column and row.get(column) is not None:
-        spawns.setdefault(key, []).append(row[column])
 
 
 def _pct(fraction: float) -> str:
@@ -125,14 +114,6 @@ def execute_until_ci(run: RunDir, runs: list[Planned], planned: list[Planned],
             counts[status] = counts.get(status, 0) + n
         done += len(extra)
     return counts
-
-
-def spawn_history(history: History) -> dict[ConfigKey, list[float]]:
-    """The start times OUT's earlier runs hold (where a workload's history
-    column is its adaptive one), for --adaptive-sleep's first run of a
-    configuration."""
-    return {key: [value] for (key, _, _), value in history.items()
-            if WORKLOADS[key.workload].adaptive_column == WORKLOADS[key.workload].history_column}
 
 
 def _until_ci_note(runs: list[Planned], most: list[Planned], seconds: float) -> str:
@@ -216,6 +197,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     if not runs:
         raise UsageError("nothing to run: no selected implementation supports those workloads")
     history = load_history(out)
+    past_spawns = start_times(past_runs(out)) if out.is_dir() else {}
     most = most_runs(runs)
     until_ci = _until_ci_note(runs, most, sum(estimate_s(p, history) for p in most))
     if until_ci and any(p.max_repeat < runs_needed()[0] for p in configurations(runs).values()
@@ -269,7 +251,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
                 run, runs, planned,
                 lambda p: prepared.readiness(p.impl, p.key.workload, p.workload.kind == "server"),
                 ProcessExecutor(run.name, s, prepared.k6), progress,
-                lambda p: estimate_s(p, history), spawn_history(history))
+                lambda p: estimate_s(p, history), past_spawns)
     except Interrupted as exc:
         progress.close()
         kept_rows = len(run.runs().rows)

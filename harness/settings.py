@@ -72,8 +72,8 @@ class Settings:
     # configurations in a verdict not yet settled (sequential.more_runs), up
     # to max_repeat runs each (ceiling())
     until_settled: bool = False
-    # --adaptive-sleep: each sleep run lasts twice its configuration's start
-    # time plus a second (workloads.adaptive_sleep_ms), at most duration_ms
+    # --adaptive-sleep: each sleep run lasts twice its configuration's
+    # longest start time so far plus a second (workloads.adaptive_sleep_ms), at most duration_ms
     adaptive_sleep: bool = False
     # --inherit-env NAME,...: variables the measured programs get besides the
     # allow-list (envinfo.passed_to_programs)

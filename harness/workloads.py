@@ -164,16 +164,18 @@ def _sleep_check(data: dict[str, Any], req: Request) -> str | None:
     return None
 
 
-# run --adaptive-sleep: a sleep that lasts twice the time its tasks took to
-# start plus one second, instead of the full --duration-ms (its ceiling): every
-# task is alive at once for at least the start time plus a second, and the
-# peak RSS does not depend on how much longer they sleep. docs/studies/
-# sleep-duration.md holds the comparison with the full duration, every runtime.
+# run --adaptive-sleep: a sleep that lasts twice the longest time its tasks
+# took to start in earlier runs plus one second (the longest, so that one
+# slow start does not leave the next run too short), instead of the full
+# --duration-ms (its ceiling): every task is alive at once for at least the
+# start time plus a second, and the peak RSS does not depend on how much
+# longer they sleep. docs/studies/sleep-duration.md compares the peak RSS
+# with the full duration's on every runtime.
 ADAPTIVE_FLOOR_MS = 1000
 
 
 def adaptive_sleep_ms(ceiling_ms: int, spawn_s: float | None) -> int:
-    """The sleep of a run of --adaptive-sleep, from the median start time of
+    """The sleep of a run of --adaptive-sleep, from the longest start time of
     its configuration's earlier runs (None: none yet, the full ceiling)."""
     if spawn_s is None:
         return ceiling_ms

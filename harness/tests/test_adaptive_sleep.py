@@ -39,12 +39,16 @@ def test_the_sleep_is_twice_the_start_plus_a_second_within_its_bounds() -> None:
 class Scripted:
     """Sleep runs whose start takes spawn_s; chain runs that time out at N = 7."""
 
-    def __init__(self, run_id: str, spawn_s: float) -> None:
-        self.run_id, self.spawn_s = run_id, spawn_s
+    def __init__(self, run_id: str, spawn_s: float | list[float]) -> None:
+        self.run_id = run_id
+        self.spawns = list(spawn_s) if isinstance(spawn_s, list) else None
+        self.spawn_s = spawn_s if not isinstance(spawn_s, list) else 0.0
         self.ran: list[Planned] = []
 
     def run(self, p: Planned) -> Executed:
         self.ran.append(p)
+        if self.spawns:
+            self.spawn_s = self.spawns.pop(0)
         if p.key.workload == "chain" and p.key.n == 7:
             return Executed(make_row(self.run_id, p, "timeout", error="no exit"))
         return Executed(make_row(self.run_id, p, "ok", wall_s=1.0, first_iter_s=1.0,
@@ -52,7 +56,7 @@ class Scripted:
                                  peak_rss_bytes=100 << 20))
 
 
-def _execute(tmp_path: Path, opts: dict, spawn_s: float = 0.5,
+def _execute(tmp_path: Path, opts: dict, spawn_s: float | list[float] = 0.5,
              past: dict | None = None) -> tuple[Scripted, RunDir]:
     s = settings_from({"impl": "fake-good", "repeat": 3, **opts}, ram_bytes=1 << 30)
     runs = plan(resolve(s.impls), s)
@@ -71,12 +75,19 @@ def test_the_first_run_sleeps_in_full_the_next_from_its_start(tmp_path: Path) ->
     assert [r["duration_ms"] for r in run.runs().rows] == [5000, 2000, 2000]
 
 
+def test_one_slow_start_lengthens_every_later_sleep(tmp_path: Path) -> None:
+    fake, _ = _execute(tmp_path, {"workload": "sleep", "n": "10", "duration_ms": 10000,
+                                  "adaptive_sleep": True, "repeat": 4}, [0.2, 2.0, 0.2, 0.2])
+    assert [p.duration_ms for p in fake.ran] == [10000, 1400, 5000, 5000]
+
+
 def test_an_earlier_run_in_out_sets_the_first_sleep(tmp_path: Path) -> None:
     s = settings_from({"impl": "fake-good", "workload": "sleep", "n": "10"}, ram_bytes=1 << 30)
     key = plan(resolve(s.impls), s)[0].key
     fake, _ = _execute(tmp_path, {"workload": "sleep", "n": "10", "duration_ms": 5000,
                                   "adaptive_sleep": True}, past={key: [1.0]})
-    assert [p.duration_ms for p in fake.ran] == [3000, 2000, 2000]
+    # the longest start, earlier or now: 1.0 s, so 3 s every time
+    assert [p.duration_ms for p in fake.ran] == [3000, 3000, 3000]
 
 
 def test_without_the_option_every_run_sleeps_in_full(tmp_path: Path) -> None:
@@ -112,3 +123,15 @@ def test_the_option_from_the_command_line(out: Path) -> None:
                    "--no-report")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [r["duration_ms"] for r in read_rows(out)] == ["300", "300"]  # below the floor: 300
+
+
+def test_a_second_run_in_out_starts_from_the_first_ones_starts(out: Path) -> None:
+    """The fake starts its tasks at once: after one run at the 1.5 s ceiling,
+    the next invocation in the same OUT sleeps about the 1 s floor from its first run."""
+    for _ in range(2):
+        proc = harness("run", "--impl", "fake-good", "--workload", "sleep", "--n", "10",
+                       "--duration-ms", "1500", "--repeat", "1", "--adaptive-sleep",
+                       "--out", str(out), "--no-report")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    [row] = read_rows(out)
+    assert 1000 <= int(row["duration_ms"]) < 1500, row["duration_ms"]

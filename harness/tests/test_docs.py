@@ -128,8 +128,8 @@ def test_the_readme_headline_comes_from_the_newest_page_with_the_floor():
     newest = rt.headline_page(RESULTS)
     text = (ROOT / "README.md").read_text()
     start, end = text.index(rt.HEADLINE_START), text.index(rt.HEADLINE_END)
-    sentence = rt.headline(rt.load_page(RESULTS, newest), newest)
-    assert text[start + len(rt.HEADLINE_START):end].strip() == sentence
+    block = rt.readme_block(rt.load_page(RESULTS, newest), newest)
+    assert text[start + len(rt.HEADLINE_START):end].strip() == block
 
 
 SUMMARY_COLUMNS = (["impl", "workload", "n", "buffer", "users", "requests", "delay_ms",
