@@ -104,7 +104,8 @@ def build_parser() -> Parser:
                      help="after the --repeat minimum, more passes of the configurations in a "
                           "verdict not yet settled (a standing against its set's leader: "
                           "behind, level or not settled), the leader first, up to --max-repeat "
-                          "runs; a configuration whose runs all timed out is not run again")
+                          "runs; a configuration with no ok run that timed out or failed twice is "
+                          "not run again")
     run.add_argument("--adaptive-sleep", action="store_true",
                      help="sleep: each run's tasks sleep twice the longest time they took to "
                           "start in the configuration's earlier runs, plus 1 s, at most --duration-ms "

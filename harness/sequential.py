@@ -16,9 +16,10 @@ configuration whose rule still asks for one, up to its max_repeat:
   minimum and runs no more.
 
 A configuration with no ok row failed: it is not run again. Under
---until-settled, neither is one whose every run so far timed out, even
-within the minimum (repeated): a timeout takes the whole --timeout, and
-more of them settle nothing. Pure: the
+--until-settled, neither is one with no ok run that timed out or failed
+twice, even within the minimum (repeated): a timeout takes the whole
+--timeout, a resource limit fails the same way each time, and more of them
+settle nothing. Pure: the
 session reads the rows back after each pass and executes what this says.
 docs/statistics.md ("Sequential runs") says what repeated looks cost.
 """
@@ -38,8 +39,13 @@ LEAD = 3
 
 
 def repeated(p: Planned, statuses: list[str]) -> bool:
-    """Whether a planned run goes ahead, given its configuration's statuses so far."""
-    return not (p.until_settled and statuses and all(s == "timeout" for s in statuses))
+    """Whether a planned run goes ahead, given its configuration's statuses
+    so far: under --until-settled, not after a timeout or two failures with
+    no ok run between them (a thread baseline that cannot start a million
+    threads fails the same way every time, and may take 80 s to)."""
+    if not p.until_settled or "ok" in statuses:
+        return True
+    return not ("timeout" in statuses or len(statuses) >= 2)
 
 
 def wanting(found: list[Standing], reps: dict[ConfigKey, int],

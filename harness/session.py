@@ -61,8 +61,8 @@ def execute(run: RunDir, runs: list[Planned], ready: Callable[[Planned], Readine
     for i, p in enumerate(runs, first):
         if not repeated(p, statuses.get(p.key, [])):
             progress.estimates[i] = 0.0
-            progress.message(f"{p.label}: not run: every earlier run of it timed out "
-                             f"(--until-settled; the timeout rows are kept)")
+            progress.message(f"{p.label}: not run: its earlier runs failed "
+                             f"({', '.join(statuses[p.key])}; --until-settled; their rows are kept)")
             continue
         p = held(p, spawns.get(p.key, []) + (past_spawns or {}).get(p.key, []))
         progress.start(i, p.label)

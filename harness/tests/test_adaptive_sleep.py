@@ -37,7 +37,8 @@ def test_the_sleep_is_twice_the_start_plus_a_second_within_its_bounds() -> None:
 
 
 class Scripted:
-    """Sleep runs whose start takes spawn_s; chain runs that time out at N = 7."""
+    """Sleep runs whose start takes spawn_s; chain runs that time out at N = 7
+    and crash at N = 8 (at N = 9 only in the first run)."""
 
     def __init__(self, run_id: str, spawn_s: float | list[float]) -> None:
         self.run_id = run_id
@@ -51,6 +52,8 @@ class Scripted:
             self.spawn_s = self.spawns.pop(0)
         if p.key.workload == "chain" and p.key.n == 7:
             return Executed(make_row(self.run_id, p, "timeout", error="no exit"))
+        if p.key.workload == "chain" and (p.key.n == 8 or (p.key.n == 9 and p.rep == 1)):
+            return Executed(make_row(self.run_id, p, "crashed", error="out of memory"))
         return Executed(make_row(self.run_id, p, "ok", wall_s=1.0, first_iter_s=1.0,
                                  warm_iter_s=1.0, spawn_s=self.spawn_s,
                                  peak_rss_bytes=100 << 20))
@@ -112,9 +115,19 @@ def test_until_settled_does_not_repeat_a_timeout(tmp_path: Path) -> None:
     assert [rep for n, rep in ran if n == 5] == [1, 2, 3]  # one configuration: no verdict
 
 
-def test_a_fixed_repeat_repeats_a_timeout(tmp_path: Path) -> None:
-    fake, _ = _execute(tmp_path, {"workload": "chain", "n": "7"})
-    assert [p.rep for p in fake.ran] == [1, 2, 3]
+def test_until_settled_stops_a_configuration_after_two_failures_not_after_one(
+        tmp_path: Path) -> None:
+    fake, run = _execute(tmp_path, {"workload": "chain", "n": "8,9", "until_settled": True,
+                                    "max_repeat": 4})
+    ran = [(p.key.n, p.rep) for p in fake.ran]
+    assert [rep for n, rep in ran if n == 8] == [1, 2]  # crashed twice: no third
+    assert [rep for n, rep in ran if n == 9][:3] == [1, 2, 3]  # one crash, then ok
+
+
+def test_a_fixed_repeat_repeats_a_failure(tmp_path: Path) -> None:
+    fake, _ = _execute(tmp_path, {"workload": "chain", "n": "7,8"})
+    assert [(p.key.n, p.rep) for p in fake.ran] == [(n, rep) for rep in (1, 2, 3)
+                                                     for n in (7, 8)]
 
 
 def test_the_option_from_the_command_line(out: Path) -> None:
