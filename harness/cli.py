@@ -159,6 +159,12 @@ def build_parser() -> Parser:
                        ("plot", "redraw the plots of a run")):
         p = sub.add_parser(name, help=text)
         p.add_argument("run_dir", nargs="?", default=str(ROOT / "results" / "latest"))
+        if name == "report":
+            p.add_argument("--format", default="files", choices=["files", "github"],
+                           help="files (default): write report.md, report.html, summary.csv, "
+                                "results.json and plots; github: print a job summary (the "
+                                "verdicts and failures, within 1 MiB) for $GITHUB_STEP_SUMMARY, "
+                                "writing nothing")
 
     mrg = sub.add_parser("merge", help="combine run directories from several machines into one "
                                         "(each row keyed by its machine), with its report")
@@ -319,6 +325,11 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    if args.format == "github":
+        from .analysis import analyse
+        from .export.github_summary import job_summary
+        print(job_summary(analyse(open_run_dir(args.run_dir))), end="")
+        return 0
     from .publish import write_report  # matplotlib stays out of every other code path
     report = write_report(open_run_dir(args.run_dir).path)
     print(f"report: {relative(report)}")
