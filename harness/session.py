@@ -201,7 +201,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     most = most_runs(runs)
     until_ci = _until_ci_note(runs, most, sum(estimate_s(p, history) for p in most))
     if until_ci and any(p.max_repeat < runs_needed()[0] for p in configurations(runs).values()
-                        if p.max_repeat):
+                        if p.max_repeat and p.until_ci is not None):
         print(f"note: --max-repeat below {runs_needed()[0]}: no interval of fewer runs is "
               f"settled at 95%, so those configurations run --max-repeat times", file=sys.stderr)
     if dry_run:

@@ -158,6 +158,12 @@ class DevTools:
         return result["result"].get("value")
 
 
+def _requests(events: list[dict]) -> list[str]:
+    """The URLs the page asked for (Network.requestWillBeSent)."""
+    return [e["params"]["request"]["url"] for e in events
+            if e.get("method") == "Network.requestWillBeSent"]
+
+
 def _errors(events: list[dict]) -> list[str]:
     """Console errors, uncaught exceptions and failed loads among the events."""
     out = []
@@ -227,6 +233,7 @@ def _page(chromium: str, profile: Path, url: str) -> Iterator[DevTools]:
         page.send("Runtime.enable")
         page.send("Log.enable")
         page.send("Page.enable")
+        page.send("Network.enable")  # every request the page makes is an event
         page.send("Page.navigate", url=url)
         page.wait_for("Page.loadEventFired")
         yield page
@@ -302,6 +309,7 @@ def test_report_html_in_headless_chromium(chromium, page_file, tmp_path):
         assert page.evaluate("document.querySelectorAll('#table-chain details code').length") > 0
         assert page.evaluate("!!document.querySelector('#table-chain a[href=\"#environment\"]')")
         assert _errors(page.events) == []  # the page's own script and styles pass its CSP
+        assert _requests(page.events) == [page_file.as_uri()]  # the file, and nothing else
 
     # the screenshot CI keeps: the top of the page, the verdicts first
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -315,6 +323,31 @@ def test_report_html_in_headless_chromium(chromium, page_file, tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert shot.is_file() and shot.stat().st_size > 10_000, done.stderr[-2000:]
 
+
+
+def test_a_quick_report_shows_the_check_on_its_first_screen(chromium, tmp_path):
+    """The quick suite's report.html at 1366x768: the check's result (its
+    counts, then each failure) is the first section and within the first
+    screen, nothing is ranked, and the page asks for nothing but itself."""
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    env = json.loads((run / "env.json").read_text())
+    env["settings"]["suite"] = "quick"
+    (run / "env.json").write_text(json.dumps(env))
+    publish.write_report(run)
+    page_file = run / "report.html"
+    with _page(chromium, tmp_path / "profile", page_file.as_uri()) as page:
+        page.evaluate("window.resizeTo(1366, 768)")
+        assert page.evaluate("document.querySelector('section').id") == "verdicts"
+        check = page.evaluate("document.querySelector('#verdicts p.settled').textContent")
+        assert check.startswith("Check: ") and " ok" in check, check
+        bottom = page.evaluate(
+            "document.querySelector('#verdicts ul.failures').getBoundingClientRect().top")
+        assert bottom < 768, bottom  # the failures start on the first screen
+        assert page.evaluate("document.getElementById('table-verdicts')") is None
+        assert page.evaluate("!!document.querySelector('.banner')")
+        assert _requests(page.events) == [page_file.as_uri()]
+        assert _errors(page.events) == []
 
 
 # Markup a hostile run directory may carry: each kind of element that can run
