@@ -94,6 +94,11 @@ class Change:
         return len(self.old_values), len(self.new_values)
 
     @property
+    def identical(self) -> bool:
+        """The same measurements on both sides (a copy of one run)."""
+        return bool(self.old_values) and sorted(self.old_values) == sorted(self.new_values)
+
+    @property
     def ratio(self) -> float:
         """new/old: the Hodges–Lehmann estimate (with one run on a side, the
         median of the few pairwise ratios there are)."""
@@ -343,7 +348,10 @@ class Verdict:
         gate only when every figure reached it, and a gate must be able to
         fail at the default repeat. A figure that did not change fails far
         less often than 5%: that would need all nine pairwise ratios beyond
-        1 + PCT."""
+        1 + PCT. A figure whose runs are the same values on both sides (a copy
+        of one run) did not change, however few or spread its runs: it
+        passes (compare refuses one directory given twice, a gate's likelier
+        slip)."""
         if self.fail_above is None:
             return []
         fa, alpha = self.fail_above, 1 - LEVEL + 1e-12
@@ -353,7 +361,8 @@ class Verdict:
                 if ch.metric not in headline(c.key.workload):
                     continue
                 worse, within = ch.p_worse(fa), ch.p_within(fa)
-                state = (FAILS if worse is not None and worse <= alpha else
+                state = (PASSES if ch.identical else
+                         FAILS if worse is not None and worse <= alpha else
                          PASSES if within is not None and within <= alpha else UNDECIDED)
                 out.append(((c, ch), state))
         return out
@@ -405,7 +414,8 @@ class Verdict:
         out = []
         run_id = self.old_env.get("run_id")
         if not self.baseline and run_id and run_id == self.new_env.get("run_id"):
-            out.append(f"both sides are run {run_id}: a copy of one run compared with itself")
+            out.append(f"both sides are run {run_id}: a copy of one run compared with itself "
+                       f"(figures with the same values on both sides pass the gate unchanged)")
         old_host = (self.old_env.get("host") or {})
         new_host = (self.new_env.get("host") or {})
         for field_, what in (("hostname", "hosts"), ("cpu_model", "CPUs"), ("cores", "core counts")):
