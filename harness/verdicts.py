@@ -68,10 +68,13 @@ def _where(g: Group) -> str:
 def _largest(members: list[Group], metric: str, prefer_buffer: int | None) -> list[Group]:
     """The comparable set at the largest configuration (N, then the other
     dimensions) where at least two implementations have the figure, else
-    where one has; at the presentation's buffer where the run has it."""
+    where one has; at the largest N, the presentation's buffer where the
+    run has it there."""
     sets = [[g for g in m if g.values(metric)] for m in comparable_sets(members).values()]
     sets = [m for m in sets if m]
     contested = [m for m in sets if len(m) >= 2] or sets
+    top = max((m[0].n for m in contested if m[0].n is not None), default=None)
+    contested = [m for m in contested if m[0].n == top] or contested  # the largest N first
     if prefer_buffer is not None and any(m[0].buffer == prefer_buffer for m in contested):
         contested = [m for m in contested if m[0].buffer == prefer_buffer]
     return max(contested, key=lambda m: m[0].key.sort_key, default=[])

@@ -390,4 +390,6 @@ def rss_over_time(run: Run, out: Path, workload: str, presented: Presentation) -
     legend(norm, failed, failed_text="run ended without a valid result", series=False)
     label_ends(norm, ends)
     layout(fig)
-    return [save(fig, out / f"rss_over_time_{workload}.png", run.env)]
+    # one small panel per implementation: readable at a lower resolution,
+    # which keeps report.html, where every plot is embedded, small
+    return [save(fig, out / f"rss_over_time_{workload}.png", run.env, dpi=80)]
