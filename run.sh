@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up, build every implementation whose toolchain is present, run the
 # default suite (or --quick), and print where the results are.
-#   ./run.sh            the default suite (about 43 minutes on a quiet 2-core machine)
+#   ./run.sh            the default suite, until its verdicts settle (about 35 minutes
+#                       on a quiet 2-core machine)
 #   ./run.sh --quick    every implementation and workload at small N (2-4 minutes)
 # Any other option goes to `python -m harness run` (e.g. --repeat 1, --n 1000,10000).
 # Exit status: run's (3 when every implementation was skipped: nothing measured).
@@ -14,7 +15,7 @@ for arg in "$@"; do
     case "$arg" in
         --quick) suite=quick ;;
         -h|--help)
-            sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
             exit 0 ;;
         *) args+=("$arg") ;;
     esac
