@@ -53,7 +53,8 @@ import calibration  # noqa: E402
 import claims as claims_module  # noqa: E402
 from harness import analysis, verdicts  # noqa: E402
 from harness.analysis import group_runs  # noqa: E402
-from harness.report import HEADLINE_HEADER, headline_cells  # noqa: E402
+from harness.metrics import METRICS, fmt_metric  # noqa: E402
+from harness.report import md_text, ratio_interval_text  # noqa: E402
 from harness.rundir import unescape_cell  # noqa: E402
 from harness.standings import (Standing, judged, settled_share, standings,  # noqa: E402
                                summary as standings_summary, unjudged_note)
@@ -942,19 +943,30 @@ def render_index(out: Path) -> str:
 
 def readme_block(run: Run, name: str) -> str | None:
     """README's block between its headline markers: the headline sentence,
-    then the run's first-screen verdicts (one row per workload and headline
-    figure, as report.md opens with), linked to the page."""
+    then the run's first-screen verdicts, compact (report.md's table has the
+    leader's interval and the runs): one row per workload and headline figure."""
     sentence = headline(run, name)
     if sentence is None:
         return None
     groups = judged_groups(run.groups, run.env)
-    rows = [headline_cells(h) for h in verdicts.headlines(groups, standings(groups))]
+    rows = [compact_cells(h) for h in verdicts.headlines(groups, standings(groups))]
     if not rows or not is_measurement(run.env):
         return sentence
-    return (sentence + "\n\n" + table(HEADLINE_HEADER, rows) + "\n\n"
-            + f"Each row: the leader of the figure at the largest size, the runner-up as a "
-              f"multiple of it with its 95% interval, and the verdict, decided with all "
-              f"of the run's ([{name}](docs/results/{name}.md), docs/statistics.md).")
+    return (sentence + "\n\n"
+            + table(["workload", "figure", "leader", "runner-up, × leader (95%)", "verdict"],
+                    rows))
+
+
+def compact_cells(h: verdicts.Headline) -> list[str]:
+    """A first-screen row for README: the leader's median, the runner-up's
+    ratio to it with its interval, the verdict word."""
+    s = h.standing
+    ratio = (f"{fmt_ratio(s.interval.estimate)} "
+             f"{ratio_interval_text(s.interval)}" if s is not None and s.interval else "—")
+    word = h.word + (f": {h.why}" if h.why else "")
+    return [md_text(h.workload), md_text(f"{METRICS[h.metric].label}, {h.where}"),
+            f"{md_text(h.leader.impl)} {fmt_metric(h.metric, h.leader.median(h.metric))}",
+            f"{md_text(h.runner.impl)} {ratio}" if h.runner else "—", md_text(word)]
 
 
 def readme_with_headline(readme: str, sentence: str) -> str:

@@ -159,9 +159,10 @@ class DevTools:
 
 
 def _requests(events: list[dict]) -> list[str]:
-    """The URLs the page asked for (Network.requestWillBeSent)."""
-    return [e["params"]["request"]["url"] for e in events
-            if e.get("method") == "Network.requestWillBeSent"]
+    """The URLs the page asked for (Network.requestWillBeSent), but its own
+    embedded data: URLs (the plots), which fetch nothing."""
+    return [url for e in events if e.get("method") == "Network.requestWillBeSent"
+            if not (url := e["params"]["request"]["url"]).startswith("data:")]
 
 
 def _errors(events: list[dict]) -> list[str]:
