@@ -1,6 +1,12 @@
 // Command bench runs one concurrency workload and prints one JSON line, or
 // (bench serve) the HTTP server of the protocol (serve.go),
 // following docs/protocol.md.
+//
+// Two binaries are built from these files: bin/bench, without the server,
+// and bin/serve (`-tags serve`), with it. `bench serve` replaces itself with
+// bin/serve (noserve.go), so that the workloads' rows measure a program
+// that does not link net/http: its packages and their init cost a Go
+// program about 5 MiB of RSS (README.md, "One binary per role").
 package main
 
 import (
@@ -240,18 +246,14 @@ func run(cfg config) (report, error) {
 	return rep, nil
 }
 
+// serveMain runs `bench serve ARGS` and returns its exit status: the server
+// itself (serve.go, built with -tags serve) or bin/serve in this process's
+// place (noserve.go).
+var serveMain func(args []string) int
+
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
-		cfg, err := parseServeArgs(os.Args[2:])
-		if errors.Is(err, errHelp) {
-			fmt.Println(serveUsage)
-			return
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench: serve:", err)
-			os.Exit(2)
-		}
-		os.Exit(serve(cfg))
+		os.Exit(serveMain(os.Args[2:]))
 	}
 	cfg, err := parseArgs(os.Args[1:])
 	if errors.Is(err, errHelp) {

@@ -25,7 +25,8 @@ fi
 log="$cache/go-build.txt"
 # go's own output goes to the build log (stdout), so that the user sees only
 # the announcement above and, on failure, the one "error:" line below.
-if GOTOOLCHAIN="go$version" go build -trimpath -o "$cache/bench" . 2> "$log"; then
+if GOTOOLCHAIN="go$version" go build -trimpath -o "$cache/bench" . 2> "$log" &&
+   GOTOOLCHAIN="go$version" go build -trimpath -tags serve -o "$cache/serve" . 2>> "$log"; then
     cat "$log"
     rm -f "$log"
     exit 0

@@ -1,3 +1,5 @@
+//go:build serve
+
 package main
 
 // The HTTP server of docs/protocol.md ("serve", after Vaughan): GET /STYLE/NUM
@@ -204,6 +206,22 @@ type ready struct {
 	Styles    []string `json:"styles"`
 	Threads   *int     `json:"threads"`
 	Runtime   string   `json:"runtime"`
+}
+
+func init() { serveMain = runServe }
+
+// runServe parses the server's arguments and serves: the exit status.
+func runServe(args []string) int {
+	cfg, err := parseServeArgs(args)
+	if errors.Is(err, errHelp) {
+		fmt.Println(serveUsage)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: serve:", err)
+		return 2
+	}
+	return serve(cfg)
 }
 
 // serve listens on 127.0.0.1, prints the ready line and serves until SIGTERM
