@@ -30,7 +30,7 @@ from .formatting import visible
 from .presentation import PRESENTATIONS
 from .report import (CHECK_SUITES, HEADLINE_HEADER, STANDINGS_HEADER, VERDICTS_INTRO,
                      build_table, check_lines, environment_rows, headline_cells, legend_rows,
-                     standings_rows)
+                     run_standings, standings_rows)
 from .workloads import workload_rank
 
 CSS = """
@@ -229,9 +229,11 @@ def _png(path: Path, alt: str) -> str:
     return f'<img class="plot" alt="{_esc(alt)}" src="data:image/png;base64,{data}">'
 
 
-def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
+def render_html(results: Results, plots: dict[str, Path] | None = None,
+                found: list[standings.Standing] | None = None) -> str:
     """report.html's text; plots: the PNGs to embed by file name (default:
-    those in the run's plots/)."""
+    those in the run's plots/); found: the run's verdicts (default:
+    report.run_standings)."""
     run_dir, groups, env = results.run.path, results.groups, results.env
     if plots is None:
         folder = run_dir / "plots"
@@ -251,8 +253,7 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
     links += [(_anchor("workload", w), w) for w in shown]
     links += [("implementations", "Implementations")] if shown else []
     suite = (env.get("settings") or {}).get("suite")
-    standing = ([] if suite in CHECK_SUITES else standings.standings(
-        standings.judged(groups, env.get("settings") or {})))
+    standing = run_standings(results) if found is None else found
     links += [("standings", "Standings")] if standing else []
     links += [("environment", "Environment")]
     out.append("<nav>" + "".join(f'<a href="#{_anchor(target)}">{_esc(text)}</a>'
@@ -345,7 +346,8 @@ def render_html(results: Results, plots: dict[str, Path] | None = None) -> str:
 
 
 def write_html(results: Results, into: Path | None = None,
-               plots: dict[str, Path] | None = None) -> Path:
+               plots: dict[str, Path] | None = None,
+               found: list[standings.Standing] | None = None) -> Path:
     path = (into or results.run.path) / "report.html"
-    path.write_text(render_html(results, plots), encoding="utf-8")
+    path.write_text(render_html(results, plots, found), encoding="utf-8")
     return path

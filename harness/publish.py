@@ -9,7 +9,7 @@ import dataclasses
 from pathlib import Path
 
 from . import analysis, exports, html_report, plots
-from .report import write_markdown
+from .report import run_standings, write_markdown
 from .rundir import Outputs, RunDir
 
 
@@ -29,8 +29,9 @@ def write_report(run_dir: Path, draw: bool = True) -> Path:
         pngs = sorted({p.name for p in drawn if p.suffix == ".png"}
                       | ({p.name for p in old.glob("*.png")} if old.is_dir() else set()))
         exports.write_exports(dataclasses.replace(results, run=RunDir(staged.dir)))
-        write_markdown(results, staged.dir, pngs)
+        found = run_standings(results)  # decided once, for both reports
+        write_markdown(results, staged.dir, pngs, found)
         html_report.write_html(results, staged.dir, {
             name: staged.dir / "plots" / name if (staged.dir / "plots" / name).is_file()
-            else old / name for name in pngs})
+            else old / name for name in pngs}, found)
     return run.path / "report.md"

@@ -502,8 +502,20 @@ def check_lines(groups: list[Group]) -> list[str]:
     return [head, ""] + [f"- {f}" for f in failed] + ([""] if failed else [])
 
 
-def render_markdown(results: Results, pngs: list[str] | None = None) -> str:
-    """report.md; pngs: the plots' file names (default: those in plots/)."""
+def run_standings(results: Results) -> list[standings.Standing]:
+    """The run's verdicts, decided once for every output (report.md,
+    report.html, the job summary): none for a check suite, else every
+    judged figure's standing (standings.py)."""
+    settings = results.env.get("settings") or {}
+    if settings.get("suite") in CHECK_SUITES:
+        return []
+    return standings.standings(standings.judged(results.groups, settings))
+
+
+def render_markdown(results: Results, pngs: list[str] | None = None,
+                    found: list[standings.Standing] | None = None) -> str:
+    """report.md; pngs: the plots' file names (default: those in plots/);
+    found: the run's verdicts (default: run_standings)."""
     run_dir, groups, env = results.run.path, results.groups, results.env
     plots_dir = run_dir / "plots"
     if pngs is None:
@@ -512,8 +524,7 @@ def render_markdown(results: Results, pngs: list[str] | None = None) -> str:
     suite = (env.get("settings") or {}).get("suite")
     if suite in CHECK_SUITES:
         lines += [CHECK_BANNER.format(suite=suite)]
-    standing = ([] if suite in CHECK_SUITES else standings.standings(
-        standings.judged(groups, env.get("settings") or {})))
+    standing = run_standings(results) if found is None else found
     lines += ["## Verdicts", ""]
     if suite in CHECK_SUITES:
         lines += check_lines(groups)
@@ -575,7 +586,8 @@ def render_markdown(results: Results, pngs: list[str] | None = None) -> str:
 
 
 def write_markdown(results: Results, into: Path | None = None,
-                   pngs: list[str] | None = None) -> Path:
+                   pngs: list[str] | None = None,
+                   found: list[standings.Standing] | None = None) -> Path:
     path = (into or results.run.path) / "report.md"
-    path.write_text(render_markdown(results, pngs), encoding="utf-8")
+    path.write_text(render_markdown(results, pngs, found), encoding="utf-8")
     return path

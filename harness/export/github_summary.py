@@ -9,7 +9,8 @@ from __future__ import annotations
 from .. import standings, verdicts
 from ..analysis import Results
 from ..compare import GITHUB_LIMIT
-from ..report import (CHECK_SUITES, HEADLINE_HEADER, check_lines, headline_cells, md_text)
+from ..report import (CHECK_SUITES, HEADLINE_HEADER, check_lines, headline_cells, md_text,
+                      run_standings)
 
 
 def job_summary(results: Results, limit: int = GITHUB_LIMIT) -> str:
@@ -22,7 +23,7 @@ def job_summary(results: Results, limit: int = GITHUB_LIMIT) -> str:
         lines += ["A check that every implementation works, not a measurement.", ""]
         lines += check_lines(groups)
         return "\n".join(lines) + "\n"
-    found = standings.standings(standings.judged(groups, settings))
+    found = run_standings(results)
     lines += [f"**{md_text(standings.summary(found))}**", ""]
     if note := standings.unjudged_note(settings):
         lines += [md_text(note), ""]

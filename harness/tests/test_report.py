@@ -458,3 +458,18 @@ def test_markup_and_control_characters_in_the_data_stay_text_in_report_md(tmp_pa
                   shown["variant value"]):
         assert value.replace("\n", "␊").replace("\r", "␍").replace("\x1b", "␛") \
             .replace("\x07", "␇").replace("\x85", "\\u0085").replace("\u202e", "\\u202e") in plain
+
+
+def test_the_verdicts_are_decided_once_for_both_reports(tmp_path, monkeypatch):
+    """publish decides the run's standings once and hands them to report.md
+    and report.html, which then show the same verdicts."""
+    from harness import standings
+    calls = []
+    decide = standings.standings
+    monkeypatch.setattr(standings, "standings", lambda *a, **k: calls.append(1) or decide(*a, **k))
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    publish.write_report(run, draw=False)
+    assert len(calls) == 1
+    summary = re.search(r"\*\*(Verdicts settled: [^*]+)\*\*", (run / "report.md").read_text())
+    assert summary and summary.group(1).split(":")[1] in (run / "report.html").read_text()
