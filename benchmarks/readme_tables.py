@@ -54,7 +54,7 @@ import claims as claims_module  # noqa: E402
 from harness import analysis, verdicts  # noqa: E402
 from harness.analysis import group_runs  # noqa: E402
 from harness.metrics import METRICS, fmt_metric  # noqa: E402
-from harness.report import md_text, ratio_interval_text  # noqa: E402
+from harness.report import headline_ratio, headline_word, md_text  # noqa: E402
 from harness.rundir import unescape_cell  # noqa: E402
 from harness.standings import (Standing, judged, settled_share, standings,  # noqa: E402
                                summary as standings_summary, unjudged_note)
@@ -958,15 +958,12 @@ def readme_block(run: Run, name: str) -> str | None:
 
 
 def compact_cells(h: verdicts.Headline) -> list[str]:
-    """A first-screen row for README: the leader's median, the runner-up's
-    ratio to it with its interval, the verdict word."""
-    s = h.standing
-    ratio = (f"{fmt_ratio(s.interval.estimate)} "
-             f"{ratio_interval_text(s.interval)}" if s is not None and s.interval else "—")
-    word = h.word + (f": {h.why}" if h.why else "")
+    """A first-screen row for README: report.md's, without the leader's
+    interval and the runs (the page has them)."""
     return [md_text(h.workload), md_text(f"{METRICS[h.metric].label}, {h.where}"),
             f"{md_text(h.leader.impl)} {fmt_metric(h.metric, h.leader.median(h.metric))}",
-            f"{md_text(h.runner.impl)} {ratio}" if h.runner else "—", md_text(word)]
+            f"{md_text(h.runner.impl)} {headline_ratio(h)}" if h.runner else "—",
+            headline_word(h)]
 
 
 def readme_with_headline(readme: str, sentence: str) -> str:

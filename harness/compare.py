@@ -47,6 +47,7 @@ from typing import Any
 
 from . import UsageError
 from .analysis import Group, analyse, group_sort_key, headline
+from .formatting import GITHUB_LIMIT, fit_rows
 from .metrics import METRICS, fmt_metric, margins
 from .report import md_text
 from .rundir import ConfigKey, RunDir
@@ -630,18 +631,9 @@ def render_markdown(v: Verdict, limit: int | None = None) -> str:
         return "\n".join(lines + table + summary) + "\n"
     head = "\n".join(lines + summary[1:] + ["", "<details><summary>every figure</summary>", ""])
     tail = "\n</details>\n"
-    kept = table[:2]
-    for row in table[2:]:
-        if len(("\n".join([head, *kept, row, tail])).encode()) > limit - 200:  # room for the count
-            break
-        kept.append(row)
-    left = len(table) - len(kept)
+    kept, left = fit_rows([head, *table[:2]], table[2:], [tail], limit)
     note = [f"", f"... {left} more rows: `compare --format markdown` has them all."] if left else []
-    return "\n".join([head, *kept, *note, tail])
-
-
-# GitHub's job summary takes at most 1 MiB a step.
-GITHUB_LIMIT = 1 << 20
+    return "\n".join([head, *table[:2], *kept, *note, tail])
 
 
 def _change_json(v: Verdict, c: GroupComparison, ch: Change) -> dict[str, Any]:

@@ -148,3 +148,19 @@ def visible(text: str) -> str:
     be shown anywhere: every control character as its picture ('␛', '␊',
     '␡') or, where Unicode has none, as '\\u0085'."""
     return _ACTING.sub(_picture, text)
+
+
+# GitHub's job summary takes at most 1 MiB a step.
+GITHUB_LIMIT = 1 << 20
+
+
+def fit_rows(head: list[str], rows: list[str], tail: list[str], limit: int) -> tuple[list[str], int]:
+    """The leading rows that fit between head and tail within `limit` bytes
+    (joined by newlines, 200 bytes kept for a line saying how many were left
+    out), and how many were left out."""
+    kept: list[str] = []
+    for row in rows:
+        if len("\n".join([*head, *kept, row, *tail]).encode()) > limit - 200:
+            break
+        kept.append(row)
+    return kept, len(rows) - len(kept)

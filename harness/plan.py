@@ -158,9 +158,11 @@ def history_from(rows: Iterable[dict[str, Any]]) -> History:
     return {k: statistics.median(v) for k, v in seen.items()}
 
 
-def load_history(out: Path) -> History:
-    """The history of the earlier runs in OUT (none when OUT does not exist)."""
-    return history_from(past_runs(out)) if out.is_dir() else {}
+def earlier_runs(out: Path) -> list[dict[str, Any]]:
+    """The rows of the earlier runs in OUT (none when OUT does not exist):
+    read once, for the estimates (history_from) and --adaptive-sleep
+    (start_times)."""
+    return list(past_runs(out)) if out.is_dir() else []
 
 
 def _past(p: Planned, history: History) -> float | None:

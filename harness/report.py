@@ -455,28 +455,39 @@ def section_title(workload: str) -> str:
     return presented.title if presented else workload
 
 
-def headline_cells(h: verdicts.Headline) -> list[str]:
-    """A first-screen row's cells as Markdown (data escaped): the leader with
-    its median and interval, the runner-up's ratio to it (worse side above
-    1) with its interval, the verdict word and, when not settled, why."""
+def headline_ratio(h: verdicts.Headline) -> str:
+    """The runner-up's ratio to the leader (worse side above 1) with its
+    interval; a side of one run: the medians' ratio, said to be no more."""
     s = h.standing
     if s is not None and s.interval is not None:
-        ratio = (f"{fmt_ratio(s.interval.estimate, best_in_bold=False)} "
-                 f"{ratio_interval_text(s.interval)}")
-    elif h.runner is not None and h.leader.median(h.metric) and h.runner.median(h.metric):
-        # a side of one run: the medians' ratio, said to be no more
+        return (f"{fmt_ratio(s.interval.estimate, best_in_bold=False)} "
+                f"{ratio_interval_text(s.interval)}")
+    if h.runner is not None and h.leader.median(h.metric) and h.runner.median(h.metric):
         a, b = h.leader.median(h.metric), h.runner.median(h.metric)
         up = METRICS[h.metric].higher_is_better
-        ratio = f"{fmt_ratio(a / b if up else b / a, best_in_bold=False)} (no interval)"
-    else:
-        ratio = "—"
+        return f"{fmt_ratio(a / b if up else b / a, best_in_bold=False)} (no interval)"
+    return "—"
+
+
+def headline_word(h: verdicts.Headline) -> str:
+    """The verdict word (Markdown): leads / level (within ±M%) / not settled: why."""
+    s = h.standing
     word = h.word + (f": {h.why}" if h.why else "")
     if s is not None and s.verdict == standings.LEVEL_WORD:
         word += f" (within ±{s.margin * 100:g}%)"
+    return md_text(word)
+
+
+def headline_cells(h: verdicts.Headline) -> list[str]:
+    """A first-screen row's cells as Markdown (data escaped): the leader with
+    its median and interval, the runner-up's ratio to it with its interval,
+    the verdict word and, when not settled, why, and the runs a side."""
+    s = h.standing
     runs = f"{s.runs[0]} and {s.runs[1]}" if s is not None else str(h.leader.ok)
     return [md_text(h.workload), md_text(METRICS[h.metric].label), md_text(h.where or "—"),
             f"{md_text(h.leader.impl)} {cell(h.leader, h.metric)}",
-            md_text(h.runner.impl) if h.runner else "—", ratio, md_text(word), runs]
+            md_text(h.runner.impl) if h.runner else "—", headline_ratio(h), headline_word(h),
+            runs]
 
 
 def check_lines(groups: list[Group]) -> list[str]:

@@ -19,12 +19,12 @@ from .formatting import fmt_duration
 from .interrupts import Interrupted, interruptible
 from .launcher import LauncherError, ensure_launcher
 from .machineload import load_avg_1m
-from .plan import (Planned, configurations, estimate_basis, estimate_s, held, load_history,
-                   omitted, plan, start_times)
+from .plan import (Planned, configurations, earlier_runs, estimate_basis, estimate_s, held,
+                   history_from, omitted, plan, start_times)
 from .progress import Progress
 from .registry import Impl, Language, languages, program_env, resolve
 from .rundir import (ENV_KEYS, ConfigKey, RowWriteError, RunDir, RunDirError, check_out, finish_invocation, invocation,
-                     latest, new_env, past_runs, point_latest, start_invocation)
+                     latest, new_env, point_latest, start_invocation)
 from .sequential import more_runs, most_runs, repeated
 from .settings import Settings
 from .stats import runs_needed
@@ -55,9 +55,10 @@ def execute(run: RunDir, runs: list[Planned], ready: Callable[[Planned], Readine
     for --adaptive-sleep, which takes the longest of those and this run's."""
     counts: dict[str, int] = {}
     statuses: dict[ConfigKey, list[str]] = {}
-    for r in run.runs().rows:
+    recorded = run.runs().rows
+    for r in recorded:
         statuses.setdefault(ConfigKey.of(r), []).append(r["status"])
-    spawns = start_times(run.runs().rows)
+    spawns = start_times(recorded)
     for i, p in enumerate(runs, first):
         if not repeated(p, statuses.get(p.key, [])):
             progress.estimates[i] = 0.0
@@ -196,8 +197,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         print(line, file=sys.stderr)
     if not runs:
         raise UsageError("nothing to run: no selected implementation supports those workloads")
-    history = load_history(out)
-    past_spawns = start_times(past_runs(out)) if out.is_dir() else {}
+    past = earlier_runs(out)
+    history, past_spawns = history_from(past), start_times(past)
     most = most_runs(runs)
     until_ci = _until_ci_note(runs, most, sum(estimate_s(p, history) for p in most))
     if until_ci and any(p.max_repeat < runs_needed()[0] for p in configurations(runs).values()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import standings, verdicts
 from ..analysis import Results
-from ..compare import GITHUB_LIMIT
+from ..formatting import GITHUB_LIMIT, fit_rows
 from ..report import (CHECK_SUITES, HEADLINE_HEADER, check_lines, headline_cells, md_text,
                       run_standings)
 
@@ -37,11 +37,7 @@ def job_summary(results: Results, limit: int = GITHUB_LIMIT) -> str:
     table = ["| " + " | ".join(HEADLINE_HEADER) + " |",
              "|" + "|".join("---" for _ in HEADLINE_HEADER) + "|"]
     tail = ["", "Every figure, table and plot: report.md and report.html in the run directory."]
-    kept = []
-    for row in rows:  # GitHub refuses a step's summary past 1 MiB: cut rows, and count them
-        if len("\n".join(lines + table + kept + [row] + tail).encode()) > limit - 200:
-            break
-        kept.append(row)
-    left = len(rows) - len(kept)
+    # GitHub refuses a step's summary past 1 MiB: cut rows, and count them
+    kept, left = fit_rows(lines + table, rows, tail, limit)
     more = [f"", f"... {left} more rows: report.md has them all."] if left else []
     return "\n".join(lines + table + kept + more + tail) + "\n"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness import UsageError
-from harness.plan import Planned, estimate_s, history_from, load_history, plan
+from harness.plan import Planned, earlier_runs, estimate_s, history_from, plan
 from harness.registry import Impl, Language, select
 from harness.rundir import ConfigKey, RunDir
 from harness.settings import Part, load_suites, parse_size, settings_from
@@ -193,14 +193,14 @@ def test_estimate_s(workload: str, duration_ms: int, past: float | None, expecte
     assert estimate_s(p, history) == pytest.approx(expected)
 
 
-def test_load_history_reads_earlier_run_directories_and_skips_broken_ones(tmp_path: Path) -> None:
-    assert load_history(tmp_path / "absent") == {}
+def test_history_reads_earlier_run_directories_and_skips_broken_ones(tmp_path: Path) -> None:
+    assert earlier_runs(tmp_path / "absent") == []
     run = RunDir.create_new(tmp_path)
     run.append_run(row("go", "chain", 10, wall_s=1.5, run_id="r", language="go"))
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "runs.csv").write_text("not,a,runs,file\n1,2,3,4\n")
-    assert load_history(tmp_path) == {(ConfigKey("go", "chain", 10, None), 2, 0): 1.5}
+    assert history_from(earlier_runs(tmp_path)) == {(ConfigKey("go", "chain", 10, None), 2, 0): 1.5}
 
 
 @pytest.mark.parametrize("names,expected", [
