@@ -802,9 +802,11 @@ def judged_groups(groups: Iterable[Group], env: dict[str, Any]) -> list[analysis
 
 
 def settled_line(run: Run) -> str:
+    """The verdicts' summary as Markdown: the names in it (the unjudged
+    workloads) come from env.json, so it is escaped."""
     found = run_standings(run.groups, run.env)
     note = unjudged_note(run.env.get("settings") or {})
-    return standings_summary(found) + (f" {note}" if note else "")
+    return md_text(standings_summary(found) + (f" {note}" if note else ""))
 
 
 def render_page(run: Run, name: str) -> str:

@@ -347,3 +347,13 @@ def test_a_claim_is_judged_by_its_ratio_interval(num, den, verdict) -> None:
     text, said = claims.judge(claim, groups)
     assert said == verdict, text
     assert ("[" in text) == (len(num) > 1)
+
+
+def test_the_settled_line_escapes_names_from_env_json():
+    """The unjudged workloads the line names come from env.json's settings:
+    a run someone sent must not put markup into a published page."""
+    run = rt.load_page(RESULTS, rt.headline_page(RESULTS))
+    run.env = dict(run.env, settings=dict(run.env.get("settings") or {}, parts=[
+        {"workloads": ["<img src=x onerror=alert(1)>"], "ns": [1], "judged": False}]))
+    line = rt.settled_line(run)
+    assert "<img" not in line.replace("\\<img", "") and "\\<img" in line
