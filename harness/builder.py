@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Callable
 
 from . import ROOT, relative
+from .build_lanes import Job, Step, run_jobs
 from .children import run_contained
 from .formatting import fmt_duration
 from .loadgen import SKIP_VARIABLE, Unavailable, ensure_k6, k6_installed, record_build, recorded_builds
-from .progress import BuildStatus, StatusLine, tool_progress
+from .progress import Board, BoardView, BuildStatus, StatusLine, tool_progress
 from .registry import Impl, Language, languages
 from .versions import download_size, where
 
@@ -48,7 +49,7 @@ def announcement(line: str, name: str) -> bool:
 
 
 def _step(cmd: list[str], lang: Language, status: BuildStatus | None = None,
-          line: StatusLine | None = None) -> tuple[int, str, str]:
+          line: StatusLine | BoardView | None = None) -> tuple[int, str, str]:
     """Run one set-up or build command: (exit status, stdout, stderr). An
     announcement (above) is said to the user as it comes: that is how a
     set-up says what it fetches or installs before it does
@@ -83,36 +84,65 @@ def in_tree(lang: Language) -> bool:
     return lang.dir.parent == ROOT
 
 
-def build_language(lang: Language, log_path: Path | None) -> BuildResult:
-    """Run setup then build, appending their output to log_path, each
-    step's exit status and seconds last ("[exit 0 after 44.2 s]"). A
-    successful build of a language folder of this repository is recorded in
+class LanguageBuild:
+    """One language's set-up then build, as two steps (the set-up downloads
+    and installs, the build compiles: they may run in different lanes,
+    build_lanes), their output appended to log_path, each step's exit status
+    and seconds last ("[exit 0 after 44.2 s]"). A successful build of a
+    language folder of this repository is recorded in
     .tools/build-times.json: the next estimate, and the next status line's
     total of progress lines."""
-    steps = [("setup", lang.setup), ("build", lang.build)]
-    last = recorded_builds().get(lang.name, {}) if in_tree(lang) else {}
-    status = BuildStatus(lang.name, last.get("steps"))
-    started = time.monotonic()
-    for name, argv in steps:
+
+    def __init__(self, lang: Language, log_path: Path | None,
+                 line: StatusLine | BoardView | None = None) -> None:
+        self.lang, self.log_path, self.line = lang, log_path, line
+        last = recorded_builds().get(lang.name, {}) if in_tree(lang) else {}
+        self.status = BuildStatus(lang.name, last.get("steps"))
+        self.result = BuildResult(True)
+        self.seconds = 0.0  # both steps' own time, not the wait between them
+
+    def setup(self) -> bool:
+        self.status.verb = "setting up"
+        return self._run("setup", self.lang.setup)
+
+    def build(self) -> bool:
+        self.status.verb = "building"
+        if not self._run("build", self.lang.build):
+            return False
+        if in_tree(self.lang):
+            record_build(self.lang.name, self.seconds, self.status.steps)
+        return True
+
+    def _run(self, name: str, argv: list[str]) -> bool:
         if not argv:
-            continue
-        cmd = lang.expand(argv)
-        step_started = time.monotonic()
+            return True
+        cmd = self.lang.expand(argv)
+        started = time.monotonic()
         try:
-            code, stdout, stderr = _step(cmd, lang, status)
+            code, stdout, stderr = _step(cmd, self.lang, self.status, self.line)
         except OSError as exc:
-            return BuildResult(False, f"{lang.name} {name} failed: {exc}")
-        if log_path is not None:
-            with log_path.open("a") as log:
+            self.result = BuildResult(False, f"{self.lang.name} {name} failed: {exc}")
+            return False
+        took = time.monotonic() - started
+        self.seconds += took
+        if self.log_path is not None:
+            with self.log_path.open("a") as log:
                 log.write(f"$ {' '.join(cmd)}\n{stdout}{stderr}\n"
-                          f"[exit {code} after {time.monotonic() - step_started:.1f} s]\n")
+                          f"[exit {code} after {took:.1f} s]\n")
         if code != 0:
             tail = (stderr.strip() or stdout.strip()).splitlines()[-1:] or [""]
-            where = f"; log: {log_path}" if log_path else ""
-            return BuildResult(False, f"{lang.name} {name} exited {code}: {tail[0]}{where}")
-    if in_tree(lang):
-        record_build(lang.name, time.monotonic() - started, status.steps)
-    return BuildResult(True)
+            where = f"; log: {self.log_path}" if self.log_path else ""
+            self.result = BuildResult(False, f"{self.lang.name} {name} exited {code}: {tail[0]}{where}")
+            return False
+        return True
+
+
+def build_language(lang: Language, log_path: Path | None) -> BuildResult:
+    """Set up then build one language, one step after the other."""
+    job = LanguageBuild(lang, log_path)
+    if job.setup():
+        job.build()
+    return job.result
 
 
 def expected_build_s(name: str) -> tuple[float, bool]:
@@ -236,6 +266,17 @@ def release_lacks(impl: Impl, workload: str) -> str:
     return f"this release's build has no {workload}" + (f": {why.strip()}" if why.strip() else "")
 
 
+def _announced(board: Board, say: Callable[[str], None],
+               text: str) -> Callable[[Callable[[], bool]], Callable[[], bool]]:
+    """A job's first step, which says first what the job is."""
+    def wrap(step: Callable[[], bool]) -> Callable[[], bool]:
+        def run() -> bool:
+            board.tell(say, text)
+            return step()
+        return run
+    return wrap
+
+
 @dataclass
 class Readiness:
     """Whether a language's programs can run: status "ready", or the status
@@ -274,13 +315,9 @@ class Preparation:
         self.sources: dict[str, Path | None] = {}
         for impl in impls:
             self.sources.setdefault(impl.language.name, impl.source)
-        for lang in languages(impls):
-            if lang.toolchain.present and build:
-                seconds, known = expected_build_s(lang.name) if in_tree(lang) else (0.0, False)
-                expect = (f"; last build {fmt_duration(seconds)}" if known else
-                          f"; first build: about {fmt_duration(seconds)}" if in_tree(lang) else "")
-                say(f"building {lang.name} ({lang.toolchain.version}{expect}) ...")
-            self.languages[lang.name] = prepare(lang, log_dir / f"build-{lang.name}.log", build)
+        self.k6: Path | None = None
+        self.generator = Readiness("ready")
+        self._build_all(log_dir, build, servers, say)
         self.impls: dict[str, Readiness] = {}
         for impl in {i.id: i for i in impls}.values():
             if impl.cache is None or not self.languages[impl.language.name].ready:
@@ -291,14 +328,45 @@ class Preparation:
             elif not (impl.cache / ".installed").exists():
                 self.impls[impl.id] = Readiness("skipped", "this release is not built yet "
                                                            "(a run without --no-build builds it)")
-        self.k6: Path | None = None
-        self.generator = Readiness("ready")
+
+    def _build_all(self, log_dir: Path, build: bool, servers: bool,
+                   say: Callable[[str], None]) -> None:
+        """Every language's set-up and build, and k6 when a server workload
+        is planned, overlapped (build_lanes): a set-up downloads while
+        others compile, at most one compile per core."""
+        board = Board(sys.stderr)
+        jobs: list[Job] = []
+        builds: dict[str, LanguageBuild] = {}
+        for lang in self._languages:
+            if not lang.toolchain.present:
+                self.languages[lang.name] = Readiness("skipped",
+                                                      f"toolchain missing: {lang.toolchain.reason}")
+                continue
+            if not build:
+                self.languages[lang.name] = Readiness("ready")
+                continue
+            job = builds[lang.name] = LanguageBuild(lang, log_dir / f"build-{lang.name}.log",
+                                                    board.view(lang.name))
+            seconds, known = expected_build_s(lang.name) if in_tree(lang) else (0.0, False)
+            expect = (f"; last build {fmt_duration(seconds)}" if known else
+                      f"; first build: about {fmt_duration(seconds)}" if in_tree(lang) else "")
+            begin = _announced(board, say, f"building {lang.name} ({lang.toolchain.version}{expect}) ...")
+            steps = [Step("setup", begin(job.setup)), Step("compile", job.build)] if lang.setup \
+                else [Step("compile", begin(job.build))]
+            jobs.append(Job(lang.name, steps, seconds))
         if servers:
+            def k6() -> bool:
+                try:
+                    self.k6 = ensure_k6(board.view("k6"))
+                except Unavailable as exc:
+                    self.generator = Readiness("skipped", f"no load generator: {exc}")
+                return True
             say("checking the load generator (k6) ...")
-            try:
-                self.k6 = ensure_k6()
-            except Unavailable as exc:
-                self.generator = Readiness("skipped", f"no load generator: {exc}")
+            jobs.append(Job("k6", [Step("compile", k6)], expected_build_s("k6")[0]))
+        results = run_jobs(jobs)
+        for name, job in builds.items():
+            self.languages[name] = Readiness("ready") if results[name] else \
+                Readiness("build-failed", job.result.error)
 
     def hints(self) -> list[str]:
         """Why nothing could run, one line per cause, with what would set

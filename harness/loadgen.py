@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ROOT
+from .progress import BoardView, BuildStatus, StatusLine
 
 K6_MODULE = "go.k6.io/k6"
 K6_VERSION = "v1.8.1"
@@ -83,10 +84,10 @@ def k6_installed() -> bool:
     return _installed_version() == K6_VERSION
 
 
-def ensure_k6() -> Path:
-    """The k6 binary, installed first when missing or not K6_VERSION."""
+def ensure_k6(line: StatusLine | BoardView | None = None) -> Path:
+    """The k6 binary, installed first when missing or not K6_VERSION. Its
+    announcement and go's progress go to line (the terminal's own by default)."""
     from .children import run_contained
-    from .progress import BuildStatus, StatusLine
     if k6_installed():
         return K6
     if os.environ.get(SKIP_VARIABLE) == "1":
@@ -94,17 +95,17 @@ def ensure_k6() -> Path:
     go = shutil.which("go")
     if go is None:
         raise Unavailable("k6 is built with Go, and there is no go on PATH")
-    print(f"installing k6 {K6_VERSION}, the http workload's load generator, into "
-          f"{TOOLS.relative_to(ROOT)}/bin: go install {K6_MODULE}@{K6_VERSION} from the Go module "
-          f"proxy (about 370 MB of module downloads into Go's cache, a 70 MB binary, 2-3 "
-          f"minutes on 2 cores; {SKIP_VARIABLE}=1 skips it; its output goes to "
-          f"{BUILD_LOG.relative_to(ROOT)})", file=sys.stderr, flush=True)
+    line = line or StatusLine(sys.stderr)
+    line.say(f"installing k6 {K6_VERSION}, the http workload's load generator, into "
+             f"{TOOLS.relative_to(ROOT)}/bin: go install {K6_MODULE}@{K6_VERSION} from the Go "
+             f"module proxy (about 370 MB of module downloads into Go's cache, a 70 MB binary, "
+             f"2-3 minutes on 2 cores; {SKIP_VARIABLE}=1 skips it; its output goes to "
+             f"{BUILD_LOG.relative_to(ROOT)})")
     # go's "go: downloading ..." lines and, with -v, each package as it is
     # compiled: one status line on a terminal, all of it in the log.
     env = dict(os.environ, GOBIN=str(K6.parent), CGO_ENABLED="0")
     argv = [go, "install", "-v", "-trimpath", f"{K6_MODULE}@{K6_VERSION}"]
     status = BuildStatus("k6", recorded_builds().get("k6", {}).get("steps"))
-    line = StatusLine(sys.stderr)
 
     def show(text: str) -> None:
         if (progress := status.feed(text)) is not None:

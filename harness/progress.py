@@ -7,7 +7,7 @@ import shutil
 import sys
 import threading
 import time
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from .formatting import fmt_bytes, fmt_duration
 from .metrics import METRICS, fmt_metric
@@ -136,6 +136,7 @@ class BuildStatus:
         self.name = name
         self.total = total
         self.steps = 0
+        self.verb = "building"  # "setting up" while its set-up downloads and installs
 
     def feed(self, line: str) -> str | None:
         """The status line after this line of the build's output, or None
@@ -146,7 +147,7 @@ class BuildStatus:
         self.steps += 1
         count = f"{self.steps}/{self.total}" if self.total and self.steps <= self.total \
             else str(self.steps)
-        return f"building {self.name}: {what} ({count})"
+        return f"{self.verb} {self.name}: {what} ({count})"
 
 
 class StatusLine:
@@ -181,3 +182,63 @@ class StatusLine:
             self.stream.write("\r\033[K")
             self.stream.flush()
             self.shown = False
+
+
+class Board:
+    """The status line of builds that run at once: each one's last progress,
+    joined ("setting up python: ... · building rust: Compiling tokio
+    v1.47.1 (37/90)"). Its views (one a build) have StatusLine's methods,
+    and may be called from several threads."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.line = StatusLine(stream)
+        self.lock = threading.Lock()
+        self.parts: dict[str, str] = {}
+
+    def _show(self) -> None:
+        if self.parts:
+            self.line.update(" · ".join(self.parts.values()))
+        else:
+            self.line.clear()
+
+    def update(self, key: str, text: str) -> None:
+        with self.lock:
+            self.parts[key] = text
+            self._show()
+
+    def clear(self, key: str) -> None:
+        with self.lock:
+            self.parts.pop(key, None)
+            self._show()
+
+    def say(self, text: str) -> None:
+        with self.lock:
+            self.line.say(text)
+            self._show()
+
+    def tell(self, say: Callable[[str], None], text: str) -> None:
+        """A line said by another writer (the run's own progress), the status
+        line put aside while it is."""
+        with self.lock:
+            self.line.clear()
+            say(text)
+            self._show()
+
+    def view(self, key: str) -> BoardView:
+        return BoardView(self, key)
+
+
+class BoardView:
+    """One build's share of a Board, used where a StatusLine would be."""
+
+    def __init__(self, board: Board, key: str) -> None:
+        self.board, self.key = board, key
+
+    def update(self, text: str) -> None:
+        self.board.update(self.key, text)
+
+    def say(self, text: str) -> None:
+        self.board.say(text)
+
+    def clear(self) -> None:
+        self.board.clear(self.key)

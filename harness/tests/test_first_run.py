@@ -181,7 +181,7 @@ def test_the_estimate_counts_first_builds_then_the_last_ones(times: Path) -> Non
 def test_k6_is_built_only_when_a_server_workload_is_planned(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
-    monkeypatch.setattr(builder, "ensure_k6", lambda: calls.append(1) or tmp_path / "k6")
+    monkeypatch.setattr(builder, "ensure_k6", lambda _line=None: calls.append(1) or tmp_path / "k6")
     monkeypatch.setenv("BENCH_IMPLS_PATH", str(FAKES))
     impls = [i for i in load_registry() if i.id == "fake-good"]
     Preparation(impls, tmp_path, False, False, lambda _: None)

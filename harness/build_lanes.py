@@ -1,0 +1,119 @@
+"""Run the languages' set-ups and builds overlapped: a set-up (downloads and
+installs) runs while other languages compile, at most one compile per core.
+
+Set-ups run one at a time: several of them apt-get install system-wide, and
+apt takes its lock without waiting, so two at once would fail one of them;
+one lane of downloads also leaves the cores to the compiles. Compiles take
+the longest expected first (longest-processing-time order), so the last
+core is not left with the slowest build at the end.
+
+The scheduler knows nothing of languages: a job is a name, its steps (each
+in a lane) and its expected seconds. Steps run in daemon threads, so a stop
+(Ctrl-C) of the harness is not held up by a build: the build's launcher is
+killed with the harness (its death signal) and its process tree with it.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, Literal
+
+Lane = Literal["setup", "compile"]
+LANES: tuple[Lane, ...] = ("setup", "compile")
+
+
+@dataclass
+class Step:
+    lane: Lane
+    run: Callable[[], bool]  # True when the step succeeded; a failed step ends its job
+
+
+@dataclass
+class Job:
+    name: str
+    steps: list[Step]
+    expected_s: float = 0.0  # its compile's expected seconds: the longest starts first
+
+
+@dataclass
+class _State:
+    job: Job
+    next_step: int = 0
+    running: bool = False
+    ok: bool = True
+
+    @property
+    def done(self) -> bool:
+        return not self.ok or self.next_step >= len(self.job.steps)
+
+
+@dataclass
+class Limits:
+    setup: int = 1
+    compile: int = field(default_factory=lambda: cores())
+
+    def of(self, lane: Lane) -> int:
+        return self.setup if lane == "setup" else self.compile
+
+
+def cores() -> int:
+    """The cores this process may run on (its affinity, as with taskset)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def run_jobs(jobs: list[Job], limits: Limits | None = None) -> dict[str, bool]:
+    """Run every job's steps in order, each job's next step as soon as its
+    lane has a free slot; the jobs' results (True: every step succeeded),
+    by name. An exception in a step ends its job as failed and is raised
+    here once every running step has finished."""
+    limits = limits or Limits()
+    states = [_State(job) for job in jobs]
+    busy = {lane: 0 for lane in LANES}
+    finished: queue.Queue[tuple[_State, bool | BaseException]] = queue.Queue()
+
+    def work(state: _State, step: Step) -> None:
+        try:
+            result: bool | BaseException = bool(step.run())
+        except BaseException as exc:  # handed to the main thread, raised there
+            result = exc
+        finished.put((state, result))
+
+    def start_ready() -> None:
+        # longest expected first in each lane; a job's set-up before its compile
+        waiting = sorted((s for s in states if not s.done and not s.running),
+                         key=lambda s: -s.job.expected_s)
+        for state in waiting:
+            step = state.job.steps[state.next_step]
+            if busy[step.lane] < limits.of(step.lane):
+                busy[step.lane] += 1
+                state.running = True
+                threading.Thread(target=work, args=(state, step), daemon=True,
+                                 name=f"build-{state.job.name}").start()
+
+    error: BaseException | None = None
+    start_ready()
+    while any(s.running for s in states):
+        # a timeout keeps this thread waking, so a signal's handler runs at once
+        try:
+            state, result = finished.get(timeout=0.5)
+        except queue.Empty:
+            continue
+        busy[state.job.steps[state.next_step].lane] -= 1
+        state.running = False
+        state.next_step += 1
+        if isinstance(result, BaseException):
+            state.ok = False
+            error = error or result
+        else:
+            state.ok = result
+        if error is None:
+            start_ready()
+    if error is not None:
+        raise error
+    return {s.job.name: s.ok for s in states}
