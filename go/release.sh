@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the Go program with another Go release for go@VERSION (impls.toml's
-# [impl.versions]): the same `go build -trimpath` as the stock build, through
+# [impl.versions]): the same `CGO_ENABLED=0 go build -trimpath` as the stock build, through
 # GOTOOLCHAIN=goVERSION, into CACHE/bench.
 # Usage: release.sh CACHE VERSION
 # The go on PATH fetches that release's toolchain (golang.org/toolchain on the
@@ -25,6 +25,7 @@ fi
 log="$cache/go-build.txt"
 # go's own output goes to the build log (stdout), so that the user sees only
 # the announcement above and, on failure, the one "error:" line below.
+export CGO_ENABLED=0  # as the stock build (impls.toml)
 if GOTOOLCHAIN="go$version" go build -trimpath -o "$cache/bench" . 2> "$log" &&
    GOTOOLCHAIN="go$version" go build -trimpath -tags serve -o "$cache/serve" . 2>> "$log"; then
     cat "$log"

@@ -118,6 +118,8 @@ class LanguageBuild:
             return True
         cmd = self.lang.expand(argv)
         started = time.monotonic()
+        if self.line is not None:  # said at once: a quiet set-up (pip -q) shows no progress of its own
+            self.line.update(f"{self.status.verb} {self.lang.name}")
         try:
             code, stdout, stderr = _step(cmd, self.lang, self.status, self.line)
         except OSError as exc:
@@ -353,7 +355,7 @@ class Preparation:
             begin = _announced(board, say, f"building {lang.name} ({lang.toolchain.version}{expect}) ...")
             steps = [Step("setup", begin(job.setup)), Step("compile", job.build)] if lang.setup \
                 else [Step("compile", begin(job.build))]
-            jobs.append(Job(lang.name, steps, seconds))
+            jobs.append(Job(lang.name, steps, seconds, lang.build_cores))
         if servers:
             def k6() -> bool:
                 try:

@@ -112,6 +112,7 @@ def ensure_k6(line: StatusLine | BoardView | None = None) -> Path:
             line.update(progress)
 
     started = time.monotonic()
+    line.update("building k6")
     TOOLS.mkdir(exist_ok=True)
     try:
         done = run_contained(argv, ROOT, env=env, on_stderr_line=show, timeout_s=3600)

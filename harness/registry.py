@@ -9,7 +9,7 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from . import ROOT, UsageError
 from .children import run_contained
@@ -60,6 +60,7 @@ class Language:
     build: list[str]
     test: list[str]
     setup: list[str] = field(default_factory=list)
+    build_cores: int | None = None  # the cores its build keeps busy; None: every core
 
     def expand(self, argv: list[str]) -> list[str]:
         return [expand(a, self.dir) for a in argv]
@@ -198,6 +199,18 @@ class Impl:
         return f"{self.runtime_label} ({version})"
 
 
+def _build_cores(table: dict[str, Any], where: str) -> int | None:
+    """[language] build_cores: how many cores its build keeps busy (1 for
+    javac or erlc); absent, every core (Cargo, go, Ninja)."""
+    value = table.get("build_cores")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise RegistryError(f"{where}: [language] build_cores must be a whole number of "
+                            f"cores, at least 1 (got {value!r})")
+    return value
+
+
 def expand(arg: str, lang_dir: Path) -> str:
     return (arg.replace("{dir}", str(lang_dir)).replace("{root}", str(ROOT))
             .replace("{python}", sys.executable))
@@ -297,7 +310,8 @@ def load_registry(extra: Sequence[Path] = ()) -> list[Impl]:
         languages[name] = path
         lang = Language(name=name, dir=path.parent, detect=_argv(lang_table, "detect", where),
                         build=_argv(lang_table, "build", where), test=_argv(lang_table, "test", where),
-                        setup=_argv(lang_table, "setup", where, required=False))
+                        setup=_argv(lang_table, "setup", where, required=False),
+                        build_cores=_build_cores(lang_table, where))
         lang_cpus_env = _env(lang_table, "cpus_env", f"{where}: [language]")
         entries = data.get("impl", [])
         if not isinstance(entries, list):

@@ -14,7 +14,7 @@
 # are the harness's progress); a failed build's row shows Maven's first [ERROR]
 # line, the compiler's first error.
 #
-# First use downloads from Maven Central into ~/.m2 (about 90 MB): the Kotlin
+# First use downloads from Maven Central into ~/.m2 (about 130 MB): the Kotlin
 # compiler and kotlin-maven-plugin, kotlin-stdlib, kotlinx-coroutines-core-jvm,
 # JUnit 5, and the maven-resources, compiler, dependency and surefire plugins.
 # Every version is pinned in pom.xml, so later builds work offline.
@@ -25,7 +25,7 @@ mkdir -p build
 ln -sfn "$home" build/jdk
 kotlin=$(sed -n 's|.*<kotlin.version>\(.*\)</kotlin.version>.*|\1|p' pom.xml)
 if [ ! -d "$HOME/.m2/repository/org/jetbrains/kotlin/kotlin-compiler-embeddable/$kotlin" ]; then
-    echo "kotlin: first build: Maven downloads the Kotlin $kotlin compiler, kotlinx.coroutines, JUnit and the Maven plugins into ~/.m2 (about 90 MB, once)" >&2
+    echo "kotlin: first build: Maven downloads the Kotlin $kotlin compiler, kotlinx.coroutines, JUnit and the Maven plugins into ~/.m2 (about 130 MB, once)" >&2
 fi
 
 if [ "${1:-}" != release ]; then

@@ -91,3 +91,26 @@ def test_an_exception_in_a_step_is_raised_after_the_running_steps_end() -> None:
 
 def test_no_jobs() -> None:
     assert run_jobs([]) == {}
+
+
+def test_a_compile_on_every_core_runs_alone_one_core_compiles_share() -> None:
+    rec = Recorder()
+    both = threading.Event()
+    first, second = threading.Event(), threading.Event()
+
+    def pair(name: str, mine: threading.Event, other: threading.Event) -> Step:
+        def run() -> bool:
+            mine.set()
+            if other.wait(5):
+                both.set()
+            return True
+        return Step("compile", run)
+
+    jobs = [Job("k6", [rec.step("compile", "k6")], 90),
+            Job("rust", [rec.step("compile", "rust")], 60),
+            Job("javac", [pair("javac", first, second)], 2, cores=1),
+            Job("erlc", [pair("erlc", second, first)], 1, cores=1)]
+    assert all(run_jobs(jobs, Limits(setup=1, compile=2)).values())
+    assert rec.most["compile"] == 1  # k6 and rust one after the other
+    assert rec.order == ["compile:k6", "compile:rust"]
+    assert both.is_set()  # the two one-core compiles ran side by side

@@ -248,6 +248,8 @@ def test_other_processes_cpu_during_a_run_is_recorded(out: Path) -> None:
     ('[language]\nname = "bad"\ndetect = ["true"]\nbuild = ["true"]\ntest = ["true"]\n'
      '[[impl]]\nid = "b"\nrun = ["true"]\nworkloads = ["sleep"]\ntasks_start = "sometimes"\n',
      "tasks_start"),
+    ('[language]\nname = "bad"\ndetect = ["true"]\nbuild = ["true"]\ntest = ["true"]\n'
+     'build_cores = 0\n', "build_cores"),
     ('[language\nname = "bad"\n', "impls.toml"),
     (b'\xff\xfe\x00', "impls.toml"),
 ])

@@ -14,7 +14,7 @@ import pytest
 
 from harness import builder, loadgen
 from harness.builder import Preparation, _step, announcement, build_estimate, setup_hint
-from harness.progress import BuildStatus, StatusLine, tool_progress
+from harness.progress import Board, BuildStatus, StatusLine, tool_progress
 from harness.registry import Language, load_registry
 
 from .conftest import FAKES, fake_registry, harness, read_rows
@@ -85,6 +85,26 @@ def test_the_status_line_counts_against_the_last_build() -> None:
 class Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
+
+
+def test_the_status_line_names_every_step_that_runs_at_once() -> None:
+    term = Terminal()
+    board = Board(term)
+    python, rust = board.view("python"), board.view("rust")
+    python.update("setting up python")
+    rust.update("building rust: Compiling tokio v1.47.1 (37/90)")
+    assert term.getvalue().rsplit("\r\033[K", 1)[-1] == \
+        "setting up python · building rust: Compiling tokio v1.47.1 (37/90)"
+    python.say("python: installing Debian's pypy3 system-wide with apt-get")
+    python.clear()
+    shown = term.getvalue()
+    assert "\r\033[Kpython: installing Debian's pypy3 system-wide with apt-get\n" in shown
+    assert shown.rsplit("\r\033[K", 1)[-1] == "building rust: Compiling tokio v1.47.1 (37/90)"
+    told: list[str] = []
+    board.tell(told.append, "building go (go1.26.8; first build: about 0:18) ...")
+    rust.clear()
+    assert told == ["building go (go1.26.8; first build: about 0:18) ..."]
+    assert term.getvalue().endswith("\r\033[K")  # nothing left on the line
 
 
 def test_tool_noise_stays_in_the_log_announcements_reach_the_user_progress_updates(
