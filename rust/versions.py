@@ -17,8 +17,8 @@ its crate graph once, not three times (cargo keeps each build's crates
 apart by their features and source, and locks the folder while it builds).
 
 rust-tokio's HTTP server (`serve`, the cargo feature of that name: hyper,
-hyper-util, http-body-util) is built when its crates resolve with the
-release: hyper-util needs tokio >= 1.13, so an older release is built
+hyper-util, http-body-util; its own binary, rust-tokio-serve, copied beside
+rust-tokio) is built when its crates resolve with the release: hyper-util needs tokio >= 1.13, so an older release is built
 without it, and `.workloads` in CACHE lists what that build has (the
 harness skips its http rows, saying cargo's reason). A release that
 resolves but does not compile fails, with or without the server. Every
@@ -46,7 +46,8 @@ import urllib.request
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SERVE_IMPL = "rust-tokio"  # the one binary with a server
+SERVE_IMPL = "rust-tokio"  # the one implementation with a server
+SERVE_BINARY = "rust-tokio-serve"  # the server itself, which `rust-tokio serve` execs
 PROGRESS = re.compile(r"\s*(Compiling|Downloading|Downloaded|Updating|Locking|Adding|"
                       r"Upgrading|Downgrading|Removing|Fetching|Building|Finished)\b")
 KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -198,7 +199,10 @@ def attempt(impl: str, crate: str, version: str, cache: Path, target: Path, stoc
             print(error, file=sys.stderr, flush=True)
         return False, error, False
     describe_changes(stock_lock, packages(cache / "Cargo.lock"), crate)
-    build = ["build", "--release", "--bin", impl, "--target-dir", str(target)]
+    # with the server, its own binary too (rust-tokio serve execs it, beside itself)
+    binaries = [impl] + ([SERVE_BINARY] if serve and impl == SERVE_IMPL else [])
+    build = ["build", "--release", *(a for b in binaries for a in ("--bin", b)),
+             "--target-dir", str(target)]
     if not serve:
         build.append("--no-default-features")
     code, text = cargo(build, cache, quiet=not last)
@@ -207,7 +211,8 @@ def attempt(impl: str, crate: str, version: str, cache: Path, target: Path, stoc
         return False, next((line for line in lines if line.startswith("error")), "the build failed"), True
     # impls.toml runs CACHE's copy: the shared folder's binary is the next build's to replace
     (cache / "target" / "release").mkdir(parents=True, exist_ok=True)
-    shutil.copy2(target / "release" / impl, cache / "target" / "release" / impl)
+    for binary in binaries:
+        shutil.copy2(target / "release" / binary, cache / "target" / "release" / binary)
     return True, "", True
 
 

@@ -470,3 +470,18 @@ fn the_other_binaries_refuse_serve() {
         );
     }
 }
+
+/// The task workloads' binary links no HTTP server: `rust-tokio serve` execs
+/// rust-tokio-serve, which alone holds hyper's code (its functions, as `nm`
+/// lists them; the symbol table keeps only the names of hyper's object files
+/// in rust-tokio).
+#[test]
+fn the_workloads_binary_has_no_hyper_code_the_server_binary_does() {
+    let hyper_functions = |binary: &str| -> usize {
+        let out = Command::new("nm").args(["-C", binary]).output().expect("nm (binutils) runs");
+        assert!(out.status.success(), "nm {binary}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains(" hyper::")).count()
+    };
+    assert_eq!(hyper_functions(BINARY), 0, "rust-tokio links hyper");
+    assert!(hyper_functions(env!("CARGO_BIN_EXE_rust-tokio-serve")) > 0);
+}

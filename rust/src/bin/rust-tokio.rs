@@ -33,24 +33,36 @@ const IMPL: Implementation = Implementation {
 };
 
 fn main() {
-    // `serve` is not a workload: the protocol's HTTP server, its own options.
-    // A build without the feature `serve` (another tokio release that
-    // hyper-util does not take, versions.py) refuses it with exit 2, saying why.
-    #[cfg(feature = "serve")]
+    // `serve` is not a workload: the protocol's HTTP server, its own options,
+    // in the sibling binary rust-tokio-serve, which replaces this process
+    // (exec: the same pid), so that this binary links no HTTP server. A build
+    // without the feature `serve` (another tokio release that hyper-util does
+    // not take, versions.py) has no sibling and refuses it with exit 2, saying why.
     if std::env::args_os().nth(1).is_some_and(|arg| arg == "serve") {
-        std::process::exit(bench::tokio_server::main(
-            std::env::args_os().skip(1),
-            IMPL.allocator,
-        ));
-    }
-    #[cfg(not(feature = "serve"))]
-    if std::env::args_os().nth(1).is_some_and(|arg| arg == "serve") {
-        eprintln!(concat!(
-            "error: serve: not in this build (tokio ",
-            env!("TOKIO_VERSION"),
-            ", built without the feature `serve`: hyper-util needs tokio >= 1.13)"
-        ));
-        std::process::exit(2);
+        std::process::exit(serve());
     }
     tokio_tasks::main(&IMPL);
+}
+
+#[cfg(feature = "serve")]
+fn serve() -> i32 {
+    use std::os::unix::process::CommandExt;
+    let sibling = std::env::current_exe()
+        .map(|exe| exe.with_file_name("rust-tokio-serve"))
+        .unwrap_or_else(|_| "rust-tokio-serve".into());
+    let err = std::process::Command::new(&sibling)
+        .args(std::env::args_os().skip(1))
+        .exec();
+    eprintln!("error: serve: cannot start {}: {err}", sibling.display());
+    2
+}
+
+#[cfg(not(feature = "serve"))]
+fn serve() -> i32 {
+    eprintln!(concat!(
+        "error: serve: not in this build (tokio ",
+        env!("TOKIO_VERSION"),
+        ", built without the feature `serve`: hyper-util needs tokio >= 1.13)"
+    ));
+    2
 }
