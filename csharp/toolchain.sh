@@ -78,15 +78,10 @@ setup() {
     fi
 }
 
-build() {
-    mkdir -p bin obj
-    if [ "$(route)" = sdk ]; then
-        DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 dotnet build Bench.csproj -c Release -o bin
-        ln -sf "$(readlink -f "$(command -v dotnet)")" bin/dotnet
-        return
-    fi
-    # Recorded in the assembly so the program can name its compiler (see Program.Compiler).
-    echo "[assembly: System.Reflection.AssemblyMetadata(\"Compiler\", \"mcs $(mcs_version)\")]" > obj/CompilerInfo.cs
+# mcs OUT ARGS...: compiles with mcs against the .NET Core 3.1 reference assemblies.
+mcs_compile() {
+    out=$1
+    shift
     refs=""
     for a in System.Private.CoreLib System.Runtime System.Console System.Threading \
              System.Threading.Tasks System.Threading.Channels System.Runtime.Extensions \
@@ -98,9 +93,9 @@ build() {
     # matches the one given here; it warns even when the versions are equal.
     # shellcheck disable=SC2086
     mcs -nostdlib -noconfig -optimize+ -warnaserror+ -nowarn:1702 -target:exe \
-        -out:bin/Bench.dll $refs src/*.cs obj/CompilerInfo.cs
+        -out:"$out" $refs "$@" || return 1
     # What the SDK would generate for Bench.csproj: any 8.0.x runtime, invariant globalization.
-    cat > bin/Bench.runtimeconfig.json <<'JSON'
+    cat > "${out%.dll}.runtimeconfig.json" <<'JSON'
 {
   "runtimeOptions": {
     "tfm": "net8.0",
@@ -109,7 +104,32 @@ build() {
   }
 }
 JSON
+}
+
+build() {
+    mkdir -p bin obj
+    if [ "$(route)" = sdk ]; then
+        DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 dotnet build Bench.csproj -c Release -o bin
+        ln -sf "$(readlink -f "$(command -v dotnet)")" bin/dotnet
+        return
+    fi
+    # Recorded in the assembly so the program can name its compiler (see Program.Compiler).
+    echo "[assembly: System.Reflection.AssemblyMetadata(\"Compiler\", \"mcs $(mcs_version)\")]" > obj/CompilerInfo.cs
+    mcs_compile bin/Bench.dll src/*.cs obj/CompilerInfo.cs || return 1
     ln -sf "../$HOST" bin/dotnet
+}
+
+# The in-process tests (tests/UnitTests.cs, compiled with src/*.cs into obj/unit/BenchTests.dll
+# with their own Main) on bin/dotnet, the runtime the program runs on. Never part of bin/.
+unit_tests() {
+    mkdir -p obj/unit
+    if [ "$(route)" = sdk ]; then
+        DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 dotnet build tests/UnitTests.csproj -c Release \
+            -o obj/unit "-p:BaseIntermediateOutputPath=$(pwd)/obj/unit-build/" || return 1
+    else
+        mcs_compile obj/unit/BenchTests.dll -main:Bench.UnitTests src/*.cs tests/UnitTests.cs || return 1
+    fi
+    bin/dotnet obj/unit/BenchTests.dll
 }
 
 case "${1:-}" in
@@ -117,7 +137,7 @@ case "${1:-}" in
     setup) setup ;;
     build) build ;;
     # Builds first, so `make test` works on a fresh clone whatever the harness ran before.
-    # test_releases.py: releases.py (csharp-async@VERSION), offline.
-    test) setup && build && python3 tests/test_bench.py && exec python3 tests/test_releases.py ;;
+    # UnitTests.cs: the pass loop in process; test_releases.py: releases.py (csharp-async@VERSION), offline.
+    test) setup && build && unit_tests && python3 tests/test_bench.py && exec python3 tests/test_releases.py ;;
     *) echo "usage: toolchain.sh detect|setup|build|test" >&2; exit 2 ;;
 esac

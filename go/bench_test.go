@@ -128,14 +128,17 @@ func TestChainPrimesMinNAnd1000Links(t *testing.T) {
 	}
 }
 
-// watch replaces the clock and the chain with fakes that log each call in
-// order; the clock steps 1 ms a reading, so each timed pass takes 1 ms.
+// watch replaces the clock, the chain and the collection with fakes that log
+// each call in order; the clock steps 1 ms a reading, so each timed pass
+// takes 1 ms, and a collection moves it 1 s, so one inside a pass would show
+// in its time. The collection is on (BENCH_COLLECT unset or not "0").
 func watch(t *testing.T, answer func(n int) int64) *[]string {
 	t.Helper()
+	t.Setenv("BENCH_COLLECT", "")
 	var log []string
 	clock := time.Unix(0, 0)
-	oldNow, oldChain := now, chainRun
-	t.Cleanup(func() { now, chainRun = oldNow, oldChain })
+	oldNow, oldChain, oldCollect := now, chainRun, collect
+	t.Cleanup(func() { now, chainRun, collect = oldNow, oldChain, oldCollect })
 	now = func() time.Time {
 		log = append(log, "clock")
 		clock = clock.Add(time.Millisecond)
@@ -145,6 +148,10 @@ func watch(t *testing.T, answer func(n int) int64) *[]string {
 		log = append(log, "chain "+strconv.Itoa(n))
 		return answer(n)
 	}
+	collect = func() {
+		log = append(log, "collect")
+		clock = clock.Add(time.Second)
+	}
 	return &log
 }
 
@@ -152,10 +159,10 @@ func TestPrimingRunsFirstAndUntimed(t *testing.T) {
 	log := watch(t, func(n int) int64 { return int64(n) })
 	rep := mustRun(t, config{workload: "chain", n: 2000, iterations: 2, warmupMs: 1})
 	want := []string{
-		"chain 1000",                   // the priming: before any clock reading
-		"clock", "chain 2000", "clock", // the warm-up's one run (1 ms reaches W)
-		"clock", "chain 2000", "clock", // iteration 1
-		"clock", "chain 2000", "clock", // iteration 2
+		"chain 1000",                              // the priming: before any clock reading or collection
+		"collect", "clock", "chain 2000", "clock", // the warm-up's one run (1 ms reaches W)
+		"collect", "clock", "chain 2000", "clock", // iteration 1
+		"collect", "clock", "chain 2000", "clock", // iteration 2
 	}
 	if !slices.Equal(*log, want) {
 		t.Errorf("calls %q, want %q", *log, want)
@@ -163,7 +170,57 @@ func TestPrimingRunsFirstAndUntimed(t *testing.T) {
 	ms := time.Millisecond.Nanoseconds()
 	if *rep.Primed != 1000 || !slices.Equal(rep.IterNs, []int64{ms, ms}) || !slices.Equal(rep.WarmupNs, []int64{ms}) ||
 		!slices.Equal(rep.Results, []int64{2000, 2000}) || !slices.Equal(rep.WarmupResults, []int64{2000}) {
-		t.Errorf("report %+v: the priming must be in no time or result", rep)
+		t.Errorf("report %+v: the priming and the collections must be in no time or result", rep)
+	}
+}
+
+func TestCollectionBeforeEachPassOutsideTheClock(t *testing.T) {
+	log := watch(t, func(n int) int64 { return int64(n) })
+	rep := mustRun(t, config{workload: "chain", n: 10, iterations: 3, warmupMs: 2})
+	want := []string{"chain 10"} // the priming
+	for range 2 + 3 {            // two warm-up runs of 1 ms reach W = 2 ms, then 3 iterations
+		want = append(want, "collect", "clock", "chain 10", "clock")
+	}
+	if !slices.Equal(*log, want) {
+		t.Errorf("calls %q, want %q", *log, want)
+	}
+	ms := time.Millisecond.Nanoseconds()
+	if !slices.Equal(rep.IterNs, []int64{ms, ms, ms}) || !slices.Equal(rep.WarmupNs, []int64{ms, ms}) {
+		t.Errorf("iter_ns %v, warmup_ns %v: each 1 ms, the collections' 1 s outside", rep.IterNs, rep.WarmupNs)
+	}
+	// Every workload, with the real clock: one collection a pass.
+	for _, w := range []string{"sleep", "bounded", "skynet"} {
+		*log = nil
+		now = time.Now
+		rep := mustRun(t, config{workload: w, n: 10, buffer: 1, durationMs: 1, iterations: 2, warmupMs: 1})
+		if got, passes := len(*log), len(rep.WarmupNs)+len(rep.IterNs); got != passes {
+			t.Errorf("%s: %d collections for %d passes", w, got, passes)
+		}
+	}
+}
+
+func TestBenchCollect0SkipsTheCollection(t *testing.T) {
+	log := watch(t, func(n int) int64 { return int64(n) })
+	t.Setenv("BENCH_COLLECT", "0")
+	rep := mustRun(t, config{workload: "chain", n: 10, iterations: 2, warmupMs: 1})
+	want := []string{
+		"chain 10",
+		"clock", "chain 10", "clock", // warm-up
+		"clock", "chain 10", "clock", // iteration 1
+		"clock", "chain 10", "clock", // iteration 2
+	}
+	if !slices.Equal(*log, want) {
+		t.Errorf("BENCH_COLLECT=0: calls %q, want %q", *log, want)
+	}
+	if !slices.Equal(rep.Results, []int64{10, 10}) || *rep.Primed != 10 {
+		t.Errorf("BENCH_COLLECT=0 changes no answer: %+v", rep)
+	}
+	// Only exactly "0" turns it off.
+	for v, on := range map[string]bool{"0": false, "": true, "1": true, "00": true, " 0": true, "false": true} {
+		t.Setenv("BENCH_COLLECT", v)
+		if got := collectEnabled(); got != on {
+			t.Errorf("BENCH_COLLECT=%q: collection %v, want %v", v, got, on)
+		}
 	}
 }
 

@@ -46,6 +46,9 @@ type config struct {
 	durationMs int
 	iterations int
 	warmupMs   int
+	// collect: a full collection before each pass (set by run from
+	// BENCH_COLLECT, not an option).
+	collect bool
 }
 
 const usage = `usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D] [--warmup-ms W]
@@ -159,15 +162,30 @@ func powerOfTen(n int) bool {
 	return n == 1
 }
 
-// now is the iterations' clock, and chainRun the chain workload: variables
-// only so that the tests can watch when each is called (bench_test.go).
+// now is the iterations' clock, chainRun the chain workload and collect the
+// collection between passes: variables only so that the tests can watch
+// when each is called (bench_test.go).
 var (
 	now      = time.Now
 	chainRun = chain
+	collect  = runtime.GC
 )
 
-// runOnce runs the workload once and times it; spawn is sleep's start loop.
+// collectEnabled reads BENCH_COLLECT: only "0" turns the collection off
+// (the variant IMPL[BENCH_COLLECT=0], docs/usage.md).
+func collectEnabled() bool {
+	return os.Getenv("BENCH_COLLECT") != "0"
+}
+
+// runOnce runs the workload once and times it, after a collection if
+// cfg.collect; spawn is sleep's start loop.
 func runOnce(cfg config) (result int64, elapsed, spawn time.Duration) {
+	if cfg.collect {
+		// The last pass's garbage is collected here, before the clock,
+		// not inside this pass (docs/protocol.md, "Collection between
+		// passes").
+		collect()
+	}
 	start := now()
 	switch cfg.workload {
 	case "sleep":
@@ -217,9 +235,11 @@ func warmUp(cfg config, maxRuns int) (ns, results []int64) {
 	return ns, results
 }
 
-// run primes (chain), warms up, then runs the K timed iterations. An error
-// (a wrong priming answer) is one line for stderr.
+// run primes (chain), warms up, then runs the K timed iterations, each run
+// after a collection unless BENCH_COLLECT=0. An error (a wrong priming
+// answer) is one line for stderr.
 func run(cfg config) (report, error) {
+	cfg.collect = collectEnabled()
 	rep := report{Workload: cfg.workload, N: cfg.n, Runtime: runtime.Version()}
 	if cfg.workload == "bounded" {
 		b := cfg.buffer

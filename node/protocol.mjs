@@ -117,8 +117,47 @@ const PRIMED = new Set(["chain", "chain-await"]);
 // message on one stderr line and exits 1.
 export class RunError extends Error {}
 
-// maxWarmupRuns is MAX_WARMUP_RUNS and table the workloads, but for the tests.
-export async function run(opts, maxWarmupRuns = MAX_WARMUP_RUNS, table = workloads) {
+// docs/protocol.md, "Collection between passes": one full, blocking
+// collection before each pass (warm-up runs too), outside the clock, so that
+// no pass pays for collecting the previous pass's garbage and the peak RSS
+// holds one pass, not two. BENCH_COLLECT=0 (exactly) skips it.
+// A program that cannot collect exits 2 (bench.mjs) rather than skip the rule.
+export class CollectError extends Error {}
+
+const NO_GC =
+  "gc() is not exposed: run Node.js with --expose-gc, Deno with --v8-flags=--expose-gc " +
+  '(docs/protocol.md, "Collection between passes"), or set BENCH_COLLECT=0 to skip the collection';
+
+// The collection to run before each pass, or null under BENCH_COLLECT=0;
+// throws CollectError when it is on and the runtime exposes none. env and
+// global are process.env and globalThis, but for the tests.
+export function collector(env = process.env, global = globalThis) {
+  let setting;
+  try {
+    setting = env.BENCH_COLLECT;
+  } catch (err) {
+    // Deno asks for a permission to read any environment variable.
+    const why = String(err?.message ?? err).split(/\s+/).join(" ");
+    throw new CollectError(`cannot read BENCH_COLLECT: ${why} (Deno: run with --allow-env=BENCH_COLLECT)`);
+  }
+  if (setting === "0") return null;
+  // Bun (JavaScriptCore): Bun.gc(true) is the synchronous, full collection.
+  if (global.Bun) {
+    const bun = global.Bun;
+    return () => bun.gc(true);
+  }
+  // V8 (Node.js, Deno): gc() with no argument is a full, synchronous collection.
+  if (typeof global.gc === "function") {
+    const gc = global.gc;
+    return () => gc();
+  }
+  throw new CollectError(NO_GC);
+}
+
+// maxWarmupRuns is MAX_WARMUP_RUNS and table the workloads, but for the
+// tests; collect is collector()'s answer (bench.mjs passes it; null, no
+// collection, only where a test does not look at it).
+export async function run(opts, maxWarmupRuns = MAX_WARMUP_RUNS, table = workloads, collect = null) {
   const workload = table[opts.workload];
   // The priming chain: the same function, untimed, its answer checked.
   let primed;
@@ -129,8 +168,10 @@ export async function run(opts, maxWarmupRuns = MAX_WARMUP_RUNS, table = workloa
       throw new RunError(`the priming ${opts.workload} of ${primed} links answered ${result}, not ${primed}`);
     }
   }
-  // One run, timed the same way whether it is a warm-up run or an iteration.
+  // One run, timed the same way whether it is a warm-up run or an iteration;
+  // the collection comes first, after the priming and before the clock.
   const timed = async () => {
+    if (collect !== null) collect();
     const start = now();
     const out = await workload(opts);
     return { ns: Number(now() - start), ...out };

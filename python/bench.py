@@ -24,12 +24,14 @@ the main coroutine run as a Task on it).
 
 import argparse
 import asyncio
+import gc
 import json
+import os
 import platform
 import re
 import sys
 import time
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 WORKLOADS = ("sleep", "chain", "chain-await", "bounded", "skynet")
 SERVERS = ("aiohttp", "threads")
@@ -43,6 +45,15 @@ MAX_WARMUP_RUNS = 10_000
 # min(N, PRIME_LINKS) links before the warm-up and the first timed pass.
 PRIME_LINKS = 1000
 PRIMED_WORKLOADS = ("chain", "chain-await")
+# docs/protocol.md, "Collection between passes": one full collection before
+# each pass, outside its clock. A variable so the tests can watch it.
+collect: Callable[[], object] = gc.collect
+
+
+def collect_enabled() -> bool:
+    """Only BENCH_COLLECT=0 exactly turns the collection off (the variant
+    IMPL[BENCH_COLLECT=0], docs/usage.md)."""
+    return os.environ.get("BENCH_COLLECT") != "0"
 
 
 class PrimingError(Exception):
@@ -137,10 +148,15 @@ async def skynet(num, size):
     return total
 
 
-async def timed_run(args: argparse.Namespace,
-                    capacity: Optional[int]) -> Tuple[int, int, Optional[int]]:
-    """One run of the workload, timed: (ns, its answer, sleep's spawn_ns or None).
-    Warm-up runs and iterations both come here, so they are timed alike."""
+async def timed_run(args: argparse.Namespace, capacity: Optional[int],
+                    collecting: bool) -> Tuple[int, int, Optional[int]]:
+    """One run of the workload, timed: (ns, its answer, sleep's spawn_ns or None),
+    after a full collection if collecting. Warm-up runs and iterations both
+    come here, so they are timed alike."""
+    if collecting:
+        # The last pass's garbage is collected here, before the clock, not
+        # inside this pass (docs/protocol.md, "Collection between passes").
+        collect()
     spawn_ns = None
     start = time.perf_counter_ns()
     if args.workload == "sleep":
@@ -174,29 +190,35 @@ async def prime(args: argparse.Namespace) -> Optional[int]:
     return links
 
 
-async def warm_up(args: argparse.Namespace, capacity: Optional[int],
+async def warm_up(args: argparse.Namespace, capacity: Optional[int], collecting: bool,
                   max_runs: int = MAX_WARMUP_RUNS) -> Tuple[List[int], List[int]]:
     """Warm-up runs until they total W ms or number max_runs, so that PyPy's
     iterations measure the JIT's compiled code rather than its progress; the
-    last one crosses W (or is the max_runs-th). Returns (warmup_ns, answers)."""
+    last one crosses W (or is the max_runs-th). Each run collects first if
+    collecting. Returns (warmup_ns, answers)."""
     warmup_ns: List[int] = []
     warmup_results: List[int] = []
     total, target = 0, args.warmup_ms * 1_000_000
     while total < target and len(warmup_ns) < max_runs:
-        ns, result, _ = await timed_run(args, capacity)
+        ns, result, _ = await timed_run(args, capacity, collecting)
         warmup_ns.append(ns)
         warmup_results.append(result)
         total += ns
     return warmup_ns, warmup_results
 
 
-async def run(args, capacity):
+async def run(args: argparse.Namespace, capacity: Optional[int]) -> Tuple[
+        List[int], List[int], Optional[int], List[int], List[int], Optional[int]]:
+    """Primes (chain, chain-await), warms up, then runs the K timed
+    iterations, each run after a collection unless BENCH_COLLECT=0."""
+    collecting = collect_enabled()
     primed = await prime(args)
-    warmup_ns, warmup_results = await warm_up(args, capacity)
-    results, iter_ns = [], []
+    warmup_ns, warmup_results = await warm_up(args, capacity, collecting)
+    results: List[int] = []
+    iter_ns: List[int] = []
     spawn_ns = None
     for _ in range(args.iterations):
-        ns, result, spawned = await timed_run(args, capacity)
+        ns, result, spawned = await timed_run(args, capacity, collecting)
         if spawn_ns is None:  # the protocol reports the first iteration's
             spawn_ns = spawned
         iter_ns.append(ns)

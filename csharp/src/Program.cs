@@ -46,31 +46,69 @@ namespace Bench
                 return 2;
             }
 
-            int primed = 0;
+            Passes passes = Run(options, workload, Collector(Environment.GetEnvironmentVariable("BENCH_COLLECT")));
+            if (passes == null)
+                return 1;
+            Console.WriteLine(Report(options, passes));
+            return 0;
+        }
+
+        // What Run measured, in run order: the JSON line's figures.
+        internal sealed class Passes
+        {
+            public int Primed;  // 0: not a chain workload
+            public readonly List<long> WarmupNs = new List<long>();
+            public readonly List<long> WarmupResults = new List<long>();
+            public long[] Results;
+            public long[] IterNs;
+            public long SpawnNs;  // the first timed pass's (sleep)
+        }
+
+        // The priming (chain, chain-await), the warm-up runs, then the K timed passes, each
+        // pass after collect (null: none). Returns null, after one line on stderr, when the
+        // priming's answer is wrong. Main passes Collector's; the tests pass stand-ins.
+        internal static Passes Run(Options options, Func<Options, Measurement> workload, Action collect)
+        {
+            var passes = new Passes();
             if (options.Workload == "chain" || options.Workload == "chain-await")
             {
-                primed = Prime(options, workload);
-                if (primed < 0)
-                    return 1;
+                passes.Primed = Prime(options, workload);
+                if (passes.Primed < 0)
+                    return null;
             }
 
-            var warmupNs = new List<long>();
-            var warmupResults = new List<long>();
-            WarmUp(options, workload, MaxWarmupRuns, warmupNs, warmupResults);
+            WarmUp(options, workload, collect, MaxWarmupRuns, passes.WarmupNs, passes.WarmupResults);
 
-            var results = new long[options.Iterations];
-            var iterNs = new long[options.Iterations];
-            long spawnNs = 0;
+            passes.Results = new long[options.Iterations];
+            passes.IterNs = new long[options.Iterations];
             for (int i = 0; i < options.Iterations; i++)
             {
-                Measurement m = workload(options);
-                results[i] = m.Result;
-                iterNs[i] = m.ElapsedNs;
+                Measurement m = Pass(options, workload, collect);
+                passes.Results[i] = m.Result;
+                passes.IterNs[i] = m.ElapsedNs;
                 if (i == 0)
-                    spawnNs = m.SpawnNs;
+                    passes.SpawnNs = m.SpawnNs;
             }
-            Console.WriteLine(Report(options, results, iterNs, spawnNs, warmupNs, warmupResults, primed));
-            return 0;
+            return passes;
+        }
+
+        // docs/protocol.md, "Collection between passes": one full, blocking collection before
+        // each pass (warm-up runs too), so that no pass collects the previous pass's garbage
+        // inside its clock; GC.Collect(), as the article's program did before each timed run.
+        // BENCH_COLLECT=0 (exactly) skips it: null.
+        internal static Action Collector(string benchCollect)
+        {
+            if (benchCollect == "0")
+                return null;
+            return GC.Collect;
+        }
+
+        // One pass: the collection, then the workload, whose clock starts inside it.
+        static Measurement Pass(Options options, Func<Options, Measurement> workload, Action collect)
+        {
+            if (collect != null)
+                collect();
+            return workload(options);
         }
 
         // Priming (docs/protocol.md, chain and chain-await): one untimed chain of
@@ -100,20 +138,20 @@ namespace Bench
         // --warmup-ms: a JIT compiles a hot path only after it has run many times, so the
         // same workload runs first, timed alike, until these runs have taken W ms in all
         // or number maxRuns; each run's time and answer go into ns and results.
-        static void WarmUp(Options options, Func<Options, Measurement> workload, int maxRuns,
+        static void WarmUp(Options options, Func<Options, Measurement> workload, Action collect, int maxRuns,
                            List<long> ns, List<long> results)
         {
             long totalNs = 0;
             while (totalNs < options.WarmupMs * 1000000L && ns.Count < maxRuns)
             {
-                Measurement m = workload(options);
+                Measurement m = Pass(options, workload, collect);
                 results.Add(m.Result);
                 ns.Add(m.ElapsedNs);
                 totalNs += m.ElapsedNs;
             }
         }
 
-        static Func<Options, Measurement> Lookup(string model, string workload)
+        internal static Func<Options, Measurement> Lookup(string model, string workload)
         {
             switch (model + " " + workload)
             {
@@ -139,9 +177,12 @@ namespace Bench
             return Math.Max(buffer, 1);
         }
 
-        static string Report(Options o, long[] results, long[] iterNs, long spawnNs,
-                             List<long> warmupNs, List<long> warmupResults, int primed)
+        static string Report(Options o, Passes p)
         {
+            long[] results = p.Results, iterNs = p.IterNs;
+            List<long> warmupNs = p.WarmupNs, warmupResults = p.WarmupResults;
+            long spawnNs = p.SpawnNs;
+            int primed = p.Primed;
             var json = new StringBuilder();
             json.Append("{\"workload\": ").Append(Quote(o.Workload));
             json.Append(", \"n\": ").Append(o.N);

@@ -4,6 +4,7 @@ docs/protocol.md, at sizes small enough to run in a few seconds. Run by
 
 import http.client
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -17,13 +18,13 @@ BIN = Path(__file__).resolve().parent.parent / "bin"
 PROGRAM = [str(BIN / "dotnet"), str(BIN / "Bench.dll")]
 
 
-def run(*args):
-    return subprocess.run(PROGRAM + list(args), capture_output=True, text=True, timeout=60)
+def run(*args, env=None):
+    return subprocess.run(PROGRAM + list(args), capture_output=True, text=True, timeout=60, env=env)
 
 
 class Workloads(unittest.TestCase):
-    def report(self, *args):
-        proc = run(*args)
+    def report(self, *args, env=None):
+        proc = run(*args, env=env)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         lines = proc.stdout.splitlines()
         self.assertEqual(len(lines), 1, proc.stdout)
@@ -74,6 +75,22 @@ class Workloads(unittest.TestCase):
         # Only chain and chain-await prime.
         report = self.report("async", "bounded", "--n", "10", "--buffer", "1", "--iterations", "1")
         self.assertNotIn("primed", report)
+
+    def test_bench_collect_changes_nothing_in_the_line(self):
+        # docs/protocol.md "Collection between passes": collected (unset, or any value but
+        # "0") or not (BENCH_COLLECT=0), the same keys and answers. The order of collections
+        # and passes is checked in process (tests/UnitTests.cs).
+        base = {k: v for k, v in os.environ.items() if k != "BENCH_COLLECT"}
+        for value in (None, "0", "1"):
+            env = dict(base) if value is None else dict(base, BENCH_COLLECT=value)
+            with self.subTest(BENCH_COLLECT=value):
+                report = self.report("async", "chain", "--n", "2000", "--iterations", "3", "--warmup-ms", "1",
+                                     env=env)
+                self.check(report, "chain", 2000, 2000, 3)
+                self.check_warmup(report, 1, 2000)
+                self.assertEqual(report["primed"], 1000)
+                self.assertEqual(sorted(report), sorted(["workload", "n", "buffer", "result", "results", "iter_ns",
+                                                         "warmup_ns", "warmup_results", "primed", "runtime"]))
 
     def test_warmup_runs_before_the_iterations(self):
         report = self.report("async", "bounded", "--n", "1000", "--buffer", "1", "--iterations", "3",

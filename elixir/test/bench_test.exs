@@ -185,8 +185,10 @@ defmodule BenchTest do
           receive do: (:go -> send(me, {:ran, self(), CLI.run(config)}))
         end)
 
+      # A pattern matches loaded code only: Bench may not be loaded yet.
+      {:module, Bench} = Code.ensure_loaded(Bench)
       :erlang.trace_pattern({Bench, :chain, 1}, true, [:local])
-      :erlang.trace_pattern({CLI, :timed, 1}, true, [:local])
+      :erlang.trace_pattern({CLI, :timed, 2}, true, [:local])
       1 = :erlang.trace(runner, true, [:call])
       send(runner, :go)
       assert_receive {:ran, ^runner, runs}, 30_000
@@ -204,9 +206,149 @@ defmodule BenchTest do
   defp trace_calls(pid, calls) do
     receive do
       {:trace, ^pid, :call, {Bench, :chain, [links]}} -> trace_calls(pid, [links | calls])
-      {:trace, ^pid, :call, {CLI, :timed, [_]}} -> trace_calls(pid, [:timed | calls])
+      {:trace, ^pid, :call, {CLI, :timed, [_, _]}} -> trace_calls(pid, [:timed | calls])
     after
       0 -> Enum.reverse(calls)
+    end
+  end
+
+  # docs/protocol.md, "Collection between passes": one :erlang.garbage_collect()
+  # of the process running the passes before each warm-up run and each timed
+  # pass, after the priming and before the clock; none under BENCH_COLLECT=0.
+
+  # Runs CLI.run(config) (collector/0's collection) in a process of its own
+  # under BENCH_COLLECT = setting (nil: unset), with a call trace of
+  # Bench.chain/1, Bench.bounded/2, timed/2 and :erlang.garbage_collect/0
+  # there: {runs, calls}, calls in order (N for chain and bounded, :timed, :gc).
+  defp traced_run(config, setting) do
+    saved = System.get_env("BENCH_COLLECT")
+    put_setting(setting)
+    me = self()
+    runner = spawn(fn -> receive do: (:go -> send(me, {:ran, self(), CLI.run(config)})) end)
+
+    patterns = [
+      {Bench, :chain, 1},
+      {Bench, :bounded, 2},
+      {CLI, :timed, 2},
+      {:erlang, :garbage_collect, 0}
+    ]
+
+    try do
+      # A pattern matches loaded code only: Bench may not be loaded yet.
+      {:module, Bench} = Code.ensure_loaded(Bench)
+      for mfa <- patterns, do: :erlang.trace_pattern(mfa, true, [:local])
+      1 = :erlang.trace(runner, true, [:call])
+      send(runner, :go)
+      assert_receive {:ran, ^runner, runs}, 30_000
+      ref = :erlang.trace_delivered(runner)
+      assert_receive {:trace_delivered, ^runner, ^ref}
+      {runs, collect_calls(runner, [])}
+    after
+      for mfa <- patterns, do: :erlang.trace_pattern(mfa, false, [:local])
+      put_setting(saved)
+    end
+  end
+
+  defp put_setting(nil), do: System.delete_env("BENCH_COLLECT")
+  defp put_setting(value), do: System.put_env("BENCH_COLLECT", value)
+
+  defp collect_calls(pid, calls) do
+    receive do
+      {:trace, ^pid, :call, {Bench, :chain, [n]}} -> collect_calls(pid, [n | calls])
+      {:trace, ^pid, :call, {Bench, :bounded, [n, _]}} -> collect_calls(pid, [n | calls])
+      {:trace, ^pid, :call, {CLI, :timed, [_, _]}} -> collect_calls(pid, [:timed | calls])
+      {:trace, ^pid, :call, {:erlang, :garbage_collect, []}} -> collect_calls(pid, [:gc | calls])
+    after
+      0 -> Enum.reverse(calls)
+    end
+  end
+
+  test "one collection before each warm-up run and timed pass, after the priming" do
+    for {workload, n, w} <- [
+          {"chain", 5, 0},
+          {"chain", 2000, 5},
+          {"bounded", 100, 5},
+          {"skynet", 10, 0}
+        ] do
+      {:ok, config} =
+        CLI.parse(~w(#{workload} --n #{n} --iterations 3 --buffer 1 --warmup-ms #{w}))
+
+      {runs, calls} = traced_run(config, nil)
+      assert {[_, _, _], [_, _, _], nil, warmup_results, _, primed} = runs
+      assert w == 0 or warmup_results != []
+      # skynet's own calls are not traced: its passes show as :timed, :gc.
+      pass = if workload == "skynet", do: [:timed, :gc], else: [:timed, :gc, n]
+      priming = if primed, do: [primed], else: []
+      expected = priming ++ List.flatten(List.duplicate(pass, length(warmup_results) + 3))
+      assert calls == expected, "#{workload} N=#{n} W=#{w}"
+    end
+  end
+
+  test "BENCH_COLLECT=0, exactly, skips the collection" do
+    {:ok, config} = CLI.parse(~w(chain --n 2000 --iterations 3 --warmup-ms 5))
+    {runs, calls} = traced_run(config, "0")
+    assert {[2000, 2000, 2000], [_, _, _], nil, warmup_results, _, 1000} = runs
+    assert warmup_results != []
+
+    assert calls == [
+             1000 | List.flatten(List.duplicate([:timed, 2000], length(warmup_results) + 3))
+           ]
+
+    # Any other value collects.
+    for value <- ["", "1", "00", "false"] do
+      {_, calls} = traced_run(%{config | warmup_ms: 0}, value)
+
+      assert calls == [1000, :timed, :gc, 2000, :timed, :gc, 2000, :timed, :gc, 2000],
+             inspect(value)
+    end
+  end
+
+  test "collector/0 reads BENCH_COLLECT each time: :none for \"0\", else the BIF" do
+    saved = System.get_env("BENCH_COLLECT")
+
+    try do
+      put_setting("0")
+      assert CLI.collector() == :none
+      put_setting(nil)
+      assert CLI.collector() == (&:erlang.garbage_collect/0)
+      put_setting("1")
+      assert CLI.collector() == (&:erlang.garbage_collect/0)
+    after
+      put_setting(saved)
+    end
+  end
+
+  test "the collection is outside the clock" do
+    # A stand-in that takes 200 ms, passed to run/2: called once before each
+    # pass, and no pass took 200 ms. Run here, in the test process: bounded's
+    # receive is selective, so the stand-in's messages stay out of its way.
+    {:ok, config} = CLI.parse(~w(bounded --n 100 --buffer 0 --iterations 3 --warmup-ms 1))
+    me = self()
+
+    collect = fn ->
+      send(me, {:collected, self()})
+      Process.sleep(200)
+    end
+
+    sum = div(100 * 99, 2)
+
+    assert {[^sum, ^sum, ^sum], iter_ns, nil, warmup_results, warmup_ns, nil} =
+             CLI.run(config, collect)
+
+    assert count_collected(me, 0) == length(warmup_results) + 3
+    assert Enum.all?(iter_ns ++ warmup_ns, &(&1 < 200_000_000)), inspect({iter_ns, warmup_ns})
+    # :none: no collection at all.
+    assert {[^sum], [_], nil, [], [], nil} =
+             CLI.run(%{config | iterations: 1, warmup_ms: 0}, :none)
+
+    assert count_collected(me, 0) == 0
+  end
+
+  defp count_collected(pid, count) do
+    receive do
+      {:collected, ^pid} -> count_collected(pid, count + 1)
+    after
+      0 -> count
     end
   end
 

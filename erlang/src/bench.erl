@@ -4,8 +4,8 @@
 %%   erl +P 2097152 -noshell ... -s bench main -extra WORKLOAD --n N ...
 -module(bench).
 
--export([main/0, cli/1, parse/1, run/1, prime/1, warmup/2, report/2, sleep/2, chain/1, bounded/2,
-         skynet/1]).
+-export([main/0, cli/1, parse/1, run/1, run/2, collector/0, prime/1, warmup/2, warmup/3, report/2,
+         sleep/2, chain/1, bounded/2, skynet/1]).
 
 -define(USAGE,
 "usage: bench WORKLOAD --n N --iterations K [--buffer B] [--duration-ms D] [--warmup-ms W]
@@ -154,26 +154,42 @@ is_power_of_ten(_) -> false.
 
 %% ---------------------------------------------------------------- running
 
-%% -> {Results, IterNs, SpawnNs | null, WarmupResults, WarmupNs, Primed | null},
-%% each list in run order, or {error, OneLine} when the priming's answer is
-%% wrong. The priming, then the warm-up runs come first; neither is an
-%% iteration.
-run(#{iterations := K} = Config) ->
+%% docs/protocol.md, "Collection between passes": before each pass (warm-up
+%% runs too), outside the clock, a full collection of the process that runs
+%% the passes, so that no pass collects the previous one's garbage inside its
+%% clock. Every task's process has ended with its pass, its heap freed; what
+%% a pass leaves is in this process's heap. BENCH_COLLECT=0 (exactly) skips it.
+%% collector() -> fun() | none.
+collector() ->
+    case os:getenv("BENCH_COLLECT") of
+        "0" -> none;
+        _ -> fun erlang:garbage_collect/0
+    end.
+
+%% run(Config[, Collect]) -> {Results, IterNs, SpawnNs | null, WarmupResults,
+%% WarmupNs, Primed | null}, each list in run order, or {error, OneLine} when
+%% the priming's answer is wrong. The priming, then the warm-up runs come
+%% first; neither is an iteration. Collect is collector()'s answer, or the
+%% tests' stand-in, called before each pass.
+run(Config) ->
+    run(Config, collector()).
+
+run(#{iterations := K} = Config, Collect) ->
     case prime(Config) of
         {error, _} = Error ->
             Error;
         {ok, Primed} ->
-            {WarmupResults, WarmupNs} = warmup(Config, ?MAX_WARMUP_RUNS),
-            {Results, IterNs, SpawnNs} = run(Config, K, [], [], null),
+            {WarmupResults, WarmupNs} = warmup(Config, ?MAX_WARMUP_RUNS, Collect),
+            {Results, IterNs, SpawnNs} = iterations(Config, Collect, K, [], [], null),
             {Results, IterNs, SpawnNs, WarmupResults, WarmupNs, Primed}
     end.
 
-run(_Config, 0, Results, IterNs, SpawnNs) ->
+iterations(_Config, _Collect, 0, Results, IterNs, SpawnNs) ->
     {lists:reverse(Results), lists:reverse(IterNs), SpawnNs};
-run(Config, K, Results, IterNs, SpawnNs) ->
-    {Result, Spawn, Ns} = timed(Config),
+iterations(Config, Collect, K, Results, IterNs, SpawnNs) ->
+    {Result, Spawn, Ns} = timed(Config, Collect),
     SpawnNs1 = case SpawnNs of null -> Spawn; _ -> SpawnNs end,
-    run(Config, K - 1, [Result | Results], [Ns | IterNs], SpawnNs1).
+    iterations(Config, Collect, K - 1, [Result | Results], [Ns | IterNs], SpawnNs1).
 
 %% prime(Config) -> {ok, P | null} | {error, OneLine}: the priming
 %% (docs/protocol.md): for chain, one run of the same code (iteration/2) on
@@ -190,22 +206,31 @@ prime(#{workload := "chain", n := N} = Config) ->
 prime(_Config) ->
     {ok, null}.
 
-%% warmup(Config, MaxRuns) -> {WarmupResults, WarmupNs}: another warm-up run
-%% while the runs so far total less than W ms and number fewer than MaxRuns
-%% (docs/protocol.md; run/1 passes ?MAX_WARMUP_RUNS): W = 0 runs none, W > 0
-%% at least one.
-warmup(#{warmup_ms := W} = Config, MaxRuns) ->
-    warmup(Config, W * 1000000, MaxRuns, 0, [], []).
+%% warmup(Config, MaxRuns[, Collect]) -> {WarmupResults, WarmupNs}: another
+%% warm-up run while the runs so far total less than W ms and number fewer
+%% than MaxRuns (docs/protocol.md; run/2 passes ?MAX_WARMUP_RUNS): W = 0 runs
+%% none, W > 0 at least one.
+warmup(Config, MaxRuns) ->
+    warmup(Config, MaxRuns, collector()).
 
-warmup(Config, BudgetNs, RunsLeft, TotalNs, Results, Times)
+warmup(#{warmup_ms := W} = Config, MaxRuns, Collect) ->
+    warmup(Config, Collect, W * 1000000, MaxRuns, 0, [], []).
+
+warmup(Config, Collect, BudgetNs, RunsLeft, TotalNs, Results, Times)
   when TotalNs < BudgetNs, RunsLeft > 0 ->
-    {Result, _Spawn, Ns} = timed(Config),
-    warmup(Config, BudgetNs, RunsLeft - 1, TotalNs + Ns, [Result | Results], [Ns | Times]);
-warmup(_Config, _BudgetNs, _RunsLeft, _TotalNs, Results, Times) ->
+    {Result, _Spawn, Ns} = timed(Config, Collect),
+    warmup(Config, Collect, BudgetNs, RunsLeft - 1, TotalNs + Ns, [Result | Results],
+           [Ns | Times]);
+warmup(_Config, _Collect, _BudgetNs, _RunsLeft, _TotalNs, Results, Times) ->
     {lists:reverse(Results), lists:reverse(Times)}.
 
 %% One run of the workload on the iterations' clock: {Result, SpawnNs | null, Ns}.
-timed(Config) ->
+%% The collection comes first, after the priming and before the clock.
+timed(Config, Collect) ->
+    case Collect of
+        none -> ok;
+        _ -> Collect()
+    end,
     T0 = erlang:monotonic_time(nanosecond),
     {Result, Spawn} = iteration(Config, T0),
     {Result, Spawn, erlang:monotonic_time(nanosecond) - T0}.

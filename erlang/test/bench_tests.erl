@@ -124,7 +124,7 @@ priming_is_not_timed(N, W) ->
     Self = self(),
     Runner = spawn(fun() -> receive go -> Self ! {ran, self(), bench:run(Config)} end end),
     erlang:trace_pattern({bench, chain, 1}, true, [local]),
-    erlang:trace_pattern({bench, timed, 1}, true, [local]),
+    erlang:trace_pattern({bench, timed, 2}, true, [local]),
     1 = erlang:trace(Runner, true, [call]),
     Runner ! go,
     Runs = receive {ran, Runner, R} -> R after 30000 -> error(timeout) end,
@@ -140,9 +140,124 @@ priming_is_not_timed(N, W) ->
 trace_calls(Pid, Calls) ->
     receive
         {trace, Pid, call, {bench, chain, [Links]}} -> trace_calls(Pid, [Links | Calls]);
-        {trace, Pid, call, {bench, timed, [_]}} -> trace_calls(Pid, [timed | Calls])
+        {trace, Pid, call, {bench, timed, [_, _]}} -> trace_calls(Pid, [timed | Calls])
     after 0 -> lists:reverse(Calls)
     end.
+
+%% docs/protocol.md, "Collection between passes": one erlang:garbage_collect()
+%% of the process running the passes before each warm-up run and each timed
+%% pass, after the priming and before the clock; none under BENCH_COLLECT=0.
+
+%% Runs bench:run(Config) (collector()'s collection) in a process of its own
+%% under BENCH_COLLECT = Setting (false: unset), with a call trace of
+%% chain/1, bounded/2, timed/2 and erlang:garbage_collect/0 there:
+%% {Runs, Calls}, Calls in order (N for chain and bounded, timed, gc).
+traced_run(Config, Setting) ->
+    Saved = os:getenv("BENCH_COLLECT"),
+    case Setting of
+        false -> os:unsetenv("BENCH_COLLECT");
+        _ -> os:putenv("BENCH_COLLECT", Setting)
+    end,
+    Self = self(),
+    Runner = spawn(fun() -> receive go -> Self ! {ran, self(), bench:run(Config)} end end),
+    Patterns = [{bench, chain, 1}, {bench, bounded, 2}, {bench, timed, 2},
+                {erlang, garbage_collect, 0}],
+    try
+        [erlang:trace_pattern(MFA, true, [local]) || MFA <- Patterns],
+        1 = erlang:trace(Runner, true, [call]),
+        Runner ! go,
+        Runs = receive {ran, Runner, R} -> R after 30000 -> error(timeout) end,
+        Ref = erlang:trace_delivered(Runner),
+        receive {trace_delivered, Runner, Ref} -> ok end,
+        {Runs, collect_calls(Runner, [])}
+    after
+        [erlang:trace_pattern(MFA, false, [local]) || MFA <- Patterns],
+        case Saved of
+            false -> os:unsetenv("BENCH_COLLECT");
+            _ -> os:putenv("BENCH_COLLECT", Saved)
+        end
+    end.
+
+collect_calls(Pid, Calls) ->
+    receive
+        {trace, Pid, call, {bench, chain, [N]}} -> collect_calls(Pid, [N | Calls]);
+        {trace, Pid, call, {bench, bounded, [N, _]}} -> collect_calls(Pid, [N | Calls]);
+        {trace, Pid, call, {bench, timed, [_, _]}} -> collect_calls(Pid, [timed | Calls]);
+        {trace, Pid, call, {erlang, garbage_collect, []}} -> collect_calls(Pid, [gc | Calls])
+    after 0 -> lists:reverse(Calls)
+    end.
+
+collect_before_each_pass_test_() ->
+    [{lists:flatten(io_lib:format("~s N=~b W=~b", [Workload, N, W])),
+      fun() -> collect_before_each_pass(Workload, N, W) end}
+     || {Workload, N, W} <- [{"chain", 5, 0}, {"chain", 2000, 5}, {"bounded", 100, 5},
+                             {"skynet", 10, 0}]].
+
+collect_before_each_pass(Workload, N, W) ->
+    {ok, Config} = bench:parse([Workload, "--n", integer_to_list(N), "--iterations", "3",
+                                "--buffer", "1", "--warmup-ms", integer_to_list(W)]),
+    {Runs, Calls} = traced_run(Config, false),
+    {[_, _, _], [_, _, _], null, WarmupResults, _, Primed} = Runs,
+    true = (W =:= 0) orelse length(WarmupResults) >= 1,
+    %% skynet's own calls are not traced: its passes show as timed, gc.
+    Pass = case Workload of "skynet" -> [timed, gc]; _ -> [timed, gc, N] end,
+    Priming = case Primed of null -> []; P -> [P] end,
+    Expected = Priming ++ lists:append(lists:duplicate(length(WarmupResults) + 3, Pass)),
+    Expected = Calls.
+
+%% BENCH_COLLECT=0, exactly, skips it: the same passes, no collection.
+bench_collect_0_test() ->
+    {ok, Config} = bench:parse(["chain", "--n", "2000", "--iterations", "3", "--warmup-ms", "5"]),
+    {Runs, Calls} = traced_run(Config, "0"),
+    {[2000, 2000, 2000], [_, _, _], null, WarmupResults, _, 1000} = Runs,
+    true = length(WarmupResults) >= 1,
+    Expected = [1000 | lists:append(lists:duplicate(length(WarmupResults) + 3, [timed, 2000]))],
+    Expected = Calls,
+    %% Any other value collects.
+    lists:foreach(
+      fun(V) ->
+          {_, Calls1} = traced_run(Config#{warmup_ms := 0}, V),
+          [1000, timed, gc, 2000, timed, gc, 2000, timed, gc, 2000] = Calls1
+      end, ["", "1", "00", "false"]).
+
+%% collector/0 reads BENCH_COLLECT each time: none for "0", else the BIF.
+collector_test() ->
+    Saved = os:getenv("BENCH_COLLECT"),
+    try
+        os:putenv("BENCH_COLLECT", "0"),
+        none = bench:collector(),
+        os:unsetenv("BENCH_COLLECT"),
+        Gc = fun erlang:garbage_collect/0,
+        Gc = bench:collector(),
+        os:putenv("BENCH_COLLECT", "1"),
+        Gc = bench:collector()
+    after
+        case Saved of
+            false -> os:unsetenv("BENCH_COLLECT");
+            _ -> os:putenv("BENCH_COLLECT", Saved)
+        end
+    end.
+
+%% The collection is outside the clock: a stand-in that takes 200 ms, passed
+%% to run/2, is called once before each pass, and no pass took 200 ms. Run
+%% in the test process: bounded's receive is selective, so the stand-in's
+%% messages stay out of its way.
+collection_is_not_timed_test() ->
+    {ok, Config} = bench:parse(["bounded", "--n", "100", "--buffer", "0", "--iterations", "3",
+                                "--warmup-ms", "1"]),
+    Self = self(),
+    Collect = fun() -> Self ! {collected, self()}, timer:sleep(200) end,
+    Sum = 100 * 99 div 2,
+    {[Sum, Sum, Sum], IterNs, null, WarmupResults, WarmupNs, null} = bench:run(Config, Collect),
+    Passes = length(WarmupResults) + 3,
+    Passes = count_collected(Self, 0),
+    true = lists:all(fun(Ns) -> Ns < 200000000 end, IterNs ++ WarmupNs),
+    %% none: no collection at all.
+    {[Sum], [_], null, [], [], null} = bench:run(Config#{iterations := 1, warmup_ms := 0}, none),
+    0 = count_collected(Self, 0).
+
+count_collected(Pid, Count) ->
+    receive {collected, Pid} -> count_collected(Pid, Count + 1) after 0 -> Count end.
 
 json_line_test() ->
     Config = #{workload => "chain", n => 2, buffer => null},

@@ -128,9 +128,24 @@ public final class Main {
 
     /**
      * Runs the priming (chain, chain-await), the warm-up runs and the K iterations and
-     * returns the protocol's JSON line.
+     * returns the protocol's JSON line, collecting before each pass as BENCH_COLLECT says.
      */
     static String run(Workloads workloads, Options o, String runtime) throws InterruptedException {
+        return run(workloads, o, runtime, collector(System.getenv("BENCH_COLLECT")));
+    }
+
+    /**
+     * docs/protocol.md, "Collection between passes": one full, blocking collection before
+     * each pass (warm-up runs too), so that no pass collects the previous pass's garbage
+     * inside its clock; System.gc() is a full collection with the default G1.
+     * BENCH_COLLECT=0 (exactly) skips it: null.
+     */
+    static Runnable collector(String benchCollect) {
+        return "0".equals(benchCollect) ? null : System::gc;
+    }
+
+    /** As {@link #run(Workloads, Options, String)}, with collect (null: none) before each pass. */
+    static String run(Workloads workloads, Options o, String runtime, Runnable collect) throws InterruptedException {
         boolean chains = o.workload().equals("chain") || o.workload().equals("chain-await");
         int primed = chains ? prime(workloads, o) : 0;
         if (o.workload().equals("sleep")) {
@@ -140,12 +155,12 @@ public final class Main {
             // 10 s of CPU at N = 1M. A few tasks that finish a short sleep first avoid that.
             workloads.sleep(Math.min(o.n(), SLEEP_WARM_UP_TASKS), Duration.ofMillis(1));
         }
-        var warmup = warmUp(o.warmupMs(), MAX_WARMUP_RUNS, () -> measure(workloads, o));
+        var warmup = warmUp(o.warmupMs(), MAX_WARMUP_RUNS, () -> pass(workloads, o, collect));
         var results = new long[o.iterations()];
         var iterNs = new long[o.iterations()];
         long spawnNs = 0;
         for (int k = 0; k < o.iterations(); k++) {
-            var m = measure(workloads, o);
+            var m = pass(workloads, o, collect);
             results[k] = m.result();
             iterNs[k] = m.elapsedNs();
             if (k == 0) {
@@ -205,6 +220,14 @@ public final class Main {
             totalNs += m.elapsedNs();
         }
         return runs;
+    }
+
+    /** One pass: the collection (after the priming), then the workload, whose clock starts in measure. */
+    static Measurement pass(Workloads workloads, Options o, Runnable collect) throws InterruptedException {
+        if (collect != null) {
+            collect.run();
+        }
+        return measure(workloads, o);
     }
 
     /** Runs the workload once, timed from its first step until the answer is in. */

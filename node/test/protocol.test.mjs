@@ -253,12 +253,14 @@ it("run: a wrong priming answer is a RunError, before any timed run", async () =
 });
 
 // The same source, run as a program by each runtime; Bun and Deno are there
-// after `npm ci` (the language's setup step).
+// after `npm ci` (the language's setup step). With gc() exposed and Deno
+// allowed to read BENCH_COLLECT, as impls.toml runs them (docs/protocol.md,
+// "Collection between passes"; test/collect.test.mjs).
 const here = fileURLToPath(new URL("..", import.meta.url));
 const runtimes = {
-  nodejs: [process.execPath],
+  nodejs: [process.execPath, "--expose-gc"],
   bun: [`${here}node_modules/@oven/bun-linux-x64/bin/bun`],
-  deno: [`${here}node_modules/@deno/linux-x64-glibc/deno`, "run", "--no-prompt"],
+  deno: [`${here}node_modules/@deno/linux-x64-glibc/deno`, "run", "--v8-flags=--expose-gc", "--no-prompt", "--allow-env=BENCH_COLLECT"],
 };
 
 for (const [id, [binary, ...args]] of Object.entries(runtimes)) {

@@ -65,6 +65,22 @@ describe("impls.toml", () => {
     assert.equal(impls.deno.release.source, "npm:@deno/linux-x64-glibc");
   });
 
+  // docs/protocol.md, "Collection between passes": bench.mjs needs a gc()
+  // (Bun.gc on Bun), after {flags} so that a variant's flags come first.
+  it("exposes V8's gc() on nodejs's and deno's run commands, after {flags}", () => {
+    for (const [id, gcFlags] of [
+      ["nodejs", ["--expose-gc"]],
+      ["deno", ["--v8-flags=--expose-gc", "--allow-env=BENCH_COLLECT"]],
+    ]) {
+      for (const command of [impls[id].stock.run, impls[id].release.run]) {
+        for (const flag of gcFlags) {
+          assert.ok(command.indexOf(flag) > command.indexOf("{flags}"), `${id}: ${flag} after {flags} in ${command}`);
+          assert.ok(command.indexOf(flag) < command.indexOf("{dir}/bench.mjs"), `${id}: ${flag} before bench.mjs`);
+        }
+      }
+    }
+  });
+
   it("runs a release exactly as the stock build, but for the binary", () => {
     for (const [id, { stock, release }] of Object.entries(impls)) {
       for (const key of ["run", "version"]) {

@@ -158,7 +158,7 @@ def test_warmup_stops_after_max_runs():
     args = program.parse_args(["bounded", "--n", "10", "--buffer", "1", "--iterations", "1",
                                "--warmup-ms", "60000"])
     start = time.monotonic()
-    warmup_ns, answers = asyncio.run(program.warm_up(args, 1, max_runs=3))
+    warmup_ns, answers = asyncio.run(program.warm_up(args, 1, True, max_runs=3))
     assert time.monotonic() - start < 10
     assert answers == [45] * 3
     assert len(warmup_ns) == 3 and sum(warmup_ns) < 60_000 * 1_000_000
@@ -227,6 +227,122 @@ def test_a_wrong_priming_answer_exits_1_with_one_line(monkeypatch):
     # sys.exit(message): exit status 1, the message as stderr's one line.
     assert exit_.value.code == ("bench.py: error: the priming chain of 1000 links "
                                 "answered 999, not 1000")
+
+
+def watch(monkeypatch, program, attribute):
+    """Replaces bench.py's clock, the workload coroutine `attribute` and the
+    collection with fakes that log each call in order. The clock steps 1 ms
+    a reading, so each timed pass takes 1 ms; a collection moves it 1 s, so
+    one inside a pass would show in its time."""
+    import types
+
+    log = []
+    clock = 0
+
+    def perf_counter_ns():
+        nonlocal clock
+        log.append("clock")
+        clock += 1_000_000
+        return clock
+
+    def collect():
+        nonlocal clock
+        log.append("collect")
+        clock += 1_000_000_000
+
+    async def stand_in(links):
+        log.append(f"run {links}")
+        return links
+
+    # Only bench.py's own `time` is replaced: the event loop keeps its clock.
+    monkeypatch.setattr(program, "time", types.SimpleNamespace(perf_counter_ns=perf_counter_ns))
+    monkeypatch.setattr(program, "collect", collect)
+    monkeypatch.setattr(program, attribute, stand_in)
+    return log
+
+
+@pytest.mark.parametrize("workload, attribute", [("chain", "chain"),
+                                                 ("chain-await", "chain_await")])
+def test_collection_before_each_pass_outside_the_clock(monkeypatch, workload, attribute):
+    # docs/protocol.md, "Collection between passes": after the priming, one
+    # collection before each warm-up run and each iteration, before its
+    # first clock reading.
+    import asyncio
+
+    program = load_program()
+    monkeypatch.delenv("BENCH_COLLECT", raising=False)
+    log = watch(monkeypatch, program, attribute)
+    args = program.parse_args([workload, "--n", "2000", "--iterations", "2", "--warmup-ms", "2"])
+    results, iter_ns, _, warmup_ns, warmup_results, primed = asyncio.run(program.run(args, None))
+    pass_ = ["collect", "clock", "run 2000", "clock"]
+    # The priming, then two warm-up runs of 1 ms (they reach W = 2 ms), then
+    # the two iterations.
+    assert log == ["run 1000"] + pass_ * (2 + 2)
+    assert iter_ns == [1_000_000] * 2 and warmup_ns == [1_000_000] * 2
+    assert results == [2000, 2000] and warmup_results == [2000, 2000] and primed == 1000
+
+
+@pytest.mark.parametrize("args", [
+    ["sleep", "--n", "10", "--duration-ms", "1"],
+    ["chain", "--n", "10"],
+    ["chain-await", "--n", "10"],
+    ["bounded", "--n", "10", "--buffer", "1"],
+    ["skynet", "--n", "10"],
+])
+def test_every_workload_collects_once_a_pass(monkeypatch, args):
+    import asyncio
+
+    program = load_program()
+    monkeypatch.delenv("BENCH_COLLECT", raising=False)
+    collections = []
+    monkeypatch.setattr(program, "collect", lambda: collections.append(1))
+    parsed = program.parse_args([*args, "--iterations", "3", "--warmup-ms", "1"])
+    capacity = 1 if args[0] == "bounded" else None
+    _, iter_ns, _, warmup_ns, _, _ = asyncio.run(program.run(parsed, capacity))
+    assert len(collections) == len(warmup_ns) + len(iter_ns)
+
+
+def test_the_collection_is_gc_collect():
+    # A full collection: gc.collect() collects every generation.
+    import gc
+
+    assert load_program().collect is gc.collect
+
+
+def test_bench_collect_0_skips_the_collection(monkeypatch):
+    import asyncio
+
+    program = load_program()
+    monkeypatch.setenv("BENCH_COLLECT", "0")
+    log = watch(monkeypatch, program, "chain")
+    args = program.parse_args(["chain", "--n", "10", "--iterations", "2", "--warmup-ms", "1"])
+    results, iter_ns, _, warmup_ns, _, primed = asyncio.run(program.run(args, None))
+    assert log == ["run 10"] + ["clock", "run 10", "clock"] * (1 + 2)
+    assert results == [10, 10] and primed == 10
+    assert iter_ns == [1_000_000] * 2 and warmup_ns == [1_000_000]
+
+
+@pytest.mark.parametrize("value, on", [("0", False), ("", True), ("1", True), ("00", True),
+                                       (" 0", True), ("false", True), (None, True)])
+def test_only_bench_collect_0_turns_it_off(monkeypatch, value, on):
+    program = load_program()
+    if value is None:
+        monkeypatch.delenv("BENCH_COLLECT", raising=False)
+    else:
+        monkeypatch.setenv("BENCH_COLLECT", value)
+    assert program.collect_enabled() is on
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_bench_collect_0_same_json_line(loop, monkeypatch):
+    # The variant IMPL[BENCH_COLLECT=0] changes no key and no answer.
+    monkeypatch.setenv("BENCH_COLLECT", "0")
+    off = report("--loop", loop, "chain", "--n", 100, "--iterations", 2, "--warmup-ms", 1)
+    monkeypatch.delenv("BENCH_COLLECT")
+    on = report("--loop", loop, "chain", "--n", 100, "--iterations", 2, "--warmup-ms", 1)
+    assert sorted(off) == sorted(on)
+    check(off, "chain", 100, 100, iterations=2)
+    assert off["primed"] == on["primed"] == 100
 
 
 def test_extra_options_are_accepted_and_ignored():

@@ -80,12 +80,26 @@ internal fun chainPass(workload: String): ChainPass =
     if (workload == "chain-await") { n -> Workloads.chainAwait(n) } else { n -> Workloads.chain(n) }
 
 /**
- * Runs the priming (chain, chain-await), the warm-up runs and the K iterations and
- * returns the protocol's JSON line.
+ * docs/protocol.md, "Collection between passes": one full, blocking collection before
+ * each pass (warm-up runs too), so that no pass collects the previous pass's garbage
+ * inside its clock; System.gc() is a full collection with the default G1.
+ * BENCH_COLLECT=0 (exactly) skips it: null.
  */
-fun run(o: Options): String = run(o, chainPass(o.workload))
+internal fun collector(benchCollect: String?): (() -> Unit)? =
+    if (benchCollect == "0") null else { -> System.gc() }
 
-internal fun run(o: Options, chain: ChainPass): String {
+/**
+ * Runs the priming (chain, chain-await), the warm-up runs and the K iterations and
+ * returns the protocol's JSON line, collecting before each pass as BENCH_COLLECT says.
+ */
+fun run(o: Options): String = run(o, chain = chainPass(o.workload))
+
+/** As run(o), with [collect] (null: none) before each pass; parameters so that a test can watch the passes. */
+internal fun run(
+    o: Options,
+    collect: (() -> Unit)? = collector(System.getenv("BENCH_COLLECT")),
+    chain: ChainPass,
+): String {
     val chains = o.workload == "chain" || o.workload == "chain-await"
     var primed = 0
     var warmup = emptyList<Measurement>()
@@ -102,9 +116,9 @@ internal fun run(o: Options, chain: ChainPass): String {
             // a short sleep, which the harness rightly counts as tasks that did not overlap.
             Workloads.sleep(minOf(o.n, SLEEP_WARM_UP_TASKS), 1)
         }
-        warmup = warmUp(o.warmupMs, MAX_WARMUP_RUNS) { measure(o, chain) }
+        warmup = warmUp(o.warmupMs, MAX_WARMUP_RUNS) { pass(o, chain, collect) }
         for (k in 0 until o.iterations) {
-            val m = measure(o, chain)
+            val m = pass(o, chain, collect)
             results[k] = m.result
             iterNs[k] = m.elapsedNs
             if (k == 0) spawnNs = m.spawnNs
@@ -153,6 +167,12 @@ internal suspend fun warmUp(warmupMs: Int, maxRuns: Int, run: suspend () -> Meas
         totalNs += m.elapsedNs
     }
     return runs
+}
+
+/** One pass: the collection (after the priming), then the workload, whose clock starts in [measure]. */
+internal suspend fun pass(o: Options, chain: ChainPass, collect: (() -> Unit)?): Measurement {
+    collect?.invoke()
+    return measure(o, chain)
 }
 
 /** Runs the workload once, timed from its first step until the answer is in. */

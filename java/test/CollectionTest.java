@@ -1,0 +1,196 @@
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadFactory;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * docs/protocol.md, "Collection between passes": one collection before each pass, warm-up
+ * runs and timed passes alike, after the priming and outside the clock; BENCH_COLLECT=0
+ * skips it. In process with stand-in collectors, and in the built program with -Xlog:gc.
+ */
+@Timeout(120)
+class CollectionTest {
+
+    /**
+     * The order of events: "collect" from the stand-in collector, "thread" for each thread
+     * the workload makes. The first thread after a collection stalls 2 ms, inside the pass's
+     * clock, so that --warmup-ms 1 makes exactly one warm-up run.
+     */
+    private static final class Log implements ThreadFactory {
+        private final List<String> events = new ArrayList<>();
+        private final ThreadFactory threads = Thread.ofVirtual().factory();
+
+        @Override
+        public Thread newThread(Runnable task) {
+            boolean stall;
+            synchronized (events) {
+                stall = !events.isEmpty() && events.getLast().equals("collect");
+                events.add("thread");
+            }
+            if (stall) {
+                sleep(2);
+            }
+            return threads.newThread(task);
+        }
+
+        Runnable collector(long sleepMs) {
+            return () -> {
+                synchronized (events) {
+                    events.add("collect");
+                }
+                sleep(sleepMs);
+            };
+        }
+
+        /** The events run-length encoded: "thread x1000", "collect x1", ... */
+        List<String> runs() {
+            synchronized (events) {
+                var out = new ArrayList<String>();
+                for (int i = 0; i < events.size(); ) {
+                    int j = i;
+                    while (j < events.size() && events.get(j).equals(events.get(i))) {
+                        j++;
+                    }
+                    out.add(events.get(i) + " x" + (j - i));
+                    i = j;
+                }
+                return out;
+            }
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The integers of the JSON list under key in a report line. */
+    private static long[] list(String json, String key) {
+        var m = Pattern.compile("\"" + key + "\": \\[([0-9, ]*)\\]").matcher(json);
+        assertTrue(m.find(), key + " in " + json);
+        return m.group(1).isEmpty() ? new long[0]
+                : Arrays.stream(m.group(1).split(", ")).mapToLong(Long::parseLong).toArray();
+    }
+
+    /** The expected runs: the threads before the passes (priming, sleep's JIT warm-up), then per pass a collection and its threads. */
+    private static List<String> expected(int before, int threadsPerPass, int passes) {
+        var out = new ArrayList<String>();
+        if (before > 0) {
+            out.add("thread x" + before);
+        }
+        for (int i = 0; i < passes; i++) {
+            out.add("collect x1");
+            out.add("thread x" + threadsPerPass);
+        }
+        return out;
+    }
+
+    /** How many threads one pass makes at size n, and how many before the first pass (Main.prime, sleep's JIT warm-up). */
+    private static final Map<String, int[]> THREADS = Map.of(
+            "chain --n 2000", new int[] {2000, 1000},
+            "chain --n 5", new int[] {5, 5},
+            "chain-await --n 2000", new int[] {2000, 1000},
+            "bounded --n 10 --buffer 1", new int[] {11, 0},
+            "sleep --n 10 --duration-ms 2", new int[] {10, 10},
+            "skynet --n 10", new int[] {11, 0});
+
+    @ParameterizedTest
+    @ValueSource(strings = {"chain --n 2000", "chain --n 5", "chain-await --n 2000", "bounded --n 10 --buffer 1",
+            "sleep --n 10 --duration-ms 2", "skynet --n 10"})
+    void collectsBeforeEachPassAfterThePriming(String workload) throws Exception {
+        var o = Options.parse((workload + " --iterations 3 --warmup-ms 1").split(" "));
+        var log = new Log();
+        String json = Main.run(new Workloads(log), o, "test", log.collector(0));
+        assertEquals(1, list(json, "warmup_ns").length, json);
+        assertEquals(3, list(json, "iter_ns").length, json);
+        int[] counts = THREADS.get(workload);
+        assertEquals(expected(counts[1], counts[0], 4), log.runs(), json);
+    }
+
+    @Test
+    void collectionIsOutsideTheClock() throws Exception {
+        // A 300 ms collection is in no figure; the 2 ms stall in each pass's first thread is.
+        long stallNs = 300_000_000L;
+        for (String workload : List.of("chain --n 100", "chain-await --n 100", "sleep --n 10 --duration-ms 2")) {
+            var o = Options.parse((workload + " --iterations 2 --warmup-ms 1").split(" "));
+            var log = new Log();
+            String json = Main.run(new Workloads(log), o, "test", log.collector(300));
+            long[] times = Arrays.copyOf(list(json, "warmup_ns"), 3);
+            System.arraycopy(list(json, "iter_ns"), 0, times, 1, 2);
+            assertEquals(1, list(json, "warmup_ns").length, json);
+            assertTrue(Arrays.stream(times).allMatch(t -> t >= 2_000_000L && t < stallNs), json);
+        }
+    }
+
+    @Test
+    void benchCollectZeroSkipsTheCollection() throws Exception {
+        assertNull(Main.collector("0"));
+        for (String value : Arrays.asList(null, "", "1", "00", " 0", "0 ", "false")) {
+            assertNotNull(Main.collector(value), "BENCH_COLLECT=" + value);
+        }
+        var o = Options.parse("chain --n 5 --iterations 2 --warmup-ms 1".split(" "));
+        var log = new Log();
+        String json = Main.run(new Workloads(log), o, "test", Main.collector("0"));
+        int passes = list(json, "warmup_ns").length + 2;
+        assertEquals(List.of("thread x" + (5 + 5 * passes)), log.runs(), json); // the priming's and every pass's, no collection
+    }
+
+    @Test
+    void collectorIsAFullCollection() {
+        long before = collections();
+        Main.collector(null).run();
+        assertTrue(collections() > before);
+    }
+
+    /** The collections this JVM's collectors have counted so far. */
+    private static long collections() {
+        return ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .mapToLong(GarbageCollectorMXBean::getCollectionCount).filter(c -> c > 0).sum();
+    }
+
+    /**
+     * The built program: -Xlog:gc on stderr logs one "Pause Full (System.gc())" a pass,
+     * warm-up runs included, unless BENCH_COLLECT=0; the JSON line is the same.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"virtual", "platform"})
+    void theProgramCollectsOnceAPass(String mode) throws Exception {
+        for (String value : Arrays.asList(null, "1", "0")) {
+            var command = new ArrayList<>(List.of(System.getProperty("bench.java"), "-Xlog:gc:stderr", "-cp",
+                    System.getProperty("bench.classes"), "Main", mode, "chain", "--n", "10", "--iterations", "3",
+                    "--warmup-ms", "1"));
+            var builder = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+            builder.environment().remove("BENCH_COLLECT");
+            if (value != null) {
+                builder.environment().put("BENCH_COLLECT", value);
+            }
+            var process = builder.start();
+            String stdout = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            String stderr = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(0, process.waitFor(), stderr);
+            assertEquals(1, stdout.lines().count(), stdout);
+            assertTrue(stdout.startsWith("{\"workload\": \"chain\", \"n\": 10, \"buffer\": null, \"result\": 10, "
+                    + "\"results\": [10, 10, 10], \"iter_ns\": ["), stdout);
+            long passes = list(stdout, "warmup_ns").length + 3L;
+            long collections = stderr.lines().filter(l -> l.contains("Pause Full (System.gc())")).count();
+            assertEquals("0".equals(value) ? 0 : passes, collections, "BENCH_COLLECT=" + value + ": " + stderr);
+        }
+    }
+}
