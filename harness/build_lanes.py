@@ -71,11 +71,9 @@ class Limits:
 
 
 def cores() -> int:
-    """The cores this process may run on (its affinity, as with taskset)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+    """The cores this process may run on (its affinity, as with taskset; as
+    settings.py reads it for --cpus)."""
+    return len(os.sched_getaffinity(0))
 
 
 def run_jobs(jobs: list[Job], limits: Limits | None = None) -> dict[str, bool]:
