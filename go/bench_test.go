@@ -188,13 +188,49 @@ func TestCollectionBeforeEachPassOutsideTheClock(t *testing.T) {
 	if !slices.Equal(rep.IterNs, []int64{ms, ms, ms}) || !slices.Equal(rep.WarmupNs, []int64{ms, ms}) {
 		t.Errorf("iter_ns %v, warmup_ns %v: each 1 ms, the collections' 1 s outside", rep.IterNs, rep.WarmupNs)
 	}
-	// Every workload, with the real clock: one collection a pass.
+	// The workloads without priming, with the real clock: one collection a
+	// pass but the first.
 	for _, w := range []string{"sleep", "bounded", "skynet"} {
 		*log = nil
 		now = time.Now
 		rep := mustRun(t, config{workload: w, n: 10, buffer: 1, durationMs: 1, iterations: 2, warmupMs: 1})
-		if got, passes := len(*log), len(rep.WarmupNs)+len(rep.IterNs); got != passes {
+		if got, passes := len(*log), len(rep.WarmupNs)+len(rep.IterNs); got != passes-1 {
 			t.Errorf("%s: %d collections for %d passes", w, got, passes)
+		}
+	}
+}
+
+// Nothing ran before a fresh process's first pass without priming, so it
+// has no collection; every later pass, and a first pass after the priming,
+// has one.
+func TestCollectionOnlyAfterSomethingRan(t *testing.T) {
+	log := watch(t, func(n int) int64 { return int64(n) })
+	pass := []string{"clock", "clock"} // bounded is real: only its clock is logged
+	collected := append([]string{"collect"}, pass...)
+	for _, c := range []struct {
+		name string
+		cfg  config
+		want [][]string
+	}{
+		{"no priming, no warm-up", config{workload: "bounded", n: 10, buffer: 1, iterations: 3},
+			[][]string{pass, collected, collected}},
+		{"no priming, a warm-up of two runs", config{workload: "bounded", n: 10, buffer: 1, iterations: 2, warmupMs: 2},
+			[][]string{pass, collected, collected, collected}},
+		{"priming, no warm-up", config{workload: "chain", n: 10, iterations: 2},
+			[][]string{{"chain 10"}, {"collect", "clock", "chain 10", "clock"}, {"collect", "clock", "chain 10", "clock"}}},
+	} {
+		*log = nil
+		rep := mustRun(t, c.cfg)
+		if want := slices.Concat(c.want...); !slices.Equal(*log, want) {
+			t.Errorf("%s: calls %q, want %q", c.name, *log, want)
+		}
+		if len(rep.WarmupNs) != c.cfg.warmupMs || len(rep.IterNs) != c.cfg.iterations {
+			t.Errorf("%s: warmup_ns %v, iter_ns %v: want W and K passes", c.name, rep.WarmupNs, rep.IterNs)
+		}
+		for _, ns := range append(rep.WarmupNs, rep.IterNs...) {
+			if ns != time.Millisecond.Nanoseconds() {
+				t.Errorf("%s: a pass of %d ns: each 1 ms, the collections' 1 s outside", c.name, ns)
+			}
 		}
 	}
 }
@@ -237,7 +273,7 @@ func TestWrongPrimingAnswerIsAnError(t *testing.T) {
 
 func TestWarmUpStopsAtTheRunCap(t *testing.T) {
 	start := time.Now()
-	ns, results := warmUp(config{workload: "bounded", n: 10, buffer: 1, warmupMs: 60000}, 3)
+	ns, results := warmUp(&config{workload: "bounded", n: 10, buffer: 1, warmupMs: 60000}, 3)
 	if len(ns) != 3 || len(results) != 3 {
 		t.Fatalf("cap 3, W = 60 s: want exactly 3 warm-up runs, got %d times, %d results", len(ns), len(results))
 	}

@@ -118,7 +118,8 @@ const PRIMED = new Set(["chain", "chain-await"]);
 export class RunError extends Error {}
 
 // docs/protocol.md, "Collection between passes": one full, blocking
-// collection before each pass (warm-up runs too), outside the clock, so that
+// collection before each pass (warm-up runs too) that follows something in
+// this process (the priming or an earlier pass), outside the clock, so that
 // no pass pays for collecting the previous pass's garbage and the peak RSS
 // holds one pass, not two. BENCH_COLLECT=0 (exactly) skips it.
 // A program that cannot collect exits 2 (bench.mjs) rather than skip the rule.
@@ -128,7 +129,7 @@ const NO_GC =
   "gc() is not exposed: run Node.js with --expose-gc, Deno with --v8-flags=--expose-gc " +
   '(docs/protocol.md, "Collection between passes"), or set BENCH_COLLECT=0 to skip the collection';
 
-// The collection to run before each pass, or null under BENCH_COLLECT=0;
+// The collection to run between passes, or null under BENCH_COLLECT=0;
 // throws CollectError when it is on and the runtime exposes none. env and
 // global are process.env and globalThis, but for the tests.
 export function collector(env = process.env, global = globalThis) {
@@ -170,8 +171,13 @@ export async function run(opts, maxWarmupRuns = MAX_WARMUP_RUNS, table = workloa
   }
   // One run, timed the same way whether it is a warm-up run or an iteration;
   // the collection comes first, after the priming and before the clock.
+  // Nothing of ours to collect before the first pass of a fresh process: a
+  // full collection there only adds the collector's own structures to the
+  // peak RSS (G1: sleep N = 1, 44 -> 51 MiB).
+  let ranBefore = primed !== undefined;
   const timed = async () => {
-    if (collect !== null) collect();
+    if (collect !== null && ranBefore) collect();
+    ranBefore = true;
     const start = now();
     const out = await workload(opts);
     return { ns: Number(now() - start), ...out };

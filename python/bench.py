@@ -46,7 +46,8 @@ MAX_WARMUP_RUNS = 10_000
 PRIME_LINKS = 1000
 PRIMED_WORKLOADS = ("chain", "chain-await")
 # docs/protocol.md, "Collection between passes": one full collection before
-# each pass, outside its clock. A variable so the tests can watch it.
+# each pass that follows something run in this process, outside its clock. A
+# variable so the tests can watch it.
 collect: Callable[[], object] = gc.collect
 
 
@@ -148,14 +149,18 @@ async def skynet(num, size):
     return total
 
 
-async def timed_run(args: argparse.Namespace, capacity: Optional[int],
-                    collecting: bool) -> Tuple[int, int, Optional[int]]:
+async def timed_run(args: argparse.Namespace, capacity: Optional[int], collecting: bool,
+                    ran: bool) -> Tuple[int, int, Optional[int]]:
     """One run of the workload, timed: (ns, its answer, sleep's spawn_ns or None),
-    after a full collection if collecting. Warm-up runs and iterations both
+    after a full collection if collecting and something ran before it in this
+    process (ran: the priming or a pass). Warm-up runs and iterations both
     come here, so they are timed alike."""
-    if collecting:
+    if collecting and ran:
         # The last pass's garbage is collected here, before the clock, not
         # inside this pass (docs/protocol.md, "Collection between passes").
+        # Nothing of ours to collect before the first pass of a fresh
+        # process; a full collection there only adds the collector's own
+        # structures to the peak RSS (sleep N = 1: Java 44 -> 51 MiB, Go 2.4 -> 2.7).
         collect()
     spawn_ns = None
     start = time.perf_counter_ns()
@@ -191,16 +196,16 @@ async def prime(args: argparse.Namespace) -> Optional[int]:
 
 
 async def warm_up(args: argparse.Namespace, capacity: Optional[int], collecting: bool,
-                  max_runs: int = MAX_WARMUP_RUNS) -> Tuple[List[int], List[int]]:
+                  primed: bool, max_runs: int = MAX_WARMUP_RUNS) -> Tuple[List[int], List[int]]:
     """Warm-up runs until they total W ms or number max_runs, so that PyPy's
     iterations measure the JIT's compiled code rather than its progress; the
     last one crosses W (or is the max_runs-th). Each run collects first if
-    collecting. Returns (warmup_ns, answers)."""
+    collecting, the first only if primed. Returns (warmup_ns, answers)."""
     warmup_ns: List[int] = []
     warmup_results: List[int] = []
     total, target = 0, args.warmup_ms * 1_000_000
     while total < target and len(warmup_ns) < max_runs:
-        ns, result, _ = await timed_run(args, capacity, collecting)
+        ns, result, _ = await timed_run(args, capacity, collecting, primed or bool(warmup_ns))
         warmup_ns.append(ns)
         warmup_results.append(result)
         total += ns
@@ -210,15 +215,17 @@ async def warm_up(args: argparse.Namespace, capacity: Optional[int], collecting:
 async def run(args: argparse.Namespace, capacity: Optional[int]) -> Tuple[
         List[int], List[int], Optional[int], List[int], List[int], Optional[int]]:
     """Primes (chain, chain-await), warms up, then runs the K timed
-    iterations, each run after a collection unless BENCH_COLLECT=0."""
+    iterations, each run after a collection unless BENCH_COLLECT=0 or it is
+    the process's first (no priming)."""
     collecting = collect_enabled()
     primed = await prime(args)
-    warmup_ns, warmup_results = await warm_up(args, capacity, collecting)
+    warmup_ns, warmup_results = await warm_up(args, capacity, collecting, primed is not None)
+    ran = primed is not None or bool(warmup_ns)
     results: List[int] = []
     iter_ns: List[int] = []
     spawn_ns = None
-    for _ in range(args.iterations):
-        ns, result, spawned = await timed_run(args, capacity, collecting)
+    for i in range(args.iterations):
+        ns, result, spawned = await timed_run(args, capacity, collecting, ran or i > 0)
         if spawn_ns is None:  # the protocol reports the first iteration's
             spawn_ns = spawned
         iter_ns.append(ns)

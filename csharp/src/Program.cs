@@ -65,8 +65,9 @@ namespace Bench
         }
 
         // The priming (chain, chain-await), the warm-up runs, then the K timed passes, each
-        // pass after collect (null: none). Returns null, after one line on stderr, when the
-        // priming's answer is wrong. Main passes Collector's; the tests pass stand-ins.
+        // pass but a fresh process's first after collect (null: none). Returns null, after
+        // one line on stderr, when the priming's answer is wrong. Main passes Collector's;
+        // the tests pass stand-ins.
         internal static Passes Run(Options options, Func<Options, Measurement> workload, Action collect)
         {
             var passes = new Passes();
@@ -77,13 +78,14 @@ namespace Bench
                     return null;
             }
 
-            WarmUp(options, workload, collect, MaxWarmupRuns, passes.WarmupNs, passes.WarmupResults);
+            bool ran = passes.Primed > 0;
+            WarmUp(options, workload, collect, ref ran, MaxWarmupRuns, passes.WarmupNs, passes.WarmupResults);
 
             passes.Results = new long[options.Iterations];
             passes.IterNs = new long[options.Iterations];
             for (int i = 0; i < options.Iterations; i++)
             {
-                Measurement m = Pass(options, workload, collect);
+                Measurement m = Pass(options, workload, collect, ref ran);
                 passes.Results[i] = m.Result;
                 passes.IterNs[i] = m.ElapsedNs;
                 if (i == 0)
@@ -93,8 +95,9 @@ namespace Bench
         }
 
         // docs/protocol.md, "Collection between passes": one full, blocking collection before
-        // each pass (warm-up runs too), so that no pass collects the previous pass's garbage
-        // inside its clock; GC.Collect(), as the article's program did before each timed run.
+        // each pass (warm-up runs too) that follows the priming or another pass, so that no
+        // pass collects the previous pass's garbage inside its clock; GC.Collect(), as the
+        // article's program did before each timed run.
         // BENCH_COLLECT=0 (exactly) skips it: null.
         internal static Action Collector(string benchCollect)
         {
@@ -103,11 +106,16 @@ namespace Bench
             return GC.Collect;
         }
 
-        // One pass: the collection, then the workload, whose clock starts inside it.
-        static Measurement Pass(Options options, Func<Options, Measurement> workload, Action collect)
+        // One pass: the collection if something ran before it in this process (ran), then the
+        // workload, whose clock starts inside it.
+        static Measurement Pass(Options options, Func<Options, Measurement> workload, Action collect, ref bool ran)
         {
-            if (collect != null)
+            // Nothing of ours to collect before the first pass of a fresh process; a full
+            // collection there only adds the collector's own structures to the peak RSS
+            // (G1: sleep N = 1, 44 -> 51 MiB).
+            if (collect != null && ran)
                 collect();
+            ran = true;
             return workload(options);
         }
 
@@ -138,13 +146,13 @@ namespace Bench
         // --warmup-ms: a JIT compiles a hot path only after it has run many times, so the
         // same workload runs first, timed alike, until these runs have taken W ms in all
         // or number maxRuns; each run's time and answer go into ns and results.
-        static void WarmUp(Options options, Func<Options, Measurement> workload, Action collect, int maxRuns,
-                           List<long> ns, List<long> results)
+        static void WarmUp(Options options, Func<Options, Measurement> workload, Action collect, ref bool ran,
+                           int maxRuns, List<long> ns, List<long> results)
         {
             long totalNs = 0;
             while (totalNs < options.WarmupMs * 1000000L && ns.Count < maxRuns)
             {
-                Measurement m = Pass(options, workload, collect);
+                Measurement m = Pass(options, workload, collect, ref ran);
                 results.Add(m.Result);
                 ns.Add(m.ElapsedNs);
                 totalNs += m.ElapsedNs;

@@ -18,7 +18,8 @@ namespace Bench
         {
             var tests = new Dictionary<string, Action>
             {
-                { "CollectsBeforeEachPassAfterThePriming", CollectsBeforeEachPassAfterThePriming },
+                { "CollectsBeforeEachPassAfterSomethingRan", CollectsBeforeEachPassAfterSomethingRan },
+                { "FreshProcessFirstPassIsNotCollected", FreshProcessFirstPassIsNotCollected },
                 { "CollectionIsOutsideTheClock", CollectionIsOutsideTheClock },
                 { "CollectionIsOutsideTheRealWorkloadsClocks", CollectionIsOutsideTheRealWorkloadsClocks },
                 { "BenchCollectZeroSkipsTheCollection", BenchCollectZeroSkipsTheCollection },
@@ -59,7 +60,8 @@ namespace Bench
             };
         }
 
-        // The expected log: the priming's pass (if any), then each pass after a collection.
+        // The expected log: the priming's pass (if any), then each pass after a collection,
+        // but the first when no priming ran before it.
         static List<string> Expected(int primed, int n, int passes)
         {
             var log = new List<string>();
@@ -67,13 +69,14 @@ namespace Bench
                 log.Add("pass " + primed);
             for (int i = 0; i < passes; i++)
             {
-                log.Add("collect");
+                if (primed > 0 || i > 0)
+                    log.Add("collect");
                 log.Add("pass " + n);
             }
             return log;
         }
 
-        static void CollectsBeforeEachPassAfterThePriming()
+        static void CollectsBeforeEachPassAfterSomethingRan()
         {
             // W = 5 ms of 2 ms runs: three warm-up runs, then K = 3; chains prime first.
             foreach (string line in new[] {
@@ -96,6 +99,27 @@ namespace Bench
             var log0 = new List<string>();
             Program.Run(Parse("async chain --n 7 --iterations 2"), Logging(log0, 2), () => log0.Add("collect"));
             Equal(Expected(7, 7, 2), log0, "no warm-up");
+        }
+
+        static void FreshProcessFirstPassIsNotCollected()
+        {
+            // Nothing ran before the first pass: no collection there, one before each later pass.
+            var log = new List<string>();
+            Program.Run(Parse("async bounded --n 10 --buffer 1 --iterations 3"), Logging(log, 2),
+                        () => log.Add("collect"));
+            Equal(new List<string> { "pass 10", "collect", "pass 10", "collect", "pass 10" }, log,
+                  "no priming, no warm-up");
+            // W = 3 ms of 2 ms runs: two warm-up runs, the first without a collection.
+            log = new List<string>();
+            Program.Passes p = Program.Run(Parse("threads sleep --n 4 --duration-ms 1 --iterations 2 --warmup-ms 3"),
+                                           Logging(log, 2), () => log.Add("collect"));
+            Equal(2, p.WarmupNs.Count, "warm-up runs");
+            Equal(new List<string> { "pass 4", "collect", "pass 4", "collect", "pass 4", "collect", "pass 4" }, log,
+                  "warm-up, no priming");
+            // The priming ran before the first pass: it is collected.
+            log = new List<string>();
+            Program.Run(Parse("async chain-await --n 3 --iterations 1"), Logging(log, 2), () => log.Add("collect"));
+            Equal(new List<string> { "pass 3", "collect", "pass 3" }, log, "priming");
         }
 
         static void CollectionIsOutsideTheClock()
@@ -121,7 +145,8 @@ namespace Bench
 
         static void CollectionIsOutsideTheRealWorkloadsClocks()
         {
-            // The program's own workloads, whose clocks start inside them.
+            // The program's own workloads, whose clocks start inside them; sleep does not prime,
+            // so its first pass has no collection.
             const long stallNs = 300 * 1000000L;
             foreach (string line in new[] {
                 "async chain --n 100 --iterations 2",
@@ -132,7 +157,7 @@ namespace Bench
                 int collections = 0;
                 Program.Passes p = Program.Run(o, Program.Lookup(o.Model, o.Workload),
                                                () => { collections++; Thread.Sleep(300); });
-                Equal(2, collections, line);
+                Equal(o.Workload == "chain" ? 2 : 1, collections, line);
                 foreach (long ns in p.IterNs)
                     True(ns < stallNs, line + ": a pass took " + ns + " ns");
                 Equal(new List<long> { o.N, o.N }, new List<long>(p.Results), line);

@@ -175,7 +175,7 @@ defmodule BenchTest do
 
   test "the priming runs first and outside the clock" do
     # A call trace of the process running CLI.run/1: Bench.chain(P) before
-    # any timed/1 call, then one Bench.chain(N) inside each timed/1.
+    # any timed/3 call, then one Bench.chain(N) inside each timed/3.
     for {n, w} <- [{5, 0}, {2000, 0}, {2000, 5}] do
       {:ok, config} = CLI.parse(~w(chain --n #{n} --iterations 2 --warmup-ms #{w}))
       me = self()
@@ -188,7 +188,7 @@ defmodule BenchTest do
       # A pattern matches loaded code only: Bench may not be loaded yet.
       {:module, Bench} = Code.ensure_loaded(Bench)
       :erlang.trace_pattern({Bench, :chain, 1}, true, [:local])
-      :erlang.trace_pattern({CLI, :timed, 2}, true, [:local])
+      :erlang.trace_pattern({CLI, :timed, 3}, true, [:local])
       1 = :erlang.trace(runner, true, [:call])
       send(runner, :go)
       assert_receive {:ran, ^runner, runs}, 30_000
@@ -206,7 +206,7 @@ defmodule BenchTest do
   defp trace_calls(pid, calls) do
     receive do
       {:trace, ^pid, :call, {Bench, :chain, [links]}} -> trace_calls(pid, [links | calls])
-      {:trace, ^pid, :call, {CLI, :timed, [_, _]}} -> trace_calls(pid, [:timed | calls])
+      {:trace, ^pid, :call, {CLI, :timed, [_, _, _]}} -> trace_calls(pid, [:timed | calls])
     after
       0 -> Enum.reverse(calls)
     end
@@ -214,11 +214,13 @@ defmodule BenchTest do
 
   # docs/protocol.md, "Collection between passes": one :erlang.garbage_collect()
   # of the process running the passes before each warm-up run and each timed
-  # pass, after the priming and before the clock; none under BENCH_COLLECT=0.
+  # pass that follows the priming or another pass, before the clock; none
+  # before the first pass when nothing ran before it; none under
+  # BENCH_COLLECT=0.
 
   # Runs CLI.run(config) (collector/0's collection) in a process of its own
   # under BENCH_COLLECT = setting (nil: unset), with a call trace of
-  # Bench.chain/1, Bench.bounded/2, timed/2 and :erlang.garbage_collect/0
+  # Bench.chain/1, Bench.bounded/2, timed/3 and :erlang.garbage_collect/0
   # there: {runs, calls}, calls in order (N for chain and bounded, :timed, :gc).
   defp traced_run(config, setting) do
     saved = System.get_env("BENCH_COLLECT")
@@ -229,7 +231,7 @@ defmodule BenchTest do
     patterns = [
       {Bench, :chain, 1},
       {Bench, :bounded, 2},
-      {CLI, :timed, 2},
+      {CLI, :timed, 3},
       {:erlang, :garbage_collect, 0}
     ]
 
@@ -256,32 +258,44 @@ defmodule BenchTest do
     receive do
       {:trace, ^pid, :call, {Bench, :chain, [n]}} -> collect_calls(pid, [n | calls])
       {:trace, ^pid, :call, {Bench, :bounded, [n, _]}} -> collect_calls(pid, [n | calls])
-      {:trace, ^pid, :call, {CLI, :timed, [_, _]}} -> collect_calls(pid, [:timed | calls])
+      {:trace, ^pid, :call, {CLI, :timed, [_, _, _]}} -> collect_calls(pid, [:timed | calls])
       {:trace, ^pid, :call, {:erlang, :garbage_collect, []}} -> collect_calls(pid, [:gc | calls])
     after
       0 -> Enum.reverse(calls)
     end
   end
 
-  test "one collection before each warm-up run and timed pass, after the priming" do
+  test "one collection before each warm-up run and timed pass but a fresh process's first" do
     for {workload, n, w} <- [
           {"chain", 5, 0},
-          {"chain", 2000, 5},
-          {"bounded", 100, 5},
-          {"skynet", 10, 0}
+          {"chain", 2000, 20},
+          {"bounded", 100, 0},
+          {"bounded", 100, 20},
+          {"skynet", 10, 0},
+          {"skynet", 10, 20}
         ] do
       {:ok, config} =
         CLI.parse(~w(#{workload} --n #{n} --iterations 3 --buffer 1 --warmup-ms #{w}))
 
       {runs, calls} = traced_run(config, nil)
       assert {[_, _, _], [_, _, _], nil, warmup_results, _, primed} = runs
-      assert w == 0 or warmup_results != []
+      assert w == 0 or length(warmup_results) >= 2
       # skynet's own calls are not traced: its passes show as :timed, :gc.
       pass = if workload == "skynet", do: [:timed, :gc], else: [:timed, :gc, n]
-      priming = if primed, do: [primed], else: []
-      expected = priming ++ List.flatten(List.duplicate(pass, length(warmup_results) + 3))
+      passes = List.flatten(List.duplicate(pass, length(warmup_results) + 3))
+      # Without priming the first pass (warm-up run or iteration 1) is the
+      # first thing the process runs: no collection before it.
+      expected = if primed, do: [primed | passes], else: passes -- [:gc]
       assert calls == expected, "#{workload} N=#{n} W=#{w}"
     end
+  end
+
+  test "no priming and no warm-up: iteration 1 has no collection, iteration 2 has one" do
+    {:ok, bounded} = CLI.parse(~w(bounded --n 100 --buffer 1 --iterations 2))
+    assert {_, [:timed, 100, :timed, :gc, 100]} = traced_run(bounded, nil)
+    # With priming, iteration 1 has one.
+    {:ok, chain} = CLI.parse(~w(chain --n 5 --iterations 2))
+    assert {_, [5, :timed, :gc, 5, :timed, :gc, 5]} = traced_run(chain, nil)
   end
 
   test "BENCH_COLLECT=0, exactly, skips the collection" do
@@ -320,8 +334,9 @@ defmodule BenchTest do
 
   test "the collection is outside the clock" do
     # A stand-in that takes 200 ms, passed to run/2: called once before each
-    # pass, and no pass took 200 ms. Run here, in the test process: bounded's
-    # receive is selective, so the stand-in's messages stay out of its way.
+    # pass but the first (bounded has no priming), and no pass took 200 ms.
+    # Run here, in the test process: bounded's receive is selective, so the
+    # stand-in's messages stay out of its way.
     {:ok, config} = CLI.parse(~w(bounded --n 100 --buffer 0 --iterations 3 --warmup-ms 1))
     me = self()
 
@@ -335,7 +350,7 @@ defmodule BenchTest do
     assert {[^sum, ^sum, ^sum], iter_ns, nil, warmup_results, warmup_ns, nil} =
              CLI.run(config, collect)
 
-    assert count_collected(me, 0) == length(warmup_results) + 3
+    assert count_collected(me, 0) == length(warmup_results) + 2
     assert Enum.all?(iter_ns ++ warmup_ns, &(&1 < 200_000_000)), inspect({iter_ns, warmup_ns})
     # :none: no collection at all.
     assert {[^sum], [_], nil, [], [], nil} =

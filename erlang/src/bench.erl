@@ -4,7 +4,7 @@
 %%   erl +P 2097152 -noshell ... -s bench main -extra WORKLOAD --n N ...
 -module(bench).
 
--export([main/0, cli/1, parse/1, run/1, run/2, collector/0, prime/1, warmup/2, warmup/3, report/2,
+-export([main/0, cli/1, parse/1, run/1, run/2, collector/0, prime/1, warmup/2, warmup/4, report/2,
          sleep/2, chain/1, bounded/2, skynet/1]).
 
 -define(USAGE,
@@ -155,10 +155,11 @@ is_power_of_ten(_) -> false.
 %% ---------------------------------------------------------------- running
 
 %% docs/protocol.md, "Collection between passes": before each pass (warm-up
-%% runs too), outside the clock, a full collection of the process that runs
-%% the passes, so that no pass collects the previous one's garbage inside its
-%% clock. Every task's process has ended with its pass, its heap freed; what
-%% a pass leaves is in this process's heap. BENCH_COLLECT=0 (exactly) skips it.
+%% runs too) that follows the priming or another pass, outside the clock, a
+%% full collection of the process that runs the passes, so that no pass
+%% collects the previous one's garbage inside its clock. Every task's process
+%% has ended with its pass, its heap freed; what a pass leaves is in this
+%% process's heap. BENCH_COLLECT=0 (exactly) skips it.
 %% collector() -> fun() | none.
 collector() ->
     case os:getenv("BENCH_COLLECT") of
@@ -170,7 +171,7 @@ collector() ->
 %% WarmupNs, Primed | null}, each list in run order, or {error, OneLine} when
 %% the priming's answer is wrong. The priming, then the warm-up runs come
 %% first; neither is an iteration. Collect is collector()'s answer, or the
-%% tests' stand-in, called before each pass.
+%% tests' stand-in, called before each pass but a fresh process's first.
 run(Config) ->
     run(Config, collector()).
 
@@ -179,17 +180,18 @@ run(#{iterations := K} = Config, Collect) ->
         {error, _} = Error ->
             Error;
         {ok, Primed} ->
-            {WarmupResults, WarmupNs} = warmup(Config, ?MAX_WARMUP_RUNS, Collect),
-            {Results, IterNs, SpawnNs} = iterations(Config, Collect, K, [], [], null),
+            {WarmupResults, WarmupNs} = warmup(Config, ?MAX_WARMUP_RUNS, Collect, Primed =/= null),
+            Ran = Primed =/= null orelse WarmupResults =/= [],
+            {Results, IterNs, SpawnNs} = iterations(Config, Collect, Ran, K, [], [], null),
             {Results, IterNs, SpawnNs, WarmupResults, WarmupNs, Primed}
     end.
 
-iterations(_Config, _Collect, 0, Results, IterNs, SpawnNs) ->
+iterations(_Config, _Collect, _Ran, 0, Results, IterNs, SpawnNs) ->
     {lists:reverse(Results), lists:reverse(IterNs), SpawnNs};
-iterations(Config, Collect, K, Results, IterNs, SpawnNs) ->
-    {Result, Spawn, Ns} = timed(Config, Collect),
+iterations(Config, Collect, Ran, K, Results, IterNs, SpawnNs) ->
+    {Result, Spawn, Ns} = timed(Config, Collect, Ran),
     SpawnNs1 = case SpawnNs of null -> Spawn; _ -> SpawnNs end,
-    iterations(Config, Collect, K - 1, [Result | Results], [Ns | IterNs], SpawnNs1).
+    iterations(Config, Collect, true, K - 1, [Result | Results], [Ns | IterNs], SpawnNs1).
 
 %% prime(Config) -> {ok, P | null} | {error, OneLine}: the priming
 %% (docs/protocol.md): for chain, one run of the same code (iteration/2) on
@@ -206,30 +208,35 @@ prime(#{workload := "chain", n := N} = Config) ->
 prime(_Config) ->
     {ok, null}.
 
-%% warmup(Config, MaxRuns[, Collect]) -> {WarmupResults, WarmupNs}: another
-%% warm-up run while the runs so far total less than W ms and number fewer
-%% than MaxRuns (docs/protocol.md; run/2 passes ?MAX_WARMUP_RUNS): W = 0 runs
-%% none, W > 0 at least one.
+%% warmup(Config, MaxRuns[, Collect, Ran]) -> {WarmupResults, WarmupNs}:
+%% another warm-up run while the runs so far total less than W ms and number
+%% fewer than MaxRuns (docs/protocol.md; run/2 passes ?MAX_WARMUP_RUNS):
+%% W = 0 runs none, W > 0 at least one. Ran: whether the priming ran before
+%% (false for warmup/2).
 warmup(Config, MaxRuns) ->
-    warmup(Config, MaxRuns, collector()).
+    warmup(Config, MaxRuns, collector(), false).
 
-warmup(#{warmup_ms := W} = Config, MaxRuns, Collect) ->
-    warmup(Config, Collect, W * 1000000, MaxRuns, 0, [], []).
+warmup(#{warmup_ms := W} = Config, MaxRuns, Collect, Ran) ->
+    warmup(Config, Collect, Ran, W * 1000000, MaxRuns, 0, [], []).
 
-warmup(Config, Collect, BudgetNs, RunsLeft, TotalNs, Results, Times)
+warmup(Config, Collect, Ran, BudgetNs, RunsLeft, TotalNs, Results, Times)
   when TotalNs < BudgetNs, RunsLeft > 0 ->
-    {Result, _Spawn, Ns} = timed(Config, Collect),
-    warmup(Config, Collect, BudgetNs, RunsLeft - 1, TotalNs + Ns, [Result | Results],
+    {Result, _Spawn, Ns} = timed(Config, Collect, Ran),
+    warmup(Config, Collect, true, BudgetNs, RunsLeft - 1, TotalNs + Ns, [Result | Results],
            [Ns | Times]);
-warmup(_Config, _Collect, _BudgetNs, _RunsLeft, _TotalNs, Results, Times) ->
+warmup(_Config, _Collect, _Ran, _BudgetNs, _RunsLeft, _TotalNs, Results, Times) ->
     {lists:reverse(Results), lists:reverse(Times)}.
 
 %% One run of the workload on the iterations' clock: {Result, SpawnNs | null, Ns}.
-%% The collection comes first, after the priming and before the clock.
-timed(Config, Collect) ->
-    case Collect of
-        none -> ok;
-        _ -> Collect()
+%% The collection comes first, before the clock, when something Ran before
+%% in this process (the priming or a pass): nothing of ours to collect
+%% before the first pass of a fresh process, and a full collection there
+%% only adds the collector's own structures to the peak RSS (Java's G1:
+%% sleep N = 1, 44 -> 51 MiB).
+timed(Config, Collect, Ran) ->
+    case Ran andalso Collect =/= none of
+        true -> Collect();
+        false -> ok
     end,
     T0 = erlang:monotonic_time(nanosecond),
     {Result, Spawn} = iteration(Config, T0),

@@ -113,8 +113,8 @@ no_priming_but_chain_test() ->
     {[45], [_], null, [], [], null} = bench:run(Config).
 
 %% The priming runs first and outside the clock: a call trace of the process
-%% running bench:run/1 sees chain(P) before any timed/1 call, then one
-%% chain(N) inside each timed/1 (warm-up runs and iterations).
+%% running bench:run/1 sees chain(P) before any timed/3 call, then one
+%% chain(N) inside each timed/3 (warm-up runs and iterations).
 priming_is_not_timed_test_() ->
     [fun() -> priming_is_not_timed(N, W) end || {N, W} <- [{5, 0}, {2000, 0}, {2000, 5}]].
 
@@ -124,7 +124,7 @@ priming_is_not_timed(N, W) ->
     Self = self(),
     Runner = spawn(fun() -> receive go -> Self ! {ran, self(), bench:run(Config)} end end),
     erlang:trace_pattern({bench, chain, 1}, true, [local]),
-    erlang:trace_pattern({bench, timed, 2}, true, [local]),
+    erlang:trace_pattern({bench, timed, 3}, true, [local]),
     1 = erlang:trace(Runner, true, [call]),
     Runner ! go,
     Runs = receive {ran, Runner, R} -> R after 30000 -> error(timeout) end,
@@ -140,17 +140,19 @@ priming_is_not_timed(N, W) ->
 trace_calls(Pid, Calls) ->
     receive
         {trace, Pid, call, {bench, chain, [Links]}} -> trace_calls(Pid, [Links | Calls]);
-        {trace, Pid, call, {bench, timed, [_, _]}} -> trace_calls(Pid, [timed | Calls])
+        {trace, Pid, call, {bench, timed, [_, _, _]}} -> trace_calls(Pid, [timed | Calls])
     after 0 -> lists:reverse(Calls)
     end.
 
 %% docs/protocol.md, "Collection between passes": one erlang:garbage_collect()
 %% of the process running the passes before each warm-up run and each timed
-%% pass, after the priming and before the clock; none under BENCH_COLLECT=0.
+%% pass that follows the priming or another pass, before the clock; none
+%% before the first pass when nothing ran before it; none under
+%% BENCH_COLLECT=0.
 
 %% Runs bench:run(Config) (collector()'s collection) in a process of its own
 %% under BENCH_COLLECT = Setting (false: unset), with a call trace of
-%% chain/1, bounded/2, timed/2 and erlang:garbage_collect/0 there:
+%% chain/1, bounded/2, timed/3 and erlang:garbage_collect/0 there:
 %% {Runs, Calls}, Calls in order (N for chain and bounded, timed, gc).
 traced_run(Config, Setting) ->
     Saved = os:getenv("BENCH_COLLECT"),
@@ -160,7 +162,7 @@ traced_run(Config, Setting) ->
     end,
     Self = self(),
     Runner = spawn(fun() -> receive go -> Self ! {ran, self(), bench:run(Config)} end end),
-    Patterns = [{bench, chain, 1}, {bench, bounded, 2}, {bench, timed, 2},
+    Patterns = [{bench, chain, 1}, {bench, bounded, 2}, {bench, timed, 3},
                 {erlang, garbage_collect, 0}],
     try
         [erlang:trace_pattern(MFA, true, [local]) || MFA <- Patterns],
@@ -182,7 +184,7 @@ collect_calls(Pid, Calls) ->
     receive
         {trace, Pid, call, {bench, chain, [N]}} -> collect_calls(Pid, [N | Calls]);
         {trace, Pid, call, {bench, bounded, [N, _]}} -> collect_calls(Pid, [N | Calls]);
-        {trace, Pid, call, {bench, timed, [_, _]}} -> collect_calls(Pid, [timed | Calls]);
+        {trace, Pid, call, {bench, timed, [_, _, _]}} -> collect_calls(Pid, [timed | Calls]);
         {trace, Pid, call, {erlang, garbage_collect, []}} -> collect_calls(Pid, [gc | Calls])
     after 0 -> lists:reverse(Calls)
     end.
@@ -190,20 +192,35 @@ collect_calls(Pid, Calls) ->
 collect_before_each_pass_test_() ->
     [{lists:flatten(io_lib:format("~s N=~b W=~b", [Workload, N, W])),
       fun() -> collect_before_each_pass(Workload, N, W) end}
-     || {Workload, N, W} <- [{"chain", 5, 0}, {"chain", 2000, 5}, {"bounded", 100, 5},
-                             {"skynet", 10, 0}]].
+     || {Workload, N, W} <- [{"chain", 5, 0}, {"chain", 2000, 20}, {"bounded", 100, 0},
+                             {"bounded", 100, 20}, {"skynet", 10, 0}, {"skynet", 10, 20}]].
 
 collect_before_each_pass(Workload, N, W) ->
     {ok, Config} = bench:parse([Workload, "--n", integer_to_list(N), "--iterations", "3",
                                 "--buffer", "1", "--warmup-ms", integer_to_list(W)]),
     {Runs, Calls} = traced_run(Config, false),
     {[_, _, _], [_, _, _], null, WarmupResults, _, Primed} = Runs,
-    true = (W =:= 0) orelse length(WarmupResults) >= 1,
+    true = (W =:= 0) orelse length(WarmupResults) >= 2,
     %% skynet's own calls are not traced: its passes show as timed, gc.
     Pass = case Workload of "skynet" -> [timed, gc]; _ -> [timed, gc, N] end,
-    Priming = case Primed of null -> []; P -> [P] end,
-    Expected = Priming ++ lists:append(lists:duplicate(length(WarmupResults) + 3, Pass)),
+    Passes = lists:append(lists:duplicate(length(WarmupResults) + 3, Pass)),
+    %% Without priming the first pass (warm-up run or iteration 1) is the
+    %% first thing the process runs: no collection before it.
+    Expected = case Primed of
+                   null -> Passes -- [gc];
+                   P -> [P | Passes]
+               end,
     Expected = Calls.
+
+%% The same, spelled out: no priming and no warm-up, so iteration 1 has no
+%% collection and iteration 2 has one; with priming, iteration 1 has one.
+first_pass_collection_test() ->
+    {ok, Bounded} = bench:parse(["bounded", "--n", "100", "--buffer", "1", "--iterations", "2"]),
+    {_, Calls} = traced_run(Bounded, false),
+    [timed, 100, timed, gc, 100] = Calls,
+    {ok, Chain} = bench:parse(["chain", "--n", "5", "--iterations", "2"]),
+    {_, Calls1} = traced_run(Chain, false),
+    [5, timed, gc, 5, timed, gc, 5] = Calls1.
 
 %% BENCH_COLLECT=0, exactly, skips it: the same passes, no collection.
 bench_collect_0_test() ->
@@ -239,9 +256,9 @@ collector_test() ->
     end.
 
 %% The collection is outside the clock: a stand-in that takes 200 ms, passed
-%% to run/2, is called once before each pass, and no pass took 200 ms. Run
-%% in the test process: bounded's receive is selective, so the stand-in's
-%% messages stay out of its way.
+%% to run/2, is called once before each pass but the first (bounded has no
+%% priming), and no pass took 200 ms. Run in the test process: bounded's
+%% receive is selective, so the stand-in's messages stay out of its way.
 collection_is_not_timed_test() ->
     {ok, Config} = bench:parse(["bounded", "--n", "100", "--buffer", "0", "--iterations", "3",
                                 "--warmup-ms", "1"]),
@@ -250,7 +267,7 @@ collection_is_not_timed_test() ->
     Sum = 100 * 99 div 2,
     {[Sum, Sum, Sum], IterNs, null, WarmupResults, WarmupNs, null} = bench:run(Config, Collect),
     Passes = length(WarmupResults) + 3,
-    Passes = count_collected(Self, 0),
+    Passes = count_collected(Self, 0) + 1,
     true = lists:all(fun(Ns) -> Ns < 200000000 end, IterNs ++ WarmupNs),
     %% none: no collection at all.
     {[Sum], [_], null, [], [], null} = bench:run(Config#{iterations := 1, warmup_ms := 0}, none),

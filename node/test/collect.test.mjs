@@ -1,7 +1,8 @@
 // docs/protocol.md, "Collection between passes": one full, blocking
-// collection before each pass (warm-up runs and timed passes), after the
-// priming and outside the clock; BENCH_COLLECT=0 skips it; a runtime without
-// gc() exits 2 with one stderr line rather than skip the rule.
+// collection before each pass (warm-up runs and timed passes) that follows
+// the priming or an earlier pass, none before the first pass of a process
+// that ran nothing before it, outside the clock; BENCH_COLLECT=0 skips it; a
+// runtime without gc() exits 2 with one stderr line rather than skip the rule.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -70,28 +71,31 @@ describe("run's collection", () => {
     },
   });
 
-  for (const [workload, n, primed] of [
-    ["chain", 2000, 1000],
-    ["chain-await", 5, 5],
-    ["bounded", 7, null],
+  // [workload, N, primed, --warmup-ms]
+  for (const [workload, n, primed, warmupMs] of [
+    ["chain", 2000, 1000, 5],
+    ["chain-await", 5, 5, 0],
+    ["bounded", 7, null, 5],
+    ["bounded", 7, null, 0],
   ]) {
-    it(`${workload}: one collection before each warm-up run and timed pass, after the priming, outside the clock`, async () => {
+    const first = primed === null ? `no collection before the first ${warmupMs > 0 ? "warm-up run" : "iteration"}` : "after the priming";
+    it(`${workload}, --warmup-ms ${warmupMs}: one collection before each later warm-up run and timed pass, ${first}, outside the clock`, async () => {
       const log = [];
       const collect = () => {
         log.push("collect");
         block(250);
       };
       const out = await run(
-        { workload, n, buffer: 1, iterations: 3, warmupMs: 5 },
+        { workload, n, buffer: 1, iterations: 3, warmupMs },
         MAX_WARMUP_RUNS,
         standIn(workload, log, 2),
         collect,
       );
       const passes = out.warmup_ns.length + out.iter_ns.length;
-      assert.ok(out.warmup_ns.length >= 1);
+      assert.equal(out.warmup_ns.length >= 1, warmupMs > 0);
       assert.equal(out.iter_ns.length, 3);
       const expected = [...(primed === null ? [] : [`run ${primed}`])];
-      for (let k = 0; k < passes; k++) expected.push("collect", `run ${n}`);
+      for (let k = 0; k < passes; k++) expected.push(...(primed === null && k === 0 ? [] : ["collect"]), `run ${n}`);
       assert.deepEqual(log, expected);
       assert.ok(out.iter_ns.every((ns) => ns < 250e6), `iter_ns ${out.iter_ns}`);
       assert.ok(out.warmup_ns.every((ns) => ns < 250e6), `warmup_ns ${out.warmup_ns}`);
@@ -100,18 +104,20 @@ describe("run's collection", () => {
   }
 
   it("collects with the runtime's gc() as collector() finds it, and not at all under BENCH_COLLECT=0", async () => {
-    // [env, --warmup-ms (capped at 2 runs), collections]
-    for (const [env, warmupMs, expected] of [
-      [{}, 60_000, 2 + 3],
-      [{ BENCH_COLLECT: "1" }, 0, 3],
-      [{ BENCH_COLLECT: "0" }, 60_000, 0],
+    // [env, workload (chain primes, sleep not), --warmup-ms (capped at 2 runs), collections]
+    for (const [env, workload, warmupMs, expected] of [
+      [{}, "chain", 60_000, 2 + 3],
+      [{ BENCH_COLLECT: "1" }, "chain", 0, 3],
+      [{}, "sleep", 60_000, 2 + 3 - 1],
+      [{}, "sleep", 0, 3 - 1],
+      [{ BENCH_COLLECT: "0" }, "chain", 60_000, 0],
     ]) {
       let calls = 0;
       const collect = collector(env, { gc: () => calls++ });
-      const out = await run({ workload: "chain", n: 50, iterations: 3, warmupMs }, 2, undefined, collect);
+      const out = await run({ workload, n: 50, durationMs: 1, iterations: 3, warmupMs }, 2, undefined, collect);
       assert.deepEqual(out.results, [50, 50, 50]);
       assert.equal(out.warmup_ns.length, warmupMs > 0 ? 2 : 0);
-      assert.equal(calls, expected, JSON.stringify(env));
+      assert.equal(calls, expected, `${workload} ${JSON.stringify(env)}`);
     }
   });
 });
@@ -150,21 +156,24 @@ for (const [id, { binary, exposed, hidden, trace }] of Object.entries(runtimes))
     });
 
     // V8's --trace-gc logs each gc() call as a Mark-Compact for "testing".
-    it("runs one full collection per warm-up run and timed pass (V8's --trace-gc)", { skip: trace === null && "no V8 trace" }, () => {
-      for (const [extraEnv, collects] of [
-        [{}, true],
-        [{ BENCH_COLLECT: "0" }, false],
+    it("runs one full collection per pass after the first, or per pass after the priming (V8's --trace-gc)", { skip: trace === null && "no V8 trace" }, () => {
+      const sleep = ["sleep", "--n", "1", "--duration-ms", "2", "--iterations", "3"];
+      // [env, argv, collections given the passes]
+      for (const [extraEnv, argv, collections] of [
+        [{}, [...sleep, "--warmup-ms", "5"], (passes) => passes - 1],
+        [{}, sleep, (passes) => passes - 1],
+        [{}, ["chain", "--n", "10", "--iterations", "3"], (passes) => passes],
+        [{ BENCH_COLLECT: "0" }, [...sleep, "--warmup-ms", "5"], () => 0],
       ]) {
         const flags = id === "deno" ? ["--v8-flags=--expose-gc,--trace-gc"] : [...exposed, ...trace];
-        const argv = ["sleep", "--n", "1", "--duration-ms", "2", "--iterations", "3", "--warmup-ms", "5"];
         const { status, stdout, stderr } = bench(id, flags, argv, extraEnv);
         assert.equal(status, 0, stderr);
         const json = stdout.split("\n").find((line) => line.startsWith("{"));
         const out = JSON.parse(json);
         const testing = `${stdout}\n${stderr}`.split("\n").filter((line) => /Mark-Compact.*\btesting\b/.test(line));
         const passes = out.warmup_ns.length + out.iter_ns.length;
-        assert.ok(out.warmup_ns.length >= 1);
-        assert.equal(testing.length, collects ? passes : 0, JSON.stringify(extraEnv));
+        assert.equal(out.warmup_ns.length >= 1, argv.includes("--warmup-ms"));
+        assert.equal(testing.length, collections(passes), `${argv.join(" ")} ${JSON.stringify(extraEnv)}`);
       }
     });
 

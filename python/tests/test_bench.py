@@ -158,7 +158,7 @@ def test_warmup_stops_after_max_runs():
     args = program.parse_args(["bounded", "--n", "10", "--buffer", "1", "--iterations", "1",
                                "--warmup-ms", "60000"])
     start = time.monotonic()
-    warmup_ns, answers = asyncio.run(program.warm_up(args, 1, True, max_runs=3))
+    warmup_ns, answers = asyncio.run(program.warm_up(args, 1, True, False, max_runs=3))
     assert time.monotonic() - start < 10
     assert answers == [45] * 3
     assert len(warmup_ns) == 3 and sum(warmup_ns) < 60_000 * 1_000_000
@@ -231,9 +231,10 @@ def test_a_wrong_priming_answer_exits_1_with_one_line(monkeypatch):
 
 def watch(monkeypatch, program, attribute):
     """Replaces bench.py's clock, the workload coroutine `attribute` and the
-    collection with fakes that log each call in order. The clock steps 1 ms
-    a reading, so each timed pass takes 1 ms; a collection moves it 1 s, so
-    one inside a pass would show in its time."""
+    collection with fakes that log each call in order (the workload by its
+    first argument, N). The clock steps 1 ms a reading, so each timed pass
+    takes 1 ms; a collection moves it 1 s, so one inside a pass would show
+    in its time."""
     import types
 
     log = []
@@ -250,7 +251,7 @@ def watch(monkeypatch, program, attribute):
         log.append("collect")
         clock += 1_000_000_000
 
-    async def stand_in(links):
+    async def stand_in(links, *_):
         log.append(f"run {links}")
         return links
 
@@ -265,8 +266,8 @@ def watch(monkeypatch, program, attribute):
                                                  ("chain-await", "chain_await")])
 def test_collection_before_each_pass_outside_the_clock(monkeypatch, workload, attribute):
     # docs/protocol.md, "Collection between passes": after the priming, one
-    # collection before each warm-up run and each iteration, before its
-    # first clock reading.
+    # collection before each warm-up run and each iteration, the first
+    # included, before its first clock reading.
     import asyncio
 
     program = load_program()
@@ -289,7 +290,8 @@ def test_collection_before_each_pass_outside_the_clock(monkeypatch, workload, at
     ["bounded", "--n", "10", "--buffer", "1"],
     ["skynet", "--n", "10"],
 ])
-def test_every_workload_collects_once_a_pass(monkeypatch, args):
+def test_every_workload_collects_once_a_pass_but_a_fresh_first(monkeypatch, args):
+    # The first pass collects only after the priming (chain, chain-await).
     import asyncio
 
     program = load_program()
@@ -299,7 +301,36 @@ def test_every_workload_collects_once_a_pass(monkeypatch, args):
     parsed = program.parse_args([*args, "--iterations", "3", "--warmup-ms", "1"])
     capacity = 1 if args[0] == "bounded" else None
     _, iter_ns, _, warmup_ns, _, _ = asyncio.run(program.run(parsed, capacity))
-    assert len(collections) == len(warmup_ns) + len(iter_ns)
+    primed = args[0] in ("chain", "chain-await")
+    assert len(collections) == len(warmup_ns) + len(iter_ns) - (not primed)
+
+
+@pytest.mark.parametrize("argv, steps", [
+    # No priming, no warm-up: iteration 1 has no collection, 2 and 3 have one.
+    (["bounded", "--buffer", "1", "--iterations", "3"], ["fresh", "collected", "collected"]),
+    # No priming, two warm-up runs of 1 ms: the first has none, then every
+    # warm-up run and iteration has one.
+    (["bounded", "--buffer", "1", "--iterations", "2", "--warmup-ms", "2"],
+     ["fresh", "collected", "collected", "collected"]),
+    # The priming ran first: the first pass has one too.
+    (["chain", "--iterations", "2"], ["priming", "collected", "collected"]),
+])
+def test_collection_only_after_something_ran(monkeypatch, argv, steps):
+    # docs/protocol.md, "Collection between passes": nothing of ours to
+    # collect before the first pass of a fresh process.
+    import asyncio
+
+    program = load_program()
+    monkeypatch.delenv("BENCH_COLLECT", raising=False)
+    log = watch(monkeypatch, program, argv[0])
+    args = program.parse_args([*argv, "--n", "10"])
+    capacity = 1 if argv[0] == "bounded" else None
+    _, iter_ns, _, warmup_ns, _, _ = asyncio.run(program.run(args, capacity))
+    calls = {"fresh": ["clock", "run 10", "clock"],
+             "collected": ["collect", "clock", "run 10", "clock"],
+             "priming": ["run 10"]}
+    assert log == [call for step in steps for call in calls[step]]
+    assert warmup_ns + iter_ns == [1_000_000] * sum(step != "priming" for step in steps)
 
 
 def test_the_collection_is_gc_collect():

@@ -161,11 +161,12 @@ defmodule Bench.CLI do
 
   @doc """
   The collection between passes (docs/protocol.md): before each pass (warm-up
-  runs too), outside the clock, a full collection of the process that runs
-  the passes, so that no pass collects the previous one's garbage inside its
-  clock (every task's process has ended with its pass, its heap freed; what a
-  pass leaves is in this process's heap). `:erlang.garbage_collect/0`, or
-  `:none` when `BENCH_COLLECT` is exactly `"0"`.
+  runs too) that follows the priming or another pass, outside the clock, a
+  full collection of the process that runs the passes, so that no pass
+  collects the previous one's garbage inside its clock (every task's process
+  has ended with its pass, its heap freed; what a pass leaves is in this
+  process's heap). `:erlang.garbage_collect/0`, or `:none` when
+  `BENCH_COLLECT` is exactly `"0"`.
   """
   def collector do
     case System.get_env("BENCH_COLLECT") do
@@ -178,18 +179,20 @@ defmodule Bench.CLI do
   Runs the priming, the warm-up, then the K iterations:
   `{results, iter_ns, spawn_ns or nil, warmup_results, warmup_ns, primed or nil}`,
   or `{:error, one_line}` when the priming's answer is wrong. `collect` is
-  `collector/0`'s answer (or the tests' stand-in), called before each pass.
+  `collector/0`'s answer (or the tests' stand-in), called before each pass
+  but a fresh process's first.
   """
   def run(%{iterations: k} = config, collect \\ collector()) do
     # The workloads' code is loaded with the program, before the clock.
     {:module, Bench} = :code.ensure_loaded(Bench)
 
     with {:ok, primed} <- prime(config) do
-      {warmup_results, warmup_ns} = warmup(config, @max_warmup_runs, collect)
+      {warmup_results, warmup_ns} = warmup(config, @max_warmup_runs, collect, primed != nil)
+      ran = primed != nil or warmup_results != []
 
       {results, iter_ns, spawn_ns} =
-        Enum.reduce(1..k, {[], [], nil}, fn _, {results, iter_ns, spawn_ns} ->
-          {result, spawn, ns} = timed(config, collect)
+        Enum.reduce(1..k, {[], [], nil}, fn i, {results, iter_ns, spawn_ns} ->
+          {result, spawn, ns} = timed(config, collect, ran or i > 1)
           {[result | results], [ns | iter_ns], spawn_ns || spawn}
         end)
 
@@ -217,25 +220,31 @@ defmodule Bench.CLI do
   The warm-up: another run while the runs so far total less than W ms and
   number fewer than `max_runs` (docs/protocol.md; `run/2` passes
   #{@max_warmup_runs}): W = 0 runs none, W > 0 at least one, each after
-  `collect` as in `run/2`. Returns `{warmup_results, warmup_ns}`.
+  `collect` as in `run/2`; `ran` says whether the priming ran before.
+  Returns `{warmup_results, warmup_ns}`.
   """
-  def warmup(%{warmup_ms: w} = config, max_runs, collect \\ collector()),
-    do: warmup(config, collect, w * 1_000_000, max_runs, 0, [], [])
+  def warmup(%{warmup_ms: w} = config, max_runs, collect \\ collector(), ran \\ false),
+    do: warmup(config, collect, ran, w * 1_000_000, max_runs, 0, [], [])
 
-  defp warmup(config, collect, budget_ns, runs_left, total_ns, results, times)
+  defp warmup(config, collect, ran, budget_ns, runs_left, total_ns, results, times)
        when total_ns < budget_ns and runs_left > 0 do
-    {result, _spawn, ns} = timed(config, collect)
+    {result, _spawn, ns} = timed(config, collect, ran)
+    results = [result | results]
     times = [ns | times]
-    warmup(config, collect, budget_ns, runs_left - 1, total_ns + ns, [result | results], times)
+    warmup(config, collect, true, budget_ns, runs_left - 1, total_ns + ns, results, times)
   end
 
-  defp warmup(_config, _collect, _budget_ns, _runs_left, _total_ns, results, times),
+  defp warmup(_config, _collect, _ran, _budget_ns, _runs_left, _total_ns, results, times),
     do: {Enum.reverse(results), Enum.reverse(times)}
 
   # One run of the workload on the iterations' clock: `{result, spawn_ns or nil, ns}`.
-  # The collection comes first, after the priming and before the clock.
-  defp timed(config, collect) do
-    if collect != :none, do: collect.()
+  # The collection comes first, before the clock, when something ran before in
+  # this process (the priming or a pass): nothing of ours to collect before
+  # the first pass of a fresh process, and a full collection there only adds
+  # the collector's own structures to the peak RSS (Java's G1: sleep N = 1,
+  # 44 -> 51 MiB).
+  defp timed(config, collect, ran) do
+    if ran and collect != :none, do: collect.()
     t0 = :erlang.monotonic_time(:nanosecond)
     {result, spawn} = iteration(config, t0)
     {result, spawn, :erlang.monotonic_time(:nanosecond) - t0}
