@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The benchmark program of docs/protocol.md:
@@ -136,15 +137,16 @@ public final class Main {
 
     /**
      * docs/protocol.md, "Collection between passes": one full, blocking collection before
-     * each pass (warm-up runs too), so that no pass collects the previous pass's garbage
-     * inside its clock; System.gc() is a full collection with the default G1.
+     * each pass that follows the priming or another pass (warm-up runs too), so that no pass
+     * collects the previous pass's garbage inside its clock; System.gc() is a full
+     * collection with the default G1.
      * BENCH_COLLECT=0 (exactly) skips it: null.
      */
     static Runnable collector(String benchCollect) {
         return "0".equals(benchCollect) ? null : System::gc;
     }
 
-    /** As {@link #run(Workloads, Options, String)}, with collect (null: none) before each pass. */
+    /** As {@link #run(Workloads, Options, String)}, with collect (null: none) as the collector. */
     static String run(Workloads workloads, Options o, String runtime, Runnable collect) throws InterruptedException {
         boolean chains = o.workload().equals("chain") || o.workload().equals("chain-await");
         int primed = chains ? prime(workloads, o) : 0;
@@ -155,12 +157,16 @@ public final class Main {
             // 10 s of CPU at N = 1M. A few tasks that finish a short sleep first avoid that.
             workloads.sleep(Math.min(o.n(), SLEEP_WARM_UP_TASKS), Duration.ofMillis(1));
         }
-        var warmup = warmUp(o.warmupMs(), MAX_WARMUP_RUNS, () -> pass(workloads, o, collect));
+        // Nothing of ours to collect before the first pass of a fresh process; a full collection
+        // there only adds the collector's own structures to the peak RSS (G1: sleep N = 1, 44 -> 51 MiB).
+        var ran = new AtomicBoolean(chains);
+        TimedRun next = () -> pass(workloads, o, ran.getAndSet(true) ? collect : null);
+        var warmup = warmUp(o.warmupMs(), MAX_WARMUP_RUNS, next);
         var results = new long[o.iterations()];
         var iterNs = new long[o.iterations()];
         long spawnNs = 0;
         for (int k = 0; k < o.iterations(); k++) {
-            var m = pass(workloads, o, collect);
+            var m = next.run();
             results[k] = m.result();
             iterNs[k] = m.elapsedNs();
             if (k == 0) {
@@ -222,7 +228,7 @@ public final class Main {
         return runs;
     }
 
-    /** One pass: the collection (after the priming), then the workload, whose clock starts in measure. */
+    /** One pass: the collection (null: none), then the workload, whose clock starts in measure. */
     static Measurement pass(Workloads workloads, Options o, Runnable collect) throws InterruptedException {
         if (collect != null) {
             collect.run();

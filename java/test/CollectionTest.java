@@ -8,6 +8,7 @@ import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadFactory;
@@ -19,16 +20,18 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * docs/protocol.md, "Collection between passes": one collection before each pass, warm-up
- * runs and timed passes alike, after the priming and outside the clock; BENCH_COLLECT=0
- * skips it. In process with stand-in collectors, and in the built program with -Xlog:gc.
+ * runs and timed passes alike, that follows the priming or another pass (none before the
+ * first pass of a workload without priming), outside the clock; BENCH_COLLECT=0 skips it.
+ * In process with stand-in collectors, and in the built program with -Xlog:gc.
  */
 @Timeout(120)
 class CollectionTest {
 
     /**
      * The order of events: "collect" from the stand-in collector, "thread" for each thread
-     * the workload makes. The first thread after a collection stalls 2 ms, inside the pass's
-     * clock, so that --warmup-ms 1 makes exactly one warm-up run.
+     * the workload makes. The first thread of all and the first after a collection stall
+     * 2 ms, so that every pass (sleep's sleep 2 ms anyway) takes 2 ms inside its clock:
+     * --warmup-ms 1 then makes exactly one warm-up run, and --warmup-ms 100 at most fifty.
      */
     private static final class Log implements ThreadFactory {
         private final List<String> events = new ArrayList<>();
@@ -38,7 +41,7 @@ class CollectionTest {
         public Thread newThread(Runnable task) {
             boolean stall;
             synchronized (events) {
-                stall = !events.isEmpty() && events.getLast().equals("collect");
+                stall = events.isEmpty() || events.getLast().equals("collect");
                 events.add("thread");
             }
             if (stall) {
@@ -56,21 +59,26 @@ class CollectionTest {
             };
         }
 
-        /** The events run-length encoded: "thread x1000", "collect x1", ... */
+        /** The events run-length encoded. */
         List<String> runs() {
             synchronized (events) {
-                var out = new ArrayList<String>();
-                for (int i = 0; i < events.size(); ) {
-                    int j = i;
-                    while (j < events.size() && events.get(j).equals(events.get(i))) {
-                        j++;
-                    }
-                    out.add(events.get(i) + " x" + (j - i));
-                    i = j;
-                }
-                return out;
+                return CollectionTest.runs(events);
             }
         }
+    }
+
+    /** events run-length encoded: "thread x1000", "collect x1", ... */
+    private static List<String> runs(List<String> events) {
+        var out = new ArrayList<String>();
+        for (int i = 0; i < events.size(); ) {
+            int j = i;
+            while (j < events.size() && events.get(j).equals(events.get(i))) {
+                j++;
+            }
+            out.add(events.get(i) + " x" + (j - i));
+            i = j;
+        }
+        return out;
     }
 
     private static void sleep(long ms) {
@@ -89,17 +97,19 @@ class CollectionTest {
                 : Arrays.stream(m.group(1).split(", ")).mapToLong(Long::parseLong).toArray();
     }
 
-    /** The expected runs: the threads before the passes (priming, sleep's JIT warm-up), then per pass a collection and its threads. */
-    private static List<String> expected(int before, int threadsPerPass, int passes) {
-        var out = new ArrayList<String>();
-        if (before > 0) {
-            out.add("thread x" + before);
-        }
+    /**
+     * The expected runs: the threads before the passes (priming, sleep's JIT warm-up), then
+     * per pass a collection, but before the first pass only if primed, and its threads.
+     */
+    private static List<String> expected(int before, int threadsPerPass, int passes, boolean primed) {
+        var events = new ArrayList<String>(Collections.nCopies(before, "thread"));
         for (int i = 0; i < passes; i++) {
-            out.add("collect x1");
-            out.add("thread x" + threadsPerPass);
+            if (i > 0 || primed) {
+                events.add("collect");
+            }
+            events.addAll(Collections.nCopies(threadsPerPass, "thread"));
         }
-        return out;
+        return runs(events);
     }
 
     /** How many threads one pass makes at size n, and how many before the first pass (Main.prime, sleep's JIT warm-up). */
@@ -114,14 +124,43 @@ class CollectionTest {
     @ParameterizedTest
     @ValueSource(strings = {"chain --n 2000", "chain --n 5", "chain-await --n 2000", "bounded --n 10 --buffer 1",
             "sleep --n 10 --duration-ms 2", "skynet --n 10"})
-    void collectsBeforeEachPassAfterThePriming(String workload) throws Exception {
-        var o = Options.parse((workload + " --iterations 3 --warmup-ms 1").split(" "));
+    void collectsBeforeEachPassThatFollowsSomething(String workload) throws Exception {
+        boolean primed = workload.startsWith("chain");
+        int[] counts = THREADS.get(workload);
+        for (String warmup : List.of("", " --warmup-ms 100")) {
+            var o = Options.parse((workload + " --iterations 3" + warmup).split(" "));
+            var log = new Log();
+            String json = Main.run(new Workloads(log), o, "test", log.collector(0));
+            int warmupRuns = list(json, "warmup_ns").length;
+            assertTrue(warmup.isEmpty() ? warmupRuns == 0 : warmupRuns >= 2, json);
+            assertEquals(3, list(json, "iter_ns").length, json);
+            assertEquals(expected(counts[1], counts[0], warmupRuns + 3, primed), log.runs(), json);
+        }
+    }
+
+    @Test
+    void noCollectionBeforeTheFirstPassOfAFreshProcess() throws Exception {
+        // Without priming or warm-up: iteration 1 has none, iteration 2 has one.
+        var o = Options.parse("skynet --n 10 --iterations 2".split(" "));
         var log = new Log();
         String json = Main.run(new Workloads(log), o, "test", log.collector(0));
-        assertEquals(1, list(json, "warmup_ns").length, json);
-        assertEquals(3, list(json, "iter_ns").length, json);
-        int[] counts = THREADS.get(workload);
-        assertEquals(expected(counts[1], counts[0], 4), log.runs(), json);
+        assertEquals(List.of("thread x11", "collect x1", "thread x11"), log.runs(), json);
+        // With a warm-up: its first run has none, every later run and the iteration have one.
+        o = Options.parse("bounded --n 10 --buffer 1 --iterations 1 --warmup-ms 100".split(" "));
+        log = new Log();
+        json = Main.run(new Workloads(log), o, "test", log.collector(0));
+        int warmupRuns = list(json, "warmup_ns").length;
+        assertTrue(warmupRuns >= 2, json);
+        var expected = new ArrayList<>(List.of("thread x11"));
+        for (int i = 0; i < warmupRuns; i++) {
+            expected.addAll(List.of("collect x1", "thread x11"));
+        }
+        assertEquals(expected, log.runs(), json);
+        // With priming: the first pass has one.
+        o = Options.parse("chain --n 5 --iterations 1".split(" "));
+        log = new Log();
+        json = Main.run(new Workloads(log), o, "test", log.collector(0));
+        assertEquals(List.of("thread x5", "collect x1", "thread x5"), log.runs(), json);
     }
 
     @Test
@@ -167,30 +206,44 @@ class CollectionTest {
 
     /**
      * The built program: -Xlog:gc on stderr logs one "Pause Full (System.gc())" a pass,
-     * warm-up runs included, unless BENCH_COLLECT=0; the JSON line is the same.
+     * warm-up runs included, after chain's priming, and none before bounded's first pass
+     * (no priming, no warm-up), unless BENCH_COLLECT=0; the JSON line is the same.
      */
     @ParameterizedTest
     @ValueSource(strings = {"virtual", "platform"})
-    void theProgramCollectsOnceAPass(String mode) throws Exception {
+    void theProgramCollectsBeforeEachPassThatFollowsSomething(String mode) throws Exception {
         for (String value : Arrays.asList(null, "1", "0")) {
-            var command = new ArrayList<>(List.of(System.getProperty("bench.java"), "-Xlog:gc:stderr", "-cp",
-                    System.getProperty("bench.classes"), "Main", mode, "chain", "--n", "10", "--iterations", "3",
-                    "--warmup-ms", "1"));
-            var builder = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-            builder.environment().remove("BENCH_COLLECT");
-            if (value != null) {
-                builder.environment().put("BENCH_COLLECT", value);
-            }
-            var process = builder.start();
-            String stdout = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            String stderr = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertEquals(0, process.waitFor(), stderr);
-            assertEquals(1, stdout.lines().count(), stdout);
-            assertTrue(stdout.startsWith("{\"workload\": \"chain\", \"n\": 10, \"buffer\": null, \"result\": 10, "
-                    + "\"results\": [10, 10, 10], \"iter_ns\": ["), stdout);
-            long passes = list(stdout, "warmup_ns").length + 3L;
-            long collections = stderr.lines().filter(l -> l.contains("Pause Full (System.gc())")).count();
-            assertEquals("0".equals(value) ? 0 : passes, collections, "BENCH_COLLECT=" + value + ": " + stderr);
+            String[] chain = launch(value, mode, "chain", "--n", "10", "--iterations", "3", "--warmup-ms", "1");
+            assertTrue(chain[0].startsWith("{\"workload\": \"chain\", \"n\": 10, \"buffer\": null, \"result\": 10, "
+                    + "\"results\": [10, 10, 10], \"iter_ns\": ["), chain[0]);
+            long passes = list(chain[0], "warmup_ns").length + 3L;
+            assertEquals("0".equals(value) ? 0 : passes, fullCollections(chain[1]), value + ": " + chain[1]);
+            String[] bounded = launch(value, mode, "bounded", "--n", "10", "--buffer", "1", "--iterations", "3");
+            assertTrue(bounded[0].contains("\"results\": [45, 45, 45]"), bounded[0]);
+            assertEquals("0".equals(value) ? 0 : 2, fullCollections(bounded[1]), value + ": " + bounded[1]);
         }
+    }
+
+    /** The built program's one line and its stderr, under -Xlog:gc:stderr and BENCH_COLLECT=benchCollect (null: unset). */
+    private static String[] launch(String benchCollect, String... args) throws Exception {
+        var command = new ArrayList<>(List.of(System.getProperty("bench.java"), "-Xlog:gc:stderr", "-cp",
+                System.getProperty("bench.classes"), "Main"));
+        command.addAll(List.of(args));
+        var builder = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        builder.environment().remove("BENCH_COLLECT");
+        if (benchCollect != null) {
+            builder.environment().put("BENCH_COLLECT", benchCollect);
+        }
+        var process = builder.start();
+        String stdout = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        String stderr = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, process.waitFor(), stderr);
+        assertEquals(1, stdout.lines().count(), stdout);
+        return new String[] {stdout, stderr};
+    }
+
+    /** The System.gc() collections in an -Xlog:gc log. */
+    private static long fullCollections(String gcLog) {
+        return gcLog.lines().filter(l -> l.contains("Pause Full (System.gc())")).count();
     }
 }

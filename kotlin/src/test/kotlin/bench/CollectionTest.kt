@@ -10,8 +10,9 @@ import org.junit.jupiter.api.Test
 
 /**
  * docs/protocol.md, "Collection between passes": one collection before each pass, warm-up
- * runs and timed passes alike, after the priming and outside the clock; BENCH_COLLECT=0
- * skips it. In process with stand-in collectors, and in the built program with -Xlog:gc.
+ * runs and timed passes alike, that follows the priming or another pass (none before the
+ * first pass of a workload without priming), outside the clock; BENCH_COLLECT=0 skips it.
+ * In process with stand-in collectors, and in the built program with -Xlog:gc.
  */
 class CollectionTest {
     /** The integers of the JSON list under [key] in a report line. */
@@ -43,24 +44,41 @@ class CollectionTest {
     fun collectsBeforeEachPassAfterThePriming() {
         for (workload in listOf("chain", "chain-await")) {
             for (n in listOf(5, 2000)) {
-                val o = Options.parse(arrayOf(workload, "--n", "$n", "--iterations", "3", "--warmup-ms", "1"))
-                val log = Log(workload)
-                val json = run(o, log.collect, log.chain)
-                assertEquals(1, list(json, "warmup_ns").size, json)
-                val passes = List(1 + 3) { listOf("collect", "chain $n") }.flatten()
-                assertEquals(listOf("chain ${minOf(n, PRIME_LINKS)}") + passes, log.events, json)
-                assertEquals(List(3) { n.toLong() }, list(json, "results"), json)
+                for (warmupMs in listOf(0, 1)) {
+                    val o = Options.parse(arrayOf(workload, "--n", "$n", "--iterations", "3", "--warmup-ms", "$warmupMs"))
+                    val log = Log(workload)
+                    val json = run(o, log.collect, log.chain)
+                    assertEquals(warmupMs, list(json, "warmup_ns").size, json)
+                    val passes = List(warmupMs + 3) { listOf("collect", "chain $n") }.flatten()
+                    assertEquals(listOf("chain ${minOf(n, PRIME_LINKS)}") + passes, log.events, json)
+                    assertEquals(List(3) { n.toLong() }, list(json, "results"), json)
+                }
             }
         }
     }
 
+    /**
+     * Without priming, the first pass (warm-up run or iteration 1) has no collection and
+     * every later pass has one: collection i (from 0) comes after passes 0..i and before
+     * the rest, which the times since the start show (sleep's 50 ms passes make that sharp).
+     */
     @Test
-    fun everyWorkloadCollectsOnceAPass() {
-        for (args in listOf("bounded --n 10 --buffer 1", "sleep --n 10 --duration-ms 2", "skynet --n 10")) {
-            val o = Options.parse("$args --iterations 3 --warmup-ms 1".split(" ").toTypedArray())
-            var collections = 0
-            val json = run(o, { collections++ }, chainPass(o.workload))
-            assertEquals(list(json, "warmup_ns").size + 3, collections, json)
+    fun withoutPrimingCollectsBeforeEachPassButTheFirst() {
+        for (args in listOf("bounded --n 10 --buffer 1", "sleep --n 10 --duration-ms 50", "skynet --n 10")) {
+            for (warmup in listOf("", " --warmup-ms 100")) {
+                val o = Options.parse("$args --iterations 2$warmup".split(" ").toTypedArray())
+                val collections = ArrayList<Long>()
+                val start = System.nanoTime()
+                val json = run(o, { collections.add(System.nanoTime() - start) }, chainPass(o.workload))
+                val totalNs = System.nanoTime() - start
+                val warmupRuns = list(json, "warmup_ns").size
+                assertTrue(if (warmup.isEmpty()) warmupRuns == 0 else warmupRuns >= 2, json)
+                val passes = list(json, "warmup_ns") + list(json, "iter_ns")
+                assertEquals(passes.size - 1, collections.size, json)
+                for ((i, at) in collections.withIndex()) {
+                    assertTrue(at >= passes.take(i + 1).sum() && at <= totalNs - passes.drop(i + 1).sum(), "$i: $json")
+                }
+            }
         }
     }
 
@@ -75,7 +93,7 @@ class CollectionTest {
             val times = list(json, "warmup_ns") + list(json, "iter_ns")
             assertEquals(3, times.size, json)
             assertTrue(times.all { it >= 2_000_000L && it < stallNs }, json)
-            assertEquals(3, log.events.count { it == "collect" }, json)
+            assertEquals(if (o.workload == "sleep") 2 else 3, log.events.count { it == "collect" }, json)
         }
     }
 
@@ -101,27 +119,39 @@ class CollectionTest {
 
     /**
      * The built program: -Xlog:gc on stderr logs one "Pause Full (System.gc())" a pass,
-     * warm-up runs included, unless BENCH_COLLECT=0; the JSON line is the same.
+     * warm-up runs included, after chain's priming, and none before bounded's first pass
+     * (no priming, no warm-up), unless BENCH_COLLECT=0; the JSON line is the same.
      */
     @Test
-    fun theProgramCollectsOnceAPass() {
+    fun theProgramCollectsBeforeEachPassThatFollowsSomething() {
         for (value in listOf(null, "1", "0")) {
-            val command = listOf(System.getProperty("bench.java"), "-Xlog:gc:stderr", "-cp", System.getProperty("bench.classpath"),
-                "bench.MainKt", "chain", "--n", "10", "--iterations", "3", "--warmup-ms", "1")
-            val builder = ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(java.io.File("/dev/null")))
-            builder.environment().remove("BENCH_COLLECT")
-            if (value != null) builder.environment()["BENCH_COLLECT"] = value
-            val process = builder.start()
-            val stdout = process.inputStream.bufferedReader().readText()
-            val stderr = process.errorStream.bufferedReader().readText()
-            assertTrue(process.waitFor(60, TimeUnit.SECONDS), "timed out")
-            assertEquals(0, process.exitValue(), stderr)
-            assertEquals(1, stdout.trim().lines().size, stdout)
+            val (stdout, stderr) = launch(value, "chain", "--n", "10", "--iterations", "3", "--warmup-ms", "1")
             assertTrue(stdout.startsWith("{\"workload\": \"chain\", \"n\": 10, \"buffer\": null, \"result\": 10, " +
                 "\"results\": [10, 10, 10], \"iter_ns\": ["), stdout)
             val passes = list(stdout, "warmup_ns").size + 3
-            val collections = stderr.lines().count { "Pause Full (System.gc())" in it }
-            assertEquals(if (value == "0") 0 else passes, collections, "BENCH_COLLECT=$value: $stderr")
+            assertEquals(if (value == "0") 0 else passes, fullCollections(stderr), "BENCH_COLLECT=$value: $stderr")
+            val (line, gcLog) = launch(value, "bounded", "--n", "10", "--buffer", "1", "--iterations", "3")
+            assertTrue("\"results\": [45, 45, 45]" in line, line)
+            assertEquals(if (value == "0") 0 else 2, fullCollections(gcLog), "BENCH_COLLECT=$value: $gcLog")
         }
     }
+
+    /** The built program's one line and its stderr, under -Xlog:gc:stderr and BENCH_COLLECT=[benchCollect] (null: unset). */
+    private fun launch(benchCollect: String?, vararg args: String): Pair<String, String> {
+        val command = listOf(System.getProperty("bench.java"), "-Xlog:gc:stderr", "-cp", System.getProperty("bench.classpath"),
+            "bench.MainKt") + args
+        val builder = ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(java.io.File("/dev/null")))
+        builder.environment().remove("BENCH_COLLECT")
+        if (benchCollect != null) builder.environment()["BENCH_COLLECT"] = benchCollect
+        val process = builder.start()
+        val stdout = process.inputStream.bufferedReader().readText()
+        val stderr = process.errorStream.bufferedReader().readText()
+        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "timed out")
+        assertEquals(0, process.exitValue(), stderr)
+        assertEquals(1, stdout.trim().lines().size, stdout)
+        return stdout to stderr
+    }
+
+    /** The System.gc() collections in an -Xlog:gc log. */
+    private fun fullCollections(gcLog: String) = gcLog.lines().count { "Pause Full (System.gc())" in it }
 }
