@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import UsageError, relative
-from .analysis import analyse, headline
+from .analysis import Group, analyse, headline
 from .envinfo import host
 from .interrupts import Interrupted, interruptible
-from .metrics import METRICS, fmt_metric
+from .metrics import COUNTERS, METRICS, fmt_metric
 from .plan import plan
 from .registry import resolve
 from .rundir import RunDir, RunDirError, check_out, latest, new_env, open_run_dir, point_latest
@@ -205,9 +205,10 @@ class Bisection:
 
 
 def report_lines(found: Found, label: Callable[[str], str],
-                 values: Callable[[str], tuple[float, ...]]) -> list[str]:
+                 values: Callable[[str, str], tuple[float, ...]]) -> list[str]:
     """The result in words, then each measured release's median; label(release)
-    is the configuration's name on that release."""
+    is the configuration's name on that release, values(release, metric) its
+    ok runs' values."""
     name = METRICS[found.figure].heading
     good, bad = found.releases[0], found.releases[-1]
     lines = []
@@ -215,6 +216,10 @@ def report_lines(found: Found, label: Callable[[str], str],
         lines.append(f"first release where {name} changed: {label(found.first_bad)} "
                      f"({found.last_good} → {found.first_bad}: {interval_text(found.change)}; "
                      f"{good} → {bad}: {interval_text(found.overall)})")
+        before, after = found.last_good or good, found.first_bad
+        beside = counter_changes(lambda m: values(before, m), lambda m: values(after, m))
+        if beside:
+            lines.append(f"  beside it ({found.last_good} → {found.first_bad}): {beside}")
         if found.unsettled:
             lines.append(f"not settled: {', '.join(found.unsettled)}: each held the midpoint of "
                          f"{good} and {bad} after every run it got and was placed by its "
@@ -222,10 +227,23 @@ def report_lines(found: Found, label: Callable[[str], str],
     else:
         lines.append(f"not found: {found.why}")
     for release in sorted(found.measured, key=found.releases.index):
-        vals = values(release)
+        vals = values(release, found.figure)
         median = fmt_metric(found.figure, statistics.median(vals)) if vals else "no ok run"
         lines.append(f"  {label(release)}: {name} {median} ({len(vals)} ok runs)")
     return lines
+
+
+def counter_changes(old: Callable[[str], tuple[float, ...]],
+                    new: Callable[[str], tuple[float, ...]]) -> str:
+    """What the kernel counted, new against old: each counter's change with
+    its interval ("voluntary context switches +210% [+180%, +240%] (95%)"),
+    "; "-separated; "" when no counter has two positive values a side."""
+    parts = []
+    for m in COUNTERS:
+        a, b = old(m), new(m)
+        if a and b and min(a + b) > 0:
+            parts.append(f"{METRICS[m].label} {interval_text(ratio_interval(a, b))}")
+    return "; ".join(parts)
 
 
 def _start(out: Path) -> tuple[RunDir, RunDir, list[Path]]:
@@ -351,7 +369,7 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
     else:
         folder, run = _continue(resume)
         print(f"bisect: continuing {relative(run.path)}")
-    figures: dict[str, tuple[float, ...]] = {}  # each release's, read back after each step
+    figures: dict[str, Group] = {}  # each release's, read back after each step
 
     def measure(todo: list[str], runs: int) -> None:
         step = settings_from(opts | {"impl": ",".join(typed(r) for r in todo), "repeat": runs},
@@ -365,10 +383,11 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
         for release in releases:
             group = groups.get(dataclasses.replace(template, impl=shown(release)))
             if group is not None:
-                figures[release] = group.values(figure)
+                figures[release] = group
 
-    def values(release: str) -> tuple[float, ...]:
-        return figures.get(release, ())
+    def values(release: str, metric: str = figure) -> tuple[float, ...]:
+        group = figures.get(release)
+        return tuple(group.values(metric)) if group is not None else ()
 
     where = relative(run.path)
     try:

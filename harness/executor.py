@@ -191,7 +191,7 @@ class ProcessExecutor:
         row = make_row(
             self.run_id, p, status, started_at=started, exit_code=out.exit_code,
             signal=out.signal, wall_s=out.wall_s, cpu_user_s=out.cpu_user_s,
-            cpu_sys_s=out.cpu_sys_s, peak_rss_bytes=out.peak_rss_bytes,
+            cpu_sys_s=out.cpu_sys_s, **out.counters, peak_rss_bytes=out.peak_rss_bytes,
             peak_rss_method=out.peak_rss_method, sampled_peak_rss_bytes=out.sampled_peak_rss_bytes,
             max_threads=out.max_threads, result=data.get("result"),
             capacity=data.get("capacity"), error=error, load_avg_1m=probe.load_avg_1m,

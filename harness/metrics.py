@@ -62,6 +62,15 @@ METRICS: dict[str, Metric] = _metrics(
     Metric("peak_rss_bytes", "peak RSS", "peak RSS", "bytes", compared=True, margin=0.02),
     Metric("max_threads", "peak threads", "peak threads", "count", live="{} threads",
            margin=0.02),
+    # The kernel's counters of the process tree (wait4's rusage): not a
+    # verdict's figure, but compare and bisect show them beside one, since
+    # they say what changed in the program's behaviour.
+    Metric("ctx_switches_voluntary", "voluntary context switches", "voluntary ctx sw", "count",
+           compared=True),
+    Metric("ctx_switches_involuntary", "involuntary context switches", "involuntary ctx sw",
+           "count", compared=True),
+    Metric("minor_faults", "minor page faults", "minor faults", "count", compared=True),
+    Metric("major_faults", "major page faults", "major faults", "count", compared=True),
     Metric("rps", "throughput", "throughput", "rps", higher_is_better=True, workloads=("http",),
            compared=True, live="{}"),
     Metric("latency_p50_s", "median response", "median response", "s", workloads=("http",),
@@ -72,6 +81,9 @@ METRICS: dict[str, Metric] = _metrics(
     Metric("gen_cpu_s", "load generator CPU", "k6 CPU", "s", workloads=("http",)),
     Metric("load_s", "time under load", "total time", "s", workloads=("http",)),
 )
+
+# The kernel's counters, shown beside a change (compare's rows, bisect's verdict).
+COUNTERS = ("ctx_switches_voluntary", "ctx_switches_involuntary", "minor_faults", "major_faults")
 
 # What the server plots draw (plots/servers.py): requests a second, and the
 # response-time distribution from the median to the slowest.

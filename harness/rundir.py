@@ -48,8 +48,9 @@ STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-fail
 #    spreadsheet would take for a formula is written with a leading `'`
 #    (FORMULA); the reader takes it off. 5: runs.csv's `duration_ms`, the
 #    sleep a run was given (run --adaptive-sleep makes it differ by run).
-FORMAT_VERSION = 5
-FORMATS = (1, 2, 3, 4, 5)
+#    6: runs.csv's counters (context switches, page faults: wait4's rusage).
+FORMAT_VERSION = 6
+FORMATS = (1, 2, 3, 4, 5, 6)
 # OWASP's rule for CSV cells from untrusted text: a cell starting with one of
 # = + - @ tab CR is a formula to a spreadsheet, so it is written after a `'`.
 # A cell already starting with `'`s before one of them gets one more, so the
@@ -191,7 +192,9 @@ RUN_COLUMNS: tuple[Column, ...] = _columns(
     ("runtime", str), ("workload", _workload),
     ("n", _count), ("buffer", _count), ("rep", _count)) + DIMENSIONS + _columns(
     ("status", _status), ("exit_code", _signed), ("signal", _signed), ("wall_s", _seconds),
-    ("cpu_user_s", _seconds), ("cpu_sys_s", _seconds), ("peak_rss_bytes", _count),
+    ("cpu_user_s", _seconds), ("cpu_sys_s", _seconds), ("ctx_switches_voluntary", _count),
+    ("ctx_switches_involuntary", _count), ("minor_faults", _count), ("major_faults", _count),
+    ("peak_rss_bytes", _count),
     ("peak_rss_method", str), ("sampled_peak_rss_bytes", _count), ("max_threads", _count),
     ("result", _int), ("expected", _int), ("capacity", _count), ("iterations", _count),
     ("warmup_ms", _count), ("duration_ms", _count), ("warmup_runs", _count), ("warmup_s", _seconds), ("first_iter_s", _seconds),
@@ -202,7 +205,8 @@ RUN_COLUMNS: tuple[Column, ...] = _columns(
     ("latency_p90_s", _seconds), ("latency_p99_s", _seconds), ("latency_max_s", _seconds),
     ("gen_cpu_s", _seconds), ("load_s", _seconds))
 RUN_NAMES = tuple(c.name for c in RUN_COLUMNS)
-ADDED_IN = {"variant": 3, "version": 3, "duration_ms": 5}
+ADDED_IN = {"variant": 3, "version": 3, "duration_ms": 5, "ctx_switches_voluntary": 6,
+            "ctx_switches_involuntary": 6, "minor_faults": 6, "major_faults": 6}
 # A runs.csv of any version must have these.
 REQUIRED = ("impl", "workload", "n", "buffer", "rep", "status")
 # Added by the reader, never written: CPU time, user + system.

@@ -109,6 +109,11 @@ def ensure_launcher() -> Path:
     return BINARY
 
 
+# runs.csv's counter columns and the launcher's report keys they come from.
+COUNTERS = {"ctx_switches_voluntary": "nvcsw", "ctx_switches_involuntary": "nivcsw",
+            "minor_faults": "minflt", "major_faults": "majflt"}
+
+
 @dataclass
 class Outcome:
     """What happened to one process, before validation."""
@@ -118,6 +123,9 @@ class Outcome:
     wall_s: float | None = None
     cpu_user_s: float | None = None
     cpu_sys_s: float | None = None
+    # The kernel's accounting of the process and its waited-for children
+    # (wait4's rusage): what can explain a change in time (COUNTERS).
+    counters: dict[str, int] = field(default_factory=dict)
     peak_rss_bytes: int | None = None
     peak_rss_method: str = ""
     sampled_peak_rss_bytes: int | None = None
@@ -643,6 +651,7 @@ def _measured(outcome: Outcome, values: dict[str, int], proc: subprocess.Popen[b
         outcome.wall_s = values["wall_ns"] / 1e9
         outcome.cpu_user_s = values["utime_us"] / 1e6
         outcome.cpu_sys_s = values["stime_us"] / 1e6
+        outcome.counters = {column: values[key] for column, key in COUNTERS.items() if key in values}
         outcome.peak_rss_bytes = values["maxrss_kb"] * 1024
         outcome.peak_rss_method = METHOD
         outcome.sampled_peak_rss_bytes = values["peak_kb"] * 1024 or None

@@ -21,7 +21,8 @@
  * Every INTERVAL_US it appends "t_ns rss_bytes threads" to SAMPLES_FD (from
  * /proc/PID/statm and /proc/PID/status). To REPORT_FD it writes "pid PID"
  * right after the fork, then after the program exits one line of "key value"
- * pairs: status (the wait status), maxrss_kb, utime_us, stime_us, wall_ns,
+ * pairs: status (the wait status), maxrss_kb, utime_us, stime_us, nvcsw, nivcsw,
+ * minflt, majflt (the wait4 rusage's context switches and page faults), wall_ns,
  * oom (1 if killed for LIMIT_KB), timeout (1 if killed at TIMEOUT_MS),
  * output_limit (1 if killed because its stdout passed STDOUT_CAP bytes),
  * stopped (the signal that told this launcher to stop: the harness's TERM, or
@@ -793,10 +794,12 @@ int main(int argc, char **argv) {
     }
     fclose(samples);
     fprintf(report,
-            "status %d maxrss_kb %ld utime_us %lld stime_us %lld wall_ns %lld oom %d "
+            "status %d maxrss_kb %ld utime_us %lld stime_us %lld nvcsw %ld nivcsw %ld "
+            "minflt %ld majflt %ld wall_ns %lld oom %d "
             "timeout %d output_limit %d stopped %d oom_kills %lld strays %d cgroup %d "
             "peak_kb %lld max_threads %ld samples %lld self_cpu_us %lld exec_errno %d\n",
-            status, ru.ru_maxrss, tv_us(ru.ru_utime), tv_us(ru.ru_stime), wall, oom, timed_out,
+            status, ru.ru_maxrss, tv_us(ru.ru_utime), tv_us(ru.ru_stime), ru.ru_nvcsw,
+            ru.ru_nivcsw, ru.ru_minflt, ru.ru_majflt, wall, oom, timed_out,
             output_limit, (int)stop_signal, oom_kills, killed ? 0 : strays, in_cgroup,
             peak / 1024, max_threads, count,
             tv_us(self_ru.ru_utime) + tv_us(self_ru.ru_stime), exec_errno);

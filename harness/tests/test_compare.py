@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness import cli, compare
-from harness.metrics import margins
+from harness.metrics import COUNTERS, margins
 from harness.rundir import FORMAT_VERSION, RunDir
 
 from .conftest import harness
@@ -52,7 +52,7 @@ def rows(config: dict, k: int = 6, width: float = 0.005, status: str = "ok",
         row = {"impl": "fake-good", "language": "fake", "runtime": "Fake", "rep": i + 1,
                **config, "status": status}
         if status == "ok":
-            row.update({m: (round(v[i]) if m == "peak_rss_bytes" else v[i])
+            row.update({m: (round(v[i]) if m in ("peak_rss_bytes", *COUNTERS) else v[i])
                         for m, v in columns.items()})
         out.append(row)
     return out
@@ -333,6 +333,18 @@ def test_wall_and_cpu_are_shown_not_gated(base, capsys):
     assert change(v, CHAIN, "cpu_s").verdict == compare.REGRESSED
     status, text = gate(old, new, capsys, "--fail-above", "5%")
     assert status == 0 and "PASS" in text and "regressed: fake-good chain N=5 wall" in text
+
+
+def test_the_kernels_counters_are_shown_beside_the_figures_not_gated(base, capsys):
+    old = write_run(base, rows(CHAIN, ctx_switches_voluntary=1000, minor_faults=5000))
+    new = write_run(base, rows(CHAIN, ctx_switches_voluntary=3100, minor_faults=5000))
+    v = compare.compare_dirs(old, new, 0.05)
+    switches = change(v, CHAIN, "ctx_switches_voluntary")
+    assert switches.verdict == compare.REGRESSED
+    assert switches.interval.low <= 3.1 <= switches.interval.high
+    assert change(v, CHAIN, "minor_faults").verdict == compare.LEVEL_WITHIN
+    status, text = gate(old, new, capsys, "--fail-above", "5%")
+    assert status == 0 and "PASS" in text and "voluntary ctx sw" in text
 
 
 def test_throughput_is_higher_is_better(base, capsys):

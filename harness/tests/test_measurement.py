@@ -64,3 +64,17 @@ def test_sampler_sees_rss_and_threads(touch: Path) -> None:
     assert out.max_threads is not None and out.max_threads >= 6
     assert out.sampled_peak_rss_bytes is not None and out.sampled_peak_rss_bytes > 80 << 20
     assert len(out.samples) > 20
+
+
+def test_the_kernels_counters_are_the_program_trees(touch: Path) -> None:
+    """Touching 64 MiB takes at least one minor fault per 4 KiB page (about
+    16,000), in the child the program waited for too; a process that sleeps
+    blocks, a voluntary context switch; nothing is read from disk."""
+    out = run_process(["sh", "-c", f"{touch} 64; sleep 0.05"], program_env(), "/", 60, None, 0.01)
+    assert out.exit_code == 0
+    assert out.counters["minor_faults"] >= (64 << 20) // 4096
+    assert out.counters["ctx_switches_voluntary"] >= 1
+    assert out.counters["ctx_switches_involuntary"] >= 0
+    assert out.counters["major_faults"] >= 0
+    assert set(out.counters) == {"ctx_switches_voluntary", "ctx_switches_involuntary",
+                                 "minor_faults", "major_faults"}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness import UsageError
-from harness.bisect import Bisection, classify
+from harness.bisect import Bisection, classify, report_lines
 from harness.colors import Palette
 from harness.registry import load_registry, select
 from harness.stats import Interval
@@ -258,6 +258,27 @@ def test_bisect_finds_a_planted_change(change_at: str) -> None:
     assert found.first_bad == change_at
     assert found.change is not None and found.change.low > 1.2
     assert len(runs) <= 2 + 4  # the ends, then a binary search over 8 releases between
+
+
+def test_the_verdict_names_what_the_kernel_counted_beside_the_figure() -> None:
+    """Voluntary context switches 3.1x from the first bad release on, page
+    faults unchanged, no major fault at all (left out: no ratio of zeros)."""
+    measure, values, runs = synthetic("1.4.0", noise=0.02)
+    found = Bisection(RELEASES, "warm_iter_s", 4, 10, measure, values, say=lambda _: None).search()
+
+    def counted(release: str, metric: str) -> tuple[float, ...]:
+        if metric == "warm_iter_s":
+            return values(release)
+        level = {"ctx_switches_voluntary": 1000 * (3.1 if release >= "1.4.0" else 1.0),
+                 "ctx_switches_involuntary": 50, "minor_faults": 20000, "major_faults": 0}[metric]
+        return tuple(level * (1 + 0.01 * ((i % 3) - 1)) for i in range(runs.get(release, 0)))
+
+    lines = report_lines(found, str, counted)
+    assert lines[0].startswith("first release where warm iter changed: 1.4.0")
+    beside = lines[1]
+    assert beside.startswith("  beside it (1.3.0 → 1.4.0): voluntary context switches +210.0% [")
+    assert "involuntary context switches +0.0% [" in beside and "minor page faults +0.0%" in beside
+    assert "major" not in beside
 
 
 def test_bisect_says_when_there_is_nothing_to_find() -> None:
