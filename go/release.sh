@@ -3,6 +3,7 @@
 # [impl.versions]): the same `CGO_ENABLED=0 go build -trimpath` as the stock build, through
 # GOTOOLCHAIN=goVERSION, into CACHE/bench.
 # Usage: release.sh CACHE VERSION
+#        release.sh CACHE path:GOROOT   (go@path:DIR: a built Go tree, bin/go inside)
 # The go on PATH fetches that release's toolchain (golang.org/toolchain on the
 # Go module proxy) into Go's module cache once, where later builds reuse it.
 # A release older than go.mod's `go` line refuses to build ("go: go.mod
@@ -12,6 +13,31 @@ set -eu
 cd "$(dirname "$0")"
 [ $# -eq 2 ] || { echo "usage: release.sh CACHE VERSION" >&2; exit 2; }
 cache=$1 version=$2
+
+case $version in
+path:*)
+    goroot=${version#path:}
+    if [ ! -x "$goroot/bin/go" ]; then
+        echo "error: $goroot is not a built Go tree (no bin/go): give go@path: a GOROOT" >&2
+        exit 1
+    fi
+    log="$cache/go-build.txt"
+    # That tree's own go, and nothing fetched in its place.
+    if env GOROOT="$goroot" GOTOOLCHAIN=local CGO_ENABLED=0 "$goroot/bin/go" build -trimpath \
+            -o "$cache/bench" . 2> "$log" &&
+       env GOROOT="$goroot" GOTOOLCHAIN=local CGO_ENABLED=0 "$goroot/bin/go" build -trimpath \
+            -tags serve -o "$cache/serve" . 2>> "$log"; then
+        cat "$log"
+        rm -f "$log"
+        exit 0
+    fi
+    cat "$log"
+    reason=$(grep -v '^go: downloading \|^# ' "$log" | head -n 1)
+    rm -f "$log"
+    echo "error: the go of $goroot cannot build the program: ${reason:-go build failed}" >&2
+    exit 1
+    ;;
+esac
 
 modcache=$(GOTOOLCHAIN=local go env GOMODCACHE)
 platform=$(GOTOOLCHAIN=local go env GOOS)-$(GOTOOLCHAIN=local go env GOARCH)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import ROOT, relative
+from . import ROOT, local_builds, relative
 from .build_lanes import Job, Step, run_jobs
 from .children import run_contained
 from .formatting import fmt_duration
@@ -231,8 +231,11 @@ def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> R
     size = download_size(impl)
     big = (" (nothing to download: already on this machine)" if size == 0
            else f" ({size / 1e6:.1f} MB, and what it needs)" if size else "")
-    say(f"{impl.id}: installing {impl.release} of {where(impl)}{big} into {relative(cache)} ...")
-    cmd = impl.expand(impl.versions.install)
+    if local_builds.is_local(impl.release):
+        say(f"{impl.id}: building {where(impl)} into {relative(cache)} ...")
+    else:
+        say(f"{impl.id}: installing {impl.release} of {where(impl)}{big} into {relative(cache)} ...")
+    cmd = impl.install
     started = time.monotonic()
     # A full disk or a read-only tree makes the release's rows build-failed,
     # saying why; an install cut short leaves no marker, so the next run

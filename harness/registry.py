@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import ROOT, UsageError
+from . import ROOT, UsageError, local_builds
 from .children import run_contained
 from .envinfo import passed_to_programs
 from .variants import ID, Spec, masked_spec, parse
@@ -43,6 +43,9 @@ class Versions:
     stock: str = ""  # which release the stock build uses, in words (list --versions)
     workloads: list[str] = field(default_factory=list)  # a release's, when fewer than the stock build's
     origin: str = ""  # where a `list` command's releases come from, in words
+    # IMPL@path:DIR (local_builds): how a local source or build is built into
+    # {cache}, DIR being {path}; empty: the implementation takes none.
+    path_install: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -131,6 +134,8 @@ class Impl:
                 continue
             if self.cache is not None:
                 arg = arg.replace("{cache}", str(self.cache)).replace("{version}", self.release)
+                if local_builds.is_local(self.release):
+                    arg = arg.replace("{path}", str(local_builds.directory(self.release)))
             out.append(self.language.expand([arg])[0])
         return out
 
@@ -154,6 +159,8 @@ class Impl:
                 raise UsageError(f"{label}: {self.id} has no other releases to run "
                                  f"(its impls.toml declares no [impl.versions])")
             cache = VERSIONS_DIR / self.id / spec.version
+            if local_builds.is_local(spec.version):
+                cache = VERSIONS_DIR / self.id / self._local_folder(label, spec.version)
             run, version, check = self.versions.run, self.versions.version, []
             workloads = self.versions.workloads or self.workloads
         if spec.flags and FLAGS not in run:
@@ -165,6 +172,25 @@ class Impl:
                                    run=run, version=version, check=check, cache=cache,
                                    workloads=list(workloads),
                                    floor=False)  # the floor is the stock build alone
+
+    def _local_folder(self, label: str, version: str) -> str:
+        """IMPL@path:DIR's build folder, named by the content it is built from."""
+        assert self.versions is not None
+        if not self.versions.path_install:
+            raise UsageError(f"{label}: {self.id} takes no local source or build (its "
+                             f"[impl.versions] declares no path_install)")
+        root = local_builds.directory(version)
+        if not root.exists():
+            raise UsageError(f"{label}: {root} does not exist")
+        return f"path-{local_builds.digest(root)[:16]}"
+
+    @property
+    def install(self) -> list[str]:
+        """The command that builds this release or local build into its cache."""
+        assert self.versions is not None
+        if local_builds.is_local(self.release):
+            return self.expand(self.versions.path_install)
+        return self.expand(self.versions.install)
 
     def env_for(self, cpus: int | None) -> dict[str, str]:
         """The program's extra environment, for a run pinned to `cpus` CPUs
@@ -370,6 +396,7 @@ def _versions(entry: dict, at: str) -> Versions | None:
     if not isinstance(workloads, list) or any(w not in entry.get("workloads", []) for w in workloads):
         raise RegistryError(f"{where}: 'workloads' must list some of the implementation's workloads")
     return Versions(source=source, list=listing, install=_argv(table, "install", where),
+                    path_install=_argv(table, "path_install", where, required=False),
                     run=_argv(table, "run", where), version=_argv(table, "version", where, required=False),
                     stock=_text(table, "stock", where, ""), workloads=list(workloads),
                     origin=_text(table, "origin", where, ""))

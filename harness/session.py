@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from . import ROOT, HarnessError, UsageError, relative
+from . import ROOT, HarnessError, UsageError, local_builds, relative
 from .builder import Preparation, Readiness, build_estimate
 from .envinfo import cpu_times, git, host, machine_state, mask_text, mask_value, redact, steal_frac
 from .executor import Executor, ProcessExecutor, unready_row
@@ -178,9 +178,12 @@ def _open(out: Path, runs: list[Planned], resume: bool) -> tuple[RunDir, list[Pl
 def variant_record(impl: Impl) -> dict[str, Any]:
     """env.json's `variants` entry: what a variant or release is, with a
     credential in a setting masked as in its label."""
-    return {"impl": impl.base, "version": impl.release or None,
-            "env": {k: mask_value(v) for k, v in impl.settings_env},
-            "flags": [mask_value(f) for f in impl.flags]}
+    record = {"impl": impl.base, "version": impl.release or None,
+              "env": {k: mask_value(v) for k, v in impl.settings_env},
+              "flags": [mask_value(f) for f in impl.flags]}
+    if local_builds.is_local(impl.release):
+        record["local"] = local_builds.record(impl.release)
+    return record
 
 
 def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = False,

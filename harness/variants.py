@@ -1,5 +1,5 @@
 """How an implementation is named on --impl: its id, optionally a release
-(`IMPL@VERSION`) and settings (`IMPL[K=V;K2=V2;-flag]`), e.g.
+(`IMPL@VERSION`, or a local source or build, `IMPL@path:DIR`) and settings (`IMPL[K=V;K2=V2;-flag]`), e.g.
 `go[GOGC=off]`, `rust-tokio@1.5.0`, `java-virtual[-XX:+UseZGC]`. The
 canonical label, `IMPL@VERSION[settings]`, is the implementation's name in
 every row, table, plot and comparison: a variant or a release is a
@@ -13,7 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from . import UsageError
+from . import UsageError, local_builds
 from .envinfo import SECRET_NAME, mask_value
 
 # An environment variable's name, as POSIX shells accept it.
@@ -80,9 +80,13 @@ def parse(text: str) -> Spec:
     base, _, version = rest.partition("@")
     if not ID.fullmatch(base):
         raise UsageError(f"{text!r}: {base!r} is not an implementation id")
-    if len(version) > MAX_RELEASE:
+    if local_builds.is_local(version):
+        if len(version) == len(local_builds.PREFIX):
+            raise UsageError(f"{text!r}: path: names a folder (e.g. {base}@path:../tokio)")
+        version = local_builds.normal(version)
+    elif len(version) > MAX_RELEASE:
         raise UsageError(f"{base}@{version[:20]}...: a release is at most {MAX_RELEASE} characters")
-    if "@" in rest and not VERSION.fullmatch(version):
+    if "@" in rest and not VERSION.fullmatch(version) and not local_builds.is_local(version):
         raise UsageError(f"{text!r}: {version!r} is not a release (e.g. rust-tokio@1.5.0)")
     env: list[tuple[str, str]] = []
     flags: list[str] = []

@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 from xml.etree import ElementTree
 
-from . import UsageError
+from . import UsageError, local_builds
 from .children import run_contained
 from .registry import VERSIONS_DIR, Impl
 from .variants import is_release, release_key, stable
@@ -155,6 +155,8 @@ def _go_toolchain_here(release: str) -> bool:
 
 def where(impl: Impl) -> str:
     """The registry and package, in words: "tokio on crates.io"."""
+    if local_builds.is_local(impl.release):
+        return str(local_builds.directory(impl.release))
     versions = impl.versions
     if versions is not None and versions.origin:
         return versions.origin
@@ -170,7 +172,7 @@ def check(impls: list[Impl]) -> list[str]:
     install then says whether the release exists)."""
     notes = []
     for impl in impls:
-        if not impl.release:
+        if not impl.release or local_builds.is_local(impl.release):  # a folder: checked by derive
             continue
         try:
             known = available(impl)
@@ -207,6 +209,8 @@ def download_size(impl: Impl) -> int | None:
     toolchain; not its dependencies), where the registry says; 0 when it is
     already on this machine (a Go toolchain)."""
     versions, release = impl.versions, impl.release
+    if local_builds.is_local(release):
+        return 0
     if versions is None or not versions.source:
         return None
     kind, _, name = versions.source.partition(":")

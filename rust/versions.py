@@ -2,6 +2,13 @@
 (IMPL@VERSION, the install command of [impl.versions] in impls.toml).
 
     python versions.py IMPL CRATE VERSION CACHE TARGET
+    python versions.py IMPL CRATE path:DIR CACHE TARGET
+
+With path:DIR (IMPL@path:DIR, [impl.versions] path_install), DIR is a local
+checkout of CRATE, or of a workspace holding it in DIR/CRATE: the manifest
+pins CRATE to DIR's own version and replaces it with DIR through
+`[patch.crates-io]`, so that every crate of the graph that uses CRATE uses
+DIR's (hyper's tokio too), the program unchanged.
 
 The same program source as the stock build, copied into CACHE (everything
 but target/), with one change to the manifest: CRATE's requirement becomes
@@ -90,9 +97,26 @@ def dump(manifest: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def release_manifest(stock: dict, crate: str, version: str, serve: bool) -> dict:
-    """The stock manifest with CRATE at =VERSION, and with or without serve."""
+def local_crate(crate: str, root: Path) -> tuple[Path, str]:
+    """(the folder of CRATE's manifest, its version) in a checkout of the crate
+    or of a workspace holding it in root/CRATE; ValueError says why not."""
+    for folder in (root, root / crate):
+        try:
+            package = tomllib.loads((folder / "Cargo.toml").read_text()).get("package", {})
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        if package.get("name") == crate and isinstance(package.get("version"), str):
+            return folder, package["version"]
+    raise ValueError(f"error: {root} holds no {crate} crate (no Cargo.toml naming it, there or in {crate}/)")
+
+
+def release_manifest(stock: dict, crate: str, version: str, serve: bool,
+                     local: Path | None = None) -> dict:
+    """The stock manifest with CRATE at =VERSION, and with or without serve;
+    with local, CRATE comes from that folder (VERSION being its own)."""
     manifest = json.loads(json.dumps(stock))  # a deep copy
+    if local is not None:
+        manifest["patch"] = {"crates-io": {crate: {"path": str(local)}}}
     deps = manifest["dependencies"]
     pin = f"={version}"
     if isinstance(deps[crate], str):
@@ -187,10 +211,11 @@ def resolution_error(text: str, crate: str, version: str) -> str:
 
 
 def attempt(impl: str, crate: str, version: str, cache: Path, target: Path, stock: dict,
-            stock_lock: set, serve: bool, last: bool) -> tuple[bool, str, bool]:
+            stock_lock: set, serve: bool, last: bool,
+            local: Path | None = None) -> tuple[bool, str, bool]:
     """Resolve and build once: (built, why not, resolved). `last`: the final
     attempt, whose errors go to stderr (the row's error line)."""
-    (cache / "Cargo.toml").write_text(dump(release_manifest(stock, crate, version, serve)))
+    (cache / "Cargo.toml").write_text(dump(release_manifest(stock, crate, version, serve, local)))
     shutil.copy2(HERE / "Cargo.lock", cache / "Cargo.lock")
     code, text = cargo(["update", "--workspace"], cache, quiet=True)
     if code != 0:
@@ -222,17 +247,25 @@ def main(argv: list[str]) -> int:
         return 2
     impl, crate, version = argv[0], argv[1], argv[2]
     cache, target = Path(argv[3]).resolve(), Path(argv[4]).resolve()
+    local = None
+    if version.startswith("path:"):
+        try:
+            local, version = local_crate(crate, Path(version[5:]))
+        except ValueError as exc:
+            print(exc, file=sys.stderr)
+            return 1
     cache.mkdir(parents=True, exist_ok=True)
     shutil.copytree(HERE, cache, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("target", "__pycache__"))
     stock = tomllib.loads((HERE / "Cargo.toml").read_text())
     stock_lock = packages(HERE / "Cargo.lock")
-    say(f"{impl} against {crate} ={version}: the project's sources and Cargo.lock copied "
+    against = f"{crate} {version} from {local}" if local else f"{crate} ={version}"
+    say(f"{impl} against {against}: the project's sources and Cargo.lock copied "
         f"into {cache}, cargo resolves the change and builds that binary alone in {target}")
     why = ""
     if impl == SERVE_IMPL:
         built, why, resolved = attempt(impl, crate, version, cache, target, stock, stock_lock, serve=True,
-                                       last=False)
+                                       last=False, local=local)
         if built:
             return 0
         if resolved:  # the server's crates resolve: the release itself does not compile
@@ -240,7 +273,8 @@ def main(argv: list[str]) -> int:
             return 1
         why = why.removeprefix("error: ")
         say(f"{impl}@{version} is built without `serve` (its http rows are skipped): with it, {why}")
-    built, _, _ = attempt(impl, crate, version, cache, target, stock, stock_lock, serve=False, last=True)
+    built, _, _ = attempt(impl, crate, version, cache, target, stock, stock_lock, serve=False, last=True,
+                          local=local)
     if built and why:
         # the harness skips the workloads a release's build lacks (builder.release_lacks)
         declared = next(e for e in tomllib.loads((HERE / "impls.toml").read_text())["impl"]

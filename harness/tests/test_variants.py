@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -399,3 +401,78 @@ def test_a_release_folder_that_cannot_be_written_is_a_build_failed_row(tmp_path:
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     (row,) = rows(out)
     assert row["status"] == "build-failed" and "install failed" in row["error"]
+
+
+# --- a local source or build: IMPL@path:DIR ---------------------------------
+
+def git_checkout(root: Path, slowdown: str) -> Path:
+    """A git repository holding a fake implementation's source: its slowdown."""
+    root.mkdir(parents=True)
+    (root / "slowdown").write_text(slowdown)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(root)}
+    for cmd in (["init", "-q"], ["add", "slowdown"], ["commit", "-q", "-m", "fake source"]):
+        subprocess.run(["git", "-C", str(root), *cmd], check=True, env={**os.environ, **env})
+    return root
+
+
+def test_a_local_path_is_written_absolute_in_the_label(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = parse("rust-tokio@path:src/../tokio")
+    assert spec.version == f"path:{tmp_path / 'tokio'}"
+    assert parse(spec.label) == spec
+    assert parse("rust-tokio@path:tokio[A=1]").label == f"rust-tokio@path:{tmp_path / 'tokio'}[A=1]"
+    with pytest.raises(UsageError, match="names a folder"):
+        parse("rust-tokio@path:")
+
+
+def test_a_local_build_is_measured_beside_the_stock_one_and_recorded(tmp_path: Path) -> None:
+    source = git_checkout(tmp_path / "checkout", "1.5")
+    out = tmp_path / "results"
+    label = f"fake-releases@path:{source}"
+    args = ["run", "--impl", f"{label},fake-releases", "--workload", "chain", "--n", "5",
+            "--repeat", "2", "--out", str(out), "--no-report"]
+    proc = harness(*args, extra_env=run_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert f"{label}: building {source} into" in proc.stdout
+    local = [r for r in rows(out) if r["impl"] == label]
+    assert [r["status"] for r in local] == ["ok", "ok"] and local[0]["version"] == f"path:{source}"
+    assert json.loads(local[0]["output"])["iter_ns"] == [1500, 1502]  # its own build's
+    env = json.loads((out / "latest" / "env.json").read_text())
+    commit = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    assert env["variants"][label]["local"] == {"path": str(source), "commit": commit, "dirty": False}
+    proc = harness("compare", str(out / "latest"), "--baseline", "fake-releases", "--format", "json")
+    (pair,) = json.loads(proc.stdout)["configurations"]
+    assert pair["impl"] == label and pair["old_ok"] == pair["new_ok"] == 2
+
+    # an edit: a new build (cached by content), recorded as dirty
+    (source / "slowdown").write_text("2.0")
+    proc = harness(*args[:2], label, *args[3:], extra_env=run_env(tmp_path))
+    assert proc.returncode == 0 and "building" in proc.stdout, proc.stderr
+    assert len(list((tmp_path / "versions" / "fake-releases").glob("path-*"))) == 2
+    assert json.loads(rows(out)[0]["output"])["iter_ns"] == [2000, 2002]
+    env = json.loads((out / "latest" / "env.json").read_text())
+    assert env["variants"][label]["local"]["dirty"] is True
+    # the same content again: the build is reused
+    proc = harness(*args[:2], label, *args[3:], extra_env=run_env(tmp_path))
+    assert proc.returncode == 0 and "using the build in" in proc.stdout
+
+
+def test_a_local_source_that_does_not_build_is_a_row_and_a_missing_one_bad_input(
+        tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = tmp_path / "results"
+    proc = harness("run", "--impl", f"fake-releases@path:{empty}", "--workload", "chain", "--n", "5",
+                   "--repeat", "1", "--out", str(out), "--no-report", extra_env=run_env(tmp_path))
+    assert proc.returncode == 1
+    (row,) = rows(out)
+    assert row["status"] == "build-failed" and "slowdown is missing" in row["error"]
+    assert row["version"] == f"path:{empty}"
+    for name, message in ((f"fake-releases@path:{tmp_path / 'nowhere'}", "does not exist"),
+                          (f"fake-good@path:{empty}", "no other releases")):
+        proc = harness("run", "--impl", name, "--workload", "chain", "--n", "5", "--out",
+                       str(tmp_path / "refused"), extra_env=run_env(tmp_path))
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "refused").exists()
