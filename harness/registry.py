@@ -46,6 +46,7 @@ class Versions:
     # IMPL@path:DIR (local_builds): how a local source or build is built into
     # {cache}, DIR being {path}; empty: the implementation takes none.
     path_install: list[str] = field(default_factory=list)
+    path_run: list[str] = field(default_factory=list)  # a local build's program, when not `run`
 
 
 @dataclass
@@ -159,9 +160,13 @@ class Impl:
                 raise UsageError(f"{label}: {self.id} has no other releases to run "
                                  f"(its impls.toml declares no [impl.versions])")
             cache = VERSIONS_DIR / self.id / spec.version
+            run, version, check = self.versions.run, self.versions.version, []
             if local_builds.is_local(spec.version):
                 cache = VERSIONS_DIR / self.id / self._local_folder(label, spec.version)
-            run, version, check = self.versions.run, self.versions.version, []
+                run = self.versions.path_run or run
+            elif not (self.versions.source or self.versions.list):
+                raise UsageError(f"{label}: {self.id} has no releases to name, only local builds "
+                                 f"({self.id}@path:DIR)")
             workloads = self.versions.workloads or self.workloads
         if spec.flags and FLAGS not in run:
             raise UsageError(f"{label}: {self.id} takes no runtime flags (its run command has "
@@ -386,17 +391,21 @@ def _versions(entry: dict, at: str) -> Versions | None:
     where = f"{at}: [impl.versions]"
     source = _text(table, "source", where, "")
     listing = _argv(table, "list", where, required=False)
-    if bool(source) == bool(listing):
+    path_install = _argv(table, "path_install", where, required=False)
+    releases = bool(source or listing)  # without, the table is for local builds alone
+    if (source and listing) or not (releases or path_install):
         raise RegistryError(f"{where}: give either 'source' ({', '.join(SOURCES)}, e.g. "
-                            f"\"crates:tokio\") or a 'list' command, not both")
+                            f"\"crates:tokio\") or a 'list' command, not both (or, for local "
+                            f"builds alone, neither and a 'path_install')")
     if source and source.partition(":")[0] not in SOURCES:
         raise RegistryError(f"{where}: source {source!r} must start with one of "
                             f"{', '.join(s + ':' for s in SOURCES)}")
     workloads = table.get("workloads", [])
     if not isinstance(workloads, list) or any(w not in entry.get("workloads", []) for w in workloads):
         raise RegistryError(f"{where}: 'workloads' must list some of the implementation's workloads")
-    return Versions(source=source, list=listing, install=_argv(table, "install", where),
-                    path_install=_argv(table, "path_install", where, required=False),
+    return Versions(source=source, list=listing,
+                    install=_argv(table, "install", where, required=releases),
+                    path_install=path_install, path_run=_argv(table, "path_run", where, required=False),
                     run=_argv(table, "run", where), version=_argv(table, "version", where, required=False),
                     stock=_text(table, "stock", where, ""), workloads=list(workloads),
                     origin=_text(table, "origin", where, ""))

@@ -107,6 +107,9 @@ def available(impl: Impl, refresh: bool = False) -> list[str]:
     if versions is None:
         raise UsageError(f"{impl.base} has no other releases to run (its impls.toml declares "
                          f"no [impl.versions])")
+    if not (versions.source or versions.list):
+        raise UsageError(f"{impl.base} has no releases to list, only local builds "
+                         f"({impl.base}@path:DIR)")
     cache = _cache_file(impl)
     cached: list[str] | None = None
     try:

@@ -476,3 +476,37 @@ def test_a_local_source_that_does_not_build_is_a_row_and_a_missing_one_bad_input
                        str(tmp_path / "refused"), extra_env=run_env(tmp_path))
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "refused").exists()
+
+
+LOCAL_ONLY = """
+[language]
+name = "localonly"
+detect = ["true"]
+build = ["true"]
+test = ["true"]
+
+[[impl]]
+id = "local-only"
+run = ["{python}", "-c", "pass"]
+workloads = ["chain"]
+[impl.versions]
+path_install = ["true"]
+run = ["{cache}/program"]
+"""
+
+
+def test_an_implementation_may_take_local_builds_alone(tmp_path: Path) -> None:
+    """[impl.versions] with a path_install and no release source: path:DIR
+    works, a release is refused in one line, as is listing releases."""
+    registry = tmp_path / "localonly" / "impls.toml"
+    registry.parent.mkdir()
+    registry.write_text(LOCAL_ONLY)
+    (local,) = select(load_registry([registry]), [f"local-only@path:{tmp_path}"])
+    assert local.argv() == [str(local.cache / "program")] and local.cache.name.startswith("path-")
+    with pytest.raises(UsageError, match="only local builds"):
+        select(load_registry([registry]), ["local-only@1.0.0"])
+    proc = harness("list", "--versions", "local-only", "--registry", str(registry))
+    assert proc.returncode == 2 and "only local builds" in proc.stderr, proc.stderr
+    registry.write_text(LOCAL_ONLY.replace('path_install = ["true"]\n', ""))
+    with pytest.raises(Exception, match="give either 'source'"):
+        load_registry([registry])
