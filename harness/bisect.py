@@ -32,7 +32,7 @@ from itertools import count
 from pathlib import Path
 from typing import Any, Callable
 
-from . import UsageError, relative
+from . import UsageError, local_builds, relative
 from .analysis import Group, analyse, headline
 from .envinfo import host
 from .interrupts import Interrupted, interruptible
@@ -64,6 +64,7 @@ class Found:
     why: str = ""  # when first_bad is None
     measured: tuple[str, ...] = ()
     unsettled: tuple[str, ...] = ()  # steps whose interval held the midpoint: decided by estimate
+    skipped: tuple[str, ...] = ()  # steps with no ok run, passed over (commits that do not build)
 
     @property
     def settled(self) -> bool:
@@ -108,13 +109,17 @@ class Bisection:
     def __init__(self, releases: list[str], figure: str, repeat: int, max_repeat: int,
                  measure: Callable[[list[str], int], None],
                  values: Callable[[str], tuple[float, ...]],
-                 say: Callable[[str], None] = print) -> None:
+                 say: Callable[[str], None] = print, skip: bool = False) -> None:
         self.releases, self.figure = releases, figure
         self.repeat, self.max_repeat = repeat, max_repeat
         self._measure, self._values, self.say = measure, values, say
+        # skip: a step with no ok run is passed over, as `git bisect skip`
+        # (a commit that does not build), instead of ending the search
+        self.skip = skip
         self.runs: dict[str, int] = {}
         self.measured: list[str] = []
         self.unsettled: list[str] = []  # steps decided by their estimate alone
+        self.skipped: list[str] = []
 
     def _run(self, releases: list[str], runs: int) -> None:
         todo = [r for r in releases if self.runs.get(r, 0) < runs]
@@ -165,8 +170,7 @@ class Bisection:
         midpoint = math.sqrt(statistics.median(self._values(bad))
                              / statistics.median(self._values(good)))
         lo, hi = 0, len(self.releases) - 1
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
+        while (mid := self._middle(lo, hi)) is not None:
             release = self.releases[mid]
             self.say(f"bisect: {self.releases[lo]} is like {good}, {self.releases[hi]} like {bad}; "
                      f"measuring {release} ({hi - lo - 1} releases between)")
@@ -177,6 +181,10 @@ class Bisection:
             if self._settle([release], decided):
                 verdict = classify(self.ratio(good, release), midpoint, worse_up)
                 how = ""
+            elif not self._values(release) and self.skip:
+                self.skipped.append(release)
+                self.say(f"bisect: {release} has no ok run (see its rows): skipped")
+                continue
             elif not self._values(release):
                 return self._found(None, self.releases[lo], self.releases[hi], both,
                                    f"{release} has no ok run (see its rows): the change lies "
@@ -198,10 +206,17 @@ class Bisection:
         return self._found(self.releases[hi], self.releases[lo],
                            self.ratio(self.releases[lo], self.releases[hi]), both, "")
 
+    def _middle(self, lo: int, hi: int) -> int | None:
+        """The next step between lo and hi: the middle, or the untried step
+        nearest to it when the middle was skipped; None when none is left."""
+        left = [i for i in range(lo + 1, hi) if self.releases[i] not in self.skipped]
+        middle = (lo + hi) / 2
+        return min(left, key=lambda i: (abs(i - middle), i)) if left else None
+
     def _found(self, first_bad: str | None, last_good: str | None, change: Interval | None,
                overall: Interval | None, why: str) -> Found:
         return Found(self.figure, self.releases, first_bad, last_good, change, overall, why,
-                     tuple(self.measured), tuple(self.unsettled))
+                     tuple(self.measured), tuple(self.unsettled), tuple(self.skipped))
 
 
 def report_lines(found: Found, label: Callable[[str], str],
@@ -213,7 +228,8 @@ def report_lines(found: Found, label: Callable[[str], str],
     good, bad = found.releases[0], found.releases[-1]
     lines = []
     if found.first_bad:
-        lines.append(f"first release where {name} changed: {label(found.first_bad)} "
+        kind = "commit" if local_builds.is_git(found.first_bad) else "release"
+        lines.append(f"first {kind} where {name} changed: {label(found.first_bad)} "
                      f"({found.last_good} → {found.first_bad}: {interval_text(found.change)}; "
                      f"{good} → {bad}: {interval_text(found.overall)})")
         before, after = found.last_good or good, found.first_bad
@@ -226,6 +242,15 @@ def report_lines(found: Found, label: Callable[[str], str],
                          f"estimate; the change may be spread over several releases")
     else:
         lines.append(f"not found: {found.why}")
+    if found.skipped:
+        lines.append(f"skipped (no ok run: see their rows): "
+                     f"{', '.join(label(r) for r in found.skipped)}")
+        if found.first_bad and found.last_good:
+            lo, hi = found.releases.index(found.last_good), found.releases.index(found.first_bad)
+            between = [r for r in found.releases[lo + 1:hi] if r in found.skipped]
+            if between:
+                lines.append(f"  the first change may also be at one of the skipped between "
+                             f"them: {', '.join(label(r) for r in between)}")
     for release in sorted(found.measured, key=found.releases.index):
         vals = values(release, found.figure)
         median = fmt_metric(found.figure, statistics.median(vals)) if vals else "no ok run"
@@ -244,6 +269,40 @@ def counter_changes(old: Callable[[str], tuple[float, ...]],
         if a and b and min(a + b) > 0:
             parts.append(f"{METRICS[m].label} {interval_text(ratio_interval(a, b))}")
     return "; ".join(parts)
+
+
+def _tagged(source: Path, tag: str, release: str) -> bool:
+    """Whether release is one whose tag names a commit of source."""
+    if not is_release(release):
+        return False
+    try:
+        local_builds.commit_of(source, tag.format(version=release))
+    except local_builds.GitError:
+        return False
+    return True
+
+
+def _commit(source: Path, rev: str) -> str:
+    try:
+        return local_builds.commit_of(source, rev)[0]
+    except local_builds.GitError as exc:
+        raise UsageError(f"bisect: {exc}") from None
+
+
+def commits_between(source: Path, good: str, bad: str) -> list[str]:
+    """git:COMMIT steps from good to bad along the first parents (either
+    may be the older), both ends included."""
+    old, new = good[len(local_builds.GIT):], bad[len(local_builds.GIT):]
+    try:
+        steps = local_builds.first_parent_commits(source, old, new)
+        if len(steps) == 1:  # bad is not after good: the other way round
+            steps = local_builds.first_parent_commits(source, new, old)[::-1]
+    except local_builds.GitError as exc:
+        raise UsageError(f"bisect: {exc}") from None
+    last = new if steps[0] == old else old
+    if len(steps) < 2 or not steps[-1].startswith(last):
+        raise UsageError(f"bisect: {old} and {new} are not on one first-parent line of {source}")
+    return [local_builds.GIT + c[:local_builds.SHORT] for c in steps]
 
 
 def _start(out: Path) -> tuple[RunDir, RunDir, list[Path]]:
@@ -315,12 +374,18 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
     if parse(name).version:
         raise UsageError(f"bisect: {name!r} names a release: give the implementation, and the "
                          f"releases with --good and --bad")
+    source = Path(settings_from(opts, ram_bytes).source or "") if opts.get("source") else None
+    registries = opts.get("registry") or ()
+    tag = next((i.versions.tag for i in resolve([name], registries) if i.versions), "")
+    # --source with two releases of an implementation that names its tags:
+    # the releases first, then the commits between the two it found
+    then_commits = bool(source and tag and all(_tagged(source, tag, v) for v in (good, bad)))
+    commits_only = source is not None and not then_commits
     for option, release in (("--good", good), ("--bad", bad)):
-        if not is_release(release):
+        if not commits_only and not is_release(release):
             raise UsageError(f"bisect: {option} {release[:40]!r} is not a release")
     if good == bad:
         raise UsageError(f"bisect: --good and --bad are both {good}: give two releases")
-    registries = opts.get("registry") or ()
     impls = resolve([name], registries)
     if len(impls) != 1:
         raise UsageError(f"bisect: {name!r} names {len(impls)} implementations: name one")
@@ -336,11 +401,19 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
 
     def shown(release: str) -> str:
         if release not in labels:
-            labels[release] = resolve([typed(release)], registries)[0].id
+            labels[release] = resolve([typed(release)], registries, source)[0].id
         return labels[release]
 
+    def named(step: str) -> str:
+        """A commit's label and subject."""
+        subject = resolve([typed(step)], registries, source)[0].local.get("subject", "")
+        return f"{shown(step)} ({subject})"
+
+    if commits_only:  # the steps are commits: git:COMMIT
+        assert source is not None
+        good, bad = (local_builds.GIT + _commit(source, rev)[:local_builds.SHORT] for rev in (good, bad))
     s = settings_from(opts | {"impl": typed(good)}, ram_bytes)
-    keys = {p.key for p in plan(resolve([typed(good)], registries), s)}
+    keys = {p.key for p in plan(resolve([typed(good)], registries, source), s)}
     if len(keys) != 1:
         raise UsageError(f"bisect: {shown(good)} runs {len(keys)} configurations of these options: "
                          f"give one --workload it runs, one --n and one value of each of its "
@@ -358,7 +431,11 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
     repeat = max(s.repeat, runs_needed()[1])
     if not repeat <= max_repeat <= MAX_REPEAT:
         raise UsageError(f"bisect: --max-repeat must be from {repeat} to {MAX_REPEAT}")
-    releases = between(impl, good, bad)
+    if commits_only:
+        assert source is not None
+        releases = commits_between(source, good, bad)
+    else:
+        releases = between(impl, good, bad)
     if releases[0] != good:
         releases.reverse()  # from good to bad, whichever is newer
 
@@ -370,6 +447,7 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
         folder, run = _continue(resume)
         print(f"bisect: continuing {relative(run.path)}")
     figures: dict[str, Group] = {}  # each release's, read back after each step
+    commits: list[str] = []  # then_commits: the second search's steps
 
     def measure(todo: list[str], runs: int) -> None:
         step = settings_from(opts | {"impl": ",".join(typed(r) for r in todo), "repeat": runs},
@@ -380,7 +458,7 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
             raise Stopped(code)
         groups = {g.key: g for g in analyse(run).groups}
         figures.clear()
-        for release in releases:
+        for release in releases + commits:
             group = groups.get(dataclasses.replace(template, impl=shown(release)))
             if group is not None:
                 figures[release] = group
@@ -392,9 +470,26 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
     where = relative(run.path)
     try:
         with interruptible():
-            found = Bisection(releases, figure, repeat, max_repeat, measure, values).search()
-            for line in report_lines(found, shown, values):
+            found = Bisection(releases, figure, repeat, max_repeat, measure, values,
+                              skip=commits_only).search()
+            for line in report_lines(found, named if commits_only else shown, values):
                 print(line)
+            if then_commits and found.first_bad and found.last_good:
+                assert source is not None
+                try:
+                    ends = [_commit(source, tag.format(version=r))[:local_builds.SHORT]
+                            for r in (found.last_good, found.first_bad)]
+                    commits += commits_between(source, *(local_builds.GIT + c for c in ends))
+                except UsageError as exc:  # no such tag there: the release is the answer
+                    print(f"{exc}: the commits between the two releases are not searched")
+                    return 0 if found.settled else 1
+                print(f"bisect: on into the {len(commits) - 2} commits between "
+                      f"{tag.format(version=found.last_good)} and "
+                      f"{tag.format(version=found.first_bad)} in {source}")
+                found = Bisection(commits, figure, repeat, max_repeat, measure, values,
+                                  skip=True).search()
+                for line in report_lines(found, named, values):
+                    print(line)
             write_report(run.path)  # every step's rows: the sweep plot among the report's
     except (Stopped, Interrupted) as stop:
         code = stop.code if isinstance(stop, Stopped) else 128 + stop.signum

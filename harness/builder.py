@@ -231,7 +231,7 @@ def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> R
     size = download_size(impl)
     big = (" (nothing to download: already on this machine)" if size == 0
            else f" ({size / 1e6:.1f} MB, and what it needs)" if size else "")
-    if local_builds.is_local(impl.release):
+    if impl.local_dir is not None:
         say(f"{impl.id}: building {where(impl)} into {relative(cache)} ...")
     else:
         say(f"{impl.id}: installing {impl.release} of {where(impl)}{big} into {relative(cache)} ...")
@@ -243,6 +243,9 @@ def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> R
     try:
         shutil.rmtree(cache, ignore_errors=True)
         cache.mkdir(parents=True)
+        if local_builds.is_git(impl.release):
+            assert impl.local_dir is not None
+            local_builds.check_out(Path(impl.local["source"]), impl.local["commit"], impl.local_dir)
         code, stdout, stderr = _step(cmd, impl.language)
         with log_path.open("a") as log:
             log.write(f"$ {shlex.join(cmd)}\n{stdout}{stderr}\n"
@@ -251,6 +254,8 @@ def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> R
             marker.write_text(f"{impl.id}\n{toolchain}\n")
     except OSError as exc:
         return Readiness("build-failed", f"{impl.id}: install failed: {exc.strerror or exc}")
+    except local_builds.GitError as exc:
+        return Readiness("build-failed", f"{impl.id}: {exc}")
     if code != 0:
         return Readiness("build-failed", f"{impl.id}: install exited {code}: "
                                          f"{first_error(stderr or stdout)}; log: {log_path}")

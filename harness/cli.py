@@ -154,6 +154,10 @@ def build_parser() -> Parser:
         p.add_argument("--registry", action="append", default=[], metavar="FILE",
                        help="also the implementations of this impls.toml, kept outside the "
                             "repository ({dir} = its folder); repeatable")
+    for p in (run, bis):
+        p.add_argument("--source", default=None, metavar="DIR",
+                       help="the git checkout that IMPL@git:REV names a commit of (bisect: "
+                            "--good and --bad are then revisions of it)")
 
     for name, text in (("report", "write report.md, summary.csv, results.json and plots"),
                        ("plot", "redraw the plots of a run")):

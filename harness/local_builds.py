@@ -3,7 +3,12 @@ a local source or build (a crate's checkout for the Rust implementations, a
 GOROOT for go: impls.toml's [impl.versions] `path_install` says which). It
 is built like a release, into its own folder under .versions/, cached by
 the content it was built from, and recorded exactly: the path, and where
-DIR is in a git checkout, its commit and whether the tree was dirty."""
+DIR is in a git checkout, its commit and whether the tree was dirty.
+
+`IMPL@git:REV` with `--source DIR`: the commit REV names in the git
+checkout DIR, checked out into a worktree of its own under .versions/ and
+built from there as a local build; named by its commit (`git:` and 12 hex
+digits) whatever REV was typed, cached by it."""
 
 from __future__ import annotations
 
@@ -14,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 PREFIX = "path:"
+GIT = "git:"
+SHORT = 12  # a commit's digits in a label: unique in any repository of this century
 # Folders a build writes into or that do not make the build: never hashed.
 SKIPPED = frozenset({".git", "target", "node_modules", "__pycache__", ".hg"})
 # Files up to this size are hashed by their bytes; larger ones (a toolchain's
@@ -24,6 +31,10 @@ HASHED_BYTES = 1 << 20
 
 def is_local(version: str) -> bool:
     return version.startswith(PREFIX)
+
+
+def is_git(version: str) -> bool:
+    return version.startswith(GIT)
 
 
 def directory(version: str) -> Path:
@@ -83,3 +94,39 @@ def record(version: str) -> dict[str, Any]:
     """env.json's account of a local build: its path, commit and dirty flag."""
     root = directory(version)
     return {"path": str(root), **git_state(root)}
+
+
+class GitError(Exception):
+    """A revision that is not a commit of the checkout, or no checkout."""
+
+
+def commit_of(source: Path, rev: str) -> tuple[str, str]:
+    """(the full commit, its subject) that REV names in the checkout source."""
+    if rev.startswith("-"):  # never an option of git's
+        raise GitError(f"{rev!r} is not a revision")
+    commit = _git(source, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+    if not commit:
+        raise GitError(f"{rev!r} is not a commit of the git checkout {source}")
+    return commit, _git(source, "log", "-1", "--format=%s", commit) or ""
+
+
+def first_parent_commits(source: Path, good: str, bad: str) -> list[str]:
+    """good, then the first-parent commits after it up to bad, oldest first:
+    what a bisect between two revisions searches."""
+    text = _git(source, "rev-list", "--first-parent", "--reverse", f"{good}..{bad}")
+    if text is None:
+        raise GitError(f"cannot list the commits from {good} to {bad} in {source}")
+    return [good] + text.split()
+
+
+def check_out(source: Path, commit: str, where: Path) -> None:
+    """A worktree of source at commit in where (kept for the next build of
+    it); GitError says why not."""
+    if (where / ".git").exists():
+        return
+    where.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["git", "-C", str(source), "worktree", "add", "--detach", "--force",
+                           str(where), commit], capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise GitError(f"git worktree add {commit[:SHORT]}: {lines[-1] if lines else 'failed'}")

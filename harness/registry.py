@@ -46,6 +46,11 @@ class Versions:
     # IMPL@path:DIR (local_builds): how a local source or build is built into
     # {cache}, DIR being {path}; empty: the implementation takes none.
     path_install: list[str] = field(default_factory=list)
+    path_run: list[str] = field(default_factory=list)  # a local build's program, when not `run`
+    # A release's git tag in the source's repository, "{version}" standing
+    # for the release ("tokio-{version}"): bisect goes on from two releases
+    # into the commits between their tags.
+    tag: str = ""
 
 
 @dataclass
@@ -119,6 +124,10 @@ class Impl:
     flags: tuple[str, ...] = ()
     settings_env: tuple[tuple[str, str], ...] = ()  # the variant's own K=V (env adds them)
     cache: Path | None = None  # a release's build folder under VERSIONS_DIR
+    # A local build's folder ({path}: DIR, or a git: commit's worktree) and
+    # what env.json records of it (local_builds)
+    local_dir: Path | None = None
+    local: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.base = self.base or self.id
@@ -134,20 +143,27 @@ class Impl:
                 continue
             if self.cache is not None:
                 arg = arg.replace("{cache}", str(self.cache)).replace("{version}", self.release)
-                if local_builds.is_local(self.release):
-                    arg = arg.replace("{path}", str(local_builds.directory(self.release)))
+                if self.local_dir is not None:
+                    arg = arg.replace("{path}", str(self.local_dir))
             out.append(self.language.expand([arg])[0])
         return out
 
     def argv(self) -> list[str]:
         return self.expand(self.run)
 
-    def derive(self, spec: Spec) -> Impl:
+    def derive(self, spec: Spec, source: Path | None = None) -> Impl:
         """This implementation as a variant or another release, or itself
-        for a plain name. Raises UsageError when it has no releases to
-        choose from, or no place for runtime flags."""
+        for a plain name; source is --source, the checkout of IMPL@git:REV.
+        Raises UsageError when it has no releases to choose from, or no
+        place for runtime flags."""
         if spec.plain:
             return self
+        local_dir, local = None, {}
+        if local_builds.is_git(spec.version):
+            spec, local_dir, local = self._commit(spec, source)
+        elif local_builds.is_local(spec.version):
+            local_dir = local_builds.directory(spec.version)
+            local = local_builds.record(spec.version)
         # a language's name: each impl's own; a credential in a setting is
         # masked in the label (every row and file) and kept in env and flags
         shown = masked_spec(dataclasses.replace(spec, base=self.id))
@@ -159,9 +175,13 @@ class Impl:
                 raise UsageError(f"{label}: {self.id} has no other releases to run "
                                  f"(its impls.toml declares no [impl.versions])")
             cache = VERSIONS_DIR / self.id / spec.version
-            if local_builds.is_local(spec.version):
-                cache = VERSIONS_DIR / self.id / self._local_folder(label, spec.version)
             run, version, check = self.versions.run, self.versions.version, []
+            if local_dir is not None:
+                cache = VERSIONS_DIR / self.id / self._local_folder(label, spec.version)
+                run = self.versions.path_run or run
+            elif not (self.versions.source or self.versions.list):
+                raise UsageError(f"{label}: {self.id} has no releases to name, only local builds "
+                                 f"({self.id}@path:DIR)")
             workloads = self.versions.workloads or self.workloads
         if spec.flags and FLAGS not in run:
             raise UsageError(f"{label}: {self.id} takes no runtime flags (its run command has "
@@ -170,15 +190,33 @@ class Impl:
                                    release=spec.version, flags=spec.flags, settings_env=spec.env,
                                    env=self.env | dict(spec.env),
                                    run=run, version=version, check=check, cache=cache,
-                                   workloads=list(workloads),
+                                   local_dir=local_dir, local=local, workloads=list(workloads),
                                    floor=False)  # the floor is the stock build alone
 
+    def _commit(self, spec: Spec, source: Path | None) -> tuple[Spec, Path, dict[str, Any]]:
+        """IMPL@git:REV: the spec named by its commit, the commit's worktree
+        (made at install), and its record."""
+        typed = f"{self.id}@{spec.version}"
+        if source is None:
+            raise UsageError(f"{typed}: a commit needs --source DIR, the git checkout it is in")
+        try:
+            commit, subject = local_builds.commit_of(source, spec.version[len(local_builds.GIT):])
+        except local_builds.GitError as exc:
+            raise UsageError(f"{typed}: {exc}") from None
+        short = commit[:local_builds.SHORT]
+        record = {"source": str(source), "commit": commit, "subject": subject}
+        return (dataclasses.replace(spec, version=local_builds.GIT + short),
+                VERSIONS_DIR / "worktrees" / short, record)
+
     def _local_folder(self, label: str, version: str) -> str:
-        """IMPL@path:DIR's build folder, named by the content it is built from."""
+        """A local build's folder: IMPL@path:DIR's named by the content it is
+        built from, IMPL@git:COMMIT's by its commit."""
         assert self.versions is not None
         if not self.versions.path_install:
             raise UsageError(f"{label}: {self.id} takes no local source or build (its "
                              f"[impl.versions] declares no path_install)")
+        if local_builds.is_git(version):
+            return version.replace(":", "-")
         root = local_builds.directory(version)
         if not root.exists():
             raise UsageError(f"{label}: {root} does not exist")
@@ -188,7 +226,7 @@ class Impl:
     def install(self) -> list[str]:
         """The command that builds this release or local build into its cache."""
         assert self.versions is not None
-        if local_builds.is_local(self.release):
+        if self.local_dir is not None:
             return self.expand(self.versions.path_install)
         return self.expand(self.versions.install)
 
@@ -222,6 +260,8 @@ class Impl:
                     version = proc.stdout.strip().splitlines()[0]
             except OSError:
                 pass
+        if self.local.get("subject") is not None:  # a commit: its hash and subject
+            version += f"; {self.release} {self.local['subject']}"
         return f"{self.runtime_label} ({version})"
 
 
@@ -386,23 +426,28 @@ def _versions(entry: dict, at: str) -> Versions | None:
     where = f"{at}: [impl.versions]"
     source = _text(table, "source", where, "")
     listing = _argv(table, "list", where, required=False)
-    if bool(source) == bool(listing):
+    path_install = _argv(table, "path_install", where, required=False)
+    releases = bool(source or listing)  # without, the table is for local builds alone
+    if (source and listing) or not (releases or path_install):
         raise RegistryError(f"{where}: give either 'source' ({', '.join(SOURCES)}, e.g. "
-                            f"\"crates:tokio\") or a 'list' command, not both")
+                            f"\"crates:tokio\") or a 'list' command, not both (or, for local "
+                            f"builds alone, neither and a 'path_install')")
     if source and source.partition(":")[0] not in SOURCES:
         raise RegistryError(f"{where}: source {source!r} must start with one of "
                             f"{', '.join(s + ':' for s in SOURCES)}")
     workloads = table.get("workloads", [])
     if not isinstance(workloads, list) or any(w not in entry.get("workloads", []) for w in workloads):
         raise RegistryError(f"{where}: 'workloads' must list some of the implementation's workloads")
-    return Versions(source=source, list=listing, install=_argv(table, "install", where),
-                    path_install=_argv(table, "path_install", where, required=False),
+    return Versions(source=source, list=listing,
+                    install=_argv(table, "install", where, required=releases),
+                    path_install=path_install, path_run=_argv(table, "path_run", where, required=False),
+                    tag=_text(table, "tag", where, ""),
                     run=_argv(table, "run", where), version=_argv(table, "version", where, required=False),
                     stock=_text(table, "stock", where, ""), workloads=list(workloads),
                     origin=_text(table, "origin", where, ""))
 
 
-def select(impls: list[Impl], names: list[str]) -> list[Impl]:
+def select(impls: list[Impl], names: list[str], source: Path | None = None) -> list[Impl]:
     """Resolve --impl: a language folder name selects all its implementations
     (a name that is both a language and an id means the language); a
     variant or release of a name (IMPL[K=V], IMPL@VERSION) is that of each
@@ -421,16 +466,17 @@ def select(impls: list[Impl], names: list[str]) -> list[Impl]:
         if spec.version and spec.base in languages and len(matches) > 1:
             raise UsageError(f"{name}: a release belongs to one implementation, not to the "
                              f"language {spec.base} (e.g. {matches[0].id}@{spec.version})")
-        derived = [m.derive(spec) for m in matches]
+        derived = [m.derive(spec, source) for m in matches]
         chosen += [d for d in derived if d.id not in {c.id for c in chosen}]
     return chosen
 
 
-def resolve(names: list[str], registries: Sequence[str] = ()) -> list[Impl]:
-    """--impl and --registry: every implementation for ["all"], else the
-    named ones (select)."""
+def resolve(names: list[str], registries: Sequence[str] = (), source: Path | None = None
+            ) -> list[Impl]:
+    """--impl, --registry and --source: every implementation for ["all"],
+    else the named ones (select)."""
     impls = load_registry([Path(r) for r in registries])
-    return impls if names == ["all"] else select(impls, names)
+    return impls if names == ["all"] else select(impls, names, source)
 
 
 def languages(impls: list[Impl]) -> list[Language]:

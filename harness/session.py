@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from . import ROOT, HarnessError, UsageError, local_builds, relative
+from . import ROOT, HarnessError, UsageError, relative
 from .builder import Preparation, Readiness, build_estimate
 from .envinfo import cpu_times, git, host, machine_state, mask_text, mask_value, redact, steal_frac
 from .executor import Executor, ProcessExecutor, unready_row
@@ -181,8 +181,8 @@ def variant_record(impl: Impl) -> dict[str, Any]:
     record = {"impl": impl.base, "version": impl.release or None,
               "env": {k: mask_value(v) for k, v in impl.settings_env},
               "flags": [mask_value(f) for f in impl.flags]}
-    if local_builds.is_local(impl.release):
-        record["local"] = local_builds.record(impl.release)
+    if impl.local:
+        record["local"] = impl.local
     return record
 
 
@@ -191,7 +191,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     """The `run` command. Returns the exit status: 0 when every row is ok or
     skipped, 1 otherwise, ALL_SKIPPED (3) when every row is skipped: nothing
     was measured (the reasons and what would set each up are printed)."""
-    impls = resolve(s.impls, s.registries)
+    impls = resolve(s.impls, s.registries, Path(s.source) if s.source else None)
     runs = plan(impls, s)
     # a release that does not exist is bad input: said before anything is written
     for line in check_releases(impls):

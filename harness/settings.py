@@ -61,6 +61,7 @@ class Settings:
     sample_interval_s: float
     build: bool = True
     registries: list[str] = field(default_factory=list)  # --registry FILE, outside the tree
+    source: str | None = None  # --source DIR: the git checkout of IMPL@git:REV (absolute)
     # --until-ci PCT as a fraction: after the repeat minimum, more passes of
     # the configurations whose headline interval is unsettled or wider than
     # ±PCT of the median (plan.more_runs), up to max_repeat runs each.
@@ -443,6 +444,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
                                  else DEFAULTS["sample_interval_ms"], "--sample-interval-ms",
                                  SAMPLE_INTERVAL_MS, "ms", "1 ms to a minute") / 1000,
         build=not opts.get("no_build"), registries=list(opts.get("registry") or []),
+        source=_source(opts.get("source")),
         until_ci=target, max_repeat=max_repeat, until_settled=until_settled,
         adaptive_sleep=adaptive,
         # `--inherit-env ""` is refused, never read as "none"
@@ -451,6 +453,17 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
     _check_ceilings(s, opts)
     _check_plan_size(s)
     return s
+
+
+def _source(text: str | None) -> str | None:
+    """--source DIR, absolute: a folder (whether it is a git checkout, the
+    commits named say)."""
+    if text is None:
+        return None
+    path = Path(text).expanduser()
+    if not path.is_dir():
+        raise UsageError(f"--source {text}: not a folder (give the git checkout of IMPL@git:REV)")
+    return str(path.resolve())
 
 
 def _check_plan_size(s: Settings) -> None:

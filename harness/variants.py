@@ -22,6 +22,8 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # (1.5.0, 22.12.0, 1.26.8, 1.0.0-rc.1, go1.26.8), never a path.
 VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]*")
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+# git:REV's revision: a commit, tag or branch (no option, no reflog syntax).
+REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/~^-]{0,199}")
 # A release names a folder of .versions/ (at most 255 bytes) and is printed
 # in every row: a registry's longer entry is not one.
 MAX_RELEASE = 100
@@ -84,9 +86,13 @@ def parse(text: str) -> Spec:
         if len(version) == len(local_builds.PREFIX):
             raise UsageError(f"{text!r}: path: names a folder (e.g. {base}@path:../tokio)")
         version = local_builds.normal(version)
+    elif local_builds.is_git(version):
+        if not REVISION.fullmatch(version[len(local_builds.GIT):]):
+            raise UsageError(f"{text!r}: git: names a commit, tag or branch (e.g. {base}@git:v1.2.0)")
     elif len(version) > MAX_RELEASE:
         raise UsageError(f"{base}@{version[:20]}...: a release is at most {MAX_RELEASE} characters")
-    if "@" in rest and not VERSION.fullmatch(version) and not local_builds.is_local(version):
+    if ("@" in rest and not VERSION.fullmatch(version) and not local_builds.is_local(version)
+            and not local_builds.is_git(version)):
         raise UsageError(f"{text!r}: {version!r} is not a release (e.g. rust-tokio@1.5.0)")
     env: list[tuple[str, str]] = []
     flags: list[str] = []

@@ -107,6 +107,9 @@ def available(impl: Impl, refresh: bool = False) -> list[str]:
     if versions is None:
         raise UsageError(f"{impl.base} has no other releases to run (its impls.toml declares "
                          f"no [impl.versions])")
+    if not (versions.source or versions.list):
+        raise UsageError(f"{impl.base} has no releases to list, only local builds "
+                         f"({impl.base}@path:DIR)")
     cache = _cache_file(impl)
     cached: list[str] | None = None
     try:
@@ -157,6 +160,8 @@ def where(impl: Impl) -> str:
     """The registry and package, in words: "tokio on crates.io"."""
     if local_builds.is_local(impl.release):
         return str(local_builds.directory(impl.release))
+    if local_builds.is_git(impl.release):
+        return f"{impl.release} ({impl.local['subject']}) of {impl.local['source']}"
     versions = impl.versions
     if versions is not None and versions.origin:
         return versions.origin
@@ -172,7 +177,7 @@ def check(impls: list[Impl]) -> list[str]:
     install then says whether the release exists)."""
     notes = []
     for impl in impls:
-        if not impl.release or local_builds.is_local(impl.release):  # a folder: checked by derive
+        if not impl.release or impl.local:  # a local build: checked by derive
             continue
         try:
             known = available(impl)
@@ -209,7 +214,7 @@ def download_size(impl: Impl) -> int | None:
     toolchain; not its dependencies), where the registry says; 0 when it is
     already on this machine (a Go toolchain)."""
     versions, release = impl.versions, impl.release
-    if local_builds.is_local(release):
+    if impl.local:
         return 0
     if versions is None or not versions.source:
         return None

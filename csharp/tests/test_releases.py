@@ -48,7 +48,7 @@ class Releases(unittest.TestCase):
         proc = subprocess.run([sys.executable, str(HERE / "releases.py"), "instal"],
                               capture_output=True, text=True, timeout=30)
         self.assertEqual(proc.returncode, 1)
-        self.assertEqual(proc.stderr, "usage: releases.py list | install CACHE VERSION RUNTIME\n")
+        self.assertEqual(proc.stderr, "usage: releases.py list | install CACHE VERSION RUNTIME | local CACHE DIR\n")
 
     def test_setup_downloads_are_the_packages_toolchain_sh_pins(self):
         script = (HERE / "toolchain.sh").read_text()

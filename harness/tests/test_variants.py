@@ -476,3 +476,102 @@ def test_a_local_source_that_does_not_build_is_a_row_and_a_missing_one_bad_input
                        str(tmp_path / "refused"), extra_env=run_env(tmp_path))
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "refused").exists()
+
+
+LOCAL_ONLY = """
+[language]
+name = "localonly"
+detect = ["true"]
+build = ["true"]
+test = ["true"]
+
+[[impl]]
+id = "local-only"
+run = ["{python}", "-c", "pass"]
+workloads = ["chain"]
+[impl.versions]
+path_install = ["true"]
+run = ["{cache}/program"]
+"""
+
+
+def test_an_implementation_may_take_local_builds_alone(tmp_path: Path) -> None:
+    """[impl.versions] with a path_install and no release source: path:DIR
+    works, a release is refused in one line, as is listing releases."""
+    registry = tmp_path / "localonly" / "impls.toml"
+    registry.parent.mkdir()
+    registry.write_text(LOCAL_ONLY)
+    (local,) = select(load_registry([registry]), [f"local-only@path:{tmp_path}"])
+    assert local.argv() == [str(local.cache / "program")] and local.cache.name.startswith("path-")
+    with pytest.raises(UsageError, match="only local builds"):
+        select(load_registry([registry]), ["local-only@1.0.0"])
+    proc = harness("list", "--versions", "local-only", "--registry", str(registry))
+    assert proc.returncode == 2 and "only local builds" in proc.stderr, proc.stderr
+    registry.write_text(LOCAL_ONLY.replace('path_install = ["true"]\n', ""))
+    with pytest.raises(Exception, match="give either 'source'"):
+        load_registry([registry])
+
+
+def test_bisect_finds_the_commit_and_skips_one_that_does_not_build(tmp_path: Path) -> None:
+    """A repository of 8 commits of the fake's source: 1.5x slower from the
+    sixth on, the fourth without a source (its build fails). The bisect
+    between the first and the last names the sixth, with its subject."""
+    source = git_checkout(tmp_path / "fake-src", "1.0")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for i, slowdown in enumerate([None, "1.0", None, "1.5", "1.5", "1.5", "1.5"], start=2):
+        target = source / "slowdown"
+        if slowdown is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.write_text(slowdown)
+        subprocess.run(["git", "-C", str(source), "add", "-A"], check=True, env=env)
+        subprocess.run(["git", "-C", str(source), "commit", "-q", "--allow-empty", "-m",
+                        f"commit {i}"], check=True, env=env)
+    log = subprocess.run(["git", "-C", str(source), "log", "--reverse", "--format=%H"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    out = tmp_path / "results"
+    proc = harness("bisect", "fake-releases", "--source", str(source), "--good", log[0], "--bad",
+                   "HEAD", "--workload", "chain", "--n", "5", "--figure", "warm_iter_s", "--out",
+                   str(out), extra_env=run_env(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    want = f"first commit where warm iter changed: fake-releases@git:{log[4][:12]} (commit 5)"
+    assert want in proc.stdout, proc.stdout
+    measured = {r["impl"]: r["status"] for r in rows(next(out.glob("bisect-*")))}
+    # the middle, commit 4, does not build: skipped, the next nearest measured instead
+    broken = f"fake-releases@git:{log[3][:12]}"
+    assert measured[broken] == "build-failed"
+    assert f"skipped (no ok run: see their rows): {broken} (commit 4)" in proc.stdout
+    # it lies between the last good and the first bad: the change may be there too
+    assert f"may also be at one of the skipped between them: {broken} (commit 4)" in proc.stdout
+    assert measured[f"fake-releases@git:{log[2][:12]}"] == "ok"  # commit 3: good
+
+
+def test_bisect_goes_on_from_the_releases_into_the_commits_between_their_tags(
+        tmp_path: Path) -> None:
+    """fake-releases is 1.5x slower from 1.4.0; its source's history tags
+    fake-1.3.0, then three commits, the second of which is slower, then
+    fake-1.4.0: the release found, the bisect names that commit."""
+    source = git_checkout(tmp_path / "fake-src", "1.0")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(source), *args], check=True, env=env)
+
+    git("tag", "fake-1.3.0")
+    for i, slowdown in enumerate(["1.0", "1.5", "1.5"], start=1):
+        (source / "slowdown").write_text(slowdown + "\n" * i)  # each commit a change
+        git("commit", "-q", "-am", f"after 1.3.0, commit {i}")
+    git("tag", "fake-1.4.0")
+    for release in ("1.0.0", "1.7.0"):  # the ends' tags, on the history before
+        git("tag", f"fake-{release}", "fake-1.3.0" if release == "1.0.0" else "fake-1.4.0")
+    out = tmp_path / "results"
+    proc = harness("bisect", "fake-releases", "--source", str(source), "--good", "1.0.0", "--bad",
+                   "1.7.0", "--workload", "chain", "--n", "5", "--figure", "warm_iter_s", "--out",
+                   str(out), extra_env=run_env(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "first release where warm iter changed: fake-releases@1.4.0" in proc.stdout
+    assert "on into the 2 commits between fake-1.3.0 and fake-1.4.0" in proc.stdout
+    assert "first commit where warm iter changed: fake-releases@git:" in proc.stdout
+    assert "(after 1.3.0, commit 2)" in proc.stdout.split("first commit where")[1].splitlines()[0]
