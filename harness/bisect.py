@@ -155,7 +155,8 @@ class Bisection:
             iv = overall()
             return iv is not None and iv.side(1.0) in ("above", "below", "within")
 
-        self.say(f"bisect: {len(self.releases)} releases from {good} to {bad}; measuring both ends")
+        steps = "commits" if local_builds.is_git(good) else "releases"
+        self.say(f"bisect: {len(self.releases)} {steps} from {good} to {bad}; measuring both ends")
         self._settle([good, bad], settled)
         both = overall()
         for end in (good, bad):
@@ -173,7 +174,7 @@ class Bisection:
         while (mid := self._middle(lo, hi)) is not None:
             release = self.releases[mid]
             self.say(f"bisect: {self.releases[lo]} is like {good}, {self.releases[hi]} like {bad}; "
-                     f"measuring {release} ({hi - lo - 1} releases between)")
+                     f"measuring {release} ({hi - lo - 1} {steps} between)")
 
             def decided(release: str = release) -> bool:
                 return classify(self.ratio(good, release), midpoint, worse_up) is not None

@@ -107,7 +107,9 @@ def commit_of(source: Path, rev: str) -> tuple[str, str]:
     commit = _git(source, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
     if not commit:
         raise GitError(f"{rev!r} is not a commit of the git checkout {source}")
-    return commit, _git(source, "log", "-1", "--format=%s", commit) or ""
+    subject = _git(source, "log", "-1", "--format=%s", commit) or ""
+    # printed in tables and on the terminal: no control character gets there
+    return commit, "".join(ch for ch in subject if ch.isprintable())
 
 
 def first_parent_commits(source: Path, good: str, bad: str) -> list[str]:

@@ -575,3 +575,30 @@ def test_bisect_goes_on_from_the_releases_into_the_commits_between_their_tags(
     assert "on into the 2 commits between fake-1.3.0 and fake-1.4.0" in proc.stdout
     assert "first commit where warm iter changed: fake-releases@git:" in proc.stdout
     assert "(after 1.3.0, commit 2)" in proc.stdout.split("first commit where")[1].splitlines()[0]
+
+
+def test_a_commit_is_named_by_its_hash_and_subject_and_bad_ones_refused(tmp_path: Path) -> None:
+    source = git_checkout(tmp_path / "fake-src", "1.5")
+    commit = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    out = tmp_path / "results"
+    proc = harness("run", "--impl", "fake-releases@git:HEAD", "--source", str(source), "--workload",
+                   "chain", "--n", "5", "--repeat", "1", "--out", str(out), "--no-report",
+                   extra_env=run_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    (row,) = rows(out)
+    assert row["impl"] == f"fake-releases@git:{commit[:12]}" and row["version"] == f"git:{commit[:12]}"
+    assert row["runtime"].endswith(f"git:{commit[:12]} fake source)")
+    env = json.loads((out / "latest" / "env.json").read_text())
+    assert env["variants"][row["impl"]]["local"] == {
+        "source": str(source), "commit": commit, "subject": "fake source"}
+    assert (tmp_path / "versions" / "worktrees" / commit[:12] / "slowdown").read_text() == "1.5"
+    for args, message in ((["fake-releases@git:HEAD"], "needs --source DIR"),
+                          (["fake-releases@git:nope", "--source", str(source)], "is not a commit"),
+                          (["fake-releases@git:--all", "--source", str(source)], "names a commit"),
+                          (["fake-releases@git:HEAD", "--source", str(tmp_path / "no")], "not a folder")):
+        proc = harness("run", "--impl", *args, "--workload", "chain", "--n", "5", "--out",
+                       str(tmp_path / "refused"), extra_env=run_env(tmp_path))
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "refused").exists()
