@@ -14,19 +14,19 @@ cd "$(dirname "$0")"
 [ $# -eq 2 ] || { echo "usage: release.sh CACHE VERSION" >&2; exit 2; }
 cache=$1 version=$2
 
-case $version in
-path:*)
-    goroot=${version#path:}
-    if [ ! -x "$goroot/bin/go" ]; then
-        echo "error: $goroot is not a built Go tree (no bin/go): give go@path: a GOROOT" >&2
-        exit 1
-    fi
+# build WHAT GO [VAR=VALUE...]: the two binaries with that go (and those
+# variables), as the stock build; go's own output goes to the build log
+# (stdout), so that the user sees only the announcement and, on failure,
+# one "error: WHAT cannot build the program: ..." line: the first line that
+# is not a download or a package heading, go's refusal ("go: go.mod
+# requires go >= 1.22 (running go 1.21.13; ...)") or the compiler's first
+# error.
+build() {
+    what=$1 go=$2
+    shift 2
     log="$cache/go-build.txt"
-    # That tree's own go, and nothing fetched in its place.
-    if env GOROOT="$goroot" GOTOOLCHAIN=local CGO_ENABLED=0 "$goroot/bin/go" build -trimpath \
-            -o "$cache/bench" . 2> "$log" &&
-       env GOROOT="$goroot" GOTOOLCHAIN=local CGO_ENABLED=0 "$goroot/bin/go" build -trimpath \
-            -tags serve -o "$cache/serve" . 2>> "$log"; then
+    if env CGO_ENABLED=0 "$@" "$go" build -trimpath -o "$cache/bench" . 2> "$log" &&
+       env CGO_ENABLED=0 "$@" "$go" build -trimpath -tags serve -o "$cache/serve" . 2>> "$log"; then
         cat "$log"
         rm -f "$log"
         exit 0
@@ -34,8 +34,19 @@ path:*)
     cat "$log"
     reason=$(grep -v '^go: downloading \|^# ' "$log" | head -n 1)
     rm -f "$log"
-    echo "error: the go of $goroot cannot build the program: ${reason:-go build failed}" >&2
+    echo "error: $what cannot build the program: ${reason:-go build failed}" >&2
     exit 1
+}
+
+case $version in
+path:*)
+    goroot=${version#path:}
+    if [ ! -x "$goroot/bin/go" ]; then
+        echo "error: $goroot is not a built Go tree (no bin/go): give go@path: a GOROOT" >&2
+        exit 1
+    fi
+    # That tree's own go, and nothing fetched in its place.
+    build "the go of $goroot" "$goroot/bin/go" GOROOT="$goroot" GOTOOLCHAIN=local
     ;;
 esac
 
@@ -48,21 +59,4 @@ if [ "$(GOTOOLCHAIN=local go env GOVERSION)" != "go$version" ] &&
          "(golang.org/toolchain, about 80 MB) into its module cache, $modcache: about" \
          "340 MB there with the unpacked copy (reused by later builds; \`go clean -modcache\` removes it)" >&2
 fi
-log="$cache/go-build.txt"
-# go's own output goes to the build log (stdout), so that the user sees only
-# the announcement above and, on failure, the one "error:" line below.
-export CGO_ENABLED=0  # as the stock build (impls.toml)
-if GOTOOLCHAIN="go$version" go build -trimpath -o "$cache/bench" . 2> "$log" &&
-   GOTOOLCHAIN="go$version" go build -trimpath -tags serve -o "$cache/serve" . 2>> "$log"; then
-    cat "$log"
-    rm -f "$log"
-    exit 0
-fi
-cat "$log"
-# The first line that is not a download or a package heading: go's refusal
-# ("go: go.mod requires go >= 1.22 (running go 1.21.13; ...)") or the
-# compiler's first error.
-reason=$(grep -v '^go: downloading \|^# ' "$log" | head -n 1)
-rm -f "$log"
-echo "error: go $version cannot build the program: ${reason:-go build failed}" >&2
-exit 1
+build "go $version" go GOTOOLCHAIN="go$version"
