@@ -77,6 +77,10 @@ def add_measure_options(run: argparse.ArgumentParser) -> None:
                           "only the runtime variables, PATH, HOME, TMPDIR, the user and the "
                           "locale: results/README.md)")
     run.add_argument("--no-build", action="store_true", help="use the programs as already built")
+    run.add_argument("--counters", action="store_true",
+                     help="also count each run with perf stat (Debian's linux-perf, installed "
+                          "when missing): context switches, CPU migrations, page faults, task "
+                          "clock, and cycles and instructions where the machine exposes them")
 
 
 def build_parser() -> Parser:

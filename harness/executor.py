@@ -172,8 +172,9 @@ class ProcessExecutor:
     """Runs each planned program as a real process under the launcher (a
     server workload: under load from k6)."""
 
-    def __init__(self, run_id: str, s: Settings, k6: Path | None = None) -> None:
-        self.run_id, self.s, self.k6 = run_id, s, k6
+    def __init__(self, run_id: str, s: Settings, k6: Path | None = None,
+                 perf: str | None = None) -> None:
+        self.run_id, self.s, self.k6, self.perf = run_id, s, k6, perf
         sweep_caches()
 
     def run(self, p: Planned) -> Executed:
@@ -209,7 +210,7 @@ class ProcessExecutor:
         if p.workload.kind == "server":
             assert self.k6 is not None
             served = measure_server(argv, env, cwd, p.request, self.k6, p.timeout_s,
-                                    s.max_rss_bytes, s.sample_interval_s)
+                                    s.max_rss_bytes, s.sample_interval_s, self.perf)
             cpu = served.generator_cpu_s
             served.outcome = _masked_stderr(served.outcome, secrets)
             if served.status is not None:
@@ -221,7 +222,8 @@ class ProcessExecutor:
                 error += f"; k6: {served.error}"
             return served.outcome, status, error, {}, served.fields, cpu
         out = _masked_stderr(run_process(argv, env, cwd, p.timeout_s, s.max_rss_bytes,
-                                         s.sample_interval_s, p.request.param("cpus")), secrets)
+                                         s.sample_interval_s, p.request.param("cpus"), self.perf),
+                             secrets)
         status, error, data = classify(p, s, out)
         fields: dict[str, Any] = {}
         if status == "ok":

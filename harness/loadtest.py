@@ -135,12 +135,12 @@ def _judge(summary: dict[str, Any], req: Request) -> tuple[str, str, dict[str, A
 
 def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request, k6: Path,
                    timeout_s: float, max_rss_bytes: int | None,
-                   sample_interval_s: float) -> ServerRun:
+                   sample_interval_s: float, perf: str | None = None) -> ServerRun:
     """Serve, load, stop: one row. Whatever happens, the server's tree is
     gone when this returns (start_process)."""
     deadline = time.monotonic() + timeout_s
     with start_process(argv, env, cwd, timeout_s, max_rss_bytes, sample_interval_s,
-                       req.param("cpus")) as server:
+                       req.param("cpus"), perf) as server:
         ready = None
         ready_by = min(deadline, time.monotonic() + READY_S)
         while ready is None and server.running() and time.monotonic() < ready_by:

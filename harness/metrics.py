@@ -71,6 +71,11 @@ METRICS: dict[str, Metric] = _metrics(
            "count", compared=True),
     Metric("minor_faults", "minor page faults", "minor faults", "count", compared=True),
     Metric("major_faults", "major page faults", "major faults", "count", compared=True),
+    # perf stat's (run --counters), where they add to wait4's: moves between
+    # CPUs, and the CPU's own counts where the machine exposes them.
+    Metric("perf_cpu_migrations", "CPU migrations", "migrations", "count", compared=True),
+    Metric("perf_cycles", "CPU cycles", "cycles", "count", compared=True),
+    Metric("perf_instructions", "instructions", "instructions", "count", compared=True),
     Metric("rps", "throughput", "throughput", "rps", higher_is_better=True, workloads=("http",),
            compared=True, live="{}"),
     Metric("latency_p50_s", "median response", "median response", "s", workloads=("http",),
@@ -83,7 +88,8 @@ METRICS: dict[str, Metric] = _metrics(
 )
 
 # The kernel's counters, shown beside a change (compare's rows, bisect's verdict).
-COUNTERS = ("ctx_switches_voluntary", "ctx_switches_involuntary", "minor_faults", "major_faults")
+COUNTERS = ("ctx_switches_voluntary", "ctx_switches_involuntary", "minor_faults", "major_faults",
+            "perf_cpu_migrations", "perf_cycles", "perf_instructions")
 
 # What the server plots draw (plots/servers.py): requests a second, and the
 # response-time distribution from the median to the slowest.

@@ -49,8 +49,10 @@ STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-fail
 #    (FORMULA); the reader takes it off. 5: runs.csv's `duration_ms`, the
 #    sleep a run was given (run --adaptive-sleep makes it differ by run).
 #    6: runs.csv's counters (context switches, page faults: wait4's rusage).
-FORMAT_VERSION = 6
-FORMATS = (1, 2, 3, 4, 5, 6)
+#    7: the cgroup's and perf stat's counters (run --counters), and `node`:
+#    the host of a replicate of a cluster run.
+FORMAT_VERSION = 7
+FORMATS = (1, 2, 3, 4, 5, 6, 7)
 # OWASP's rule for CSV cells from untrusted text: a cell starting with one of
 # = + - @ tab CR is a formula to a spreadsheet, so it is written after a `'`.
 # A cell already starting with `'`s before one of them gets one more, so the
@@ -191,9 +193,14 @@ RUN_COLUMNS: tuple[Column, ...] = _columns(
     ("run_id", str), ("impl", _label), ("variant", str), ("version", str), ("language", _id),
     ("runtime", str), ("workload", _workload),
     ("n", _count), ("buffer", _count), ("rep", _count)) + DIMENSIONS + _columns(
-    ("status", _status), ("exit_code", _signed), ("signal", _signed), ("wall_s", _seconds),
+    ("node", str), ("status", _status), ("exit_code", _signed), ("signal", _signed), ("wall_s", _seconds),
     ("cpu_user_s", _seconds), ("cpu_sys_s", _seconds), ("ctx_switches_voluntary", _count),
     ("ctx_switches_involuntary", _count), ("minor_faults", _count), ("major_faults", _count),
+    ("cgroup_cpu_user_s", _seconds), ("cgroup_cpu_sys_s", _seconds),
+    ("cgroup_page_faults", _count), ("cgroup_major_faults", _count),
+    ("perf_task_clock_s", _seconds), ("perf_context_switches", _count),
+    ("perf_cpu_migrations", _count), ("perf_page_faults", _count), ("perf_cycles", _count),
+    ("perf_instructions", _count),
     ("peak_rss_bytes", _count),
     ("peak_rss_method", str), ("sampled_peak_rss_bytes", _count), ("max_threads", _count),
     ("result", _int), ("expected", _int), ("capacity", _count), ("iterations", _count),
@@ -206,7 +213,11 @@ RUN_COLUMNS: tuple[Column, ...] = _columns(
     ("gen_cpu_s", _seconds), ("load_s", _seconds))
 RUN_NAMES = tuple(c.name for c in RUN_COLUMNS)
 ADDED_IN = {"variant": 3, "version": 3, "duration_ms": 5, "ctx_switches_voluntary": 6,
-            "ctx_switches_involuntary": 6, "minor_faults": 6, "major_faults": 6}
+            "ctx_switches_involuntary": 6, "minor_faults": 6, "major_faults": 6,
+            **dict.fromkeys(("node", "cgroup_cpu_user_s", "cgroup_cpu_sys_s", "cgroup_page_faults",
+                             "cgroup_major_faults", "perf_task_clock_s", "perf_context_switches",
+                             "perf_cpu_migrations", "perf_page_faults", "perf_cycles",
+                             "perf_instructions"), 7)}
 # A runs.csv of any version must have these.
 REQUIRED = ("impl", "workload", "n", "buffer", "rep", "status")
 # Added by the reader, never written: CPU time, user + system.

@@ -19,6 +19,7 @@ from .formatting import fmt_duration
 from .interrupts import Interrupted, interruptible
 from .launcher import LauncherError, ensure_launcher
 from .machineload import load_avg_1m
+from .perfstat import find_perf
 from .plan import (Planned, configurations, earlier_runs, estimate_basis, estimate_s, held,
                    history_from, omitted, plan, start_times)
 from .progress import Progress
@@ -222,6 +223,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         ensure_launcher()
     except LauncherError as exc:
         raise HarnessError(str(exc)) from None
+    perf = find_perf() if s.counters else None
 
     planned = runs
     run, runs, env = _open(out, runs, resume)
@@ -254,7 +256,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
             counts = execute_until_ci(
                 run, runs, planned,
                 lambda p: prepared.readiness(p.impl, p.key.workload, p.workload.kind == "server"),
-                ProcessExecutor(run.name, s, prepared.k6), progress,
+                ProcessExecutor(run.name, s, prepared.k6, perf), progress,
                 lambda p: estimate_s(p, history), past_spawns)
     except Interrupted as exc:
         progress.close()

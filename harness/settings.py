@@ -79,6 +79,8 @@ class Settings:
     # --inherit-env NAME,...: variables the measured programs get besides the
     # allow-list (envinfo.passed_to_programs)
     inherit_env: list[str] = field(default_factory=list)
+    # --counters: perf stat counts every run (perfstat.find_perf)
+    counters: bool = False
 
     def target(self, part: Part) -> float | None:
         """The part's --until-ci fraction, else the run's; None: no extra runs."""
@@ -449,7 +451,8 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
         adaptive_sleep=adaptive,
         # `--inherit-env ""` is refused, never read as "none"
         inherit_env=(env_names(opts["inherit_env"]) if opts.get("inherit_env") is not None
-                     else []))
+                     else []),
+        counters=bool(opts.get("counters")))
     _check_ceilings(s, opts)
     _check_plan_size(s)
     return s

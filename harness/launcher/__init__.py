@@ -109,9 +109,28 @@ def ensure_launcher() -> Path:
     return BINARY
 
 
-# runs.csv's counter columns and the launcher's report keys they come from.
-COUNTERS = {"ctx_switches_voluntary": "nvcsw", "ctx_switches_involuntary": "nivcsw",
-            "minor_faults": "minflt", "major_faults": "majflt"}
+# runs.csv's counter columns, the launcher's report keys they come from, and
+# the scale to the column's unit: wait4's rusage (every row); the program's
+# cgroup's cpu.stat and memory.stat (where it has one: they also count what
+# escaped the wait, and memory.stat needs the memory controller); perf stat's
+# events (run --counters; cycles and instructions where the machine has them).
+COUNTERS: dict[str, tuple[str, float]] = {
+    "ctx_switches_voluntary": ("nvcsw", 1), "ctx_switches_involuntary": ("nivcsw", 1),
+    "minor_faults": ("minflt", 1), "major_faults": ("majflt", 1),
+    "cgroup_cpu_user_s": ("cg_user_us", 1e-6), "cgroup_cpu_sys_s": ("cg_system_us", 1e-6),
+    "cgroup_page_faults": ("cg_pgfault", 1), "cgroup_major_faults": ("cg_pgmajfault", 1),
+    "perf_task_clock_s": ("perf_task_clock_us", 1e-6),
+    "perf_context_switches": ("perf_context_switches", 1),
+    "perf_cpu_migrations": ("perf_cpu_migrations", 1),
+    "perf_page_faults": ("perf_page_faults", 1), "perf_cycles": ("perf_cycles", 1),
+    "perf_instructions": ("perf_instructions", 1)}
+
+
+def counters(values: dict[str, int]) -> dict[str, float | int]:
+    """The counter columns a launcher's report fills (-1: not counted)."""
+    return {column: (v * scale if scale != 1 else v)
+            for column, (key, scale) in COUNTERS.items()
+            if (v := values.get(key, -1)) >= 0}
 
 
 @dataclass
@@ -123,9 +142,9 @@ class Outcome:
     wall_s: float | None = None
     cpu_user_s: float | None = None
     cpu_sys_s: float | None = None
-    # The kernel's accounting of the process and its waited-for children
-    # (wait4's rusage): what can explain a change in time (COUNTERS).
-    counters: dict[str, int] = field(default_factory=dict)
+    # The kernel's accounting of the program (COUNTERS): what can explain a
+    # change in time.
+    counters: dict[str, float | int] = field(default_factory=dict)
     peak_rss_bytes: int | None = None
     peak_rss_method: str = ""
     sampled_peak_rss_bytes: int | None = None
@@ -517,10 +536,12 @@ class Launched:
 def launch(argv: list[str], env: dict[str, str] | None, cwd: str | Path, timeout_s: float,
            max_rss_bytes: int | None, sample_interval_s: float, cpus: int | None,
            stdout: int | IO[bytes] | None, stderr: int | IO[bytes] | None,
-           samples_fd: int, stdout_cap: int, stderr_keep: int = 0) -> Iterator[Launched]:
+           samples_fd: int, stdout_cap: int, stderr_keep: int = 0,
+           perf: str | None = None) -> Iterator[Launched]:
     """Start argv through the launcher (its stdout and stderr given, or
     inherited when None; with stderr_keep, the program's stderr reaches the
-    launcher's only as its last stderr_keep bytes, at its end). On leaving
+    launcher's only as its last stderr_keep bytes, at its end; with perf,
+    that perf binary counts the program's events). On leaving
     the block, whatever happened (Ctrl-C, the launcher killed or stopped),
     nothing it started is left running."""
     launcher = ensure_launcher()
@@ -528,7 +549,8 @@ def launch(argv: list[str], env: dict[str, str] | None, cwd: str | Path, timeout
     interval_us = max(1, round(sample_interval_s * 1e6))
     timeout_ms = max(1, math.ceil(timeout_s * 1000)) if math.isfinite(timeout_s) else 0  # 0: none
     holder = Holder(os.environ.get(CGROUP_SWITCH, "1") != "0")
-    options = holder.launcher_options() + ([f"--stderr-keep={stderr_keep}"] if stderr_keep else [])
+    options = (holder.launcher_options() + ([f"--stderr-keep={stderr_keep}"] if stderr_keep else [])
+               + ([f"--perf={perf}"] if perf else []))
     report_r, report_w = os.pipe()
     try:
         proc = subprocess.Popen(
@@ -555,14 +577,14 @@ def launch(argv: list[str], env: dict[str, str] | None, cwd: str | Path, timeout
 
 def run_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: float,
                 max_rss_bytes: int | None, sample_interval_s: float,
-                cpus: int | None = None) -> Outcome:
+                cpus: int | None = None, perf: str | None = None) -> Outcome:
     """Start argv through the launcher and measure it until it exits (or the
     launcher kills it: timeout_s, max_rss_bytes, STDOUT_CAP_BYTES). The
     launcher runs in its own session, dies with this process (it must be
     called from a thread that outlives the run, as any blocking call is), and
     leaves nothing running when it exits."""
     with start_process(argv, env, cwd, timeout_s, max_rss_bytes, sample_interval_s,
-                       cpus) as running:
+                       cpus, perf) as running:
         return running.finish()
 
 
@@ -618,7 +640,7 @@ class Running:
 @contextlib.contextmanager
 def start_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: float,
                   max_rss_bytes: int | None, sample_interval_s: float,
-                  cpus: int | None = None) -> Iterator[Running]:
+                  cpus: int | None = None, perf: str | None = None) -> Iterator[Running]:
     """Start argv through the launcher (pinned to the first `cpus` CPUs of
     ours when given); on leaving the block, whatever happened (including
     Ctrl-C, or the launcher killed), nothing it started is left running."""
@@ -629,7 +651,7 @@ def start_process(argv: list[str], env: dict[str, str], cwd: str, timeout_s: flo
             tempfile.TemporaryFile(prefix="harness-") as err, \
             tempfile.TemporaryFile(prefix="harness-") as samples:
         with launch(argv, env, cwd, timeout_s, max_rss_bytes, sample_interval_s, cpus, out, err,
-                    samples.fileno(), STDOUT_CAP_BYTES, STDERR_TAIL_BYTES) as launched:
+                    samples.fileno(), STDOUT_CAP_BYTES, STDERR_TAIL_BYTES, perf) as launched:
             yield Running(launched, out, err, samples, timeout_s)
 
 
@@ -651,7 +673,7 @@ def _measured(outcome: Outcome, values: dict[str, int], proc: subprocess.Popen[b
         outcome.wall_s = values["wall_ns"] / 1e9
         outcome.cpu_user_s = values["utime_us"] / 1e6
         outcome.cpu_sys_s = values["stime_us"] / 1e6
-        outcome.counters = {column: values[key] for column, key in COUNTERS.items() if key in values}
+        outcome.counters = counters(values)
         outcome.peak_rss_bytes = values["maxrss_kb"] * 1024
         outcome.peak_rss_method = METHOD
         outcome.sampled_peak_rss_bytes = values["peak_kb"] * 1024 or None

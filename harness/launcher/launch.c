@@ -1,7 +1,7 @@
 /*
  * launch: start a program, sample it, and report its own resource usage.
  *
- *   launch [--cgroup-dir=DIR] [--stderr-keep=BYTES]
+ *   launch [--cgroup-dir=DIR] [--stderr-keep=BYTES] [--perf=PERF]
  *          REPORT_FD SAMPLES_FD INTERVAL_US LIMIT_KB TIMEOUT_MS STDOUT_CAP PARENT_PID CGROUP CPUS
  *          PROGRAM [ARGS...]
  *
@@ -10,6 +10,10 @@
  * then ignored. --stderr-keep=BYTES: the program's stderr is a pipe this
  * launcher reads, keeping only its last BYTES in memory (nothing of it on
  * disk), written to this launcher's own stderr once the program has ended.
+ * --perf=PERF: `PERF stat` counts the program's software events (and cycles
+ * and instructions where the machine exposes them), attached to the forked
+ * child before it execs, so perf is never part of the measured process (its
+ * memory, its time); see PERF_EVENTS.
  *
  * Why a native launcher: a child forked from the Python harness inherits the
  * harness's resident pages until exec, and the kernel folds that high-water
@@ -30,7 +34,11 @@
  * strays (processes the program left running after it exited), cgroup (1 if
  * the program ran in its own cgroup), peak_kb and max_threads (sampled),
  * samples, self_cpu_us (this launcher's own CPU time, i.e. the sampler's cost),
- * exec_errno (0, or the errno of a failed exec: the program never ran).
+ * exec_errno (0, or the errno of a failed exec: the program never ran);
+ * with a cgroup, cg_user_us, cg_system_us (its cpu.stat) and cg_pgfault,
+ * cg_pgmajfault (its memory.stat), -1 where the file lacks them; with
+ * --perf, perf_task_clock_us, perf_context_switches, perf_cpu_migrations,
+ * perf_page_faults, perf_cycles, perf_instructions, -1 where not counted.
  * REPORT_FD and SAMPLES_FD are inherited from the harness and closed in the
  * program. 0 for LIMIT_KB, TIMEOUT_MS or STDOUT_CAP means no limit.
  *
@@ -346,6 +354,127 @@ static int kill_cgroup(void) {
     return count;
 }
 
+/* ---- perf stat, attached before exec ---- */
+
+/* perf's event names, in the order of the report keys below. */
+#define PERF_EVENTS "task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions"
+static const char *perf_keys[] = {"perf_task_clock_us", "perf_context_switches",
+                                  "perf_cpu_migrations", "perf_page_faults", "perf_cycles",
+                                  "perf_instructions"};
+static const char *perf_events[] = {"task-clock", "context-switches", "cpu-migrations",
+                                    "page-faults", "cycles", "instructions"};
+#define PERF_COUNT 6
+
+static pid_t perf_pid = 0;
+static int perf_log = -1; /* a memfd holding perf's CSV output and messages */
+
+/*
+ * Start `perf stat -p PID` with its events disabled (-D -1), enable them
+ * through its control pipe and wait for its ack (at most 10 s): from then
+ * on everything the program does after its exec is counted, its threads
+ * and children included (perf's counters are inherited). Returns 0 when
+ * perf counts, -1 otherwise (the run goes on without counts).
+ */
+static int start_perf(const char *perf, pid_t pid) {
+    int ctl[2], ack[2];
+    perf_log = (int)syscall(SYS_memfd_create, "perf", 1 /* MFD_CLOEXEC */);
+    if (perf_log < 0 || pipe2(ctl, O_CLOEXEC) != 0)
+        return -1;
+    if (pipe2(ack, O_CLOEXEC) != 0) {
+        close(ctl[0]);
+        close(ctl[1]);
+        return -1;
+    }
+    perf_pid = fork();
+    if (perf_pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        signal(SIGPIPE, SIG_DFL);
+        int null = open("/dev/null", O_RDWR);
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDOUT_FILENO) < 0 ||
+            dup2(perf_log, STDERR_FILENO) < 0)
+            _exit(127);
+        fcntl(ctl[0], F_SETFD, 0);
+        fcntl(ack[1], F_SETFD, 0);
+        char control[64], target[32];
+        snprintf(control, sizeof control, "--control=fd:%d,%d", ctl[0], ack[1]);
+        snprintf(target, sizeof target, "%d", (int)pid);
+        execl(perf, perf, "stat", "-x,", "--log-fd", "2", "-e", PERF_EVENTS, "-D", "-1", control,
+              "-p", target, (char *)NULL);
+        _exit(127);
+    }
+    close(ctl[0]);
+    close(ack[1]);
+    int ok = -1;
+    if (perf_pid > 0 && write(ctl[1], "enable\n", 7) == 7) {
+        struct pollfd pfd = {ack[0], POLLIN, 0};
+        char buf[16];
+        if (poll(&pfd, 1, 10000) == 1 && read(ack[0], buf, sizeof buf) > 0 &&
+            strncmp(buf, "ack", 3) == 0)
+            ok = 0;
+    }
+    close(ctl[1]);
+    close(ack[0]);
+    if (ok != 0 && perf_pid > 0) {
+        kill(perf_pid, SIGKILL);
+        waitpid(perf_pid, NULL, 0);
+        perf_pid = 0;
+    }
+    return ok;
+}
+
+/* After the program has been reaped: perf prints its counts on SIGINT
+ * (a counter keeps the count of its exited task); at most 5 s. */
+static void stop_perf(long long counts[PERF_COUNT]) {
+    for (int i = 0; i < PERF_COUNT; i++)
+        counts[i] = -1;
+    if (perf_pid <= 0)
+        return;
+    kill(perf_pid, SIGINT);
+    long long deadline = now_ns() + 5000000000LL;
+    int status;
+    while (waitpid(perf_pid, &status, WNOHANG) == 0) {
+        if (now_ns() > deadline) {
+            kill(perf_pid, SIGKILL);
+            waitpid(perf_pid, &status, 0);
+            perf_pid = 0;
+            return;
+        }
+        sleep_ns(1000000);
+    }
+    perf_pid = 0;
+    char buf[8192];
+    ssize_t n = pread(perf_log, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    /* CSV lines "value,unit,event,...": "<not supported>" or "<not counted>"
+     * in place of a value leave -1. */
+    for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        char *c1 = strchr(line, ',');
+        char *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+        if (c2 == NULL || line[0] < '0' || line[0] > '9')
+            continue;
+        for (int i = 0; i < PERF_COUNT; i++) {
+            size_t len = strlen(perf_events[i]);
+            if (strncmp(c2 + 1, perf_events[i], len) == 0 && (c2[1 + len] == ',' || c2[1 + len] == ':')) {
+                double v = strtod(line, NULL);
+                counts[i] = i == 0 ? (long long)(v * 1000.0 + 0.5) : (long long)(v + 0.5); /* task-clock: ms */
+            }
+        }
+    }
+}
+
+/* The program's cgroup's own accounting, read before it is removed. */
+static void cgroup_counts(long long out[4]) {
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/cpu.stat", cg_dir);
+    out[0] = keyed_value(path, "user_usec");
+    out[1] = keyed_value(path, "system_usec");
+    snprintf(path, sizeof path, "%s/memory.stat", cg_dir);
+    out[2] = keyed_value(path, "pgfault");
+    out[3] = keyed_value(path, "pgmajfault");
+}
+
 /* ---- the process tree ---- */
 
 struct proc_entry {
@@ -515,12 +644,15 @@ static int pin_first_cpus(int count) {
 
 int main(int argc, char **argv) {
     const char *given_cgroup = NULL;
+    const char *perf = NULL;
     long long stderr_keep = 0;
     while (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
         if (strncmp(argv[1], "--cgroup-dir=", 13) == 0)
             given_cgroup = argv[1] + 13;
         else if (strncmp(argv[1], "--stderr-keep=", 14) == 0)
             stderr_keep = atoll(argv[1] + 14);
+        else if (strncmp(argv[1], "--perf=", 7) == 0)
+            perf = argv[1] + 7;
         else {
             fprintf(stderr, "launch: unknown option %s\n", argv[1]);
             return 2;
@@ -529,7 +661,7 @@ int main(int argc, char **argv) {
         argc--;
     }
     if (argc < 11) {
-        fprintf(stderr, "usage: launch [--cgroup-dir=DIR] [--stderr-keep=BYTES] REPORT_FD SAMPLES_FD INTERVAL_US LIMIT_KB TIMEOUT_MS "
+        fprintf(stderr, "usage: launch [--cgroup-dir=DIR] [--stderr-keep=BYTES] [--perf=PERF] REPORT_FD SAMPLES_FD INTERVAL_US LIMIT_KB TIMEOUT_MS "
                         "STDOUT_CAP PARENT_PID CGROUP CPUS PROGRAM [ARGS...]\n");
         return 2;
     }
@@ -603,6 +735,12 @@ int main(int argc, char **argv) {
         }
         fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
     }
+    /* --perf: the child waits on this until perf counts it. */
+    int go_pipe[2] = {-1, -1};
+    if (perf != NULL && pipe2(go_pipe, O_CLOEXEC) != 0) {
+        perror("launch: pipe");
+        return 127;
+    }
     long long oom_kills_before = oom_kill_count();
 
     long long start = now_ns();
@@ -634,6 +772,12 @@ int main(int argc, char **argv) {
             fprintf(stderr, "launch: cannot pin to %d CPUs: %s\n", cpus, strerror(errno));
             _exit(127);
         }
+        if (go_pipe[0] >= 0) {
+            char go;
+            close(go_pipe[1]);
+            while (read(go_pipe[0], &go, 1) < 0 && errno == EINTR)
+                ;
+        }
         execvp(program_argv[0], program_argv);
         int exec_errno = errno;
         char msg[1 + sizeof exec_errno];
@@ -651,6 +795,13 @@ int main(int argc, char **argv) {
     fprintf(report, "pid %d\n", (int)pid);
     fflush(report);
     close(exec_pipe[1]);
+    int perf_counting = 0;
+    if (go_pipe[0] >= 0) { /* the clock starts when perf counts, not while it starts */
+        close(go_pipe[0]);
+        perf_counting = start_perf(perf, pid) == 0;
+        start = now_ns();
+        close(go_pipe[1]); /* EOF: go */
+    }
     char byte;
     ssize_t got;
     int exec_errno = 0;
@@ -781,6 +932,11 @@ int main(int argc, char **argv) {
     long long oom_kills = oom_kills_before >= 0 && oom_kills_after >= 0
                               ? oom_kills_after - oom_kills_before : -1;
     int in_cgroup = cg_dir[0] != '\0';
+    long long cg[4] = {-1, -1, -1, -1};
+    if (in_cgroup)
+        cgroup_counts(cg);
+    long long perf_counts[PERF_COUNT];
+    stop_perf(perf_counts); /* before clean_up, which would take perf for a stray */
     int strays = clean_up(pid);
     if (err_fd >= 0) { /* what is left in the pipe: its writers are all dead now */
         drain_stderr(err_fd);
@@ -803,6 +959,14 @@ int main(int argc, char **argv) {
             output_limit, (int)stop_signal, oom_kills, killed ? 0 : strays, in_cgroup,
             peak / 1024, max_threads, count,
             tv_us(self_ru.ru_utime) + tv_us(self_ru.ru_stime), exec_errno);
+    if (in_cgroup)
+        fprintf(report, "cg_user_us %lld cg_system_us %lld cg_pgfault %lld cg_pgmajfault %lld\n",
+                cg[0], cg[1], cg[2], cg[3]);
+    if (perf != NULL) {
+        for (int i = 0; i < PERF_COUNT; i++)
+            fprintf(report, "%s %lld%s", perf_keys[i], perf_counting ? perf_counts[i] : -1LL,
+                    i + 1 < PERF_COUNT ? " " : "\n");
+    }
     fclose(report);
     return 0;
 }

@@ -76,5 +76,56 @@ def test_the_kernels_counters_are_the_program_trees(touch: Path) -> None:
     assert out.counters["ctx_switches_voluntary"] >= 1
     assert out.counters["ctx_switches_involuntary"] >= 0
     assert out.counters["major_faults"] >= 0
-    assert set(out.counters) == {"ctx_switches_voluntary", "ctx_switches_involuntary",
-                                 "minor_faults", "major_faults"}
+    rusage = {"ctx_switches_voluntary", "ctx_switches_involuntary", "minor_faults", "major_faults"}
+    assert rusage <= set(out.counters)
+    assert not any(c.startswith("perf_") for c in out.counters)  # only with --counters
+    if out.containment == "cgroup":  # its cpu.stat counts the whole tree
+        assert out.counters["cgroup_cpu_user_s"] + out.counters["cgroup_cpu_sys_s"] > 0
+        if "cgroup_page_faults" in out.counters:  # memory.stat: with the memory controller
+            assert out.counters["cgroup_page_faults"] >= (64 << 20) // 4096
+
+
+@pytest.fixture(scope="module")
+def perf() -> str:
+    from harness import UsageError
+    from harness.perfstat import find_perf
+    try:
+        return find_perf()  # installs linux-perf where it is missing, announced
+    except UsageError as exc:
+        pytest.skip(str(exc))
+
+
+def test_perf_counts_the_program_tree_and_is_not_measured(touch: Path, perf: str) -> None:
+    """perf stat, attached to the forked child before its exec, counts the
+    child the program waited for too (64 MiB touched: 16,000 faults), while
+    the peak RSS stays the program's own: perf is not in the measured tree."""
+    argv = ["sh", "-c", f"{touch} 64; sleep 0.05"]
+    out = run_process(argv, program_env(), "/", 60, None, 0.01, perf=perf)
+    assert out.exit_code == 0 and out.strays == 0
+    assert out.counters["perf_page_faults"] >= (64 << 20) // 4096
+    assert out.counters["perf_context_switches"] >= 1
+    assert out.counters["perf_cpu_migrations"] >= 0
+    assert out.counters["perf_task_clock_s"] > 0
+    assert abs(out.peak_rss_bytes - 64 * 2**20) <= 0.03 * 64 * 2**20
+    hardware = subprocess.run([perf, "stat", "-x,", "-e", "instructions", "true"],
+                              capture_output=True, text=True)
+    counted = "<not supported>" not in hardware.stderr and ",instructions" in hardware.stderr
+    assert ("perf_instructions" in out.counters) == counted
+    if counted:
+        assert out.counters["perf_instructions"] > 0
+
+
+def test_perf_that_cannot_count_is_one_line(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness import UsageError
+    from harness import perfstat
+    fake = tmp_path / "perf"
+    fake.write_text("#!/bin/sh\necho 'Error: No permission to enable task-clock event.' >&2\nexit 255\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(UsageError, match="perf cannot count here .*perf_event_paranoid"):
+        perfstat.find_perf()
+    fake.unlink()
+    monkeypatch.setenv("BENCH_NO_SYSTEM_INSTALL", "1")
+    with pytest.raises(UsageError, match="BENCH_NO_SYSTEM_INSTALL=1 refuses"):
+        perfstat.find_perf()
