@@ -3,7 +3,9 @@
 # [impl.versions]): the same `CGO_ENABLED=0 go build -trimpath` as the stock build, through
 # GOTOOLCHAIN=goVERSION, into CACHE/bench.
 # Usage: release.sh CACHE VERSION
-#        release.sh CACHE path:GOROOT   (go@path:DIR: a built Go tree, bin/go inside)
+#        release.sh CACHE path:GOROOT   (go@path:DIR: a built Go tree, bin/go inside,
+#                                        or a checkout of Go's source, built first;
+#                                        go@git:REV's worktree comes here too)
 # The go on PATH fetches that release's toolchain (golang.org/toolchain on the
 # Go module proxy) into Go's module cache once, where later builds reuse it.
 # A release older than go.mod's `go` line refuses to build ("go: go.mod
@@ -41,8 +43,22 @@ build() {
 case $version in
 path:*)
     goroot=${version#path:}
+    if [ ! -x "$goroot/bin/go" ] && [ -f "$goroot/src/make.bash" ]; then
+        # A checkout of Go's source (go@git:REV's worktree, kept by commit):
+        # its toolchain is built in place by its own make.bash, bootstrapped
+        # by the go on PATH, as Go's install-from-source page says.
+        bootstrap=$(GOTOOLCHAIN=local go env GOROOT)
+        echo "go: building the Go toolchain of $goroot with its src/make.bash (bootstrap: $bootstrap; a few minutes)" >&2
+        if ! (cd "$goroot/src" && GOROOT_BOOTSTRAP="$bootstrap" GOTOOLCHAIN=local ./make.bash) \
+                > "$cache/make-bash.txt" 2>&1; then
+            cat "$cache/make-bash.txt"
+            echo "error: make.bash of $goroot failed: $(grep -v '^Building\|^$' "$cache/make-bash.txt" | head -n 1)" >&2
+            exit 1
+        fi
+        cat "$cache/make-bash.txt"
+    fi
     if [ ! -x "$goroot/bin/go" ]; then
-        echo "error: $goroot is not a built Go tree (no bin/go): give go@path: a GOROOT" >&2
+        echo "error: $goroot is not a built Go tree (no bin/go) nor Go's source (no src/make.bash): give go@path: a GOROOT" >&2
         exit 1
     fi
     # That tree's own go, and nothing fetched in its place.

@@ -603,3 +603,41 @@ def test_a_commit_is_named_by_its_hash_and_subject_and_bad_ones_refused(tmp_path
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "refused").exists()
+
+
+GO_RELEASE = Path(__file__).resolve().parents[2] / "go" / "release.sh"
+
+
+@pytest.mark.parametrize("builds", [True, False])
+def test_go_builds_a_source_checkout_with_its_make_bash(tmp_path: Path, builds: bool) -> None:
+    """go@path:DIR and go@git:REV's worktree: a tree with src/make.bash and no
+    bin/go is built by its make.bash (bootstrapped by the go on PATH) before
+    the program is; a make.bash that fails is one error line, the row's
+    reason. The make.bash here stands in for Go's (minutes a build): it
+    installs a bin/go that is the go on PATH."""
+    go = subprocess.run(["go", "env", "GOROOT"], capture_output=True, text=True)
+    if go.returncode != 0:
+        pytest.skip("no go on PATH")
+    real = go.stdout.strip()
+    tree = tmp_path / "go-source"
+    (tree / "src").mkdir(parents=True)
+    make = tree / "src" / "make.bash"
+    make.write_text("#!/bin/sh\n" + (
+        f'echo "bootstrap $GOROOT_BOOTSTRAP" > ../made\nmkdir -p ../bin\n'
+        f'printf \'#!/bin/sh\\nexec env GOROOT={real} {real}/bin/go "$@"\\n\' > ../bin/go\n'
+        f'chmod +x ../bin/go\n' if builds else 'echo "cmd/dist: no bootstrap toolchain" >&2\nexit 2\n'))
+    make.chmod(0o755)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    proc = subprocess.run(["sh", str(GO_RELEASE), str(cache), f"path:{tree}"],
+                          capture_output=True, text=True, timeout=300)
+    if builds:
+        assert proc.returncode == 0, proc.stderr
+        assert (tree / "made").read_text().strip() == f"bootstrap {real}"
+        assert (cache / "bench").is_file() and (cache / "serve").is_file()
+        assert "building the Go toolchain" in proc.stderr
+    else:
+        assert proc.returncode == 1
+        assert proc.stderr.strip().splitlines()[-1] == (
+            f"error: make.bash of {tree} failed: cmd/dist: no bootstrap toolchain")
+        assert not (cache / "bench").exists()
