@@ -38,7 +38,7 @@ from .envinfo import host
 from .interrupts import Interrupted, interruptible
 from .metrics import COUNTERS, METRICS, fmt_metric
 from .plan import plan
-from .registry import resolve
+from .registry import Impl, resolve
 from .rundir import RunDir, RunDirError, check_out, latest, new_env, open_run_dir, point_latest
 from .session import run_suite, write_report
 from .settings import MAX_REPEAT, settings_from
@@ -395,20 +395,22 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
     # typed on each step's --impl, settings as given (the program gets
     # them), and shown as the registry labels its rows (a credential masked).
     spec = dataclasses.replace(parse(name), base=impl.base)
-    labels: dict[str, str] = {}
+    resolved: dict[str, Impl] = {}  # each step's, resolved once (a commit asks git)
 
     def typed(release: str) -> str:
         return spec.at(release).label
 
+    def step_impl(release: str) -> Impl:
+        if release not in resolved:
+            resolved[release] = resolve([typed(release)], registries, source)[0]
+        return resolved[release]
+
     def shown(release: str) -> str:
-        if release not in labels:
-            labels[release] = resolve([typed(release)], registries, source)[0].id
-        return labels[release]
+        return step_impl(release).id
 
     def named(step: str) -> str:
         """A commit's label and subject."""
-        subject = resolve([typed(step)], registries, source)[0].local.get("subject", "")
-        return f"{shown(step)} ({subject})"
+        return f"{shown(step)} ({step_impl(step).local.get('subject', '')})"
 
     if commits_only:  # the steps are commits: git:COMMIT
         assert source is not None
