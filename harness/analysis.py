@@ -18,7 +18,7 @@ from .machineload import LOADED_FRAC
 from .metrics import METRICS, fmt_metric
 from .presentation import PRESENTATIONS, TIME_HEADLINE
 from .rundir import ConfigKey, RunDir
-from .stats import Interval, median_interval, ratio_interval
+from .stats import Block, Interval, blocked_ratio_interval, median_interval
 from .workloads import WORKLOADS, Param, workload_rank
 
 # A figure is noisy when its confidence interval's larger half-width
@@ -170,6 +170,20 @@ class Group:
         s = self.metrics.get(metric)
         return s.values if s else ()
 
+    def by_node(self, metric: str) -> dict[str | None, tuple[float, ...]]:
+        """The ok runs' values of metric by the node that ran them (runs.csv
+        `node`; None outside a cluster run), in run order."""
+        out: dict[str | None, list[float]] = defaultdict(list)
+        for r in self.rows:
+            if r["status"] == "ok" and r.get(metric) is not None:
+                out[r.get("node")].append(float(r[metric]))
+        return {node: tuple(values) for node, values in out.items()}
+
+    @property
+    def nodes(self) -> set[str | None]:
+        """The nodes its ok runs ran on ({None} outside a cluster run)."""
+        return {r.get("node") for r in self.rows if r["status"] == "ok"}
+
 
 def group_sort_key(key: ConfigKey) -> tuple:
     """Reading order: workload (declaration order), N, buffer, the
@@ -271,6 +285,34 @@ def _memory_per_task(groups: list[Group]) -> None:
                 members[i].mem_below_resolution = True
 
 
+def node_blocks(old: Group, new: Group, metric: str) -> list[Block] | None:
+    """The two groups' runs of metric paired node by node (the blocks of
+    stats.blocked_ratio_interval), where their runs carry more than one
+    node: a node that is slower slows both sides of its block alike, and
+    the within-node ratios cancel it. None where the runs carry one node
+    (or none: not a cluster run), whose runs are pooled as ever, or where
+    the two share no node, whose effect then nothing can cancel. A node
+    that ran one side only pairs nothing."""
+    a, b = old.by_node(metric), new.by_node(metric)
+    if len(a.keys() | b.keys()) < 2 or not a.keys() & b.keys():
+        return None
+    return [(a[node], b[node]) for node in a if node in b]
+
+
+def ratio_of(old: Group, new: Group, metric: str) -> tuple[float, Interval | None]:
+    """new / old for metric: the Hodges–Lehmann estimate with its exact
+    interval, within nodes where the runs carry several (node_blocks); the
+    ratio of the medians where a side has a single run (no interval)."""
+    blocks = node_blocks(old, new, metric) or [(old.values(metric), new.values(metric))]
+    iv = blocked_ratio_interval(blocks)
+    return (iv.estimate if iv is not None else new.median(metric) / old.median(metric)), iv
+
+
+def several_nodes(groups: Iterable[Group], metric: str) -> bool:
+    """Whether the groups' runs of metric ran on more than one node."""
+    return len({node for g in groups for node in g.by_node(metric)}) > 1
+
+
 def iter_metric(groups: Iterable[Group]) -> str:
     """The per-iteration time to rank by: warm when every measured group has
     one (K > 1), else cold, so a comparison never mixes the two."""
@@ -291,23 +333,26 @@ class Ranking:
 
 
 def rank(groups: list[Group], metric: str) -> Ranking:
-    """Each group's ok values against the best group's: the Hodges-Lehmann
-    ratio with its exact interval (stats.ratio_interval), the ratio of the
-    medians where a side has a single run (no interval)."""
+    """Each group's ok values against the best group's (ratio_of: the
+    Hodges-Lehmann ratio with its exact interval, within nodes where the
+    runs carry several). The best is the lowest median; with several nodes,
+    the lowest ratio to that one: a median carries the effect of the nodes
+    its runs fell on, a within-node ratio does not."""
     measured = [g for g in groups if g.median(metric) is not None]
     if not measured:
         return Ranking({}, {}, None, False)
     best = min(measured, key=lambda g: (g.median(metric), g.impl))
     if best.median(metric) <= 0:
         return Ranking({}, {}, None, False)
+    if several_nodes(measured, metric):
+        lowest = best
+        best = min(measured, key=lambda g: (
+            1.0 if g is lowest else ratio_of(lowest, g, metric)[0], g.impl))
     ratios: dict[ConfigKey, float] = {best.key: 1.0}
     intervals: dict[ConfigKey, Interval | None] = {best.key: None}
     for g in measured:
-        if g is best:
-            continue
-        iv = ratio_interval(best.values(metric), g.values(metric))
-        intervals[g.key] = iv
-        ratios[g.key] = iv.estimate if iv is not None else g.median(metric) / best.median(metric)
+        if g is not best:
+            ratios[g.key], intervals[g.key] = ratio_of(best, g, metric)
     others = [iv for key, iv in intervals.items() if key != best.key]
     settled = bool(others) and all(iv is not None and iv.side(1.0) == "above" for iv in others)
     return Ranking(ratios, intervals, best.key, settled)
@@ -378,8 +423,8 @@ def ratios(groups: list[Group], floor: Iterable[str] = ()) -> Ranks:
     interval (rank); a time ratio only where the workload's presentation
     ranks by time. Where the set has a floor implementation (impls.toml
     `floor = true`), "floor" is the group's iteration time (the same
-    multiple per hop or per task) over the floor's, with its ratio_interval,
-    or, for a workload read for memory, its memory per task over the
+    multiple per hop or per task) over the floor's (ratio_of), or, for a
+    workload read for memory, its memory per task over the
     floor's (_quotient_interval); a slope below resolution gets none."""
     out = Ranks()
     floors = set(floor)
@@ -400,10 +445,8 @@ def ratios(groups: list[Group], floor: Iterable[str] = ()) -> Ranks:
             for g in members:
                 if g.median(metric) is None:
                     continue
-                iv = None if g is base else ratio_interval(base.values(metric), g.values(metric))
-                out[g.key]["floor"] = 1.0 if g is base else (
-                    iv.estimate if iv is not None else g.median(metric) / unit)
-                out.intervals[g.key]["floor"] = iv
+                out[g.key]["floor"], out.intervals[g.key]["floor"] = (
+                    (1.0, None) if g is base else ratio_of(base, g, metric))
         else:
             unit = base.mem_per_task_bytes
             if unit is None or unit <= 0:

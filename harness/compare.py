@@ -6,8 +6,10 @@ explains what is printed and why.
 For each compared figure (metrics.Metric.compared) of each configuration
 both runs have, the change is new/old − 1, where new/old is the
 Hodges–Lehmann estimate over the ok runs' pairwise ratios
-(stats.ratio_interval), with its exact distribution-free interval. Its
-verdict:
+(stats.ratio_interval), with its exact distribution-free interval; where
+the runs carry several nodes (a cluster run), only runs of one node are
+paired (analysis.node_blocks, stats.blocked_ratio_interval), so a slower
+node cannot make a change. Its verdict:
 
 - "regressed" / "improved": the whole settled interval lies on that side of
   1 (which side is worse comes from the metric's higher_is_better);
@@ -46,13 +48,13 @@ from pathlib import Path
 from typing import Any
 
 from . import UsageError
-from .analysis import Group, analyse, group_sort_key, headline
+from .analysis import Group, analyse, group_sort_key, headline, node_blocks
 from .formatting import GITHUB_LIMIT, fit_rows
 from .metrics import METRICS, fmt_metric, margins
 from .report import md_text
 from .rundir import ConfigKey, RunDir
-from .stats import (LEVEL, Interval, ratio_bound, ratio_interval, ratio_p,
-                    runs_needed, smallest_p)
+from .stats import (LEVEL, Block, Interval, blocked_ratio_bound, blocked_ratio_interval,
+                    blocked_ratio_p, runs_needed, smallest_p)
 
 COMPARED = tuple(m.name for m in METRICS.values() if m.compared)
 FORMATS = ("text", "markdown", "github", "json")
@@ -81,6 +83,13 @@ class Change:
     new_values: tuple[float, ...]
     interval: Interval | None  # of new/old; None with fewer than two ok runs on a side
     margin: float = 0.0  # "level" within ±margin (a fraction); 0: never called level
+    blocks: tuple[Block, ...] = ()  # the runs paired node by node (node_blocks); (): pooled
+
+    @property
+    def paired(self) -> tuple[Block, ...]:
+        """The runs as the ratio pairs them: within each node (blocks), or
+        every old run with every new one."""
+        return self.blocks or ((self.old_values, self.new_values),)
 
     @property
     def old(self) -> float:
@@ -105,7 +114,7 @@ class Change:
         median of the few pairwise ratios there are)."""
         if self.interval is not None:
             return self.interval.estimate
-        return statistics.median(y / x for x in self.old_values for y in self.new_values)
+        return statistics.median(y / x for a, b in self.paired for x in a for y in b)
 
     @property
     def change(self) -> float:
@@ -135,8 +144,10 @@ class Change:
         """Why a figure has no verdict: its confidence, or its run counts."""
         if self.interval is not None:
             return f"{self.interval.confidence:.0%} confidence"
+        paired = (sum(len(a) for a, _ in self.paired), sum(len(b) for _, b in self.paired))
         return ", ".join(f"{n} ok run{'s' if n != 1 else ''} {side}"
-                         for side, n in zip(("old", "new"), self.runs) if n < 2)
+                         for side, n in zip(("old", "new"), paired) if n < 2) + (
+            " on the nodes both sides ran on" if self.blocks else "")
 
     @property
     def verdict_text(self) -> str:
@@ -167,20 +178,19 @@ class Change:
     def p_worse(self, fail_above: float) -> float | None:
         """The exact one-sided p-value of "worse than OLD by more than
         fail_above"."""
-        return ratio_p(self.old_values, self.new_values, self.limit(fail_above),
-                       above=not self.higher_is_better)
+        return blocked_ratio_p(self.paired, self.limit(fail_above),
+                               above=not self.higher_is_better)
 
     def p_within(self, fail_above: float) -> float | None:
         """The exact one-sided p-value of "not worse by fail_above"."""
-        return ratio_p(self.old_values, self.new_values, self.limit(fail_above),
-                       above=self.higher_is_better)
+        return blocked_ratio_p(self.paired, self.limit(fail_above), above=self.higher_is_better)
 
     @property
     def worse_at_least(self) -> float | None:
         """The one-sided 95% bound of how much worse NEW is, as a fraction
         (for a lower-is-better figure the lower bound of new/old, minus 1);
         None where the runs give no 95% bound."""
-        b = ratio_bound(self.old_values, self.new_values, lower=not self.higher_is_better)
+        b = blocked_ratio_bound(self.paired, lower=not self.higher_is_better)
         if b is None or not b.settled:
             return None
         return 1 / b.high - 1 if self.higher_is_better else b.low - 1
@@ -211,6 +221,7 @@ class GroupComparison:
     old_ok: int = 0  # ok runs
     new_ok: int = 0
     changes: dict[str, Change] = field(default_factory=dict)
+    apart: bool = False  # the sides ran on different nodes, none in common: nothing cancels them
 
     @property
     def in_both(self) -> bool:
@@ -244,7 +255,9 @@ def _change(metric: str, old: Group, new: Group, margin: float) -> Change | None
     a, b = old.values(metric), new.values(metric)
     if not a or not b or min(a + b) <= 0:
         return None  # a side without the figure, or a ratio that cannot be taken
-    return Change(metric, tuple(a), tuple(b), ratio_interval(a, b), margin)
+    blocks = tuple(node_blocks(old, new, metric) or ())
+    return Change(metric, tuple(a), tuple(b),
+                  blocked_ratio_interval(blocks or [(a, b)]), margin, blocks)
 
 
 def _shown(g: Group | None) -> bool:
@@ -264,6 +277,7 @@ def compare_groups(old: list[Group], new: list[Group],
                                new_statuses=b.statuses if b else None,
                                old_ok=a.ok if a else 0, new_ok=b.ok if b else 0)
         if a and b:
+            cmp_.apart = len(a.nodes | b.nodes) > 1 and not a.nodes & b.nodes
             for metric in COMPARED:
                 if (c := _change(metric, a, b, margin[metric])) is not None:
                     cmp_.changes[metric] = c
@@ -413,6 +427,10 @@ class Verdict:
     def notes(self) -> list[str]:
         """Where the two runs differ in what they measured on."""
         out = []
+        if apart := [c for c in self.common if c.apart]:
+            out.append(f"{len(apart)} configuration{'s' if len(apart) > 1 else ''} ran on "
+                       "different nodes on the two sides, none in common: their changes "
+                       "compare nodes as much as code")
         run_id = self.old_env.get("run_id")
         if not self.baseline and run_id and run_id == self.new_env.get("run_id"):
             out.append(f"both sides are run {run_id}: a copy of one run compared with itself "
@@ -476,10 +494,13 @@ def _rows(v: Verdict) -> list[list[str]]:
     return rows
 
 
-def _legend() -> str:
+def _legend(v: Verdict) -> str:
     higher = " and ".join(METRICS[m].label for m in COMPARED if METRICS[m].higher_is_better)
+    blocked = any(ch.blocks for _, ch in v.figures())
     return ("change = new/old − 1: the median of the pairwise ratios of the ok runs "
-            f"(Hodges–Lehmann), with its exact {LEVEL:.0%} interval (Mann–Whitney); a verdict "
+            "(Hodges–Lehmann" + ("; only runs of one node are paired: the nodes are blocks"
+                                 if blocked else "")
+            + f"), with its exact {LEVEL:.0%} interval (Mann–Whitney); a verdict "
             f"needs {runs_needed()[1]} ok runs a side; level: the interval inside the figure's "
             f"margin. * a headline figure, the gate's (exact one-sided tests at 95%, from "
             f"{GATE_RUNS} ok runs a side); wall and CPU are shown, never gated"
@@ -538,7 +559,7 @@ def _listed_pairs(pairs: list[Figure]) -> list[Figure]:
 
 
 def _summary(v: Verdict) -> list[str]:
-    lines = [_legend()]
+    lines = [_legend(v)]
     counts = {verdict: len(v.figures(verdict)) for verdict in VERDICTS}
     lines.append(f"{len(v.figures())} figures of {len(v.common)} configurations: "
                  + ", ".join(f"{n} {verdict}" for verdict, n in counts.items()) + ".")

@@ -15,6 +15,12 @@ where a bootstrap would call the range of three runs a 95% interval.
   exact distribution of the Mann–Whitney U statistic (Lehmann, Nonparametrics,
   1975, ch. 2; Bauer 1972). It assumes the two samples differ by a factor;
   95% needs 4 runs on each side.
+- The same ratio over blocks (the nodes of a cluster run): only runs of one
+  block are paired, the estimate is the median of those within-block
+  ratios, and the interval's coverage follows from the sum of the blocks'
+  U statistics (the combined Wilcoxon statistic, Lehmann 1975, ch. 3), whose
+  exact distribution is the convolution of theirs. A factor that slows a
+  block's runs alike cancels in every pair. One block is the ratio above.
 
 An interval is `settled` when its confidence reaches LEVEL; a verdict built
 on one that is not says "not settled", whatever the figures.
@@ -25,7 +31,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, reduce
 from itertools import accumulate
 from typing import Callable, Iterable, Sequence
 
@@ -110,24 +116,89 @@ def _u_counts(n: int, m: int) -> tuple[int, ...]:
     return tuple(counts)
 
 
+# One block's runs: (old, new), e.g. those of one node of a cluster run.
+Block = tuple[Sequence[float], Sequence[float]]
+
+
+def _convolve(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    """The counts of a sum of two independent statistics, from theirs.
+    Counted here, in exact integers as _u_counts: scipy has no stratified
+    Mann–Whitney distribution, and numpy's float convolution would round
+    the counts of large blocks."""
+    out = [0] * (len(a) + len(b) - 1)
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            out[i + j] += x * y
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _blocked_u_counts(sizes: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
+    """The null distribution of the sum of the blocks' U (sizes: each
+    block's (old, new) run counts, sorted): the blocks' orderings are
+    independent, so it is the convolution of their U distributions (the
+    Mann–Whitney counts themselves for one block)."""
+    return reduce(_convolve, (_u_counts(n, m) for n, m in sizes))
+
+
+@dataclass(frozen=True)
+class _Paired:
+    """The blocks a ratio can use (both sides have runs), as floats."""
+    blocks: tuple[tuple[tuple[float, ...], tuple[float, ...]], ...]
+
+    @property
+    def runs(self) -> tuple[int, int]:
+        return sum(len(a) for a, _ in self.blocks), sum(len(b) for _, b in self.blocks)
+
+    def ratios(self) -> list[float]:
+        """Every within-block ratio new/old, sorted."""
+        return sorted(y / x for a, b in self.blocks for x in a for y in b)
+
+    def null(self) -> tuple[list[int], int]:
+        """The cumulative counts of the summed U, and their total."""
+        counts = _blocked_u_counts(tuple(sorted((len(a), len(b)) for a, b in self.blocks)))
+        return list(accumulate(counts)), math.prod(math.comb(len(a) + len(b), len(a))
+                                                   for a, b in self.blocks)
+
+
+def _paired(blocks: Iterable[Block]) -> _Paired | None:
+    """The blocks with runs on both sides (a block with one side only has
+    nothing to pair its runs with, and says nothing on the ratio); None
+    when a value is not positive (no ratio can be taken) or no block is left."""
+    kept = []
+    for old, new in blocks:
+        a, b = tuple(float(v) for v in old), tuple(float(v) for v in new)
+        if min(a + b, default=1.0) <= 0:
+            return None
+        if a and b:
+            kept.append((a, b))
+    return _Paired(tuple(kept)) if kept else None
+
+
 def ratio_interval(old: Iterable[float], new: Iterable[float],
                    level: float = LEVEL) -> Interval | None:
     """new / old: the median of the pairwise ratios with its exact interval;
     None when a side has fewer than two values or a value is not positive
     (a ratio needs both)."""
-    a, b = [float(v) for v in old], [float(v) for v in new]
-    n, m = len(a), len(b)
-    if n < 2 or m < 2 or min(a + b) <= 0:
+    return blocked_ratio_interval([(tuple(old), tuple(new))], level)
+
+
+def blocked_ratio_interval(blocks: Iterable[Block], level: float = LEVEL) -> Interval | None:
+    """new / old over blocks: the median of the within-block pairwise ratios
+    (the stratified Hodges–Lehmann estimate) with its exact interval from the
+    summed U; None when the paired blocks hold fewer than two runs a side or
+    a value is not positive. One block: ratio_interval."""
+    paired = _paired(blocks)
+    if paired is None or min(paired.runs) < 2:
         return None
-    ratios = sorted(y / x for x in a for y in b)
-    counts = _u_counts(n, m)
-    total = math.comb(n + m, n)
-    cdf = list(accumulate(counts))
-    # [r(k), r(nm+1-k)] misses the true ratio when U <= k-1 or U >= nm-k+1
-    coverage = [1 - 2 * cdf[k - 1] / total for k in range(1, n * m // 2 + 1)]
+    ratios = paired.ratios()
+    pairs = len(ratios)
+    cdf, total = paired.null()
+    # [r(k), r(pairs+1-k)] misses the true ratio when U <= k-1 or U >= pairs-k+1
+    coverage = [1 - 2 * cdf[k - 1] / total for k in range(1, pairs // 2 + 1)]
     k = _widest_k(coverage, level)
-    return Interval(statistics.median(ratios), ratios[k - 1], ratios[n * m - k],
-                    coverage[k - 1], (n, m))
+    return Interval(statistics.median(ratios), ratios[k - 1], ratios[pairs - k],
+                    coverage[k - 1], paired.runs)
 
 
 def _pairs_beyond(old: Sequence[float], new: Sequence[float], ratio: float,
@@ -148,13 +219,18 @@ def ratio_p(old: Iterable[float], new: Iterable[float], ratio: float,
     the same distribution as ratio_interval). None where a ratio cannot be
     taken. p <= 1 - level exactly when the one-sided bound of ratio_bound
     excludes `ratio`, ties aside."""
-    a, b = [float(v) for v in old], [float(v) for v in new]
-    n, m = len(a), len(b)
-    if n < 1 or m < 1 or min(a + b) <= 0:
+    return blocked_ratio_p([(tuple(old), tuple(new))], ratio, above)
+
+
+def blocked_ratio_p(blocks: Iterable[Block], ratio: float, above: bool) -> float | None:
+    """ratio_p over blocks: the within-block pairs beyond ratio, summed over
+    the blocks (the stratified Mann–Whitney test). One block: ratio_p."""
+    paired = _paired(blocks)
+    if paired is None:
         return None
-    u = _pairs_beyond(a, b, ratio, above)
-    counts = _u_counts(n, m)
-    return sum(counts[u:]) / math.comb(n + m, n)
+    u = sum(_pairs_beyond(a, b, ratio, above) for a, b in paired.blocks)
+    cdf, total = paired.null()
+    return (total - (cdf[u - 1] if u else 0)) / total
 
 
 def smallest_p(n: int, m: int) -> float:
@@ -171,19 +247,25 @@ def ratio_bound(old: Iterable[float], new: Iterable[float], lower: bool,
     interval: 3 a side give 95% (the smallest of the nine ratios, 1/20).
     The Interval's other end is unbounded (0 or inf). None below one run a
     side or with a value that is not positive."""
-    a, b = [float(v) for v in old], [float(v) for v in new]
-    n, m = len(a), len(b)
-    if n < 1 or m < 1 or min(a + b) <= 0:
+    return blocked_ratio_bound([(tuple(old), tuple(new))], lower, level)
+
+
+def blocked_ratio_bound(blocks: Iterable[Block], lower: bool,
+                        level: float = LEVEL) -> Interval | None:
+    """ratio_bound over blocks: the k-th smallest (or largest) within-block
+    ratio, k from the summed U. One block: ratio_bound."""
+    paired = _paired(blocks)
+    if paired is None:
         return None
-    ratios = sorted(y / x for x in a for y in b)
-    cdf = list(accumulate(_u_counts(n, m)))
-    total = math.comb(n + m, n)
-    coverage = [1 - cdf[k - 1] / total for k in range(1, n * m + 1)]
+    ratios = paired.ratios()
+    pairs = len(ratios)
+    cdf, total = paired.null()
+    coverage = [1 - cdf[k - 1] / total for k in range(1, pairs + 1)]
     k = _widest_k(coverage, level)
     estimate = statistics.median(ratios)
     if lower:
-        return Interval(estimate, ratios[k - 1], math.inf, coverage[k - 1], (n, m))
-    return Interval(estimate, 0.0, ratios[n * m - k], coverage[k - 1], (n, m))
+        return Interval(estimate, ratios[k - 1], math.inf, coverage[k - 1], paired.runs)
+    return Interval(estimate, 0.0, ratios[pairs - k], coverage[k - 1], paired.runs)
 
 
 def discoveries(p_values: Sequence[float | None], floors: Sequence[float],
