@@ -7,8 +7,11 @@ For each pair (leader, other) two exact one-sided Mann–Whitney questions
 are asked of the ratio other/leader (stats.ratio_p):
 - differ: does the ratio lie off 1? (two-sided: twice the smaller tail);
 - level: does it lie within ±margin? (the larger of the two one-sided
-  p-values at 1/(1+margin) and 1+margin, an equivalence test as in TOST);
-and the p-values of every pair of the run go into one Benjamini–Hochberg
+  p-values at 1/(1+margin) and 1+margin, an equivalence test as in TOST).
+Where the runs carry several nodes (a cluster run), the leader and every
+ratio are formed within nodes (analysis.node_blocks, stats.blocked_*): a
+slower node slows both sides of its pairs alike and decides nothing.
+The p-values of every pair of the run go into one Benjamini–Hochberg
 family (stats.discoveries), so that of the verdicts called settled at most
 5% are expected to be wrong, however many the report makes. A standing is
 then "level" (within ±margin), "behind" (slower, or lower throughput, by
@@ -22,13 +25,16 @@ asks it which configurations need more runs.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from .analysis import Group, comparable_sets, headline
+from .analysis import Group, comparable_sets, headline, node_blocks, ratio_of, several_nodes
 from .metrics import METRICS
-from .stats import Interval, discoveries, ratio_interval, ratio_p, smallest_p
+from .stats import (Block, Interval, blocked_ratio_interval, blocked_ratio_p, discoveries,
+                    smallest_p)
 
 LEVEL_WORD, BEHIND, NOT_SETTLED = "level", "behind", "not settled"
 FDR_RATE = 0.05  # the expected share of wrong verdicts among the settled ones
@@ -49,40 +55,68 @@ class Standing:
     p_level: float | None
     verdict: str = NOT_SETTLED
     why: str = ""  # for NOT_SETTLED
+    blocks: tuple[Block, ...] = ()  # the runs paired node by node (node_blocks); (): pooled
 
     @property
     def runs(self) -> tuple[int, int]:
+        """The ok runs of (leader, other)."""
         return len(self.leader.values(self.metric)), len(self.other.values(self.metric))
+
+    @property
+    def floor(self) -> float:
+        """The smallest one-sided p-value its tests can give: every pair
+        beyond, in every node at once where runs are paired within nodes
+        (fewer orderings than the pooled runs': 3 nodes of one run a side
+        give 1/8, not 1/20)."""
+        if not self.blocks:
+            return smallest_p(*self.runs)
+        return math.prod(smallest_p(len(a), len(b)) for a, b in self.blocks)
 
     @property
     def settled(self) -> bool:
         return self.verdict != NOT_SETTLED
 
 
-def _oriented(metric: str, leader: Group, other: Group) -> tuple[tuple[float, ...],
-                                                                  tuple[float, ...]]:
-    """(base, compared) so that compared/base > 1 means other is worse."""
-    a, b = leader.values(metric), other.values(metric)
-    return (b, a) if METRICS[metric].higher_is_better else (a, b)
-
-
 def _pair(metric: str, leader: Group, other: Group, margin: float) -> Standing:
-    base, compared = _oriented(metric, leader, other)
-    iv = ratio_interval(base, compared)
-    up, down = ratio_p(base, compared, 1.0, True), ratio_p(base, compared, 1.0, False)
+    # (base, compared) so that compared/base > 1 means other is worse
+    base, compared = (other, leader) if METRICS[metric].higher_is_better else (leader, other)
+    blocks = tuple(node_blocks(base, compared, metric) or ())
+    paired = blocks or ((base.values(metric), compared.values(metric)),)
+    iv = blocked_ratio_interval(paired)
+    up, down = blocked_ratio_p(paired, 1.0, True), blocked_ratio_p(paired, 1.0, False)
     differ = None if up is None or down is None else min(1.0, 2 * min(up, down))
-    low = ratio_p(base, compared, 1 / (1 + margin), True)
-    high = ratio_p(base, compared, 1 + margin, False)
+    low = blocked_ratio_p(paired, 1 / (1 + margin), True)
+    high = blocked_ratio_p(paired, 1 + margin, False)
     level = None if low is None or high is None else max(low, high)
-    return Standing(metric, leader, other, iv, margin, differ, level)
+    return Standing(metric, leader, other, iv, margin, differ, level, blocks=blocks)
+
+
+def ranked(members: list[Group], metric: str) -> list[Group]:
+    """The members that have the figure, best first: by median (the
+    highest where higher is better). Where their runs carry several nodes,
+    as analysis.rank: the leader is the one with the best within-node
+    ratio to the best median, the others follow by their within-node ratio
+    to the leader (analysis.ratio_of); a median carries the effect of the
+    nodes its runs fell on, a within-node ratio does not."""
+    measured = [g for g in members if g.values(metric)]
+    sign = -1 if METRICS[metric].higher_is_better else 1
+    by_median = sorted(measured, key=lambda g: (sign * g.median(metric), g.impl))
+    if (len(by_median) < 2 or by_median[0].median(metric) <= 0
+            or not several_nodes(measured, metric)):
+        return by_median
+
+    def to(base: Group, g: Group) -> float:
+        """g / base within nodes, signed so that lower is better."""
+        return sign * (1.0 if g is base else ratio_of(base, g, metric)[0])
+
+    leader = min(measured, key=lambda g: (to(by_median[0], g), g.impl))
+    return [leader] + sorted((g for g in measured if g is not leader),
+                             key=lambda g: (to(leader, g), g.impl))
 
 
 def _leader(members: list[Group], metric: str) -> Group | None:
-    measured = [g for g in members if g.values(metric)]
-    if len(measured) < 2:
-        return None
-    sign = -1 if METRICS[metric].higher_is_better else 1
-    return min(measured, key=lambda g: (sign * (g.median(metric) or 0), g.impl))
+    order = ranked(members, metric)
+    return order[0] if len(order) >= 2 else None
 
 
 def unjudged_parts(settings: dict[str, Any]) -> list[dict[str, Any]]:
@@ -132,8 +166,7 @@ def decide(raw: list[Standing]) -> list[Standing]:
     rate, rate·(true nulls)/(tests), is then at most FDR_RATE when BH is run
     at twice it."""
     p = [s.p_level for s in raw] + [s.p_differ for s in raw]
-    floors = [smallest_p(*s.runs) for s in raw] + [min(1.0, 2 * smallest_p(*s.runs))
-                                                    for s in raw]
+    floors = [s.floor for s in raw] + [min(1.0, 2 * s.floor) for s in raw]
     found = discoveries(p, floors, rate=2 * FDR_RATE)
     out = []
     for i, s in enumerate(raw):
@@ -148,13 +181,16 @@ def decide(raw: list[Standing]) -> list[Standing]:
 
 
 def _with(s: Standing, verdict: str, why: str = "") -> Standing:
-    return Standing(s.metric, s.leader, s.other, s.interval, s.margin, s.p_differ, s.p_level,
-                    verdict, why)
+    return dataclasses.replace(s, verdict=verdict, why=why)
 
 
 def _why(s: Standing) -> str:
     n, m = s.runs
-    if 2 * smallest_p(n, m) > 2 * FDR_RATE - 1e-12:
+    if 2 * s.floor > 2 * FDR_RATE - 1e-12:
+        if s.blocks:
+            nodes = len(s.blocks)
+            return (f"{FEW_RUNS} ({n} and {m}, paired within {nodes} node"
+                    f"{'s' if nodes != 1 else ''}; more runs on each can settle it)")
         return f"{FEW_RUNS} ({n} and {m}; 4 a side can settle it)"
     iv, margin = s.interval, s.margin
     if iv is not None and iv.low <= 1 <= iv.high and (iv.low < 1 / (1 + margin)

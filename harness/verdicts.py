@@ -3,9 +3,10 @@ the largest configuration two or more implementations measured, the leader,
 the runner-up with its ratio to the leader and that ratio's interval, and
 the verdict word: leads, level (within the figure's margin) or not settled
 (and why), as the run's standings decided it (standings.py: every verdict
-of the run in one family). Every other implementation's standing is in its
-workload's table and ranked plot, not in sentences; the prose left is what a
-reader must act on: the failures.
+of the run in one family; leader and runner-up ranked as there, by ratios
+within nodes where the runs carry several). Every other implementation's
+standing is in its workload's table and ranked plot, not in sentences; the
+prose left is what a reader must act on: the failures.
 
 report.md and report.html render the same rows. Pure: it reads analysis's
 groups and the standings and writes nothing.
@@ -18,9 +19,8 @@ from dataclasses import dataclass
 
 from .analysis import SETUP_STATUSES, Group, by_design, comparable_sets, headline
 from .formatting import fmt_count
-from .metrics import METRICS
 from .presentation import PRESENTATIONS
-from .standings import BEHIND, LEVEL_WORD, NOT_SETTLED, Standing
+from .standings import BEHIND, LEVEL_WORD, NOT_SETTLED, Standing, ranked
 from .workloads import workload_rank
 
 LEADS, ALONE = "leads", "alone"
@@ -94,9 +94,8 @@ def headlines(groups: list[Group], found: list[Standing]) -> list[Headline]:
             members = _largest(by_workload[workload], metric, prefer)
             if not members:
                 continue
-            sign = -1 if METRICS[metric].higher_is_better else 1
-            ranked = sorted(members, key=lambda g: (sign * (g.median(metric) or 0), g.impl))
-            leader, runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
+            order = ranked(members, metric)  # the leader the standings judged against
+            leader, runner = order[0], (order[1] if len(order) > 1 else None)
             standing = judged.get((leader.key, runner.key, metric)) if runner else None
             out.append(Headline(workload, metric, leader, runner, standing))
     return out

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu
 
-from harness import analysis, compare
+from harness import analysis, compare, standings, verdicts
 from harness.metrics import margins
 from harness.stats import (LEVEL, _blocked_u_counts, _u_counts, blocked_ratio_bound,
                            blocked_ratio_interval, blocked_ratio_p, ratio_bound, ratio_interval,
-                           ratio_p)
+                           ratio_p, smallest_p)
 
 NODES = {"n1": 1.0, "n2": 1.1, "n3": 1.25}  # each node's planted slowdown
 TRUE = 1.30  # new / old, the same on every node
@@ -210,3 +210,131 @@ def test_two_runs_on_different_nodes_say_so() -> None:
     (c,) = verdict.comparisons
     assert c.apart and c.changes["warm_iter_s"].blocks == ()
     assert any("different nodes" in note for note in verdict.notes)
+
+
+# -- the run's standings and the first screen -------------------------------------
+
+def judge(table: list[dict]) -> tuple[list[standings.Standing], list[verdicts.Headline]]:
+    groups = analysis.group_runs(table)
+    found = standings.standings(groups)
+    return found, verdicts.headlines(groups, found)
+
+
+def without_nodes(table: list[dict]) -> list[dict]:
+    """The same runs, pooled: what the standings made of them before nodes were blocks."""
+    return [{**r, "node": None} for r in table]
+
+
+def standing(found: list[standings.Standing], metric: str = "warm_iter_s") -> standings.Standing:
+    (s,) = [s for s in found if s.metric == metric]
+    return s
+
+
+def test_the_leader_and_its_lead_are_found_within_nodes() -> None:
+    """fast is 10% faster but ran mostly on the slow node: its median is the
+    higher one. Within nodes it leads, slow behind by 1.1×; pooled, slow
+    would lead, and the nodes' spread would hide the 10% lead."""
+    rng = np.random.default_rng(9)
+    table = rows("fast", 1.0, OLD_RUNS, rng) + rows("slow", 1.1, NEW_RUNS, rng)
+    found, heads = judge(table)
+    for metric in ("first_iter_s", "warm_iter_s"):
+        s = standing(found, metric)
+        assert (s.leader.impl, s.other.impl, s.verdict) == ("fast", "slow", standings.BEHIND)
+        assert s.interval.low <= 1.1 <= s.interval.high and len(s.blocks) == 3
+        assert s.interval.estimate == pytest.approx(1.1, rel=0.015)
+    assert s.leader.median("warm_iter_s") > s.other.median("warm_iter_s")  # the medians mislead
+    assert standing(found, "peak_rss_bytes").verdict == standings.LEVEL_WORD
+    head = next(h for h in heads if h.metric == "warm_iter_s")
+    assert (head.leader.impl, head.runner.impl, head.word) == ("fast", "slow", verdicts.LEADS)
+    assert head.standing == s
+
+    flat, flat_heads = judge(without_nodes(table))
+    wrong = standing(flat)
+    assert (wrong.leader.impl, wrong.other.impl, wrong.verdict) == ("slow", "fast",
+                                                                   standings.NOT_SETTLED)
+    assert wrong.why == standings.ACROSS_MARGIN
+    assert next(h for h in flat_heads if h.metric == "warm_iter_s").leader.impl == "slow"
+
+
+def test_equal_implementations_are_level_whatever_nodes_their_runs_fell_on() -> None:
+    """The same speed, one side mostly on the slow node: level within ±5%
+    paired within nodes; pooled, one would be 'behind' by some 12%."""
+    rng = np.random.default_rng(12)
+    table = rows("base", 1.0, OLD_RUNS, rng) + rows("other", 1.0, NEW_RUNS, rng)
+    found, heads = judge(table)
+    s = standing(found)
+    assert s.verdict == standings.LEVEL_WORD and s.interval.estimate == pytest.approx(1, abs=0.02)
+    assert next(h for h in heads if h.metric == "warm_iter_s").word == standings.LEVEL_WORD
+    flat = standing(judge(without_nodes(table))[0])
+    assert flat.verdict == standings.BEHIND and flat.interval.estimate > 1.08
+
+
+def test_throughput_leads_upward_within_nodes() -> None:
+    """Higher is better: a node 25% slower serves 25% fewer requests a
+    second. fast serves 1.1× slow's on every node, with its runs mostly on
+    the slow node."""
+    rng = np.random.default_rng(21)
+
+    def http(impl: str, rps: float, runs: dict[str, int]) -> list[dict]:
+        return [{"impl": impl, "language": "fake", "runtime": "Fake", "workload": "http",
+                 "users": 10, "requests": 20, "delay_ms": 100, "style": "async", "rep": i + 1,
+                 "node": node, "status": "ok", "rps": rps / NODES[node] * noise,
+                 "latency_p50_s": 0.02 * NODES[node] * noise, "peak_rss_bytes": 10 << 20}
+                for i, (node, noise) in enumerate(
+                    (node, noise) for node, count in runs.items()
+                    for noise in rng.lognormal(0, SIGMA, count))]
+
+    table = http("fast", 1100, OLD_RUNS) + http("slow", 1000, NEW_RUNS)
+    found, heads = judge(table)
+    s = standing(found, "rps")
+    assert (s.leader.impl, s.other.impl, s.verdict) == ("fast", "slow", standings.BEHIND)
+    assert s.interval.estimate == pytest.approx(1.1, rel=0.015)  # leader/other: > 1 is worse
+    assert s.leader.median("rps") < s.other.median("rps")
+    assert next(h for h in heads if h.metric == "rps").leader.impl == "fast"
+    assert standing(judge(without_nodes(table))[0], "rps").leader.impl == "slow"
+
+
+def test_runs_paired_within_nodes_settle_only_what_their_orderings_can(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One run a side on each of four nodes: the smallest p-value is 1/2⁴,
+    two-sided 1/8, above the family's 10%: too few runs, where the same
+    eight runs pooled (4 a side, 1/70) settle."""
+    monkeypatch.setitem(NODES, "n4", 0.9)
+    rng = np.random.default_rng(2)
+    one_each = dict.fromkeys(NODES, 1)
+    table = rows("a", 1.0, one_each, rng) + rows("b", 2.0, one_each, rng)
+    s = standing(judge(table)[0])
+    assert s.floor == 1 / 16 and s.verdict == standings.NOT_SETTLED
+    assert s.why == (f"{standings.FEW_RUNS} (4 and 4, paired within 4 nodes; "
+                     f"more runs on each can settle it)")
+    flat = standing(judge(without_nodes(table))[0])
+    assert flat.floor == 1 / 70 and flat.verdict == standings.BEHIND
+
+
+def test_one_node_or_none_keeps_todays_standings() -> None:
+    """Every standing, on runs of one node or of none, is the pooled test
+    of the two groups' runs, as before nodes were blocks: the same
+    interval, p-values, floor, verdict and first screen, to the last bit."""
+    rng = np.random.default_rng(4)
+    noisy = {"n1": 5}
+    table = (rows("a", 1.0, noisy, rng) + rows("b", 1.02, noisy, rng)
+             + rows("c", 1.5, noisy, rng) + rows("d", 1.0, {"n1": 3}, rng))
+    outputs = []
+    for runs in (table, without_nodes(table)):
+        found, heads = judge(runs)
+        for s in found:
+            a, b = s.leader.values(s.metric), s.other.values(s.metric)
+            up, down = ratio_p(a, b, 1.0, True), ratio_p(a, b, 1.0, False)
+            assert s.blocks == () and s.interval == ratio_interval(a, b)
+            assert s.p_differ == min(1.0, 2 * min(up, down))
+            assert s.p_level == max(ratio_p(a, b, 1 / (1 + s.margin), True),
+                                    ratio_p(a, b, 1 + s.margin, False))
+            assert s.floor == smallest_p(*s.runs)
+            leader = min((g for g in analysis.group_runs(runs) if g.values(s.metric)),
+                         key=lambda g: (g.median(s.metric), g.impl))
+            assert s.leader.key == leader.key  # the lowest median, as ever
+        outputs.append(([(s.leader.impl, s.other.impl, s.metric, s.interval, s.p_differ,
+                          s.p_level, s.verdict, s.why) for s in found],
+                        [(h.metric, h.leader.impl, h.runner.impl, h.word) for h in heads]))
+    assert outputs[0] == outputs[1]
+    assert {s.verdict for s in judge(table)[0]} >= {standings.BEHIND, standings.LEVEL_WORD}
