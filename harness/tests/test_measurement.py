@@ -129,3 +129,24 @@ def test_perf_that_cannot_count_is_one_line(tmp_path: Path,
     monkeypatch.setenv("BENCH_NO_SYSTEM_INSTALL", "1")
     with pytest.raises(UsageError, match="BENCH_NO_SYSTEM_INSTALL=1 refuses"):
         perfstat.find_perf()
+
+
+def test_run_counters_fills_the_perf_columns(tmp_path: Path, perf: str) -> None:
+    """`run --counters`: every ok row has perf's software events (cycles and
+    instructions where the machine has them); without it, none."""
+    import csv
+
+    from .conftest import harness
+    out = tmp_path / "results"
+    for extra in ([], ["--counters"]):
+        proc = harness("run", "--impl", "fake-good", "--workload", "chain", "--n", "5", "--repeat", "2",
+                       "--out", str(out), "--no-report", *extra)
+        assert proc.returncode == 0, proc.stderr
+        rows = list(csv.DictReader((out / "latest" / "runs.csv").open()))
+        assert rows and all(r["status"] == "ok" for r in rows)
+        for r in rows:
+            filled = {c for c in ("perf_task_clock_s", "perf_context_switches",
+                                  "perf_cpu_migrations", "perf_page_faults") if r[c] != ""}
+            assert filled == (set() if not extra else {"perf_task_clock_s", "perf_context_switches",
+                                                       "perf_cpu_migrations", "perf_page_faults"})
+            assert r["ctx_switches_voluntary"] != ""  # wait4's, always
