@@ -2,18 +2,25 @@
 artifacts: README, "Results from many machines") combined into one run directory. Every row
 keeps its own run_id and gains a `machine` (a dimension of every workload,
 workloads.MACHINE), so report, plots and compare read the machines side by
-side; env.json keeps each machine's environment under `machines`."""
+side; env.json keeps each machine's environment under `machines`.
+
+merge_replicates does the same for the replicates of a run on a cluster
+(slurm.py), into that run's own directory: each row also gains its `node`,
+and nodes of one kind are one machine."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from . import UsageError
 from .launcher import Sample
-from .rundir import SAMPLE_KEY, RunDir, merged_env, open_run_dir
+from .rundir import FORMAT_VERSION, SAMPLE_KEY, RunDir, merged_env, open_run_dir, utc_now
 
 
 def machine_label(env: dict[str, Any]) -> str:
@@ -104,3 +111,81 @@ def _append_samples(run: RunDir, samples: list[dict[str, Any]]) -> None:
     for members in by_run.values():
         run.append_samples(members[0], (Sample(s["t_s"], s["rss_bytes"], s["threads"])
                                         for s in members))
+
+
+@dataclass
+class Replicate:
+    """One replicate of a run on a cluster: its task's run directory, as
+    read, and the node that ran it."""
+    number: int
+    node: str
+    env: dict[str, Any]
+    rows: list[dict[str, Any]]
+    samples: list[dict[str, Any]]
+    path: Path
+
+    @property
+    def machine(self) -> str:
+        """Its node's kind, named as `harness merge` names a machine: the
+        nodes of one kind are one machine, each node a block within it."""
+        return machine_label(self.env)
+
+
+def merge_replicates(run: RunDir, replicates: list[Replicate], failures: list[dict[str, Any]],
+                     env: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every replicate's rows and samples into run, each row with its node
+    and machine kind, then failures (the rows of the planned runs no
+    replicate recorded); runs.csv and samples.csv are written whole (aside,
+    then moved into place), env.json last. Each row keeps its own run_id
+    (its replicate's run directory) and rep (its replicate's number).
+    Returns the rows."""
+    rows: list[dict[str, Any]] = []
+    samples: list[dict[str, Any]] = []
+    for rep in replicates:
+        rows += [row | {"node": row.get("node") or rep.node,
+                        "machine": row.get("machine") or rep.machine} for row in rep.rows]
+        samples += [s | {"machine": s.get("machine") or rep.machine} for s in rep.samples]
+    rows += failures
+    _write_rows(run, rows, samples)
+    run.write_env(env)
+    return rows
+
+
+def replicates_env(run_id: str, base: dict[str, Any],
+                   replicates: list[Replicate]) -> dict[str, Any]:
+    """The env.json of a run on a cluster: each machine kind's environment
+    under `machines` (its first replicate's: the nodes of a kind run the
+    same build), the host naming the nodes, and the run's own start,
+    invocations and settings (base: its env.json so far)."""
+    first: dict[str, Replicate] = {}
+    for rep in replicates:
+        first.setdefault(rep.machine, rep)
+    env = (merged_env(run_id, [r.env for r in first.values()], list(first),
+                      [r.path for r in first.values()]) if first else
+           {"format_version": FORMAT_VERSION, "run_id": run_id, "merged_at": utc_now(),
+            "floor_impls": [], "machines": {}})
+    nodes = sorted({rep.node for rep in replicates if rep.node})
+    env.update(started_at=base.get("started_at"), finished_at=utc_now(),
+               host={"hostname": f"{len(nodes)} node{'s' if len(nodes) != 1 else ''} of a Slurm "
+                                 f"cluster: {', '.join(nodes) or 'none'}"},
+               invocations=base.get("invocations", []), settings=base.get("settings") or {})
+    variants = {k: v for r in replicates for k, v in (r.env.get("variants") or {}).items()}
+    if variants:
+        env["variants"] = variants
+    return env
+
+
+def _write_rows(run: RunDir, rows: list[dict[str, Any]], samples: list[dict[str, Any]]) -> None:
+    """runs.csv and samples.csv of run replaced by these rows, written by
+    RunDir's own writer in a hidden folder of run, then moved into place."""
+    staging = run.path / ".merging"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        staged = RunDir.create_new(staging)
+        for row in rows:
+            staged.append_run(row)
+        _append_samples(staged, samples)
+        os.replace(staged.samples_path, run.samples_path)
+        os.replace(staged.runs_path, run.runs_path)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

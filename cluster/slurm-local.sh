@@ -1,0 +1,209 @@
+#!/bin/sh
+# A one-node Slurm cluster on this machine, for `run --on slurm` without a
+# cluster and for make test (harness/tests/test_slurm.py).
+# Usage: cluster/slurm-local.sh up|down|env|status
+#
+#   up      install Debian's slurmctld, slurmd, slurm-client and munge when
+#           missing (system-wide with apt-get, said first; refused under
+#           BENCH_NO_SYSTEM_INSTALL=1), then start munged, slurmctld and slurmd
+#           directly (no init system is needed): one node with this machine's
+#           CPUs and memory (slurmd -C), in one partition, `bench`
+#   down    cancel every job, stop the three daemons and wait until none of
+#           their processes (nor a job's) is left; remove the state folder
+#   env     print the line that points Slurm's commands at this cluster:
+#           eval "$(cluster/slurm-local.sh env)"
+#   status  the node and partition as Slurm sees them (sinfo)
+#
+# Everything of the cluster lives in one folder, $BENCH_SLURM_DIR (default
+# /var/tmp/bench-slurm): its slurm.conf (Slurm's commands find it through
+# SLURM_CONF), munge key and socket, state, spool, pid files and logs. Nothing
+# is written to /etc, and the ports (6917, 6918) and munge socket are not
+# the defaults, so a real Slurm on the machine is left alone. No accounting
+# daemon: sacct has nothing to say here, and the harness does without it.
+set -eu
+
+DIR=${BENCH_SLURM_DIR:-/var/tmp/bench-slurm}
+CONF=$DIR/slurm.conf
+PACKAGES="slurmctld slurmd slurm-client munge"
+PARTITION=bench
+WAIT_S=30  # the longest wait for a daemon to start or stop, or the jobs to end
+
+say() { echo "slurm-local: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+as_root() {
+    [ "$(id -u)" -eq 0 ] && return 0
+    command -v sudo >/dev/null 2>&1 || die "must run as root (slurmd starts the jobs as their users), and there is no sudo"
+    exec sudo --preserve-env=BENCH_NO_SYSTEM_INSTALL,BENCH_SLURM_DIR -- "$0" "$@"
+}
+
+installed() {
+    for tool in slurmctld slurmd sbatch munged; do
+        command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || return 1
+    done
+}
+
+install() {
+    installed && return 0
+    if [ "${BENCH_NO_SYSTEM_INSTALL:-}" = 1 ]; then
+        die "BENCH_NO_SYSTEM_INSTALL=1 refuses to apt-get install $PACKAGES"
+    fi
+    command -v apt-get >/dev/null 2>&1 || die "no Slurm here and no apt-get to install $PACKAGES"
+    say "installing Debian's $PACKAGES system-wide with apt-get (Slurm's controller, node daemon and commands, and MUNGE, with libhwloc and liblua; on Debian 12 about 3.3 MB downloaded, 13 MB installed; BENCH_NO_SYSTEM_INSTALL=1 refuses it)"
+    timeout 600 apt-get update -qq
+    # Debian's packages would start their daemons from /etc/init.d where an
+    # init system runs: this script starts its own, with its own files.
+    # shellcheck disable=SC2086 # the list, one word a package
+    DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq --no-install-recommends $PACKAGES >&2
+}
+
+pid_of() {  # a daemon's pid from its pid file, when that process is alive
+    [ -s "$DIR/$1.pid" ] || return 1
+    pid=$(cat "$DIR/$1.pid")
+    kill -0 "$pid" 2>/dev/null && echo "$pid"
+}
+
+wait_until() {  # wait_until COMMAND...: up to WAIT_S seconds for COMMAND to succeed
+    i=0
+    while ! "$@" >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ "$i" -le $((WAIT_S * 5)) ] || return 1
+        sleep 0.2
+    done
+}
+
+write_conf() {
+    host=$(hostname -s)
+    # The node as slurmd finds it: CPUs, sockets, cores, threads and memory.
+    node=$(/usr/sbin/slurmd -C | sed -n 's/^\(NodeName=.*\)/\1/p' | head -n 1)
+    [ -n "$node" ] || die "slurmd -C did not describe this machine"
+    cat > "$CONF.tmp" <<CONF
+# Written by cluster/slurm-local.sh up: a one-node cluster for the benchmark harness.
+ClusterName=benchlocal
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=6917
+SlurmdPort=6918
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$DIR/munge/munge.socket
+StateSaveLocation=$DIR/state
+SlurmdSpoolDir=$DIR/spool
+SlurmctldPidFile=$DIR/slurmctld.pid
+SlurmdPidFile=$DIR/slurmd.pid
+SlurmctldLogFile=$DIR/slurmctld.log
+SlurmdLogFile=$DIR/slurmd.log
+# No cgroup plugin: the processes of a job are tracked by their parents.
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+SwitchType=switch/none
+MpiDefault=none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/none
+ReturnToService=2
+# A finished job stays in squeue's memory for 5 minutes (the default).
+MinJobAge=300
+$node NodeAddr=127.0.0.1 State=UNKNOWN
+PartitionName=$PARTITION Nodes=$host Default=YES MaxTime=INFINITE State=UP
+CONF
+    mv "$CONF.tmp" "$CONF"
+}
+
+up() {
+    install
+    if pid_of slurmctld >/dev/null && pid_of slurmd >/dev/null; then
+        say "already up ($CONF)"
+        return 0
+    fi
+    mkdir -p "$DIR/state" "$DIR/spool" "$DIR/munge"
+    export SLURM_CONF="$CONF"
+    if ! pid_of munged >/dev/null; then
+        [ -s "$DIR/munge/munge.key" ] || dd if=/dev/urandom of="$DIR/munge/munge.key" bs=1024 count=1 2>/dev/null
+        chmod 0700 "$DIR/munge"
+        chmod 0400 "$DIR/munge/munge.key"
+        # --force: munged runs as root here, in a folder of its own
+        /usr/sbin/munged --force --key-file="$DIR/munge/munge.key" \
+            --socket="$DIR/munge/munge.socket" --pid-file="$DIR/munged.pid" \
+            --log-file="$DIR/munge/munged.log" --seed-file="$DIR/munge/munged.seed"
+        wait_until test -S "$DIR/munge/munge.socket" || die "munged did not start: $DIR/munge/munged.log"
+    fi
+    write_conf
+    pid_of slurmctld >/dev/null || /usr/sbin/slurmctld -c -f "$CONF"
+    wait_until scontrol ping || die "slurmctld did not answer within ${WAIT_S} s: $DIR/slurmctld.log"
+    pid_of slurmd >/dev/null || /usr/sbin/slurmd -f "$CONF"
+    wait_until node_idle || die "the node did not come up within ${WAIT_S} s: $DIR/slurmd.log"
+    say "up: partition $PARTITION, $(sinfo --noheader --format '%D node of %c CPUs and %m MB' 2>/dev/null); $(env_line)"
+}
+
+gone() {
+    ! kill -0 "$1" 2>/dev/null
+}
+
+no_jobs() {
+    [ -z "$(squeue --noheader --format=%i 2>/dev/null)" ]
+}
+
+node_idle() {
+    sinfo --noheader --states=idle --format=%D | grep -q '^1'
+}
+
+env_line() {
+    echo "export SLURM_CONF=$CONF"
+}
+
+stop() {  # stop NAME: TERM, then KILL after WAIT_S seconds
+    pid=$(pid_of "$1") || return 0
+    kill -TERM "$pid" 2>/dev/null || return 0
+    wait_until gone "$pid" || kill -KILL "$pid" 2>/dev/null || true
+}
+
+descendants() {
+    for child in $(pgrep -P "$1" || true); do
+        echo "$child"
+        descendants "$child"
+    done
+}
+
+job_processes() {  # this cluster's slurmstepd processes (they work in $DIR), with their jobs' processes
+    for pid in $(pgrep -x slurmstepd || true); do
+        [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$DIR" ] || continue
+        echo "$pid"
+        descendants "$pid"
+    done
+}
+
+down() {
+    export SLURM_CONF="$CONF"
+    if pid_of slurmctld >/dev/null; then
+        scancel --full --quiet --partition="$PARTITION" 2>/dev/null || true
+        wait_until no_jobs ||
+            say "jobs still listed after ${WAIT_S} s: stopping the daemons anyway"
+    fi
+    stop slurmd
+    stop slurmctld
+    for pid in $(job_processes); do
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+    stop munged
+    left=""
+    for name in slurmctld slurmd munged; do
+        pid_of "$name" >/dev/null && left="$left $name"
+    done
+    [ -z "$(job_processes)" ] || left="$left slurmstepd"
+    [ -z "$left" ] || die "still running:$left"
+    rm -rf "$DIR"
+    say "down: no daemon or job of it left; $DIR removed"
+}
+
+case "${1:-}" in
+    up) as_root "$@"; up ;;
+    down) as_root "$@"; down ;;
+    env) env_line ;;
+    status) SLURM_CONF="$CONF" sinfo ;;
+    *) echo "usage: cluster/slurm-local.sh up|down|env|status" >&2; exit 2 ;;
+esac
