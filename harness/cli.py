@@ -18,6 +18,7 @@ from .registry import Impl, RegistryError, languages, resolve
 from .rundir import RunDirError, check_out, open_run_dir, point_latest
 from .session import run_suite
 from .settings import dimensions, impl_list, name_list, percentage, settings_from
+from .slurm import cluster_options, run_on_slurm
 from .workloads import WORKLOADS
 
 EPILOG = """examples:
@@ -125,6 +126,20 @@ def build_parser() -> Parser:
     run.add_argument("--no-report", action="store_true", help="do not write report.md and plots")
     run.add_argument("--dry-run", action="store_true",
                      help="print the plan and its estimated duration, run nothing")
+    run.add_argument("--on", default=None, metavar="WHERE",
+                     help="local (default): this machine; slurm: each repeat of the plan is a "
+                          "replicate, one task of a Slurm job array on a whole node, merged into "
+                          "one run directory with each row's node (docs/usage.md, 'On a cluster')")
+    run.add_argument("--partition", default=None, metavar="P",
+                     help="with --on slurm: the partition (one machine kind; default: the "
+                          "cluster's default partition)")
+    run.add_argument("--nodes", type=int, default=None, metavar="K",
+                     help="with --on slurm: at most K replicates at once, each on a node of its "
+                          "own (default 1)")
+    run.add_argument("--slurm-opt", default=None, metavar="OPTIONS",
+                     help="with --on slurm: more sbatch options for every job, as a shell would "
+                          "split them, given after an = (e.g. "
+                          "--slurm-opt='--account=A --time=2:00:00')")
 
     bis = sub.add_parser("bisect", help="the first release between two where a figure changed "
                                         "(each step's verdict a 95%% interval)")
@@ -232,6 +247,9 @@ def _impls(args: argparse.Namespace) -> list[Impl]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from(vars(args), ram_bytes())
+    if (cluster := cluster_options(vars(args))) is not None:
+        return run_on_slurm(settings, cluster, vars(args), Path(args.out), resume=args.resume,
+                            dry_run=args.dry_run, report=not args.no_report)
     return run_suite(settings, Path(args.out), resume=args.resume, dry_run=args.dry_run,
                      report=not args.no_report)
 

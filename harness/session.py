@@ -188,12 +188,17 @@ def variant_record(impl: Impl) -> dict[str, Any]:
 
 
 def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = False,
-              report: bool = True) -> int:
+              report: bool = True,
+              only: Callable[[list[Planned]], list[Planned]] | None = None) -> int:
     """The `run` command. Returns the exit status: 0 when every row is ok or
     skipped, 1 otherwise, ALL_SKIPPED (3) when every row is skipped: nothing
-    was measured (the reasons and what would set each up are printed)."""
+    was measured (the reasons and what would set each up are printed).
+    only: the part of the plan this invocation runs (a cluster's task: its
+    replicate, slurm_task.py)."""
     impls = resolve(s.impls, s.registries, Path(s.source) if s.source else None)
     runs = plan(impls, s)
+    if only is not None:
+        runs = only(runs)
     # a release that does not exist is bad input: said before anything is written
     for line in check_releases(impls):
         print(f"note: {line}", file=sys.stderr)
