@@ -322,10 +322,17 @@ def machines_rows(machines: dict[str, Any]) -> list[list[str]]:
 def environment_block(env: dict[str, Any], groups: list[Group]) -> list[str]:
     if not env:
         return ["(no env.json in this run directory)"]
+    nodes = sorted({r["node"] for g in groups for r in g.rows if r.get("node")})
+    # a cluster run's replicates (run --on slurm): the nodes are blocks
+    note = [f"Replicates run on a Slurm cluster (`run --on slurm`), on {len(nodes)} "
+            f"node{'s' if len(nodes) > 1 else ''} ({', '.join(md_text(n) for n in nodes)}): "
+            f"each row's node is in its `node` column; every ratio pairs runs within a node "
+            f"(docs/statistics.md, Blocks).", ""] if nodes else []
     if env.get("machines"):
-        return (["Merged from several machines (`harness merge`): each row's machine is in its "
-                 "`machine` column; the machines:", ""] + machines_block(env["machines"]))
-    return _table(["", ""], environment_rows(env, groups))
+        return note + ["Merged from several machines (`harness merge`, or a cluster's machine "
+                       "kinds): each row's machine is in its `machine` column; the machines:",
+                       ""] + machines_block(env["machines"])
+    return note + _table(["", ""], environment_rows(env, groups))
 
 
 def environment_rows(env: dict[str, Any], groups: list[Group]) -> list[list[str]]:

@@ -369,7 +369,7 @@ def planted(field: str) -> str:
 # in the others (rundir): language is an id, workload a known one, started_at
 # a time; impl is a label, planted in a variant's value (any printable text
 # but brackets and ';'); style is a dimension only http declares.
-RUN_TEXT = ("run_id", "runtime", "variant", "version", "peak_rss_method", "command", "error",
+RUN_TEXT = ("run_id", "runtime", "variant", "version", "node", "peak_rss_method", "command", "error",
             "stderr_tail", "output")
 
 
