@@ -28,7 +28,7 @@ def _install() -> None:
     if shutil.which("apt-get") is None or os.geteuid() != 0:
         raise UsageError(f"--counters needs perf: install Debian's {PACKAGE} "
                          f"(apt-get install {PACKAGE}) or put perf on PATH")
-    print(f"--counters: installing Debian's {PACKAGE} system-wide with apt-get (perf, about 10 MB; "
+    print(f"--counters: installing Debian's {PACKAGE} system-wide with apt-get (perf, about 12 MB; "
           f"{NO_INSTALL}=1 refuses it)", file=sys.stderr, flush=True)
     env = os.environ | {"DEBIAN_FRONTEND": "noninteractive"}
     for argv in (["apt-get", "update", "-qq"],
