@@ -17,7 +17,8 @@ replicates that have a planned run without an ok row.
 The run directory (OUT/<run-id>/, OUT/latest pointing at it):
 
     runs.csv, samples.csv, env.json, report   the merged rows
-    slurm/options.json       the run's options, which each task reads again on its node
+    slurm/options.json       the run's options, credentials masked (the tasks get them
+                             unmasked in their environment, BENCH_SLURM_OPTIONS)
     slurm/build.sh, task.sh  the batch scripts submitted (slurm_task.py does their work)
     slurm/jobs.json          every submission: its build job, its array, its replicates
     slurm/build.json         the build job's outcome: its node, each language's readiness
@@ -42,7 +43,7 @@ from typing import Any, Callable, Iterable, Protocol
 from . import ROOT, HarnessError, UsageError, relative
 from .builder import BUILD_TIMEOUT_S
 from .children import run_contained
-from .envinfo import git, host
+from .envinfo import git, host, mask_text
 from .executor import make_row
 from .formatting import fmt_duration
 from .interrupts import Interrupted, interruptible
@@ -57,6 +58,10 @@ from .session import ALL_SKIPPED, run_suite, write_report
 from .settings import Settings
 
 PLACES = ("local", "slurm")
+# The run's options reach each job in its environment (sbatch exports the
+# submitter's): a credential in a variant's setting must reach the program,
+# and never a file of the run directory (options.json is masked).
+OPTIONS_ENV = "BENCH_SLURM_OPTIONS"
 # What a task of this run is given again: every `run` option but these,
 # which say where and how to run it, not what to measure.
 SUBMIT_ONLY = ("command", "on", "partition", "nodes", "slurm_opt", "out", "resume", "dry_run",
@@ -152,8 +157,8 @@ class Scheduler(Protocol):
     def partitions(self) -> dict[str, bool]:
         """Each partition's name, and whether it is the default."""
 
-    def submit(self, options: list[str], script: Path) -> str:
-        """sbatch: the job's id."""
+    def submit(self, options: list[str], script: Path, env: dict[str, str]) -> str:
+        """sbatch, with env added to the environment the job gets: the job's id."""
 
     def states(self, jobs: list[str]) -> list[JobState] | None:
         """The jobs and array tasks the controller still knows, ended ones
@@ -173,8 +178,9 @@ class Slurm:
                                  f"commands (Debian's slurm-client), or start a one-node cluster "
                                  f"here with cluster/slurm-local.sh up")
 
-    def _call(self, argv: list[str]) -> tuple[int, str, str]:
-        done = run_contained(argv, ROOT, timeout_s=COMMAND_TIMEOUT_S)
+    def _call(self, argv: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
+        done = run_contained(argv, ROOT, timeout_s=COMMAND_TIMEOUT_S,
+                             env=os.environ | env if env else None)
         err = done.stderr.strip() or ("timed out" if done.timed_out else "")
         return done.returncode, done.stdout, err
 
@@ -185,8 +191,8 @@ class Slurm:
         names = [line.strip() for line in out.splitlines() if line.strip()]
         return {name.rstrip("*"): name.endswith("*") for name in names}
 
-    def submit(self, options: list[str], script: Path) -> str:
-        code, out, err = self._call(["sbatch", "--parsable", *options, str(script)])
+    def submit(self, options: list[str], script: Path, env: dict[str, str]) -> str:
+        code, out, err = self._call(["sbatch", "--parsable", *options, str(script)], env)
         if code != 0:
             raise HarnessError(f"sbatch refused the job: {last_line(err)}")
         return out.strip().split(";")[0]
@@ -237,7 +243,15 @@ class Layout:
         return self.task_dir(r) / "task.json"
 
     def options(self) -> dict[str, Any]:
-        return read_json(self.options_path)
+        """The run's options, as the job's environment holds them."""
+        try:
+            options = json.loads(os.environ[OPTIONS_ENV])
+        except (KeyError, ValueError):
+            raise UsageError(f"no run options in this job's environment ({OPTIONS_ENV}): was it "
+                             f"submitted with an sbatch --export that leaves it out?") from None
+        if not isinstance(options, dict):
+            raise UsageError(f"{OPTIONS_ENV} is not a JSON object")
+        return options
 
     def task_record(self, r: int) -> dict[str, Any]:
         return read_json(self.task_path(r))
@@ -286,6 +300,15 @@ def failed_builds(build: dict[str, Any] | None) -> tuple[set[str], set[str]]:
     return ({name for name, r in build.get("languages", {}).items()
              if r.get("status") == "build-failed"},
             {name for name, r in build.get("impls", {}).items() if r.get("status") != "ready"})
+
+
+def masked(options: dict[str, Any]) -> dict[str, Any]:
+    """The options as options.json records them: every credential masked."""
+    def mask(value: Any) -> Any:
+        if isinstance(value, str):
+            return mask_text(value)
+        return [mask(v) for v in value] if isinstance(value, list) else value
+    return {k: mask(v) for k, v in options.items()}
 
 
 def task_options(opts: dict[str, Any]) -> dict[str, Any]:
@@ -567,7 +590,7 @@ def run_on_slurm(s: Settings, cluster: Cluster, opts: dict[str, Any], out: Path,
               f"{ranges(numbers) or 'none'} to run again, {total - len(numbers)} complete")
         # their rows not ok go to retried.csv, as a local --resume's
         run.prepare_resume({row_key(row) for row in run.runs().rows if row["rep"] in numbers})
-    write_json(layout.options_path, task_options(opts))
+    write_json(layout.options_path, masked(task_options(opts)))
     write_scripts(layout)
     build: JobState | None = None
     tasks: dict[int, JobState | None] = {}
@@ -580,7 +603,8 @@ def run_on_slurm(s: Settings, cluster: Cluster, opts: dict[str, Any], out: Path,
         try:
             with interruptible():
                 submitted.append(_submit(sched, layout, cluster, run.name, numbers,
-                                         time_limits(runs, s), s.build))
+                                         time_limits(runs, s), s.build,
+                                         {OPTIONS_ENV: json.dumps(task_options(opts))}))
                 build, tasks = wait(sched, layout, submitted[0], poll_s)
         except Interrupted as exc:
             for sub in submitted:
@@ -698,15 +722,15 @@ def _open(out: Path, resume: bool, sched: Scheduler) -> tuple[RunDir, Layout, di
 
 
 def _submit(sched: Scheduler, layout: Layout, cluster: Cluster, run_id: str, numbers: list[int],
-            limits: tuple[int, int], build: bool) -> Submission:
+            limits: tuple[int, int], build: bool, env: dict[str, str]) -> Submission:
     """The build job (unless --no-build), then the array, which starts only
     once the build job succeeded (and is cancelled if it fails)."""
     build_opts, array_opts = sbatch_options(layout, cluster, run_id, numbers, limits)
-    build_job = sched.submit(build_opts, layout.build_script) if build else None
+    build_job = sched.submit(build_opts, layout.build_script, env) if build else None
     if build_job is not None:
         array_opts += [f"--dependency=afterok:{build_job}", "--kill-on-invalid-dep=yes"]
     try:
-        array = sched.submit(array_opts, layout.task_script)
+        array = sched.submit(array_opts, layout.task_script, env)
     except BaseException:  # sbatch refused the array, or the harness was stopped meanwhile
         if build_job is not None:
             sched.cancel([build_job])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import fcntl
+import json
 import os
 import re
 import shutil
@@ -28,7 +29,7 @@ from harness.registry import resolve
 from harness.replicates import complete, count, missing, replicate
 from harness.rundir import RunDir, new_env, point_latest, utc_now
 from harness.settings import Part, settings_from
-from harness.slurm import (TOKENS, Cluster, JobState, Layout, cluster_options, ranges,
+from harness.slurm import (OPTIONS_ENV, TOKENS, Cluster, JobState, Layout, cluster_options, ranges,
                            run_on_slurm, task_options, write_json)
 
 from .conftest import FAKES, ROOT, harness
@@ -180,8 +181,9 @@ class FakeCluster:
     def partitions(self) -> dict[str, bool]:
         return {"bench": True, "big": False}
 
-    def submit(self, options: list[str], script: Path) -> str:
+    def submit(self, options: list[str], script: Path, env: dict[str, str]) -> str:
         self.submitted.append(options)
+        self.env = env
         self.layout = Layout(script.parent.parent)
         job = str(100 + len(self.submitted))
         self.jobs[job] = []
@@ -306,6 +308,22 @@ def test_every_replicate_is_merged_with_its_node_and_machine(out: Path, capsys) 
     assert "3 replicates: 0 pending, 0 running, 3 done, 0 failed" in capsys.readouterr().out
 
 
+def test_a_credential_in_a_variant_reaches_the_jobs_never_a_file(out: Path) -> None:
+    """The tasks get the run's options in their environment, unmasked (the
+    program needs the value); options.json and every other file of the run
+    directory hold it masked."""
+    opts = {**SUITE, "impl": "fake-good[FAKE_PROXY=https://bench:hunter2-in-slurm@proxy.example]"}
+    runs = planned(opts)
+    cluster = FakeCluster(runs, {1: "ok", 2: "ok", 3: "ok"})
+    assert on_fake(cluster, out, opts=opts) == 0
+    assert json.loads(cluster.env[OPTIONS_ENV])["impl"] == opts["impl"]
+    run = (out / "latest").resolve()
+    files = [p for p in run.rglob("*") if p.is_file()]
+    assert any(p.name == "options.json" for p in files)
+    for path in files:
+        assert b"hunter2-in-slurm" not in path.read_bytes(), path.relative_to(run)
+
+
 def test_a_failed_or_cancelled_task_is_rows_with_a_status(out: Path) -> None:
     runs = planned(SUITE)
     cluster = FakeCluster(runs, {1: "ok", 2: "died", 3: "cancelled"})
@@ -397,12 +415,15 @@ def test_a_resume_while_jobs_are_queued_is_refused(out: Path) -> None:
 
 # ---------------------------------------------------------------- the task's side
 
-def test_a_task_measures_its_replicate_with_what_the_build_job_built(tmp_path: Path) -> None:
+def test_a_task_measures_its_replicate_with_what_the_build_job_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = tmp_path / "run"
     layout = Layout(run)
     layout.slurm.mkdir(parents=True)
-    write_json(layout.options_path, {"impl": "fake-good", "workload": "chain", "n": "10",
-                                     "repeat": 3, "inherit_env": None})
+    options = {"impl": "fake-good", "workload": "chain", "n": "10", "repeat": 3,
+               "inherit_env": None}
+    write_json(layout.options_path, options)
+    monkeypatch.setenv(OPTIONS_ENV, json.dumps(options))
     TOKENS.mkdir(parents=True, exist_ok=True)
     token = TOKENS / f"test{os.getpid()}"
     token.write_text("")
