@@ -495,6 +495,27 @@ def local_slurm(pytestconfig: pytest.Config) -> Iterator[dict[str, str]]:
                                       timeout=300)
                 assert down.returncode == 0, down.stderr
                 assert "no daemon or job of it left" in down.stderr
+                _reap_daemons()
+
+
+def _reap_daemons() -> None:
+    """The daemons detach from the script that starts them; where this
+    process is a child subreaper (the launcher's process-tree containment
+    makes the harness one), they were re-parented here, and once `down` has
+    stopped them they wait as zombies to be reaped."""
+    for proc in Path("/proc").iterdir():
+        try:
+            stat = (proc / "stat").read_text()
+        except OSError:
+            continue
+        name, _, rest = stat.partition(" (")[2].rpartition(") ")
+        fields = rest.split()
+        if (fields[:1] == ["Z"] and int(fields[1]) == os.getpid()
+                and name.startswith(("slurm", "munge"))):
+            try:
+                os.waitpid(int(proc.name), os.WNOHANG)
+            except ChildProcessError:
+                pass
 
 
 def test_a_small_suite_through_slurm_matches_the_same_suite_run_here(
