@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .envinfo import instability
+from .formatting import fmt_percent
 from .machineload import LOADED_FRAC
 from .metrics import METRICS, fmt_metric
 from .presentation import PRESENTATIONS, TIME_HEADLINE
@@ -640,8 +641,8 @@ def until_ci_warnings(groups: list[Group], env: dict[str, Any]) -> list[str]:
             by_workload.setdefault((g.workload, target), []).append(
                 f"{_short(g)} ({', '.join(wide)})")
     return [f"{workload}: {len(entries)} of {totals[(workload, target)]} groups did not reach "
-            f"the run's --until-ci {target * 100:g}% (a settled interval within "
-            f"{target * 100:g}% of the median): {'; '.join(entries)}."
+            f"the run's --until-ci {fmt_percent(target)} (a settled interval within "
+            f"{fmt_percent(target)} of the median): {'; '.join(entries)}."
             for (workload, target), entries in by_workload.items()]
 
 

@@ -35,6 +35,7 @@ from typing import Any, Callable
 from . import UsageError, local_builds, relative
 from .analysis import Group, analyse, headline
 from .envinfo import host
+from .formatting import fmt_change_interval
 from .interrupts import Interrupted, interruptible
 from .metrics import COUNTERS, METRICS, fmt_metric
 from .plan import plan
@@ -77,16 +78,6 @@ class Stopped(Exception):
     def __init__(self, code: int) -> None:
         super().__init__(code)
         self.code = code
-
-
-def _pct(ratio: float) -> str:
-    return f"{ratio - 1:+.1%}"
-
-
-def interval_text(iv: Interval | None) -> str:
-    if iv is None:
-        return "no interval"
-    return f"{_pct(iv.estimate)} [{_pct(iv.low)}, {_pct(iv.high)}] ({iv.confidence:.0%})"
 
 
 def classify(ratio_to_good: Interval | None, midpoint: float, worse_up: bool) -> str | None:
@@ -166,7 +157,7 @@ class Bisection:
         if both is None or both.side(1.0) != ("above" if both.estimate > 1 else "below"):
             return self._found(None, None, None, both,
                                f"no change of {name} detected between {good} and {bad} "
-                               f"({interval_text(both)})")
+                               f"({fmt_change_interval(both)})")
         worse_up = both.estimate > 1
         midpoint = math.sqrt(statistics.median(self._values(bad))
                              / statistics.median(self._values(good)))
@@ -199,7 +190,7 @@ class Bisection:
                 self.unsettled.append(release)
                 how = f", by its estimate: not settled after {self.runs[release]} runs"
             self.say(f"bisect: {release} is like {good if verdict == 'good' else bad} "
-                     f"({name} {interval_text(self.ratio(good, release))} against {good}{how})")
+                     f"({name} {fmt_change_interval(self.ratio(good, release))} against {good}{how})")
             if verdict == "bad":
                 hi = mid
             else:
@@ -231,8 +222,8 @@ def report_lines(found: Found, label: Callable[[str], str],
     if found.first_bad:
         kind = "commit" if local_builds.is_git(found.first_bad) else "release"
         lines.append(f"first {kind} where {name} changed: {label(found.first_bad)} "
-                     f"({found.last_good} → {found.first_bad}: {interval_text(found.change)}; "
-                     f"{good} → {bad}: {interval_text(found.overall)})")
+                     f"({found.last_good} → {found.first_bad}: {fmt_change_interval(found.change)}; "
+                     f"{good} → {bad}: {fmt_change_interval(found.overall)})")
         before, after = found.last_good or good, found.first_bad
         beside = counter_changes(lambda m: values(before, m), lambda m: values(after, m))
         if beside:
@@ -268,7 +259,7 @@ def counter_changes(old: Callable[[str], tuple[float, ...]],
     for m in COUNTERS:
         a, b = old(m), new(m)
         if a and b and min(a + b) > 0:
-            parts.append(f"{METRICS[m].label} {interval_text(ratio_interval(a, b))}")
+            parts.append(f"{METRICS[m].label} {fmt_change_interval(ratio_interval(a, b))}")
     return "; ".join(parts)
 
 

@@ -49,7 +49,7 @@ from typing import Any
 
 from . import UsageError
 from .analysis import Group, analyse, group_sort_key, headline, node_blocks
-from .formatting import GITHUB_LIMIT, fit_rows
+from .formatting import GITHUB_LIMIT, fit_rows, fmt_change, fmt_percent
 from .metrics import METRICS, fmt_metric, margins
 from .report import md_text
 from .rundir import ConfigKey, RunDir
@@ -68,11 +68,6 @@ GATE_RUNS = next(n for n in range(1, 100) if smallest_p(n, n) <= 1 - LEVEL + 1e-
 FAILS, PASSES, UNDECIDED = "fails", "passes", "undecided"
 NOTHING_IN_COMMON = "the two runs have no configuration in common: nothing to compare"
 MANY_RUNS = 1000  # beyond this, "how many runs" is not worth a number
-
-
-def pct(x: float) -> str:
-    """A relative change: +20.0%, -0.42%."""
-    return f"{x:+.2%}" if abs(x) < 0.01 else f"{x:+.1%}"
 
 
 @dataclass(frozen=True)
@@ -154,14 +149,14 @@ class Change:
         if self.verdict == NOT_ENOUGH:
             return f"{NOT_ENOUGH} ({self.why_not})"
         if self.verdict == LEVEL_WITHIN:
-            return f"{LEVEL_WITHIN} (within ±{self.margin * 100:g}%)"
+            return f"{LEVEL_WITHIN} (within ±{fmt_percent(self.margin)})"
         return self.verdict
 
     @property
     def interval_text(self) -> str:
         if self.interval is None:
             return "—"
-        return f"[{pct(self.interval.low - 1)}, {pct(self.interval.high - 1)}]"
+        return f"[{fmt_change(self.interval.low - 1)}, {fmt_change(self.interval.high - 1)}]"
 
     @property
     def worse_by(self) -> float:
@@ -396,10 +391,10 @@ class Verdict:
             return []
         if not self.common:
             return [NOTHING_IN_COMMON]
-        limit = threshold_text(self.fail_above)
-        out = [f"{c.key.label} {METRICS[ch.metric].heading} {pct(ch.change)} "
+        limit = fmt_percent(self.fail_above)
+        out = [f"{c.key.label} {METRICS[ch.metric].heading} {fmt_change(ch.change)} "
                f"{ch.interval_text}: worse by more than {limit}"
-               + (f" (by at least {pct(w)}, one-sided 95%)"
+               + (f" (by at least {fmt_change(w)}, one-sided 95%)"
                   if (w := ch.worse_at_least) is not None else "")
                for c, ch in sorted(self.gated(FAILS), key=lambda p: -p[1].worse_by)]
         out += [f"{c.key.label}: {c.old_statuses} → {c.new_statuses or 'absent'}, "
@@ -489,7 +484,7 @@ def _rows(v: Verdict) -> list[list[str]]:
         for i, ch in enumerate(figures):
             rows.append((config if i == 0 else [""] * 4)
                         + [_figure_name(c, ch), fmt_metric(ch.metric, ch.old),
-                           fmt_metric(ch.metric, ch.new), pct(ch.change), ch.interval_text,
+                           fmt_metric(ch.metric, ch.new), fmt_change(ch.change), ch.interval_text,
                            ch.verdict_text])
     return rows
 
@@ -509,12 +504,7 @@ def _legend(v: Verdict) -> str:
 
 def _figure_line(c: GroupComparison, ch: Change) -> str:
     return (f"{c.key.label} {METRICS[ch.metric].heading} {fmt_metric(ch.metric, ch.old)} → "
-            f"{fmt_metric(ch.metric, ch.new)}, {pct(ch.change)} {ch.interval_text}")
-
-
-def threshold_text(fail_above: float) -> str:
-    """--fail-above as the user gave it: 5%, 2.5%."""
-    return f"{fail_above * 100:g}%"
+            f"{fmt_metric(ch.metric, ch.new)}, {fmt_change(ch.change)} {ch.interval_text}")
 
 
 def _undecided(v: Verdict) -> list[str]:
@@ -523,7 +513,7 @@ def _undecided(v: Verdict) -> list[str]:
     undecided = v.gated(UNDECIDED)
     if not undecided or v.fail_above is None:
         return []
-    limit = threshold_text(v.fail_above)
+    limit = fmt_percent(v.fail_above)
     few = [p for p in undecided if min(p[1].runs) < GATE_RUNS]
     wide = [p for p in undecided if min(p[1].runs) >= GATE_RUNS]
     n = len(undecided)
@@ -572,7 +562,7 @@ def _summary(v: Verdict) -> list[str]:
                   for c in v.lost]
     lines += _only_lines(v)
     if v.fail_above is not None:
-        limit = threshold_text(v.fail_above)
+        limit = fmt_percent(v.fail_above)
         if v.failures:
             n = len(v.failures)
             lines.append(f"FAIL (--fail-above {limit}): {n} reason{'s' if n > 1 else ''}:")

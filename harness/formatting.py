@@ -76,6 +76,26 @@ def fmt_ratio(ratio: float | None, best_in_bold: bool = True) -> str:
     return f"**{text}**" if best_in_bold and ratio == 1.0 else text
 
 
+def fmt_percent(fraction: float) -> str:
+    """A percentage as a setting gives it (--until-ci, --fail-above, a
+    margin): 5%, 2.5%."""
+    return f"{fraction * 100:g}%"
+
+
+def fmt_change(change: float) -> str:
+    """A relative change, new/old − 1: +20.0%, -0.42% (two decimals below 1%)."""
+    return f"{change:+.2%}" if abs(change) < 0.01 else f"{change:+.1%}"
+
+
+def fmt_change_interval(iv: Interval | None) -> str:
+    """A ratio as a change with its interval and confidence:
+    '+29.7% [+19.9%, +44.3%] (96%)'."""
+    if iv is None:
+        return "no interval"
+    return (f"{fmt_change(iv.estimate - 1)} [{fmt_change(iv.low - 1)}, "
+            f"{fmt_change(iv.high - 1)}] ({iv.confidence:.0%})")
+
+
 def fmt_interval(iv: Interval | None, runs: int, fmt: Callable[[float], str]) -> str:
     """The text after a figure: '[lo, hi]' when settled, '[lo, hi] (75%)'
     with its own confidence when not, '(1 run, no interval)' for one run."""

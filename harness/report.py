@@ -16,7 +16,8 @@ from urllib.parse import quote
 
 from . import analysis, standings, verdicts
 from .analysis import Group, Ranks, Results
-from .formatting import fmt_bytes, fmt_interval, fmt_ratio, fmt_ratio_bound, visible
+from .formatting import (fmt_bytes, fmt_interval, fmt_percent, fmt_ratio, fmt_ratio_bound,
+                         visible)
 from .machineload import LOADED_FRAC
 from .metrics import METRICS, Metric, fmt_metric
 from .presentation import PRESENTATIONS
@@ -481,7 +482,7 @@ def headline_word(h: verdicts.Headline) -> str:
     s = h.standing
     word = h.word + (f": {h.why}" if h.why else "")
     if s is not None and s.verdict == standings.LEVEL_WORD:
-        word += f" (within ±{s.margin * 100:g}%)"
+        word += f" (within ±{fmt_percent(s.margin)})"
     return md_text(word)
 
 

@@ -15,7 +15,7 @@ from . import ROOT, HarnessError, UsageError, relative
 from .builder import Preparation, Readiness, build_estimate
 from .envinfo import cpu_times, git, host, machine_state, mask_text, mask_value, redact, steal_frac
 from .executor import Executor, ProcessExecutor, unready_row
-from .formatting import fmt_duration
+from .formatting import fmt_duration, fmt_percent
 from .interrupts import Interrupted, interruptible
 from .launcher import LauncherError, ensure_launcher
 from .machineload import load_avg_1m
@@ -82,10 +82,6 @@ def execute(run: RunDir, runs: list[Planned], ready: Callable[[Planned], Readine
     return counts
 
 
-def _pct(fraction: float) -> str:
-    return f"{fraction * 100:g}%"
-
-
 def execute_until_ci(run: RunDir, runs: list[Planned], planned: list[Planned],
                      ready: Callable[[Planned], Readiness], executor: Executor,
                      progress: Progress, estimate: Callable[[Planned], float],
@@ -103,7 +99,7 @@ def execute_until_ci(run: RunDir, runs: list[Planned], planned: list[Planned],
         targets = sorted({p.until_ci for p in extra if p.until_ci is not None})
         if targets:
             names.append("until-ci")
-            rules.append("wider than ±" + "/".join(map(_pct, targets)) + " or unsettled")
+            rules.append("wider than ±" + "/".join(map(fmt_percent, targets)) + " or unsettled")
         if any(p.until_settled for p in extra):
             names.append("until-settled")
             rules.append("in a verdict not settled")
@@ -124,7 +120,7 @@ def _until_ci_note(runs: list[Planned], most: list[Planned], seconds: float) -> 
         return ""
     ceilings = sorted({p.max_repeat for p in configurations(runs).values() if p.max_repeat})
     targets = sorted({p.until_ci for p in runs if p.until_ci is not None})
-    rules = ([f"--until-ci {'/'.join(map(_pct, targets))}"] if targets else []) + (
+    rules = ([f"--until-ci {'/'.join(map(fmt_percent, targets))}"] if targets else []) + (
         ["--until-settled"] if any(p.until_settled for p in runs) else [])
     return (f"a minimum: {' and '.join(rules)} may add passes, up to "
             f"{'/'.join(map(str, ceilings))} runs each (at most {len(most)} runs in all, "

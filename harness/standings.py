@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .analysis import Group, comparable_sets, headline, node_blocks, ratio_of, several_nodes
+from .formatting import fmt_percent
 from .metrics import METRICS
 from .stats import (Block, Interval, blocked_ratio_interval, blocked_ratio_p, discoveries,
                     smallest_p)
@@ -230,5 +231,5 @@ def summary(found: list[Standing]) -> str:
 def verdict_text(s: Standing) -> str:
     """'behind', 'level (within ±5%)' or 'not settled: why'."""
     if s.verdict == LEVEL_WORD:
-        return f"level (within ±{s.margin * 100:g}%)"
+        return f"level (within ±{fmt_percent(s.margin)})"
     return s.verdict if s.settled else f"{NOT_SETTLED}: {s.why}"

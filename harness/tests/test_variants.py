@@ -280,7 +280,7 @@ def test_the_verdict_names_what_the_kernel_counted_beside_the_figure() -> None:
     assert lines[0].startswith("first release where warm iter changed: 1.4.0")
     beside = lines[1]
     assert beside.startswith("  beside it (1.3.0 → 1.4.0): voluntary context switches +210.0% [")
-    assert "involuntary context switches +0.0% [" in beside and "minor page faults +0.0%" in beside
+    assert "involuntary context switches +0.00% [" in beside and "minor page faults +0.00%" in beside
     assert "major" not in beside
 
 
