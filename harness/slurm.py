@@ -646,6 +646,14 @@ def _describe(s: Settings, cluster: Cluster, runs: list[Planned], out: Path) -> 
     if cluster.nodes > total:
         print(f"note: --nodes {cluster.nodes}: {total} replicate{'s' if total != 1 else ''}, so "
               f"at most {total} node{'s' if total != 1 else ''} at once", file=sys.stderr)
+    elif 1 < cluster.nodes and total < 2 * cluster.nodes:
+        # Ratios pair runs within a node (docs/statistics.md, "Blocks"): with
+        # one run a side on each node the smallest p is 2^-K two-sided, and
+        # the family cannot settle a verdict from four nodes of that.
+        print(f"note: --nodes {cluster.nodes} with {total} replicates: a node may hold one run "
+              f"of each configuration, and ratios pair runs within a node, so verdicts may never "
+              f"settle; give --repeat {2 * cluster.nodes} or more (2 a node), or fewer --nodes",
+              file=sys.stderr)
     history = history_from(earlier_runs(out))
     block = replicate(runs, 1)
     where = f"partition {cluster.partition}" if cluster.partition else "the default partition"

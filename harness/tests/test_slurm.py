@@ -308,6 +308,18 @@ def test_every_replicate_is_merged_with_its_node_and_machine(out: Path, capsys) 
     assert "3 replicates: 0 pending, 0 running, 3 done, 0 failed" in capsys.readouterr().out
 
 
+def test_too_few_replicates_a_node_for_a_verdict_is_said_before_submitting(out: Path,
+                                                                          capsys) -> None:
+    """3 replicates on up to 2 nodes: a node may hold one run of each
+    configuration, which ratios paired within nodes cannot settle."""
+    cluster = FakeCluster(planned(SUITE), {1: "ok", 2: "ok", 3: "ok"}, nodes=("n1", "n2"))
+    assert on_fake(cluster, out, nodes=2) == 0
+    assert "give --repeat 4 or more (2 a node), or fewer --nodes" in capsys.readouterr().err
+    cluster = FakeCluster(planned(SUITE), {1: "ok", 2: "ok", 3: "ok"})
+    assert on_fake(cluster, out / "one", nodes=1) == 0
+    assert "--repeat" not in capsys.readouterr().err
+
+
 def test_a_credential_in_a_variant_reaches_the_jobs_never_a_file(out: Path) -> None:
     """The tasks get the run's options in their environment, unmasked (the
     program needs the value); options.json and every other file of the run
