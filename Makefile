@@ -97,4 +97,4 @@ test: setup
 	$(VPY) -m harness test --impl $(call arg,IMPL) $(REGISTRY_OPTS)
 
 clean:
-	rm -rf $(VENV) harness/launcher/launch .versions
+	rm -rf $(VENV) harness/processes/launcher/launch .versions

@@ -1,5 +1,5 @@
 """How often the harness is wrong on the machine at hand, from a run of the
-calibrate suite (harness/suites.toml): each runtime under two names, X and
+calibrate suite (harness/plan/suites.toml): each runtime under two names, X and
 X[BENCH_AA=1], a variable no program reads, so the two are the same build
 measured in the same interleaved loop. Every difference the statistics
 find between them is a false one.
@@ -17,7 +17,7 @@ report and the gate read), from the run's summary.csv:
   Benjamini–Hochberg over all the run's comparisons (the report's rule);
 - **the gate at 5%**: how many `--fail-above 5%` would fail (a false alarm),
   pass, or leave undecided;
-- **level**: the interval within the figure's margin (harness/metrics.py);
+- **level**: the interval within the figure's margin (harness/core/metrics.py);
 - **detectable change**: the smallest slowdown the gate finds, planted by
   multiplying the second name's measured values by a factor (1.01, 1.02, ...)
   until `--fail-above 5%` fails. A planted factor on real runs, not a
@@ -37,9 +37,9 @@ from typing import Any, Iterable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.analysis import headline  # noqa: E402  (pure declarations)
-from harness.metrics import METRICS  # noqa: E402
-from harness.stats import (LEVEL, discoveries, ratio_interval, ratio_p,  # noqa: E402
+from harness.analyse.analysis import headline  # noqa: E402  (pure declarations)
+from harness.core.metrics import METRICS  # noqa: E402
+from harness.core.stats import (LEVEL, discoveries, ratio_interval, ratio_p,  # noqa: E402
                            smallest_p)
 
 AA = "[BENCH_AA=1]"  # the no-op variant's suffix, as the calibrate suite names it

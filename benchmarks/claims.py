@@ -7,10 +7,10 @@ docs/results carry the same table (benchmarks/readme_tables.py).
 
 Each claim is a ratio of two configurations' figures: the Hodges–Lehmann
 estimate with its exact confidence interval from both sides' ok runs
-(harness/stats.py, docs/statistics.md). A claim "holds" when its 95% interval
+(harness/core/stats.py, docs/statistics.md). A claim "holds" when its 95% interval
 lies wholly on the claimed side, "does not hold" when wholly on the other
 or when the two are level (the interval wholly within the figure's margin,
-harness/metrics.py: a claimed lead that is no lead), and is "not settled"
+harness/core/metrics.py: a claimed lead that is no lead), and is "not settled"
 otherwise, always with its reason: an interval holding the threshold but
 reaching past the margin, fewer runs than 95% needs (4 a side), or one run,
 which has no interval. Where the article gave a size ("4.3×", "> 13×"), it
@@ -29,8 +29,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.metrics import METRICS  # noqa: E402  (pure declarations)
-from harness.stats import Interval, ratio_interval  # noqa: E402  (pure: the statistics)
+from harness.core.metrics import METRICS  # noqa: E402  (pure declarations)
+from harness.core.stats import Interval, ratio_interval  # noqa: E402  (pure: the statistics)
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ CLAIMS = [
 # Vaughan's claims, per server, at the seed004 suite's loads (D = 100 ms).
 SERVERS = ["csharp-async", "go", "java-platform", "java-virtual", "rust-tokio", "nodejs", "bun",
            "deno", "python-asyncio", "python-uvloop"]
-REQUESTS = {50: 20, 150: 10, 2000: 5}  # per user, as harness/suites.toml's seed004
+REQUESTS = {50: 20, 150: 10, 2000: 5}  # per user, as harness/plan/suites.toml's seed004
 
 
 def _http(impl: str, style: str, users: int, metric: str) -> Side:

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness import ROOT  # noqa: E402
-from harness.registry import Impl, load_registry  # noqa: E402
+from harness.core.registry import Impl, load_registry  # noqa: E402
 
 
 def begin(name: str) -> str:

@@ -25,7 +25,7 @@ that they are what is committed. Numbers are formatted here, not by the
 harness, so that a page reads the same for as long as its files exist.
 
 Each figure is the median of the configuration's ok runs with its confidence
-interval (harness/stats.py, docs/statistics.md, from the ok values summary.csv
+interval (harness/core/stats.py, docs/statistics.md, from the ok values summary.csv
 carries): "[7.1–8.3 ms], 3 runs, 75%" (the confidence printed below 95%), or
 "(1 run, no interval)"; a cell that names a status ("1 crashed") had no ok run. ×floor is the multiple of the floor
 implementation (env.json's floor_impls, the C++ coroutines) at the same
@@ -51,14 +51,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import calibration  # noqa: E402
 import claims as claims_module  # noqa: E402
-from harness import analysis, verdicts  # noqa: E402
-from harness.analysis import group_runs  # noqa: E402
-from harness.metrics import METRICS, fmt_metric  # noqa: E402
-from harness.report import headline_ratio, headline_word, md_text  # noqa: E402
-from harness.rundir import unescape_cell  # noqa: E402
-from harness.standings import (Standing, judged, settled_share, standings,  # noqa: E402
+from harness.analyse import analysis
+from harness.analyse import verdicts  # noqa: E402
+from harness.analyse.analysis import group_runs  # noqa: E402
+from harness.core.metrics import METRICS, fmt_metric  # noqa: E402
+from harness.present.report import headline_ratio, headline_word, md_text  # noqa: E402
+from harness.core.schema import unescape_cell
+from harness.analyse.standings import (Standing, judged, settled_share, standings,  # noqa: E402
                                summary as standings_summary, unjudged_note)
-from harness.stats import Interval, median_interval, ratio_interval  # noqa: E402  (pure)
+from harness.core.stats import Interval, median_interval, ratio_interval  # noqa: E402  (pure)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "results"
@@ -777,7 +778,7 @@ def describe(run: Run, name: str) -> str:
 
 
 def run_standings(groups: Iterable[Group], env: dict[str, Any]) -> list[Standing]:
-    """The run's verdicts (harness/standings.py: each implementation against
+    """The run's verdicts (harness/analyse/standings.py: each implementation against
     its set's leader on each headline figure, decided as one family)."""
     return standings(judged_groups(groups, env))
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.registry import program_env  # noqa: E402
-from harness.launcher import run_process  # noqa: E402
+from harness.core.registry import program_env  # noqa: E402
+from harness.processes.launcher import run_process  # noqa: E402
 
 TARGET = ("import sys, threading, time\n"
           "threading.stack_size(64 * 1024)\n"

@@ -32,20 +32,21 @@ from itertools import count
 from pathlib import Path
 from typing import Any, Callable
 
-from . import UsageError, local_builds, relative
-from .analysis import Group, analyse, headline
-from .envinfo import host
-from .formatting import fmt_change_interval
-from .interrupts import Interrupted, interruptible
-from .metrics import COUNTERS, METRICS, fmt_metric
-from .plan import plan
-from .registry import Impl, resolve
-from .rundir import RunDir, RunDirError, check_out, latest, new_env, open_run_dir, point_latest
+from . import UsageError, relative
+from .core import local_builds
+from .analyse.analysis import Group, analyse, headline
+from .core.envinfo import host
+from .core.formatting import fmt_change_interval
+from .processes.interrupts import Interrupted, interruptible
+from .core.metrics import COUNTERS, METRICS, fmt_metric
+from .plan.plan import plan
+from .core.registry import Impl, resolve
+from .record.rundir import RunDir, RunDirError, check_out, latest, new_env, open_run_dir, point_latest
 from .session import run_suite, write_report
-from .settings import MAX_REPEAT, settings_from
-from .stats import Interval, ratio_interval, runs_needed
-from .variants import is_release, parse
-from .versions import between
+from .plan.settings import MAX_REPEAT, settings_from
+from .core.stats import Interval, ratio_interval, runs_needed
+from .core.variants import is_release, parse
+from .releases.versions import between
 
 # A bisect's own folder in OUT: its one run directory, the `latest` link
 # through which each step's run resumes it (so no other run in OUT can

@@ -10,16 +10,16 @@ from pathlib import Path
 from typing import NoReturn, Sequence
 
 from . import ROOT, HarnessError, UsageError, __version__, relative
-from .builder import prepare
-from .children import run_contained, stoppable
-from .envinfo import ram_bytes
-from .presentation import PRESENTATIONS
-from .registry import Impl, RegistryError, languages, resolve
-from .rundir import RunDirError, check_out, open_run_dir, point_latest
+from .execute.builder import prepare
+from .processes.children import run_contained, stoppable
+from .core.envinfo import ram_bytes
+from .core.presentation import PRESENTATIONS
+from .core.registry import Impl, RegistryError, languages, resolve
+from .record.rundir import RunDirError, check_out, open_run_dir, point_latest
 from .session import run_suite
-from .settings import dimensions, impl_list, name_list, percentage, settings_from
-from .slurm import cluster_options, run_on_slurm
-from .workloads import WORKLOADS
+from .plan.settings import dimensions, impl_list, name_list, percentage, settings_from
+from .cluster.slurm import cluster_options, run_on_slurm
+from .core.workloads import WORKLOADS
 
 EPILOG = """examples:
   python -m harness list
@@ -98,7 +98,7 @@ def build_parser() -> Parser:
                      help="comma-separated implementation ids or language names, or 'all' (default: "
                           "the suite's own list, else all)")
     run.add_argument("--suite", default=None,
-                     help="a named suite from harness/suites.toml (default, quick); the options "
+                     help="a named suite from harness/plan/suites.toml (default, quick); the options "
                           "below override its workloads, sizes, repeats and sleep time")
     add_measure_options(run)
     run.add_argument("--until-ci", default=None, metavar="PCT",
@@ -269,8 +269,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 def list_versions(impls: list[Impl]) -> int:
     """list --versions: each implementation's releases, newest first; for
     IMPL@VERSION, whether its registry lists that release."""
-    from .variants import parse, stable
-    from .versions import Unreachable, available, check, where
+    from .core.variants import parse, stable
+    from .releases.versions import Unreachable, available, check, where
     check(impls)  # a release the registry does not list: one line, before any output
     for impl in impls:
         if impl.versions is None:
@@ -352,11 +352,11 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     if args.format == "github":
-        from .analysis import analyse
-        from .export.github_summary import job_summary
+        from .analyse.analysis import analyse
+        from .present.export.github_summary import job_summary
         print(job_summary(analyse(open_run_dir(args.run_dir))), end="")
         return 0
-    from .publish import write_report  # matplotlib stays out of every other code path
+    from .present.outputs import write_report  # matplotlib stays out of every other code path
     report = write_report(open_run_dir(args.run_dir).path)
     print(f"report: {relative(report)}")
     print(f"report: {relative(report.with_suffix('.html'))}")  # last: ./run.sh ends on it
@@ -364,15 +364,15 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from .plots import draw_all
+    from .present.plots import draw_all
     for path in draw_all(open_run_dir(args.run_dir)):
         print(relative(path))
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import compare_baseline, compare_dirs, output
-    from .metrics import margins
+    from .present.compare import compare_baseline, compare_dirs, output
+    from .core.metrics import margins
     fail_above = percentage(args.fail_above, "--fail-above") if args.fail_above is not None else None
     if args.allow_undecided and fail_above is None:
         raise UsageError("--allow-undecided is for the gate: give --fail-above PCT too")
@@ -393,14 +393,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .export import export, exporter
+    from .present.export import export, exporter
     chosen = exporter(args.format, args.direction)
     export(open_run_dir(args.run_dir), chosen, Path(args.out) if args.out is not None else None)
     return 0
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from .merge import merge
+    from .record.merge import merge
     if not args.out.strip():
         raise UsageError("--out is empty: name the results folder")
     out = Path(args.out)
@@ -408,7 +408,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     labels = name_list(args.labels, "--labels") if args.labels is not None else None
     report = None
     if not args.no_report:
-        from .publish import write_report as report
+        from .present.outputs import write_report as report
     merged = merge(args.run_dirs, out, labels, report)  # written aside, with its report
     point_latest(out, merged)
     print(f"merged {len(args.run_dirs)} run directories: {relative(merged.runs_path)}")

@@ -29,10 +29,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable
 
-from .analysis import group_runs, wide_figures
-from .plan import Planned, configurations
-from .rundir import ConfigKey
-from .standings import Standing, standings
+from .analyse.analysis import group_runs, wide_figures
+from .plan.plan import Planned, configurations
+from .core.schema import ConfigKey
+from .analyse.standings import Standing, standings
 
 # How many more runs than the other side a leader gets first (see above).
 LEAD = 3

@@ -12,24 +12,26 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import ROOT, HarnessError, UsageError, relative
-from .builder import Preparation, Readiness, build_estimate
-from .envinfo import cpu_times, git, host, machine_state, mask_text, mask_value, redact, steal_frac
-from .executor import Executor, ProcessExecutor, unready_row
-from .formatting import fmt_duration, fmt_percent
-from .interrupts import Interrupted, interruptible
-from .launcher import LauncherError, ensure_launcher
-from .machineload import load_avg_1m
-from .perfstat import find_perf
-from .plan import (Planned, configurations, earlier_runs, estimate_basis, estimate_s, held,
+from .execute.builder import Preparation, Readiness, build_estimate
+from .core.envinfo import cpu_times, git, host, machine_state, mask_text, mask_value, redact, steal_frac
+from .execute.executor import Executor, ProcessExecutor, unready_row
+from .core.formatting import fmt_duration, fmt_percent
+from .processes.interrupts import Interrupted, interruptible
+from .processes.launcher import LauncherError, ensure_launcher
+from .execute.machineload import load_avg_1m
+from .execute.perfstat import find_perf
+from .plan.plan import (Planned, configurations, estimate_basis, estimate_s, held,
                    history_from, omitted, plan, start_times)
-from .progress import Progress
-from .registry import Impl, Language, languages, program_env, resolve
-from .rundir import (ENV_KEYS, ConfigKey, RowWriteError, RunDir, RunDirError, check_out, finish_invocation, invocation,
-                     latest, new_env, point_latest, start_invocation)
+from .execute.progress import Progress
+from .core.registry import Impl, Language, languages, program_env, resolve
+from .record.rundir import (RowWriteError, RunDir, RunDirError, check_out, earlier_runs,
+                            finish_invocation, invocation, latest, new_env, point_latest,
+                            start_invocation)
+from .core.schema import ENV_KEYS, ConfigKey
 from .sequential import more_runs, most_runs, repeated
-from .settings import Settings
-from .stats import runs_needed
-from .versions import check as check_releases
+from .plan.settings import Settings
+from .core.stats import runs_needed
+from .releases.versions import check as check_releases
 
 
 # run's exit status when every row is skipped (no toolchain, no load
@@ -305,7 +307,7 @@ def write_env(run: RunDir, env: dict[str, Any]) -> None:
 def write_report(run_dir: Path) -> None:
     """report.md and plots, drawn in a separate process: the measuring
     process never imports matplotlib."""
-    from .children import run_contained  # contained: it dies with the harness
+    from .processes.children import run_contained  # contained: it dies with the harness
     proc = run_contained([sys.executable, "-m", "harness", "report", str(run_dir)], ROOT,
                          capture=False)
     if proc.returncode != 0:

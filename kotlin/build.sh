@@ -31,7 +31,7 @@ fi
 if [ "${1:-}" != release ]; then
     rm -rf target/lib
     # Maven's own lines on stderr, uncoloured: the harness shows its downloads and
-    # goals on one status line as they come (harness/progress.py); all go to the log
+    # goals on one status line as they come (harness/execute/progress.py); all go to the log
     exec mvn -B -Dstyle.color=never "${1:-process-classes}" 1>&2
 fi
 
@@ -46,7 +46,7 @@ fi
 rm -rf "$target" "$cache/maven.exit"
 # not -q: the transfer and goal lines are the harness's status line; all of it to
 # stderr, line by line, without the colour resets Debian's Maven 3.8 prints even with -B.
-# A failed build's row is known by Maven's first [ERROR] line (harness/builder.py's
+# A failed build's row is known by Maven's first [ERROR] line (harness/execute/builder.py's
 # first_error): the compiler's first error ("[ERROR] file:///.../Workloads.kt:12:5
 # message"), or Maven's own (an unresolvable dependency).
 { mvn -B "-Dcoroutines.version=$version" "-DbuildDir=$target" process-classes 2>&1 ||

@@ -26,7 +26,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def wanted(names: list[str]) -> set[str]:
     """The parametrization ids that concern these names."""
-    from harness.registry import load_registry
+    from harness.core.registry import load_registry
     impls = load_registry()
     out: set[str] = set()
     for name in names:

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from harness import session
-from harness.builder import Readiness
-from harness.executor import Executed, make_row
-from harness.plan import Planned, plan
-from harness.progress import Progress
-from harness.registry import resolve
-from harness.rundir import RunDir
-from harness.settings import settings_from
-from harness.workloads import adaptive_sleep_ms
+from harness.execute.builder import Readiness
+from harness.execute.executor import Executed, make_row
+from harness.plan.plan import Planned, plan
+from harness.execute.progress import Progress
+from harness.core.registry import resolve
+from harness.record.rundir import RunDir
+from harness.plan.settings import settings_from
+from harness.core.workloads import adaptive_sleep_ms
 
 from .conftest import FAKES, harness, read_rows
 

@@ -6,8 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import analysis, rundir
-from harness.rundir import ConfigKey
+from harness.analyse import analysis
+from harness.record import rundir
+from harness.core.schema import ConfigKey
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run"
 
@@ -111,7 +112,7 @@ def test_memory_per_task_interval_from_the_medians_intervals(groups):
 
 
 def test_slope_interval_by_hand():
-    from harness.stats import Interval
+    from harness.core.stats import Interval
     # three N, weights (x - 2) / 2: -1/2, 0, +1/2
     points = [(1, Interval(10, 9, 11, 0.9, (4,))), (2, Interval(20, 18, 21, 0.9, (4,))),
               (3, Interval(30, 29, 33, 0.9, (4,)))]

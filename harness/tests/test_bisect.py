@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from harness import UsageError
-from harness.variants import MAX_RELEASE, parse, release_key
+from harness.core.variants import MAX_RELEASE, parse, release_key
 
 from .conftest import FAKES, ROOT, fake_registry, harness
 
@@ -153,7 +153,8 @@ def test_a_variant_with_a_credential_is_bisected_under_its_masked_label(tmp_path
 
 def test_each_step_gives_the_program_the_settings_as_typed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness import bisect, cli, versions
+    from harness import bisect, cli
+    from harness.releases import versions
     monkeypatch.setattr(versions, "INDEX_DIR", tmp_path / "index")
     asked: list[list[str]] = []
 

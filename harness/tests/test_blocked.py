@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu
 
-from harness import analysis, compare, standings, verdicts
-from harness.metrics import margins
-from harness.stats import (LEVEL, _blocked_u_counts, _u_counts, blocked_ratio_bound,
+from harness.analyse import analysis, standings, verdicts
+from harness.present import compare
+from harness.core.metrics import margins
+from harness.core.stats import (LEVEL, _blocked_u_counts, _u_counts, blocked_ratio_bound,
                            blocked_ratio_interval, blocked_ratio_p, ratio_bound, ratio_interval,
                            ratio_p, smallest_p)
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from harness.build_lanes import Job, Limits, Step, run_jobs
+from harness.execute.build_lanes import Job, Limits, Step, run_jobs
 
 
 class Recorder:

@@ -11,8 +11,8 @@ import tomllib
 import pytest
 
 from harness import ROOT
-from harness.registry import load_registry
-from harness.workloads import WORKLOADS
+from harness.core.registry import load_registry
+from harness.core.workloads import WORKLOADS
 
 PROTOCOL = (ROOT / "docs" / "protocol.md").read_text()
 BAD_INPUT = json.loads((ROOT / "docs" / "protocol-bad-input.json").read_text())

@@ -384,8 +384,8 @@ def test_a_setup_says_what_it_installs_as_it_goes(tmp_path: Path, out: Path) -> 
 
 
 def test_a_build_step_killed_by_a_signal_is_not_called_a_timeout(tmp_path: Path) -> None:
-    from harness.builder import _step
-    from harness.registry import Language
+    from harness.execute.builder import _step
+    from harness.core.registry import Language
     lang = Language("sig", tmp_path, ["true"], ["true"], ["true"])
     code, _, err = _step(["sh", "-c", "echo 'sig: starting' >&2; kill -9 $$"], lang)
     assert code == -9 and "killed after" not in err and "sig: starting" in err

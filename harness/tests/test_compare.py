@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli, compare
-from harness.metrics import COUNTERS, margins
-from harness.rundir import FORMAT_VERSION, RunDir
+from harness import cli
+from harness.present import compare
+from harness.core.metrics import COUNTERS, margins
+from harness.record.rundir import RunDir
+from harness.core.schema import FORMAT_VERSION
 
 from .conftest import harness
 

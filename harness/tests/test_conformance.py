@@ -14,10 +14,10 @@ import subprocess
 import pytest
 
 from harness import ROOT
-from harness.builder import prepare
-from harness.registry import Impl, Language, load_registry, program_env
-from harness.validation import validate
-from harness.workloads import WORKLOADS, Request
+from harness.execute.builder import prepare
+from harness.core.registry import Impl, Language, load_registry, program_env
+from harness.execute.validation import validate
+from harness.core.workloads import WORKLOADS, Request
 
 IMPLS = load_registry()  # the repository's own, not the fakes
 TIMEOUT_S = 120

@@ -20,8 +20,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from harness.launcher import STDERR_TAIL_BYTES, start_process
-from harness.registry import program_env
+from harness.processes.launcher import STDERR_TAIL_BYTES, start_process
+from harness.core.registry import program_env
 
 from .conftest import FAKES, ROOT, cmdline, gone_within, leftovers
 
@@ -51,8 +51,8 @@ def _wait_for(predicate, seconds: float = 60) -> bool:  # type: ignore[no-untype
 STAND_IN = """
 import json, os, sys
 sys.path.insert(0, {root!r})
-from harness.launcher import start_process
-from harness.executor import classify
+from harness.processes.launcher import start_process
+from harness.execute.executor import classify
 with start_process([sys.executable, {fake!r}, "--mode", "escape", "chain", "--n", "1"],
                    dict(os.environ), "/", {timeout}, None, 0.01) as running:
     print(running.program_pid, flush=True)
@@ -104,7 +104,7 @@ def test_a_killed_or_stopped_launcher_leaves_nothing_and_is_named(sig: int, cont
     assert result["status"] == "crashed" and result["signal"] is None
     assert result["containment"] == containment
     if containment == "cgroup":  # its cgroup was removed too
-        from harness.launcher import _own_cgroup
+        from harness.processes.launcher import _own_cgroup
         own = _own_cgroup()
         assert own is not None and not list(Path(own).glob(f"harness-run.{parent.pid}.*"))
 
@@ -176,7 +176,7 @@ def test_a_test_command_dies_with_the_harness_on_ctrl_c(tmp_path: Path, token: s
 
 def test_a_hung_detect_is_cut_with_its_children(tmp_path: Path, token: str,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness import registry
+    from harness.core import registry
     monkeypatch.setattr(registry, "DETECT_TIMEOUT_S", 1)
     monkeypatch.setenv("FAKE_TOKEN", token)
     started = time.monotonic()

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from harness import UsageError
-from harness.plan import Planned, earlier_runs, estimate_s, history_from, plan
-from harness.registry import Impl, Language, select
-from harness.rundir import ConfigKey, RunDir
-from harness.settings import Part, load_suites, parse_size, settings_from
-from harness.workloads import WORKLOADS
+from harness.plan.plan import Planned, estimate_s, history_from, plan
+from harness.core.registry import Impl, Language, select
+from harness.record.rundir import RunDir, earlier_runs
+from harness.core.schema import ConfigKey
+from harness.plan.settings import Part, load_suites, parse_size, settings_from
+from harness.core.workloads import WORKLOADS
 
 GIB = 1 << 30
 

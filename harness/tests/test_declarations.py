@@ -10,14 +10,14 @@ import re
 import tokenize
 from pathlib import Path
 
-from harness import plots, report
-from harness.metrics import METRICS
-from harness.presentation import PRESENTATIONS
-from harness.workloads import WORKLOADS
+from harness.present import plots, report
+from harness.core.metrics import METRICS
+from harness.core.presentation import PRESENTATIONS
+from harness.core.workloads import WORKLOADS
 
 HARNESS = Path(__file__).resolve().parents[1]
 # The declarations themselves, and the run format's frozen schema.
-DECLARING = {"workloads.py", "metrics.py", "presentation.py", "rundir.py"}
+DECLARING = {"workloads.py", "metrics.py", "presentation.py", "schema.py"}
 UNITS = {"s", "bytes", "count", "rps"}  # formatting.fmt_value's kinds
 # Literals that stay, each with its reason; a stale entry fails, so the list only shrinks.
 ALLOWED: dict[str, set[str]] = {
@@ -61,7 +61,7 @@ def _string_literals(path: Path) -> list[tuple[int, str]]:
 def test_every_workload_has_exactly_one_presentation_and_no_other() -> None:
     assert list(PRESENTATIONS) == list(WORKLOADS)  # the same names, in reading order
     # a key written twice in the dict literal would silently replace the first
-    tree = ast.parse((HARNESS / "presentation.py").read_text())
+    tree = ast.parse((HARNESS / "core" / "presentation.py").read_text())
     literal = next(node.value for node in ast.walk(tree) if isinstance(node, ast.AnnAssign)
                    and getattr(node.target, "id", "") == "PRESENTATIONS")
     keys = [k.value for k in literal.keys]
@@ -87,9 +87,8 @@ def test_no_other_module_names_a_workload_or_its_own_figures() -> None:
     assert {"sleep", "http", "spawn_s", "rps", "requests_done"} <= own  # the check checks
     assert not own & {"wall_s", "cpu_s", "first_iter_s", "warm_iter_s", "peak_rss_bytes",
                       "max_threads"}
-    found = [(str(path.relative_to(HARNESS)), line, value)
-             for path in sorted([*HARNESS.glob("*.py"), *HARNESS.glob("plots/*.py"),
-                                 *HARNESS.glob("export/*.py")])
+    found = [(path.name, line, value)
+             for path in sorted(p for p in HARNESS.rglob("*.py") if "tests" not in p.parts)
              if path.name not in DECLARING
              for line, value in _string_literals(path) if value in own]
     named = [f"harness/{name}:{line}: {value!r}" for name, line, value in found

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from harness import exports, publish
-from harness.metrics import METRICS
+from harness.present import exports, outputs as publish
+from harness.core.metrics import METRICS
 from harness.tests.test_report import synthetic_run
 
 
@@ -75,9 +75,9 @@ def test_summary_csv_carries_every_ok_value(tmp_path) -> None:
     import shutil
     from pathlib import Path
 
-    from harness import exports
-    from harness.analysis import analyse
-    from harness.rundir import RunDir
+    from harness.present import exports
+    from harness.analyse.analysis import analyse
+    from harness.record.rundir import RunDir
     run = tmp_path / "v2"
     shutil.copytree(Path(__file__).parent / "fixtures" / "formats" / "v2", run)
     results = analyse(RunDir(run))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.rundir import RunDir, RunDirError
+from harness.record.rundir import RunDir, RunDirError
 
 from .conftest import FAKES, ROOT, harness, read_rows
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import builder, loadgen
-from harness.builder import Preparation, _step, announcement, build_estimate, setup_hint
-from harness.progress import Board, BuildStatus, StatusLine, tool_progress
-from harness.registry import Language, load_registry
+from harness.execute import builder, loadgen
+from harness.execute.builder import Preparation, _step, announcement, build_estimate, setup_hint
+from harness.execute.progress import Board, BuildStatus, StatusLine, tool_progress
+from harness.core.registry import Language, load_registry
 
 from .conftest import FAKES, fake_registry, harness, read_rows
 

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import rundir
-from harness.analysis import analyse
-from harness.rundir import (ENV_KEYS, FORMAT_VERSION, FORMATS, RUN_NAMES, SAMPLE_NAMES, RunDir,
-                            RunDirError, open_run_dir)
-from harness.workloads import WORKLOADS
+from harness.core import schema
+from harness.record import rundir
+from harness.analyse.analysis import analyse
+from harness.record.rundir import RunDir, RunDirError, open_run_dir
+from harness.core.schema import ENV_KEYS, FORMAT_VERSION, FORMATS, RUN_NAMES, SAMPLE_NAMES
+from harness.core.workloads import WORKLOADS
 
 from .conftest import harness
 
@@ -40,7 +41,7 @@ def test_every_version_is_read_and_analysed(version: int, tmp_path: Path) -> Non
     assert rundir.format_version(run.env(), run.env_path) == version
     table = run.runs()
     assert table.torn is None and len(table.rows) > 10
-    assert all(r["status"] in rundir.STATUSES for r in table.rows)
+    assert all(r["status"] in schema.STATUSES for r in table.rows)
     assert run.samples() and analyse(run).groups
 
 

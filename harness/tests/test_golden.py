@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.publish import write_report
+from harness.present.outputs import write_report
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPECTED = FIXTURES / "expected"

@@ -26,8 +26,9 @@ from typing import Callable, Iterator
 import pytest
 
 from harness import cli
-from harness.rundir import FORMAT_VERSION, RunDir
-from harness.settings import LIMITS, MAX_REPEAT, PROGRAM_MAX
+from harness.record.rundir import RunDir
+from harness.core.schema import FORMAT_VERSION
+from harness.plan.settings import LIMITS, MAX_REPEAT, PROGRAM_MAX
 
 from .conftest import FAKES, ROOT, harness
 
@@ -770,8 +771,9 @@ def test_every_subcommand_refuses_hostile_input_in_one_line_writing_nothing(
     """For each generated case: exit 2, one stderr line starting
     "harness: error:", no traceback, and no file of the case's folders
     created, changed or removed."""
-    importlib.import_module("harness.plots")  # matplotlib's import, once, before the cases
-    from harness import registry, versions
+    importlib.import_module("harness.present.plots")  # matplotlib's import, once, before the cases
+    from harness.core import registry
+    from harness.releases import versions
     # releases are listed (the fake's list command) and kept under tmp_path,
     # where each case's snapshot sees them
     monkeypatch.setattr(registry, "VERSIONS_DIR", tmp_path / "versions")

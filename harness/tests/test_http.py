@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.loadgen import Unavailable, ensure_k6
-from harness.workloads import STYLES, style_floor_ms
+from harness.execute.loadgen import Unavailable, ensure_k6
+from harness.core.workloads import STYLES, style_floor_ms
 
 from .conftest import harness, leftovers, read_rows
 

@@ -7,9 +7,9 @@ import json
 import shutil
 from pathlib import Path
 
-from harness.analysis import analyse
-from harness.export.github_summary import job_summary
-from harness.rundir import RunDir
+from harness.analyse.analysis import analyse
+from harness.present.export.github_summary import job_summary
+from harness.record.rundir import RunDir
 
 from .conftest import harness
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import envinfo
+from harness.core import envinfo
 
 from .conftest import harness
 
@@ -67,7 +67,7 @@ def test_a_run_records_the_state_and_the_steal(tmp_path: Path) -> None:
 
 
 def test_the_report_names_what_makes_figures_less_stable() -> None:
-    from harness.analysis import warnings
+    from harness.analyse.analysis import warnings
     env = {"finished_at": "x", "machine_state": {"governor": "powersave", "virtual_machine": True},
            "invocations": [{"steal_frac": 0.05}]}
     said = [w for w in warnings([], env) if w.startswith("The machine's state")]

@@ -8,8 +8,8 @@ import os
 import shutil
 from pathlib import Path
 
-from harness.analysis import analyse
-from harness.rundir import RunDir
+from harness.analyse.analysis import analyse
+from harness.record.rundir import RunDir
 
 from .conftest import fake_registry, harness, read_rows
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.registry import program_env
-from harness.launcher import run_process
+from harness.core.registry import program_env
+from harness.processes.launcher import run_process
 
 TOUCH_C = r"""
 #include <stdlib.h>
@@ -88,7 +88,7 @@ def test_the_kernels_counters_are_the_program_trees(touch: Path) -> None:
 @pytest.fixture(scope="module")
 def perf() -> str:
     from harness import UsageError
-    from harness.perfstat import find_perf
+    from harness.execute.perfstat import find_perf
     try:
         return find_perf()  # installs linux-perf where it is missing, announced
     except UsageError as exc:
@@ -118,7 +118,7 @@ def test_perf_counts_the_program_tree_and_is_not_measured(touch: Path, perf: str
 def test_perf_that_cannot_count_is_one_line(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     from harness import UsageError
-    from harness import perfstat
+    from harness.execute import perfstat
     fake = tmp_path / "perf"
     fake.write_text("#!/bin/sh\necho 'Error: No permission to enable task-clock event.' >&2\nexit 255\n")
     fake.chmod(0o755)

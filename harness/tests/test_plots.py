@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from matplotlib import image
 
-from harness import plots
-from harness.plots import ranked, tasks
-from harness.presentation import PRESENTATIONS
-from harness.rundir import RunDir
+from harness.present import plots
+from harness.present.plots import ranked, tasks
+from harness.core.presentation import PRESENTATIONS
+from harness.record.rundir import RunDir
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run"
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,7 +79,7 @@ def test_an_implementation_keeps_its_colour_whatever_else_ran(tmp_path):
 
 
 def test_only_the_plot_module_imports_matplotlib():
-    code = ("import sys, harness.analysis, harness.report, harness.exports, harness.compare, harness.session; "
+    code = ("import sys, harness.analyse.analysis, harness.present.report, harness.present.exports, harness.present.compare, harness.session; "
             "sys.exit('matplotlib' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
 
@@ -219,8 +219,8 @@ def test_nudging_separates_overlapping_labels_by_the_font_height() -> None:
 
 
 def test_a_language_s_variants_differ_in_marker_and_dash_stable_by_id() -> None:
-    from harness.colors import LINE_STYLES, Palette, variant_styles
-    from harness.registry import load_registry
+    from harness.present.colors import LINE_STYLES, Palette, variant_styles
+    from harness.core.registry import load_registry
 
     registry = load_registry()
     palette = Palette(registry)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.launcher import STDOUT_CAP_BYTES, Outcome, run_process
-from harness.registry import program_env
+from harness.processes.launcher import STDOUT_CAP_BYTES, Outcome, run_process
+from harness.core.registry import program_env
 
 from .conftest import FAKES, ROOT, gone_within, leftovers as _leftovers
 
@@ -79,7 +79,7 @@ PARENT = """
 import os, signal, sys
 signal.signal(signal.SIGHUP, signal.SIG_DFL)
 sys.path.insert(0, {root!r})
-from harness.launcher import run_process
+from harness.processes.launcher import run_process
 run_process([sys.executable, {fake!r}, "--mode", "escape", "chain", "--n", "1"],
             dict(os.environ), "/", 600, None, 0.01)
 """
@@ -178,7 +178,7 @@ def _memory_cgroup(name: str, limit: int) -> tuple[Path, Path] | None:
 HOG_PARENT = """
 import dataclasses, json, os, sys
 sys.path.insert(0, {root!r})
-from harness.launcher import run_process
+from harness.processes.launcher import run_process
 out = run_process([sys.executable, {fake!r}, "--mode", "hog", "chain", "--n", "1"],
                   dict(os.environ), "/", 120, None, 0.01)
 print(json.dumps({{"signal": out.signal, "status": out.status, "oom_killed": out.oom_killed}}))
@@ -237,7 +237,7 @@ def test_a_sigkilled_runs_cache_is_swept_by_the_next_run(token: str, tmp_path: P
 def test_only_caches_of_dead_harnesses_are_swept(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     import tempfile
-    from harness.executor import sweep_caches
+    from harness.execute.executor import sweep_caches
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import publish, report
+from harness.present import outputs as publish, report
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run"
 
@@ -158,8 +158,8 @@ def test_a_quick_run_reads_as_a_check(tmp_path):
 
 
 def test_floor_column_reads_each_figure_as_a_multiple_of_the_floor(tmp_path):
-    from harness.analysis import analyse
-    from harness.rundir import RunDir
+    from harness.analyse.analysis import analyse
+    from harness.record.rundir import RunDir
     run = tmp_path / "run"
     shutil.copytree(FIXTURE, run)
     plain = (publish.write_report(run)).read_text()
@@ -274,7 +274,7 @@ def test_until_ci_is_checked_only_when_the_run_set_it(tmp_path):
 # -- point 2: verdicts, legend, ×floor ------------------------------------------
 
 def _groups(rows):
-    from harness.analysis import group_runs
+    from harness.analyse.analysis import group_runs
     return group_runs(rows)
 
 
@@ -292,7 +292,7 @@ def _rows(impl, workload, n, times=None, rss=None, status="ok", error=""):
 
 
 def _headlines(rows):
-    from harness import standings, verdicts
+    from harness.analyse import standings, verdicts
     groups = _groups(rows)
     return {h.metric: h for h in verdicts.headlines(groups, standings.standings(groups))}
 
@@ -324,7 +324,7 @@ def test_the_first_screen_says_why_a_lead_is_not_settled():
 
 
 def test_failures_are_named_with_their_reason_and_the_row_is_at_the_largest_contested_n():
-    from harness import verdicts
+    from harness.analyse import verdicts
     rows = _rows("a", "chain", 1000, [0.001, 0.001]) + _rows("b", "chain", 1000, [0.002, 0.002]) \
         + _rows("a", "chain", 1000000, [0.5, 0.5]) \
         + _rows("b", "chain", 1000000, [1, 2], status="crashed",
@@ -352,8 +352,8 @@ def test_report_opens_with_verdicts_and_a_legend(tmp_path):
 
 
 def test_floor_column_hidden_where_the_floor_is_best(tmp_path):
-    from harness import analysis
-    from harness.rundir import RunDir
+    from harness.analyse import analysis
+    from harness.record.rundir import RunDir
     run = synthetic_run(tmp_path)
     env = json.loads((run / "env.json").read_text())
     env["floor_impls"] = ["fast"]  # the fastest everywhere it ran: ×floor would repeat ×best
@@ -372,10 +372,10 @@ def test_floor_column_hidden_where_the_floor_is_best(tmp_path):
 
 
 def test_a_skip_by_design_is_a_note_not_a_warning(tmp_path):
-    from harness.analysis import group_runs
+    from harness.analyse.analysis import group_runs
     rows = _rows("a", "chain", 1000, [0.001]) + _rows("a", "chain", 2000, status="skipped",
                                                       error="this server has no 'x' style")
-    from harness.analysis import design_notes, warnings
+    from harness.analyse.analysis import design_notes, warnings
     groups = group_runs(rows)
     notes = design_notes(groups)
     assert len(notes) == 1 and notes[0].startswith("a has no chain")
@@ -386,7 +386,7 @@ def test_a_skip_by_design_is_a_note_not_a_warning(tmp_path):
 
 
 def test_numbers_never_read_in_exponent_form():
-    from harness.formatting import fmt_bytes, fmt_count, fmt_seconds, fmt_value
+    from harness.core.formatting import fmt_bytes, fmt_count, fmt_seconds, fmt_value
     assert fmt_seconds(0.9996) == "1 s" and fmt_seconds(0.0009996) == "1 ms"
     assert fmt_seconds(1234.5) == "1,234 s" and fmt_seconds(812e-6) == "812 µs"
     assert fmt_bytes(1023.9 * 1024) == "1 MiB" and fmt_bytes(1023.6) == "1 KiB"
@@ -463,7 +463,7 @@ def test_markup_and_control_characters_in_the_data_stay_text_in_report_md(tmp_pa
 def test_the_verdicts_are_decided_once_for_both_reports(tmp_path, monkeypatch):
     """publish decides the run's standings once and hands them to report.md
     and report.html, which then show the same verdicts."""
-    from harness import standings
+    from harness.analyse import standings
     calls = []
     decide = standings.standings
     monkeypatch.setattr(standings, "standings", lambda *a, **k: calls.append(1) or decide(*a, **k))

@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from harness import publish
+from harness.present import outputs as publish
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).parent / "fixtures" / "run"

@@ -15,12 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from harness import rundir, session
-from harness.launcher import Sample
-from harness.presentation import PRESENTATIONS, Presentation
-from harness.rundir import RUN_NAMES, RunDir, RunDirError, read_runs
-from harness.settings import settings_from
-from harness.workloads import WORKLOADS, Workload
+from harness.core import schema
+from harness.record import rundir
+from harness import session
+from harness.processes.launcher import Sample
+from harness.core.presentation import PRESENTATIONS, Presentation
+from harness.record.rundir import RunDir, RunDirError, read_runs
+from harness.core.schema import RUN_NAMES
+from harness.plan.settings import settings_from
+from harness.core.workloads import WORKLOADS, Workload
 
 from .conftest import FAKES, harness, read_rows
 
@@ -195,7 +198,7 @@ def test_a_new_workload_is_one_declaration(tmp_path: Path, monkeypatch: pytest.M
     rows = read_rows(out)
     assert [(r["n"], r["buffer"], r["status"], r["iterations"]) for r in rows] == [
         ("10", "2", "ok", "3"), ("100", "2", "ok", "3")] * 2
-    from harness.publish import write_report
+    from harness.present.outputs import write_report
     text = write_report(out / "latest").read_text()
     assert "## double: a test workload" in text and "| 100 | 2 | doubler |" in text
     assert (out / "latest" / "plots" / "double_time.png").stat().st_size > 1000
@@ -233,7 +236,7 @@ def test_formula_cells_are_escaped_and_read_back_exactly(tmp_path: Path) -> None
     assert (read[0]["exit_code"], read[0]["result"], read[0]["other_cpu_frac"]) == (-1, -7, -0.5)
     assert run.samples()[0]["machine"] == "=cmd" and "'=cmd" in run.samples_path.read_text()
     # --resume's rewrite (here: the failed rows it plans again) keeps them exact too
-    run.prepare_resume({rundir.row_key(read[0])})
+    run.prepare_resume({schema.row_key(read[0])})
     assert [r["error"] for r in read_runs(run.retried_path).rows] == FORMULAS[:1]
     assert [r["error"] for r in run.runs().rows] == FORMULAS[1:]
 

@@ -10,8 +10,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from harness.envinfo import NOT_RECORDED, RUNTIME_NAMES, RUNTIME_PREFIXES, recorded, redact
-from harness.report import environment_block
+from harness.core.envinfo import NOT_RECORDED, RUNTIME_NAMES, RUNTIME_PREFIXES, recorded, redact
+from harness.present.report import environment_block
 
 from .conftest import harness
 
@@ -71,7 +71,7 @@ def test_redact_keeps_runtime_variables_and_only_names_of_the_rest() -> None:
 
 
 def test_the_load_generator_gets_no_variable_of_ours(monkeypatch) -> None:
-    from harness.loadgen import k6_env
+    from harness.execute.loadgen import k6_env
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "planted-secret")
     env = k6_env("/tmp/home")
     assert set(env) == {"PATH", "HOME", "K6_NO_USAGE_REPORT", "K6_NO_COLOR"}

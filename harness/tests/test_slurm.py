@@ -21,15 +21,17 @@ from typing import Any, Iterator
 
 import pytest
 
-from harness import UsageError, slurm_task
-from harness.executor import make_row
-from harness.interrupts import Interrupted
-from harness.plan import Planned, plan
-from harness.registry import resolve
-from harness.replicates import complete, count, missing, replicate
-from harness.rundir import RunDir, new_env, point_latest, utc_now
-from harness.settings import Part, settings_from
-from harness.slurm import (OPTIONS_ENV, TOKENS, Cluster, JobState, Layout, cluster_options, ranges,
+from harness import UsageError
+from harness.cluster import slurm_task
+from harness.execute.executor import make_row
+from harness.processes.interrupts import Interrupted
+from harness.plan.plan import Planned, plan
+from harness.core.registry import resolve
+from harness.cluster.replicates import complete, count, missing, replicate
+from harness.record.rundir import RunDir, new_env, point_latest
+from harness.core.schema import utc_now
+from harness.plan.settings import Part, settings_from
+from harness.cluster.slurm import (OPTIONS_ENV, TOKENS, Cluster, JobState, Layout, cluster_options, ranges,
                            run_on_slurm, task_options, write_json)
 
 from .conftest import FAKES, ROOT, harness

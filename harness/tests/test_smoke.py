@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.registry import load_registry
+from harness.core.registry import load_registry
 
 from .conftest import harness, read_rows
 

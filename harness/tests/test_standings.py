@@ -12,12 +12,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from harness.analysis import group_runs
+from harness.analyse.analysis import group_runs
 from harness.sequential import more_runs, wanting
-from harness.settings import settings_from
-from harness.plan import configurations, plan
-from harness.registry import resolve
-from harness.standings import (ACROSS_MARGIN, BEHIND, FEW_RUNS, LEVEL_WORD, NOT_SETTLED,
+from harness.plan.settings import settings_from
+from harness.plan.plan import configurations, plan
+from harness.core.registry import resolve
+from harness.analyse.standings import (ACROSS_MARGIN, BEHIND, FEW_RUNS, LEVEL_WORD, NOT_SETTLED,
                                judged, settled_share, standings, unjudged_note)
 
 from .conftest import FAKES
@@ -166,7 +166,7 @@ def test_until_settled_runs_again_only_what_a_verdict_needs(fakes: None) -> None
 def test_the_first_screen_follows_the_standings() -> None:
     """verdicts.headlines says what standings decided: a level pair is
     level, a settled lead leads."""
-    from harness.verdicts import headlines
+    from harness.analyse.verdicts import headlines
     same = [1 * MS, 1.002 * MS, 0.998 * MS, 1.001 * MS, 0.999 * MS, 1.0 * MS]
     groups = group_runs(rows("a", same) + rows("b", list(reversed(same))))
     level = {h.metric: h for h in headlines(groups, standings(groups))}

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom, false_discovery_control, mannwhitneyu
 
-from harness.stats import (LEVEL, Interval, _sign_cdf, _u_counts, describe, discoveries,
+from harness.core.stats import (LEVEL, Interval, _sign_cdf, _u_counts, describe, discoveries,
                            median_interval, ratio_bound, ratio_p, smallest_p,
                            ratio_interval, runs_needed)
 

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from harness import session
-from harness.builder import Readiness
-from harness.executor import Executed, make_row
-from harness.plan import Planned, configurations, plan
+from harness.execute.builder import Readiness
+from harness.execute.executor import Executed, make_row
+from harness.plan.plan import Planned, configurations, plan
 from harness.sequential import more_runs, most_runs
-from harness.progress import Progress
-from harness.registry import resolve
-from harness.rundir import RunDir
-from harness.settings import settings_from
-from harness.stats import runs_needed
+from harness.execute.progress import Progress
+from harness.core.registry import resolve
+from harness.record.rundir import RunDir
+from harness.plan.settings import settings_from
+from harness.core.stats import runs_needed
 
 from .conftest import FAKES, harness, read_rows
 
@@ -237,7 +237,7 @@ def test_bad_values_are_one_line_exit_2(args: list[str], out: Path) -> None:
 
 def test_a_suite_part_sets_its_own_and_the_command_line_overrides(tmp_path: Path,
                                                                    monkeypatch) -> None:
-    from harness import settings as settings_module
+    from harness.plan import settings as settings_module
     suites = tmp_path / "suites.toml"
     suites.write_text("""[s]
 repeat = 3

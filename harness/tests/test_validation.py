@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import json
 
-from harness.validation import validate
-from harness.workloads import Request, sleep_window_ns
+from harness.execute.validation import validate
+from harness.core.workloads import Request, sleep_window_ns
 
 NS = 1_000_000_000
 

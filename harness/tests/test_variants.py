@@ -16,10 +16,10 @@ import pytest
 
 from harness import UsageError
 from harness.bisect import Bisection, classify, report_lines
-from harness.colors import Palette
-from harness.registry import load_registry, select
-from harness.stats import Interval
-from harness.variants import Spec, base_of, parse, release_key, split_names, stable
+from harness.present.colors import Palette
+from harness.core.registry import load_registry, select
+from harness.core.stats import Interval
+from harness.core.variants import Spec, base_of, parse, release_key, split_names, stable
 
 from .conftest import FAKES, harness
 
@@ -346,8 +346,8 @@ def test_bisect_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
 # --- the sweep plot ------------------------------------------------------------------
 
 def test_a_sweep_has_a_line_per_implementation_run_at_two_releases_or_more() -> None:
-    from harness.analysis import Group
-    from harness.plots import STOCK, sweep_points
+    from harness.analyse.analysis import Group
+    from harness.present.plots import STOCK, sweep_points
 
     def group(impl: str) -> Group:
         return Group(impl, "chain", 10, None, "fake", "Fake", rows=[])
@@ -377,7 +377,7 @@ def test_a_run_with_releases_draws_its_sweep(tmp_path: Path) -> None:
     ("nothing matched\nthe last line", "the last line"),
 ])
 def test_a_failed_install_is_known_by_its_first_error(log: str, line: str) -> None:
-    from harness.builder import first_error
+    from harness.execute.builder import first_error
     assert first_error(log) == line
 
 

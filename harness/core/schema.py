@@ -1,0 +1,294 @@
+"""The run format's schema, declared once: runs.csv's and samples.csv's
+columns (name, parser, the format version each came in), env.json's keys
+and their types, the statuses, and a configuration's identity (ConfigKey).
+The writer and the readers (record/rundir.py), the exports and every
+reader of a run follow these declarations; docs/data-format.md documents
+them. Frozen per format version: a column is written out here, not
+computed from the workload declarations, so that removing a workload leaves
+older runs readable."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from .. import UsageError
+from .variants import ID, parse
+from .workloads import COMMON_DIMENSIONS, WORKLOADS, Param
+
+STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-failed")
+
+# 1: the format before it had a version (no format_version in env.json; a
+#    runs.csv may lack the columns added over time). 2: the version recorded,
+#    the header complete, env.json's keys a closed set (ENV_KEYS). 3: variants
+#    and releases (IMPL[K=V;-flag], IMPL@VERSION): runs.csv's `variant` and
+#    `version` columns, env.json's `variants`. 4: a text cell that a
+#    spreadsheet would take for a formula is written with a leading `'`
+#    (FORMULA); the reader takes it off. 5: runs.csv's `duration_ms`, the
+#    sleep a run was given (run --adaptive-sleep makes it differ by run).
+#    6: runs.csv's counters (context switches, page faults: wait4's rusage).
+#    7: the cgroup's and perf stat's counters (run --counters), and `node`:
+#    the host of a replicate of a cluster run.
+FORMAT_VERSION = 7
+FORMATS = (1, 2, 3, 4, 5, 6, 7)
+# OWASP's rule for CSV cells from untrusted text: a cell starting with one of
+# = + - @ tab CR is a formula to a spreadsheet, so it is written after a `'`.
+# A cell already starting with `'`s before one of them gets one more, so the
+# reader's taking one off gives back every text exactly.
+FORMULA = re.compile(r"'*[=+\-@\t\r]")
+FORMULA_STARTS = "=+-@\t\r"
+FIRST_ESCAPED = 4  # the first format whose text cells carry the `'`
+
+
+def escape_cell(text: str) -> str:
+    """A text cell as written to any CSV of the harness (FORMULA)."""
+    return "'" + text if FORMULA.match(text) else text
+
+
+def unescape_cell(text: str) -> str:
+    """escape_cell undone: the text as it was given."""
+    return text[1:] if text.startswith("'") and FORMULA.match(text, 1) else text
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    parse: Callable[[str], Any]
+
+
+INT64_MAX = 2**63 - 1
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)  # tolerate "1e6"-style writers
+    except ValueError:
+        raise ValueError(f"{text!r} is not an integer") from None
+    if not math.isfinite(value) or value != int(value):
+        raise ValueError(f"{text!r} is not an integer")
+    return int(value)
+
+
+def _count(text: str) -> int:
+    """A size, a count or a number of repeats: an integer from 0 to 2^63-1."""
+    value = _int(text)
+    if not 0 <= value <= INT64_MAX:
+        raise ValueError(f"{text!r} is out of range (0 to 2^63-1)")
+    return value
+
+
+def _signed(text: str) -> int:
+    """An exit code or a signal: a 64-bit integer."""
+    value = _int(text)
+    if not -INT64_MAX - 1 <= value <= INT64_MAX:
+        raise ValueError(f"{text!r} is out of range (a 64-bit integer)")
+    return value
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is not a finite number")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """A time, a rate or a load: a finite number >= 0."""
+    value = _finite(text)
+    if value < 0:
+        raise ValueError(f"{text!r} is negative")
+    return value
+
+
+def _status(text: str) -> str:
+    if text not in STATUSES:
+        raise ValueError(f"unknown status {text!r}")
+    return text
+
+
+def _label(text: str) -> str:
+    """An implementation's label as the harness writes it (variants.parse
+    reads it; a registry id follows variants.ID, checked when loaded), with
+    no control character: a NUL or a newline is no name of ours."""
+    try:
+        parse(text)
+    except UsageError as exc:
+        raise ValueError(str(exc)) from None
+    if not text.isprintable():
+        raise ValueError(f"{text!r} holds a control character")
+    return text
+
+
+def _id(text: str) -> str:
+    """A language's name (variants.ID, as the registry requires)."""
+    if not ID.fullmatch(text):
+        raise ValueError(f"{text!r} is not a name of letters, digits, '.', '_' or '-'")
+    return text
+
+
+# The workloads rows may name: these, frozen as the columns are (a workload
+# removed from workloads.py leaves its older rows readable), and any declared.
+WORKLOAD_NAMES = ("sleep", "chain", "chain-await", "bounded", "skynet", "http")
+
+
+def _workload(text: str) -> str:
+    if text not in WORKLOAD_NAMES and text not in WORKLOADS:
+        known = dict.fromkeys([*WORKLOAD_NAMES, *WORKLOADS])
+        raise ValueError(f"unknown workload {text!r} (known: {', '.join(known)})")
+    return text
+
+
+def parse_date(text: str) -> str:
+    """An ISO 8601 time, as utc_now() writes it."""
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an ISO 8601 time") from None
+    return text
+
+
+def _columns(*pairs: tuple[str, Callable[[str], Any]]) -> tuple[Column, ...]:
+    return tuple(Column(name, parse) for name, parse in pairs)
+
+
+# The dimensions of a configuration beyond impl, workload, n and buffer: the
+# http workload's own, then the harness's (--cpus, merge's machine). Part of
+# a row's key in runs.csv and samples.csv alike.
+DIMENSIONS: tuple[Column, ...] = _columns(
+    ("users", _count), ("requests", _count), ("delay_ms", _count), ("pool_threads", _count),
+    ("style", str), ("cpus", _count), ("machine", str))
+
+# runs.csv, formats 1 to 3 (format 1 files may hold any subset that includes
+# REQUIRED; a column is in the files from the version ADDED_IN names, else 1).
+RUN_COLUMNS: tuple[Column, ...] = _columns(
+    ("run_id", str), ("impl", _label), ("variant", str), ("version", str), ("language", _id),
+    ("runtime", str), ("workload", _workload),
+    ("n", _count), ("buffer", _count), ("rep", _count)) + DIMENSIONS + _columns(
+    ("node", str), ("status", _status), ("exit_code", _signed), ("signal", _signed), ("wall_s", _seconds),
+    ("cpu_user_s", _seconds), ("cpu_sys_s", _seconds), ("ctx_switches_voluntary", _count),
+    ("ctx_switches_involuntary", _count), ("minor_faults", _count), ("major_faults", _count),
+    ("cgroup_cpu_user_s", _seconds), ("cgroup_cpu_sys_s", _seconds),
+    ("cgroup_page_faults", _count), ("cgroup_major_faults", _count),
+    ("perf_task_clock_s", _seconds), ("perf_context_switches", _count),
+    ("perf_cpu_migrations", _count), ("perf_page_faults", _count), ("perf_cycles", _count),
+    ("perf_instructions", _count),
+    ("peak_rss_bytes", _count),
+    ("peak_rss_method", str), ("sampled_peak_rss_bytes", _count), ("max_threads", _count),
+    ("result", _int), ("expected", _int), ("capacity", _count), ("iterations", _count),
+    ("warmup_ms", _count), ("duration_ms", _count), ("warmup_runs", _count), ("warmup_s", _seconds), ("first_iter_s", _seconds),
+    ("warm_iter_s", _seconds), ("spawn_s", _seconds), ("sleep_wait_s", _seconds),
+    ("load_avg_1m", _seconds), ("other_cpu_frac", _finite), ("strays", _count), ("started_at", parse_date),
+    ("command", str), ("error", str), ("stderr_tail", str), ("output", str),
+    ("requests_done", _count), ("http_errors", _count), ("rps", _seconds), ("latency_p50_s", _seconds),
+    ("latency_p90_s", _seconds), ("latency_p99_s", _seconds), ("latency_max_s", _seconds),
+    ("gen_cpu_s", _seconds), ("load_s", _seconds))
+RUN_NAMES = tuple(c.name for c in RUN_COLUMNS)
+ADDED_IN = {"variant": 3, "version": 3, "duration_ms": 5, "ctx_switches_voluntary": 6,
+            "ctx_switches_involuntary": 6, "minor_faults": 6, "major_faults": 6,
+            **dict.fromkeys(("node", "cgroup_cpu_user_s", "cgroup_cpu_sys_s", "cgroup_page_faults",
+                             "cgroup_major_faults", "perf_task_clock_s", "perf_context_switches",
+                             "perf_cpu_migrations", "perf_page_faults", "perf_cycles",
+                             "perf_instructions"), 7)}
+# A runs.csv of any version must have these.
+REQUIRED = ("impl", "workload", "n", "buffer", "rep", "status")
+# Added by the reader, never written: CPU time, user + system.
+DERIVED = ("cpu_s",)
+
+# samples.csv: the run's key, then the sample.
+SAMPLE_KEY = ("run_id", "impl", "workload", "n", "buffer", *(c.name for c in DIMENSIONS), "rep")
+_BY_NAME = {c.name: c for c in RUN_COLUMNS}
+SAMPLE_COLUMNS: tuple[Column, ...] = tuple(_BY_NAME[name] for name in SAMPLE_KEY) + _columns(
+    ("t_s", _seconds), ("rss_bytes", _count), ("threads", _count))
+SAMPLE_NAMES = tuple(c.name for c in SAMPLE_COLUMNS)
+SAMPLE_REQUIRED = ("run_id", "impl", "workload", "n", "buffer", "rep", "t_s", "rss_bytes",
+                   "threads")
+
+# env.json's top-level keys (formats 2 and 3; format 1 files may hold any).
+ENV_KEYS = frozenset({
+    "format_version", "run_id", "started_at", "finished_at", "host", "git", "settings",
+    "toolchains", "runtimes", "program_env", "registries", "floor_impls", "invocations",
+    "machine_state", "variants",
+    # a merged run directory (harness merge)
+    "merged_at", "machines",
+})
+# What a merged directory keeps of each machine's env.json.
+MACHINE_KEYS = ("run_id", "started_at", "finished_at", "host", "git", "toolchains", "settings",
+                "runtimes", "machine_state")
+
+
+@dataclass(frozen=True, order=True)
+class ConfigKey:
+    """The identity of a configuration: what is compared across repeats, runs
+    and machines. A recorded row is (ConfigKey, rep)."""
+    impl: str
+    workload: str
+    n: int | None
+    buffer: int | None
+    params: tuple[Param, ...] = ()  # the workload's own dimensions, in declaration order
+
+    def __post_init__(self) -> None:
+        # The harness's own dimensions (--cpus, merge's machine) count only
+        # where set: an unpinned run's key is the key it always was.
+        common = {d.name for d in COMMON_DIMENSIONS}
+        object.__setattr__(self, "params", tuple(
+            (name, value) for name, value in self.params if value is not None or name not in common))
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> ConfigKey:
+        declared = WORKLOADS.get(row["workload"])
+        params = tuple((d.name, row.get(d.name)) for d in declared.dimensions) if declared else ()
+        return cls(row["impl"], row["workload"], row.get("n"), row.get("buffer"), params)
+
+    def param(self, name: str) -> Any:
+        return dict(self.params).get(name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.impl} {self.workload}" + (f" {self.settings}" if self.settings else "")
+
+    @property
+    def settings(self) -> str:
+        """The configuration without impl and workload: 'N=1000 B=1'."""
+        parts = [] if self.n is None else [f"N={self.n}"]
+        if self.buffer is not None:
+            parts.append(f"B={self.buffer}")
+        parts += [f"{name}={value}" for name, value in self.params if value is not None]
+        return " ".join(parts)
+
+    @property
+    def sort_key(self) -> tuple:
+        """An order that never compares None with a number or text."""
+        return (self.n is None, self.n or 0, self.buffer is None, self.buffer or 0,
+                tuple((v is None, v if v is not None else 0) for _, v in self.params))
+
+
+RowKey = tuple[ConfigKey, int]
+
+
+def row_key(row: dict[str, Any]) -> RowKey:
+    return ConfigKey.of(row), row["rep"]
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+# The known keys' types, in every version (None: null is allowed). A reader
+# relies on them: a host that is a list is an error here, not a traceback later.
+ENV_TYPES: dict[str, tuple[type, ...]] = {
+    "run_id": (str,), "started_at": (str, type(None)), "finished_at": (str, type(None)),
+    "merged_at": (str, type(None)), "host": (dict,), "git": (dict, type(None)),
+    "settings": (dict,), "toolchains": (dict,), "runtimes": (dict,), "program_env": (dict,),
+    "registries": (dict,), "floor_impls": (list,), "invocations": (list,),
+    "machine_state": (dict, type(None)), "machines": (dict,),
+}

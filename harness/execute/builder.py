@@ -1,0 +1,411 @@
+"""Set up and build each language's programs before they are measured, and
+say which planned runs can start."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import sys
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .. import ROOT, relative
+from ..core import local_builds
+from .build_lanes import Job, Step, run_jobs
+from ..processes.children import run_contained
+from ..core.formatting import fmt_duration
+from .loadgen import SKIP_VARIABLE, Unavailable, ensure_k6, k6_installed, record_build, recorded_builds
+from .progress import Board, BoardView, BuildStatus, StatusLine, tool_progress
+from ..core.registry import Impl, Language, languages
+from ..releases.versions import download_size, where
+
+BUILD_TIMEOUT_S = 1800
+
+# A first build's seconds (set-up, downloads and system installs included),
+# measured on a 2-core Intel Xeon from a first `./run.sh --quick`'s build
+# logs, the builds one after another. Overlapped (build_lanes), they take
+# about as long in all: on 2 cores Cargo and go keep both busy. Used until
+# this machine has built the language once (.tools/build-times.json then
+# holds its last build).
+FIRST_BUILD_S = {"cpp": 2, "csharp": 15, "elixir": 8, "erlang": 3, "go": 19, "java": 2,
+                 "kotlin": 18, "node": 4, "python": 24, "rust": 63, "k6": 93}
+UNKNOWN_BUILD_S = 30  # a language not measured here (a --registry one)
+
+
+@dataclass
+class BuildResult:
+    ok: bool
+    error: str = ""
+
+
+def announcement(line: str, name: str) -> bool:
+    """Whether a set-up's or build's stderr line is one of its own
+    announcements ("erlang: installing Debian's erlang-base ..."): it starts
+    with the language's name and a colon, and is not a tool's progress line
+    that happens to start the same way (Go's own "go: downloading ...")."""
+    return line.startswith(f"{name}:") and tool_progress(line) is None
+
+
+def _step(cmd: list[str], lang: Language, status: BuildStatus | None = None,
+          line: StatusLine | BoardView | None = None) -> tuple[int, str, str]:
+    """Run one set-up or build command: (exit status, stdout, stderr). An
+    announcement (above) is said to the user as it comes: that is how a
+    set-up says what it fetches or installs before it does
+    (docs/implementations.md). The tools' own progress lines (Cargo's
+    "Compiling ...", Maven's "Downloading ...", Go's "go: downloading ...")
+    update one status line on a terminal; everything goes to the log. The
+    command runs contained (children.run_contained): nothing it starts
+    outlives it, nor the harness, however the harness ends."""
+    status = status or BuildStatus(lang.name)
+    line = line or StatusLine(sys.stderr)
+
+    def say(text: str) -> None:
+        if announcement(text, lang.name):
+            line.say(text.rstrip())
+        elif (progress := status.feed(text)) is not None:
+            line.update(progress)
+
+    try:
+        done = run_contained(cmd, lang.dir, timeout_s=BUILD_TIMEOUT_S, on_stderr_line=say)
+    finally:
+        line.clear()
+    err = done.stderr
+    if done.timed_out:
+        err += f"killed after {BUILD_TIMEOUT_S} s\n"
+    elif done.launcher_failure:
+        err += f"the launcher {done.launcher_failure}\n"
+    return done.returncode, done.stdout, err
+
+
+def in_tree(lang: Language) -> bool:
+    """A language folder of this repository (its build times are recorded)."""
+    return lang.dir.parent == ROOT
+
+
+class LanguageBuild:
+    """One language's set-up then build, as two steps (the set-up downloads
+    and installs, the build compiles: they may run in different lanes,
+    build_lanes), their output appended to log_path, each step's exit status
+    and seconds last ("[exit 0 after 44.2 s]"). A successful build of a
+    language folder of this repository is recorded in
+    .tools/build-times.json: the next estimate, and the next status line's
+    total of progress lines."""
+
+    def __init__(self, lang: Language, log_path: Path | None,
+                 line: StatusLine | BoardView | None = None) -> None:
+        self.lang, self.log_path, self.line = lang, log_path, line
+        last = recorded_builds().get(lang.name, {}) if in_tree(lang) else {}
+        self.status = BuildStatus(lang.name, last.get("steps"))
+        self.result = BuildResult(True)
+        self.seconds = 0.0  # both steps' own time, not the wait between them
+
+    def setup(self) -> bool:
+        self.status.verb = "setting up"
+        return self._run("setup", self.lang.setup)
+
+    def build(self) -> bool:
+        self.status.verb = "building"
+        if not self._run("build", self.lang.build):
+            return False
+        if in_tree(self.lang):
+            record_build(self.lang.name, self.seconds, self.status.steps)
+        return True
+
+    def _run(self, name: str, argv: list[str]) -> bool:
+        if not argv:
+            return True
+        cmd = self.lang.expand(argv)
+        started = time.monotonic()
+        if self.line is not None:  # said at once: a quiet set-up (pip -q) shows no progress of its own
+            self.line.update(f"{self.status.verb} {self.lang.name}")
+        try:
+            code, stdout, stderr = _step(cmd, self.lang, self.status, self.line)
+        except OSError as exc:
+            self.result = BuildResult(False, f"{self.lang.name} {name} failed: {exc}")
+            return False
+        took = time.monotonic() - started
+        self.seconds += took
+        if self.log_path is not None:
+            with self.log_path.open("a") as log:
+                log.write(f"$ {' '.join(cmd)}\n{stdout}{stderr}\n"
+                          f"[exit {code} after {took:.1f} s]\n")
+        if code != 0:
+            tail = (stderr.strip() or stdout.strip()).splitlines()[-1:] or [""]
+            where = f"; log: {self.log_path}" if self.log_path else ""
+            self.result = BuildResult(False, f"{self.lang.name} {name} exited {code}: {tail[0]}{where}")
+            return False
+        return True
+
+
+def build_language(lang: Language, log_path: Path | None) -> BuildResult:
+    """Set up then build one language, one step after the other."""
+    job = LanguageBuild(lang, log_path)
+    if job.setup():
+        job.build()
+    return job.result
+
+
+def expected_build_s(name: str) -> tuple[float, bool]:
+    """How long building this language (or "k6") should take: its last
+    build's seconds here (True), else a first build's measured figure (False)."""
+    last = recorded_builds().get(name, {}).get("seconds")
+    if isinstance(last, (int, float)):
+        return float(last), True
+    return float(FIRST_BUILD_S.get(name, UNKNOWN_BUILD_S)), False
+
+
+def build_estimate(langs: list[Language], servers: bool) -> tuple[float, str]:
+    """The builds' share of an estimate, in seconds and words: each
+    language's last build here, or a first build's measured figure; k6's
+    build when a server workload is planned and k6 is not installed."""
+    names = [lang.name for lang in langs]
+    if servers and not k6_installed() and os.environ.get(SKIP_VARIABLE) != "1":
+        names.append("k6")
+    if not names:
+        return 0.0, ""
+    seen = {name: expected_build_s(name) for name in names}
+    total = sum(s for s, _ in seen.values())
+    first = [name for name, (_, known) in seen.items() if not known]
+    if not first:
+        return total, f"builds about {fmt_duration(total)}, as last time"
+    return total, (f"builds about {fmt_duration(total)} (first build of {', '.join(first)}: "
+                   f"measured on 2 cores; later builds take seconds)")
+
+
+def install_text(source: Path | None) -> str:
+    """The optional `install` of an impls.toml's [language]: how to install
+    its toolchain by hand ("apt-get install erlang-base erlang-eunit")."""
+    if source is None:
+        return ""
+    try:
+        value = tomllib.loads(source.read_text()).get("language", {}).get("install", "")
+    except (OSError, ValueError):
+        return ""
+    return value if isinstance(value, str) else ""
+
+
+def setup_hint(lang: Language, source: Path | None = None) -> str:
+    """What would install a missing toolchain, in one sentence."""
+    where = lang.dir.name if in_tree(lang) else str(lang.dir)
+    by_hand = install_text(source)
+    if lang.setup:
+        text = (f"`make setup` does not install it; {lang.name}'s own set-up "
+                f"(`{shlex.join(lang.setup)}` in {where}/, run by `./run.sh` and `make build "
+                f"LANG={lang.name}`) installs what it can once the detect passes")
+    else:
+        text = (f"`make setup` does not install it, nor does anything in this repository: "
+                f"install it so that `{shlex.join(lang.detect)}` works in {where}/")
+    return text + (f"; by hand: {by_hand}" if by_hand else "")
+
+
+def first_error(text: str) -> str:
+    """The line a failed build is known by: the compiler's first error
+    (Cargo's "error[E0432]: ...", javac's "...: error: ..."), else the last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if re.match(r"(?:error|ERROR)\b|\[ERROR\]|.*: error:", line)]
+    return (errors or lines[-1:] or [""])[0]
+
+
+def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> Readiness:
+    """Build or install another release of an implementation (IMPL@VERSION)
+    into its own folder under .versions/, once: a later run reuses it. The
+    download is announced first (what, from where, how big)."""
+    assert impl.cache is not None and impl.versions is not None
+    cache, marker = impl.cache, impl.cache / ".installed"
+    # The marker names the toolchain that made the build (the language's
+    # detect line): a release built by another compiler, interpreter or JDK
+    # than the one now installed is built again, not measured as it is.
+    toolchain = impl.language.toolchain.version
+    built_with = marker.read_text().splitlines()[1:2] if marker.exists() else None
+    if built_with == [toolchain]:
+        say(f"{impl.id}: using the build in {relative(cache)}")
+        return Readiness("ready")
+    if built_with is not None:
+        made = f"by {built_with[0]}" if built_with else "by an unrecorded toolchain"
+        say(f"{impl.id}: the build in {relative(cache)} was made {made}, "
+            f"not {toolchain}: building it again")
+    size = download_size(impl)
+    big = (" (nothing to download: already on this machine)" if size == 0
+           else f" ({size / 1e6:.1f} MB, and what it needs)" if size else "")
+    if impl.local_dir is not None:
+        say(f"{impl.id}: building {where(impl)} into {relative(cache)} ...")
+    else:
+        say(f"{impl.id}: installing {impl.release} of {where(impl)}{big} into {relative(cache)} ...")
+    cmd = impl.install
+    started = time.monotonic()
+    # A full disk or a read-only tree makes the release's rows build-failed,
+    # saying why; an install cut short leaves no marker, so the next run
+    # starts it again from an empty folder.
+    try:
+        shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir(parents=True)
+        if local_builds.is_git(impl.release):
+            assert impl.local_dir is not None
+            local_builds.check_out(Path(impl.local["source"]), impl.local["commit"], impl.local_dir)
+        code, stdout, stderr = _step(cmd, impl.language)
+        with log_path.open("a") as log:
+            log.write(f"$ {shlex.join(cmd)}\n{stdout}{stderr}\n"
+                      f"[exit {code} after {time.monotonic() - started:.1f} s]\n")
+        if code == 0:
+            marker.write_text(f"{impl.id}\n{toolchain}\n")
+    except OSError as exc:
+        return Readiness("build-failed", f"{impl.id}: install failed: {exc.strerror or exc}")
+    except local_builds.GitError as exc:
+        return Readiness("build-failed", f"{impl.id}: {exc}")
+    if code != 0:
+        return Readiness("build-failed", f"{impl.id}: install exited {code}: "
+                                         f"{first_error(stderr or stdout)}; log: {log_path}")
+    return Readiness("ready")
+
+
+# An install may write this file into its release's folder: the workloads
+# that release's build has, one a line (an old tokio's build without
+# rust-tokio's HTTP server), then, after a "#", why.
+RELEASE_WORKLOADS = ".workloads"
+
+
+def release_lacks(impl: Impl, workload: str) -> str:
+    """Why a built release cannot run this workload ("" when it can)."""
+    if impl.cache is None or not (path := impl.cache / RELEASE_WORKLOADS).is_file():
+        return ""
+    text, _, why = path.read_text().partition("#")
+    if workload in text.split():
+        return ""
+    return f"this release's build has no {workload}" + (f": {why.strip()}" if why.strip() else "")
+
+
+def _announced(board: Board, say: Callable[[str], None],
+               text: str) -> Callable[[Callable[[], bool]], Callable[[], bool]]:
+    """A job's first step, which says first what the job is."""
+    def wrap(step: Callable[[], bool]) -> Callable[[], bool]:
+        def run() -> bool:
+            board.tell(say, text)
+            return step()
+        return run
+    return wrap
+
+
+@dataclass
+class Readiness:
+    """Whether a language's programs can run: status "ready", or the status
+    its rows get ("skipped", "build-failed") and why."""
+    status: str
+    reason: str = ""
+
+    @property
+    def ready(self) -> bool:
+        return self.status == "ready"
+
+
+def prepare(lang: Language, log_path: Path | None, build: bool = True) -> Readiness:
+    """A missing toolchain skips the language; otherwise it is built (unless
+    build is False: the programs as already built)."""
+    tool = lang.toolchain
+    if not tool.present:
+        return Readiness("skipped", f"toolchain missing: {tool.reason}")
+    if not build:
+        return Readiness("ready")
+    result = build_language(lang, log_path)
+    return Readiness("ready") if result.ok else Readiness("build-failed", result.error)
+
+
+class Preparation:
+    """What a plan's runs need before the first one starts: each language
+    set up and built once (its log in the run directory), each
+    implementation checked once, the load generator found once when a
+    server workload is planned. Says, per run, whether it can start or the
+    status its row gets instead."""
+
+    def __init__(self, impls: list[Impl], log_dir: Path, build: bool, servers: bool,
+                 say: Callable[[str], None]) -> None:
+        self._languages = languages(impls)
+        self.languages: dict[str, Readiness] = {}
+        self.sources: dict[str, Path | None] = {}
+        for impl in impls:
+            self.sources.setdefault(impl.language.name, impl.source)
+        self.k6: Path | None = None
+        self.generator = Readiness("ready")
+        self._build_all(log_dir, build, servers, say)
+        self.impls: dict[str, Readiness] = {}
+        for impl in {i.id: i for i in impls}.values():
+            if impl.cache is None or not self.languages[impl.language.name].ready:
+                continue
+            if build:
+                log = log_dir / f"build-{re.sub(r'[^A-Za-z0-9._-]', '_', impl.id)}.log"
+                self.impls[impl.id] = install_release(impl, log, say)
+            elif not (impl.cache / ".installed").exists():
+                self.impls[impl.id] = Readiness("skipped", "this release is not built yet "
+                                                           "(a run without --no-build builds it)")
+
+    def _build_all(self, log_dir: Path, build: bool, servers: bool,
+                   say: Callable[[str], None]) -> None:
+        """Every language's set-up and build, and k6 when a server workload
+        is planned, overlapped (build_lanes): a set-up downloads while
+        others compile, at most one compile per core."""
+        board = Board(sys.stderr)
+        jobs: list[Job] = []
+        builds: dict[str, LanguageBuild] = {}
+        for lang in self._languages:
+            if not lang.toolchain.present:
+                self.languages[lang.name] = Readiness("skipped",
+                                                      f"toolchain missing: {lang.toolchain.reason}")
+                continue
+            if not build:
+                self.languages[lang.name] = Readiness("ready")
+                continue
+            job = builds[lang.name] = LanguageBuild(lang, log_dir / f"build-{lang.name}.log",
+                                                    board.view(lang.name))
+            seconds, known = expected_build_s(lang.name) if in_tree(lang) else (0.0, False)
+            expect = (f"; last build {fmt_duration(seconds)}" if known else
+                      f"; first build: about {fmt_duration(seconds)}" if in_tree(lang) else "")
+            begin = _announced(board, say, f"building {lang.name} ({lang.toolchain.version}{expect}) ...")
+            steps = [Step("setup", begin(job.setup)), Step("compile", job.build)] if lang.setup \
+                else [Step("compile", begin(job.build))]
+            jobs.append(Job(lang.name, steps, seconds, lang.build_cores))
+        if servers:
+            def k6() -> bool:
+                try:
+                    self.k6 = ensure_k6(board.view("k6"))
+                except Unavailable as exc:
+                    self.generator = Readiness("skipped", f"no load generator: {exc}")
+                return True
+            say("checking the load generator (k6) ...")
+            jobs.append(Job("k6", [Step("compile", k6)], expected_build_s("k6")[0]))
+        results = run_jobs(jobs)
+        for name, job in builds.items():
+            self.languages[name] = Readiness("ready") if results[name] else \
+                Readiness("build-failed", job.result.error)
+
+    def hints(self) -> list[str]:
+        """Why nothing could run, one line per cause, with what would set
+        it up: each language skipped for its toolchain, each
+        implementation's failed check, the load generator."""
+        lines = []
+        by_name = {lang.name: lang for lang in self._languages}
+        for name, ready in self.languages.items():
+            if ready.status == "skipped":
+                lines.append(f"{name}: {ready.reason}; {setup_hint(by_name[name], self.sources.get(name))}")
+        for impl_id, ready in self.impls.items():
+            if ready.status == "skipped":
+                lines.append(f"{impl_id}: {ready.reason}")
+        if self.generator.status == "skipped":
+            lines.append(f"http: {self.generator.reason} (`run` builds k6 with go when a run "
+                         f"includes http, unless {SKIP_VARIABLE}=1)")
+        return lines
+
+    def readiness(self, impl: Impl, workload: str, server: bool) -> Readiness:
+        ready = self.languages[impl.language.name]
+        if ready.ready:
+            if impl.id not in self.impls:
+                avail = impl.available()
+                self.impls[impl.id] = Readiness("ready") if avail.present else Readiness(
+                    "skipped", f"not available: {avail.reason}")
+            ready = self.impls[impl.id]
+        if ready.ready and (left_out := release_lacks(impl, workload)):
+            return Readiness("skipped", left_out)
+        return self.generator if ready.ready and server else ready

@@ -1,0 +1,43 @@
+"""A run as a GitHub Actions job summary (`report RUN --format github`,
+appended to $GITHUB_STEP_SUMMARY): what report.md opens with, the verdicts
+or a check's result, then the failures, within GitHub's 1 MiB a step. The
+tables, plots and every other figure stay in report.md and report.html,
+which a workflow keeps as an artifact."""
+
+from __future__ import annotations
+
+from ...analyse import standings, verdicts
+from ...analyse.analysis import Results
+from ...core.formatting import GITHUB_LIMIT, fit_rows
+from ..report import (CHECK_SUITES, HEADLINE_HEADER, check_lines, headline_cells, md_text,
+                      run_standings)
+
+
+def job_summary(results: Results, limit: int = GITHUB_LIMIT) -> str:
+    env, groups = results.env, results.groups
+    settings = env.get("settings") or {}
+    suite = settings.get("suite")
+    lines = [f"### Benchmark run {md_text(env.get('run_id') or results.run.path.name)}"
+             f"{f' ({md_text(suite)} suite)' if suite else ''}", ""]
+    if suite in CHECK_SUITES:
+        lines += ["A check that every implementation works, not a measurement.", ""]
+        lines += check_lines(groups)
+        return "\n".join(lines) + "\n"
+    found = run_standings(results)
+    lines += [f"**{md_text(standings.summary(found))}**", ""]
+    if note := standings.unjudged_note(settings):
+        lines += [md_text(note), ""]
+    failed = [f"- {md_text(f)}" for f in verdicts.failures(groups)]
+    if failed:
+        lines += ["**Failures**", ""] + failed + [""]
+    rows = ["| " + " | ".join(headline_cells(h)) + " |"
+            for h in verdicts.headlines(groups, found)]
+    if not rows:
+        return "\n".join(lines + ["No runs were recorded."]) + "\n"
+    table = ["| " + " | ".join(HEADLINE_HEADER) + " |",
+             "|" + "|".join("---" for _ in HEADLINE_HEADER) + "|"]
+    tail = ["", "Every figure, table and plot: report.md and report.html in the run directory."]
+    # GitHub refuses a step's summary past 1 MiB: cut rows, and count them
+    kept, left = fit_rows(lines + table, rows, tail, limit)
+    more = [f"", f"... {left} more rows: report.md has them all."] if left else []
+    return "\n".join(lines + table + kept + more + tail) + "\n"

@@ -1,0 +1,128 @@
+"""summary.csv and results.json: a run's statistics for other programs."""
+
+from __future__ import annotations
+
+import csv
+import json
+from typing import Any
+
+from ..analyse import analysis
+from ..analyse.analysis import Group, Ranks, Results
+from ..core.formatting import csv_number
+from ..execute.machineload import LOADED_FRAC
+from ..core.metrics import METRICS
+from ..core.schema import DIMENSIONS, escape_cell
+from ..core.stats import LEVEL, Interval
+
+PARTS = ("median", "min", "max", "mean", "stdev", "count")
+# A figure's confidence interval (docs/statistics.md): its bounds and its
+# exact confidence, empty with one run. Appended after the earlier columns so
+# that readers of older files keep their places.
+CI_PARTS = ("ci_low", "ci_high", "ci_level")
+RATIO_FIGURES = (("time_ratio_to_best", "time"), ("rss_ratio_to_best", "rss"),
+                 ("floor_ratio", "floor"))
+SUMMARY_FIELDS = (["impl", "language", "runtime", "workload", "n", "buffer",
+                   *(c.name for c in DIMENSIONS), "runs", "ok", "statuses"]
+                  + [f"{m}_{s}" for m in METRICS for s in PARTS]
+                  + ["mem_per_task_bytes", "mem_per_task_n", "time_ratio_to_best",
+                     "rss_ratio_to_best", "noisy", "outliers"]
+                  + [f"{m}_{s}" for m in METRICS for s in CI_PARTS]
+                  + ["floor_ratio"]
+                  + [f"{name}_{s}" for name, _ in RATIO_FIGURES for s in CI_PARTS]
+                  + [f"mem_per_task_{s}" for s in CI_PARTS] + ["mem_per_task_note"]
+                  # every ok run's value, space-separated in run order: any ratio of two
+                  # configurations (benchmarks/claims.py) gets its interval from summary.csv
+                  + [f"{m}_values" for m in METRICS])
+
+
+def _ci(prefix: str, iv: Interval | None) -> dict[str, Any]:
+    if iv is None:
+        return {}
+    return {f"{prefix}_ci_low": iv.low, f"{prefix}_ci_high": iv.high,
+            f"{prefix}_ci_level": iv.confidence}
+
+
+def interval_json(iv: Interval | None) -> dict[str, Any] | None:
+    """{low, high, confidence}, and settled (confidence at least 95%)."""
+    if iv is None:
+        return None
+    return {"low": iv.low, "high": iv.high, "confidence": iv.confidence, "settled": iv.settled}
+
+
+def summary_rows(groups: list[Group], ranks: Ranks) -> list[dict[str, Any]]:
+    rows = []
+    for g in groups:
+        row: dict[str, Any] = {
+            "impl": g.impl, "language": g.language, "runtime": g.runtime,
+            "workload": g.workload, "n": g.n, "buffer": g.buffer, **dict(g.params),
+            "runs": len(g.rows),
+            "ok": g.ok, "statuses": g.statuses,
+            "mem_per_task_bytes": g.mem_per_task_bytes,
+            "mem_per_task_n": " ".join(str(n) for n in g.mem_points),
+            "time_ratio_to_best": ranks[g.key].get("time"),
+            "rss_ratio_to_best": ranks[g.key].get("rss"),
+            "noisy": " ".join(g.noisy), "outliers": g.outliers,
+            "floor_ratio": ranks[g.key].get("floor"),
+            **_ci("mem_per_task", g.mem_interval),
+            "mem_per_task_note": analysis.BELOW_RESOLUTION if g.mem_below_resolution else "",
+        }
+        for metric, s in g.metrics.items():
+            for part in PARTS:
+                row[f"{metric}_{part}"] = getattr(s, part)
+            row.update(_ci(metric, s.interval))
+            row[f"{metric}_values"] = " ".join(csv_number(v) for v in s.values)
+        for name, kind in RATIO_FIGURES:
+            row.update(_ci(name, ranks.interval(g.key, kind)))
+        rows.append(row)
+    return rows
+
+
+def _group_json(g: Group, ranks: Ranks) -> dict[str, Any]:
+    return {
+        "impl": g.impl, "language": g.language, "runtime": g.runtime,
+        "workload": g.workload, "n": g.n, "buffer": g.buffer, **dict(g.params),
+        "status_counts": dict(g.status_counts),
+        "metrics": {m: {"median": s.median, "min": s.min, "max": s.max, "mean": s.mean,
+                        "stdev": s.stdev, "count": s.count, "noisy": s.noisy,
+                        "interval": interval_json(s.interval)}
+                    for m, s in g.metrics.items()},
+        "mem_per_task_bytes": g.mem_per_task_bytes, "mem_per_task_n": list(g.mem_points),
+        "mem_per_task_interval": interval_json(g.mem_interval),
+        "mem_per_task_below_resolution": g.mem_below_resolution,
+        "ratio_to_best": dict(ranks[g.key]),
+        "ratio_intervals": {kind: interval_json(ranks.interval(g.key, kind))
+                            for kind in ranks[g.key]},
+        "settled_best": dict(ranks.best.get(g.key, {})),
+        "noisy": g.noisy,
+    }
+
+
+def write_exports(results: Results) -> None:
+    groups, ranks, run_dir = results.groups, results.ranks, results.run.path
+    with (run_dir / "summary.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=SUMMARY_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        for row in summary_rows(groups, ranks):  # text as runs.csv writes it (escape_cell)
+            writer.writerow({k: escape_cell(v) if isinstance(v, str) else csv_number(v)
+                             for k, v in row.items()})
+
+    document = {
+        "env": results.env,
+        "rules": {"headline": "median of ok repeats",
+                  "interval": f"median: sign-test order statistics; ratios: Hodges-Lehmann "
+                              f"with the exact Mann-Whitney coverage; settled at confidence "
+                              f">= {LEVEL:g} (docs/statistics.md)",
+                  "noisy_width": analysis.NOISY_WIDTH,
+                  "outlier": f"outside median ± {analysis.OUTLIER_K:g}·max("
+                             f"{analysis.MAD_SCALE}·MAD, {analysis.MAD_FLOOR:g}·|median|)",
+                  "mem_per_task": "least-squares slope of median peak RSS over the run's N up to "
+                                  "this one, kept when the growth exceeds "
+                                  f"{analysis.MEM_RESOLUTION_BYTES} bytes and its interval "
+                                  "(from the medians' intervals) lies above zero",
+                  "loaded": f"other processes used over {LOADED_FRAC:.0%} of all cores"},
+        "notes": results.notes,
+        "groups": [_group_json(g, ranks) for g in groups],
+        "runs": [r for g in groups for r in g.rows],
+    }
+    (run_dir / "results.json").write_text(json.dumps(document, indent=1, ensure_ascii=False)
+                                          + "\n")

@@ -1,0 +1,353 @@
+"""report.html for one run directory: one self-contained file (inline CSS
+and JavaScript, the plots as data: PNGs; nothing fetched from a network)
+beside report.md. The verdicts first (report.md's first-screen table, from
+verdicts.py, or a check's result), then per workload a table sortable by any column (a click on
+its header; numbers sort by the raw value in each cell's data-value, not
+by their text) with each configuration's command, runtime and a link to
+the environment, the plots, the implementations and the environment.
+Rendering only: the figures come from analysis, their text from report's
+cells and formatting.
+
+Nothing from the data is markup: every value is escaped where it is
+written (_esc; report's cells are Markdown whose subset _inline converts,
+escaping each piece), and the page's Content-Security-Policy lets nothing
+run but its own script and style (by their hashes) and fetch nothing, so a
+run directory someone sent can put no live element into the page."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from ..analyse import analysis, standings, verdicts
+from ..analyse.analysis import Group, Results
+from ..core.formatting import visible
+from ..core.presentation import PRESENTATIONS
+from .report import (CHECK_SUITES, HEADLINE_HEADER, STANDINGS_HEADER, VERDICTS_INTRO,
+                     build_table, check_lines, environment_rows, headline_cells, legend_rows,
+                     run_standings, standings_rows)
+from ..core.workloads import workload_rank
+
+CSS = """
+body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;
+ max-width:1400px;padding:1em 2em;color:#1b1b1b;background:#fff}
+h1{font-size:1.6em;margin:.3em 0}h2{margin-top:1.6em;border-bottom:1px solid #ddd}
+h3{margin:1em 0 .3em}
+#verdicts{background:#f4f8fb;border:1px solid #cfe0ee;border-radius:6px;padding:.2em 1.2em 1em}
+#verdicts li{margin:.25em 0}
+ul.failures li{color:#9b2c2c}
+nav{position:sticky;top:0;z-index:2;background:#fff;border-bottom:1px solid #ddd;
+ padding:.3em 0;font-size:14px}
+nav a{margin-right:1em;white-space:nowrap}
+.banner{background:#fff4e5;border:1px solid #f0c36d;padding:.6em 1em;border-radius:6px}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;font-size:13px;margin:.5em 0}
+th,td{border:1px solid #ddd;padding:3px 7px;vertical-align:top;text-align:left}
+th{background:#f2f2f2;position:sticky;top:0}
+table.sortable th{cursor:pointer;user-select:none;white-space:nowrap}
+table.sortable th:hover{background:#e6eef6}
+th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
+td.num{white-space:nowrap}
+tr:nth-child(even) td{background:#fafafa}
+details summary{cursor:pointer;color:#2b6cb0}
+details code{display:block;white-space:pre-wrap;word-break:break-all;font-size:12px}
+img.plot{max-width:100%;border:1px solid #eee;margin:.5em 0}
+ul.warnings li{margin:.2em 0}
+"""
+
+# Click a header: sort its table by that column, ascending then descending.
+# A cell sorts by its data-value when it has one (a number), else by its text;
+# cells without a value go last either way. #sort=TABLE_ID:COLUMN[:desc] in
+# the address sorts on load (a link can show a table already sorted).
+JS = r"""
+(function(){
+function key(td){
+  if(!td) return null;
+  var v=td.getAttribute('data-value');
+  if(v===null||v==='') return null;
+  var n=Number(v);
+  return isNaN(n)?v.toLowerCase():n;
+}
+function sortTable(table,col,dir){
+  var body=table.tBodies[0], rows=Array.prototype.slice.call(body.rows);
+  rows.forEach(function(r,i){r._i=i;});
+  rows.sort(function(a,b){
+    var x=key(a.cells[col]), y=key(b.cells[col]);
+    if(x===null&&y===null) return a._i-b._i;
+    if(x===null) return 1; if(y===null) return -1;
+    var c;
+    if(typeof x==='number'&&typeof y==='number') c=x-y;
+    else c=String(x).localeCompare(String(y));
+    return (dir==='descending'?-c:c)||a._i-b._i;
+  });
+  rows.forEach(function(r){body.appendChild(r);});
+  Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
+    if(i===col) th.setAttribute('aria-sort',dir); else th.removeAttribute('aria-sort');
+  });
+}
+window.sortTable=sortTable;
+document.querySelectorAll('table.sortable').forEach(function(table){
+  Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
+    th.addEventListener('click',function(){
+      sortTable(table,i,th.getAttribute('aria-sort')==='ascending'?'descending':'ascending');
+    });
+  });
+});
+var m=/#sort=([^:]+):(\d+)(:desc)?/.exec(location.hash);
+if(m){var t=document.getElementById(m[1]); if(t) sortTable(t,Number(m[2]),m[3]?'descending':'ascending');}
+})();
+"""
+
+
+
+def _source_hash(source: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode() + "'"
+
+
+# The page may run its own script and use its own style, nothing else (an
+# element or handler that got in from the data would not run), and may load
+# nothing but its data: plots; no fetch, form, frame or base of any kind.
+CSP = (f"default-src 'none'; img-src data:; style-src {_source_hash(CSS)}; "
+       f"script-src {_source_hash(JS)}; base-uri 'none'; form-action 'none'")
+
+
+def _esc(value: Any) -> str:
+    """A value from the data as HTML text or an attribute's value: escaped,
+    quotes included, its control characters shown (formatting.visible)."""
+    return html.escape(visible(str(value)), quote=True)
+
+
+# What a backslash escapes in Markdown; a piece's element by its style.
+PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+TAGS = {"": "{}", "strong": "<strong>{}</strong>", "code": "<code>{}</code>"}
+_FENCE = re.compile("`+")
+
+
+def _spans(text: str) -> list[tuple[str, str]]:
+    """Report's cells are Markdown with their data escaped (report.md_text,
+    md_code); the subset they use, as (style, text) pieces: a backslash
+    escape, **strong** and a code span of any fence."""
+    out: list[tuple[str, str]] = []
+    strong, plain, i = False, "", 0
+
+    def flush(style: str) -> None:
+        nonlocal plain
+        if plain:
+            out.append((style, plain))
+        plain = ""
+
+    while i < len(text):
+        fence = _FENCE.match(text, i)
+        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in PUNCTUATION:
+            plain, i = plain + text[i + 1], i + 2
+        elif fence and (end := re.compile(rf"(?<!`){fence[0]}(?!`)").search(text, i + len(fence[0]))):
+            flush("strong" if strong else "")
+            code = text[i + len(fence[0]):end.start()]
+            if code.startswith(" ") and code.endswith(" ") and code.strip():
+                code = code[1:-1]
+            out.append(("code", code.replace("\\|", "|")))  # the cell's escaped bound
+            i = end.end()
+        elif text.startswith("**", i):
+            flush("strong" if strong else "")
+            strong, i = not strong, i + 2
+        else:
+            step = len(fence[0]) if fence else 1  # an unclosed fence is text
+            plain, i = plain + text[i:i + step], i + step
+    flush("strong" if strong else "")
+    return out
+
+
+def _inline(text: str) -> str:
+    """A cell's Markdown as HTML: each piece escaped, in its element."""
+    return "".join(TAGS[style].format(_esc(piece)) for style, piece in _spans(text))
+
+
+def _plain(text: str) -> str:
+    """A cell's Markdown as the text it shows."""
+    return "".join(piece for _, piece in _spans(text))
+
+
+def _anchor(*parts: Any) -> str:
+    """An id: letters, digits, '_' and '-' only (nothing to escape)."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", "-".join(str(p) for p in parts if p is not None)).strip("-")
+
+
+def _attr(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f' data-value="{value!r}"'
+    return f' data-value="{_esc(value)}"'
+
+
+def _details(g: Group) -> str:
+    """A configuration's command lines (runs.csv), runtime and statuses."""
+    commands = sorted({r.get("command") for r in g.rows if r.get("command")})
+    errors = sorted({r.get("error") for r in g.rows if r.get("error") and r["status"] != "ok"})
+    parts = [f"<b>{_esc(g.label)}</b>",
+             f"runtime: {_esc(g.runtime or '—')}",
+             f"runs: {_esc(g.statuses)}"]
+    parts += [f"<code>{_esc(c)}</code>" for c in commands] or ["(no command recorded)"]
+    parts += [f"error: {_esc(e)}" for e in errors]
+    parts.append('<a href="#environment">environment and versions</a>')
+    return (f'<details id="{_anchor("cfg", g.label)}"><summary>run</summary>'
+            + "<br>".join(parts) + "</details>")
+
+
+def _table_html(table_id: str, header: list[str], rows: Iterable[list[tuple[str, Any]]],
+                sortable: bool = True, details: Sequence[Group] = (),
+                links: Sequence[str] = ()) -> str:
+    """A table of report's cells (Markdown, each with the value it sorts
+    by); with `details`, a last column holding each row's group's _details;
+    with `links`, each row's first cell links to that id (an _anchor: no
+    character to escape)."""
+    head = "".join(f"<th>{_esc(h)}</th>" for h in header + (["details"] if details else []))
+    body = []
+    for i, row in enumerate(rows):
+        cells = []
+        for j, (text, value) in enumerate(row):
+            klass = ' class="num"' if isinstance(value, (int, float)) else ""
+            shown = _inline(text)
+            if j == 0 and links:
+                shown = f'<a href="#{_anchor(links[i])}">{shown}</a>'
+            cells.append(f"<td{klass}{_attr(value)}>{shown}</td>")
+        if details:
+            cells.append(f"<td>{_details(details[i])}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    klass = ' class="sortable"' if sortable else ""
+    return (f'<div class="scroll"><table id="{table_id}"{klass}><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _png(path: Path, alt: str) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<img class="plot" alt="{_esc(alt)}" src="data:image/png;base64,{data}">'
+
+
+def render_html(results: Results, plots: dict[str, Path] | None = None,
+                found: list[standings.Standing] | None = None) -> str:
+    """report.html's text; plots: the PNGs to embed by file name (default:
+    those in the run's plots/); found: the run's verdicts (default:
+    report.run_standings)."""
+    run_dir, groups, env = results.run.path, results.groups, results.env
+    if plots is None:
+        folder = run_dir / "plots"
+        plots = {p.name: p for p in sorted(folder.glob("*.png"))} if folder.is_dir() else {}
+    run_id = env.get("run_id") or run_dir.name
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           f'<meta http-equiv="Content-Security-Policy" content="{_esc(CSP)}">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>Benchmark report: run {_esc(run_id)}</title>",
+           f"<style>{CSS}</style></head><body>",
+           f"<h1>Benchmark report: run {_esc(run_id)}</h1>"]
+    shown = sorted({g.workload for g in groups
+                    if any(r["status"] not in analysis.SETUP_STATUSES for r in g.rows)},
+                   key=workload_rank)
+    # one line of links, kept in view: the sections a reader jumps between
+    links = [("verdicts", "Verdicts"), ("warnings", "Warnings")]
+    links += [(_anchor("workload", w), w) for w in shown]
+    links += [("implementations", "Implementations")] if shown else []
+    suite = (env.get("settings") or {}).get("suite")
+    standing = run_standings(results) if found is None else found
+    links += [("standings", "Standings")] if standing else []
+    links += [("environment", "Environment")]
+    out.append("<nav>" + "".join(f'<a href="#{_anchor(target)}">{_esc(text)}</a>'
+                                 for target, text in links) + "</nav>")
+    if suite in CHECK_SUITES:
+        out.append(f'<p class="banner"><b>This is a check, not a measurement.</b> The '
+                   f"<code>{_esc(suite)}</code> suite runs every implementation at tiny "
+                   f"N, once each: its figures carry no spread and no weight.</p>")
+
+    # the verdicts: report.md's first-screen table, or a check's result
+    out.append('<section id="verdicts"><h2>Verdicts</h2>')
+    if suite in CHECK_SUITES:
+        check = check_lines(groups)
+        out.append(f'<p class="settled">{_inline(check[0])}</p>')
+        items = [line[2:] for line in check[1:] if line.startswith("- ")]
+        if items:
+            out.append('<ul class="failures">' + "".join(f"<li>{_inline(i)}</li>" for i in items)
+                       + "</ul>")
+    else:
+        out.append(f'<p class="settled"><b>{_esc(standings.summary(standing))}</b></p>')
+        if note := standings.unjudged_note(env.get("settings") or {}):
+            out.append(f"<p>{_esc(note)}</p>")
+        found = verdicts.headlines(groups, standing)
+        rows = [[(c, _plain(c)) for c in headline_cells(h)] for h in found]
+        if rows:
+            out.append(_table_html("table-verdicts", HEADLINE_HEADER, rows,
+                                   links=[_anchor("workload", h.workload) for h in found]))
+        else:
+            out.append("<p>No runs were recorded.</p>")
+        out.append(f"<p>{_inline(VERDICTS_INTRO)}</p>")
+    failed = verdicts.failures(groups)
+    if failed:
+        out.append('<h3>Failures</h3><ul class="failures">'
+                   + "".join(f"<li>{_esc(f)}</li>" for f in failed) + "</ul>")
+    out.append("</section>")
+
+    warned = analysis.warnings(groups, env, results.notes)
+    notes = analysis.design_notes(groups)
+    out.append('<section id="warnings"><h2>Warnings</h2>')
+    out.append('<ul class="warnings">' + "".join(f"<li>{_esc(w)}</li>" for w in warned)
+               + "</ul>" if warned else "<p>None.</p>")
+    if notes:
+        out.append("<h3>Notes</h3><ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes)
+                   + "</ul>")
+    out.append("</section>")
+    if "summary.png" in plots:
+        out.append("<h2>At a glance</h2>" + _png(plots["summary.png"], "summary"))
+
+    by_workload: dict[str, list[Group]] = defaultdict(list)
+    for g in groups:
+        if any(r["status"] not in analysis.SETUP_STATUSES for r in g.rows):
+            by_workload[g.workload].append(g)
+    for workload in sorted(by_workload, key=workload_rank):
+        presented = PRESENTATIONS.get(workload)
+        table = build_table(workload, by_workload[workload], results.ranks)
+        out.append(f'<section id="{_anchor("workload", workload)}">'
+                   f"<h2>{_esc(presented.title if presented else workload)}</h2>")
+        out.append(_table_html(_anchor("table", workload), table.header, table.rows,
+                               details=table.groups))
+        mine = sorted((n for n in plots if n.startswith(f"{workload}_")),
+                      key=lambda n: [k in n for k in ("_time", "_rss", "_mem_per_task")],
+                      reverse=True)
+        out += [_png(plots[n], n[:-4].replace("_", " ")) for n in mine]
+        out.append("</section>")
+
+    if by_workload:
+        out.append('<section id="implementations"><h2>Implementations</h2>')
+        out.append(_table_html("table-implementations", ["impl", "language", "runtime", "flags"],
+                               [[(c, _plain(c)) for c in row] for row in legend_rows(groups, env)]))
+        out.append("</section>")
+    over_time = [f"rss_over_time_{w}.png" for w in by_workload if f"rss_over_time_{w}.png" in plots]
+    if over_time:
+        out.append("<section><h2>RSS over time (largest N of each implementation)</h2>")
+        out += [_png(plots[n], n[:-4]) for n in over_time]
+        out.append("</section>")
+    if standing:
+        out.append('<section id="standings"><h2>Standings</h2>')
+        out.append("<p>Every verdict of the run, the unsettled first.</p>")
+        out.append(_table_html("table-standings", STANDINGS_HEADER,
+                               [[(c, _plain(c)) for c in row] for row in standings_rows(standing)]))
+        out.append("</section>")
+    out.append('<section id="environment"><h2>Environment</h2>')
+    out.append(_table_html("table-environment", ["", ""],
+                           [[(c, None) for c in row] for row in environment_rows(env, groups)]
+                           if env else [[("(no env.json in this run directory)", None)]],
+                           sortable=False))
+    out.append("</section>")
+    out.append(f"<script>{JS}</script></body></html>")
+    return "\n".join(out) + "\n"
+
+
+def write_html(results: Results, into: Path | None = None,
+               plots: dict[str, Path] | None = None,
+               found: list[standings.Standing] | None = None) -> Path:
+    path = (into or results.run.path) / "report.html"
+    path.write_text(render_html(results, plots, found), encoding="utf-8")
+    return path

@@ -1,0 +1,173 @@
+"""The server (http) workloads' figures: throughput and the server's peak
+threads against users, a panel per implementation; response times at the most users."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from matplotlib.lines import Line2D
+
+from ...analyse.analysis import Group
+from ..colors import MARKERS
+from ...core.formatting import fmt_plain
+from ...core.metrics import LATENCIES, METRICS, THROUGHPUT
+from ...core.presentation import Presentation
+from ...core.workloads import STYLES
+from .draw import (FAIL_COLOR, WHISKER_COLOR, Run, Whiskers, draw_whiskers, fit, log_y,
+                   layout, mark_failed, panel_grid, plain_log, save, scaled)
+from .ranked import ranked_figure
+
+
+STYLE_COLORS = dict(zip(STYLES, ("#d62728", "#ff7f0e", "#9467bd", "#1f77b4", "#2ca02c")))
+
+
+def _served(run: Run, workload: str) -> dict[str, list[Group]]:
+    """A server workload's groups by implementation."""
+    out: dict[str, list[Group]] = defaultdict(list)
+    for g in run.groups:
+        if g.workload == workload:
+            out[g.series].append(g)
+    return dict(sorted(out.items()))
+
+
+def _style_label(g: Group) -> str:
+    """A line's name: the style, and the server's pool size when given
+    (requests per user go with the load, like the users on the x axis)."""
+    threads = g.key.param("pool_threads")
+    return g.key.param("style") + (f" T={threads}" if threads is not None else "")
+
+
+STYLE_MARKERS = dict(zip(STYLES, MARKERS))
+
+
+def _per_impl_panels(run: Run, workload: str, metric: str, ylabel: str, title: str,
+                     path: Path, higher_better: bool = False) -> list[Path]:
+    """The metric against users: a panel per implementation, a line per
+    style, the users a category each (the loads run, evenly spaced), one
+    key for the figure. When the run has one load only, a ranked chart per
+    style instead (ranked_figure): the implementations named, best at the
+    top."""
+    by_impl = _served(run, workload)
+    if not by_impl:
+        return []
+    groups = [g for members in by_impl.values() for g in members]
+    users = sorted({g.key.param("users") for g in groups})
+    if len(users) == 1:
+        styles: dict[str, list[Group]] = defaultdict(list)
+        for g in groups:
+            styles[_style_label(g)].append(g)
+        order = sorted(styles, key=lambda lab: (STYLES.index(lab.split()[0])
+                                                if lab.split()[0] in STYLES else 99, lab))
+        median = lambda g: g.median(metric)  # noqa: E731
+        best = "highest" if higher_better else "lowest"
+        return [ranked_figure(
+            run, [styles[lab] for lab in order],
+            [(f"style: {lab}", median, lambda g: g.interval(metric)) for lab in order],
+            lambda v: fmt_plain(float(f"{v:.3g}")) if v is not None else "—",
+            f"{workload}: {title.replace(' against users', '')} at {users[0]:,} users, "
+            f"a panel per handler style; {best} at the top",
+            f"{ylabel} (log scale)", path, higher_better=higher_better, cols=3)]
+    fig, axes = panel_grid(len(by_impl), 4.2, 3.8)
+    failed: set[str] = set()
+    shown = Whiskers()
+    keyed: dict[str, Line2D] = {}
+    at = {u: i for i, u in enumerate(users)}  # categorical: a load is a place, not a number
+    for ax, (impl, members_of) in zip(axes, by_impl.items()):
+        lines: dict[str, list[Group]] = defaultdict(list)
+        for g in members_of:
+            lines[_style_label(g)].append(g)
+        for label, members in sorted(lines.items(), key=lambda kv: STYLES.index(kv[0].split()[0])):
+            members.sort(key=lambda g: g.key.param("users"))
+            style = label.split()[0]
+            color = STYLE_COLORS.get(style)
+            have = [g for g in members if metric in g.metrics]
+            if have:
+                xs = [at[g.key.param("users")] for g in have]
+                ys = [g.median(metric) for g in have]
+                line, = ax.plot(xs, ys, marker=STYLE_MARKERS.get(style, "o"), markersize=5,
+                                color=color, label=label)
+                keyed.setdefault(label, line)
+                draw_whiskers(ax, xs, ys, [g.interval(metric) for g in have],
+                              [g.ok for g in have], color or WHISKER_COLOR, shown)
+            for g in members:
+                if metric not in g.metrics and g.failure and g.failure != "skipped":
+                    mark_failed(ax, at[g.key.param("users")], g.failure)
+                    failed.add(g.failure)
+        ax.set_xticks(range(len(users)), [f"{u:,}" for u in users])
+        ax.set_xlim(-0.5, len(users) - 0.5)
+        ax.set_title(impl)
+        ax.set_xlabel("users (the loads run)")
+        ax.grid(alpha=0.3, which="both")
+    for ax in axes:  # shared y: one log axis for all, when anything was drawn
+        log_y(ax)
+        plain_log(ax)
+        ax.set_ylabel(ylabel + ", log scale")
+    order = sorted(keyed, key=lambda lab: (STYLES.index(lab.split()[0]), lab))
+    handles: list[Any] = [keyed[lab] for lab in order]
+    if failed:
+        handles.append(Line2D([], [], marker="X", color=FAIL_COLOR, linestyle="none",
+                              markersize=8, label=f"no ok run ({', '.join(sorted(failed))})"))
+    fig.suptitle(f"{workload}: {title}\n"
+                 f"{fit(shown.caption('points: median of the ok runs'), fig, size=11)}",
+                 fontsize=11)
+    layout(fig, 0.06)
+    if handles:  # one key for the figure, under the panels
+        fig.legend(handles, [h.get_label() for h in handles], loc="lower center",
+                   ncol=len(handles), fontsize=9, frameon=False, bbox_to_anchor=(0.5, 0.015))
+    return [save(fig, path, run.env)]
+
+
+def http_throughput(run: Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
+    """Requests a second against users, a line per style, a panel per implementation."""
+    return _per_impl_panels(run, workload, THROUGHPUT, METRICS[THROUGHPUT].axis_label,
+                            "throughput against users", out / f"{workload}_throughput.png",
+                            higher_better=True)
+
+
+def http_threads(run: Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
+    """The server's peak thread count against users."""
+    return _per_impl_panels(run, workload, "max_threads", "peak threads of the server",
+                            "the server's peak threads against users",
+                            out / f"{workload}_threads.png")
+
+
+def http_latency(run: Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
+    """Response-time distribution at the most users of each implementation:
+    per style, a bar from the median to the slowest response, with ticks at
+    p90 and p99."""
+    by_impl = _served(run, workload)
+    if not by_impl:
+        return []
+    fig, axes = panel_grid(len(by_impl), 4.2, 4.4)
+    whiskers = Whiskers()
+    for ax, (impl, groups) in zip(axes, by_impl.items()):
+        most = max(g.key.param("users") for g in groups)
+        shown = sorted((g for g in groups if g.key.param("users") == most and g.metrics),
+                       key=lambda g: (STYLES.index(g.key.param("style")), _style_label(g)))
+        for i, g in enumerate(shown):
+            p50, p90, p99, top = (g.median(m) for m in LATENCIES)
+            color = STYLE_COLORS.get(g.key.param("style"))
+            if p50 is None:
+                continue
+            ax.plot([i, i], [p50 * 1e3, top * 1e3], color=color, linewidth=6, alpha=0.35)
+            ax.plot([i], [p50 * 1e3], marker="o", color=color)
+            draw_whiskers(ax, [i], [p50 * 1e3], [scaled(g.interval(LATENCIES[0]), 1e3)], [g.ok],
+                          WHISKER_COLOR, whiskers)
+            for v in (p90, p99):
+                ax.plot([i - 0.2, i + 0.2], [v * 1e3] * 2, color=color, linewidth=1.5)
+        ax.set_xticks(range(len(shown)), [_style_label(g) for g in shown], rotation=30,
+                      ha="right", fontsize=8)
+        ax.set_title(f"{impl}, {most} users")
+        ax.grid(alpha=0.3, axis="y")
+    for ax in axes:
+        log_y(ax)
+        plain_log(ax)
+        ax.set_ylabel("response (ms, log): ● median, — p90 and p99, bar to the slowest",
+                      fontsize=8)
+    fig.suptitle(f"{workload}: response times (medians over the repeats)\n"
+                 f"{fit(whiskers.caption('● median of the ok runs', 'the median p50'), fig, size=11)}",
+                 fontsize=11)
+    layout(fig)
+    return [save(fig, out / f"{workload}_latency.png", run.env)]

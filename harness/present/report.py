@@ -1,0 +1,612 @@
+"""report.md for one run directory: the tables per workload, the
+environment, the warnings and the plots. Rendering only: the figures come
+from analysis, the numbers' text from formatting. Every text from the data
+(names, versions, hosts, errors) is written through md_text or md_code: a
+run directory someone sent can neither open markup in the report nor break
+its tables, and no control character reaches the file."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import quote
+
+from ..analyse import analysis, standings, verdicts
+from ..analyse.analysis import Group, Ranks, Results
+from ..core.formatting import (fmt_bytes, fmt_interval, fmt_percent, fmt_ratio, fmt_ratio_bound,
+                         visible)
+from ..execute.machineload import LOADED_FRAC
+from ..core.metrics import METRICS, Metric, fmt_metric
+from ..core.presentation import PRESENTATIONS
+
+from ..core.stats import Interval, runs_needed
+from ..core.workloads import COMMON_DIMENSIONS, WORKLOADS, workload_rank
+
+# Suites that check that everything works rather than measure (suites.toml).
+CHECK_SUITES = ("quick",)
+# The report shows the environment variables that change how a runtime
+# behaves, with their values: exactly those env.json records (envinfo's list).
+from ..core.envinfo import recorded as runtime_env  # noqa: E402 (with its reason)
+
+
+# What opens markup in Markdown (GitHub's): escapes, code, emphasis, links
+# and images, HTML and entities, a table's cell bounds, strikethrough, math.
+_MARKUP = re.compile(r"([\\`*_\[\]<>&|~$])")
+# What opens a block at the start of a line (a list item's text): a heading,
+# a quote, a list.
+_BLOCK = re.compile(r"^( *)([#>+=-]|\d+(?=[.)]))")
+
+
+def md_text(value: Any) -> str:
+    """A text from the data as Markdown that reads as the text itself: its
+    markup characters escaped with a backslash, its control characters
+    shown (formatting.visible). Safe in a table cell and a list item."""
+    text = _MARKUP.sub(r"\\\1", visible(str(value)))
+    return _BLOCK.sub(lambda m: m[1] + (m[2] + "\\" if m[2][-1].isdigit() else "\\" + m[2]),
+                      text, count=1)
+
+
+def md_code(value: Any) -> str:
+    """A text from the data as a code span in a table cell: fenced by more
+    backticks than it holds, its `|` escaped (GitHub finds a row's cells
+    before its code spans). In a code span a backslash cannot escape that
+    escape, so a text holding one is md_text instead."""
+    text = visible(str(value))
+    if "\\" in text or not text.strip():
+        return md_text(text)
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text[0] in "` " or text[-1] in "` " else ""  # else one space each is dropped
+    cells = text.replace("|", "\\|")
+    return f"{fence}{pad}{cells}{pad}{fence}"
+
+
+def cell(g: Group, metric: str) -> str:
+    """Median with its confidence interval (its own confidence when below
+    95%; "1 run, no interval" for one run); ⚠ marks noisy."""
+    s = g.metrics.get(metric)
+    if s is None:
+        return "—"
+    text = (fmt_metric(metric, s.median) + " "
+            + fmt_interval(s.interval, s.count, lambda v: fmt_metric(metric, v)))
+    if s.noisy:
+        text += " ⚠"
+    return text
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _runs_cell(g: Group) -> str:
+    text = md_text(g.statuses) if g.ok else f"**{md_text(g.statuses)}**"
+    if g.loaded:
+        text += f" ({g.loaded} under load)"
+    if g.outliers:
+        text += f" ({g.outliers} outlier{'s' if g.outliers > 1 else ''})"
+    return text
+
+
+def ratio_cell(g: Group, ranks: Ranks, kind: str) -> str:
+    """A ratio with its interval. The best of its set (1.00×) is in bold
+    only when every other implementation's ratio to it is settled above 1;
+    otherwise its cell says no winner is settled. One run is never a winner."""
+    ratio = ranks[g.key].get(kind)
+    if ratio is None:
+        return "—"
+    winner = ranks.winner(g.key, kind)
+    if winner is not None:
+        return "**1.00×**" if winner else "1.00× (no settled winner)"
+    text = fmt_ratio(ratio, best_in_bold=False)
+    if ranks.interval(g.key, kind) is None and ratio == 1.0:
+        return text  # the best alone in its set, or the floor itself
+    return f"{text} {ratio_interval_text(ranks.interval(g.key, kind))}"
+
+
+def ratio_interval_text(iv: Interval | None) -> str:
+    """A ratio's interval; "(no interval)" where a side has a single run."""
+    if iv is None:
+        return "(no interval)"
+    return fmt_interval(iv, 0, fmt_ratio_bound)
+
+
+def mem_cell(g: Group) -> str:
+    """Memory per task with its interval, or why there is none."""
+    if g.mem_per_task_bytes is not None:
+        iv = g.mem_interval
+        return fmt_bytes(g.mem_per_task_bytes) + " " + (
+            fmt_interval(iv, 0, fmt_bytes) if iv is not None else "(1 run, no interval)")
+    return md_text(analysis.BELOW_RESOLUTION) if g.mem_below_resolution else "—"
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: its heading, a cell's text and the raw value it sorts
+    by (report.html's sortable tables; None: no value)."""
+    heading: str
+    text: Callable[[Group, Ranks], str]
+    value: Callable[[Group, Ranks], float | None]
+
+
+def _metric_column(m: Metric) -> Column:
+    return Column(m.heading, lambda g, r: cell(g, m.name), lambda g, r: g.median(m.name))
+
+
+def _ratio_column(heading: str, kind: str) -> Column:
+    return Column(heading, lambda g, r: ratio_cell(g, r, kind), lambda g, r: r[g.key].get(kind))
+
+
+# Every table column a workload's presentation may name (presentation.Presentation.columns):
+# a metric's median by its name, then the ratios and memory per task.
+COLUMNS: dict[str, Column] = {
+    **{m.name: _metric_column(m) for m in METRICS.values()},
+    "time_ratio": _ratio_column("×best time", "time"),
+    "rss_ratio": _ratio_column("×best RSS", "rss"),
+    "mem_per_task": Column("mem/task", lambda g, r: mem_cell(g), lambda g, r: g.mem_per_task_bytes),
+    "x_floor": _ratio_column("×floor", "floor"),
+}
+
+
+def floor_is_best(members: list[Group], ranks: Ranks) -> bool:
+    """The floor implementation is already the best of its set by the
+    figure ×floor compares (no ratio to it below 1): ×floor would repeat ×best."""
+    floors = [ranks[g.key].get("floor") for g in members]
+    return all(f is None or f >= 1.0 for f in floors)
+
+
+def _param_rank(g: Group) -> tuple:
+    """A group's own dimensions in reading order: listed values (styles) in
+    their declared order, numbers by size."""
+    declared = {d.name: d for d in WORKLOADS[g.workload].dimensions} \
+        if g.workload in WORKLOADS else {}
+    rank = []
+    for name, value in g.params:
+        d = declared.get(name)
+        if value is None:
+            rank.append((1, 0))
+        elif d is not None and value in d.choices:
+            rank.append((0, d.choices.index(value)))
+        else:
+            rank.append((0, value))
+    return tuple(rank)
+
+
+@dataclass
+class Table:
+    """One workload's table: the header, and per row its group, each cell's
+    text (Markdown, its data escaped) and the raw value it sorts by (None:
+    sorts as text)."""
+    header: list[str]
+    groups: list[Group] = field(default_factory=list)
+    rows: list[list[tuple[str, float | str | None]]] = field(default_factory=list)
+
+    def markdown(self) -> list[str]:
+        return _table(self.header, [[text for text, _ in row] for row in self.rows])
+
+
+def build_table(workload: str, groups: list[Group], ranks: Ranks) -> Table:
+    """One table for a workload: one row per configuration, the best first.
+    The runtime strings are in the legend (legend_block), once; ×floor is
+    shown only in the sets where the floor implementation is not already
+    the best (elsewhere it would repeat ×best), and not at all when it is
+    the best everywhere."""
+    declared, presented = WORKLOADS.get(workload), PRESENTATIONS.get(workload)
+    ids = presented.columns if presented else tuple(COLUMNS)
+    sets = analysis.comparable_sets(groups)
+    floor_best = {k: floor_is_best(v, ranks) for k, v in sets.items()}
+    if all(floor_best.values()):  # no floor in the run, or the floor is the best everywhere
+        ids = tuple(c for c in ids if c != "x_floor")
+    primary = "time" if presented is None or presented.time_ratio else "rss"
+    with_buffer = any(g.buffer is not None for g in groups)
+
+    # The harness's own dimensions (--cpus, merge's machine) only where set.
+    dimensions = [d.name for d in declared.dimensions
+                  if d not in COMMON_DIMENSIONS or any(g.param(d.name) is not None for g in groups)
+                  ] if declared else []
+    own = declared is not None and any(d not in COMMON_DIMENSIONS for d in declared.dimensions)
+
+    def order(g: Group) -> tuple:
+        if own:  # one block per implementation, its settings in reading order
+            return (g.impl, _param_rank(g))
+        r = ranks[g.key].get(primary)
+        return (g.n or 0, g.buffer or 0, _param_rank(g), r is None, r or 0.0, g.impl)
+
+    with_n = declared is None or declared.uses_n
+    header = (["N"] if with_n else []) + (["buffer"] if with_buffer else []) + dimensions \
+        + ["impl", "runs"]
+    table = Table(header + [COLUMNS[c].heading for c in ids])
+    for g in sorted(groups, key=order):
+        row: list[tuple[str, float | str | None]] = \
+            [(str(g.n) if g.n is not None else "—", g.n)] if with_n else []
+        if with_buffer:
+            buffer = str(g.buffer) if g.buffer is not None else "—"
+            if (note := analysis.capacity_note(g)) is not None:
+                buffer += f" ({md_text(note)})"
+            row.append((buffer, g.buffer))
+        row += [("—", None) if (v := g.param(name)) is None else (md_text(v), v)
+                for name in dimensions]
+        row += [(md_text(g.impl), g.impl), (_runs_cell(g), g.ok)]
+        hide_floor = floor_best[(g.workload, g.n, g.buffer, g.params)]
+        for c in ids:
+            if c == "x_floor" and hide_floor:
+                row.append(("", None))
+            else:
+                row.append((COLUMNS[c].text(g, ranks), COLUMNS[c].value(g, ranks)))
+        table.groups.append(g)
+        table.rows.append(row)
+    return table
+
+
+def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str]:
+    """The workload's table in Markdown (build_table)."""
+    return build_table(workload, groups, ranks).markdown()
+
+
+def legend_rows(groups: list[Group], env: dict[str, Any]) -> list[list[str]]:
+    """Each implementation once: its language, runtime string(s) and flags
+    (the floor: the reference of ×floor; a variant's settings, a release's
+    version); Markdown, the data escaped."""
+    floors = set(env.get("floor_impls") or ())
+    variants = env.get("variants") or {}
+    seen: dict[str, list[str]] = {}
+    for g in sorted(groups, key=lambda g: g.impl):
+        runtimes = seen.setdefault(g.impl, [g.language or "—"])
+        for r in g.rows:
+            if r.get("runtime") and r["runtime"] not in runtimes[1:]:
+                runtimes.append(r["runtime"])
+    rows = []
+    for impl, (language, *runtimes) in seen.items():
+        flags = ["floor (×floor is a multiple of it)"] if impl in floors else []
+        if v := variants.get(impl):
+            flags += ([f"release {md_text(v['version'])} of {md_text(v.get('impl'))}"]
+                      if v.get("version") else []) + (
+                [f"variant of {md_text(v.get('impl'))}: " + "; ".join(
+                    [md_text(f"{k}={x}") for k, x in (v.get("env") or {}).items()]
+                    + [md_text(f) for f in v.get("flags") or []])]
+                if v.get("env") or v.get("flags") else [])
+        rows.append([md_text(impl), md_text(language), "; ".join(map(md_text, runtimes)) or "—",
+                     ", ".join(flags) or "—"])
+    return rows
+
+
+def legend_block(groups: list[Group], env: dict[str, Any]) -> list[str]:
+    return _table(["impl", "language", "runtime", "flags"], legend_rows(groups, env))
+
+
+MACHINE_HEADER = ["machine", "host", "OS", "git", "run", "started", "toolchains"]
+
+
+def machines_block(machines: dict[str, Any]) -> list[str]:
+    """A merged run's machines (harness merge), one row each."""
+    return _table(MACHINE_HEADER, machines_rows(machines))
+
+
+def _toolchains(toolchains: dict[str, Any]) -> str:
+    return ", ".join(md_text(f"{k} {v or 'absent'}") for k, v in sorted(toolchains.items())) or "—"
+
+
+def _sleep_duration(groups: list[Group], settings: dict[str, Any]) -> str:
+    """The sleeps the rows record (format 5), else the settings' one."""
+    held = sorted({r["duration_ms"] for g in groups for r in g.rows if r.get("duration_ms")})
+    if not held:
+        return md_text(f"{settings['duration_ms']} ms") if settings.get("duration_ms") else "—"
+    text = (f"{held[0]:,} ms" if len(held) == 1 else f"{held[0]:,} to {held[-1]:,} ms by run")
+    if settings.get("adaptive_sleep"):
+        text += (" (--adaptive-sleep: twice the longest start time of the configuration's earlier runs "
+                 "plus 1 s, at most its part's duration; runs.csv's duration_ms)")
+    return md_text(text)
+
+
+def _commit(git: dict[str, Any]) -> str:
+    return md_text(str(git.get("commit") or "unknown")[:12]) + (" (dirty)" if git.get("dirty") else "")
+
+
+def machines_rows(machines: dict[str, Any]) -> list[list[str]]:
+    """A merged run's machines, one row each (MACHINE_HEADER); Markdown, the
+    data escaped."""
+    rows = []
+    for name, m in machines.items():
+        host, git = m.get("host") or {}, m.get("git") or {}
+        rows.append([md_text(name),
+                     md_text(f"{host.get('cpu_model', '?')}, {host.get('cores', '?')} cores, ")
+                     + f"{fmt_bytes(host.get('ram_bytes'))} RAM",
+                     md_text(f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}"),
+                     _commit(git), md_code(m.get("run_id", "?")), md_text(m.get("started_at") or "?"),
+                     _toolchains(m.get("toolchains") or {})])
+    return rows
+
+
+def environment_block(env: dict[str, Any], groups: list[Group]) -> list[str]:
+    if not env:
+        return ["(no env.json in this run directory)"]
+    nodes = sorted({r["node"] for g in groups for r in g.rows if r.get("node")})
+    # a cluster run's replicates (run --on slurm): the nodes are blocks
+    note = [f"Replicates run on a Slurm cluster (`run --on slurm`), on {len(nodes)} "
+            f"node{'s' if len(nodes) > 1 else ''} ({', '.join(md_text(n) for n in nodes)}): "
+            f"each row's node is in its `node` column; every ratio pairs runs within a node "
+            f"(docs/statistics.md, Blocks).", ""] if nodes else []
+    if env.get("machines"):
+        return note + ["Merged from several machines (`harness merge`, or a cluster's machine "
+                       "kinds): each row's machine is in its `machine` column; the machines:",
+                       ""] + machines_block(env["machines"])
+    return note + _table(["", ""], environment_rows(env, groups))
+
+
+def environment_rows(env: dict[str, Any], groups: list[Group]) -> list[list[str]]:
+    """The environment as (what, value) rows, Markdown with the data
+    escaped; a merged run's: one per machine."""
+    if env.get("machines"):
+        return [[row[0], ", ".join(row[1:])] for row in machines_rows(env["machines"])]
+    host = env.get("host") or {}
+    ram = host.get("ram_bytes")
+    git = env.get("git") or {}
+    settings = env.get("settings") or {}
+    toolchains = env.get("toolchains") or {}
+    methods = sorted({r.get("peak_rss_method") for g in groups for r in g.rows
+                      if r.get("peak_rss_method")})
+    rows = [
+        ["run", md_code(env.get("run_id", "?"))],
+        ["host", md_text(f"{host.get('hostname', '?')}: {host.get('cpu_model', '?')}, "
+                         f"{host.get('cores', '?')} cores, ") + f"{fmt_bytes(ram)} RAM"],
+        ["OS", md_text(f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}")],
+        ["started / finished", md_text(f"{env.get('started_at', '?')} / "
+                                       f"{env.get('finished_at') or 'not finished'}")],
+        ["git", _commit(git)],
+        ["toolchains", _toolchains(toolchains)],
+        ["repeats", md_text(settings.get("repeat", "?"))],
+        ["sleep duration", _sleep_duration(groups, settings)],
+        ["iterations", md_text(settings.get("iterations") or "program defaults")],
+        ["limits", md_text(f"timeout {settings.get('timeout_s', '?')} s, ")
+         + f"max RSS {fmt_bytes(settings.get('max_rss_bytes'))}"],
+        ["RSS sampling", md_text(f"every {settings.get('sample_interval_s', '?')} s; "
+                                 f"peak RSS from {', '.join(methods) or '?'}")],
+    ]
+    relevant = {k: v for k, v in (env.get("program_env") or {}).items() if runtime_env(k)}
+    rows.append(["program env", (", ".join(md_code(f"{k}={v}") for k, v in sorted(relevant.items()))
+                                 or "no runtime variables set") + " (all of it: env.json)"])
+    return rows
+
+
+HOW_TO_READ = """\
+Each cell is the **median** over the repeats with status `ok`, followed by its
+95% confidence interval, `[low, high]`; where the runs are too few for 95% ({median_runs}
+are needed for a median, {ratio_runs} a side for a ratio) the interval shown is the widest
+they allow and its own, lower confidence follows it, e.g. `(75%)`: such a figure
+is **not settled**, and one run has no interval at all. Every ratio (×best,
+×floor) is the median of the pairwise ratios of the two sides' runs with the
+same kind of interval, and the best (1.00×) is in bold only when every other
+implementation's ratio to it is settled above 1, otherwise "no settled winner";
+the methods and how to check a figure by hand are in
+[docs/statistics.md](../../docs/statistics.md). ⚠ marks a noisy figure: its
+interval reaches more than {noisy:.0f}% from the median.
+
+`runs` counts every repeat by status: failed runs are never dropped, they show
+up there and under Warnings. ×best is relative to the best implementation at
+the same N (and buffer). Time ratios use the warm iteration when every
+implementation has one, else the cold one; cold is the process's first run of
+the workload, warm the median of the timed iterations after the warm-up
+(`warmup_runs` untimed runs, `--warmup-ms`), or after the first iteration
+where there was none. mem/task is the least-squares slope of the median peak
+RSS over the run's N up to that row (the N used are in summary.csv), with the
+interval the medians' intervals allow; it reads "below resolution", and is
+neither ranked nor compared, when the growth it rests on is under {res} or its
+interval reaches zero. "under load": while the run ran, other processes used
+over {loaded:.0%} of the machine's CPU (`other_cpu_frac` in runs.csv).
+×floor, where the run has the floor implementation (cpp-coroutines: C++20
+coroutines on one thread, nothing but frames and a scheduler), is the
+multiple of the floor's figure at the same configuration: iteration time
+(hence time per hop, message or task) or, for sleep, memory per task.
+Outliers (outside median ± {k:g}·max(1.4826·MAD, {floor:.0%} of the median))
+are flagged, never removed.
+""".format(noisy=analysis.NOISY_WIDTH * 100, k=analysis.OUTLIER_K, floor=analysis.MAD_FLOOR,
+           res=fmt_bytes(analysis.MEM_RESOLUTION_BYTES), loaded=LOADED_FRAC,
+           median_runs=runs_needed()[0], ratio_runs=runs_needed()[1])
+
+VERDICTS_INTRO = ("A row per workload and headline figure, at the largest configuration two "
+                  "or more implementations measured: the leader, with its median and interval, "
+                  "and the runner-up's figure over the leader's. **leads**: the runner-up is "
+                  "behind, settled; **level**: the ratio's interval lies within the figure's "
+                  "margin; **not settled**, with why. Every verdict of the run is decided as one "
+                  "family, at a false discovery rate of 5% (the Standings table, at the end, "
+                  "lists them all). Every other implementation's standing is in its workload's "
+                  "table and plots below. How the figures are made: How to read, below.")
+
+CHECK_BANNER = """> **This is a check, not a measurement.** The `{suite}` suite runs every
+> implementation at tiny N, once each, to show that everything builds, runs
+> and answers correctly. Its figures carry no spread and no weight: cite the
+> default suite (`./run.sh`) or your own repeated runs instead.
+"""
+
+
+def _image(name: str, alt: str) -> str:
+    """A plot of plots/ (its name holds a workload's, from the data)."""
+    return f"![{md_text(alt)}](plots/{quote(name)})"
+
+
+STANDINGS_HEADER = ["workload", "configuration", "figure", "impl", "leader", "× leader",
+                    "verdict", "runs"]
+
+
+def standings_rows(found: list[standings.Standing]) -> list[list[str]]:
+    """One row per verdict of the run (standings.py), unsettled ones first:
+    the ratio to the leader (worse side above 1) with its interval, the
+    verdict and the ok runs a side it took."""
+    rows = []
+    for s in sorted(found, key=lambda s: (s.settled, analysis.group_sort_key(s.other.key),
+                                          s.metric)):
+        ratio = ("—" if s.interval is None else
+                 f"{fmt_ratio(s.interval.estimate, best_in_bold=False)} "
+                 f"{ratio_interval_text(s.interval)}")
+        rows.append([md_text(s.other.workload), md_text(s.other.key.settings or "—"),
+                     md_text(METRICS[s.metric].label), md_text(s.other.impl),
+                     md_text(s.leader.impl), ratio, md_text(standings.verdict_text(s)),
+                     f"{s.runs[1]} and {s.runs[0]}"])
+    return rows
+
+
+HEADLINE_HEADER = ["workload", "figure", "at", "leader", "runner-up", "× leader", "verdict",
+                   "runs"]
+
+
+def md_anchor(heading: str) -> str:
+    """The anchor a Markdown viewer gives a heading (GitHub's: lower case,
+    punctuation dropped, spaces to hyphens)."""
+    return "".join(c for c in heading.strip().lower() if c.isalnum() or c in " -_").replace(" ", "-")
+
+
+def section_title(workload: str) -> str:
+    presented = PRESENTATIONS.get(workload)
+    return presented.title if presented else workload
+
+
+def headline_ratio(h: verdicts.Headline) -> str:
+    """The runner-up's ratio to the leader (worse side above 1) with its
+    interval; a side of one run: the medians' ratio, said to be no more."""
+    s = h.standing
+    if s is not None and s.interval is not None:
+        return (f"{fmt_ratio(s.interval.estimate, best_in_bold=False)} "
+                f"{ratio_interval_text(s.interval)}")
+    if h.runner is not None and h.leader.median(h.metric) and h.runner.median(h.metric):
+        a, b = h.leader.median(h.metric), h.runner.median(h.metric)
+        up = METRICS[h.metric].higher_is_better
+        return f"{fmt_ratio(a / b if up else b / a, best_in_bold=False)} (no interval)"
+    return "—"
+
+
+def headline_word(h: verdicts.Headline) -> str:
+    """The verdict word (Markdown): leads / level (within ±M%) / not settled: why."""
+    s = h.standing
+    word = h.word + (f": {h.why}" if h.why else "")
+    if s is not None and s.verdict == standings.LEVEL_WORD:
+        word += f" (within ±{fmt_percent(s.margin)})"
+    return md_text(word)
+
+
+def headline_cells(h: verdicts.Headline) -> list[str]:
+    """A first-screen row's cells as Markdown (data escaped): the leader with
+    its median and interval, the runner-up's ratio to it with its interval,
+    the verdict word and, when not settled, why, and the runs a side."""
+    s = h.standing
+    runs = f"{s.runs[0]} and {s.runs[1]}" if s is not None else str(h.leader.ok)
+    return [md_text(h.workload), md_text(METRICS[h.metric].label), md_text(h.where or "—"),
+            f"{md_text(h.leader.impl)} {cell(h.leader, h.metric)}",
+            md_text(h.runner.impl) if h.runner else "—", headline_ratio(h), headline_word(h),
+            runs]
+
+
+def check_lines(groups: list[Group]) -> list[str]:
+    """A check's result, for the quick suite: its statuses, then each
+    configuration that failed with its command (Markdown); no ranking."""
+    counts: dict[str, int] = defaultdict(int)
+    failed = []
+    for g in groups:
+        bad: dict[str, int] = defaultdict(int)
+        for r in g.rows:
+            counts[r["status"]] += 1
+            if r["status"] not in ("ok", "skipped"):
+                bad[r["status"]] += 1
+        if bad:
+            command = next((r.get("command") for r in g.rows if r.get("command")), None)
+            failed.append(f"{md_text(g.label)}: "
+                          + ", ".join(f"{n} {status}" for status, n in sorted(bad.items()))
+                          + (f", {md_code(command)}" if command else ""))
+    order = sorted(counts, key=lambda k: (k != "ok", k))
+    head = ("**Check: " + ", ".join(f"{counts[k]} {k}" for k in order)
+            + (f": {len(failed)} configurations failed.**" if failed else
+               ": every implementation that ran answered right.**"))
+    return [head, ""] + [f"- {f}" for f in failed] + ([""] if failed else [])
+
+
+def run_standings(results: Results) -> list[standings.Standing]:
+    """The run's verdicts, decided once for every output (report.md,
+    report.html, the job summary): none for a check suite, else every
+    judged figure's standing (standings.py)."""
+    settings = results.env.get("settings") or {}
+    if settings.get("suite") in CHECK_SUITES:
+        return []
+    return standings.standings(standings.judged(results.groups, settings))
+
+
+def render_markdown(results: Results, pngs: list[str] | None = None,
+                    found: list[standings.Standing] | None = None) -> str:
+    """report.md; pngs: the plots' file names (default: those in plots/);
+    found: the run's verdicts (default: run_standings)."""
+    run_dir, groups, env = results.run.path, results.groups, results.env
+    plots_dir = run_dir / "plots"
+    if pngs is None:
+        pngs = sorted(p.name for p in plots_dir.glob("*.png")) if plots_dir.is_dir() else []
+    lines = [f"# Benchmark report: run {md_text(env.get('run_id') or run_dir.name)}", ""]
+    suite = (env.get("settings") or {}).get("suite")
+    if suite in CHECK_SUITES:
+        lines += [CHECK_BANNER.format(suite=suite)]
+    standing = run_standings(results) if found is None else found
+    lines += ["## Verdicts", ""]
+    if suite in CHECK_SUITES:
+        lines += check_lines(groups)
+    else:
+        lines += [f"**{md_text(standings.summary(standing))}**", ""]
+        if note := standings.unjudged_note(env.get("settings") or {}):
+            lines += [md_text(note), ""]
+        rows = []
+        for h in verdicts.headlines(groups, standing):
+            cells = headline_cells(h)
+            cells[0] = f"[{cells[0]}](#{md_anchor(section_title(h.workload))})"
+            rows.append(cells)
+        lines += (_table(HEADLINE_HEADER, rows) if rows else ["No runs were recorded."]) + [""]
+        lines += [VERDICTS_INTRO, ""]
+    failed = verdicts.failures(groups)
+    if failed:
+        lines += ["**Failures**", ""] + [f"- {md_text(f)}" for f in failed] + [""]
+    lines += ["## Environment", ""] + environment_block(env, groups) + [""]
+    lines += ["## How to read", "", HOW_TO_READ]
+    warned = analysis.warnings(groups, env, results.notes)
+    notes = analysis.design_notes(groups)
+    lines += ["## Warnings", ""] + ([f"- {md_text(n)}" for n in warned] or ["None."]) + [""]
+    if notes:
+        lines += ["## Notes", ""] + [f"- {md_text(n)}" for n in notes] + [""]
+    if "summary.png" in pngs:
+        lines += ["## At a glance", "", "![summary](plots/summary.png)", ""]
+
+    if not groups:
+        lines += ["No runs were recorded in runs.csv.", ""]
+    by_workload: dict[str, list[Group]] = defaultdict(list)
+    for g in groups:
+        if any(r["status"] not in analysis.SETUP_STATUSES for r in g.rows):
+            by_workload[g.workload].append(g)
+    shown = sorted(by_workload, key=workload_rank)
+    for workload in shown:
+        presented = PRESENTATIONS.get(workload)
+        lines += [f"## {md_text(section_title(workload))}", ""]
+        lines += workload_table(workload, by_workload[workload], results.ranks) + [""]
+        mine = [name for name in pngs if name.startswith(f"{workload}_")]
+        mine.sort(key=lambda name: [k in name for k in ("_time", "_rss", "_mem_per_task")],
+                  reverse=True)
+        lines += [_image(name, name[:-4].replace("_", " ")) for name in mine] + [""]
+    if shown:
+        lines += ["## Implementations", "", "Each implementation's runtime, once (the tables "
+                  "name the implementation only).", ""] + legend_block(groups, env) + [""]
+    over_time = [f"rss_over_time_{w}.png" for w in shown if f"rss_over_time_{w}.png" in pngs]
+    if over_time:
+        lines += ["## RSS over time (largest N of each implementation)", ""]
+        lines += [_image(name, name[:-4]) for name in over_time] + [""]
+    if standing:
+        lines += ["## Standings", "", "Every verdict of the run, the unsettled first "
+                  "(docs/statistics.md, \"Verdicts\").", ""]
+        lines += _table(STANDINGS_HEADER, standings_rows(standing)) + [""]
+    lines += ["## Files", "",
+              "`runs.csv` (every raw run), `samples.csv` (RSS and threads over time), "
+              "`summary.csv` (these statistics, one row per group), `results.json` "
+              "(environment, statistics and raw rows with outlier flags), `plots/`.", ""]
+    return "\n".join(lines)
+
+
+def write_markdown(results: Results, into: Path | None = None,
+                   pngs: list[str] | None = None,
+                   found: list[standings.Standing] | None = None) -> Path:
+    path = (into or results.run.path) / "report.md"
+    path.write_text(render_markdown(results, pngs, found), encoding="utf-8")
+    return path

@@ -1,0 +1,6 @@
+"""The run directory: runs.csv and samples.csv written as rows arrive and
+read back checked, in every format version (rundir.py, following
+core/schema.py); env.json; the directory's lock, staged writes of the
+outputs, results/latest and the list of past runs; merge.py joins run
+directories of several machines or replicates into one. May import execute
+and the stages before it (it uses none of execute today)."""
