@@ -292,3 +292,11 @@ ENV_TYPES: dict[str, tuple[type, ...]] = {
     "registries": (dict,), "floor_impls": (list,), "invocations": (list,),
     "machine_state": (dict, type(None)), "machines": (dict,),
 }
+
+# Cells no row may leave empty: a row is a configuration's run.
+FILLED = ("impl", "workload", "rep")
+# The workloads whose configuration has no N (frozen, as WORKLOAD_NAMES):
+# every other row's `n` is filled.
+WITHOUT_N = ("http",)
+RUN_FILLED = FILLED + ("status",)
+SAMPLE_FILLED = FILLED + ("t_s", "rss_bytes", "threads")

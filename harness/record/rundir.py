@@ -37,7 +37,8 @@ from ..core.variants import masked_spec, parse
 from ..core.schema import (ADDED_IN, DERIVED, ENV_KEYS, ENV_TYPES, FIRST_ESCAPED, FORMAT_VERSION,
                            FORMATS, FORMULA_STARTS, MACHINE_KEYS, REQUIRED, RUN_COLUMNS, RUN_NAMES,
                            SAMPLE_COLUMNS, SAMPLE_KEY, SAMPLE_NAMES, SAMPLE_REQUIRED, Column,
-                           ConfigKey, RowKey, escape_cell, parse_date, row_key, unescape_cell,
+                           ConfigKey, RowKey, RUN_FILLED, SAMPLE_FILLED, WITHOUT_N,
+                           escape_cell, parse_date, row_key, unescape_cell,
                            utc_now)
 
 class RunDirError(Exception):
@@ -67,14 +68,6 @@ def _dir_version(csv_path: Path) -> int:
     env_path = csv_path.parent / "env.json"
     return format_version(read_env(env_path), env_path)
 
-
-# Cells no row may leave empty: a row is a configuration's run.
-FILLED = ("impl", "workload", "rep")
-# The workloads whose configuration has no N (frozen, as WORKLOAD_NAMES):
-# every other row's `n` is filled.
-WITHOUT_N = ("http",)
-RUN_FILLED = FILLED + ("status",)
-SAMPLE_FILLED = FILLED + ("t_s", "rss_bytes", "threads")
 
 
 def _regular(path: Path) -> None:
