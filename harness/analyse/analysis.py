@@ -19,7 +19,7 @@ from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import METRICS, fmt_metric
 from ..core.presentation import PRESENTATIONS, TIME_HEADLINE
 from ..record.rundir import RunDir
-from ..core.schema import ConfigKey
+from ..core.schema import ConfigKey, Row
 from ..core.stats import Block, Interval, blocked_ratio_interval, median_interval
 from ..core.workloads import WORKLOADS, Param, workload_rank
 
@@ -95,8 +95,10 @@ class Group:
     buffer: int | None
     language: str
     runtime: str
-    rows: list[dict[str, Any]]  # every raw row of the group, failures included
+    rows: list[Row]  # every raw row of the group, failures included
     params: tuple[Param, ...] = ()  # the workload's own dimensions (ConfigKey.params)
+    # per row (in the order of rows): the figures it is an outlier in
+    row_outliers: list[list[str]] = field(default_factory=list)
     metrics: dict[str, Summary] = field(default_factory=dict)
     mem_per_task_bytes: float | None = None  # None: not fitted, or below resolution
     mem_points: tuple[int, ...] = ()  # the N the slope was fitted over
@@ -157,7 +159,7 @@ class Group:
 
     @property
     def outliers(self) -> int:
-        return sum(1 for r in self.rows if r.get("outliers"))
+        return sum(1 for marked in self.row_outliers if marked)
 
     def median(self, metric: str) -> float | None:
         s = self.metrics.get(metric)
@@ -195,8 +197,8 @@ def group_sort_key(key: ConfigKey) -> tuple:
 
 def group_runs(rows: list[dict[str, Any]]) -> list[Group]:
     """Groups by (impl, workload, n, buffer) with statistics, outlier flags
-    (each row gets ``outliers``: the metrics it is an outlier in) and memory
-    per task. Rows are annotated in place, never dropped."""
+    (Group.row_outliers: the metrics each row is an outlier in) and memory
+    per task. Rows are never dropped."""
     by_key: dict[ConfigKey, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_key[ConfigKey.of(row)].append(row)
@@ -207,8 +209,8 @@ def group_runs(rows: list[dict[str, Any]]) -> list[Group]:
         first = members[0]
         group = Group(key.impl, key.workload, key.n, key.buffer, language=first.get("language") or "",
                       runtime=first.get("runtime") or "", rows=members, params=key.params)
-        for row in members:
-            row["outliers"] = []
+        group.row_outliers = [[] for _ in members]
+        marks = {id(row): marked for row, marked in zip(members, group.row_outliers)}
         ok_rows = [r for r in members if r["status"] == "ok"]
         for metric in METRICS:
             have = [r for r in ok_rows if r.get(metric) is not None]
@@ -218,7 +220,7 @@ def group_runs(rows: list[dict[str, Any]]) -> list[Group]:
             group.metrics[metric] = summary
             for row, out in zip(have, outlier_mask([r[metric] for r in have])):
                 if out:
-                    row["outliers"].append(metric)
+                    marks[id(row)].append(metric)
         groups.append(group)
     _memory_per_task(groups)
     return groups
@@ -584,8 +586,8 @@ def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()
     out += until_ci_warnings(groups, env)
     outliers: dict[str, list[str]] = {}
     for g in groups:
-        for r in g.rows:
-            marked = [m for m in r.get("outliers") or [] if m in headline(g.workload)]
+        for r, marks in zip(g.rows, g.row_outliers):
+            marked = [m for m in marks if m in headline(g.workload)]
             if marked:
                 values = ", ".join(f"{METRICS[m].label} {fmt_metric(m, r[m])} "
                                    f"(median {fmt_metric(m, g.median(m))})"

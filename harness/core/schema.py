@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any, Callable
 
@@ -157,58 +158,148 @@ def parse_date(text: str) -> str:
     return text
 
 
-def _columns(*pairs: tuple[str, Callable[[str], Any]]) -> tuple[Column, ...]:
-    return tuple(Column(name, parse) for name, parse in pairs)
+def _column(parse: Callable[[str], Any], added_in: int = 1, dimension: bool = False) -> Any:
+    """A field of Row that is a column of runs.csv: its parser, the format
+    version it came in, and whether it is one of a configuration's
+    dimensions (beyond impl, workload, n and buffer)."""
+    return field(default=None, metadata={"parse": parse, "added_in": added_in,
+                                         "dimension": dimension})
 
 
+@dataclass
+class Row:
+    """One run of one configuration: a line of runs.csv, typed. Its fields
+    are the declaration of runs.csv, in column order: RUN_COLUMNS,
+    DIMENSIONS and ADDED_IN are read off them. A field is None when its
+    cell is empty or absent (format 1 files may lack later columns). The
+    dimensions are the http workload's own (users, requests, delay_ms,
+    pool_threads, style) and the harness's (--cpus, merge's machine)."""
+    run_id: str | None = _column(str)
+    impl: str | None = _column(_label)
+    variant: str | None = _column(str, added_in=3)
+    version: str | None = _column(str, added_in=3)
+    language: str | None = _column(_id)
+    runtime: str | None = _column(str)
+    workload: str | None = _column(_workload)
+    n: int | None = _column(_count)
+    buffer: int | None = _column(_count)
+    rep: int | None = _column(_count)
+    users: int | None = _column(_count, dimension=True)
+    requests: int | None = _column(_count, dimension=True)
+    delay_ms: int | None = _column(_count, dimension=True)
+    pool_threads: int | None = _column(_count, dimension=True)
+    style: str | None = _column(str, dimension=True)
+    cpus: int | None = _column(_count, dimension=True)
+    machine: str | None = _column(str, dimension=True)
+    node: str | None = _column(str, added_in=7)
+    status: str | None = _column(_status)
+    exit_code: int | None = _column(_signed)
+    signal: int | None = _column(_signed)
+    wall_s: float | None = _column(_seconds)
+    cpu_user_s: float | None = _column(_seconds)
+    cpu_sys_s: float | None = _column(_seconds)
+    ctx_switches_voluntary: int | None = _column(_count, added_in=6)
+    ctx_switches_involuntary: int | None = _column(_count, added_in=6)
+    minor_faults: int | None = _column(_count, added_in=6)
+    major_faults: int | None = _column(_count, added_in=6)
+    cgroup_cpu_user_s: float | None = _column(_seconds, added_in=7)
+    cgroup_cpu_sys_s: float | None = _column(_seconds, added_in=7)
+    cgroup_page_faults: int | None = _column(_count, added_in=7)
+    cgroup_major_faults: int | None = _column(_count, added_in=7)
+    perf_task_clock_s: float | None = _column(_seconds, added_in=7)
+    perf_context_switches: int | None = _column(_count, added_in=7)
+    perf_cpu_migrations: int | None = _column(_count, added_in=7)
+    perf_page_faults: int | None = _column(_count, added_in=7)
+    perf_cycles: int | None = _column(_count, added_in=7)
+    perf_instructions: int | None = _column(_count, added_in=7)
+    peak_rss_bytes: int | None = _column(_count)
+    peak_rss_method: str | None = _column(str)
+    sampled_peak_rss_bytes: int | None = _column(_count)
+    max_threads: int | None = _column(_count)
+    result: int | None = _column(_int)
+    expected: int | None = _column(_int)
+    capacity: int | None = _column(_count)
+    iterations: int | None = _column(_count)
+    warmup_ms: int | None = _column(_count)
+    duration_ms: int | None = _column(_count, added_in=5)
+    warmup_runs: int | None = _column(_count)
+    warmup_s: float | None = _column(_seconds)
+    first_iter_s: float | None = _column(_seconds)
+    warm_iter_s: float | None = _column(_seconds)
+    spawn_s: float | None = _column(_seconds)
+    sleep_wait_s: float | None = _column(_seconds)
+    load_avg_1m: float | None = _column(_seconds)
+    other_cpu_frac: float | None = _column(_finite)
+    strays: int | None = _column(_count)
+    started_at: str | None = _column(parse_date)
+    command: str | None = _column(str)
+    error: str | None = _column(str)
+    stderr_tail: str | None = _column(str)
+    output: str | None = _column(str)
+    requests_done: int | None = _column(_count)
+    http_errors: int | None = _column(_count)
+    rps: float | None = _column(_seconds)
+    latency_p50_s: float | None = _column(_seconds)
+    latency_p90_s: float | None = _column(_seconds)
+    latency_p99_s: float | None = _column(_seconds)
+    latency_max_s: float | None = _column(_seconds)
+    gen_cpu_s: float | None = _column(_seconds)
+    load_s: float | None = _column(_seconds)
+    # Added by the reader, never written: CPU time, user + system.
+    cpu_s: float | None = field(default=None, metadata={"derived": True})
+
+    def figure(self, name: str) -> Any:
+        """A figure named by a declaration (metrics.METRICS, a workload's
+        columns), None where this row has none."""
+        return getattr(self, name)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as a JSON object (results.json), in column order."""
+        return dataclasses.asdict(self)
+
+    # Transitional: mapping access while the readers move to attributes.
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self, name)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        setattr(self, name, value)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = getattr(self, name, None)
+        return default if value is None else value
+
+    def keys(self) -> tuple[str, ...]:
+        return ROW_FIELDS
+
+    def items(self) -> list[tuple[str, Any]]:
+        return [(name, getattr(self, name)) for name in ROW_FIELDS]
+
+    def __contains__(self, name: str) -> bool:
+        return name in ROW_FIELDS
+
+
+ROW_FIELDS = tuple(f.name for f in fields(Row))
+_RUN_FIELDS = [f for f in fields(Row) if "parse" in f.metadata]
 # The dimensions of a configuration beyond impl, workload, n and buffer: the
 # http workload's own, then the harness's (--cpus, merge's machine). Part of
 # a row's key in runs.csv and samples.csv alike.
-DIMENSIONS: tuple[Column, ...] = _columns(
-    ("users", _count), ("requests", _count), ("delay_ms", _count), ("pool_threads", _count),
-    ("style", str), ("cpus", _count), ("machine", str))
-
-# runs.csv, formats 1 to 3 (format 1 files may hold any subset that includes
-# REQUIRED; a column is in the files from the version ADDED_IN names, else 1).
-RUN_COLUMNS: tuple[Column, ...] = _columns(
-    ("run_id", str), ("impl", _label), ("variant", str), ("version", str), ("language", _id),
-    ("runtime", str), ("workload", _workload),
-    ("n", _count), ("buffer", _count), ("rep", _count)) + DIMENSIONS + _columns(
-    ("node", str), ("status", _status), ("exit_code", _signed), ("signal", _signed), ("wall_s", _seconds),
-    ("cpu_user_s", _seconds), ("cpu_sys_s", _seconds), ("ctx_switches_voluntary", _count),
-    ("ctx_switches_involuntary", _count), ("minor_faults", _count), ("major_faults", _count),
-    ("cgroup_cpu_user_s", _seconds), ("cgroup_cpu_sys_s", _seconds),
-    ("cgroup_page_faults", _count), ("cgroup_major_faults", _count),
-    ("perf_task_clock_s", _seconds), ("perf_context_switches", _count),
-    ("perf_cpu_migrations", _count), ("perf_page_faults", _count), ("perf_cycles", _count),
-    ("perf_instructions", _count),
-    ("peak_rss_bytes", _count),
-    ("peak_rss_method", str), ("sampled_peak_rss_bytes", _count), ("max_threads", _count),
-    ("result", _int), ("expected", _int), ("capacity", _count), ("iterations", _count),
-    ("warmup_ms", _count), ("duration_ms", _count), ("warmup_runs", _count), ("warmup_s", _seconds), ("first_iter_s", _seconds),
-    ("warm_iter_s", _seconds), ("spawn_s", _seconds), ("sleep_wait_s", _seconds),
-    ("load_avg_1m", _seconds), ("other_cpu_frac", _finite), ("strays", _count), ("started_at", parse_date),
-    ("command", str), ("error", str), ("stderr_tail", str), ("output", str),
-    ("requests_done", _count), ("http_errors", _count), ("rps", _seconds), ("latency_p50_s", _seconds),
-    ("latency_p90_s", _seconds), ("latency_p99_s", _seconds), ("latency_max_s", _seconds),
-    ("gen_cpu_s", _seconds), ("load_s", _seconds))
+DIMENSIONS: tuple[Column, ...] = tuple(Column(f.name, f.metadata["parse"])
+                                       for f in _RUN_FIELDS if f.metadata["dimension"])
+# runs.csv (format 1 files may hold any subset that includes REQUIRED; a
+# column is in the files from the version ADDED_IN names, else 1).
+RUN_COLUMNS: tuple[Column, ...] = tuple(Column(f.name, f.metadata["parse"]) for f in _RUN_FIELDS)
 RUN_NAMES = tuple(c.name for c in RUN_COLUMNS)
-ADDED_IN = {"variant": 3, "version": 3, "duration_ms": 5, "ctx_switches_voluntary": 6,
-            "ctx_switches_involuntary": 6, "minor_faults": 6, "major_faults": 6,
-            **dict.fromkeys(("node", "cgroup_cpu_user_s", "cgroup_cpu_sys_s", "cgroup_page_faults",
-                             "cgroup_major_faults", "perf_task_clock_s", "perf_context_switches",
-                             "perf_cpu_migrations", "perf_page_faults", "perf_cycles",
-                             "perf_instructions"), 7)}
+ADDED_IN = {f.name: f.metadata["added_in"] for f in _RUN_FIELDS if f.metadata["added_in"] > 1}
 # A runs.csv of any version must have these.
 REQUIRED = ("impl", "workload", "n", "buffer", "rep", "status")
 # Added by the reader, never written: CPU time, user + system.
-DERIVED = ("cpu_s",)
+DERIVED = tuple(f.name for f in fields(Row) if f.metadata.get("derived"))
 
 # samples.csv: the run's key, then the sample.
 SAMPLE_KEY = ("run_id", "impl", "workload", "n", "buffer", *(c.name for c in DIMENSIONS), "rep")
 _BY_NAME = {c.name: c for c in RUN_COLUMNS}
-SAMPLE_COLUMNS: tuple[Column, ...] = tuple(_BY_NAME[name] for name in SAMPLE_KEY) + _columns(
-    ("t_s", _seconds), ("rss_bytes", _count), ("threads", _count))
+SAMPLE_COLUMNS: tuple[Column, ...] = tuple(_BY_NAME[name] for name in SAMPLE_KEY) + (
+    Column("t_s", _seconds), Column("rss_bytes", _count), Column("threads", _count))
 SAMPLE_NAMES = tuple(c.name for c in SAMPLE_COLUMNS)
 SAMPLE_REQUIRED = ("run_id", "impl", "workload", "n", "buffer", "rep", "t_s", "rss_bytes",
                    "threads")

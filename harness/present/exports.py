@@ -122,7 +122,8 @@ def write_exports(results: Results) -> None:
                   "loaded": f"other processes used over {LOADED_FRAC:.0%} of all cores"},
         "notes": results.notes,
         "groups": [_group_json(g, ranks) for g in groups],
-        "runs": [r for g in groups for r in g.rows],
+        "runs": [{**r.as_dict(), "outliers": marked}
+                 for g in groups for r, marked in zip(g.rows, g.row_outliers)],
     }
     (run_dir / "results.json").write_text(json.dumps(document, indent=1, ensure_ascii=False)
                                           + "\n")

@@ -37,7 +37,7 @@ from ..core.variants import masked_spec, parse
 from ..core.schema import (ADDED_IN, DERIVED, ENV_KEYS, ENV_TYPES, FIRST_ESCAPED, FORMAT_VERSION,
                            FORMATS, FORMULA_STARTS, MACHINE_KEYS, REQUIRED, RUN_COLUMNS, RUN_NAMES,
                            SAMPLE_COLUMNS, SAMPLE_KEY, SAMPLE_NAMES, SAMPLE_REQUIRED, Column,
-                           ConfigKey, RowKey, RUN_FILLED, SAMPLE_FILLED, WITHOUT_N,
+                           ConfigKey, Row, RowKey, RUN_FILLED, SAMPLE_FILLED, WITHOUT_N,
                            escape_cell, parse_date, row_key, unescape_cell,
                            utc_now)
 
@@ -145,10 +145,11 @@ def read_runs(path: Path) -> Table:
     """runs.csv, typed and checked (see the module's docstring), in the
     format its directory's env.json names."""
     table = _read_table(path, RUN_COLUMNS, REQUIRED, _dir_version(path), RUN_FILLED)
-    for row in table.rows:
-        user, system = row.get("cpu_user_s"), row.get("cpu_sys_s")
-        row["cpu_s"] = user + system if user is not None and system is not None else None
-    return table
+    rows = [Row(**cells) for cells in table.rows]
+    for row in rows:
+        if row.cpu_user_s is not None and row.cpu_sys_s is not None:
+            row.cpu_s = row.cpu_user_s + row.cpu_sys_s
+    return Table(rows, table.torn)
 
 
 def read_samples(path: Path) -> list[dict[str, Any]]:
@@ -542,10 +543,10 @@ def _cells(row: dict[str, Any], names: Iterable[str]) -> list[str]:
             for name in names]
 
 
-def _row_cells(row: dict[str, Any]) -> list[str]:
+def _row_cells(row: Row | dict[str, Any]) -> list[str]:
     """A runs.csv row; a key the format has no column for is an error, not
     a figure silently lost."""
-    unknown = sorted(set(row) - set(RUN_NAMES) - set(DERIVED))
+    unknown = [] if isinstance(row, Row) else sorted(set(row) - set(RUN_NAMES) - set(DERIVED))
     if unknown:
         raise ValueError(f"runs.csv has no column for {unknown} (format {FORMAT_VERSION})")
     return _cells(row, RUN_NAMES)

@@ -61,7 +61,7 @@ def test_a_workload_is_in_the_protocol_the_bad_input_table_and_the_default_suite
     else:
         assert f"`{workload}`" in PROTOCOL
         assert any(case.get("when") == workload for case in BAD_INPUT["cases"])
-    suites = tomllib.loads((ROOT / "harness" / "suites.toml").read_text())
+    suites = tomllib.loads((ROOT / "harness" / "plan" / "suites.toml").read_text())
     assert any(workload in part["workloads"] for part in suites["default"]["part"])
 
 
