@@ -13,7 +13,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import calibration  # noqa: E402
-import readme_tables as rt  # noqa: E402
+from harness.publish import readme_tables as rt  # noqa: E402
 
 MS = 1e-3
 

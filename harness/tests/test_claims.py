@@ -1,18 +1,15 @@
-"""benchmarks/claims.py judges each of the articles' claims both ways: its
+"""harness/publish/claims.py judges each of the articles' claims both ways: its
 direction (holds, does not hold, level, or not settled with a reason) and,
 where the article gave one, its size. Synthetic figures with known
 answers, no run."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import claims  # noqa: E402
+from harness.publish import claims
 
 MS = 1e-3
 

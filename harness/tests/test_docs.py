@@ -1,15 +1,13 @@
 """The documentation: README.md's size, every relative link in README.md,
 docs/**/*.md and results/README.md (anchors included), and docs/results,
-whose pages must be what benchmarks/readme_tables.py generates from the
+whose pages must be what harness/publish/readme_tables.py generates from the
 summary.csv and env.json committed beside them."""
 
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,16 +17,8 @@ RESULTS = ROOT / "docs" / "results"
 README_LIMIT = 12_000
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location(
-        "readme_tables", ROOT / "benchmarks" / "readme_tables.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["readme_tables"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-rt = _generator()
+from harness.publish import claims, published
+from harness.publish import readme_tables as rt
 
 
 def test_readme_is_short():
@@ -111,7 +101,7 @@ def test_committed_pages_are_what_the_generator_writes():
     for name in names:
         page = RESULTS / f"{name}.md"
         assert page.read_text() == rt.render_page(rt.load_page(RESULTS, name), name), (
-            f"{page.relative_to(ROOT)} differs from what benchmarks/readme_tables.py generates "
+            f"{page.relative_to(ROOT)} differs from what harness/publish/readme_tables.py generates "
             f"from {name}/summary.csv and env.json: regenerate it, never edit it")
     assert (RESULTS / "README.md").read_text() == rt.render_index(RESULTS)
 
@@ -148,7 +138,7 @@ def summary_row(impl, workload, n, buffer=None, statuses="3 ok", per_task=None, 
     (median, min, max, count)."""
     row = {"impl": impl, "workload": workload, "n": n, "buffer": buffer, **(params or {}),
            "statuses": statuses, "mem_per_task_bytes": per_task}
-    counts = rt.parse_statuses(statuses)
+    counts = published.parse_statuses(statuses)
     row["runs"], row["ok"] = sum(counts.values()), counts["ok"]
     for metric, values in metrics.items():
         for part, value in zip(("median", "min", "max", "count"), values):
@@ -320,7 +310,6 @@ def test_machine_slug(model, cores, slug_):
 
 def _claim_groups(num_values, den_values):
     """summary.csv groups for the claim 'tokio slower than Go (10k producers, B = 1)'."""
-    import claims
     claim = next(c for c in claims.CLAIMS if c.text.startswith("tokio slower than Go")
                  and "B = 1)" in c.text)
     groups = {}
@@ -328,7 +317,7 @@ def _claim_groups(num_values, den_values):
         stat = rt.Stat(sorted(values)[len(values) // 2], min(values), max(values), len(values),
                        tuple(values))
         g = rt.Group(side.impl, side.workload, side.n, side.buffer, (), len(values),
-                     rt.parse_statuses(f"{len(values)} ok"), {side.metric: stat})
+                     published.parse_statuses(f"{len(values)} ok"), {side.metric: stat})
         groups[g.key] = g
     return claim, groups
 
@@ -342,7 +331,6 @@ def _claim_groups(num_values, den_values):
     ([2.0], [1.0, 1.01], "not settled: one run has no interval"),
 ])
 def test_a_claim_is_judged_by_its_ratio_interval(num, den, verdict) -> None:
-    import claims
     claim, groups = _claim_groups(num, den)
     text, said = claims.judge(claim, groups)
     assert said == verdict, text

@@ -13,7 +13,7 @@ HARNESS = Path(__file__).resolve().parents[1]
 # Stage packages in the order a run passes through them (processes and core
 # are the shared base); a stage may import those at or below its rank.
 RANKS = {"processes": 0, "core": 1, "plan": 2, "releases": 3, "execute": 4, "record": 5,
-         "analyse": 6, "present": 7}
+         "analyse": 6, "present": 7, "publish": 8}
 WIRING = {"cli", "session", "sequential", "bisect", "cluster", "__main__", ""}
 
 

@@ -1,9 +1,9 @@
 """The articles' headline claims (docs/articles.md) beside what a run
 directory measured: one markdown table, printed on stdout, from the run's
 summary.csv (`python -m harness report RUN_DIR` writes it). The pages of
-docs/results carry the same table (benchmarks/readme_tables.py).
+docs/results carry the same table (readme_tables.py).
 
-    .venv/bin/python benchmarks/claims.py results/latest
+    .venv/bin/python -m harness.publish.claims results/latest
 
 Each claim is a ratio of two configurations' figures: the Hodges–Lehmann
 estimate with its exact confidence interval from both sides' ok runs
@@ -26,11 +26,9 @@ from pathlib import Path
 
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from harness.core.metrics import METRICS  # noqa: E402  (pure declarations)
-from harness.core.stats import Interval, ratio_interval  # noqa: E402  (pure: the statistics)
+from ..core.metrics import METRICS
+from ..core.stats import Interval, ratio_interval
+from .published import read_summary
 
 
 @dataclass(frozen=True)
@@ -43,7 +41,7 @@ class Side:
     params: tuple = ()  # the workload's own dimensions (http)
 
     def key(self) -> tuple:
-        """The configuration as readme_tables.config_key spells it: summary.csv's
+        """The configuration as published.config_key spells it: summary.csv's
         impl, workload, n, buffer and the dimensions that are set."""
         return (self.impl, self.workload, self.n, self.buffer,
                 tuple(sorted((k, v) for k, v in self.params if v is not None and v != "")))
@@ -147,7 +145,7 @@ CLAIMS += [c for impl in SERVERS for c in (
 
 
 def judge(claim: Claim, groups: dict[tuple, Any]) -> list[str]:
-    """[ratio with its interval and runs, verdict]; groups are readme_tables.Group
+    """[ratio with its interval and runs, verdict]; groups are published.Group
     by their key (metrics with median, count and the ok values)."""
     a, b = groups.get(claim.num.key()), groups.get(claim.den.key())
     sa = a.metrics.get(claim.num.metric) if a else None
@@ -212,12 +210,10 @@ def size(claim: Claim, iv: Interval) -> str:
 
 
 def main(run_dir: str) -> int:
-    import readme_tables  # here: readme_tables imports this module
-
     run = Path(run_dir)
     if not (run / "summary.csv").is_file():
         sys.exit(f"{run / 'summary.csv'} is missing: run `python -m harness report {run}` first")
-    groups = {g.key: g for g in readme_tables.read_summary(run / "summary.csv")}
+    groups = {g.key: g for g in read_summary(run / "summary.csv")}
     print("| article | claim | article's figure | ours: numerator / denominator | verdict |")
     print("| --- | --- | --- | --- | --- |")
     for c in CLAIMS:
@@ -227,5 +223,5 @@ def main(run_dir: str) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.exit("usage: benchmarks/claims.py RUN_DIR")
+        sys.exit("usage: python -m harness.publish.claims RUN_DIR")
     sys.exit(main(sys.argv[1]))

@@ -1,7 +1,7 @@
 """A run's results as a page of docs/results, generated, never typed:
 
-    .venv/bin/python benchmarks/readme_tables.py RUN_DIR [--out docs/results] [--name NAME]
-    .venv/bin/python benchmarks/readme_tables.py --index [--out docs/results]
+    .venv/bin/python -m harness.publish.readme_tables RUN_DIR [--out docs/results] [--name NAME]
+    .venv/bin/python -m harness.publish.readme_tables --index [--out docs/results]
 
 From RUN_DIR's summary.csv and env.json (run `python -m harness report
 RUN_DIR` first if it has no summary.csv), and runs.csv's load column, it writes
@@ -35,209 +35,53 @@ configuration: memory per task for sleep, the iteration time elsewhere.
 from __future__ import annotations
 
 import argparse
-import csv
+import importlib.util
 import json
 import re
 import shutil
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Iterable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from . import claims as claims_module
+from .published import Group, Run, Stat, config_key, load_run, write_load
+from ..analyse import analysis, verdicts
+from ..analyse.analysis import group_runs
+from ..analyse.standings import (Standing, judged, settled_share, standings,
+                                 summary as standings_summary, unjudged_note)
+from ..core.metrics import METRICS, fmt_metric
+from ..core.stats import ratio_interval
+from ..execute.machineload import LOADED_FRAC
+from ..present.report import headline_ratio, headline_word, md_text
 
-import calibration  # noqa: E402
-import claims as claims_module  # noqa: E402
-from harness.analyse import analysis
-from harness.analyse import verdicts  # noqa: E402
-from harness.analyse.analysis import group_runs  # noqa: E402
-from harness.core.metrics import METRICS, fmt_metric  # noqa: E402
-from harness.present.report import headline_ratio, headline_word, md_text  # noqa: E402
-from harness.core.schema import unescape_cell
-from harness.analyse.standings import (Standing, judged, settled_share, standings,  # noqa: E402
-                               summary as standings_summary, unjudged_note)
-from harness.core.stats import Interval, median_interval, ratio_interval  # noqa: E402  (pure)
-
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = ROOT / "docs" / "results"
+
+
+def _calibration() -> ModuleType:
+    """benchmarks/calibration.py, which writes the calibration page's section:
+    a script beside the programs, not a module of the harness, so it is
+    loaded from its file (once: `import calibration` gets the same module)."""
+    path = ROOT / "benchmarks" / "calibration.py"
+    loaded = sys.modules.get("calibration")
+    if loaded is not None and Path(getattr(loaded, "__file__", "")).resolve() == path:
+        return loaded
+    spec = importlib.util.spec_from_file_location("calibration", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["calibration"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+calibration = _calibration()
 MIB = 1 << 20
-# summary.csv's columns that are part of a configuration besides impl,
-# workload, n and buffer (the harness's DIMENSIONS), with their types.
-PARAMS: dict[str, Callable[[str], Any]] = {
-    "users": int, "requests": int, "delay_ms": int, "pool_threads": int, "style": str,
-    "cpus": int, "machine": str}
-STATS = ("median", "min", "max", "count")
 MEMORY_WORKLOADS = {"sleep"}  # read for memory, not time (the harness's time_ratio=False)
 STYLES = ("sync", "sync-over-async", "parallel", "async", "when-all")
 HEADLINE_START, HEADLINE_END = "<!-- headline -->", "<!-- /headline -->"
-
-
-# --- reading ---------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Stat:
-    median: float
-    min: float
-    max: float
-    count: int
-    values: tuple[float, ...] = ()  # the ok runs' values ({metric}_values), where recorded
-
-    @property
-    def interval(self) -> Interval | None:
-        return median_interval(self.values) if len(self.values) == self.count else None
-
-
-@dataclass
-class Group:
-    """One configuration's row of summary.csv."""
-    impl: str
-    workload: str
-    n: int | None
-    buffer: int | None
-    params: tuple[tuple[str, Any], ...]
-    runs: int
-    status_counts: Counter
-    metrics: dict[str, Stat] = field(default_factory=dict)
-    mem_per_task_bytes: float | None = None
-    loaded: int | None = None  # ok runs under load (load.csv); None: not recorded
-
-    @property
-    def key(self) -> tuple:
-        return (self.impl, self.workload, self.n, self.buffer, self.params)
-
-    @property
-    def ok(self) -> int:
-        return self.status_counts["ok"]
-
-    @property
-    def statuses(self) -> str:
-        counts = self.status_counts
-        order = sorted(counts, key=lambda s: (s != "ok", -counts[s], s))
-        return ", ".join(f"{counts[s]} {s}" for s in order)
-
-    @property
-    def failures(self) -> str:
-        return ", ".join(f"{c} {s}" for s, c in sorted(self.status_counts.items(),
-                                                       key=lambda sc: (-sc[1], sc[0]))
-                         if s != "ok")
-
-    @property
-    def failure(self) -> str | None:
-        """The most frequent status, when the group has no ok run (claims.py)."""
-        if self.ok or not self.status_counts:
-            return None
-        return max(self.status_counts, key=lambda s: (self.status_counts[s], s))
-
-    def param(self, name: str) -> Any:
-        return dict(self.params).get(name)
-
-    def median(self, metric: str) -> float | None:
-        s = self.metrics.get(metric)
-        return s.median if s else None
-
-
-def config_key(impl: str, workload: str, n: int | None, buffer: int | None,
-               params: Iterable[tuple[str, Any]] = ()) -> tuple:
-    """The one identity of a configuration: unset dimensions left out, sorted."""
-    return (impl, workload, n, buffer,
-            tuple(sorted((k, v) for k, v in params if v is not None and v != "")))
-
-
-def _number(text: str) -> float | None:
-    return float(text) if text not in ("", None) else None
-
-
-def _int(text: str) -> int | None:
-    return int(float(text)) if text not in ("", None) else None
-
-
-def parse_statuses(text: str) -> Counter:
-    counts: Counter = Counter()
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        count, status = part.split(" ", 1)
-        counts[status] = int(count)
-    return counts
-
-
-def row_key(row: dict[str, str]) -> tuple:
-    """The configuration of a summary.csv, runs.csv or load.csv row."""
-    params = [(name, kind(row[name]) if kind is str else _int(row[name]))
-              for name, kind in PARAMS.items() if row.get(name)]
-    return config_key(row["impl"], row["workload"], _int(row["n"]), _int(row["buffer"]), params)
-
-
-def read_summary(path: Path, loaded: dict[tuple, int] | None = None) -> list[Group]:
-    groups = []
-    with path.open(newline="") as f:
-        for raw in csv.DictReader(f):
-            row = {k: unescape_cell(v) for k, v in raw.items()}  # the ' before a formula-like text
-            key = row_key(row)
-            g = Group(*key, loaded=(loaded or {}).get(key, 0) if loaded is not None else None, runs=int(row["runs"]), status_counts=parse_statuses(row["statuses"]),
-                      mem_per_task_bytes=_number(row.get("mem_per_task_bytes", "")))
-            metrics = {c[:-len("_median")] for c in row if c.endswith("_median")}
-            for metric in sorted(metrics):
-                values = [row.get(f"{metric}_{part}", "") for part in STATS]
-                if all(v != "" for v in values):
-                    ok_values = tuple(float(v) for v in row.get(f"{metric}_values", "").split())
-                    g.metrics[metric] = Stat(float(values[0]), float(values[1]),
-                                             float(values[2]), int(float(values[3])), ok_values)
-            groups.append(g)
-    return groups
-
-
-@dataclass
-class Run:
-    env: dict[str, Any]
-    groups: list[Group]  # every configuration that had a run other than skipped
-    skipped: list[Group]  # configurations only skipped (toolchain missing, no such style)
-
-
-# A run is "under load" when other processes used more than this share of all
-# cores while it ran (the harness's machineload.LOADED_FRAC, from runs.csv's
-# other_cpu_frac).
-LOADED_FRAC = 0.10
-LOAD_COLUMNS = ["impl", "workload", "n", "buffer", *PARAMS, "ok_runs", "ok_runs_under_load"]
-
-
-def write_load(runs_csv: Path, out: Path) -> None:
-    """load.csv: per configuration, its ok runs and how many of them ran under
-    load. summary.csv does not carry that, and runs.csv is too large to
-    publish; this is the one thing a page needs from it."""
-    counts: dict[tuple, list[int]] = {}
-    rows: dict[tuple, dict[str, str]] = {}
-    with runs_csv.open(newline="") as f:
-        for row in csv.DictReader(f):
-            if row.get("status") != "ok":
-                continue
-            key = row_key(row)
-            rows.setdefault(key, row)
-            c = counts.setdefault(key, [0, 0])
-            c[0] += 1
-            frac = _number(row.get("other_cpu_frac", ""))
-            c[1] += frac is not None and frac > LOADED_FRAC
-    with out.open("w", newline="") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(LOAD_COLUMNS)
-        for key in sorted(counts, key=str):
-            row = rows[key]
-            writer.writerow([row.get(c, "") for c in LOAD_COLUMNS[:-2]] + counts[key])
-
-
-def read_load(path: Path) -> dict[tuple, int] | None:
-    if not path.is_file():
-        return None
-    with path.open(newline="") as f:
-        return {row_key(row): int(row["ok_runs_under_load"]) for row in csv.DictReader(f)}
-
-
-def load_run(summary: Path, env: Path, load: Path | None = None) -> Run:
-    groups = read_summary(summary, read_load(load) if load else None)
-    only_skipped = [g for g in groups if set(g.status_counts) == {"skipped"}]
-    return Run(json.loads(env.read_text()), [g for g in groups if g not in only_skipped],
-               only_skipped)
 
 
 # --- numbers as they read --------------------------------------------------
@@ -988,7 +832,7 @@ def publish(run_dir: Path, out: Path, name: str | None = None,
     shutil.copyfile(summary, folder / "summary.csv")
     shutil.copyfile(env_path, folder / "env.json")
     if (run_dir / "runs.csv").is_file():
-        write_load(run_dir / "runs.csv", folder / "load.csv")
+        write_load(run_dir, folder / "load.csv")
     run = load_page(out, name)
     (out / f"{name}.md").write_text(render_page(run, name))
     (out / "README.md").write_text(render_index(out))
@@ -1002,7 +846,7 @@ def publish(run_dir: Path, out: Path, name: str | None = None,
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="readme_tables.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.publish.readme_tables", description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", nargs="?", type=Path, help="a run directory with summary.csv")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="default: docs/results")
     parser.add_argument("--name", help="the page's name (default: <date>-<machine>)")
