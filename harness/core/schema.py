@@ -304,14 +304,90 @@ SAMPLE_NAMES = tuple(c.name for c in SAMPLE_COLUMNS)
 SAMPLE_REQUIRED = ("run_id", "impl", "workload", "n", "buffer", "rep", "t_s", "rss_bytes",
                    "threads")
 
-# env.json's top-level keys (formats 2 and 3; format 1 files may hold any).
-ENV_KEYS = frozenset({
-    "format_version", "run_id", "started_at", "finished_at", "host", "git", "settings",
-    "toolchains", "runtimes", "program_env", "registries", "floor_impls", "invocations",
-    "machine_state", "variants",
+class _Key:
+    """A top-level key of env.json, read through Env: its value, or the
+    empty default when the file lacks it (format 1 files may lack any). The
+    JSON types a reader accepts (None: null) are ENV_TYPES'."""
+
+    def __init__(self, *types: type, default: Callable[[], Any] = lambda: None) -> None:
+        self.types, self.default = types, default
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, env: Env | None, owner: type) -> Any:
+        if env is None:
+            return self
+        value = env.data.get(self.name)
+        return self.default() if value is None else value
+
+    def __set__(self, env: Env, value: Any) -> None:
+        env.data[self.name] = value
+
+
+_NULL = type(None)
+
+
+class Env:
+    """env.json, typed: one attribute per top-level key (the declaration of
+    its keys: ENV_KEYS and ENV_TYPES are read off them), over the JSON
+    object itself (data), which keeps the file's order for whoever writes it
+    again. An absent object or list reads as empty, an absent text as None."""
+
+    format_version = _Key()
+    run_id = _Key(str)
+    started_at = _Key(str, _NULL)
+    finished_at = _Key(str, _NULL)
+    host = _Key(dict, default=dict)
+    git = _Key(dict, _NULL, default=dict)
+    settings = _Key(dict, default=dict)
+    toolchains = _Key(dict, default=dict)
+    runtimes = _Key(dict, default=dict)
+    program_env = _Key(dict, default=dict)
+    registries = _Key(dict, default=dict)
+    floor_impls = _Key(list, default=list)
+    invocations = _Key(list, default=list)
+    machine_state = _Key(dict, _NULL, default=dict)
+    variants = _Key()
     # a merged run directory (harness merge)
-    "merged_at", "machines",
-})
+    merged_at = _Key(str, _NULL)
+    machines = _Key(dict, default=dict)
+
+    def __init__(self, data: dict[str, Any] | None = None) -> None:
+        self.data = {} if data is None else data
+
+    def __bool__(self) -> bool:
+        return bool(self.data)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Env) and self.data == other.data
+
+    # Transitional: mapping access while the readers move to attributes.
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.data[key] = value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.data
+
+    def keys(self) -> Any:
+        return self.data.keys()
+
+    def __iter__(self) -> Any:
+        return iter(self.data)
+
+    def items(self) -> Any:
+        return self.data.items()
+
+
+_ENV_DECLARED = {name: key for name, key in vars(Env).items() if isinstance(key, _Key)}
+# env.json's top-level keys (formats 2 and later; format 1 files may hold any).
+ENV_KEYS = frozenset(_ENV_DECLARED)
 # What a merged directory keeps of each machine's env.json.
 MACHINE_KEYS = ("run_id", "started_at", "finished_at", "host", "git", "toolchains", "settings",
                 "runtimes", "machine_state")
@@ -376,13 +452,8 @@ def utc_now() -> str:
 
 # The known keys' types, in every version (None: null is allowed). A reader
 # relies on them: a host that is a list is an error here, not a traceback later.
-ENV_TYPES: dict[str, tuple[type, ...]] = {
-    "run_id": (str,), "started_at": (str, type(None)), "finished_at": (str, type(None)),
-    "merged_at": (str, type(None)), "host": (dict,), "git": (dict, type(None)),
-    "settings": (dict,), "toolchains": (dict,), "runtimes": (dict,), "program_env": (dict,),
-    "registries": (dict,), "floor_impls": (list,), "invocations": (list,),
-    "machine_state": (dict, type(None)), "machines": (dict,),
-}
+ENV_TYPES: dict[str, tuple[type, ...]] = {name: key.types for name, key in _ENV_DECLARED.items()
+                                          if key.types}
 
 # Cells no row may leave empty: a row is a configuration's run.
 FILLED = ("impl", "workload", "rep")

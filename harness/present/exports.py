@@ -107,7 +107,7 @@ def write_exports(results: Results) -> None:
                              for k, v in row.items()})
 
     document = {
-        "env": results.env,
+        "env": results.env.data,
         "rules": {"headline": "median of ok repeats",
                   "interval": f"median: sign-test order statistics; ratios: Hodges-Lehmann "
                               f"with the exact Mann-Whitney coverage; settled at confidence "

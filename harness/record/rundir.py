@@ -37,7 +37,7 @@ from ..core.variants import masked_spec, parse
 from ..core.schema import (ADDED_IN, DERIVED, ENV_KEYS, ENV_TYPES, FIRST_ESCAPED, FORMAT_VERSION,
                            FORMATS, FORMULA_STARTS, MACHINE_KEYS, REQUIRED, RUN_COLUMNS, RUN_NAMES,
                            SAMPLE_COLUMNS, SAMPLE_KEY, SAMPLE_NAMES, SAMPLE_REQUIRED, Column,
-                           ConfigKey, Row, RowKey, RUN_FILLED, SAMPLE_FILLED, WITHOUT_N,
+                           ConfigKey, Env, Row, RowKey, RUN_FILLED, SAMPLE_FILLED, WITHOUT_N,
                            escape_cell, parse_date, row_key, unescape_cell,
                            utc_now)
 
@@ -160,10 +160,11 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
                        SAMPLE_FILLED).rows
 
 
-def read_env(path: Path) -> dict[str, Any]:
-    """env.json, or {} when absent; a file of format 2 or later holds only ENV_KEYS."""
+def read_env(path: Path) -> Env:
+    """env.json, or an empty Env when absent; a file of format 2 or later
+    holds only ENV_KEYS."""
     if not (path.exists() or path.is_symlink()):  # a symlink loop is no absent file
-        return {}
+        return Env()
     _regular(path)
     try:
         env = json.loads(path.read_text(), parse_constant=_no_constant)
@@ -175,7 +176,7 @@ def read_env(path: Path) -> dict[str, Any]:
         raise RunDirError(f"{path}: not a format {env['format_version']} file of this harness "
                           f"(unknown keys {unknown})")
     _check_env_types(env, path)
-    return env
+    return Env(env)
 
 
 def _no_constant(name: str) -> None:
@@ -213,10 +214,10 @@ def _check_env_types(env: dict[str, Any], path: Path) -> None:
 
 # ---------------------------------------------------------------- env.json
 
-def new_env(run_id: str, host: dict[str, Any]) -> dict[str, Any]:
+def new_env(run_id: str, host: dict[str, Any]) -> Env:
     """A new run's env.json, before anything ran."""
-    return {"format_version": FORMAT_VERSION, "run_id": run_id, "started_at": utc_now(),
-            "host": host}
+    return Env({"format_version": FORMAT_VERSION, "run_id": run_id, "started_at": utc_now(),
+                "host": host})
 
 
 def invocation(command: list[str], resumed: bool, git: dict[str, Any], impls: list[str],
@@ -239,13 +240,14 @@ def _masked_name(name: str) -> str:
         return mask_value(name)
 
 
-def start_invocation(env: dict[str, Any], inv: dict[str, Any], toolchains: dict[str, Any],
+def start_invocation(env: Env, inv: dict[str, Any], toolchains: dict[str, Any],
                      program_env: dict[str, str], registries: dict[str, str],
                      floor_impls: Iterable[str], machine_state: dict[str, Any],
                      variants: dict[str, dict[str, Any]] | None = None) -> None:
     """The newest invocation's settings and commit at the top; every one of
     them in `invocations`; each variant and release by its label in
     `variants`. A resumed directory is brought to this format."""
+    env = env.data if isinstance(env, Env) else env
     env.update(format_version=FORMAT_VERSION, finished_at=None, settings=inv["settings"],
                git=inv["git"], toolchains=toolchains, program_env=program_env,
                registries=registries, machine_state=machine_state,
@@ -256,10 +258,11 @@ def start_invocation(env: dict[str, Any], inv: dict[str, Any], toolchains: dict[
     env["invocations"] = env.get("invocations", []) + [inv]
 
 
-def finish_invocation(env: dict[str, Any], runtimes: dict[str, str],
+def finish_invocation(env: Env, runtimes: dict[str, str],
                       load_end: float | None, steal_frac: float | None) -> None:
     """Runtime versions come from the built programs, so only at the end;
     so does the share of CPU time a hypervisor took during the invocation."""
+    env = env.data if isinstance(env, Env) else env
     inv = env["invocations"][-1]
     env["runtimes"] = runtimes
     env["finished_at"] = inv["finished_at"] = utc_now()
@@ -267,10 +270,10 @@ def finish_invocation(env: dict[str, Any], runtimes: dict[str, str],
     inv["steal_frac"] = steal_frac
 
 
-def merged_env(run_id: str, envs: list[dict[str, Any]], names: list[str],
-               dirs: list[Path]) -> dict[str, Any]:
+def merged_env(run_id: str, read: list[Env], names: list[str], dirs: list[Path]) -> Env:
     """A merged directory's env.json: each machine's environment under
     `machines` (a merge of merges keeps the machines it names)."""
+    envs = [e.data if isinstance(e, Env) else e for e in read]
     machines: dict[str, Any] = {}
     for env, name, path in zip(envs, names, dirs):
         if "machines" in env:
@@ -279,7 +282,7 @@ def merged_env(run_id: str, envs: list[dict[str, Any]], names: list[str],
             machines[name] = {k: env.get(k) for k in MACHINE_KEYS} | {"dir": str(path)}
     started = [e["started_at"] for e in envs if e.get("started_at")]
     finished = [e["finished_at"] for e in envs if e.get("finished_at")]
-    return {
+    return Env({
         "format_version": FORMAT_VERSION, "run_id": run_id, "merged_at": utc_now(),
         "started_at": min(started, default=None), "finished_at": max(finished, default=None),
         "host": {"hostname": f"{len(machines)} machines merged"},
@@ -287,7 +290,7 @@ def merged_env(run_id: str, envs: list[dict[str, Any]], names: list[str],
         "machines": machines,
         # A figure's machine is in its row; settings and toolchains per machine above.
         "settings": envs[0].get("settings") or {},
-    }
+    })
 
 
 # ---------------------------------------------------------------- the directory
@@ -375,7 +378,7 @@ class RunDir:
     def runs(self) -> Table:
         return read_runs(self.runs_path)
 
-    def env(self) -> dict[str, Any]:
+    def env(self) -> Env:
         return read_env(self.env_path)
 
     def samples(self) -> list[dict[str, Any]]:
@@ -482,7 +485,8 @@ class RunDir:
         f.flush()
         self._held = f
 
-    def write_env(self, env: dict[str, Any]) -> None:
+    def write_env(self, written: Env) -> None:
+        env = written.data if isinstance(written, Env) else written
         unknown = sorted(set(env) - ENV_KEYS)
         if unknown:  # a key docs/data-format.md does not describe: a new format version
             raise ValueError(f"env.json keys outside format {FORMAT_VERSION}: {unknown}")

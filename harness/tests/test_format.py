@@ -15,7 +15,7 @@ from harness.core import schema
 from harness.record import rundir
 from harness.analyse.analysis import analyse
 from harness.record.rundir import RunDir, RunDirError, open_run_dir
-from harness.core.schema import ENV_KEYS, FORMAT_VERSION, FORMATS, RUN_NAMES, SAMPLE_NAMES
+from harness.core.schema import ENV_KEYS, Env, FORMAT_VERSION, FORMATS, RUN_NAMES, SAMPLE_NAMES
 from harness.core.workloads import WORKLOADS
 
 from .conftest import harness
@@ -115,7 +115,7 @@ def test_unknown_keys_are_errors_not_dropped(tmp_path: Path) -> None:
         run.append_run({"impl": "go", "workload": "chain", "n": 1, "buffer": None, "rep": 9,
                         "status": "ok", "speed": 3.0})
     with pytest.raises(ValueError, match="keys outside format"):
-        run.write_env(run.env() | {"mood": "good"})
+        run.write_env(Env(run.env().data | {"mood": "good"}))
     env = json.loads(run.env_path.read_text())
     run.env_path.write_text(json.dumps(env | {"mood": "good"}))
     with pytest.raises(RunDirError, match="unknown keys \\['mood'\\]"):
