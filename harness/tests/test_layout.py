@@ -103,3 +103,47 @@ def test_no_import_cycle() -> None:
 
     for name in graph:
         visit(name, ())
+
+
+# The record stage owns the run format's names; the declarations (core's
+# schema, workloads, metrics, presentation) declare them.
+FORMAT_OWNERS = {"core.schema", "core.workloads", "core.metrics", "core.presentation"}
+
+
+def _format_names() -> set[str]:
+    from harness.core.schema import DERIVED, ENV_KEYS, RUN_NAMES, SAMPLE_NAMES
+    return set(RUN_NAMES) | set(SAMPLE_NAMES) | set(ENV_KEYS) | set(DERIVED)
+
+
+def format_literals(name: str) -> list[tuple[int, str]]:
+    """(line, name) where a module names a runs.csv column or an env.json key
+    as a string literal: a subscript (row["wall_s"]), a get or getattr
+    (row.get("node")), a dict literal's key or a keyword-like tuple of
+    names."""
+    names = _format_names()
+    found = []
+    for node in ast.walk(ast.parse(MODULES[name].read_text())):
+        keys: list[ast.expr] = []
+        if isinstance(node, ast.Subscript):
+            keys = [node.slice]
+        elif isinstance(node, ast.Call) and node.args and (
+                getattr(node.func, "attr", None) in ("get", "pop", "setdefault")
+                or getattr(node.func, "id", None) in ("getattr", "setattr", "hasattr")):
+            keys = [node.args[1] if getattr(node.func, "id", None) else node.args[0]] \
+                if len(node.args) > (1 if getattr(node.func, "id", None) else 0) else []
+        elif isinstance(node, ast.Dict):
+            keys = [k for k in node.keys if k is not None]
+        elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn))
+                                                   for op in node.ops):
+            keys = [node.left]
+        found += [(k.lineno, k.value) for k in keys
+                  if isinstance(k, ast.Constant) and k.value in names]
+    return found
+
+
+def test_only_the_record_stage_names_the_format() -> None:
+    named = [f"{MODULES[name].relative_to(HARNESS.parent)}:{line}: {value!r}"
+             for name in sorted(MODULES)
+             if not name.startswith("record") and name not in FORMAT_OWNERS
+             for line, value in format_literals(name)]
+    assert not named, f"{len(named)} names of the run format outside it:\n" + "\n".join(named)
