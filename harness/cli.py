@@ -11,6 +11,7 @@ from typing import NoReturn, Sequence
 
 from . import ROOT, HarnessError, UsageError, __version__, relative
 from .execute.builder import prepare
+from .execute.toolchains import detect_runtime, detect_toolchain
 from .processes.children import run_contained, stoppable
 from .core.envinfo import ram_bytes
 from .core.presentation import PRESENTATIONS
@@ -307,8 +308,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     print()
     print(f"{'implementation':<{width}}{'language':<10}" + "".join(f"{w:<13}" for w in names) + "toolchain")
     for i in impls:
-        tool = i.language.toolchain
-        status = i.runtime if tool.present else f"MISSING: {tool.reason}"
+        tool = detect_toolchain(i.language)
+        status = detect_runtime(i) if tool.present else f"MISSING: {tool.reason}"
         cells = "".join(f"{('yes' if w in i.workloads else '-'):<13}" for w in names)
         print(f"{i.id:<{width}}{i.language.name:<10}{cells}{status}")
         if i.description:
@@ -332,7 +333,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_test(args: argparse.Namespace) -> int:
     passed = failed = skipped = 0
     for lang in languages(_impls(args)):
-        if lang.toolchain.present:
+        if detect_toolchain(lang).present:
             print(f"{lang.name}: building ...", flush=True)
         ready = prepare(lang, None)
         if not ready.ready:

@@ -23,6 +23,7 @@ from .execute.perfstat import find_perf
 from .plan.plan import (Planned, configurations, estimate_basis, estimate_s, held,
                    history_from, omitted, plan, start_times)
 from .execute.progress import Progress
+from .execute.toolchains import detect_runtimes, detect_toolchain
 from .core.registry import Impl, Language, languages, program_env, resolve
 from .record.rundir import (RowWriteError, RunDir, RunDirError, check_out, earlier_runs,
                             finish_invocation, invocation, latest, new_env, point_latest,
@@ -232,7 +233,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     run, runs, env = _open(out, runs, resume)
     estimates = [estimate_s(p, history) for p in runs]
     builds = _builds(runs, s.build, [lang for lang in languages([p.impl for p in runs])
-                                     if lang.toolchain.present])
+                                     if detect_toolchain(lang).present])
     print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
           f"estimated {fmt_duration(sum(estimates))} for the runs; "
           f"{estimate_basis(runs, history, out)}" + (f"; {builds}" if builds else ""))
@@ -240,7 +241,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         print(f"that is {until_ci}")
     start_invocation(
         env, invocation(sys.argv, resume, git(), [i.id for i in impls], s.record(), load_avg_1m()),
-        toolchains={lang.name: lang.toolchain.version or None for lang in languages(impls)},
+        toolchains={lang.name: detect_toolchain(lang).version or None for lang in languages(impls)},
         program_env=redact(program_env(inherit=s.inherit_env)), registries=_registries(s),
         floor_impls=[i.id for i in impls if i.floor], machine_state=machine_state(),
         variants={i.id: variant_record(i) for i in impls if i.id != i.base})
@@ -256,6 +257,9 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
             prepared = Preparation([p.impl for p in may_run], run.path, s.build,
                                    any(p.workload.kind == "server" for p in may_run),
                                    progress.message)
+            # every runtime's version command, after the builds and installs
+            # (a release's is its own program) and before the first measured run
+            detect_runtimes(impls + [p.impl for p in may_run])
             counts = execute_until_ci(
                 run, runs, planned,
                 lambda p: prepared.readiness(p.impl, p.key.workload, p.workload.kind == "server"),
@@ -275,7 +279,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         return 1
     finally:
         progress.close()
-    finish_invocation(env, {i.id: i.runtime for i in impls if i.language.toolchain.present},
+    finish_invocation(env, detect_runtimes(impls),
                       load_avg_1m(), steal_frac(ticks, cpu_times()))
     write_env(run, env)
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing new"

@@ -45,6 +45,7 @@ from ..execute.builder import BUILD_TIMEOUT_S
 from ..processes.children import run_contained
 from ..core.envinfo import git, host, mask_text
 from ..execute.executor import make_row
+from ..execute.toolchains import detect_runtime
 from ..core.formatting import fmt_duration
 from ..processes.interrupts import Interrupted, interruptible
 from ..record.merge import Replicate, merge_replicates, replicates_env
@@ -520,6 +521,7 @@ def failure_rows(layout: Layout, runs: list[Planned], found: list[Replicate], ru
         tail = layout.output_tail(layout.task_dir(r), f"slurm-*_{r}.out")
         gone = missing(replicate(runs, r), rep.rows if rep else [])
         for p in gone:
+            detect_runtime(p.impl)  # the runtime column, as found here
             fields: dict[str, Any] = {
                 "node": (rep.node if rep else record.get("node")) or None,
                 "machine": rep.machine if rep else (next(iter(kinds)) if len(kinds) == 1 else None)}

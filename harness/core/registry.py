@@ -7,18 +7,15 @@ import os
 import sys
 import tomllib
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Sequence
 
 from .. import ROOT, UsageError
 from . import local_builds
-from ..processes.children import run_contained
 from .envinfo import passed_to_programs
 from .variants import ID, Spec, masked_spec, parse
 from .workloads import WORKLOADS
 
-DETECT_TIMEOUT_S = 60
 # When sleeping tasks start their clocks: see workloads._sleep_check.
 TASKS_START = ("when-spawned", "after-spawning")
 # Where a run command takes a variant's runtime flags (IMPL[-flag]): one
@@ -55,13 +52,6 @@ class Versions:
 
 
 @dataclass
-class Toolchain:
-    present: bool
-    version: str = ""  # the version line, when present
-    reason: str = ""  # why not, when missing
-
-
-@dataclass
 class Language:
     name: str
     dir: Path
@@ -73,29 +63,6 @@ class Language:
 
     def expand(self, argv: list[str]) -> list[str]:
         return [expand(a, self.dir) for a in argv]
-
-    @cached_property
-    def toolchain(self) -> Toolchain:
-        return detect(self.expand(self.detect), self.dir)
-
-
-def detect(argv: list[str], cwd: Path) -> Toolchain:
-    """Run a detect command: exit 0 = present, first stdout line = version;
-    otherwise the last stderr line says why not."""
-    try:
-        # contained: a hung detect is cut at DETECT_TIMEOUT_S with all its children
-        proc = run_contained(argv, cwd, timeout_s=DETECT_TIMEOUT_S)
-    except FileNotFoundError:
-        return Toolchain(False, reason=f"{argv[0]} not found")
-    except OSError as exc:
-        return Toolchain(False, reason=f"{argv[0]}: {exc}")
-    if proc.timed_out:
-        return Toolchain(False, reason=f"{argv[0]}: timed out after {DETECT_TIMEOUT_S} s")
-    if proc.returncode != 0:
-        lines = proc.stderr.strip().splitlines() or [f"detect exited {proc.returncode}"]
-        return Toolchain(False, reason=lines[-1])
-    lines = proc.stdout.strip().splitlines()
-    return Toolchain(True, lines[0] if lines else "unknown version")
 
 
 @dataclass
@@ -129,6 +96,10 @@ class Impl:
     # what env.json records of it (local_builds)
     local_dir: Path | None = None
     local: dict[str, Any] = field(default_factory=dict)
+    # Name and version for the runtime column ("Go (go1.26.8)"): "" until
+    # execute.toolchains.detect_runtime has run its version command, before
+    # the runs (a declaration starts no process).
+    runtime: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         self.base = self.base or self.id
@@ -192,7 +163,7 @@ class Impl:
                                    env=self.env | dict(spec.env),
                                    run=run, version=version, check=check, cache=cache,
                                    local_dir=local_dir, local=local, workloads=list(workloads),
-                                   floor=False)  # the floor is the stock build alone
+                                   runtime="", floor=False)  # the floor is the stock build alone
 
     def _commit(self, spec: Spec, source: Path | None) -> tuple[Spec, Path, dict[str, Any]]:
         """IMPL@git:REV: the spec named by its commit, the commit's worktree
@@ -237,33 +208,6 @@ class Impl:
         if cpus is None:
             return dict(self.env)
         return self.env | {k: v.replace("{cpus}", str(cpus)) for k, v in self.cpus_env.items()}
-
-    def available(self) -> Toolchain:
-        """After the build: can this implementation run here? (Its optional
-        `check` command, e.g. a runtime binary that a package manager
-        installs only on some platforms.)"""
-        if not self.check:
-            return Toolchain(True)
-        return detect(self.expand(self.check), self.language.dir)
-
-    @cached_property
-    def runtime(self) -> str:
-        """Name and version for the runtime column."""
-        tool = self.language.toolchain
-        version = tool.version if tool.present else "not available"
-        if self.release:  # never the stock toolchain's version for another release
-            version = self.release + ("; its version command failed" if self.version else "")
-        if tool.present and self.version:
-            try:
-                proc = run_contained(self.expand(self.version), self.language.dir,
-                                     timeout_s=DETECT_TIMEOUT_S)
-                if proc.returncode == 0 and proc.stdout.strip():
-                    version = proc.stdout.strip().splitlines()[0]
-            except OSError:
-                pass
-        if self.local.get("subject") is not None:  # a commit: its hash and subject
-            version += f"; {self.release} {self.local['subject']}"
-        return f"{self.runtime_label} ({version})"
 
 
 def _build_cores(table: dict[str, Any], where: str) -> int | None:

@@ -19,10 +19,12 @@ from ..core import local_builds
 from .build_lanes import Job, Step, run_jobs
 from ..processes.children import run_contained
 from ..core.formatting import fmt_duration
-from .loadgen import SKIP_VARIABLE, Unavailable, ensure_k6, k6_installed, record_build, recorded_builds
+from .build_records import record_build, recorded_builds
+from .loadgen import SKIP_VARIABLE, Unavailable, ensure_k6, k6_installed
 from .progress import Board, BoardView, BuildStatus, StatusLine, tool_progress
 from ..core.registry import Impl, Language, languages
 from ..releases.versions import download_size, where
+from .toolchains import available, detect_toolchain
 
 BUILD_TIMEOUT_S = 1800
 
@@ -220,7 +222,7 @@ def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> R
     # The marker names the toolchain that made the build (the language's
     # detect line): a release built by another compiler, interpreter or JDK
     # than the one now installed is built again, not measured as it is.
-    toolchain = impl.language.toolchain.version
+    toolchain = detect_toolchain(impl.language).version
     built_with = marker.read_text().splitlines()[1:2] if marker.exists() else None
     if built_with == [toolchain]:
         say(f"{impl.id}: using the build in {relative(cache)}")
@@ -305,7 +307,7 @@ class Readiness:
 def prepare(lang: Language, log_path: Path | None, build: bool = True) -> Readiness:
     """A missing toolchain skips the language; otherwise it is built (unless
     build is False: the programs as already built)."""
-    tool = lang.toolchain
+    tool = detect_toolchain(lang)
     if not tool.present:
         return Readiness("skipped", f"toolchain missing: {tool.reason}")
     if not build:
@@ -351,9 +353,9 @@ class Preparation:
         jobs: list[Job] = []
         builds: dict[str, LanguageBuild] = {}
         for lang in self._languages:
-            if not lang.toolchain.present:
-                self.languages[lang.name] = Readiness("skipped",
-                                                      f"toolchain missing: {lang.toolchain.reason}")
+            tool = detect_toolchain(lang)
+            if not tool.present:
+                self.languages[lang.name] = Readiness("skipped", f"toolchain missing: {tool.reason}")
                 continue
             if not build:
                 self.languages[lang.name] = Readiness("ready")
@@ -363,7 +365,7 @@ class Preparation:
             seconds, known = expected_build_s(lang.name) if in_tree(lang) else (0.0, False)
             expect = (f"; last build {fmt_duration(seconds)}" if known else
                       f"; first build: about {fmt_duration(seconds)}" if in_tree(lang) else "")
-            begin = _announced(board, say, f"building {lang.name} ({lang.toolchain.version}{expect}) ...")
+            begin = _announced(board, say, f"building {lang.name} ({tool.version}{expect}) ...")
             steps = [Step("setup", begin(job.setup)), Step("compile", job.build)] if lang.setup \
                 else [Step("compile", begin(job.build))]
             jobs.append(Job(lang.name, steps, seconds, lang.build_cores))
@@ -402,7 +404,7 @@ class Preparation:
         ready = self.languages[impl.language.name]
         if ready.ready:
             if impl.id not in self.impls:
-                avail = impl.available()
+                avail = available(impl)
                 self.impls[impl.id] = Readiness("ready") if avail.present else Readiness(
                     "skipped", f"not available: {avail.reason}")
             ready = self.impls[impl.id]

@@ -9,60 +9,29 @@ terminal (the whole output is kept in .tools/k6-build.log); BENCH_SKIP_K6=1
 skips it (http rows are then `skipped` with that reason). It is built only
 when a run includes the http workload (builder.Preparation).
 
-.tools/build-times.json records each build's seconds and count of progress
-lines (k6's, and each language folder's): the next run's estimate and status
-line read them.
+Its build's seconds and count of progress lines are recorded with the
+languages' (build_records): the next run's estimate and status line read them.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from .. import ROOT
+from .build_records import TOOLS, record_build, recorded_builds
 from .progress import BoardView, BuildStatus, StatusLine
 
 K6_MODULE = "go.k6.io/k6"
 K6_VERSION = "v1.8.1"
-TOOLS = ROOT / ".tools"
 K6 = TOOLS / "bin" / "k6"
 SCRIPT = Path(__file__).resolve().parent / "k6" / "load.js"
 SKIP_VARIABLE = "BENCH_SKIP_K6"
-BUILD_TIMES = TOOLS / "build-times.json"
 BUILD_LOG = TOOLS / "k6-build.log"
-
-
-def recorded_builds() -> dict[str, dict[str, Any]]:
-    """.tools/build-times.json: {name: {"seconds": s, "steps": n}} of each
-    last successful build on this machine ({} when none, or unreadable)."""
-    try:
-        data = json.loads(BUILD_TIMES.read_text())
-    except (OSError, ValueError):
-        return {}
-    return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
-
-
-def record_build(name: str, seconds: float, steps: int) -> None:
-    """Record a successful build (atomically: other runs may read it). The
-    count of progress lines kept is the largest seen, a full build's: a
-    build with nothing to do has almost none."""
-    data = recorded_builds()
-    before = data.get(name, {}).get("steps")
-    data[name] = {"seconds": round(seconds, 1),
-                  "steps": max(steps, before) if isinstance(before, int) else steps}
-    try:
-        TOOLS.mkdir(exist_ok=True)
-        tmp = BUILD_TIMES.with_name(f".{BUILD_TIMES.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-        tmp.replace(BUILD_TIMES)
-    except OSError:
-        pass  # an estimate's convenience, never a reason to fail a build
 
 
 class Unavailable(Exception):

@@ -15,6 +15,7 @@ import pytest
 
 from harness import ROOT
 from harness.execute.builder import prepare
+from harness.execute.toolchains import available, detect_toolchain
 from harness.core.registry import Impl, Language, load_registry, program_env
 from harness.execute.validation import validate
 from harness.core.workloads import WORKLOADS, Request
@@ -82,8 +83,9 @@ _built: dict[str, str] = {}
 
 def ready(lang: Language) -> None:
     """Build the language once per session (a fresh clone has no binaries)."""
-    if not lang.toolchain.present:
-        pytest.skip(f"{lang.name}: toolchain missing: {lang.toolchain.reason}")
+    tool = detect_toolchain(lang)
+    if not tool.present:
+        pytest.skip(f"{lang.name}: toolchain missing: {tool.reason}")
     if lang.name not in _built:
         r = prepare(lang, None)
         _built[lang.name] = "" if r.ready else r.reason
@@ -122,7 +124,7 @@ def test_help_is_usage_on_stdout_exit_0(impl: Impl) -> None:
 @pytest.mark.parametrize("impl", IMPLS, ids=[i.id for i in IMPLS])
 def test_every_declared_workload_answers_validly(impl: Impl) -> None:
     ready(impl.language)
-    avail = impl.available()
+    avail = available(impl)
     if not avail.present:
         pytest.skip(f"{impl.id}: not available: {avail.reason}")
     for workload in impl.workloads:

@@ -176,11 +176,11 @@ def test_a_test_command_dies_with_the_harness_on_ctrl_c(tmp_path: Path, token: s
 
 def test_a_hung_detect_is_cut_with_its_children(tmp_path: Path, token: str,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.core import registry
-    monkeypatch.setattr(registry, "DETECT_TIMEOUT_S", 1)
+    from harness.execute import toolchains
+    monkeypatch.setattr(toolchains, "DETECT_TIMEOUT_S", 1)
     monkeypatch.setenv("FAKE_TOKEN", token)
     started = time.monotonic()
-    tool = registry.detect(["sh", "-c", "sleep 40 & sleep 40"], tmp_path)
+    tool = toolchains.detect(["sh", "-c", "sleep 40 & sleep 40"], tmp_path)
     assert not tool.present and "timed out after 1 s" in tool.reason
     assert time.monotonic() - started < 15
     assert not gone_within(token, 10.0)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.execute import builder, loadgen
+from harness.execute import build_records, builder, loadgen
 from harness.execute.builder import Preparation, _step, announcement, build_estimate, setup_hint
 from harness.execute.progress import Board, BuildStatus, StatusLine, tool_progress
 from harness.core.registry import Language, load_registry
@@ -177,7 +177,7 @@ def test_the_hint_of_a_language_without_set_up(tmp_path: Path) -> None:
 @pytest.fixture
 def times(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(loadgen, "TOOLS", tmp_path)
-    monkeypatch.setattr(loadgen, "BUILD_TIMES", tmp_path / "build-times.json")
+    monkeypatch.setattr(build_records, "BUILD_TIMES", tmp_path / "build-times.json")
     monkeypatch.setattr(builder, "k6_installed", lambda: False)
     monkeypatch.delenv("BENCH_SKIP_K6", raising=False)
     return tmp_path / "build-times.json"
@@ -190,9 +190,9 @@ def test_the_estimate_counts_first_builds_then_the_last_ones(times: Path) -> Non
     seconds, words = build_estimate([rust], servers=True)
     assert seconds == builder.FIRST_BUILD_S["rust"] + builder.FIRST_BUILD_S["k6"]
     assert "first build of rust, k6" in words
-    loadgen.record_build("rust", 2.04, 90)
-    loadgen.record_build("rust", 0.5, 1)  # a build with nothing to do keeps the full count
-    loadgen.record_build("k6", 70, 400)
+    build_records.record_build("rust", 2.04, 90)
+    build_records.record_build("rust", 0.5, 1)  # a build with nothing to do keeps the full count
+    build_records.record_build("k6", 70, 400)
     assert json.loads(times.read_text())["rust"] == {"seconds": 0.5, "steps": 90}
     seconds, words = build_estimate([rust], servers=True)
     assert seconds == 70.5 and "as last time" in words
