@@ -27,11 +27,11 @@ docs/statistics.md ("Sequential runs") says what repeated looks cost.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable
+from typing import Iterable
 
 from .analyse.analysis import group_runs, wide_figures
 from .plan.plan import Planned, configurations
-from .core.schema import ConfigKey
+from .core.schema import ConfigKey, Row
 from .analyse.standings import Standing, standings
 
 # How many more runs than the other side a leader gets first (see above).
@@ -69,16 +69,16 @@ def wanting(found: list[Standing], reps: dict[ConfigKey, int],
     return out
 
 
-def more_runs(rows: Iterable[dict[str, Any]], runs: list[Planned]) -> list[Planned]:
+def more_runs(rows: Iterable[Row], runs: list[Planned]) -> list[Planned]:
     """The next pass, from the rows recorded so far (every recorded rep
     counts toward max_repeat, failed ones too), in plan order."""
-    table = [dict(r) for r in rows]  # grouping annotates rows: keep the caller's as they are
+    table = list(rows)
     groups = {g.key: g for g in group_runs(table)}
     last_of = configurations(runs)
     reps: dict[ConfigKey, int] = {}
     for r in table:
         key = ConfigKey.of(r)
-        reps[key] = max(reps.get(key, 0), r["rep"])
+        reps[key] = max(reps.get(key, 0), r.rep)
     ceiling = {key: p.max_repeat for key, p in last_of.items()
                if p.until_settled and p.max_repeat is not None and key in groups
                and groups[key].ok}

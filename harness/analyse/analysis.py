@@ -19,7 +19,7 @@ from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import METRICS, fmt_metric
 from ..core.presentation import PRESENTATIONS, TIME_HEADLINE
 from ..record.rundir import RunDir
-from ..core.schema import ConfigKey, Row
+from ..core.schema import ConfigKey, Env, Row
 from ..core.stats import Block, Interval, blocked_ratio_interval, median_interval
 from ..core.workloads import WORKLOADS, Param, workload_rank
 
@@ -39,8 +39,8 @@ MAD_SCALE = 1.4826
 MAD_FLOOR = 0.05
 
 
-def is_loaded(row: dict[str, Any]) -> bool:
-    frac = row.get("other_cpu_frac")
+def is_loaded(row: Row) -> bool:
+    frac = row.other_cpu_frac
     return frac is not None and frac > LOADED_FRAC
 
 
@@ -127,7 +127,7 @@ class Group:
 
     @property
     def status_counts(self) -> Counter[str]:
-        return Counter(r["status"] for r in self.rows)
+        return Counter(r.status for r in self.rows)
 
     @property
     def ok(self) -> int:
@@ -155,7 +155,7 @@ class Group:
     @property
     def loaded(self) -> int:
         """ok rows that ran while other processes held the CPU."""
-        return sum(1 for r in self.rows if r["status"] == "ok" and is_loaded(r))
+        return sum(1 for r in self.rows if r.status == "ok" and is_loaded(r))
 
     @property
     def outliers(self) -> int:
@@ -179,14 +179,14 @@ class Group:
         `node`; None outside a cluster run), in run order."""
         out: dict[str | None, list[float]] = defaultdict(list)
         for r in self.rows:
-            if r["status"] == "ok" and r.get(metric) is not None:
-                out[r.get("node")].append(float(r[metric]))
+            if r.status == "ok" and (value := r.figure(metric)) is not None:
+                out[r.node].append(float(value))
         return {node: tuple(values) for node, values in out.items()}
 
     @property
     def nodes(self) -> set[str | None]:
         """The nodes its ok runs ran on ({None} outside a cluster run)."""
-        return {r.get("node") for r in self.rows if r["status"] == "ok"}
+        return {r.node for r in self.rows if r.status == "ok"}
 
 
 def group_sort_key(key: ConfigKey) -> tuple:
@@ -195,11 +195,11 @@ def group_sort_key(key: ConfigKey) -> tuple:
     return (workload_rank(key.workload), key.sort_key, key.impl)
 
 
-def group_runs(rows: list[dict[str, Any]]) -> list[Group]:
+def group_runs(rows: list[Row]) -> list[Group]:
     """Groups by (impl, workload, n, buffer) with statistics, outlier flags
     (Group.row_outliers: the metrics each row is an outlier in) and memory
     per task. Rows are never dropped."""
-    by_key: dict[ConfigKey, list[dict[str, Any]]] = defaultdict(list)
+    by_key: dict[ConfigKey, list[Row]] = defaultdict(list)
     for row in rows:
         by_key[ConfigKey.of(row)].append(row)
 
@@ -207,18 +207,18 @@ def group_runs(rows: list[dict[str, Any]]) -> list[Group]:
     for key in sorted(by_key, key=group_sort_key):
         members = by_key[key]
         first = members[0]
-        group = Group(key.impl, key.workload, key.n, key.buffer, language=first.get("language") or "",
-                      runtime=first.get("runtime") or "", rows=members, params=key.params)
+        group = Group(key.impl, key.workload, key.n, key.buffer, language=first.language or "",
+                      runtime=first.runtime or "", rows=members, params=key.params)
         group.row_outliers = [[] for _ in members]
         marks = {id(row): marked for row, marked in zip(members, group.row_outliers)}
-        ok_rows = [r for r in members if r["status"] == "ok"]
+        ok_rows = [r for r in members if r.status == "ok"]
         for metric in METRICS:
-            have = [r for r in ok_rows if r.get(metric) is not None]
-            summary = summarize(r[metric] for r in have)
+            have = [r for r in ok_rows if r.figure(metric) is not None]
+            summary = summarize(r.figure(metric) for r in have)
             if summary is None:
                 continue
             group.metrics[metric] = summary
-            for row, out in zip(have, outlier_mask([r[metric] for r in have])):
+            for row, out in zip(have, outlier_mask([r.figure(metric) for r in have])):
                 if out:
                     marks[id(row)].append(metric)
         groups.append(group)
@@ -321,7 +321,7 @@ def iter_metric(groups: Iterable[Group]) -> str:
     """The per-iteration time to rank by: warm when every measured group has
     one (K > 1), else cold, so a comparison never mixes the two."""
     measured = [g for g in groups if g.metrics]
-    if measured and all("warm_iter_s" in g.metrics for g in measured):
+    if measured and all(g.median("warm_iter_s") is not None for g in measured):
         return "warm_iter_s"
     return "first_iter_s"
 
@@ -474,7 +474,7 @@ def headline(workload: str) -> tuple[str, ...]:
 def capacity_note(g: Group) -> str | None:
     """A rendezvous asked for (B = 0) but run at another capacity, which the
     program reports (docs/protocol.md): say so next to the figure."""
-    caps = {r.get("capacity") for r in g.rows if r["status"] == "ok"} - {None, g.buffer}
+    caps = {r.capacity for r in g.rows if r.status == "ok"} - {None, g.buffer}
     if g.buffer is None or not caps:
         return None
     return f"ran at capacity {', '.join(str(c) for c in sorted(caps))}"
@@ -499,7 +499,7 @@ def by_design(g: Group, workload_groups: Iterable[Group]) -> bool:
     """A skipped configuration of an implementation that ran this workload
     in other configurations: one it cannot have by design (a server's
     style it lacks, its README says why), not a failure."""
-    return (all(r["status"] == "skipped" for r in g.rows)
+    return (all(r.status == "skipped" for r in g.rows)
             and any(o.impl == g.impl and o.ok for o in workload_groups))
 
 
@@ -516,16 +516,16 @@ def design_notes(groups: list[Group]) -> list[str]:
             f"(skipped; its README says why)." for impl, where in sorted(designed.items())]
 
 
-def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()) -> list[str]:
+def warnings(groups: list[Group], env: Env, notes: Iterable[str] = ()) -> list[str]:
     """What a reader must know before trusting the tables, most important first."""
     out: list[str] = list(notes)
-    if env and not env.get("finished_at"):
+    if env and not env.finished_at:
         out.append("The run did not finish (env.json has no finished_at): figures are partial.")
-    if (env.get("git") or {}).get("dirty"):
+    if env.git.get("dirty"):
         out.append("The working tree was dirty: the code measured is not exactly the commit shown.")
     # pyperf's checks of the machine (envinfo.machine_state), named only where they apply
-    invocations = env.get("invocations") or [{}]
-    for reason in instability(env.get("machine_state") or {}, invocations[-1].get("steal_frac")):
+    invocations = env.invocations or [{}]
+    for reason in instability(env.machine_state, invocations[-1].get("steal_frac")):
         out.append(f"The machine's state makes timings less stable: {reason}.")
 
     # Languages that never ran: one line per impl, not one per group. A skip
@@ -536,38 +536,38 @@ def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()
         if by_design(g, sets[g.workload]):
             continue
         for r in g.rows:
-            if r["status"] in SETUP_STATUSES:
-                setup.setdefault((g.impl, r["status"]), r.get("error") or "no reason recorded")
+            if r.status in SETUP_STATUSES:
+                setup.setdefault((g.impl, r.status), r.error or "no reason recorded")
     for (impl, status), error in sorted(setup.items()):
         out.append(f"{impl}: {status} ({error}).")
 
-    methods = Counter(r.get("peak_rss_method") for g in groups for r in g.rows
-                      if r["status"] == "ok" and r.get("peak_rss_method"))
+    methods = Counter(r.peak_rss_method for g in groups for r in g.rows
+                      if r.status == "ok" and r.peak_rss_method)
     if len(methods) > 1:
         usual = methods.most_common(1)[0][0]
         for g in groups:
-            odd = {r["peak_rss_method"] for r in g.rows if r["status"] == "ok"
-                   and r.get("peak_rss_method") and r["peak_rss_method"] != usual}
+            odd = {r.peak_rss_method for r in g.rows if r.status == "ok"
+                   and r.peak_rss_method and r.peak_rss_method != usual}
             if odd:
                 out.append(f"{g.label}: peak RSS measured by {', '.join(sorted(odd))}, not {usual}.")
 
-    ok_rows = [r for g in groups for r in g.rows if r["status"] == "ok"]
+    ok_rows = [r for g in groups for r in g.rows if r.status == "ok"]
     loaded = [r for r in ok_rows if is_loaded(r)]
     if loaded:
-        worst = max(loaded, key=lambda r: r["other_cpu_frac"])
+        worst = max(loaded, key=lambda r: r.other_cpu_frac)
         out.append(f"{len(loaded)} of {len(ok_rows)} ok runs ran under load (other processes "
                    f"used over {LOADED_FRAC:.0%} of the CPU; the most: "
-                   f"{worst['other_cpu_frac']:.0%} during {ConfigKey.of(worst).label} rep "
-                   f"{worst['rep']}): their timings are marked in the tables.")
+                   f"{worst.other_cpu_frac:.0%} during {ConfigKey.of(worst).label} rep "
+                   f"{worst.rep}): their timings are marked in the tables.")
     for g in groups:
         if (note := capacity_note(g)) is not None:
             out.append(f"{g.label}: {note} (the runtime has no channel of capacity {g.buffer}).")
 
     # groups come in reading order (group_sort_key); failures first: they matter most
     for g in groups:
-        failed = [r for r in g.rows if r["status"] not in ("ok",) + SETUP_STATUSES]
+        failed = [r for r in g.rows if r.status not in ("ok",) + SETUP_STATUSES]
         if failed:
-            errors = sorted({r.get("error") or "no reason recorded" for r in failed})
+            errors = sorted({r.error or "no reason recorded" for r in failed})
             out.append(f"{g.label}: {g.statuses} — {'; '.join(errors)}.")
     # Noise and outliers in the figures each workload is read for, one line
     # per workload; the tables mark every other noisy cell with ⚠.
@@ -589,20 +589,20 @@ def warnings(groups: list[Group], env: dict[str, Any], notes: Iterable[str] = ()
         for r, marks in zip(g.rows, g.row_outliers):
             marked = [m for m in marks if m in headline(g.workload)]
             if marked:
-                values = ", ".join(f"{METRICS[m].label} {fmt_metric(m, r[m])} "
+                values = ", ".join(f"{METRICS[m].label} {fmt_metric(m, r.figure(m))} "
                                    f"(median {fmt_metric(m, g.median(m))})"
                                    for m in marked)
-                outliers.setdefault(g.workload, []).append(f"{_short(g)} rep {r['rep']}: {values}")
+                outliers.setdefault(g.workload, []).append(f"{_short(g)} rep {r.rep}: {values}")
     for workload, entries in outliers.items():
         out.append(f"{workload}: {len(entries)} outlier runs, kept: {'; '.join(entries)}.")
     return out
 
 
-def until_ci(env: dict[str, Any], g: Group | None = None) -> float | None:
+def until_ci(env: Env, g: Group | None = None) -> float | None:
     """The `run --until-ci PCT` target (a fraction) a group was run to: its
     suite part's own (env.json settings.parts[].until_ci) where the part
     holds its workload and N, else the run's; None when neither was set."""
-    settings = env.get("settings") or {}
+    settings = env.settings
     if g is not None:
         for part in settings.get("parts") or []:
             if (part.get("until_ci") and g.workload in (part.get("workloads") or ())
@@ -630,7 +630,7 @@ def wide_figures(g: Group, target: float) -> list[str]:
     return out
 
 
-def until_ci_warnings(groups: list[Group], env: dict[str, Any]) -> list[str]:
+def until_ci_warnings(groups: list[Group], env: Env) -> list[str]:
     """With `run --until-ci PCT`: one line per workload naming the headline
     figures whose interval did not get within PCT of the median."""
     by_workload: dict[tuple[str, float], list[str]] = {}
@@ -660,7 +660,7 @@ class Results:
     plots, compare) starts from."""
     run: RunDir
     groups: list[Group]
-    env: dict[str, Any]
+    env: Env
     ranks: Ranks
     notes: list[str]  # what the reader found (a torn row, rows retried by --resume)
 
@@ -673,7 +673,7 @@ def analyse(run: RunDir, leave_out: Iterable[str] = ()) -> Results:
     if run.retried_path.exists():
         notes.append("Some failed rows were run again by --resume; the earlier attempts are "
                      "in retried.csv.")
-    rows = [r for r in table.rows if r["status"] not in set(leave_out)]
+    rows = [r for r in table.rows if r.status not in set(leave_out)]
     groups = group_runs(rows)
     env = run.env()
-    return Results(run, groups, env, ratios(groups, env.get("floor_impls") or ()), notes)
+    return Results(run, groups, env, ratios(groups, env.floor_impls), notes)

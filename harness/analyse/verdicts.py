@@ -141,20 +141,20 @@ def failures(groups: list[Group]) -> list[str]:
     for g in sorted(groups, key=lambda g: (g.impl, g.key.sort_key)):
         if by_design(g, groups):
             continue
-        failed = [r for r in g.rows if r["status"] != "ok"]
+        failed = [r for r in g.rows if r.status != "ok"]
         if not failed:
             continue
-        if all(r["status"] in SETUP_STATUSES for r in failed) and not g.ok:
+        if all(r.status in SETUP_STATUSES for r in failed) and not g.ok:
             r = failed[0]
-            setup.setdefault(g.impl, f"{STATUS_WORDS.get(r['status'], r['status'])} "
-                                     f"({reason(r.get('error'))})")
+            setup.setdefault(g.impl, f"{STATUS_WORDS.get(r.status, r.status)} "
+                                     f"({reason(r.error)})")
             continue
         counts: dict[str, int] = defaultdict(int)
         for r in failed:
-            counts[r["status"]] += 1
+            counts[r.status] += 1
         status = max(counts, key=lambda s: (counts[s], s))
         words = STATUS_WORDS.get(status, status)
-        whys = sorted({reason(r.get("error")) for r in failed if r["status"] == status})
+        whys = sorted({reason(r.error) for r in failed if r.status == status})
         known = [w for w in whys if w in KNOWN_REASONS]
         whys = [w for w in (known or whys) if w != REDUNDANT.get(status)]
         share = "" if not g.ok and len(counts) == 1 else f"{counts[status]} of {len(g.rows)} runs "

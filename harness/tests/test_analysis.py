@@ -8,7 +8,7 @@ import pytest
 
 from harness.analyse import analysis
 from harness.record import rundir
-from harness.core.schema import ConfigKey
+from harness.core.schema import ConfigKey, Env, Row
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run"
 
@@ -122,9 +122,9 @@ def test_slope_interval_by_hand():
     assert analysis.slope_interval([(1, None), (2, points[1][1])], 1.0) is None
 
 
-def _sleep_rows(impl: str, readings: dict[int, list[float]]) -> list[dict]:
-    return [{"impl": impl, "workload": "sleep", "n": n, "buffer": None, "rep": rep + 1,
-             "status": "ok", "peak_rss_bytes": rss}
+def _sleep_rows(impl: str, readings: dict[int, list[float]]) -> list[Row]:
+    return [Row(impl=impl, workload="sleep", n=n, buffer=None, rep=rep + 1,
+                status="ok", peak_rss_bytes=rss)
             for n, values in readings.items() for rep, rss in enumerate(values)]
 
 
@@ -150,8 +150,8 @@ def test_memory_per_task_below_resolution_is_not_ranked_and_says_so():
 
 
 def test_memory_per_task_below_the_resolution_is_not_printed():
-    rows = [{"impl": "x", "workload": "sleep", "n": n, "buffer": None, "rep": rep, "status": "ok",
-             "peak_rss_bytes": rss} for n, rep, rss in (
+    rows = [Row(impl="x", workload="sleep", n=n, buffer=None, rep=rep, status="ok",
+                peak_rss_bytes=rss) for n, rep, rss in (
                  (10, 1, 5_000_000), (10, 2, 5_100_000), (1000, 1, 5_050_000),
                  (1000, 2, 5_080_000), (100000, 1, 9_000_000), (100000, 2, 9_500_000))]
     by = {g.n: g for g in analysis.group_runs(rows)}
@@ -173,12 +173,12 @@ def test_failures_are_counted_not_dropped(groups):
 
 def test_outliers_flagged_on_rows(groups):
     g = groups[("go", "chain", 20000, None)]
-    flags = {r["rep"]: r["outliers"] for r in g.rows}
+    flags = {r.rep: marks for r, marks in zip(g.rows, g.row_outliers)}
     assert flags == {1: [], 2: [], 3: ["first_iter_s"]}
     assert g.outliers == 1
     assert g.metrics["first_iter_s"].count == 3  # kept in the statistics too
     # 2.0, 2.0, 2.1 MB: 5% off is within the floor
-    assert all(not r["outliers"] for r in groups[("go", "sleep", 1, None)].rows)
+    assert all(not marks for marks in groups[("go", "sleep", 1, None)].row_outliers)
 
 
 def test_ratios_and_iteration_metric(groups):
@@ -192,9 +192,9 @@ def test_ratios_and_iteration_metric(groups):
     assert analysis.iter_metric(sleep) == "first_iter_s"
 
 
-def _chain_rows(impl: str, values: list[float], n: int = 1000) -> list[dict]:
-    return [{"impl": impl, "workload": "chain", "n": n, "buffer": None, "rep": rep + 1,
-             "status": "ok", "first_iter_s": v, "warm_iter_s": v, "peak_rss_bytes": 1e7}
+def _chain_rows(impl: str, values: list[float], n: int = 1000) -> list[Row]:
+    return [Row(impl=impl, workload="chain", n=n, buffer=None, rep=rep + 1,
+                status="ok", first_iter_s=v, warm_iter_s=v, peak_rss_bytes=1e7)
             for rep, v in enumerate(values)]
 
 
@@ -238,20 +238,20 @@ def test_until_ci_flags_headline_figures_wider_than_the_target():
             + _chain_rows("wide", [1.0, 1.2, 0.8, 1.0, 1.1, 0.9])
             + _chain_rows("few", [1.0, 1.0]) + _chain_rows("one", [1.0]))
     groups = analysis.group_runs(rows)
-    assert analysis.until_ci_warnings(groups, {"settings": {}}) == []  # not set: no check
-    [line] = analysis.until_ci_warnings(groups, {"settings": {"until_ci": 0.05}})
+    assert analysis.until_ci_warnings(groups, Env({"settings": {}})) == []  # not set: no check
+    [line] = analysis.until_ci_warnings(groups, Env({"settings": {"until_ci": 0.05}}))
     assert line.startswith("chain: 3 of 4 groups did not reach the run's --until-ci 5%")
     assert "tight" not in line
     assert "wide N=1000 (cold iteration ±20.0%, warm iteration ±20.0%)" in line
     assert "few N=1000 (cold iteration: not settled (50%)" in line
     assert "one N=1000 (cold iteration: 1 run, no interval" in line
-    assert line in analysis.warnings(groups, {"settings": {"until_ci": 0.05}, "finished_at": "x"})
+    assert line in analysis.warnings(groups, Env({"settings": {"until_ci": 0.05},
+                                                      "finished_at": "x"}))
 
 
 def test_a_group_without_a_measured_rival_is_neither_winner_nor_loser():
     rows = _chain_rows("only", [1.0, 1.01, 0.99, 1.0]) + [
-        {"impl": "broken", "workload": "chain", "n": 1000, "buffer": None, "rep": 1,
-         "status": "invalid"}]
+        Row(impl="broken", workload="chain", n=1000, buffer=None, rep=1, status="invalid")]
     groups = {g.impl: g for g in analysis.group_runs(rows)}
     ranks = analysis.ratios(list(groups.values()))
     assert ranks[groups["only"].key]["time"] == 1.0
@@ -260,9 +260,9 @@ def test_a_group_without_a_measured_rival_is_neither_winner_nor_loser():
 
 def test_until_ci_of_a_suite_part_applies_to_its_workloads():
     groups = analysis.group_runs(_chain_rows("wide", [1.0, 1.2, 0.8, 1.0, 1.1, 0.9]))
-    env = {"settings": {"parts": [{"workloads": ["sleep"], "ns": [1000], "until_ci": 0.01},
-                                  {"workloads": ["chain"], "ns": [1000], "until_ci": 0.3}]}}
+    env = Env({"settings": {"parts": [{"workloads": ["sleep"], "ns": [1000], "until_ci": 0.01},
+                                      {"workloads": ["chain"], "ns": [1000], "until_ci": 0.3}]}})
     assert analysis.until_ci_warnings(groups, env) == []  # ±20% is within chain's 30%
-    env["settings"]["parts"][1]["until_ci"] = 0.1
+    env.settings["parts"][1]["until_ci"] = 0.1
     [line] = analysis.until_ci_warnings(groups, env)
     assert "--until-ci 10%" in line

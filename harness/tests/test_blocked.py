@@ -14,6 +14,7 @@ from scipy.stats import mannwhitneyu
 
 from harness.analyse import analysis, standings, verdicts
 from harness.present import compare
+from harness.core.schema import Row
 from harness.core.metrics import margins
 from harness.core.stats import (LEVEL, _blocked_u_counts, _u_counts, blocked_ratio_bound,
                            blocked_ratio_interval, blocked_ratio_p, ratio_bound, ratio_interval,
@@ -123,17 +124,17 @@ CHAIN = {"workload": "chain", "n": 5, "buffer": None}
 
 
 def rows(impl: str, factor: float, runs: dict[str, int], rng: np.random.Generator,
-         node: bool = True) -> list[dict]:
+         node: bool = True) -> list[Row]:
     """ok rows of chain N=5 for impl: warm iteration times factor · the
     node's effect · noise, runs[node] of them on each node (node=False:
     no node column, a run outside a cluster)."""
     out = []
     for name, count in runs.items():
         for value in factor * NODES[name] * rng.lognormal(0, SIGMA, count):
-            out.append({"impl": impl, "language": "fake", "runtime": "Fake", **CHAIN,
-                        "rep": len(out) + 1, "node": name if node else None, "status": "ok",
-                        "first_iter_s": 2 * value, "warm_iter_s": value,
-                        "peak_rss_bytes": 10 << 20})
+            out.append(Row(impl=impl, language="fake", runtime="Fake", **CHAIN,
+                           rep=len(out) + 1, node=name if node else None, status="ok",
+                           first_iter_s=2 * value, warm_iter_s=value,
+                           peak_rss_bytes=10 << 20))
     return out
 
 
@@ -215,15 +216,15 @@ def test_two_runs_on_different_nodes_say_so() -> None:
 
 # -- the run's standings and the first screen -------------------------------------
 
-def judge(table: list[dict]) -> tuple[list[standings.Standing], list[verdicts.Headline]]:
+def judge(table: list[Row]) -> tuple[list[standings.Standing], list[verdicts.Headline]]:
     groups = analysis.group_runs(table)
     found = standings.standings(groups)
     return found, verdicts.headlines(groups, found)
 
 
-def without_nodes(table: list[dict]) -> list[dict]:
+def without_nodes(table: list[Row]) -> list[Row]:
     """The same runs, pooled: what the standings made of them before nodes were blocks."""
-    return [{**r, "node": None} for r in table]
+    return [dataclasses.replace(r, node=None) for r in table]
 
 
 def standing(found: list[standings.Standing], metric: str = "warm_iter_s") -> standings.Standing:
@@ -276,11 +277,11 @@ def test_throughput_leads_upward_within_nodes() -> None:
     the slow node."""
     rng = np.random.default_rng(21)
 
-    def http(impl: str, rps: float, runs: dict[str, int]) -> list[dict]:
-        return [{"impl": impl, "language": "fake", "runtime": "Fake", "workload": "http",
-                 "users": 10, "requests": 20, "delay_ms": 100, "style": "async", "rep": i + 1,
-                 "node": node, "status": "ok", "rps": rps / NODES[node] * noise,
-                 "latency_p50_s": 0.02 * NODES[node] * noise, "peak_rss_bytes": 10 << 20}
+    def http(impl: str, rps: float, runs: dict[str, int]) -> list[Row]:
+        return [Row(impl=impl, language="fake", runtime="Fake", workload="http",
+                    users=10, requests=20, delay_ms=100, style="async", rep=i + 1,
+                    node=node, status="ok", rps=rps / NODES[node] * noise,
+                    latency_p50_s=0.02 * NODES[node] * noise, peak_rss_bytes=10 << 20)
                 for i, (node, noise) in enumerate(
                     (node, noise) for node, count in runs.items()
                     for noise in rng.lognormal(0, SIGMA, count))]

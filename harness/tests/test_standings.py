@@ -17,6 +17,7 @@ from harness.sequential import more_runs, wanting
 from harness.plan.settings import settings_from
 from harness.plan.plan import configurations, plan
 from harness.core.registry import resolve
+from harness.core.schema import Row
 from harness.analyse.standings import (ACROSS_MARGIN, BEHIND, FEW_RUNS, LEVEL_WORD, NOT_SETTLED,
                                judged, settled_share, standings, unjudged_note)
 
@@ -27,13 +28,13 @@ MIB = 1 << 20
 
 
 def rows(impl: str, times: list[float], rss: list[float] | None = None, n: int = 5,
-         workload: str = "chain", first_rep: int = 1) -> list[dict]:
+         workload: str = "chain", first_rep: int = 1) -> list[Row]:
     """One configuration's ok rows: warm and cold iteration times as given,
     peak RSS as given (else a constant 10 MiB)."""
     rss = rss or [10 * MIB] * len(times)
-    return [{"impl": impl, "language": "fake", "runtime": "Fake", "workload": workload, "n": n,
-             "buffer": None, "rep": i + first_rep, "status": "ok", "first_iter_s": t, "warm_iter_s": t,
-             "peak_rss_bytes": m} for i, (t, m) in enumerate(zip(times, rss))]
+    return [Row(impl=impl, language="fake", runtime="Fake", workload=workload, n=n,
+                buffer=None, rep=i + first_rep, status="ok", first_iter_s=t, warm_iter_s=t,
+                peak_rss_bytes=m) for i, (t, m) in enumerate(zip(times, rss))]
 
 
 def verdict(found, impl: str, metric: str = "warm_iter_s"):
@@ -71,10 +72,10 @@ def test_an_interval_across_the_margin_is_not_settled() -> None:
 
 
 def test_throughput_leads_upward() -> None:
-    http = [{"impl": impl, "language": "fake", "runtime": "Fake", "workload": "http",
-             "users": 10, "requests": 20, "delay_ms": 100, "style": "async", "rep": i + 1,
-             "status": "ok", "rps": rps * (1 + 0.001 * i), "latency_p50_s": 20 * MS,
-             "peak_rss_bytes": 10 * MIB} for impl, rps in (("slow", 500), ("fast", 1000))
+    http = [Row(impl=impl, language="fake", runtime="Fake", workload="http",
+                users=10, requests=20, delay_ms=100, style="async", rep=i + 1,
+                status="ok", rps=rps * (1 + 0.001 * i), latency_p50_s=20 * MS,
+                peak_rss_bytes=10 * MIB) for impl, rps in (("slow", 500), ("fast", 1000))
             for i in range(5)]
     found = standings(group_runs(http))
     s = next(s for s in found if s.metric == "rps")
@@ -148,7 +149,7 @@ def test_until_settled_runs_again_only_what_a_verdict_needs(fakes: None) -> None
     table = (rows("fake-good", [1 * MS] * 6, n=5) + rows("fake-wrong", [2 * MS] * 6, n=5)
              + rows("fake-good", [v * MS for v in noisy], n=6)
              + rows("fake-wrong", [v * 1.03 * MS for v in noisy], n=6))
-    found = standings(group_runs([dict(r) for r in table]))
+    found = standings(group_runs(table))
     assert {(s.leader.key.impl, s.other.key.impl, s.other.key.n) for s in found
             if not s.settled} == {("fake-good", "fake-wrong", 6)}
     extra = more_runs(table, runs)
@@ -184,7 +185,7 @@ def test_a_part_declared_not_judged_has_no_verdicts_and_no_more_runs(fakes: None
                           {"workloads": ["chain"], "ns": [5], "judged": True}]}
     table = (rows("fake-good", [1 * MS] * 3, n=5) + rows("fake-wrong", [2 * MS] * 3, n=5)
              + rows("fake-good", [1 * MS] * 3, n=6) + rows("fake-wrong", [2 * MS] * 3, n=6))
-    groups = group_runs([dict(r) for r in table])
+    groups = group_runs(table)
     assert {g.n for g in judged(groups, settings)} == {5}
     assert "Not judged: chain, a check" in unjudged_note(settings)
     assert unjudged_note({"parts": [{"workloads": ["chain"], "ns": [5]}]}) == ""
@@ -209,7 +210,7 @@ def test_the_sequential_rule_settles_with_few_runs_and_few_wrong_verdicts() -> N
             for name, fs in factors.items() for i, f in enumerate(fs)}
         n_of = {name: k + 1 for k, name in enumerate(factors)}
 
-        def table() -> list[dict]:
+        def table() -> list[Row]:
             return [r for (name, i), values in draws.items()
                     for r in rows(f"impl{i}", values, n=n_of[name])]
         while True:

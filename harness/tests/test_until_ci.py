@@ -18,6 +18,7 @@ from harness.plan.plan import Planned, configurations, plan
 from harness.sequential import more_runs, most_runs
 from harness.execute.progress import Progress
 from harness.core.registry import resolve
+from harness.core.schema import Row
 from harness.record.rundir import RunDir
 from harness.plan.settings import settings_from
 from harness.core.stats import runs_needed
@@ -40,13 +41,16 @@ def _plan(until_ci: str | None = "5%", max_repeat: int | None = 7, repeat: int =
 
 
 def _rows(p: Planned, reps: range, time_s=lambda rep: 1.0, status: str = "ok",
-          rss: int = 100 << 20) -> list[dict]:
-    """Recorded rows of one configuration: its headline figures per rep."""
+          rss: int = 100 << 20) -> list[Row]:
+    """Recorded rows of one configuration (as the session reads them back):
+    its headline figures per rep."""
     ok = status == "ok"
-    return [make_row("r", Planned(p.impl, p.key, rep, p.duration_ms, p.iterations), status,
-                     first_iter_s=time_s(rep) if ok else None,
-                     warm_iter_s=time_s(rep) if ok else None,
-                     peak_rss_bytes=rss if ok else None) for rep in reps]
+    return [Row(run_id="r", impl=p.impl.id, language=p.impl.language.name,
+                runtime=p.impl.runtime, workload=p.key.workload, n=p.key.n,
+                buffer=p.key.buffer, **dict(p.key.params), rep=rep, status=status,
+                first_iter_s=time_s(rep) if ok else None,
+                warm_iter_s=time_s(rep) if ok else None,
+                peak_rss_bytes=rss if ok else None) for rep in reps]
 
 
 def _noisy(rep: int) -> float:
@@ -149,7 +153,7 @@ def test_the_session_runs_passes_until_settled_or_at_max_repeat(tmp_path: Path) 
     assert fake.ran == [(n, rep) for rep in range(1, 7) for n in (3, 4)] + [(3, 7)]
     assert counts == {"ok": 13}
     assert progress.total == 13 and progress.index == 13  # the counts kept up with the passes
-    reps = [(r["n"], r["rep"]) for r in run.runs().rows]
+    reps = [(r.n, r.rep) for r in run.runs().rows]
     assert sorted(reps) == sorted(fake.ran)
 
 
