@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import dataclasses
 import re
 import shutil
 from dataclasses import dataclass
@@ -21,13 +22,13 @@ from typing import Any, Callable
 from .. import UsageError
 from ..processes.launcher import Sample
 from .rundir import RunDir, merged_env, open_run_dir
-from ..core.schema import FORMAT_VERSION, SAMPLE_KEY, utc_now
+from ..core.schema import FORMAT_VERSION, SAMPLE_KEY, Env, Row, utc_now
 
 
-def machine_label(env: dict[str, Any]) -> str:
+def machine_label(env: Env) -> str:
     """A machine's name from its env.json: CPU model and cores (never the
     host name, which may say more about its owner than the figures need)."""
-    host = env.get("host") or {}
+    host = env.host
     model = re.sub(r"\s+", " ", str(host.get("cpu_model") or "unknown CPU")).strip()
     cores = host.get("cores")
     return f"{model} x{cores}" if cores else model
@@ -68,7 +69,7 @@ def merge(dirs: list[str], out: Path, labels: list[str] | None = None,
     def fill(merged: RunDir) -> None:
         for name, table, rows in zip(names, tables, samples):
             for row in table.rows:
-                row["machine"] = row.get("machine") or name
+                row.machine = row.machine or name
                 merged.append_run(row)
             for s in rows:
                 s["machine"] = s.get("machine") or name
@@ -80,18 +81,18 @@ def merge(dirs: list[str], out: Path, labels: list[str] | None = None,
         run_id, envs, names, [r.path for r in runs]), fill)
 
 
-def _runs_in(env: dict[str, Any], path: Path) -> set[tuple[Any, ...]]:
+def _runs_in(env: Env, path: Path) -> set[tuple[Any, ...]]:
     """The runs a directory holds, each named by its id, start, host and
     settings (a merged directory: each of its machines'): two runs started
     in the same second on one host differ in what they ran; by its path
     where env.json says nothing."""
-    envs = list((env.get("machines") or {}).values()) or [env]
+    envs = list(env.machines.values()) or [env.data]
     named = {(e.get("run_id"), e.get("started_at"), (e.get("host") or {}).get("hostname"),
               json.dumps(e.get("settings"), sort_keys=True)) for e in envs}
     return {n for n in named if any(n[:3])} or {(str(path.resolve()),)}
 
 
-def _refuse_overlap(dirs: list[str], envs: list[dict[str, Any]], paths: list[Path]) -> None:
+def _refuse_overlap(dirs: list[str], envs: list[Env], paths: list[Path]) -> None:
     """The same rows twice would make one run two machines: the same
     directory given twice (or through a link, or copied), or a merged
     directory merged with one of its own runs, is refused before anything
@@ -120,8 +121,8 @@ class Replicate:
     read, and the node that ran it."""
     number: int
     node: str
-    env: dict[str, Any]
-    rows: list[dict[str, Any]]
+    env: Env
+    rows: list[Row]
     samples: list[dict[str, Any]]
     path: Path
 
@@ -132,19 +133,19 @@ class Replicate:
         return machine_label(self.env)
 
 
-def merge_replicates(run: RunDir, replicates: list[Replicate], failures: list[dict[str, Any]],
-                     env: dict[str, Any]) -> list[dict[str, Any]]:
+def merge_replicates(run: RunDir, replicates: list[Replicate], failures: list[Row],
+                     env: Env) -> list[Row]:
     """Every replicate's rows and samples into run, each row with its node
     and machine kind, then failures (the rows of the planned runs no
     replicate recorded); runs.csv and samples.csv are written whole (aside,
     then moved into place), env.json last. Each row keeps its own run_id
     (its replicate's run directory) and rep (its replicate's number).
     Returns the rows."""
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     samples: list[dict[str, Any]] = []
     for rep in replicates:
-        rows += [row | {"node": row.get("node") or rep.node,
-                        "machine": row.get("machine") or rep.machine} for row in rep.rows]
+        rows += [dataclasses.replace(row, node=row.node or rep.node,
+                                     machine=row.machine or rep.machine) for row in rep.rows]
         samples += [s | {"machine": s.get("machine") or rep.machine} for s in rep.samples]
     rows += failures
     _write_rows(run, rows, samples)
@@ -152,8 +153,7 @@ def merge_replicates(run: RunDir, replicates: list[Replicate], failures: list[di
     return rows
 
 
-def replicates_env(run_id: str, base: dict[str, Any],
-                   replicates: list[Replicate]) -> dict[str, Any]:
+def replicates_env(run_id: str, base: Env, replicates: list[Replicate]) -> Env:
     """The env.json of a run on a cluster: each machine kind's environment
     under `machines` (its first replicate's: the nodes of a kind run the
     same build), the host naming the nodes, and the run's own start,
@@ -163,20 +163,20 @@ def replicates_env(run_id: str, base: dict[str, Any],
         first.setdefault(rep.machine, rep)
     env = (merged_env(run_id, [r.env for r in first.values()], list(first),
                       [r.path for r in first.values()]) if first else
-           {"format_version": FORMAT_VERSION, "run_id": run_id, "merged_at": utc_now(),
-            "floor_impls": [], "machines": {}})
+           Env({"format_version": FORMAT_VERSION, "run_id": run_id, "merged_at": utc_now(),
+                "floor_impls": [], "machines": {}}))
     nodes = sorted({rep.node for rep in replicates if rep.node})
-    env.update(started_at=base.get("started_at"), finished_at=utc_now(),
-               host={"hostname": f"{len(nodes)} node{'s' if len(nodes) != 1 else ''} of a Slurm "
-                                 f"cluster: {', '.join(nodes) or 'none'}"},
-               invocations=base.get("invocations", []), settings=base.get("settings") or {})
-    variants = {k: v for r in replicates for k, v in (r.env.get("variants") or {}).items()}
+    env.data.update(started_at=base.started_at, finished_at=utc_now(),
+                    host={"hostname": f"{len(nodes)} node{'s' if len(nodes) != 1 else ''} of a "
+                                      f"Slurm cluster: {', '.join(nodes) or 'none'}"},
+                    invocations=base.invocations, settings=base.settings)
+    variants = {k: v for r in replicates for k, v in (r.env.variants or {}).items()}
     if variants:
-        env["variants"] = variants
+        env.variants = variants
     return env
 
 
-def _write_rows(run: RunDir, rows: list[dict[str, Any]], samples: list[dict[str, Any]]) -> None:
+def _write_rows(run: RunDir, rows: list[Row], samples: list[dict[str, Any]]) -> None:
     """runs.csv and samples.csv of run replaced by these rows, written by
     RunDir's own writer in a hidden folder of run, then moved into place."""
     staging = run.path / ".merging"
