@@ -304,6 +304,47 @@ SAMPLE_NAMES = tuple(c.name for c in SAMPLE_COLUMNS)
 SAMPLE_REQUIRED = ("run_id", "impl", "workload", "n", "buffer", "rep", "t_s", "rss_bytes",
                    "threads")
 
+
+@dataclass
+class SampleRow:
+    """One line of samples.csv, typed: the run's key (SAMPLE_KEY), then the
+    sample. Its fields are SAMPLE_NAMES, in column order; a field is None
+    where its cell is empty or absent."""
+    run_id: str | None = None
+    impl: str | None = None
+    workload: str | None = None
+    n: int | None = None
+    buffer: int | None = None
+    users: int | None = None
+    requests: int | None = None
+    delay_ms: int | None = None
+    pool_threads: int | None = None
+    style: str | None = None
+    cpus: int | None = None
+    machine: str | None = None
+    rep: int | None = None
+    t_s: float | None = None
+    rss_bytes: int | None = None
+    threads: int | None = None
+
+    # Transitional: mapping access while the readers move to attributes.
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self, name)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        setattr(self, name, value)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = getattr(self, name, None)
+        return default if value is None else value
+
+    def __or__(self, cells: dict[str, Any]) -> SampleRow:
+        return dataclasses.replace(self, **cells)
+
+
+assert tuple(f.name for f in fields(SampleRow)) == SAMPLE_NAMES, "SampleRow is samples.csv"
+
+
 class _Key:
     """A top-level key of env.json, read through Env: its value, or the
     empty default when the file lacks it (format 1 files may lack any). The

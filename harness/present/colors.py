@@ -18,9 +18,10 @@ from ..core.variants import base_of
 
 Color = tuple[float, float, float]
 
-LANGUAGE_HUES = {"go": "#0a9bc7", "rust": "#c8401e", "csharp": "#7b3fb0", "java": "#e07b00",
-                 "node": "#3a8f2d", "python": "#2b59c3", "kotlin": "#d6336c",
-                 "erlang": "#a0522d", "elixir": "#b5179e", "cpp": "#111111"}
+# By the registry's language names (impls.toml); `node` is Node.js.
+LANGUAGE_HUES = dict(go="#0a9bc7", rust="#c8401e", csharp="#7b3fb0", java="#e07b00",
+                     node="#3a8f2d", python="#2b59c3", kotlin="#d6336c",
+                     erlang="#a0522d", elixir="#b5179e", cpp="#111111")
 # A language the table above does not name still gets a colour, not grey:
 # one of these, chosen by its name.
 SPARE_HUES = ("#17becf", "#bcbd22", "#8c564b", "#e377c2", "#7f7f00", "#006d5b")

@@ -42,7 +42,7 @@ import dataclasses
 import json
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ from ..core.formatting import GITHUB_LIMIT, fit_rows, fmt_change, fmt_percent
 from ..core.metrics import METRICS, fmt_metric, margins
 from .report import md_text
 from ..record.rundir import RunDir
-from ..core.schema import ConfigKey
+from ..core.schema import ConfigKey, Env
 from ..core.stats import (LEVEL, Block, Interval, blocked_ratio_bound, blocked_ratio_interval,
                     blocked_ratio_p, runs_needed, smallest_p)
 
@@ -258,7 +258,7 @@ def _change(metric: str, old: Group, new: Group, margin: float) -> Change | None
 
 def _shown(g: Group | None) -> bool:
     """Groups of a language that never ran on either side are left out."""
-    return g is not None and any(r["status"] != "skipped" for r in g.rows)
+    return g is not None and any(r.status != "skipped" for r in g.rows)
 
 
 def compare_groups(old: list[Group], new: list[Group],
@@ -301,7 +301,7 @@ def against_baseline(groups: list[Group], baseline: str) -> tuple[list[Group], l
 
 
 def compare_runs(old_dir: Path, new_dir: Path, margin: dict[str, float] | None = None
-                 ) -> tuple[list[GroupComparison], dict[str, Any], dict[str, Any]]:
+                 ) -> tuple[list[GroupComparison], Env, Env]:
     """The structured comparison, with both runs' env.json. One directory
     on both sides is refused: a gate comparing a run with itself would pass
     whatever the code did."""
@@ -320,13 +320,18 @@ Figure = tuple[GroupComparison, Change]
 class Verdict:
     """What a comparison found, for every output format and the exit status."""
     comparisons: list[GroupComparison]
-    old_env: dict[str, Any]
-    new_env: dict[str, Any]
+    old_env: Env
+    new_env: Env
     old_dir: Path
     new_dir: Path
     fail_above: float | None = None  # the gate's threshold, a fraction
     baseline: str | None = None  # one run's implementation as OLD (--baseline)
     allow_undecided: bool = False  # --allow-undecided: an undecided gate passes
+
+    def __post_init__(self) -> None:
+        # an env.json given as its JSON object (a caller's {}) reads as one
+        self.old_env, self.new_env = (e if isinstance(e, Env) else Env(e)
+                                      for e in (self.old_env, self.new_env))
 
     @property
     def common(self) -> list[GroupComparison]:
@@ -427,30 +432,29 @@ class Verdict:
             out.append(f"{len(apart)} configuration{'s' if len(apart) > 1 else ''} ran on "
                        "different nodes on the two sides, none in common: their changes "
                        "compare nodes as much as code")
-        run_id = self.old_env.get("run_id")
-        if not self.baseline and run_id and run_id == self.new_env.get("run_id"):
+        run_id = self.old_env.run_id
+        if not self.baseline and run_id and run_id == self.new_env.run_id:
             out.append(f"both sides are run {run_id}: a copy of one run compared with itself "
                        f"(figures with the same values on both sides pass the gate unchanged)")
-        old_host = (self.old_env.get("host") or {})
-        new_host = (self.new_env.get("host") or {})
+        old_host, new_host = self.old_env.host, self.new_env.host
         for field_, what in (("hostname", "hosts"), ("cpu_model", "CPUs"), ("cores", "core counts")):
             a, b = old_host.get(field_), new_host.get(field_)
             if a and b and a != b:
                 out.append(f"different {what} ({a} vs {b}): the changes compare machines as "
                            "much as code")
-        for field_ in ("toolchains", "runtimes"):
-            a, b = self.old_env.get(field_) or {}, self.new_env.get(field_) or {}
+        for what, a, b in (("toolchain", self.old_env.toolchains, self.new_env.toolchains),
+                           ("runtime", self.old_env.runtimes, self.new_env.runtimes)):
             changed = sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
             if changed:
-                out.append(f"different {field_[:-1]} versions: " + "; ".join(
+                out.append(f"different {what} versions: " + "; ".join(
                     f"{k} {a[k]} → {b[k]}" for k in changed))
         return out
 
 
-def _describe(env: dict[str, Any], run_dir: Path) -> str:
-    host = (env.get("host") or {}).get("hostname", "?")
-    commit = ((env.get("git") or {}).get("commit") or "?")[:12]
-    return f"{env.get('run_id') or run_dir.name} (host {host}, commit {commit})"
+def _describe(env: Env, run_dir: Path) -> str:
+    host = env.host.get("hostname", "?")
+    commit = (env.git.get("commit") or "?")[:12]
+    return f"{env.run_id or run_dir.name} (host {host}, commit {commit})"
 
 
 def _sides(v: Verdict) -> tuple[str, str]:
@@ -623,8 +627,8 @@ def render_markdown(v: Verdict, limit: int | None = None) -> str:
     github format's): the summary before the table, and the table's last
     rows left out, and counted, where the whole would not fit."""
     old, new = _sides(v)
-    against = v.baseline or v.old_env.get("run_id") or v.old_dir.name
-    lines = [f"### Benchmark comparison: {md_text(v.new_env.get('run_id') or v.new_dir.name)} "
+    against = v.baseline or v.old_env.run_id or v.old_dir.name
+    lines = [f"### Benchmark comparison: {md_text(v.new_env.run_id or v.new_dir.name)} "
              f"against {md_text(against)}", "", f"- old: {md_text(old)}", f"- new: {md_text(new)}"]
     lines += [f"- **note**: {md_text(n)}" for n in v.notes] + [""]
     if not v.common:
@@ -644,7 +648,7 @@ def render_markdown(v: Verdict, limit: int | None = None) -> str:
     head = "\n".join(lines + summary[1:] + ["", "<details><summary>every figure</summary>", ""])
     tail = "\n</details>\n"
     kept, left = fit_rows([head, *table[:2]], table[2:], [tail], limit)
-    note = [f"", f"... {left} more rows: `compare --format markdown` has them all."] if left else []
+    note = ["", f"... {left} more rows: `compare --format markdown` has them all."] if left else []
     return "\n".join([head, *table[:2], *kept, *note, tail])
 
 
@@ -663,15 +667,29 @@ def _change_json(v: Verdict, c: GroupComparison, ch: Change) -> dict[str, Any]:
             "p_within": ch.p_within(fail_above) if gated and fail_above is not None else None}
 
 
+@dataclass(frozen=True)
+class Side:
+    """A side of the comparison as the json output names it: its directory
+    and its run's id (env.json's)."""
+    dir: str
+    run_id: str | None
+
+
+# A configuration's identity in the json output: ConfigKey's fields, its
+# dimensions (params) spread beside them.
+KEY_FIELDS = tuple(f.name for f in fields(ConfigKey) if f.name != "params")
+
+
 def to_json(v: Verdict) -> dict[str, Any]:
     undecided = v.gated(UNDECIDED)
     return {
-        "old": {"dir": str(v.old_dir), "run_id": v.old_env.get("run_id"), "baseline": v.baseline},
-        "new": {"dir": str(v.new_dir), "run_id": v.new_env.get("run_id")},
+        "old": {**dataclasses.asdict(Side(str(v.old_dir), v.old_env.run_id)),
+                "baseline": v.baseline},
+        "new": dataclasses.asdict(Side(str(v.new_dir), v.new_env.run_id)),
         "notes": v.notes,
         "level": LEVEL,
         "configurations": [{
-            "impl": c.key.impl, "workload": c.key.workload, "n": c.key.n, "buffer": c.key.buffer,
+            **{name: getattr(c.key, name) for name in KEY_FIELDS},
             **dict(c.key.params), "old_statuses": c.old_statuses, "new_statuses": c.new_statuses,
             "old_ok": c.old_ok, "new_ok": c.new_ok, "status_change": c.status_change or None,
             "changes": {ch.metric: _change_json(v, c, ch) for ch in c.figures()}}

@@ -37,9 +37,8 @@ from ..core.variants import masked_spec, parse
 from ..core.schema import (ADDED_IN, DERIVED, ENV_KEYS, ENV_TYPES, FIRST_ESCAPED, FORMAT_VERSION,
                            FORMATS, FORMULA_STARTS, MACHINE_KEYS, REQUIRED, RUN_COLUMNS, RUN_NAMES,
                            SAMPLE_COLUMNS, SAMPLE_KEY, SAMPLE_NAMES, SAMPLE_REQUIRED, Column,
-                           ConfigKey, Env, Row, RowKey, RUN_FILLED, SAMPLE_FILLED, WITHOUT_N,
-                           escape_cell, parse_date, row_key, unescape_cell,
-                           utc_now)
+                           ConfigKey, Env, Row, RowKey, RUN_FILLED, SAMPLE_FILLED, SampleRow,
+                           WITHOUT_N, escape_cell, parse_date, row_key, unescape_cell, utc_now)
 
 class RunDirError(Exception):
     """A run directory's file is not what this harness writes."""
@@ -152,12 +151,12 @@ def read_runs(path: Path) -> Table:
     return Table(rows, table.torn)
 
 
-def read_samples(path: Path) -> list[dict[str, Any]]:
+def read_samples(path: Path) -> list[SampleRow]:
     """samples.csv, typed; an absent file means no samples."""
     if not (path.exists() or path.is_symlink()):  # a symlink loop is no absent file
         return []
-    return _read_table(path, SAMPLE_COLUMNS, SAMPLE_REQUIRED, _dir_version(path),
-                       SAMPLE_FILLED).rows
+    return [SampleRow(**cells) for cells in _read_table(
+        path, SAMPLE_COLUMNS, SAMPLE_REQUIRED, _dir_version(path), SAMPLE_FILLED).rows]
 
 
 def read_env(path: Path) -> Env:
@@ -381,7 +380,7 @@ class RunDir:
     def env(self) -> Env:
         return read_env(self.env_path)
 
-    def samples(self) -> list[dict[str, Any]]:
+    def samples(self) -> list[SampleRow]:
         return read_samples(self.samples_path)
 
     def prepare_resume(self, rerun: set[RowKey]) -> tuple[set[RowKey], str | None]:

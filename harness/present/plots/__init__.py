@@ -68,7 +68,7 @@ def draw_all(run: RunDir, into: Path | None = None, data: Run | None = None) -> 
 def _draw(data: Run, out: Path) -> list[Path]:
     out.mkdir(exist_ok=True)
     workloads = [w for w in sorted({g.workload for g in data.groups}
-                                   | {s["workload"] for s in data.samples},
+                                   | {s.workload for s in data.samples},
                                    key=workload_rank) if w in PRESENTATIONS]
     paths: list[Path] = []
     for w in workloads:

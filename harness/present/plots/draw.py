@@ -30,6 +30,7 @@ from ..colors import Palette
 from ...core.formatting import fmt_bytes, fmt_plain
 from ...core.registry import RegistryError, load_registry
 from ...record.rundir import RunDir
+from ...core.schema import Env
 from ...core.stats import LEVEL, Interval
 
 MIB = 1 << 20
@@ -76,14 +77,14 @@ def plain_log(ax: Axes) -> None:
     ax.yaxis.set_minor_formatter(FuncFormatter(minor))
 
 
-def _footer(fig: Figure, env: dict[str, Any]) -> None:
-    host = env.get("host") or {}
+def _footer(fig: Figure, env: Env) -> None:
+    host = env.host
     parts = [host.get("hostname"), host.get("cpu_model"),
              f"{host['cores']} cores" if host.get("cores") else None,
              f"{fmt_bytes(host['ram_bytes'])} RAM" if host.get("ram_bytes") else None,
              host.get("os"),
-             f"run {env['run_id']}" if env.get("run_id") else None,
-             (env.get("started_at") or "")[:10] or None]
+             f"run {env.run_id}" if env.run_id else None,
+             (env.started_at or "")[:10] or None]
     text = " · ".join(p for p in parts if p) or "machine and date unknown (no env.json)"
     fig.text(0.995, 0.005, text, ha="right", va="bottom", fontsize=6.5, color="#555555")
 
@@ -180,7 +181,7 @@ def layout(fig: Figure, bottom: float = 0.02) -> None:
     fig.tight_layout(rect=(0, bottom, 1, 1))
 
 
-def save(fig: Figure, path: Path, env: dict[str, Any], dpi: int = DPI) -> Path:
+def save(fig: Figure, path: Path, env: Env, dpi: int = DPI) -> Path:
     _footer(fig, env)
     _make_drawable(fig)  # the footer, and a key added after the layout
     for ax in fig.axes:  # the layout is final: nudge the line-end labels for it
@@ -206,7 +207,7 @@ class Run:
         # Languages that never ran are not results; every other failure is drawn.
         results = analysis.analyse(run, leave_out=("skipped",))
         self.groups = results.groups
-        self.env: dict[str, Any] = results.env
+        self.env: Env = results.env
         self.samples = run.samples()
         # Colours from the registry, never from this run's subset (colors.py).
         try:
@@ -214,7 +215,7 @@ class Run:
         except RegistryError:  # a broken impls.toml costs colours, not the plots
             registry = []
         palette = self.palette = Palette(registry)
-        impls = {g.impl for g in self.groups} | {s["impl"] for s in self.samples}
+        impls = {g.impl for g in self.groups} | {s.impl for s in self.samples}
         self.color = {impl: palette.color(impl) for impl in impls}
         self.line = {impl: palette.line_style(impl) for impl in impls}
         self.hatch = {impl: palette.hatch(impl) for impl in impls}

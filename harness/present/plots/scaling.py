@@ -11,8 +11,14 @@ from ...analyse.analysis import Group
 from ...core.metrics import METRICS
 from ...core.presentation import Presentation
 from ...core.schema import ConfigKey
+from ...core.workloads import COMMON_DIMENSIONS, CPUS, MACHINE
 from .draw import (MIB, Run, Whiskers, draw_whiskers, finish_panels, legend, mark_failed,
                    panel_grid, scaled, time_unit)
+
+
+# The harness's own dimensions (--cpus, merge's machine): a panel's
+# configuration is the rest.
+HARNESS_DIMENSIONS = tuple(d.name for d in COMMON_DIMENSIONS)
 
 
 def _scaling_metric(presented: Presentation, groups: list[Group]) -> tuple[str, str]:
@@ -38,14 +44,14 @@ def cpu_scaling(run: Run, out: Path, workload: str, presented: Presentation) -> 
     """The workload's figure against the CPU count (--cpus), a line per
     implementation, a panel per configuration; drawn when the run has two
     or more CPU counts."""
-    groups = [g for g in run.groups if g.workload == workload and g.param("cpus") is not None]
-    if len({g.param("cpus") for g in groups}) < 2:
+    groups = [g for g in run.groups if g.workload == workload and g.param(CPUS.name) is not None]
+    if len({g.param(CPUS.name) for g in groups}) < 2:
         return []
     metric, ylabel, scale = scaling_axis(presented, groups)
     configs: dict[str, list[Group]] = defaultdict(list)
     for g in groups:
         rest = ConfigKey("", workload, g.n, g.buffer,
-                         tuple(p for p in g.params if p[0] not in ("cpus", "machine")))
+                         tuple(p for p in g.params if p[0] not in HARNESS_DIMENSIONS))
         configs[rest.settings or workload].append(g)
     fig, axes = panel_grid(len(configs), 4.2, 3.8)
     failed: set[str] = set()
@@ -53,14 +59,14 @@ def cpu_scaling(run: Run, out: Path, workload: str, presented: Presentation) -> 
     for ax, (title, members) in zip(axes, sorted(configs.items())):
         lines: dict[str, list[Group]] = defaultdict(list)
         for g in members:
-            machine = g.param("machine")
+            machine = g.param(MACHINE.name)
             lines[g.impl + (f" @{machine}" if machine else "")].append(g)
         for name, points in sorted(lines.items()):
-            points.sort(key=lambda g: g.param("cpus"))
+            points.sort(key=lambda g: g.param(CPUS.name))
             have = [g for g in points if metric in g.metrics]
             if have:
                 color = run.color[points[0].impl]
-                xs = [g.param("cpus") for g in have]
+                xs = [g.param(CPUS.name) for g in have]
                 ys = [g.median(metric) * scale for g in have]
                 ax.plot(xs, ys, marker="o", markersize=4, label=name, color=color,
                         linestyle=run.line[points[0].impl])
@@ -68,9 +74,9 @@ def cpu_scaling(run: Run, out: Path, workload: str, presented: Presentation) -> 
                               [g.ok for g in have], color, shown)
             for g in points:
                 if metric not in g.metrics and g.failure and g.failure != "skipped":
-                    mark_failed(ax, g.param("cpus"), g.failure)
+                    mark_failed(ax, g.param(CPUS.name), g.failure)
                     failed.add(g.failure)
-        cpus = sorted({g.param("cpus") for g in members})
+        cpus = sorted({g.param(CPUS.name) for g in members})
         ax.set_xticks(cpus, [str(c) for c in cpus])
         ax.set_xlabel("CPUs")
         ax.set_title(title, fontsize=10)

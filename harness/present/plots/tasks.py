@@ -15,6 +15,7 @@ from ...analyse import analysis
 from ...analyse.analysis import Group
 from ...core.formatting import fmt_bytes, fmt_plain, fmt_seconds
 from ...core.presentation import Presentation
+from ...core.schema import SampleRow
 from ...core.stats import Interval
 from .draw import (BELOW_COLOR, FAIL_COLOR, MIB, WHISKER_COLOR, Run, Whiskers, draw_whiskers,
                    finish_figure, fit, label_ends, layout, legend, log_y, mark_failed, partly_failed,
@@ -224,14 +225,20 @@ def _loglog(ax: Axes, xs: list[float]) -> None:
     ax.grid(alpha=0.3, which="both")
 
 
+# The iteration times a time plot draws, a panel each: the metric
+# (metrics.METRICS) and the panel's title.
+ITERATION_PANELS = (("first_iter_s", "cold (first) iteration"),
+                    ("warm_iter_s", "warm (median of later) iteration"))
+
+
 def time_lines(run: Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """Cold and warm iteration time against N, a line per implementation."""
     groups = run.of(workload)
     if not groups:
         return []
-    panels = [m for m in ("first_iter_s", "warm_iter_s") if any(m in g.metrics for g in groups)]
-    panels = panels or ["first_iter_s"]
-    names = {"first_iter_s": "cold (first) iteration", "warm_iter_s": "warm (median of later) iteration"}
+    names = dict(ITERATION_PANELS)
+    panels = [m for m in names if any(m in g.metrics for g in groups)]
+    panels = panels or [ITERATION_PANELS[0][0]]
     caption = presented.plot_caption or "time per iteration"
     if len({g.n for g in groups}) == 1:
         return [ranked_figure(
@@ -336,15 +343,15 @@ def buffer_grid(run: Run, out: Path, workload: str, presented: Presentation) -> 
 def rss_over_time(run: Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """RSS against time for the largest N of each implementation (one rep),
     each line named at its end on the right panel (every run ends at 1 there)."""
-    series: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    series: dict[tuple, list[SampleRow]] = defaultdict(list)
     for s in run.samples:
         # RSS 0 is the sampler catching the process before exec or after exit,
         # not a measurement: it would plunge a log axis.
-        if s["workload"] == workload and s["rss_bytes"]:
-            series[(s["impl"], s["n"], s["buffer"], s["rep"])].append(s)
+        if s.workload == workload and s.rss_bytes:
+            series[(s.impl, s.n, s.buffer, s.rep)].append(s)
     if not series:
         return []
-    status = {(r["impl"], g.n, g.buffer, r["rep"]): r["status"]
+    status = {(r.impl, g.n, g.buffer, r.rep): r.status
               for g in run.groups if g.workload == workload for r in g.rows}
     chosen: dict[str, tuple] = {}
     for key in series:
@@ -356,22 +363,22 @@ def rss_over_time(run: Run, out: Path, workload: str, presented: Presentation) -
     fig, (ax, norm) = plt.subplots(1, 2, figsize=(18, 5.6), sharey=True)
     failed: set[str] = set()
     ends: list[tuple[str, float, float, Any, Any, str]] = []
-    top_t = max(s["t_s"] for rows in series.values() for s in rows)
+    top_t = max(s.t_s for rows in series.values() for s in rows)
     scale, unit = (1.0, "s") if top_t >= 1 else (1e3, "ms")
     for impl in sorted(chosen):
         key = chosen[impl][1]
-        rows = sorted(series[key], key=lambda s: s["t_s"])
+        rows = sorted(series[key], key=lambda s: s.t_s)
         _, n, buffer, rep = key
         st = status.get(key, "?")
         label = f"{impl} N={n:,}" + (f" buffer={buffer}" if buffer is not None else "")
         if st != "ok":
             label += f" ({st})"
-        ys = [s["rss_bytes"] / MIB for s in rows]
-        end = rows[-1]["t_s"] or 1.0
+        ys = [s.rss_bytes / MIB for s in rows]
+        end = rows[-1].t_s or 1.0
         # left: real time; right: each run's own time, so a 50 ms run is as
         # wide as a 50 s one
-        for panel, xs in ((ax, [s["t_s"] * scale for s in rows]),
-                          (norm, [s["t_s"] / end for s in rows])):
+        for panel, xs in ((ax, [s.t_s * scale for s in rows]),
+                          (norm, [s.t_s / end for s in rows])):
             panel.plot(xs, ys, color=run.color[impl], label=label, linewidth=1.4,
                        linestyle=run.line[impl])
             if st != "ok":  # the process ended here without a valid result
