@@ -28,7 +28,8 @@ from typing import Any
 
 from ..core.metrics import METRICS
 from ..core.stats import Interval, ratio_interval
-from .published import read_summary
+from .published import (COLD, DELAY_MS, POOL_THREADS, REQUESTS, RPS, RSS, STYLE, THREADS, USERS,
+                        WARM, read_summary)
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,6 @@ def _chain(impl: str, n: int, metric: str, workload: str = "chain") -> Side:
     return Side(impl, workload, n, metric)
 
 
-COLD, WARM, RSS = "first_iter_s", "warm_iter_s", "peak_rss_bytes"
 CLAIMS = [
     Claim("Yakunin 2017", "Go's second chain pass is much faster than its first (N = 1M)", "4.3×",
           _chain("go", 1000000, COLD), _chain("go", 1000000, WARM), 1.0, size=4.3),
@@ -116,16 +116,15 @@ CLAIMS = [
 # Vaughan's claims, per server, at the seed004 suite's loads (D = 100 ms).
 SERVERS = ["csharp-async", "go", "java-platform", "java-virtual", "rust-tokio", "nodejs", "bun",
            "deno", "python-asyncio", "python-uvloop"]
-REQUESTS = {50: 20, 150: 10, 2000: 5}  # per user, as harness/plan/suites.toml's seed004
+REQUESTS_PER_USER = {50: 20, 150: 10, 2000: 5}  # as harness/plan/suites.toml's seed004
 
 
 def _http(impl: str, style: str, users: int, metric: str) -> Side:
     return Side(impl, "http", None, metric, None,  # type: ignore[arg-type]
-                (("users", users), ("requests", REQUESTS[users]), ("delay_ms", 100),
-                 ("pool_threads", None), ("style", style)))
+                ((USERS, users), (REQUESTS, REQUESTS_PER_USER[users]), (DELAY_MS, 100),
+                 (POOL_THREADS, None), (STYLE, style)))
 
 
-RPS, THREADS = "rps", "max_threads"
 CLAIMS += [c for impl in SERVERS for c in (
     Claim("Vaughan", f"{impl}: when-all serves more than sync (50 users)", "1.68×",
           _http(impl, "when-all", 50, RPS), _http(impl, "sync", 50, RPS), 1.0, size=1.68),
@@ -155,7 +154,7 @@ def judge(claim: Claim, groups: dict[tuple, Any]) -> list[str]:
                   if g is not None and not g.ok]
         if failed:  # measured, but no run of one side was ok: say which and why
             return ["—", "no ok run of " + ", ".join(
-                f"{side.impl} {dict(side.params).get('style', side.workload)}: {g.failure}"
+                f"{side.impl} {dict(side.params).get(STYLE, side.workload)}: {g.failure}"
                 for side, g in failed)]
         return ["—", "not measured in this run"]
     runs = (f"{sa.count} and {sb.count} runs" if sa.count != sb.count

@@ -35,8 +35,6 @@ configuration: memory per task for sleep, the iteration time elsewhere.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import json
 import re
 import shutil
 import sys
@@ -44,40 +42,27 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from types import ModuleType
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
-from . import claims as claims_module
-from .published import Group, Run, Stat, config_key, load_run, write_load
+from . import calibration, claims as claims_module
+from .published import (COLD, CPUS, DELAY_MS, MACHINE, MEDIAN_RESPONSE, POOL_THREADS, REQUESTS,
+                        RPS, RSS, SPAWN, STYLE, THREADS, USERS, WALL, WARM, Group, Run, Stat,
+                        config_key, load_run, write_load)
 from ..analyse import analysis, verdicts
 from ..analyse.analysis import group_runs
 from ..analyse.standings import (Standing, judged, settled_share, standings,
                                  summary as standings_summary, unjudged_note)
 from ..core.metrics import METRICS, fmt_metric
+from ..core.schema import Env, Row
 from ..core.stats import ratio_interval
 from ..execute.machineload import LOADED_FRAC
 from ..present.report import headline_ratio, headline_word, md_text
+from ..record.rundir import RunDir, read_env
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = ROOT / "docs" / "results"
 
 
-def _calibration() -> ModuleType:
-    """benchmarks/calibration.py, which writes the calibration page's section:
-    a script beside the programs, not a module of the harness, so it is
-    loaded from its file (once: `import calibration` gets the same module)."""
-    path = ROOT / "benchmarks" / "calibration.py"
-    loaded = sys.modules.get("calibration")
-    if loaded is not None and Path(getattr(loaded, "__file__", "")).resolve() == path:
-        return loaded
-    spec = importlib.util.spec_from_file_location("calibration", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["calibration"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-calibration = _calibration()
 MIB = 1 << 20
 MEMORY_WORKLOADS = {"sleep"}  # read for memory, not time (the harness's time_ratio=False)
 STYLES = ("sync", "sync-over-async", "parallel", "async", "when-all")
@@ -175,7 +160,7 @@ def floor_ratios(run: Run) -> dict[tuple, float]:
     """×floor per configuration: memory per task for a workload read for
     memory, else the iteration time (warm where every measured implementation
     of the set has one, else cold), over the floor implementation's."""
-    floors = set(run.env.get("floor_impls") or [])
+    floors = set(run.env.floor_impls)
     sets: dict[tuple, list[Group]] = {}
     for g in run.groups:
         sets.setdefault((g.workload, g.n, g.buffer, g.params), []).append(g)
@@ -189,8 +174,8 @@ def floor_ratios(run: Run) -> dict[tuple, float]:
                 return g.mem_per_task_bytes
         else:
             measured = [g for g in members if g.metrics]
-            metric = ("warm_iter_s" if measured and all("warm_iter_s" in g.metrics
-                                                        for g in measured) else "first_iter_s")
+            metric = (WARM if measured and all(WARM in g.metrics
+                                                        for g in measured) else COLD)
 
             def value(g: Group, metric: str = metric) -> float | None:
                 return g.median(metric)
@@ -209,9 +194,9 @@ def sleep_section(run: Run, floor: dict[tuple, float]) -> str:
     top = ns[-1]
     rows = []
     for impl in sorted({i for m in by_n.values() for i in m}):
-        row = [impl] + [cell(by_n[n].get(impl), "peak_rss_bytes", fmt_mib) for n in ns]
+        row = [impl] + [cell(by_n[n].get(impl), RSS, fmt_mib) for n in ns]
         g = by_n[top].get(impl)
-        row.append(cell(g, "spawn_s", fmt_seconds) if g and g.ok else "")
+        row.append(cell(g, SPAWN, fmt_seconds) if g and g.ok else "")
         row.append(fmt_bytes(g.mem_per_task_bytes) if g and g.mem_per_task_bytes else "")
         row.append(fmt_ratio(floor[g.key]) if g and g.key in floor else "")
         rows.append(row)
@@ -229,7 +214,7 @@ def iter_cell(g: Group | None) -> str:
         return ""
     if not g.ok:
         return g.statuses
-    cold, warm, rss = (g.metrics.get(m) for m in ("first_iter_s", "warm_iter_s", "peak_rss_bytes"))
+    cold, warm, rss = (g.metrics.get(m) for m in (COLD, WARM, RSS))
 
     def figure(st: Stat | None, fmt: Callable[[float], str]) -> str:
         if st is None:
@@ -271,15 +256,15 @@ def bounded_section(run: Run) -> str:
         row = [impl]
         for b in buffers:
             g = cells[b].get(impl)
-            text = cell(g, "warm_iter_s", fmt_seconds)
+            text = cell(g, WARM, fmt_seconds)
             go = cells[b].get("go")
-            base, mine = (go.median("warm_iter_s") if go else None,
-                          g.median("warm_iter_s") if g else None)
+            base, mine = (go.median(WARM) if go else None,
+                          g.median(WARM) if g else None)
             if base and mine and impl != "go":
                 text += f" {mine / base:.2f}× go"
             row.append(text)
         if small:
-            row.append(cell(few.get(impl), "warm_iter_s", fmt_seconds))
+            row.append(cell(few.get(impl), WARM, fmt_seconds))
         rows.append(row)
     header = (["implementation"] + [f"B={b}" for b in buffers]
               + ([f"{small:,} producers, B=1"] if small else []))
@@ -290,8 +275,8 @@ def bounded_section(run: Run) -> str:
 
 def skynet_section(run: Run, floor: dict[tuple, float]) -> str:
     n = sizes(run.groups, "skynet")[-1]
-    rows = [[impl, cell(g, "first_iter_s", fmt_seconds), cell(g, "warm_iter_s", fmt_seconds),
-             cell(g, "peak_rss_bytes", fmt_mib), fmt_ratio(floor[g.key]) if g.key in floor else ""]
+    rows = [[impl, cell(g, COLD, fmt_seconds), cell(g, WARM, fmt_seconds),
+             cell(g, RSS, fmt_mib), fmt_ratio(floor[g.key]) if g.key in floor else ""]
             for impl, g in sorted(pick(run.groups, "skynet", n).items())]
     return (f"## skynet: {n:,} leaves\n\n"
             + table(["implementation", "cold", "warm", "peak RSS", "×floor"], rows) + "\n")
@@ -300,19 +285,19 @@ def skynet_section(run: Run, floor: dict[tuple, float]) -> str:
 def scaling_section(run: Run) -> str:
     """Warm iteration per CPU count (run --cpus), and the speed-up from the
     fewest CPUs to the most."""
-    pinned = [g for g in run.groups if g.param("cpus") is not None and g.n
-              and g.param("machine") is None]
+    pinned = [g for g in run.groups if g.param(CPUS) is not None and g.n
+              and g.param(MACHINE) is None]
     out = ["## Core scaling (`run --cpus`): warm iteration against CPUs\n"]
     for workload, n, buffer in sorted({(g.workload, g.n, g.buffer or 0) for g in pinned}):
         members = [g for g in pinned if (g.workload, g.n, g.buffer or 0) == (workload, n, buffer)]
-        cpus = sorted({g.param("cpus") for g in members})
-        by = {(g.impl, g.param("cpus")): g for g in members}
+        cpus = sorted({g.param(CPUS) for g in members})
+        by = {(g.impl, g.param(CPUS)): g for g in members}
         rows = []
         for impl in sorted({g.impl for g in members}):
             lo, hi = by.get((impl, cpus[0])), by.get((impl, cpus[-1]))
-            a = lo.median("warm_iter_s") if lo else None
-            b = hi.median("warm_iter_s") if hi else None
-            rows.append([impl] + [cell(by.get((impl, c)), "warm_iter_s", fmt_seconds)
+            a = lo.median(WARM) if lo else None
+            b = hi.median(WARM) if hi else None
+            rows.append([impl] + [cell(by.get((impl, c)), WARM, fmt_seconds)
                                   for c in cpus]
                         + [fmt_ratio(a / b) if a and b and len(cpus) > 1 else ""])
         title = f"{workload}, N = {n:,}" + (f", B = {buffer}" if buffer else "")
@@ -325,11 +310,11 @@ def scaling_section(run: Run) -> str:
 def http_cell(g: Group | None) -> str:
     if g is None:
         return ""
-    rps = g.metrics.get("rps")
+    rps = g.metrics.get(RPS)
     if rps is None:
         return f"**{g.statuses}**" if not g.ok else ""
-    text = cell(g, "rps", fmt_count, " req/s")
-    p50, threads = g.metrics.get("latency_p50_s"), g.metrics.get("max_threads")
+    text = cell(g, RPS, fmt_count, " req/s")
+    p50, threads = g.metrics.get(MEDIAN_RESPONSE), g.metrics.get(THREADS)
     if p50:
         text += f", median response {fmt_seconds(p50.median)}"
     if threads:
@@ -338,14 +323,14 @@ def http_cell(g: Group | None) -> str:
 
 
 def http_section(run: Run) -> str:
-    http = [g for g in run.groups if g.workload == "http" and g.param("cpus") is None
-            and g.param("machine") is None]
-    loads = sorted({(g.param("users"), g.param("requests"), g.param("delay_ms"),
-                     g.param("pool_threads")) for g in http},
+    http = [g for g in run.groups if g.workload == "http" and g.param(CPUS) is None
+            and g.param(MACHINE) is None]
+    loads = sorted({(g.param(USERS), g.param(REQUESTS), g.param(DELAY_MS),
+                     g.param(POOL_THREADS)) for g in http},
                    key=lambda t: tuple(-1 if v is None else v for v in t))
-    by = {(g.impl, g.param("style"), (g.param("users"), g.param("requests"), g.param("delay_ms"),
-                                      g.param("pool_threads"))): g for g in http}
-    pairs = sorted({(g.impl, g.param("style")) for g in http},
+    by = {(g.impl, g.param(STYLE), (g.param(USERS), g.param(REQUESTS), g.param(DELAY_MS),
+                                      g.param(POOL_THREADS))): g for g in http}
+    pairs = sorted({(g.impl, g.param(STYLE)) for g in http},
                    key=lambda p: (p[0], STYLES.index(p[1]) if p[1] in STYLES else 99, p[1]))
     rows = [[impl, style] + [http_cell(by.get((impl, style, load))) for load in loads]
             for impl, style in pairs]
@@ -373,7 +358,7 @@ def claims_section(run: Run) -> str | None:
     if not rows:
         return None
     return ("## What the articles claimed, and what this run measured\n\n"
-            "From `benchmarks/claims.py` (docs/articles.md names the articles). A ratio is "
+            "From `harness/publish/claims.py` (docs/articles.md names the articles). A ratio is "
             "the Hodges–Lehmann estimate of numerator / denominator with its confidence "
             "interval, from both sides' runs ([docs/statistics.md](../statistics.md)). A claim "
             "*holds* when its 95% interval lies wholly on the claimed side, *does not hold* "
@@ -393,7 +378,7 @@ def claims_section(run: Run) -> str | None:
 @dataclass(frozen=True)
 class Goal:
     text: str
-    check: Callable[[dict[tuple, Group], dict[str, Any]], tuple[str, str] | None]
+    check: Callable[[dict[tuple, Group], Env], tuple[str, str] | None]
 
 
 def _g(groups: dict[tuple, Group], impl: str, workload: str, n: int, buffer: int | None = None
@@ -434,7 +419,7 @@ def figure_within(impl: str, workload: str, n: int, metric: str, fmt: Callable[[
 
 
 def rss_at_most(impl: str, workload: str, n: int, limit_mib: float):
-    return figure_within(impl, workload, n, "peak_rss_bytes", fmt_mib, high=limit_mib * MIB)
+    return figure_within(impl, workload, n, RSS, fmt_mib, high=limit_mib * MIB)
 
 
 def runs_ok(impl: str, workload: str, n: int):
@@ -455,7 +440,7 @@ def within_go(impl: str, n: int, buffers: tuple[int, ...], limit: float):
             g, go = _g(groups, impl, "bounded", n, b), _g(groups, "go", "bounded", n, b)
             if g is None or go is None:
                 return None
-            a, base = g.metrics.get("warm_iter_s"), go.metrics.get("warm_iter_s")
+            a, base = g.metrics.get(WARM), go.metrics.get(WARM)
             if a is None or base is None:
                 texts.append(f"B = {b}: no ok run")
                 verdicts.append("**missed**")
@@ -477,9 +462,9 @@ def within_go(impl: str, n: int, buffers: tuple[int, ...], limit: float):
 
 def suite_minutes(limit: float):
     def check(groups, env):
-        if (env.get("settings") or {}).get("suite") != "default":
+        if env.settings.get("suite") != "default":
             return None
-        start, end = env.get("started_at"), env.get("finished_at")
+        start, end = env.started_at, env.finished_at
         if not start or not end:
             return None
         seconds = (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
@@ -492,7 +477,7 @@ def suite_minutes(limit: float):
 
 def settled_at_least(share: float):
     def check(groups, env):
-        if (env.get("settings") or {}).get("suite") != "default":
+        if env.settings.get("suite") != "default":
             return None
         settled, total = settled_share(run_standings(groups.values(), env))
         if not total:
@@ -505,11 +490,11 @@ def settled_at_least(share: float):
 M = 1_000_000
 GOALS = [
     Goal("go sleep 1M: ok, wall 10–20 s",
-         figure_within("go", "sleep", M, "wall_s", fmt_seconds, 10, 20)),
+         figure_within("go", "sleep", M, WALL, fmt_seconds, 10, 20)),
     Goal("rust-tokio sleep 1M ≤ 450 MiB", rss_at_most("rust-tokio", "sleep", M, 450)),
     Goal("rust-futures sleep 1M ≤ 215 MiB", rss_at_most("rust-futures", "sleep", M, 215)),
     Goal("rust-tokio chain 1M warm < 1 s",
-         figure_within("rust-tokio", "chain", M, "warm_iter_s", fmt_seconds, high=1.0)),
+         figure_within("rust-tokio", "chain", M, WARM, fmt_seconds, high=1.0)),
     Goal("csharp-async sleep 1M < 250 MiB", rss_at_most("csharp-async", "sleep", M, 250)),
     Goal("csharp-async chain 1M ok", runs_ok("csharp-async", "chain", M)),
     Goal("csharp-async chain-await 1M ok", runs_ok("csharp-async", "chain-await", M)),
@@ -543,28 +528,28 @@ def goals_section(run: Run) -> str | None:
 
 # --- the page --------------------------------------------------------------
 
-def machine_slug(env: dict[str, Any]) -> str:
-    if env.get("machines"):
-        return f"{len(env['machines'])}-machines"
-    host = env.get("host") or {}
+def machine_slug(env: Env) -> str:
+    if env.machines:
+        return f"{len(env.machines)}-machines"
+    host = env.host
     model = str(host.get("cpu_model") or "").lower()
     model = re.sub(r"\((r|tm)\)|\bprocessor\b|\bcpu\b|@.*$|\d+-core", " ", model)
     slug = re.sub(r"[^a-z0-9]+", "-", model).strip("-") or "unknown-cpu"
     return f"{slug}-{host.get('cores', 0)}c"
 
 
-def page_name(env: dict[str, Any]) -> str:
-    return f"{str(env['started_at'])[:10]}-{machine_slug(env)}"
+def page_name(env: Env) -> str:
+    return f"{str(env.started_at)[:10]}-{machine_slug(env)}"
 
 
-def is_measurement(env: dict[str, Any]) -> bool:
+def is_measurement(env: Env) -> bool:
     """A finished run of a suite larger than quick (or of chosen options)."""
-    suite = (env.get("settings") or {}).get("suite")
-    return bool(env.get("finished_at")) and suite not in ("quick", "smoke")
+    suite = env.settings.get("suite")
+    return bool(env.finished_at) and suite not in ("quick", "smoke")
 
 
-def duration(env: dict[str, Any]) -> str:
-    start, end = env.get("started_at"), env.get("finished_at")
+def duration(env: Env) -> str:
+    start, end = env.started_at, env.finished_at
     if not start or not end:
         return "not finished when summarised"
     seconds = int((datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds())
@@ -573,7 +558,7 @@ def duration(env: dict[str, Any]) -> str:
 
 def describe(run: Run, name: str) -> str:
     env = run.env
-    host, git, settings = env.get("host") or {}, env.get("git") or {}, env.get("settings") or {}
+    host, git, settings = env.host, env.git, env.settings
     total = sum(g.runs for g in run.groups + run.skipped)
     statuses: Counter = Counter()
     for g in run.groups + run.skipped:
@@ -594,9 +579,9 @@ def describe(run: Run, name: str) -> str:
                      + (", and their figures are less reliable than the others." if under
                         else "."))
     lines = [
-        f"Run `{env.get('run_id')}`"
+        f"Run `{env.run_id}`"
         + (f", the `{suite}` suite" if suite else "")
-        + f", started {env.get('started_at')}, {duration(env)}; {total:,} process runs "
+        + f", started {env.started_at}, {duration(env)}; {total:,} process runs "
         f"({status_text}); the programs of commit {commit}.",
         "",
         f"Machine: {host.get('cpu_model', 'unknown CPU')}, {host.get('cores', '?')} cores"
@@ -605,65 +590,65 @@ def describe(run: Run, name: str) -> str:
         "",
         load_text,
     ]
-    if env.get("machines"):
+    if env.machines:
         lines += ["", "Machines: " + "; ".join(
-            f"{m}: {(v.get('host') or {}).get('cpu_model', '?')}"
-            for m, v in sorted(env["machines"].items()))]
-    tools = env.get("toolchains") or {}
+            f"{m}: {Env(v).host.get('cpu_model', '?')}"
+            for m, v in sorted(env.machines.items()))]
+    tools = env.toolchains
     if tools:
         lines += ["", "Toolchains: " + "; ".join(f"{k} {v}" for k, v in sorted(tools.items()) if v)
                   + "."]
     if run.skipped:
-        skipped = sorted({f"{g.impl} {g.workload}" + (f" {g.param('style')}" if g.param("style")
+        skipped = sorted({f"{g.impl} {g.workload}" + (f" {g.param(STYLE)}" if g.param(STYLE)
                                                        else "") for g in run.skipped})
         lines += ["", "Skipped (a toolchain missing or refused, or a style a server does not "
                   "have; its language's README says why): " + ", ".join(skipped) + "."]
     return "\n".join(lines)
 
 
-def run_standings(groups: Iterable[Group], env: dict[str, Any]) -> list[Standing]:
+def run_standings(groups: Iterable[Group], env: Env) -> list[Standing]:
     """The run's verdicts (harness/analyse/standings.py: each implementation against
     its set's leader on each headline figure, decided as one family)."""
     return standings(judged_groups(groups, env))
 
 
-def judged_groups(groups: Iterable[Group], env: dict[str, Any]) -> list[analysis.Group]:
+def judged_groups(groups: Iterable[Group], env: Env) -> list[analysis.Group]:
     """The harness's groups of the run's judged configurations, from
     summary.csv's ok values: the rows they came from, one metric at a time."""
-    rows = []
+    rows: list[Row] = []
     for g in groups:
-        per_rep: list[dict[str, Any]] = []
+        per_rep: list[Row] = []
         for metric, st in g.metrics.items():
             if len(st.values) != st.count:
                 continue  # an older summary.csv without the values: no test can be made
             for i, value in enumerate(st.values):
                 if i == len(per_rep):
-                    per_rep.append({"impl": g.impl, "language": "", "runtime": "",
-                                    "workload": g.workload, "n": g.n, "buffer": g.buffer,
-                                    "rep": i + 1, "status": "ok", **dict(g.params)})
-                per_rep[i][metric] = value
+                    per_rep.append(Row(impl=g.impl, language="", runtime="",
+                                       workload=g.workload, n=g.n, buffer=g.buffer, rep=i + 1,
+                                       status="ok", **dict(g.params)))
+                setattr(per_rep[i], metric, value)
         rows += per_rep
-    return judged(group_runs(rows), env.get("settings") or {})
+    return judged(group_runs(rows), env.settings)
 
 
 def settled_line(run: Run) -> str:
     """The verdicts' summary as Markdown: the names in it (the unjudged
     workloads) come from env.json, so it is escaped."""
     found = run_standings(run.groups, run.env)
-    note = unjudged_note(run.env.get("settings") or {})
+    note = unjudged_note(run.env.settings)
     return md_text(standings_summary(found) + (f" {note}" if note else ""))
 
 
 def render_page(run: Run, name: str) -> str:
     env = run.env
-    host = env.get("host") or {}
+    host = env.host
     present = {g.workload for g in run.groups if not g.params}
     floor = floor_ratios(run)
     recorded_load = any(g.loaded is not None for g in run.groups)
     parts = [
-        f"# Results: {str(env.get('started_at'))[:10]}, "
+        f"# Results: {str(env.started_at)[:10]}, "
         f"{host.get('cpu_model', 'unknown CPU')}, {host.get('cores', '?')} cores\n",
-        f"Generated by `benchmarks/readme_tables.py` from this run's "
+        f"Generated by `harness/publish/readme_tables.py` from this run's "
         f"[summary.csv]({name}/summary.csv) and [env.json]({name}/env.json)"
         + (f" (and [load.csv]({name}/load.csv): how many of each configuration's ok runs "
            "ran under load, from its runs.csv)" if recorded_load else "") + "; "
@@ -683,7 +668,7 @@ def render_page(run: Run, name: str) -> str:
                  "has none ([docs/statistics.md](../statistics.md)); "
                  "\"also 1 timeout\" counts the runs that were not ok, and a cell that only "
                  "names statuses had no ok run. ×floor is the multiple of the floor "
-                 f"implementation ({', '.join(env.get('floor_impls') or ['none in this run'])}) "
+                 f"implementation ({', '.join(env.floor_impls or ['none in this run'])}) "
                  "at the same configuration.\n")
     if "sleep" in present:
         parts.append(sleep_section(run, floor))
@@ -693,7 +678,7 @@ def render_page(run: Run, name: str) -> str:
         parts.append(bounded_section(run))
     if "skynet" in present:
         parts.append(skynet_section(run, floor))
-    if any(g.param("cpus") is not None for g in run.groups):
+    if any(g.param(CPUS) is not None for g in run.groups):
         parts.append(scaling_section(run))
     if any(g.workload == "http" for g in run.groups):
         parts.append(http_section(run))
@@ -710,18 +695,18 @@ def headline(run: Run, name: str, link_prefix: str = "docs/results/") -> str | N
     if not ns:
         return None
     top = pick(run.groups, "sleep", ns[-1])
-    ok = {i: g for i, g in top.items() if g.median("peak_rss_bytes") is not None}
-    floors = set(run.env.get("floor_impls") or [])
-    others = sorted((i for i in ok if i not in floors), key=lambda i: ok[i].median("peak_rss_bytes"))
+    ok = {i: g for i, g in top.items() if g.median(RSS) is not None}
+    floors = set(run.env.floor_impls)
+    others = sorted((i for i in ok if i not in floors), key=lambda i: ok[i].median(RSS))
     if len(others) < 2:
         return None
 
     def say(impl: str) -> str:
-        s, loaded = ok[impl].metrics["peak_rss_bytes"], ok[impl].loaded
+        s, loaded = ok[impl].metrics[RSS], ok[impl].loaded
         return (f"{impl} {fmt_mib(s.median)} ({', '.join(interval_notes(s, fmt_mib))}"
                 + (f", {loaded} under load" if loaded else "") + ")")
     floor_text = "".join(f"the floor, {say(f)}; " for f in sorted(floors) if f in ok)
-    host = run.env.get("host") or {}
+    host = run.env.host
     check = "" if is_measurement(run.env) else " (a quick check at small N, not a measurement)"
     settled, total = settled_share(run_standings(run.groups, run.env))
     verdicts = (f" The run ({duration(run.env)}) settled {settled:,} of its {total:,} verdicts "
@@ -738,8 +723,8 @@ def pages(out: Path) -> list[str]:
     """The pages in OUT, newest first (by started_at, then name)."""
     names = [p.stem for p in out.glob("*.md") if p.name != "README.md"
              and (out / p.stem / "env.json").is_file()]
-    return sorted(names, key=lambda n: (json.loads((out / n / "env.json").read_text())
-                                        .get("started_at", ""), n), reverse=True)
+    return sorted(names, key=lambda n: (read_env(out / n / "env.json").started_at or "", n),
+                  reverse=True)
 
 
 def headline_page(out: Path) -> str:
@@ -748,8 +733,7 @@ def headline_page(out: Path) -> str:
     the claims suite's), else the newest."""
     names = pages(out)
     for name in names:
-        env = json.loads((out / name / "env.json").read_text())
-        if env.get("floor_impls"):
+        if read_env(out / name / "env.json").floor_impls:
             return name
     return names[0]
 
@@ -761,7 +745,7 @@ def load_page(out: Path, name: str) -> Run:
 def render_index(out: Path) -> str:
     lines = ["# Results\n",
              "One page per published run, newest first, each generated by "
-             "`benchmarks/readme_tables.py` from the run's summary.csv and env.json (and "
+             "`harness/publish/readme_tables.py` from the run's summary.csv and env.json (and "
              "load.csv, which of its runs ran under load), which sit in the folder of the same "
              "name beside it: every figure can be traced to its run. "
              "This index is generated too. How to publish a run: "
@@ -770,15 +754,15 @@ def render_index(out: Path) -> str:
     rows = []
     for name in pages(out):
         run = load_page(out, name)
-        env, host = run.env, run.env.get("host") or {}
-        suite = (env.get("settings") or {}).get("suite") or "chosen options"
+        env, host = run.env, run.env.host
+        suite = env.settings.get("suite") or "chosen options"
         kind = "measurement" if is_measurement(env) else "**check only**"
         ok = sum(g.ok for g in run.groups)
         load = ("not recorded" if all(g.loaded is None for g in run.groups)
                 else f"{sum(g.loaded or 0 for g in run.groups):,} of {ok:,} ok runs")
-        rows.append([f"[{name}]({name}.md)", str(env.get("run_id")), suite, kind, load,
+        rows.append([f"[{name}]({name}.md)", str(env.run_id), suite, kind, load,
                      f"{host.get('cpu_model', '?')}, {host.get('cores', '?')} cores",
-                     str((env.get("git") or {}).get("commit", ""))[:7]])
+                     str(env.git.get("commit", ""))[:7]])
     lines.append(table(["page", "run", "suite", "", "under load", "machine", "commit"], rows)
                  if rows
                  else "No page yet.")
@@ -822,16 +806,16 @@ def publish(run_dir: Path, out: Path, name: str | None = None,
             readme: Path | None = None) -> Path:
     """Writes the page, its two files and the index; and README's headline
     when `readme` is given (main gives it when OUT is docs/results)."""
-    summary, env_path = run_dir / "summary.csv", run_dir / "env.json"
+    source = RunDir(run_dir)
+    summary, env_path = run_dir / "summary.csv", source.env_path
     if not summary.is_file():
         raise SystemExit(f"{summary} is missing: run `python -m harness report {run_dir}` first")
-    env = json.loads(env_path.read_text())
-    name = name or page_name(env)
+    name = name or page_name(source.env())
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(summary, folder / "summary.csv")
     shutil.copyfile(env_path, folder / "env.json")
-    if (run_dir / "runs.csv").is_file():
+    if source.runs_path.is_file():
         write_load(run_dir, folder / "load.csv")
     run = load_page(out, name)
     (out / f"{name}.md").write_text(render_page(run, name))

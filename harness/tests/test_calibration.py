@@ -1,19 +1,16 @@
-"""benchmarks/calibration.py on synthetic A/A runs with known answers: the
+"""harness/publish/calibration.py on synthetic A/A runs with known answers: the
 same values under two names are never called different and pass the gate;
 noise alone is called different about as often as the level says; a
 planted factor is found where the arithmetic says it must be."""
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import calibration  # noqa: E402
-from harness.publish import readme_tables as rt  # noqa: E402
+from harness.publish import calibration
+from harness.publish import readme_tables as rt
 
 MS = 1e-3
 

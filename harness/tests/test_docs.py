@@ -17,6 +17,8 @@ RESULTS = ROOT / "docs" / "results"
 README_LIMIT = 12_000
 
 
+from harness.core.schema import Env
+from harness.present.exports import SUMMARY_FIELDS
 from harness.publish import claims, published
 from harness.publish import readme_tables as rt
 
@@ -130,6 +132,16 @@ SUMMARY_COLUMNS = (["impl", "workload", "n", "buffer", "users", "requests", "del
                       for p in ("median", "min", "max", "count", "values")]
                    + ["mem_per_task_bytes"])
 MIB = 1 << 20
+
+
+def test_the_reader_reads_summary_csvs_own_columns():
+    """SummaryRow's columns and the configuration's are summary.csv's, as
+    its writer (present/exports.py) names them; and so is each statistic."""
+    read = {f.name for f in published.SUMMARY_COLUMNS} | set(published.KEY_COLUMNS)
+    assert read <= set(SUMMARY_FIELDS)
+    assert {f"{m}_{p}" for m in published.METRICS for p in published.STATS} <= set(SUMMARY_FIELDS)
+    assert {published.COLD, published.WARM, published.RSS, published.SPAWN, published.WALL,
+            published.THREADS, published.RPS, published.MEDIAN_RESPONSE} <= set(published.METRICS)
 
 
 def summary_row(impl, workload, n, buffer=None, statuses="3 ok", per_task=None, params=None,
@@ -305,7 +317,7 @@ def test_the_readme_headline_is_rewritten_between_its_markers():
     (None, 4, "unknown-cpu-4c"),
 ])
 def test_machine_slug(model, cores, slug_):
-    assert rt.machine_slug({"host": {"cpu_model": model, "cores": cores}}) == slug_
+    assert rt.machine_slug(Env({"host": {"cpu_model": model, "cores": cores}})) == slug_
 
 
 def _claim_groups(num_values, den_values):
@@ -341,7 +353,7 @@ def test_the_settled_line_escapes_names_from_env_json():
     """The unjudged workloads the line names come from env.json's settings:
     a run someone sent must not put markup into a published page."""
     run = rt.load_page(RESULTS, rt.headline_page(RESULTS))
-    run.env = dict(run.env, settings=dict(run.env.get("settings") or {}, parts=[
-        {"workloads": ["<img src=x onerror=alert(1)>"], "ns": [1], "judged": False}]))
+    run.env.settings = dict(run.env.settings, parts=[
+        {"workloads": ["<img src=x onerror=alert(1)>"], "ns": [1], "judged": False}])
     line = rt.settled_line(run)
     assert "<img" not in line.replace("\\<img", "") and "\\<img" in line

@@ -4,7 +4,7 @@ X[BENCH_AA=1], a variable no program reads, so the two are the same build
 measured in the same interleaved loop. Every difference the statistics
 find between them is a false one.
 
-    .venv/bin/python benchmarks/readme_tables.py RUN_DIR --name DATE-MACHINE-calibration
+    .venv/bin/python -m harness.publish.readme_tables RUN_DIR --name DATE-MACHINE-calibration
 
 writes the page; its section comes from here (readme_tables imports it).
 For each A/A pair and each headline figure of its workload (the figures a
@@ -29,18 +29,14 @@ from __future__ import annotations
 
 import math
 import statistics
-import sys
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from harness.analyse.analysis import headline  # noqa: E402  (pure declarations)
-from harness.core.metrics import METRICS  # noqa: E402
-from harness.core.stats import (LEVEL, discoveries, ratio_interval, ratio_p,  # noqa: E402
-                           smallest_p)
+from ..analyse.analysis import headline
+from ..core.metrics import METRICS
+from ..core.stats import LEVEL, discoveries, ratio_interval, ratio_p, smallest_p
+from .published import Group
 
 AA = "[BENCH_AA=1]"  # the no-op variant's suffix, as the calibrate suite names it
 GATE = 0.05  # --fail-above 5%
@@ -98,7 +94,7 @@ class Comparison:
         return next((f for f in FACTORS if self.gate(f) == "fails"), None)
 
 
-def _where(g: Any) -> str:
+def _where(g: Group) -> str:
     parts = [f"N={g.n}"] if g.n is not None else []
     if g.buffer is not None:
         parts.append(f"B={g.buffer}")
@@ -106,8 +102,8 @@ def _where(g: Any) -> str:
     return " ".join(parts)
 
 
-def comparisons(groups: Iterable[Any]) -> list[Comparison]:
-    """Every A/A comparison of a run's summary groups (readme_tables.Group)."""
+def comparisons(groups: Iterable[Group]) -> list[Comparison]:
+    """Every A/A comparison of a run's summary groups (published.Group)."""
     by_key = {g.key: g for g in groups}
     out = []
     for g in by_key.values():
@@ -134,7 +130,7 @@ def _pct(x: float) -> str:
     return f"{x:.1%}" if x < 0.1 else f"{x:.0%}"
 
 
-def section(groups: Iterable[Any]) -> str | None:
+def section(groups: Iterable[Group]) -> str | None:
     """The calibration page's section; None when the run has no A/A pair."""
     found = comparisons(groups)
     if not found:
@@ -149,7 +145,7 @@ def section(groups: Iterable[Any]) -> str | None:
         else f"too few comparisons to say (the goal is judged over at least {ENOUGH})"
     lines = [
         "## How often the harness is wrong here: the A/A calibration\n",
-        "From `benchmarks/calibration.py`. Each runtime ran under two names, X and "
+        "From `harness/publish/calibration.py`. Each runtime ran under two names, X and "
         f"`X{AA}`, a variable no program reads: the same build, interleaved as usual, "
         f"{'/'.join(map(str, runs))} runs a side. Every difference found between them is a "
         "false one. Each comparison is one headline figure of one configuration.\n",
