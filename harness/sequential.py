@@ -97,10 +97,3 @@ def more_runs(rows: Iterable[Row], runs: list[Planned]) -> list[Planned]:
             more.append(dataclasses.replace(last, rep=rep))
     return more
 
-
-def most_runs(runs: list[Planned]) -> list[Planned]:
-    """The plan with every sequential configuration at its max_repeat: the
-    most a run may take."""
-    extra = [dataclasses.replace(last, rep=rep) for key, last in configurations(runs).items()
-             if last.max_repeat is not None for rep in range(last.rep + 1, last.max_repeat + 1)]
-    return runs + extra

@@ -6,32 +6,31 @@ signal (INT, TERM, HUP)."""
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from . import ROOT, HarnessError, UsageError, relative
-from .execute.builder import Preparation, Readiness, build_estimate
-from .core.envinfo import cpu_times, git, host, machine_state, mask_text, mask_value, redact, steal_frac
-from .execute.executor import Executor, ProcessExecutor, unready_row
-from .core.formatting import fmt_duration, fmt_percent
-from .processes.interrupts import Interrupted, interruptible
-from .processes.launcher import LauncherError, ensure_launcher
+from . import ROOT, HarnessError, UsageError, relative, sequential
+from .core.envinfo import (cpu_times, git, host, machine_state, mask_text, mask_value, redact,
+                           steal_frac)
+from .core.formatting import fmt_duration
+from .core.registry import Impl, Language, languages, program_env, resolve
+from .core.schema import ENV_KEYS
+from .execute.builder import Preparation, build_estimate
+from .execute.executor import ProcessExecutor
 from .execute.machineload import load_avg_1m
 from .execute.perfstat import find_perf
-from .plan.plan import (Planned, configurations, estimate_basis, estimate_s, held,
-                   history_from, omitted, plan, start_times)
 from .execute.progress import Progress
+from .execute.scheduler import execute_until_settled
 from .execute.toolchains import detect_runtimes, detect_toolchain
-from .core.registry import Impl, Language, languages, program_env, resolve
+from .plan.plan import Planned, estimate_basis
+from .plan.runplan import plan_run
+from .plan.settings import Settings
+from .processes.interrupts import Interrupted, interruptible
+from .processes.launcher import LauncherError, ensure_launcher
 from .record.rundir import (RowWriteError, RunDir, RunDirError, check_out, earlier_runs,
                             finish_invocation, invocation, latest, new_env, point_latest,
                             start_invocation)
-from .core.schema import ENV_KEYS, ConfigKey
-from .sequential import more_runs, most_runs, repeated
-from .plan.settings import Settings
-from .core.stats import runs_needed
 from .releases.versions import check as check_releases
 
 
@@ -47,87 +46,6 @@ def _builds(runs: list[Planned], build: bool, langs: list[Language] | None = Non
     if langs is None:
         langs = languages([p.impl for p in runs])
     return build_estimate(langs, any(p.workload.kind == "server" for p in runs))[1]
-
-
-def execute(run: RunDir, runs: list[Planned], ready: Callable[[Planned], Readiness],
-            executor: Executor, progress: Progress, first: int = 0,
-            past_spawns: dict[ConfigKey, list[float]] | None = None) -> dict[str, int]:
-    """Run the plan in order, appending each row as it finishes (a run that
-    cannot start gets its skipped or build-failed row). Returns the count
-    of rows per status. first: the progress line's index of runs[0].
-    past_spawns: the start times of OUT's earlier runs (plan.start_times),
-    for --adaptive-sleep, which takes the longest of those and this run's."""
-    counts: dict[str, int] = {}
-    statuses: dict[ConfigKey, list[str]] = {}
-    recorded = run.runs().rows
-    for r in recorded:
-        statuses.setdefault(ConfigKey.of(r), []).append(r["status"])
-    spawns = start_times(recorded)
-    for i, p in enumerate(runs, first):
-        if not repeated(p, statuses.get(p.key, [])):
-            progress.estimates[i] = 0.0
-            progress.message(f"{p.label}: not run: its earlier runs failed "
-                             f"({', '.join(statuses[p.key])}; --until-settled; their rows are kept)")
-            continue
-        p = held(p, spawns.get(p.key, []) + (past_spawns or {}).get(p.key, []))
-        progress.start(i, p.label)
-        readiness = ready(p)
-        done = executor.run(p) if readiness.ready else unready_row(run.name, p, readiness)
-        if done.samples:
-            run.append_samples(done.row, done.samples)
-        run.append_run(done.row)
-        statuses.setdefault(p.key, []).append(done.row["status"])
-        for key, starts in start_times([done.row]).items():
-            spawns.setdefault(key, []).extend(starts)
-        status = done.row["status"]
-        counts[status] = counts.get(status, 0) + 1
-        progress.finish(done.row)
-    return counts
-
-
-def execute_until_ci(run: RunDir, runs: list[Planned], planned: list[Planned],
-                     ready: Callable[[Planned], Readiness], executor: Executor,
-                     progress: Progress, estimate: Callable[[Planned], float],
-                     past_spawns: dict[ConfigKey, list[float]] | None = None) -> dict[str, int]:
-    """execute() the runs still to do of the plan, then (run --until-ci,
-    --until-settled) pass after pass, each decided by sequential.more_runs
-    from the rows recorded so far (read back from the run directory), until
-    no configuration of the plan needs another run. The progress line's
-    total grows by each pass, announced before it runs."""
-    counts = execute(run, runs, ready, executor, progress, past_spawns=past_spawns)
-    done, pass_no = len(runs), max((p.rep for p in planned), default=0)
-    while extra := more_runs(run.runs().rows, planned):
-        pass_no = max(pass_no + 1, max(p.rep for p in extra))
-        names, rules = [], []
-        targets = sorted({p.until_ci for p in extra if p.until_ci is not None})
-        if targets:
-            names.append("until-ci")
-            rules.append("wider than ±" + "/".join(map(fmt_percent, targets)) + " or unsettled")
-        if any(p.until_settled for p in extra):
-            names.append("until-settled")
-            rules.append("in a verdict not settled")
-        progress.message(f"{'/'.join(names)}: pass {pass_no}: {len(extra)} configuration"
-                         f"{'s' if len(extra) != 1 else ''} still {' or '.join(rules)}")
-        progress.total += len(extra)  # the total is known one pass at a time
-        progress.estimates.extend(estimate(p) for p in extra)
-        for status, n in execute(run, extra, ready, executor, progress, first=done,
-                                 past_spawns=past_spawns).items():
-            counts[status] = counts.get(status, 0) + n
-        done += len(extra)
-    return counts
-
-
-def _until_ci_note(runs: list[Planned], most: list[Planned], seconds: float) -> str:
-    """What --until-ci or --until-settled may add to a plan, in words ("" without)."""
-    if len(most) == len(runs):
-        return ""
-    ceilings = sorted({p.max_repeat for p in configurations(runs).values() if p.max_repeat})
-    targets = sorted({p.until_ci for p in runs if p.until_ci is not None})
-    rules = ([f"--until-ci {'/'.join(map(fmt_percent, targets))}"] if targets else []) + (
-        ["--until-settled"] if any(p.until_settled for p in runs) else [])
-    return (f"a minimum: {' and '.join(rules)} may add passes, up to "
-            f"{'/'.join(map(str, ceilings))} runs each (at most {len(most)} runs in all, "
-            f"{fmt_duration(seconds)})")
 
 
 def _registries(s: Settings) -> dict[str, str]:
@@ -195,33 +113,16 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     only: the part of the plan this invocation runs (a cluster's task: its
     replicate, slurm_task.py)."""
     impls = resolve(s.impls, s.registries, Path(s.source) if s.source else None)
-    runs = plan(impls, s)
-    if only is not None:
-        runs = only(runs)
+    planned = plan_run(impls, s, earlier_runs(out), only)
     # a release that does not exist is bad input: said before anything is written
     for line in check_releases(impls):
         print(f"note: {line}", file=sys.stderr)
-    for line in omitted(s):
+    for line in planned.notes:
         print(line, file=sys.stderr)
-    if not runs:
+    if not planned.runs:
         raise UsageError("nothing to run: no selected implementation supports those workloads")
-    past = earlier_runs(out)
-    history, past_spawns = history_from(past), start_times(past)
-    most = most_runs(runs)
-    until_ci = _until_ci_note(runs, most, sum(estimate_s(p, history) for p in most))
-    if until_ci and any(p.max_repeat < runs_needed()[0] for p in configurations(runs).values()
-                        if p.max_repeat and p.until_ci is not None):
-        print(f"note: --max-repeat below {runs_needed()[0]}: no interval of fewer runs is "
-              f"settled at 95%, so those configurations run --max-repeat times", file=sys.stderr)
     if dry_run:
-        print(f"{len(runs)} runs, estimated {fmt_duration(sum(estimate_s(p, history) for p in runs))}"
-              f" for the runs; {estimate_basis(runs, history, out)}; "
-              f"{_builds(runs, s.build) or 'no builds'}")
-        if until_ci:
-            print(f"the plan is {until_ci}")
-        for p in runs:
-            settings = [f"{k}={v}" for k, v in p.impl.settings_env]  # a variant's own environment
-            print(f"  {p.label}: {shlex.join(settings + p.argv())}")
+        print("\n".join(planned.dry_run(out, _builds(planned.runs, s.build))))
         return 0
     try:
         ensure_launcher()
@@ -229,16 +130,15 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         raise HarnessError(str(exc)) from None
     perf = find_perf() if s.counters else None
 
-    planned = runs
-    run, runs, env = _open(out, runs, resume)
-    estimates = [estimate_s(p, history) for p in runs]
+    run, runs, env = _open(out, planned.runs, resume)
+    estimates = [planned.estimate(p) for p in runs]
     builds = _builds(runs, s.build, [lang for lang in languages([p.impl for p in runs])
                                      if detect_toolchain(lang).present])
     print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
           f"estimated {fmt_duration(sum(estimates))} for the runs; "
-          f"{estimate_basis(runs, history, out)}" + (f"; {builds}" if builds else ""))
-    if until_ci:
-        print(f"that is {until_ci}")
+          f"{estimate_basis(runs, planned.history, out)}" + (f"; {builds}" if builds else ""))
+    if note := planned.sequential_note():
+        print(f"that is {note}")
     start_invocation(
         env, invocation(sys.argv, resume, git(), [i.id for i in impls], s.record(), load_avg_1m()),
         toolchains={lang.name: detect_toolchain(lang).version or None for lang in languages(impls)},
@@ -250,8 +150,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     print(f"recording to {relative(run.path)}")
 
     progress = Progress(len(runs), estimates)
-    # what may run: the runs still to do, and (--until-ci) more of any configuration
-    may_run = runs + [p for p in configurations(planned).values() if p.max_repeat is not None]
+    may_run = planned.may_run(runs)
     try:
         with interruptible():
             prepared = Preparation([p.impl for p in may_run], run.path, s.build,
@@ -260,11 +159,11 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
             # every runtime's version command, after the builds and installs
             # (a release's is its own program) and before the first measured run
             detect_runtimes(impls + [p.impl for p in may_run])
-            counts = execute_until_ci(
-                run, runs, planned,
+            counts = execute_until_settled(
+                run, runs, planned.runs, sequential,
                 lambda p: prepared.readiness(p.impl, p.key.workload, p.workload.kind == "server"),
-                ProcessExecutor(run.name, s, prepared.k6, perf), progress,
-                lambda p: estimate_s(p, history), past_spawns)
+                ProcessExecutor(run.name, s, prepared.k6, perf), progress, planned.estimate,
+                planned.past_spawns)
     except Interrupted as exc:
         progress.close()
         kept_rows = len(run.runs().rows)
@@ -273,7 +172,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         return 128 + exc.signum
     except RowWriteError as exc:
         progress.close()
-        figures = {k: v for k, v in exc.row.items() if v not in (None, "")}
+        figures = {k: v for k, v in exc.row.as_dict().items() if v not in (None, "")}
         print(f"harness: error: {exc}\nharness: the lost row's figures: {json.dumps(figures)}",
               file=sys.stderr)
         return 1

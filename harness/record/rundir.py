@@ -377,6 +377,10 @@ class RunDir:
     def runs(self) -> Table:
         return read_runs(self.runs_path)
 
+    def rows(self) -> list[Row]:
+        """runs.csv's rows (a cut-short last row left out)."""
+        return self.runs().rows
+
     def env(self) -> Env:
         return read_env(self.env_path)
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import session
+from harness import sequential
+from harness.execute import scheduler
 from harness.execute.builder import Readiness
 from harness.execute.executor import Executed, make_row
 from harness.plan.plan import Planned, plan
@@ -65,8 +66,9 @@ def _execute(tmp_path: Path, opts: dict, spawn_s: float | list[float] = 0.5,
     runs = plan(resolve(s.impls), s)
     run = RunDir.create_new(tmp_path)
     fake = Scripted(run.name, spawn_s)
-    session.execute_until_ci(run, runs, runs, lambda p: Readiness("ready"), fake,
-                             Progress(len(runs), [0.0] * len(runs)), lambda p: 0.0, past)
+    scheduler.execute_until_settled(
+        run, runs, runs, sequential, lambda p: Readiness("ready"), fake,
+        Progress(len(runs), [0.0] * len(runs)), lambda p: 0.0, past)
     return fake, run
 
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from harness import session
+from harness import sequential
+from harness.execute import scheduler
 from harness.execute.builder import Readiness
 from harness.execute.executor import Executed, make_row
 from harness.plan.plan import Planned, plan
@@ -51,7 +52,8 @@ def test_the_session_records_what_the_executor_returns(tmp_path: Path, monkeypat
     # fake-wrong cannot start: its rows are skipped rows, and the executor never sees it
     ready = lambda p: Readiness("ready") if p.impl.id == "fake-good" else Readiness(  # noqa: E731
         "skipped", "toolchain missing: none here")
-    counts = session.execute(run, runs, ready, fake, Progress(len(runs), [0.0] * len(runs)))
+    counts = scheduler.execute(run, runs, sequential, ready, fake,
+                               Progress(len(runs), [0.0] * len(runs)))
     rows = run.runs().rows
     assert [(r["impl"], r["n"], r["rep"], r["status"]) for r in rows] == [
         (p.impl.id, p.key.n, p.rep, "skipped" if p.impl.id == "fake-wrong" else

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import session
+from harness import sequential
+from harness.execute import scheduler
 from harness.execute.builder import Readiness
 from harness.execute.executor import Executed, make_row
 from harness.plan.plan import Planned, configurations, plan
-from harness.sequential import more_runs, most_runs
+from harness.sequential import more_runs
+from harness.plan.runplan import most_runs
 from harness.execute.progress import Progress
 from harness.core.registry import resolve
 from harness.core.schema import Row
@@ -147,8 +149,8 @@ def test_the_session_runs_passes_until_settled_or_at_max_repeat(tmp_path: Path) 
     run = RunDir.create_new(tmp_path)
     fake = ScriptedExecutor(run.name)
     progress = Progress(len(runs), [0.0] * len(runs))
-    counts = session.execute_until_ci(run, runs, runs, lambda p: Readiness("ready"), fake,
-                                      progress, lambda p: 0.0)
+    counts = scheduler.execute_until_settled(
+        run, runs, runs, sequential, lambda p: Readiness("ready"), fake, progress, lambda p: 0.0)
     # repeats stay the outer loop: each pass one more rep of each unsettled configuration
     assert fake.ran == [(n, rep) for rep in range(1, 7) for n in (3, 4)] + [(3, 7)]
     assert counts == {"ok": 13}
@@ -168,8 +170,8 @@ def test_resumed_rows_count_toward_the_runs(tmp_path: Path) -> None:
     for p in done:
         run.append_run(first.run(p).row)
     fake = ScriptedExecutor(run.name)
-    session.execute_until_ci(run, [], runs, lambda p: Readiness("ready"), fake,
-                             Progress(0, []), lambda p: 0.0)
+    scheduler.execute_until_settled(
+        run, [], runs, sequential, lambda p: Readiness("ready"), fake, Progress(0, []), lambda p: 0.0)
     assert fake.ran == [(3, 6), (4, 6), (3, 7)]
 
 

@@ -1,0 +1,105 @@
+"""The run loop: the planned runs in order, one at a time, each row handed
+to the record as it finishes (a run that cannot start gets its skipped or
+build-failed row); then, under --until-ci or --until-settled, pass after
+pass while the sequential rules ask for more. The rules (sequential.py)
+and the record (a run directory) are handed in: this module runs what they
+say and decides nothing itself (hyperfine's scheduler, our executor)."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Protocol
+
+from ..core.formatting import fmt_percent
+from ..core.schema import ConfigKey, Row
+from ..plan.plan import Planned, held, start_times
+from .builder import Readiness
+from .executor import Executor, unready_row
+from .progress import Progress
+
+
+class Record(Protocol):
+    """Where rows go as they finish (record.rundir.RunDir)."""
+    name: str
+
+    def rows(self) -> list[Row]: ...
+
+    def append_run(self, row: Row) -> None: ...
+
+    def append_samples(self, row: Row, samples: Iterable[object]) -> None: ...
+
+
+class Rules(Protocol):
+    """When to run a configuration again (sequential.py)."""
+
+    def repeated(self, p: Planned, statuses: list[str]) -> bool: ...
+
+    def more_runs(self, rows: Iterable[Row], runs: list[Planned]) -> list[Planned]: ...
+
+
+def execute(record: Record, runs: list[Planned], rules: Rules,
+            ready: Callable[[Planned], Readiness], executor: Executor, progress: Progress,
+            first: int = 0, past_spawns: dict[ConfigKey, list[float]] | None = None
+            ) -> dict[str, int]:
+    """Run the runs in order, recording each row as it finishes. Returns the
+    count of rows per status. first: the progress line's index of runs[0].
+    past_spawns: the start times of OUT's earlier runs (plan.start_times),
+    for --adaptive-sleep, which takes the longest of those and this run's."""
+    counts: dict[str, int] = {}
+    statuses: dict[ConfigKey, list[str]] = {}
+    recorded = record.rows()
+    for r in recorded:
+        statuses.setdefault(ConfigKey.of(r), []).append(r.status)
+    spawns = start_times(recorded)
+    for i, p in enumerate(runs, first):
+        if not rules.repeated(p, statuses.get(p.key, [])):
+            progress.estimates[i] = 0.0
+            progress.message(f"{p.label}: not run: its earlier runs failed "
+                             f"({', '.join(statuses[p.key])}; --until-settled; their rows are kept)")
+            continue
+        p = held(p, spawns.get(p.key, []) + (past_spawns or {}).get(p.key, []))
+        progress.start(i, p.label)
+        readiness = ready(p)
+        done = executor.run(p) if readiness.ready else unready_row(record.name, p, readiness)
+        if done.samples:
+            record.append_samples(done.row, done.samples)
+        record.append_run(done.row)
+        statuses.setdefault(p.key, []).append(done.row.status)
+        for key, starts in start_times([done.row]).items():
+            spawns.setdefault(key, []).extend(starts)
+        counts[done.row.status] = counts.get(done.row.status, 0) + 1
+        progress.finish(done.row)
+    return counts
+
+
+def execute_until_settled(record: Record, runs: list[Planned], planned: list[Planned],
+                          rules: Rules, ready: Callable[[Planned], Readiness],
+                          executor: Executor, progress: Progress,
+                          estimate: Callable[[Planned], float],
+                          past_spawns: dict[ConfigKey, list[float]] | None = None
+                          ) -> dict[str, int]:
+    """execute() the runs still to do of the plan, then (run --until-ci,
+    --until-settled) pass after pass, each decided by rules.more_runs from
+    the rows recorded so far, until no configuration of the plan needs
+    another run. The progress line's total grows by each pass, announced
+    before it runs."""
+    counts = execute(record, runs, rules, ready, executor, progress, past_spawns=past_spawns)
+    done, pass_no = len(runs), max((p.rep for p in planned), default=0)
+    while extra := rules.more_runs(record.rows(), planned):
+        pass_no = max(pass_no + 1, max(p.rep for p in extra))
+        names, wording = [], []
+        targets = sorted({p.until_ci for p in extra if p.until_ci is not None})
+        if targets:
+            names.append("until-ci")
+            wording.append("wider than ±" + "/".join(map(fmt_percent, targets)) + " or unsettled")
+        if any(p.until_settled for p in extra):
+            names.append("until-settled")
+            wording.append("in a verdict not settled")
+        progress.message(f"{'/'.join(names)}: pass {pass_no}: {len(extra)} configuration"
+                         f"{'s' if len(extra) != 1 else ''} still {' or '.join(wording)}")
+        progress.total += len(extra)  # the total is known one pass at a time
+        progress.estimates.extend(estimate(p) for p in extra)
+        for status, n in execute(record, extra, rules, ready, executor, progress, first=done,
+                                 past_spawns=past_spawns).items():
+            counts[status] = counts.get(status, 0) + n
+        done += len(extra)
+    return counts
