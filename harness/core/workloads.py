@@ -239,24 +239,24 @@ def _http_estimate(req: Request, past: float | None) -> float:
     pool takes longer, which the history then knows."""
     if past is not None:
         return past
-    floor_s = STYLE_DELAYS[req.param("style")] * req.param("delay_ms") / 1000
-    return 2 * START_S + 1.0 + req.param("requests") * floor_s
+    floor_s = STYLE_DELAYS[req.param(STYLE.name)] * req.param(DELAY_MS.name) / 1000
+    return 2 * START_S + 1.0 + req.param(REQUESTS.name) * floor_s
 
 
-HTTP_DIMENSIONS = (
-    Dimension("users", "--users", int, (50,),
-              "comma-separated concurrent users for http, each sending --requests "
-              "requests back to back (default 50)"),
-    Dimension("requests", "--requests", int, (20,),
-              "requests per user for http (default 20)"),
-    Dimension("delay_ms", "--delay-ms", int, (100,),
-              "http: the simulated calls take 2*D and D ms (default 100; Vaughan's was 1000)"),
-    Dimension("pool_threads", "--threads", int, (),
-              "http: the size of the server's handler pool where it has one (default: the "
-              "runtime's own); recorded where it has none"),
-    Dimension("style", "--style", str, STYLES,
-              "comma-separated handler styles for http (default: all five)", choices=STYLES),
-)
+USERS = Dimension("users", "--users", int, (50,),
+                  "comma-separated concurrent users for http, each sending --requests "
+                  "requests back to back (default 50)")
+REQUESTS = Dimension("requests", "--requests", int, (20,),
+                     "requests per user for http (default 20)")
+DELAY_MS = Dimension("delay_ms", "--delay-ms", int, (100,),
+                     "http: the simulated calls take 2*D and D ms (default 100; Vaughan's was "
+                     "1000)")
+POOL_THREADS = Dimension("pool_threads", "--threads", int, (),
+                         "http: the size of the server's handler pool where it has one (default: "
+                         "the runtime's own); recorded where it has none")
+STYLE = Dimension("style", "--style", str, STYLES,
+                  "comma-separated handler styles for http (default: all five)", choices=STYLES)
+HTTP_DIMENSIONS = (USERS, REQUESTS, DELAY_MS, POOL_THREADS, STYLE)
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w

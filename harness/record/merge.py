@@ -72,7 +72,7 @@ def merge(dirs: list[str], out: Path, labels: list[str] | None = None,
                 row.machine = row.machine or name
                 merged.append_run(row)
             for s in rows:
-                s["machine"] = s.get("machine") or name
+                s.machine = s.machine or name
             _append_samples(merged, rows)
         if report is not None:
             report(merged.path)
@@ -146,7 +146,7 @@ def merge_replicates(run: RunDir, replicates: list[Replicate], failures: list[Ro
     for rep in replicates:
         rows += [dataclasses.replace(row, node=row.node or rep.node,
                                      machine=row.machine or rep.machine) for row in rep.rows]
-        samples += [s | {"machine": s.get("machine") or rep.machine} for s in rep.samples]
+        samples += [dataclasses.replace(s, machine=s.machine or rep.machine) for s in rep.samples]
     rows += failures
     _write_rows(run, rows, samples)
     run.write_env(env)

@@ -14,7 +14,7 @@ from ..colors import MARKERS
 from ...core.formatting import fmt_plain
 from ...core.metrics import LATENCIES, METRICS, THROUGHPUT
 from ...core.presentation import Presentation
-from ...core.workloads import STYLES
+from ...core.workloads import POOL_THREADS, STYLE, STYLES, USERS
 from .draw import (FAIL_COLOR, WHISKER_COLOR, Run, Whiskers, draw_whiskers, fit, log_y,
                    layout, mark_failed, panel_grid, plain_log, save, scaled)
 from .ranked import ranked_figure
@@ -35,8 +35,8 @@ def _served(run: Run, workload: str) -> dict[str, list[Group]]:
 def _style_label(g: Group) -> str:
     """A line's name: the style, and the server's pool size when given
     (requests per user go with the load, like the users on the x axis)."""
-    threads = g.key.param("pool_threads")
-    return g.key.param("style") + (f" T={threads}" if threads is not None else "")
+    threads = g.key.param(POOL_THREADS.name)
+    return g.key.param(STYLE.name) + (f" T={threads}" if threads is not None else "")
 
 
 STYLE_MARKERS = dict(zip(STYLES, MARKERS))
@@ -53,7 +53,7 @@ def _per_impl_panels(run: Run, workload: str, metric: str, ylabel: str, title: s
     if not by_impl:
         return []
     groups = [g for members in by_impl.values() for g in members]
-    users = sorted({g.key.param("users") for g in groups})
+    users = sorted({g.key.param(USERS.name) for g in groups})
     if len(users) == 1:
         styles: dict[str, list[Group]] = defaultdict(list)
         for g in groups:
@@ -79,12 +79,12 @@ def _per_impl_panels(run: Run, workload: str, metric: str, ylabel: str, title: s
         for g in members_of:
             lines[_style_label(g)].append(g)
         for label, members in sorted(lines.items(), key=lambda kv: STYLES.index(kv[0].split()[0])):
-            members.sort(key=lambda g: g.key.param("users"))
+            members.sort(key=lambda g: g.key.param(USERS.name))
             style = label.split()[0]
             color = STYLE_COLORS.get(style)
             have = [g for g in members if metric in g.metrics]
             if have:
-                xs = [at[g.key.param("users")] for g in have]
+                xs = [at[g.key.param(USERS.name)] for g in have]
                 ys = [g.median(metric) for g in have]
                 line, = ax.plot(xs, ys, marker=STYLE_MARKERS.get(style, "o"), markersize=5,
                                 color=color, label=label)
@@ -93,7 +93,7 @@ def _per_impl_panels(run: Run, workload: str, metric: str, ylabel: str, title: s
                               [g.ok for g in have], color or WHISKER_COLOR, shown)
             for g in members:
                 if metric not in g.metrics and g.failure and g.failure != "skipped":
-                    mark_failed(ax, at[g.key.param("users")], g.failure)
+                    mark_failed(ax, at[g.key.param(USERS.name)], g.failure)
                     failed.add(g.failure)
         ax.set_xticks(range(len(users)), [f"{u:,}" for u in users])
         ax.set_xlim(-0.5, len(users) - 0.5)
@@ -143,12 +143,12 @@ def http_latency(run: Run, out: Path, workload: str, presented: Presentation) ->
     fig, axes = panel_grid(len(by_impl), 4.2, 4.4)
     whiskers = Whiskers()
     for ax, (impl, groups) in zip(axes, by_impl.items()):
-        most = max(g.key.param("users") for g in groups)
-        shown = sorted((g for g in groups if g.key.param("users") == most and g.metrics),
-                       key=lambda g: (STYLES.index(g.key.param("style")), _style_label(g)))
+        most = max(g.key.param(USERS.name) for g in groups)
+        shown = sorted((g for g in groups if g.key.param(USERS.name) == most and g.metrics),
+                       key=lambda g: (STYLES.index(g.key.param(STYLE.name)), _style_label(g)))
         for i, g in enumerate(shown):
             p50, p90, p99, top = (g.median(m) for m in LATENCIES)
-            color = STYLE_COLORS.get(g.key.param("style"))
+            color = STYLE_COLORS.get(g.key.param(STYLE.name))
             if p50 is None:
                 continue
             ax.plot([i, i], [p50 * 1e3, top * 1e3], color=color, linewidth=6, alpha=0.35)
