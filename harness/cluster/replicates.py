@@ -12,10 +12,10 @@ comparison between two implementations one between two nodes too."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Collection, Iterable
+from typing import Collection, Iterable
 
 from ..plan.plan import Planned
-from ..core.schema import RowKey, row_key
+from ..core.schema import Row, RowKey, row_key
 
 
 def count(runs: list[Planned]) -> int:
@@ -36,14 +36,14 @@ def replicate(runs: list[Planned], r: int, languages: Collection[str] = (),
             and p.impl.id not in impls]
 
 
-def missing(runs: list[Planned], rows: Iterable[dict[str, Any]]) -> list[Planned]:
+def missing(runs: list[Planned], rows: Iterable[Row]) -> list[Planned]:
     """The planned runs that no row records, whatever its status."""
     recorded = {row_key(r) for r in rows}
     return [p for p in runs if p.row_key not in recorded]
 
 
-def complete(runs: list[Planned], rows: Iterable[dict[str, Any]]) -> bool:
+def complete(runs: list[Planned], rows: Iterable[Row]) -> bool:
     """Whether every planned run has an ok row (--resume leaves such a
     replicate alone, as it keeps a local run's ok rows)."""
-    ok: set[RowKey] = {row_key(r) for r in rows if r["status"] == "ok"}
+    ok: set[RowKey] = {row_key(r) for r in rows if r.status == "ok"}
     return all(p.row_key in ok for p in runs)

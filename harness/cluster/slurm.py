@@ -55,7 +55,7 @@ from ..core.registry import languages, resolve
 from .replicates import complete, count, missing, replicate
 from ..record.rundir import (RunDir, RunDirError, check_out, earlier_runs, invocation, latest,
                              new_env, point_latest)
-from ..core.schema import row_key, utc_now
+from ..core.schema import Env, Row, row_key, utc_now
 from ..session import ALL_SKIPPED, run_suite, write_report
 from ..plan.settings import Settings
 
@@ -499,13 +499,13 @@ def collect(layout: Layout, numbers: Iterable[int]) -> list[Replicate]:
             continue
         if table.torn:
             print(f"note: replicate {r}: {table.torn}", file=sys.stderr)
-        node = layout.task_record(r).get("node") or (env.get("host") or {}).get("hostname") or ""
+        node = layout.task_record(r).get("node") or env.host.get("hostname") or ""
         found.append(Replicate(r, node, env, table.rows, samples, run.path))
     return found
 
 
 def failure_rows(layout: Layout, runs: list[Planned], found: list[Replicate], run_id: str,
-                 build: JobState | None, tasks: dict[int, JobState | None]) -> list[dict[str, Any]]:
+                 build: JobState | None, tasks: dict[int, JobState | None]) -> list[Row]:
     """A row for every planned run of these replicates that no replicate
     recorded, with the status and the reason: the build job's failure for
     what it could not build, else how the task ended (a Slurm time limit is
@@ -522,20 +522,19 @@ def failure_rows(layout: Layout, runs: list[Planned], found: list[Replicate], ru
         gone = missing(replicate(runs, r), rep.rows if rep else [])
         for p in gone:
             detect_runtime(p.impl)  # the runtime column, as found here
-            fields: dict[str, Any] = {
-                "node": (rep.node if rep else record.get("node")) or None,
-                "machine": rep.machine if rep else (next(iter(kinds)) if len(kinds) == 1 else None)}
+            node = (rep.node if rep else record.get("node")) or None
+            machine = rep.machine if rep else (next(iter(kinds)) if len(kinds) == 1 else None)
             built_by_job = record.get("build") != "task"
             if built_by_job and (p.impl.language.name in failed_langs or p.impl.id in failed_impls):
                 ready = (build_info["impls"].get(p.impl.id) if p.impl.id in failed_impls
                          else build_info["languages"][p.impl.language.name])
                 rows.append(make_row(run_id, p, ready["status"], error=(
                     f"{ready.get('reason', '')} (the build job on {build_info.get('node')}: "
-                    f"{relative(layout.slurm)})"), **fields))
+                    f"{relative(layout.slurm)})"), node=node, machine=machine))
                 continue
             status, error = task_failure(layout, r, record, tasks[r], build, tail)
             rows.append(make_row(run_id, p, status, error=error, stderr_tail=tail or None,
-                                 **fields))
+                                 node=node, machine=machine))
     return rows
 
 
@@ -581,8 +580,8 @@ def run_on_slurm(s: Settings, cluster: Cluster, opts: dict[str, Any], out: Path,
     _describe(s, cluster, runs, out)
     run, layout, env = _open(out, resume, sched)
     inv = invocation(sys.argv, resume, git(), [i.id for i in impls], s.record(), None)
-    env["invocations"] = env.get("invocations", []) + [inv]
-    env["settings"] = inv["settings"]
+    env.invocations = env.invocations + [inv]
+    env.settings = inv["settings"]  # the invocation's record (rundir.invocation): masked
     run.write_env(env)
     print(f"recording to {relative(run.path)}")
     total = count(runs)
@@ -592,7 +591,7 @@ def run_on_slurm(s: Settings, cluster: Cluster, opts: dict[str, Any], out: Path,
         print(f"resuming {run.name}: replicate{'s' if len(numbers) != 1 else ''} "
               f"{ranges(numbers) or 'none'} to run again, {total - len(numbers)} complete")
         # their rows not ok go to retried.csv, as a local --resume's
-        run.prepare_resume({row_key(row) for row in run.runs().rows if row["rep"] in numbers})
+        run.prepare_resume({row_key(row) for row in run.runs().rows if row.rep in numbers})
     write_json(layout.options_path, masked(task_options(opts)))
     write_scripts(layout)
     build: JobState | None = None
@@ -625,7 +624,7 @@ def run_on_slurm(s: Settings, cluster: Cluster, opts: dict[str, Any], out: Path,
         return 128 + interrupted
     counts: dict[str, int] = {}
     for row in rows:
-        counts[row["status"]] = counts.get(row["status"], 0) + 1
+        counts[row.status] = counts.get(row.status, 0) + 1
     nodes = sorted({rep.node for rep in found if rep.node})
     print(f"done: {', '.join(f'{v} {k}' for k, v in sorted(counts.items())) or 'no rows'}; "
           f"{len(found)} of {total} replicates recorded (node{'s' if len(nodes) != 1 else ''} "
@@ -693,7 +692,7 @@ def _cluster(scheduler: Callable[[], Scheduler], cluster: Cluster) -> Scheduler:
     return sched
 
 
-def _task_rows(layout: Layout, r: int) -> list[dict[str, Any]]:
+def _task_rows(layout: Layout, r: int) -> list[Row]:
     run = latest(layout.task_dir(r))
     try:
         return run.runs().rows if run is not None else []
@@ -701,7 +700,7 @@ def _task_rows(layout: Layout, r: int) -> list[dict[str, Any]]:
         return []
 
 
-def _open(out: Path, resume: bool, sched: Scheduler) -> tuple[RunDir, Layout, dict[str, Any]]:
+def _open(out: Path, resume: bool, sched: Scheduler) -> tuple[RunDir, Layout, Env]:
     """The run directory (new, or OUT's newest for --resume), held by this
     process, and its env.json so far."""
     try:

@@ -28,9 +28,10 @@ from .loadtest import measure_server
 from .machineload import LoadProbe
 from ..plan.plan import Planned
 from ..core.registry import program_env
-from ..core.schema import utc_now
+from ..core.schema import Row, utc_now
+from ..core.workloads import CPUS
 from ..plan.settings import Settings
-from .validation import validate
+from .validation import Answer, validate
 
 NS = 1e9
 
@@ -38,7 +39,7 @@ NS = 1e9
 @dataclass
 class Executed:
     """What one run leaves: its row and the launcher's samples."""
-    row: dict[str, Any]
+    row: Row
     samples: list[Sample] = field(default_factory=list)
 
 
@@ -47,32 +48,31 @@ class Executor(Protocol):
         """Run one planned program to its row."""
 
 
-def make_row(run_id: str, p: Planned, status: str, **fields: Any) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "run_id": run_id, "impl": p.impl.id, "variant": p.impl.variant or None,
-        "version": p.impl.release or None, "language": p.impl.language.name,
-        "runtime": p.impl.runtime, "workload": p.key.workload, "n": p.key.n,
-        "buffer": p.key.buffer, **dict(p.key.params), "rep": p.rep, "status": status,
-        "expected": p.workload.expected(p.key.n) if p.workload.expected else None,
-        "iterations": p.iterations, "warmup_ms": p.warmup_ms, "started_at": utc_now(),
-        "duration_ms": p.duration_ms if p.workload.uses_duration else None,
-        "command": shlex.join(mask_value(arg) for arg in p.argv()),
-    }
-    row.update(fields)
-    return row
+def make_row(run_id: str, p: Planned, status: str, started_at: str | None = None,
+             **figures: Any) -> Row:
+    """The row of one planned run: its configuration from the plan, then
+    what was measured (Row's fields, as keywords)."""
+    return Row(
+        run_id=run_id, impl=p.impl.id, variant=p.impl.variant or None,
+        version=p.impl.release or None, language=p.impl.language.name,
+        runtime=p.impl.runtime, workload=p.key.workload, n=p.key.n,
+        buffer=p.key.buffer, **dict(p.key.params), rep=p.rep, status=status,
+        expected=p.workload.expected(p.key.n) if p.workload.expected else None,
+        iterations=p.iterations, warmup_ms=p.warmup_ms,
+        started_at=started_at if started_at is not None else utc_now(),
+        duration_ms=p.duration_ms if p.workload.uses_duration else None,
+        command=shlex.join(mask_value(arg) for arg in p.argv()), **figures)
 
 
-# The row's cells that hold what a program (or its build) printed: each
-# secret the harness handed it is masked there (envinfo.secrets_in). The
-# output is masked where it is cut (ProcessExecutor.run), so that a secret
-# across the cut is masked whole.
-PRINTED = ("error", "stderr_tail")
-
-
-def masked_output(row: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
-    for name in PRINTED:
-        if isinstance(row.get(name), str):
-            row[name] = scrub(row[name], secrets)
+def masked_output(row: Row, secrets: list[str]) -> Row:
+    """The row's cells that hold what a program (or its build) printed, its
+    error and its stderr's tail, with each secret the harness handed it
+    masked (envinfo.secrets_in). The output is masked where it is cut
+    (ProcessExecutor.run), so that a secret across the cut is masked whole."""
+    if isinstance(row.error, str):
+        row.error = scrub(row.error, secrets)
+    if isinstance(row.stderr_tail, str):
+        row.stderr_tail = scrub(row.stderr_tail, secrets)
     return row
 
 
@@ -82,16 +82,24 @@ def unready_row(run_id: str, p: Planned, ready: Readiness) -> Executed:
                                   secrets_in(p.impl.env, p.argv())))
 
 
-def iteration_fields(iter_ns: list[int], warmup_ns: list[int]) -> dict[str, Any]:
+@dataclass
+class Iterations:
+    """A program's iteration times as its row records them (Row's fields of
+    the same names)."""
+    first_iter_s: float
+    warmup_runs: int
+    warmup_s: float
+    warm_iter_s: float | None = None
+
+
+def iteration_fields(iter_ns: list[int], warmup_ns: list[int]) -> Iterations:
     """Cold is the process's first run of the workload, the warm-up's first
     when there was one; warm is the median of the timed iterations after
     the warm-up, or after the first iteration when there was none."""
-    fields: dict[str, Any] = {"first_iter_s": (warmup_ns or iter_ns)[0] / NS,
-                              "warmup_runs": len(warmup_ns), "warmup_s": sum(warmup_ns) / NS}
     warm = iter_ns if warmup_ns else iter_ns[1:]
-    if warm:
-        fields["warm_iter_s"] = statistics.median(warm) / NS
-    return fields
+    return Iterations(first_iter_s=(warmup_ns or iter_ns)[0] / NS, warmup_runs=len(warmup_ns),
+                      warmup_s=sum(warmup_ns) / NS,
+                      warm_iter_s=statistics.median(warm) / NS if warm else None)
 
 
 def _last_line(text: str) -> str:
@@ -136,7 +144,7 @@ def fresh_caches(folder: str) -> dict[str, str]:
             "NODE_COMPILE_CACHE": os.path.join(folder, "node")}
 
 
-Measured = tuple[Outcome, str, str, dict[str, Any], dict[str, Any], float | None]
+Measured = tuple[Outcome, str, str, Answer, dict[str, Any], float | None]
 
 # Each run's runtime caches: a folder in TMPDIR named for the harness's pid,
 # removed after the run; one left by a harness that was SIGKILLed is removed
@@ -181,10 +189,10 @@ class ProcessExecutor:
         started = utc_now()
         probe = LoadProbe.start()
         with tempfile.TemporaryDirectory(prefix=f"{CACHE_PREFIX}{os.getpid()}-") as cache:
-            env = (program_env(p.impl.env_for(p.request.param("cpus")), self.s.inherit_env)
+            env = (program_env(p.impl.env_for(p.request.param(CPUS.name)), self.s.inherit_env)
                    | fresh_caches(cache))
             secrets = secrets_in(env, p.argv())
-            out, status, error, data, fields, generator_cpu = self._measure(p, env, secrets)
+            out, status, error, answer, figures, generator_cpu = self._measure(p, env, secrets)
         # The load generator's CPU is the machine's load too, but it is part of
         # the measurement: it is counted as measured (and recorded by loadtest).
         measured_cpu = sum(v or 0.0 for v in (out.cpu_user_s, out.cpu_sys_s,
@@ -192,18 +200,18 @@ class ProcessExecutor:
         row = make_row(
             self.run_id, p, status, started_at=started, exit_code=out.exit_code,
             signal=out.signal, wall_s=out.wall_s, cpu_user_s=out.cpu_user_s,
-            cpu_sys_s=out.cpu_sys_s, **out.counters, peak_rss_bytes=out.peak_rss_bytes,
-            peak_rss_method=out.peak_rss_method, sampled_peak_rss_bytes=out.sampled_peak_rss_bytes,
-            max_threads=out.max_threads, result=data.get("result"),
-            capacity=data.get("capacity"), error=error, load_avg_1m=probe.load_avg_1m,
-            other_cpu_frac=probe.other_cpu_frac(measured_cpu),
+            cpu_sys_s=out.cpu_sys_s, **out.counters.counted(),
+            peak_rss_bytes=out.peak_rss_bytes, peak_rss_method=out.peak_rss_method,
+            sampled_peak_rss_bytes=out.sampled_peak_rss_bytes, max_threads=out.max_threads,
+            result=answer.result, capacity=answer.capacity, error=error,
+            load_avg_1m=probe.load_avg_1m, other_cpu_frac=probe.other_cpu_frac(measured_cpu),
             stderr_tail=out.stderr_tail.strip() if status != "ok" else None, strays=out.strays,
-            output=scrub(out.stdout.strip(), secrets)[:2000], **fields)  # masked before it is cut
+            output=scrub(out.stdout.strip(), secrets)[:2000], **figures)  # masked before it is cut
         return Executed(masked_output(row, secrets), list(out.samples))
 
     def _measure(self, p: Planned, env: dict[str, str], secrets: list[str]) -> Measured:
-        """(outcome, status, error, program JSON, the workload's row fields,
-        the load generator's CPU seconds). stderr is masked before its last
+        """(outcome, status, error, the program's answer, the workload's
+        figures (Row's fields, by name), the load generator's CPU seconds). stderr is masked before its last
         line is cut into the error (a secret cut in two would not be found);
         stdout after it is validated (a mask must not change the answer)."""
         s, argv, cwd = self.s, p.argv(), str(p.impl.language.dir)
@@ -213,24 +221,28 @@ class ProcessExecutor:
                                     s.max_rss_bytes, s.sample_interval_s, self.perf)
             cpu = served.generator_cpu_s
             served.outcome = _masked_stderr(served.outcome, secrets)
+            figures = dataclasses.asdict(served.figures)
             if served.status is not None:
-                return served.outcome, served.status, served.error, {}, served.fields, cpu
+                return served.outcome, served.status, served.error, Answer(), figures, cpu
             status, error, _ = classify(p, s, served.outcome)
             if status == "timeout":  # a server is not expected to exit: its load did not finish
                 error = f"the load did not finish within {p.timeout_s:g} s; server tree killed"
             if served.error:  # what the load generator saw before the server died or was killed
                 error += f"; k6: {served.error}"
-            return served.outcome, status, error, {}, served.fields, cpu
+            return served.outcome, status, error, Answer(), figures, cpu
         out = _masked_stderr(run_process(argv, env, cwd, p.timeout_s, s.max_rss_bytes,
-                                         s.sample_interval_s, p.request.param("cpus"), self.perf),
+                                         s.sample_interval_s, p.request.param(CPUS.name),
+                                         self.perf),
                              secrets)
         status, error, data = classify(p, s, out)
-        fields: dict[str, Any] = {}
+        answer = Answer.of(data)
+        figures: dict[str, Any] = {}
         if status == "ok":
-            fields.update(iteration_fields(data["iter_ns"], data.get("warmup_ns") or []))
-            if p.workload.fields is not None:
-                fields.update(p.workload.fields(data))
-        return out, status, error, data, fields, None
+            figures.update(dataclasses.asdict(iteration_fields(answer.iter_ns,
+                                                               answer.warmup_ns or [])))
+            if p.workload.fields is not None:  # the workload's declared figures
+                figures.update(p.workload.fields(data))
+        return out, status, error, answer, figures, None
 
 
 def _masked_stderr(out: Outcome, secrets: list[str]) -> Outcome:

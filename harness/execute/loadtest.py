@@ -20,17 +20,38 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from ..processes.launcher import Outcome, start_process
 from .loadgen import SCRIPT, k6_env
-from ..core.workloads import Request, style_floor_ms
+from ..core.workloads import WORKLOADS, Request, style_floor_ms
 
 READY_S = 60.0  # a server that does not print its listening line by then is a timeout
 STOP_S = 10.0  # SIGTERM to exit
 MS = 1000.0
+
+
+@dataclass
+class LoadFigures:
+    """What the load test measured: the http workload's own row columns
+    (its declaration's row_columns, checked below), None where not measured."""
+    requests_done: int | None = None
+    http_errors: int | None = None
+    # throughput counts only the answers k6 checked right, so that a row
+    # cut short by its timeout records what the server really served
+    rps: float | None = None
+    latency_p50_s: float | None = None
+    latency_p90_s: float | None = None
+    latency_p99_s: float | None = None
+    latency_max_s: float | None = None
+    gen_cpu_s: float | None = None
+    load_s: float | None = None
+
+
+assert [f.name for f in fields(LoadFigures)] == [
+    name for name, _ in next(w for w in WORKLOADS.values() if w.kind == "server").row_columns]
 
 
 @dataclass
@@ -39,7 +60,7 @@ class ServerRun:
     outcome: Outcome
     status: str | None = None  # None: judge the outcome (exit, signal) as for any program
     error: str = ""
-    fields: dict[str, Any] = field(default_factory=dict)
+    figures: LoadFigures = field(default_factory=LoadFigures)
     # The load generator's CPU: the machine's load, but part of the measurement.
     generator_cpu_s: float | None = None
 
@@ -96,8 +117,8 @@ def _k6(k6: Path, port: int, req: Request, max_s: float) -> tuple[dict[str, Any]
             return None, cpu, f"no summary ({last})"
 
 
-def _judge(summary: dict[str, Any], req: Request) -> tuple[str, str, dict[str, Any]]:
-    """(status, error, row fields) from k6's summary."""
+def _judge(summary: dict[str, Any], req: Request, figures: LoadFigures) -> tuple[str, str]:
+    """(status, error) from k6's summary, its figures filled in."""
     metrics = summary.get("metrics", {})
     users, requests = req.param("users"), req.param("requests")
     expected = users * requests
@@ -108,29 +129,26 @@ def _judge(summary: dict[str, Any], req: Request) -> tuple[str, str, dict[str, A
     duration = metrics.get("http_req_duration", {}).get("values", {})
     load_s = summary.get("state", {}).get("testRunDurationMs", 0) / MS
     errors = max(bad_status, bad_body)
-    fields = {
-        # throughput counts only the answers k6 checked right, so that a row
-        # cut short by its timeout records what the server really served
-        "requests_done": done, "http_errors": errors,
-        "rps": (done - errors) / load_s if load_s > 0 else None, "load_s": load_s or None,
-        "latency_p50_s": duration.get("med", 0) / MS if done else None,
-        "latency_p90_s": duration.get("p(90)", 0) / MS if done else None,
-        "latency_p99_s": duration.get("p(99)", 0) / MS if done else None,
-        "latency_max_s": duration.get("max", 0) / MS if done else None,
-    }
+    figures.requests_done, figures.http_errors = done, errors
+    figures.rps = (done - errors) / load_s if load_s > 0 else None
+    figures.load_s = load_s or None
+    figures.latency_p50_s = duration.get("med", 0) / MS if done else None
+    figures.latency_p90_s = duration.get("p(90)", 0) / MS if done else None
+    figures.latency_p99_s = duration.get("p(99)", 0) / MS if done else None
+    figures.latency_max_s = duration.get("max", 0) / MS if done else None
     if done < expected:  # k6 stopped at the run's time limit (its maxDuration)
         return "timeout", (f"only {done} of {expected} requests answered within the run's "
-                           f"--timeout"), fields
+                           f"--timeout")
     if bad_status:
-        return "invalid", f"{bad_status} of {done} responses were not 200", fields
+        return "invalid", f"{bad_status} of {done} responses were not 200"
     if bad_body:
-        return "invalid", f"{bad_body} of {done} response bodies were not 2*NUM + NUM/2", fields
+        return "invalid", f"{bad_body} of {done} response bodies were not 2*NUM + NUM/2"
     floor = style_floor_ms(req.param("style"), req.param("delay_ms"))
     median_ms = duration.get("med", 0)
     if median_ms < floor:
         return "invalid", (f"median response {median_ms:.1f} ms is below the style's floor "
-                           f"{floor:g} ms: the handler did not wait"), fields
-    return "ok", "", fields
+                           f"{floor:g} ms: the handler did not wait")
+    return "ok", ""
 
 
 def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request, k6: Path,
@@ -164,24 +182,23 @@ def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request,
             server.signal(signal.SIGTERM)
             return ServerRun(server.finish(STOP_S), "skipped",
                              f"this server has no {style!r} style (its README says why)")
-        fields: dict[str, Any] = {}
+        figures = LoadFigures()
         cpu = None
         status, error = "ok", ""
         if (problem := _health(port)) is not None:
             status, error = "invalid", problem
         else:
             summary, cpu, k6_error = _k6(k6, port, req, deadline - time.monotonic())
-            fields["gen_cpu_s"] = cpu
+            figures.gen_cpu_s = cpu
             if summary is None:
                 status, error = "invalid", f"k6 failed: {k6_error}"
             else:
-                status, error, judged = _judge(summary, req)
-                fields.update(judged)
+                status, error = _judge(summary, req, figures)
         if not server.running():  # died under load: a crash, with what k6 saw
             out = server.finish(STOP_S)
-            return ServerRun(out, None, error, fields, cpu)
+            return ServerRun(out, None, error, figures, cpu)
         server.signal(signal.SIGTERM)
         out = server.finish(STOP_S)
         if out.status == "exited" and out.signal is None and out.exit_code == 0:
-            return ServerRun(out, status, error, fields, cpu)
-        return ServerRun(out, None, error, fields, cpu)  # did not exit 0 on SIGTERM: judged as a crash
+            return ServerRun(out, status, error, figures, cpu)
+        return ServerRun(out, None, error, figures, cpu)  # did not exit 0 on SIGTERM: judged as a crash

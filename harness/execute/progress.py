@@ -7,10 +7,11 @@ import shutil
 import sys
 import threading
 import time
-from typing import Any, Callable, TextIO
+from typing import Callable, TextIO
 
 from ..core.formatting import fmt_bytes, fmt_duration
 from ..core.metrics import METRICS, fmt_metric
+from ..core.schema import Row
 
 
 class Progress:
@@ -62,17 +63,18 @@ class Progress:
                 self.stream.write("\r\033[K" + self._status())
                 self.stream.flush()
 
-    def finish(self, row: dict[str, Any]) -> None:
+    def finish(self, row: Row) -> None:
         with self._lock:
             self.spent_estimated += self.estimates[self.index]
-            wall = row.get("wall_s")
-            detail = f"wall {wall:.2f} s  peak RSS {fmt_bytes(row.get('peak_rss_bytes'))}" \
+            wall = row.wall_s
+            detail = f"wall {wall:.2f} s  peak RSS {fmt_bytes(row.peak_rss_bytes)}" \
                 if wall is not None else ""
             # the figures metrics.py declares live: threads, a server's throughput and response
-            detail += "".join(f"  {m.live.format(fmt_metric(m.name, row[m.name]))}"
-                              for m in METRICS.values() if m.live and row.get(m.name) is not None)
-            note = f"  ({row['error']})" if row.get("error") else ""
-            line = f"[{self.index + 1}/{self.total}] {row['status']:<12} {self.label:<44} {detail}{note}"
+            detail += "".join(f"  {m.live.format(fmt_metric(m.name, row.figure(m.name)))}"
+                              for m in METRICS.values()
+                              if m.live and row.figure(m.name) is not None)
+            note = f"  ({row.error})" if row.error else ""
+            line = f"[{self.index + 1}/{self.total}] {row.status:<12} {self.label:<44} {detail}{note}"
             self.stream.write(("\r\033[K" if self.tty else "") + line + "\n")
             self.index += 1
             self.label = ""

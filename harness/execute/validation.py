@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..core.workloads import WORKLOADS, Request
@@ -14,10 +14,35 @@ WARMUP_RUNS_MAX = 10_000
 
 
 @dataclass
+class Answer:
+    """The program's JSON line (docs/protocol.md), its keys the protocol
+    declares as fields: None where absent, as the program wrote them
+    otherwise (validate checks their types). Its `result` and `capacity`
+    are recorded in runs.csv's columns of the same names."""
+    workload: Any = None
+    n: Any = None
+    buffer: Any = None
+    iter_ns: Any = None
+    results: Any = None
+    result: Any = None
+    capacity: Any = None
+    warmup_ns: Any = None
+    warmup_results: Any = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Answer:
+        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
+
+
+@dataclass
 class Verdict:
     ok: bool
     error: str = ""
     data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def answer(self) -> Answer:
+        return Answer.of(self.data)
 
 
 def _int_list(value: Any) -> bool:
@@ -26,7 +51,8 @@ def _int_list(value: Any) -> bool:
 
 def _warmup_error(data: dict[str, Any], warmup_ms: int, expected: int) -> str | None:
     """The untimed runs before the iterations: every answer right, and run
-    until their times add up to W ms (or the run cap), not one run more."""
+    until their times add up to W ms (or the run cap), not one run more (a
+    key absent is an empty list, a null is not)."""
     times, answers = data.get("warmup_ns", []), data.get("warmup_results", [])
     if not _int_list(times) or not _int_list(answers) or len(times) != len(answers):
         return "warmup_ns and warmup_results must be integer lists of the same length"
@@ -62,20 +88,21 @@ def validate(stdout: str, req: Request) -> Verdict:
         return Verdict(False, msg, data)
 
     iterations = req.iterations
-    if data.get("workload") != req.workload:
-        return bad(f"workload is {data.get('workload')!r}, expected {req.workload!r}")
-    if data.get("n") != req.n:
-        return bad(f"n is {data.get('n')!r}, expected {req.n}")
-    if data.get("buffer") != req.buffer:
-        return bad(f"buffer is {data.get('buffer')!r}, expected {req.buffer!r}")
-    iter_ns, results = data.get("iter_ns"), data.get("results")
+    answer = Answer.of(data)
+    if answer.workload != req.workload:
+        return bad(f"workload is {answer.workload!r}, expected {req.workload!r}")
+    if answer.n != req.n:
+        return bad(f"n is {answer.n!r}, expected {req.n}")
+    if answer.buffer != req.buffer:
+        return bad(f"buffer is {answer.buffer!r}, expected {req.buffer!r}")
+    iter_ns, results = answer.iter_ns, answer.results
     if not _int_list(iter_ns) or len(iter_ns) != iterations:
         return bad(f"iter_ns must be a list of {iterations} integers")
     if any(t <= 0 for t in iter_ns):
         return bad("iter_ns has a non-positive timing")
     if not _int_list(results) or len(results) != iterations:
         return bad(f"results must be a list of {iterations} integers")
-    result = data.get("result")
+    result = answer.result
     if not isinstance(result, int) or isinstance(result, bool) or result != results[-1]:
         return bad("result must be an integer equal to the last entry of results")
     workload = WORKLOADS[req.workload]
@@ -85,7 +112,7 @@ def validate(stdout: str, req: Request) -> Verdict:
             return bad(f"iteration {i} result {r} != expected {expected}")
     if (error := _warmup_error(data, req.warmup_ms, expected)) is not None:
         return bad(error)
-    capacity = data.get("capacity")
+    capacity = answer.capacity
     if capacity is not None and (not isinstance(capacity, int) or isinstance(capacity, bool)
                                  or capacity < 1):
         return bad("capacity must be a positive integer when present")

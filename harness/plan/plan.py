@@ -9,11 +9,11 @@ import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from .. import relative
 from ..core.registry import Impl
-from ..core.schema import ConfigKey, RowKey
+from ..core.schema import ConfigKey, Row, RowKey
 from .settings import Part, Settings
 from ..core.workloads import WORKLOADS, Request, Workload, adaptive_sleep_ms
 
@@ -106,15 +106,15 @@ def held(p: Planned, starts: list[float]) -> Planned:
         p.duration_ms, max(starts) if starts else None))
 
 
-def start_times(rows: Iterable[dict[str, Any]]) -> dict[ConfigKey, list[float]]:
+def start_times(rows: Iterable[Row]) -> dict[ConfigKey, list[float]]:
     """The tasks' start times of ok rows, by configuration, for the
     workloads that adapt their sleep to it (Workload.adaptive_column)."""
     out: dict[ConfigKey, list[float]] = {}
     for r in rows:
-        workload = WORKLOADS.get(r["workload"])
+        workload = WORKLOADS.get(r.workload)
         column = workload.adaptive_column if workload is not None else None
-        if column and r["status"] == "ok" and r.get(column) is not None:
-            out.setdefault(ConfigKey.of(r), []).append(r[column])
+        if column and r.status == "ok" and r.figure(column) is not None:
+            out.setdefault(ConfigKey.of(r), []).append(r.figure(column))
     return out
 
 
@@ -143,17 +143,17 @@ HistoryKey = tuple[ConfigKey, int, int]
 History = dict[HistoryKey, float]
 
 
-def history_from(rows: Iterable[dict[str, Any]]) -> History:
+def history_from(rows: Iterable[Row]) -> History:
     """Median of each configuration's declared history column (wall time;
     spawn time for sleep, whose sleep is known) over earlier ok rows."""
     seen: dict[HistoryKey, list[float]] = {}
     for r in rows:
-        workload = WORKLOADS.get(r["workload"])
-        if workload is None or r["status"] != "ok" or r.get("iterations") is None:
+        workload = WORKLOADS.get(r.workload)
+        if workload is None or r.status != "ok" or r.iterations is None:
             continue
-        value = r.get(workload.history_column)
+        value = r.figure(workload.history_column)
         if value is not None:
-            key = (ConfigKey.of(r), r["iterations"], r.get("warmup_ms") or 0)
+            key = (ConfigKey.of(r), r.iterations, r.warmup_ms or 0)
             seen.setdefault(key, []).append(value)
     return {k: statistics.median(v) for k, v in seen.items()}
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import UsageError
 from ..core.variants import split_names
-from ..core.workloads import WORKLOADS, Dimension
+from ..core.workloads import CPUS, WORKLOADS, Dimension
 
 SUITES_PATH = Path(__file__).resolve().parent / "suites.toml"
 
@@ -123,13 +123,15 @@ LIMITS: dict[str, tuple[str, int, int]] = {
     "--iterations": ("iterations", 1, PROGRAM_MAX),
     "--duration-ms": ("duration_ms", 1, PROGRAM_MAX),
     "--warmup-ms": ("warmup_ms", 0, PROGRAM_MAX),
-    # http's own: 2·D must fit 31 bits, and --threads the .NET pool's maximum
-    # (python/bench.py, csharp/README.md); users and requests go to k6
-    "--users": ("users", 1, PROGRAM_MAX),
-    "--requests": ("requests", 1, PROGRAM_MAX),
-    "--delay-ms": ("delay_ms", 1, 2**30 - 1),
-    "--threads": ("pool_threads", 1, 32767),
 }
+# The workloads' integer dimensions (http's): by option, (minimum, maximum).
+# 2·D must fit 31 bits, and --threads the .NET pool's maximum
+# (python/bench.py, csharp/README.md); users and requests go to k6.
+DIMENSION_LIMITS = {"--users": (1, PROGRAM_MAX), "--requests": (1, PROGRAM_MAX),
+                    "--delay-ms": (1, 2**30 - 1), "--threads": (1, 32767)}
+LIMITS.update({d.option: (d.name, *DIMENSION_LIMITS[d.option])
+               for w in WORKLOADS.values() for d in w.dimensions
+               if d.option in DIMENSION_LIMITS})
 # Runs of one configuration (--repeat, --max-repeat, a suite's repeat), and
 # planned runs of one implementation (every part's configurations times its
 # repeats, or --until-ci's ceiling): a plan, even a dry run's, stays bounded.
@@ -318,7 +320,7 @@ def _params(source: dict[str, Any], suite: bool = False) -> dict[str, list[Any]]
                 raise UsageError(f"{d.option}: unknown value {unknown[0]!r} "
                                  f"(known: {', '.join(d.choices)})")
     usable = len(os.sched_getaffinity(0))
-    for k in params.get("cpus", []):
+    for k in params.get(CPUS.name, []):
         if k > usable:
             raise UsageError(f"--cpus {k}: this harness may use {usable} CPUs here")
     return params

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .interrupts import Interrupted, interruptible
-from .launcher import KILL_GRACE_S, LauncherError, ensure_launcher, kill_group, launch
+from .launcher import (KILL_GRACE_S, REPORT_STATUS, LauncherError, ensure_launcher, kill_group,
+                       launch)
 
 SAMPLE_INTERVAL_S = 0.1  # how soon the launcher notices a timeout or the harness's death
 
@@ -92,8 +93,8 @@ def run_contained(argv: Sequence[str], cwd: str | Path, *, timeout_s: float = ma
             code = values["exec_errno"]
             raise OSError(code, os.strerror(code), argv[0]) if code != errno.ENOENT else \
                 FileNotFoundError(code, os.strerror(code), argv[0])
-        if "status" in values:
-            status = values["status"]
+        if REPORT_STATUS in values:
+            status = values[REPORT_STATUS]
             returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else \
                 os.WEXITSTATUS(status)
         else:

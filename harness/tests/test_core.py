@@ -12,7 +12,7 @@ from harness import UsageError
 from harness.plan.plan import Planned, estimate_s, history_from, plan
 from harness.core.registry import Impl, Language, select
 from harness.record.rundir import RunDir, earlier_runs
-from harness.core.schema import ConfigKey
+from harness.core.schema import ConfigKey, Row
 from harness.plan.settings import Part, load_suites, parse_size, settings_from
 from harness.core.workloads import WORKLOADS
 
@@ -165,9 +165,9 @@ def test_program_arguments_come_from_the_declaration() -> None:
     assert p.argv() == ["go-bin", "sleep", "--n", "10", "--duration-ms", "500", "--iterations", "1"]
 
 
-def row(impl: str, workload: str, n: int, status: str = "ok", **kw: Any) -> dict[str, Any]:
-    return {"impl": impl, "workload": workload, "n": n, "buffer": None, "rep": 1,
-            "status": status, "iterations": 2, **kw}
+def row(impl: str, workload: str, n: int, status: str = "ok", **kw: Any) -> Row:
+    return Row(impl=impl, workload=workload, n=n, buffer=None, rep=1, status=status,
+               iterations=2, **kw)
 
 
 def test_history_is_the_median_of_ok_rows_of_the_declared_column() -> None:

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 from harness.core.envinfo import NOT_RECORDED, RUNTIME_NAMES, RUNTIME_PREFIXES, recorded, redact
+from harness.core.schema import Env
 from harness.present.report import environment_block
 
 from .conftest import harness
@@ -82,7 +83,7 @@ def test_erlang_flags_are_recorded_and_shown() -> None:
     env = redact({"ERL_FLAGS": "+S 2", "ERL_AFLAGS": "+P 10", "ERL_ZFLAGS": "+A 1",
                   "ELIXIR_ERL_OPTIONS": "+sbwt none"})
     assert NOT_RECORDED not in env.values()
-    block = "\n".join(environment_block({"program_env": env}, []))
+    block = "\n".join(environment_block(Env({"program_env": env}), []))
     assert "`ERL_FLAGS=+S 2`" in block and "`ELIXIR_ERL_OPTIONS=+sbwt none`" in block
 
 
@@ -90,7 +91,7 @@ def test_the_report_shows_exactly_what_env_json_records() -> None:
     names = sorted(RUNTIME_NAMES) + [p + "X" for p in RUNTIME_PREFIXES] + [
         "HOME", "NODE_AUTH_TOKEN", "DOTNET_API_KEY", "SSL_CERT_FILE", "GOPATH", "XDG_RUNTIME_DIR"]
     env = redact({name: "v" for name in names})
-    block = "\n".join(environment_block({"program_env": env}, []))
+    block = "\n".join(environment_block(Env({"program_env": env}), []))
     shown = {name for name in names if f"`{name}=" in block}
     assert shown == {name for name in names if recorded(name)}
     assert shown >= {"ERL_FLAGS", "GOMAXPROCS", "PATH"} and "NODE_AUTH_TOKEN" not in shown

@@ -45,9 +45,9 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 SOURCE = Path(__file__).resolve().parent / "launch.c"
 BINARY = SOURCE.with_suffix("")
@@ -109,28 +109,57 @@ def ensure_launcher() -> Path:
     return BINARY
 
 
-# runs.csv's counter columns, the launcher's report keys they come from, and
-# the scale to the column's unit: wait4's rusage (every row); the program's
-# cgroup's cpu.stat and memory.stat (where it has one: they also count what
-# escaped the wait, and memory.stat needs the memory controller); perf stat's
-# events (run --counters; cycles and instructions where the machine has them).
-COUNTERS: dict[str, tuple[str, float]] = {
-    "ctx_switches_voluntary": ("nvcsw", 1), "ctx_switches_involuntary": ("nivcsw", 1),
-    "minor_faults": ("minflt", 1), "major_faults": ("majflt", 1),
-    "cgroup_cpu_user_s": ("cg_user_us", 1e-6), "cgroup_cpu_sys_s": ("cg_system_us", 1e-6),
-    "cgroup_page_faults": ("cg_pgfault", 1), "cgroup_major_faults": ("cg_pgmajfault", 1),
-    "perf_task_clock_s": ("perf_task_clock_us", 1e-6),
-    "perf_context_switches": ("perf_context_switches", 1),
-    "perf_cpu_migrations": ("perf_cpu_migrations", 1),
-    "perf_page_faults": ("perf_page_faults", 1), "perf_cycles": ("perf_cycles", 1),
-    "perf_instructions": ("perf_instructions", 1)}
+# launch.c's report is "key value" pairs; these keys are read by name. A few
+# are spelled like runs.csv's columns, but they are the launcher's protocol
+# (launch.c), declared here once: the run format's names are not read here.
+REPORT_STATUS = "status"  # the program's wait status; absent: the launcher died first
+REPORT_STRAYS = "strays"
+REPORT_MAX_THREADS = "max_threads"
 
 
-def counters(values: dict[str, int]) -> dict[str, float | int]:
-    """The counter columns a launcher's report fills (-1: not counted)."""
-    return {column: (v * scale if scale != 1 else v)
-            for column, (key, scale) in COUNTERS.items()
-            if (v := values.get(key, -1)) >= 0}
+def _counter(key: str, scale: float = 1) -> Any:
+    """A field of Counters: the launcher's report key it comes from and the
+    scale to the field's unit."""
+    return field(default=None, metadata={"key": key, "scale": scale})
+
+
+@dataclass
+class Counters:
+    """The kernel's accounting of the program: wait4's rusage (every run);
+    the program's cgroup's cpu.stat and memory.stat (where it has one: they
+    also count what escaped the wait, and memory.stat needs the memory
+    controller); perf stat's events (run --counters; cycles and instructions
+    where the machine has them). Its fields are named as runs.csv's counter
+    columns, which the executor fills from them; None: not counted."""
+    ctx_switches_voluntary: int | None = _counter("nvcsw")
+    ctx_switches_involuntary: int | None = _counter("nivcsw")
+    minor_faults: int | None = _counter("minflt")
+    major_faults: int | None = _counter("majflt")
+    cgroup_cpu_user_s: float | None = _counter("cg_user_us", 1e-6)
+    cgroup_cpu_sys_s: float | None = _counter("cg_system_us", 1e-6)
+    cgroup_page_faults: int | None = _counter("cg_pgfault")
+    cgroup_major_faults: int | None = _counter("cg_pgmajfault")
+    perf_task_clock_s: float | None = _counter("perf_task_clock_us", 1e-6)
+    perf_context_switches: int | None = _counter("perf_context_switches")
+    perf_cpu_migrations: int | None = _counter("perf_cpu_migrations")
+    perf_page_faults: int | None = _counter("perf_page_faults")
+    perf_cycles: int | None = _counter("perf_cycles")
+    perf_instructions: int | None = _counter("perf_instructions")
+
+    def counted(self) -> dict[str, float | int]:
+        """The counters counted, by field name."""
+        return {f.name: v for f in fields(self) if (v := getattr(self, f.name)) is not None}
+
+
+def counters(values: dict[str, int]) -> Counters:
+    """The counters a launcher's report fills (-1: not counted)."""
+    counted = {}
+    for f in fields(Counters):
+        v = values.get(f.metadata["key"], -1)
+        if v >= 0:
+            scale = f.metadata["scale"]
+            counted[f.name] = v * scale if scale != 1 else v
+    return Counters(**counted)
 
 
 @dataclass
@@ -142,9 +171,8 @@ class Outcome:
     wall_s: float | None = None
     cpu_user_s: float | None = None
     cpu_sys_s: float | None = None
-    # The kernel's accounting of the program (COUNTERS): what can explain a
-    # change in time.
-    counters: dict[str, float | int] = field(default_factory=dict)
+    # The kernel's accounting of the program: what can explain a change in time.
+    counters: Counters = field(default_factory=Counters)
     peak_rss_bytes: int | None = None
     peak_rss_method: str = ""
     sampled_peak_rss_bytes: int | None = None
@@ -510,13 +538,13 @@ class Launched:
         """The launcher's last report (read once it has exited); empty if it
         died before writing it."""
         values = _parse_report(self.report.read())
-        self.reported = "status" in values
+        self.reported = REPORT_STATUS in values
         return values
 
     def failure(self, values: dict[str, int], timeout_s: float) -> str:
         """What happened to a launcher that ended without its report ("" if
         it reported)."""
-        if "status" in values:
+        if REPORT_STATUS in values:
             return ""
         code = self.proc.returncode
         if self.killed_here:
@@ -662,10 +690,10 @@ def _measured(outcome: Outcome, values: dict[str, int], proc: subprocess.Popen[b
         outcome.status = "oom"
     elif values.get("timeout") or stuck:
         outcome.status = "timeout"
-    outcome.strays = values.get("strays", 0)
+    outcome.strays = values.get(REPORT_STRAYS, 0)
     outcome.containment = "cgroup" if values.get("cgroup") else "process-tree"
-    if "status" in values:
-        ws = values["status"]
+    if REPORT_STATUS in values:
+        ws = values[REPORT_STATUS]
         if os.WIFSIGNALED(ws):
             outcome.signal = os.WTERMSIG(ws)
         else:
@@ -677,7 +705,7 @@ def _measured(outcome: Outcome, values: dict[str, int], proc: subprocess.Popen[b
         outcome.peak_rss_bytes = values["maxrss_kb"] * 1024
         outcome.peak_rss_method = METHOD
         outcome.sampled_peak_rss_bytes = values["peak_kb"] * 1024 or None
-        outcome.max_threads = values["max_threads"] or None
+        outcome.max_threads = values[REPORT_MAX_THREADS] or None
         outcome.sampler_cpu_s = values["self_cpu_us"] / 1e6
     else:
         # The launcher itself died (or was killed here) before it could
@@ -690,7 +718,7 @@ def _measured(outcome: Outcome, values: dict[str, int], proc: subprocess.Popen[b
             outcome.peak_rss_bytes = outcome.sampled_peak_rss_bytes
             outcome.peak_rss_method = "sampled"
     killed_here = any(values.get(k) for k in ("oom", "timeout", "output_limit", "stopped")) or stuck
-    if outcome.signal == signal.SIGKILL and not killed_here and "status" in values:
+    if outcome.signal == signal.SIGKILL and not killed_here and REPORT_STATUS in values:
         kills = values.get("oom_kills", -1)
         outcome.oom_killed = None if kills < 0 else kills > 0
     return outcome
