@@ -481,6 +481,11 @@ class ConfigKey:
 
 
 RowKey = tuple[ConfigKey, int]
+# A configuration's columns where one is written out (summary.csv, results.json's
+# groups), in runs.csv's order: ConfigKey's, the implementation's language and
+# runtime, then the dimensions.
+CONFIG_COLUMNS = tuple(f.name for f in fields(Row) if f.metadata.get("dimension")
+                       or f.name in {k.name for k in fields(ConfigKey)} | {"language", "runtime"})
 
 
 def row_key(row: dict[str, Any]) -> RowKey:

@@ -11,7 +11,7 @@ from ..analyse.analysis import Group, Ranks, Results
 from ..core.formatting import csv_number
 from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import METRICS
-from ..core.schema import DIMENSIONS, escape_cell
+from ..core.schema import CONFIG_COLUMNS, DIMENSIONS, escape_cell
 from ..core.stats import LEVEL, Interval
 
 PARTS = ("median", "min", "max", "mean", "stdev", "count")
@@ -21,8 +21,7 @@ PARTS = ("median", "min", "max", "mean", "stdev", "count")
 CI_PARTS = ("ci_low", "ci_high", "ci_level")
 RATIO_FIGURES = (("time_ratio_to_best", "time"), ("rss_ratio_to_best", "rss"),
                  ("floor_ratio", "floor"))
-SUMMARY_FIELDS = (["impl", "language", "runtime", "workload", "n", "buffer",
-                   *(c.name for c in DIMENSIONS), "runs", "ok", "statuses"]
+SUMMARY_FIELDS = ([*CONFIG_COLUMNS, "runs", "ok", "statuses"]
                   + [f"{m}_{s}" for m in METRICS for s in PARTS]
                   + ["mem_per_task_bytes", "mem_per_task_n", "time_ratio_to_best",
                      "rss_ratio_to_best", "noisy", "outliers"]
@@ -49,12 +48,23 @@ def interval_json(iv: Interval | None) -> dict[str, Any] | None:
     return {"low": iv.low, "high": iv.high, "confidence": iv.confidence, "settled": iv.settled}
 
 
+_DIMENSION_NAMES = frozenset(c.name for c in DIMENSIONS)
+
+
+def config_cells(g: Group) -> dict[str, Any]:
+    """A configuration's cells by CONFIG_COLUMNS: the group's own (impl,
+    language, runtime, workload, n, buffer), then the dimensions its key
+    holds (ConfigKey.params; one it lacks is left out)."""
+    params = dict(g.params)
+    return {name: params[name] if name in _DIMENSION_NAMES else getattr(g, name)
+            for name in CONFIG_COLUMNS if name in params or name not in _DIMENSION_NAMES}
+
+
 def summary_rows(groups: list[Group], ranks: Ranks) -> list[dict[str, Any]]:
     rows = []
     for g in groups:
         row: dict[str, Any] = {
-            "impl": g.impl, "language": g.language, "runtime": g.runtime,
-            "workload": g.workload, "n": g.n, "buffer": g.buffer, **dict(g.params),
+            **config_cells(g),
             "runs": len(g.rows),
             "ok": g.ok, "statuses": g.statuses,
             "mem_per_task_bytes": g.mem_per_task_bytes,
@@ -79,8 +89,7 @@ def summary_rows(groups: list[Group], ranks: Ranks) -> list[dict[str, Any]]:
 
 def _group_json(g: Group, ranks: Ranks) -> dict[str, Any]:
     return {
-        "impl": g.impl, "language": g.language, "runtime": g.runtime,
-        "workload": g.workload, "n": g.n, "buffer": g.buffer, **dict(g.params),
+        **config_cells(g),
         "status_counts": dict(g.status_counts),
         "metrics": {m: {"median": s.median, "min": s.min, "max": s.max, "mean": s.mean,
                         "stdev": s.stdev, "count": s.count, "noisy": s.noisy,

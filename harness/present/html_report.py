@@ -187,8 +187,8 @@ def _attr(value: Any) -> str:
 
 def _details(g: Group) -> str:
     """A configuration's command lines (runs.csv), runtime and statuses."""
-    commands = sorted({r.get("command") for r in g.rows if r.get("command")})
-    errors = sorted({r.get("error") for r in g.rows if r.get("error") and r["status"] != "ok"})
+    commands = sorted({r.command for r in g.rows if r.command})
+    errors = sorted({r.error for r in g.rows if r.error and r.status != "ok"})
     parts = [f"<b>{_esc(g.label)}</b>",
              f"runtime: {_esc(g.runtime or '—')}",
              f"runs: {_esc(g.statuses)}"]
@@ -238,7 +238,7 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
     if plots is None:
         folder = run_dir / "plots"
         plots = {p.name: p for p in sorted(folder.glob("*.png"))} if folder.is_dir() else {}
-    run_id = env.get("run_id") or run_dir.name
+    run_id = env.run_id or run_dir.name
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f'<meta http-equiv="Content-Security-Policy" content="{_esc(CSP)}">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -246,13 +246,13 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
            f"<style>{CSS}</style></head><body>",
            f"<h1>Benchmark report: run {_esc(run_id)}</h1>"]
     shown = sorted({g.workload for g in groups
-                    if any(r["status"] not in analysis.SETUP_STATUSES for r in g.rows)},
+                    if any(r.status not in analysis.SETUP_STATUSES for r in g.rows)},
                    key=workload_rank)
     # one line of links, kept in view: the sections a reader jumps between
     links = [("verdicts", "Verdicts"), ("warnings", "Warnings")]
     links += [(_anchor("workload", w), w) for w in shown]
     links += [("implementations", "Implementations")] if shown else []
-    suite = (env.get("settings") or {}).get("suite")
+    suite = env.settings.get("suite")
     standing = run_standings(results) if found is None else found
     links += [("standings", "Standings")] if standing else []
     links += [("environment", "Environment")]
@@ -274,7 +274,7 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
                        + "</ul>")
     else:
         out.append(f'<p class="settled"><b>{_esc(standings.summary(standing))}</b></p>')
-        if note := standings.unjudged_note(env.get("settings") or {}):
+        if note := standings.unjudged_note(env.settings):
             out.append(f"<p>{_esc(note)}</p>")
         found = verdicts.headlines(groups, standing)
         rows = [[(c, _plain(c)) for c in headline_cells(h)] for h in found]
@@ -304,7 +304,7 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
 
     by_workload: dict[str, list[Group]] = defaultdict(list)
     for g in groups:
-        if any(r["status"] not in analysis.SETUP_STATUSES for r in g.rows):
+        if any(r.status not in analysis.SETUP_STATUSES for r in g.rows):
             by_workload[g.workload].append(g)
     for workload in sorted(by_workload, key=workload_rank):
         presented = PRESENTATIONS.get(workload)

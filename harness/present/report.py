@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable
 from urllib.parse import quote
 
@@ -21,6 +22,8 @@ from ..core.formatting import (fmt_bytes, fmt_interval, fmt_percent, fmt_ratio, 
 from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import METRICS, Metric, fmt_metric
 from ..core.presentation import PRESENTATIONS
+from ..core.schema import Env
+from ..plan.settings import Settings
 
 from ..core.stats import Interval, runs_needed
 from ..core.workloads import COMMON_DIMENSIONS, WORKLOADS, workload_rank
@@ -246,18 +249,18 @@ def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str
     return build_table(workload, groups, ranks).markdown()
 
 
-def legend_rows(groups: list[Group], env: dict[str, Any]) -> list[list[str]]:
+def legend_rows(groups: list[Group], env: Env) -> list[list[str]]:
     """Each implementation once: its language, runtime string(s) and flags
     (the floor: the reference of ×floor; a variant's settings, a release's
     version); Markdown, the data escaped."""
-    floors = set(env.get("floor_impls") or ())
-    variants = env.get("variants") or {}
+    floors = set(env.floor_impls)
+    variants = env.variants or {}
     seen: dict[str, list[str]] = {}
     for g in sorted(groups, key=lambda g: g.impl):
         runtimes = seen.setdefault(g.impl, [g.language or "—"])
         for r in g.rows:
-            if r.get("runtime") and r["runtime"] not in runtimes[1:]:
-                runtimes.append(r["runtime"])
+            if r.runtime and r.runtime not in runtimes[1:]:
+                runtimes.append(r.runtime)
     rows = []
     for impl, (language, *runtimes) in seen.items():
         flags = ["floor (×floor is a multiple of it)"] if impl in floors else []
@@ -273,7 +276,7 @@ def legend_rows(groups: list[Group], env: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def legend_block(groups: list[Group], env: dict[str, Any]) -> list[str]:
+def legend_block(groups: list[Group], env: Env) -> list[str]:
     return _table(["impl", "language", "runtime", "flags"], legend_rows(groups, env))
 
 
@@ -289,16 +292,26 @@ def _toolchains(toolchains: dict[str, Any]) -> str:
     return ", ".join(md_text(f"{k} {v or 'absent'}") for k, v in sorted(toolchains.items())) or "—"
 
 
-def _sleep_duration(groups: list[Group], settings: dict[str, Any]) -> str:
+def recorded_settings(env: Env) -> SimpleNamespace:
+    """env.json's settings (Settings.record()) by the names plan.settings.Settings
+    declares; None where the record lacks one (an older run's) or holds null."""
+    return SimpleNamespace(**{f.name: env.settings.get(f.name) for f in fields(Settings)})
+
+
+def _sleep_duration(groups: list[Group], settings: SimpleNamespace) -> str:
     """The sleeps the rows record (format 5), else the settings' one."""
-    held = sorted({r["duration_ms"] for g in groups for r in g.rows if r.get("duration_ms")})
+    held = sorted({r.duration_ms for g in groups for r in g.rows if r.duration_ms})
     if not held:
-        return md_text(f"{settings['duration_ms']} ms") if settings.get("duration_ms") else "—"
+        return md_text(f"{settings.duration_ms} ms") if settings.duration_ms else "—"
     text = (f"{held[0]:,} ms" if len(held) == 1 else f"{held[0]:,} to {held[-1]:,} ms by run")
-    if settings.get("adaptive_sleep"):
+    if settings.adaptive_sleep:
         text += (" (--adaptive-sleep: twice the longest start time of the configuration's earlier runs "
                  "plus 1 s, at most its part's duration; runs.csv's duration_ms)")
     return md_text(text)
+
+
+def _or_unknown(value: Any) -> Any:
+    return "?" if value is None else value
 
 
 def _commit(git: dict[str, Any]) -> str:
@@ -309,63 +322,63 @@ def machines_rows(machines: dict[str, Any]) -> list[list[str]]:
     """A merged run's machines, one row each (MACHINE_HEADER); Markdown, the
     data escaped."""
     rows = []
-    for name, m in machines.items():
-        host, git = m.get("host") or {}, m.get("git") or {}
+    for name, data in machines.items():
+        m = Env(data)  # what merge kept of the machine's env.json (schema.MACHINE_KEYS)
+        host, git = m.host, m.git
         rows.append([md_text(name),
                      md_text(f"{host.get('cpu_model', '?')}, {host.get('cores', '?')} cores, ")
                      + f"{fmt_bytes(host.get('ram_bytes'))} RAM",
                      md_text(f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}"),
-                     _commit(git), md_code(m.get("run_id", "?")), md_text(m.get("started_at") or "?"),
-                     _toolchains(m.get("toolchains") or {})])
+                     _commit(git), md_code(m.run_id or "?"), md_text(m.started_at or "?"),
+                     _toolchains(m.toolchains)])
     return rows
 
 
-def environment_block(env: dict[str, Any], groups: list[Group]) -> list[str]:
+def environment_block(env: Env, groups: list[Group]) -> list[str]:
     if not env:
         return ["(no env.json in this run directory)"]
-    nodes = sorted({r["node"] for g in groups for r in g.rows if r.get("node")})
+    nodes = sorted({r.node for g in groups for r in g.rows if r.node})
     # a cluster run's replicates (run --on slurm): the nodes are blocks
     note = [f"Replicates run on a Slurm cluster (`run --on slurm`), on {len(nodes)} "
             f"node{'s' if len(nodes) > 1 else ''} ({', '.join(md_text(n) for n in nodes)}): "
             f"each row's node is in its `node` column; every ratio pairs runs within a node "
             f"(docs/statistics.md, Blocks).", ""] if nodes else []
-    if env.get("machines"):
+    if env.machines:
         return note + ["Merged from several machines (`harness merge`, or a cluster's machine "
                        "kinds): each row's machine is in its `machine` column; the machines:",
-                       ""] + machines_block(env["machines"])
+                       ""] + machines_block(env.machines)
     return note + _table(["", ""], environment_rows(env, groups))
 
 
-def environment_rows(env: dict[str, Any], groups: list[Group]) -> list[list[str]]:
+def environment_rows(env: Env, groups: list[Group]) -> list[list[str]]:
     """The environment as (what, value) rows, Markdown with the data
     escaped; a merged run's: one per machine."""
-    if env.get("machines"):
-        return [[row[0], ", ".join(row[1:])] for row in machines_rows(env["machines"])]
-    host = env.get("host") or {}
+    if env.machines:
+        return [[row[0], ", ".join(row[1:])] for row in machines_rows(env.machines)]
+    host = env.host
     ram = host.get("ram_bytes")
-    git = env.get("git") or {}
-    settings = env.get("settings") or {}
-    toolchains = env.get("toolchains") or {}
-    methods = sorted({r.get("peak_rss_method") for g in groups for r in g.rows
-                      if r.get("peak_rss_method")})
+    git = env.git
+    settings = recorded_settings(env)
+    toolchains = env.toolchains
+    methods = sorted({r.peak_rss_method for g in groups for r in g.rows if r.peak_rss_method})
     rows = [
-        ["run", md_code(env.get("run_id", "?"))],
+        ["run", md_code(env.run_id or "?")],
         ["host", md_text(f"{host.get('hostname', '?')}: {host.get('cpu_model', '?')}, "
                          f"{host.get('cores', '?')} cores, ") + f"{fmt_bytes(ram)} RAM"],
         ["OS", md_text(f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}")],
-        ["started / finished", md_text(f"{env.get('started_at', '?')} / "
-                                       f"{env.get('finished_at') or 'not finished'}")],
+        ["started / finished", md_text(f"{env.started_at or '?'} / "
+                                       f"{env.finished_at or 'not finished'}")],
         ["git", _commit(git)],
         ["toolchains", _toolchains(toolchains)],
-        ["repeats", md_text(settings.get("repeat", "?"))],
+        ["repeats", md_text(_or_unknown(settings.repeat))],
         ["sleep duration", _sleep_duration(groups, settings)],
-        ["iterations", md_text(settings.get("iterations") or "program defaults")],
-        ["limits", md_text(f"timeout {settings.get('timeout_s', '?')} s, ")
-         + f"max RSS {fmt_bytes(settings.get('max_rss_bytes'))}"],
-        ["RSS sampling", md_text(f"every {settings.get('sample_interval_s', '?')} s; "
+        ["iterations", md_text(settings.iterations or "program defaults")],
+        ["limits", md_text(f"timeout {_or_unknown(settings.timeout_s)} s, ")
+         + f"max RSS {fmt_bytes(settings.max_rss_bytes)}"],
+        ["RSS sampling", md_text(f"every {_or_unknown(settings.sample_interval_s)} s; "
                                  f"peak RSS from {', '.join(methods) or '?'}")],
     ]
-    relevant = {k: v for k, v in (env.get("program_env") or {}).items() if runtime_env(k)}
+    relevant = {k: v for k, v in env.program_env.items() if runtime_env(k)}
     rows.append(["program env", (", ".join(md_code(f"{k}={v}") for k, v in sorted(relevant.items()))
                                  or "no runtime variables set") + " (all of it: env.json)"])
     return rows
@@ -506,11 +519,11 @@ def check_lines(groups: list[Group]) -> list[str]:
     for g in groups:
         bad: dict[str, int] = defaultdict(int)
         for r in g.rows:
-            counts[r["status"]] += 1
-            if r["status"] not in ("ok", "skipped"):
-                bad[r["status"]] += 1
+            counts[r.status] += 1
+            if r.status not in ("ok", "skipped"):
+                bad[r.status] += 1
         if bad:
-            command = next((r.get("command") for r in g.rows if r.get("command")), None)
+            command = next((r.command for r in g.rows if r.command), None)
             failed.append(f"{md_text(g.label)}: "
                           + ", ".join(f"{n} {status}" for status, n in sorted(bad.items()))
                           + (f", {md_code(command)}" if command else ""))
@@ -525,7 +538,7 @@ def run_standings(results: Results) -> list[standings.Standing]:
     """The run's verdicts, decided once for every output (report.md,
     report.html, the job summary): none for a check suite, else every
     judged figure's standing (standings.py)."""
-    settings = results.env.get("settings") or {}
+    settings = results.env.settings
     if settings.get("suite") in CHECK_SUITES:
         return []
     return standings.standings(standings.judged(results.groups, settings))
@@ -539,8 +552,8 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
     plots_dir = run_dir / "plots"
     if pngs is None:
         pngs = sorted(p.name for p in plots_dir.glob("*.png")) if plots_dir.is_dir() else []
-    lines = [f"# Benchmark report: run {md_text(env.get('run_id') or run_dir.name)}", ""]
-    suite = (env.get("settings") or {}).get("suite")
+    lines = [f"# Benchmark report: run {md_text(env.run_id or run_dir.name)}", ""]
+    suite = env.settings.get("suite")
     if suite in CHECK_SUITES:
         lines += [CHECK_BANNER.format(suite=suite)]
     standing = run_standings(results) if found is None else found
@@ -549,7 +562,7 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
         lines += check_lines(groups)
     else:
         lines += [f"**{md_text(standings.summary(standing))}**", ""]
-        if note := standings.unjudged_note(env.get("settings") or {}):
+        if note := standings.unjudged_note(env.settings):
             lines += [md_text(note), ""]
         rows = []
         for h in verdicts.headlines(groups, standing):
@@ -575,11 +588,10 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
         lines += ["No runs were recorded in runs.csv.", ""]
     by_workload: dict[str, list[Group]] = defaultdict(list)
     for g in groups:
-        if any(r["status"] not in analysis.SETUP_STATUSES for r in g.rows):
+        if any(r.status not in analysis.SETUP_STATUSES for r in g.rows):
             by_workload[g.workload].append(g)
     shown = sorted(by_workload, key=workload_rank)
     for workload in shown:
-        presented = PRESENTATIONS.get(workload)
         lines += [f"## {md_text(section_title(workload))}", ""]
         lines += workload_table(workload, by_workload[workload], results.ranks) + [""]
         mine = [name for name in pngs if name.startswith(f"{workload}_")]

@@ -10,7 +10,6 @@ import json
 import math
 import re
 import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.schema import Env, Row
 from harness.present import outputs as publish, report
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run"
@@ -282,11 +283,11 @@ def _rows(impl, workload, n, times=None, rss=None, status="ok", error=""):
     """One row per value: warm = cold = the time; peak RSS given or 10 MiB."""
     out = []
     for rep, t in enumerate(times or [None], 1):
-        r = {"impl": impl, "workload": workload, "n": n, "buffer": None, "rep": rep,
-             "status": status, "error": error, "language": impl, "runtime": f"{impl} 1.0"}
+        r = Row(impl=impl, workload=workload, n=n, buffer=None, rep=rep, status=status,
+                error=error, language=impl, runtime=f"{impl} 1.0")
         if status == "ok":
-            r.update(first_iter_s=t, warm_iter_s=t,
-                     peak_rss_bytes=(rss[rep - 1] if rss else 10 * MIB))
+            r.first_iter_s = r.warm_iter_s = t
+            r.peak_rss_bytes = rss[rep - 1] if rss else 10 * MIB
         out.append(r)
     return out
 
@@ -379,10 +380,10 @@ def test_a_skip_by_design_is_a_note_not_a_warning(tmp_path):
     groups = group_runs(rows)
     notes = design_notes(groups)
     assert len(notes) == 1 and notes[0].startswith("a has no chain")
-    assert not [w for w in warnings(groups, {}) if "skipped" in w]
+    assert not [w for w in warnings(groups, Env()) if "skipped" in w]
     # a language that never ran at all is still a warning
     lost = group_runs(_rows("b", "chain", 1000, status="skipped", error="toolchain missing"))
-    assert design_notes(lost) == [] and any(w.startswith("b: skipped") for w in warnings(lost, {}))
+    assert design_notes(lost) == [] and any(w.startswith("b: skipped") for w in warnings(lost, Env()))
 
 
 def test_numbers_never_read_in_exponent_form():

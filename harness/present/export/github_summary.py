@@ -15,9 +15,9 @@ from ..report import (CHECK_SUITES, HEADLINE_HEADER, check_lines, headline_cells
 
 def job_summary(results: Results, limit: int = GITHUB_LIMIT) -> str:
     env, groups = results.env, results.groups
-    settings = env.get("settings") or {}
+    settings = env.settings
     suite = settings.get("suite")
-    lines = [f"### Benchmark run {md_text(env.get('run_id') or results.run.path.name)}"
+    lines = [f"### Benchmark run {md_text(env.run_id or results.run.path.name)}"
              f"{f' ({md_text(suite)} suite)' if suite else ''}", ""]
     if suite in CHECK_SUITES:
         lines += ["A check that every implementation works, not a measurement.", ""]
@@ -39,5 +39,5 @@ def job_summary(results: Results, limit: int = GITHUB_LIMIT) -> str:
     tail = ["", "Every figure, table and plot: report.md and report.html in the run directory."]
     # GitHub refuses a step's summary past 1 MiB: cut rows, and count them
     kept, left = fit_rows(lines + table, rows, tail, limit)
-    more = [f"", f"... {left} more rows: report.md has them all."] if left else []
+    more = ["", f"... {left} more rows: report.md has them all."] if left else []
     return "\n".join(lines + table + kept + more + tail) + "\n"
