@@ -15,7 +15,7 @@ from .core.envinfo import (cpu_times, git, host, machine_state, mask_text, mask_
                            steal_frac)
 from .core.formatting import fmt_duration
 from .core.registry import Impl, Language, languages, program_env, resolve
-from .core.schema import ENV_KEYS
+from .core.schema import ENV_KEYS, VariantRecord
 from .execute.builder import Preparation, build_estimate
 from .execute.executor import ProcessExecutor
 from .execute.machineload import load_avg_1m
@@ -96,12 +96,9 @@ def _open(out: Path, runs: list[Planned], resume: bool) -> tuple[RunDir, list[Pl
 def variant_record(impl: Impl) -> dict[str, Any]:
     """env.json's `variants` entry: what a variant or release is, with a
     credential in a setting masked as in its label."""
-    record = {"impl": impl.base, "version": impl.release or None,
-              "env": {k: mask_value(v) for k, v in impl.settings_env},
-              "flags": [mask_value(f) for f in impl.flags]}
-    if impl.local:
-        record["local"] = impl.local
-    return record
+    return VariantRecord(impl.base, impl.release or None,
+                         {k: mask_value(v) for k, v in impl.settings_env},
+                         [mask_value(f) for f in impl.flags], impl.local or None).as_json()
 
 
 def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = False,

@@ -345,6 +345,30 @@ class SampleRow:
 assert tuple(f.name for f in fields(SampleRow)) == SAMPLE_NAMES, "SampleRow is samples.csv"
 
 
+@dataclass
+class VariantRecord:
+    """An entry of env.json's `variants`, by label: what a variant or a
+    release is (its implementation, its release, the environment and flags
+    its settings give, a local build's source)."""
+    impl: str | None = None
+    version: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+    local: Any = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> VariantRecord:
+        """As read from a file: keys it does not know are left out."""
+        found = {f.name: data.get(f.name) for f in fields(cls)}
+        return cls(found["impl"], found["version"], found["env"] or {}, found["flags"] or [],
+                   found["local"])
+
+    def as_json(self) -> dict[str, Any]:
+        record = {"impl": self.impl, "version": self.version, "env": self.env,
+                  "flags": self.flags}
+        return record | ({"local": self.local} if self.local else {})
+
+
 class _Key:
     """A top-level key of env.json, read through Env: its value, or the
     empty default when the file lacks it (format 1 files may lack any). The
@@ -396,6 +420,11 @@ class Env:
 
     def __init__(self, data: dict[str, Any] | None = None) -> None:
         self.data = {} if data is None else data
+
+    def variant(self, label: str) -> VariantRecord | None:
+        """What the variant or release of this label is, if recorded."""
+        found = (self.variants or {}).get(label)
+        return VariantRecord.of(found) if isinstance(found, dict) else None
 
     def __bool__(self) -> bool:
         return bool(self.data)

@@ -254,7 +254,6 @@ def legend_rows(groups: list[Group], env: Env) -> list[list[str]]:
     (the floor: the reference of ×floor; a variant's settings, a release's
     version); Markdown, the data escaped."""
     floors = set(env.floor_impls)
-    variants = env.variants or {}
     seen: dict[str, list[str]] = {}
     for g in sorted(groups, key=lambda g: g.impl):
         runtimes = seen.setdefault(g.impl, [g.language or "—"])
@@ -264,13 +263,13 @@ def legend_rows(groups: list[Group], env: Env) -> list[list[str]]:
     rows = []
     for impl, (language, *runtimes) in seen.items():
         flags = ["floor (×floor is a multiple of it)"] if impl in floors else []
-        if v := variants.get(impl):
-            flags += ([f"release {md_text(v['version'])} of {md_text(v.get('impl'))}"]
-                      if v.get("version") else []) + (
-                [f"variant of {md_text(v.get('impl'))}: " + "; ".join(
-                    [md_text(f"{k}={x}") for k, x in (v.get("env") or {}).items()]
-                    + [md_text(f) for f in v.get("flags") or []])]
-                if v.get("env") or v.get("flags") else [])
+        if v := env.variant(impl):
+            flags += ([f"release {md_text(v.version)} of {md_text(v.impl)}"]
+                      if v.version else []) + (
+                [f"variant of {md_text(v.impl)}: " + "; ".join(
+                    [md_text(f"{k}={x}") for k, x in v.env.items()]
+                    + [md_text(f) for f in v.flags])]
+                if v.env or v.flags else [])
         rows.append([md_text(impl), md_text(language), "; ".join(map(md_text, runtimes)) or "—",
                      ", ".join(flags) or "—"])
     return rows
