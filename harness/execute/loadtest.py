@@ -26,7 +26,8 @@ from typing import Any
 
 from ..processes.launcher import Outcome, start_process
 from .loadgen import SCRIPT, k6_env
-from ..core.workloads import WORKLOADS, Request, style_floor_ms
+from ..core.workloads import (CPUS, DELAY_MS, REQUESTS, STYLE, USERS, WORKLOADS, Request,
+                              style_floor_ms)
 
 READY_S = 60.0  # a server that does not print its listening line by then is a timeout
 STOP_S = 10.0  # SIGTERM to exit
@@ -90,8 +91,8 @@ def _k6(k6: Path, port: int, req: Request, max_s: float) -> tuple[dict[str, Any]
     with tempfile.TemporaryDirectory(prefix="harness-k6-") as tmp:
         summary = Path(tmp) / "summary.json"
         env = k6_env(tmp) | {
-            "PORT": str(port), "STYLE": req.param("style"), "USERS": str(req.param("users")),
-            "REQUESTS": str(req.param("requests")), "MAX_S": str(max(1, int(max_s))),
+            "PORT": str(port), "STYLE": req.param(STYLE.name), "USERS": str(req.param(USERS.name)),
+            "REQUESTS": str(req.param(REQUESTS.name)), "MAX_S": str(max(1, int(max_s))),
             "SUMMARY": str(summary)}
         argv = [str(k6), "run", "--quiet", "--no-color", "--no-usage-report", "--log-format",
                 "raw", *(a for k in ("PORT", "STYLE", "USERS", "REQUESTS", "MAX_S", "SUMMARY")
@@ -120,7 +121,7 @@ def _k6(k6: Path, port: int, req: Request, max_s: float) -> tuple[dict[str, Any]
 def _judge(summary: dict[str, Any], req: Request, figures: LoadFigures) -> tuple[str, str]:
     """(status, error) from k6's summary, its figures filled in."""
     metrics = summary.get("metrics", {})
-    users, requests = req.param("users"), req.param("requests")
+    users, requests = req.param(USERS.name), req.param(REQUESTS.name)
     expected = users * requests
     done = int(metrics.get("http_reqs", {}).get("values", {}).get("count", 0))
     checks = {c["name"]: c for c in summary.get("root_group", {}).get("checks", [])}
@@ -143,7 +144,7 @@ def _judge(summary: dict[str, Any], req: Request, figures: LoadFigures) -> tuple
         return "invalid", f"{bad_status} of {done} responses were not 200"
     if bad_body:
         return "invalid", f"{bad_body} of {done} response bodies were not 2*NUM + NUM/2"
-    floor = style_floor_ms(req.param("style"), req.param("delay_ms"))
+    floor = style_floor_ms(req.param(STYLE.name), req.param(DELAY_MS.name))
     median_ms = duration.get("med", 0)
     if median_ms < floor:
         return "invalid", (f"median response {median_ms:.1f} ms is below the style's floor "
@@ -158,7 +159,7 @@ def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request,
     gone when this returns (start_process)."""
     deadline = time.monotonic() + timeout_s
     with start_process(argv, env, cwd, timeout_s, max_rss_bytes, sample_interval_s,
-                       req.param("cpus"), perf) as server:
+                       req.param(CPUS.name), perf) as server:
         ready = None
         ready_by = min(deadline, time.monotonic() + READY_S)
         while ready is None and server.running() and time.monotonic() < ready_by:
@@ -177,7 +178,7 @@ def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request,
             return ServerRun(server.finish(STOP_S), "invalid",
                              f"the first stdout line is not {{\"listening\": PORT, ...}}: "
                              f"{server.stdout_now().partition(chr(10))[0][:200]!r}")
-        style = req.param("style")
+        style = req.param(STYLE.name)
         if style not in (ready.get("styles") or []):
             server.signal(signal.SIGTERM)
             return ServerRun(server.finish(STOP_S), "skipped",

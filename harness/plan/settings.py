@@ -14,7 +14,8 @@ from typing import Any
 
 from .. import UsageError
 from ..core.variants import split_names
-from ..core.workloads import CPUS, WORKLOADS, Dimension
+from ..core.workloads import (CPUS, DELAY_MS, POOL_THREADS, REQUESTS, USERS, WORKLOADS,
+                              Dimension)
 
 SUITES_PATH = Path(__file__).resolve().parent / "suites.toml"
 
@@ -124,14 +125,11 @@ LIMITS: dict[str, tuple[str, int, int]] = {
     "--duration-ms": ("duration_ms", 1, PROGRAM_MAX),
     "--warmup-ms": ("warmup_ms", 0, PROGRAM_MAX),
 }
-# The workloads' integer dimensions (http's): by option, (minimum, maximum).
-# 2·D must fit 31 bits, and --threads the .NET pool's maximum
-# (python/bench.py, csharp/README.md); users and requests go to k6.
-DIMENSION_LIMITS = {"--users": (1, PROGRAM_MAX), "--requests": (1, PROGRAM_MAX),
-                    "--delay-ms": (1, 2**30 - 1), "--threads": (1, 32767)}
-LIMITS.update({d.option: (d.name, *DIMENSION_LIMITS[d.option])
-               for w in WORKLOADS.values() for d in w.dimensions
-               if d.option in DIMENSION_LIMITS})
+# http's integer dimensions: 2·D must fit 31 bits, and --threads the .NET
+# pool's maximum (python/bench.py, csharp/README.md); users and requests go to k6.
+LIMITS.update({d.option: (d.name, low, high) for d, low, high in (
+    (USERS, 1, PROGRAM_MAX), (REQUESTS, 1, PROGRAM_MAX), (DELAY_MS, 1, 2**30 - 1),
+    (POOL_THREADS, 1, 32767))})
 # Runs of one configuration (--repeat, --max-repeat, a suite's repeat), and
 # planned runs of one implementation (every part's configurations times its
 # repeats, or --until-ci's ceiling): a plan, even a dry run's, stays bounded.
