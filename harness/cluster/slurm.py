@@ -29,6 +29,7 @@ The run directory (OUT/<run-id>/, OUT/latest pointing at it):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -41,7 +42,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
 from .. import ROOT, HarnessError, UsageError, relative
-from ..execute.builder import BUILD_TIMEOUT_S
+from ..execute.builder import BUILD_TIMEOUT_S, Readiness
 from ..processes.children import run_contained
 from ..core.envinfo import git, host, mask_text
 from ..execute.executor import make_row
@@ -53,8 +54,8 @@ from ..plan.plan import Planned, estimate_s, history_from, plan
 from ..execute.progress import StatusLine
 from ..core.registry import languages, resolve
 from .replicates import complete, count, missing, replicate
-from ..record.rundir import (RunDir, RunDirError, check_out, earlier_runs, invocation, latest,
-                             new_env, point_latest)
+from ..record.rundir import (RunDir, RunDirError, add_invocation, check_out, earlier_runs,
+                             end_invocation, invocation, latest, new_env, point_latest)
 from ..core.schema import Env, Row, row_key, utc_now
 from ..session import ALL_SKIPPED, run_suite, write_report
 from ..plan.settings import Settings
@@ -255,11 +256,12 @@ class Layout:
             raise UsageError(f"{OPTIONS_ENV} is not a JSON object")
         return options
 
-    def task_record(self, r: int) -> dict[str, Any]:
-        return read_json(self.task_path(r))
+    def task_record(self, r: int) -> TaskRecord:
+        return TaskRecord.of(read_json(self.task_path(r)))
 
-    def build_record(self) -> dict[str, Any] | None:
-        return read_json(self.build_path) or None
+    def build_record(self) -> BuildRecord | None:
+        found = read_json(self.build_path)
+        return BuildRecord.of(found) if found else None
 
     def jobs(self) -> list[dict[str, Any]]:
         return read_json(self.jobs_path).get("submissions", [])
@@ -293,15 +295,60 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
-def failed_builds(build: dict[str, Any] | None) -> tuple[set[str], set[str]]:
+@dataclass
+class TaskRecord:
+    """A replicate's task.json, written by its task (slurm_task.task): the
+    node and job it ran as, how it built (job, task or none), and, once it
+    ended, the harness's exit status."""
+    node: str | None = None
+    job: str | None = None
+    started_at: str | None = None
+    build: str | None = None
+    exit: int | None = None
+    finished_at: str | None = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> TaskRecord:
+        return cls(**{f.name: data.get(f.name) for f in dataclasses.fields(cls)})
+
+    def as_json(self) -> dict[str, Any]:
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+
+@dataclass
+class BuildRecord:
+    """slurm/build.json, written by the build job (slurm_task.build): its
+    node, the token a task that shares its checkout finds, and each
+    language's and release's readiness."""
+    node: str | None = None
+    token: str | None = None
+    finished_at: str | None = None
+    languages: dict[str, Readiness] = dataclasses.field(default_factory=dict)
+    impls: dict[str, Readiness] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> BuildRecord:
+        def ready(table: Any) -> dict[str, Readiness]:
+            return {name: Readiness(**r) for name, r in (table or {}).items()}
+        return cls(data.get(BUILD_NODE), data.get(BUILD_TOKEN), data.get(BUILD_FINISHED),
+                   ready(data.get(BUILD_LANGUAGES)), ready(data.get(BUILD_IMPLS)))
+
+    def as_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+BUILD_NODE, BUILD_TOKEN, BUILD_FINISHED, BUILD_LANGUAGES, BUILD_IMPLS = (
+    f.name for f in dataclasses.fields(BuildRecord))
+
+
+def failed_builds(build: BuildRecord | None) -> tuple[set[str], set[str]]:
     """The languages whose build failed in the build job, and the
     implementations (releases) it could not install: a task leaves them
     out, and the merge records that failure as their rows."""
     if not build:
         return set(), set()
-    return ({name for name, r in build.get("languages", {}).items()
-             if r.get("status") == "build-failed"},
-            {name for name, r in build.get("impls", {}).items() if r.get("status") != "ready"})
+    return ({name for name, r in build.languages.items() if r.status == "build-failed"},
+            {name for name, r in build.impls.items() if not r.ready})
 
 
 def masked(options: dict[str, Any]) -> dict[str, Any]:
@@ -424,7 +471,7 @@ class Tally:
             return "pending"
         if state is not None and not state.ended:
             return "running"
-        return "done" if self.layout.task_record(r).get("exit") in RECORDED else "failed"
+        return "done" if self.layout.task_record(r).exit in RECORDED else "failed"
 
     def close(self) -> None:
         self.line.clear()
@@ -474,8 +521,8 @@ def settle(layout: Layout, tasks: dict[int, JobState | None], settle_s: float = 
     (a shared file system's cache) is read again, up to settle_s."""
     deadline = time.monotonic() + settle_s
     while time.monotonic() < deadline:
-        late = [r for r in tasks if layout.task_record(r).get("node")
-                and "exit" not in layout.task_record(r)
+        late = [r for r in tasks if layout.task_record(r).node
+                and layout.task_record(r).exit is None
                 and (tasks[r] is None or tasks[r].state == "COMPLETED")]
         if not late:
             return
@@ -499,7 +546,7 @@ def collect(layout: Layout, numbers: Iterable[int]) -> list[Replicate]:
             continue
         if table.torn:
             print(f"note: replicate {r}: {table.torn}", file=sys.stderr)
-        node = layout.task_record(r).get("node") or env.host.get("hostname") or ""
+        node = layout.task_record(r).node or env.host.get("hostname") or ""
         found.append(Replicate(r, node, env, table.rows, samples, run.path))
     return found
 
@@ -512,8 +559,8 @@ def failure_rows(layout: Layout, runs: list[Planned], found: list[Replicate], ru
     a timeout, its memory limit an oom, anything else a crash)."""
     by_number = {rep.number: rep for rep in found}
     kinds = {rep.machine for rep in found}
-    failed_langs, failed_impls = failed_builds(layout.build_record())
-    build_info = layout.build_record() or {}
+    build_info = layout.build_record() or BuildRecord()
+    failed_langs, failed_impls = failed_builds(build_info)
     rows = []
     for r in tasks:
         rep = by_number.get(r)
@@ -522,14 +569,14 @@ def failure_rows(layout: Layout, runs: list[Planned], found: list[Replicate], ru
         gone = missing(replicate(runs, r), rep.rows if rep else [])
         for p in gone:
             detect_runtime(p.impl)  # the runtime column, as found here
-            node = (rep.node if rep else record.get("node")) or None
+            node = (rep.node if rep else record.node) or None
             machine = rep.machine if rep else (next(iter(kinds)) if len(kinds) == 1 else None)
-            built_by_job = record.get("build") != "task"
+            built_by_job = record.build != "task"
             if built_by_job and (p.impl.language.name in failed_langs or p.impl.id in failed_impls):
-                ready = (build_info["impls"].get(p.impl.id) if p.impl.id in failed_impls
-                         else build_info["languages"][p.impl.language.name])
-                rows.append(make_row(run_id, p, ready["status"], error=(
-                    f"{ready.get('reason', '')} (the build job on {build_info.get('node')}: "
+                ready = (build_info.impls[p.impl.id] if p.impl.id in failed_impls
+                         else build_info.languages[p.impl.language.name])
+                rows.append(make_row(run_id, p, ready.status, error=(
+                    f"{ready.reason} (the build job on {build_info.node}: "
                     f"{relative(layout.slurm)})"), node=node, machine=machine))
                 continue
             status, error = task_failure(layout, r, record, tasks[r], build, tail)
@@ -538,14 +585,14 @@ def failure_rows(layout: Layout, runs: list[Planned], found: list[Replicate], ru
     return rows
 
 
-def task_failure(layout: Layout, r: int, record: dict[str, Any], state: JobState | None,
+def task_failure(layout: Layout, r: int, record: TaskRecord, state: JobState | None,
                  build: JobState | None, tail: str) -> tuple[str, str]:
     """(status, error) of the runs a replicate's task left without a row."""
     limit = (state is not None and state.state in ("TIMEOUT", "DEADLINE")) or "DUE TO TIME LIMIT" in tail
     status = ("timeout" if limit else
               "oom" if state is not None and state.state == "OUT_OF_MEMORY" else "crashed")
     ended = state.state if state is not None else "forgotten by the controller"
-    if not record.get("node"):
+    if not record.node:
         error = f"replicate {r} never started: its array task ended {ended}"
         if state is not None and state.reason not in ("", "None"):
             error += f" ({state.reason})"
@@ -553,11 +600,11 @@ def task_failure(layout: Layout, r: int, record: dict[str, Any], state: JobState
             out = last_line(layout.output_tail(layout.slurm, f"build-{build.job}.out"))
             error += f"; the build job {build.job} ended {build.state}: {out}"
         return status, error
-    how = f"Slurm: {ended}" + (f", harness exit {record['exit']}" if "exit" in record else "")
+    how = f"Slurm: {ended}" + (f", harness exit {record.exit}" if record.exit is not None else "")
     cause = "stopped at its time limit (--slurm-opt='--time=...' gives more)" if limit else "ended"
     # slurmstepd's own line ("*** JOB 12 ON vm CANCELLED AT ... ***") says why, when there is one
     said = next((line for line in reversed(tail.splitlines()) if "***" in line), last_line(tail))
-    return status, (f"replicate {r}'s task on {record['node']} {cause} ({how}) before this run: "
+    return status, (f"replicate {r}'s task on {record.node} {cause} ({how}) before this run: "
                     f"{said.strip()}")
 
 
@@ -580,8 +627,7 @@ def run_on_slurm(s: Settings, cluster: Cluster, opts: dict[str, Any], out: Path,
     _describe(s, cluster, runs, out)
     run, layout, env = _open(out, resume, sched)
     inv = invocation(sys.argv, resume, git(), [i.id for i in impls], s.record(), None)
-    env.invocations = env.invocations + [inv]
-    env.settings = inv["settings"]  # the invocation's record (rundir.invocation): masked
+    add_invocation(env, inv)
     run.write_env(env)
     print(f"recording to {relative(run.path)}")
     total = count(runs)
@@ -614,7 +660,7 @@ def run_on_slurm(s: Settings, cluster: Cluster, opts: dict[str, Any], out: Path,
             interrupted = exc.signum
     found = collect(layout, range(1, total + 1))
     failures = [] if interrupted else failure_rows(layout, runs, found, run.name, build, tasks)
-    inv["finished_at"] = utc_now()
+    end_invocation(inv)
     rows = merge_replicates(run, found, failures, replicates_env(run.name, env, found))
     _forget_token(layout)
     if interrupted:
@@ -755,6 +801,6 @@ def _submit(sched: Scheduler, layout: Layout, cluster: Cluster, run_id: str, num
 
 def _forget_token(layout: Layout) -> None:
     """The build job's token, once every task has read it."""
-    token = (layout.build_record() or {}).get("token")
+    token = (layout.build_record() or BuildRecord()).token
     if isinstance(token, str) and token.isalnum():
         (TOKENS / token).unlink(missing_ok=True)

@@ -27,7 +27,6 @@ import secrets
 import socket
 import sys
 from pathlib import Path
-from typing import Any
 
 from .. import HarnessError, UsageError
 from ..execute.builder import Preparation
@@ -40,7 +39,7 @@ from ..record.rundir import RunDirError, latest
 from ..core.schema import utc_now
 from ..session import run_suite
 from ..plan.settings import settings_from
-from .slurm import RECORDED, TOKENS, Layout, failed_builds, write_json
+from .slurm import RECORDED, TOKENS, BuildRecord, Layout, TaskRecord, failed_builds, write_json
 
 USAGE = "usage: python -m harness.cluster.slurm_task build RUN_DIR | task RUN_DIR REPLICATE"
 
@@ -59,34 +58,32 @@ def build(layout: Layout) -> int:
     token = secrets.token_hex(8)
     TOKENS.mkdir(parents=True, exist_ok=True)
     (TOKENS / token).write_text(f"{layout.run}\n")
-    write_json(layout.build_path, {
-        "node": node_name(), "token": token, "finished_at": utc_now(),
-        "languages": {name: dataclasses.asdict(r) for name, r in prepared.languages.items()},
-        "impls": {name: dataclasses.asdict(r) for name, r in prepared.impls.items()}})
+    write_json(layout.build_path, BuildRecord(node_name(), token, utc_now(), prepared.languages,
+                                              prepared.impls).as_json())
     for name, ready in prepared.languages.items():
         print(f"{name}: {'built' if ready.ready else f'{ready.status}, {ready.reason}'}")
     return 0
 
 
 def task(layout: Layout, r: int) -> int:
-    record: dict[str, Any] = {"node": node_name(), "job": os.environ.get("SLURM_JOB_ID"),
-                              "started_at": utc_now()}
+    record = TaskRecord(node_name(), os.environ.get("SLURM_JOB_ID"), utc_now())
     layout.task_dir(r).mkdir(parents=True, exist_ok=True)
-    write_json(layout.task_path(r), record)
+    write_json(layout.task_path(r), record.as_json())
     try:
         s = settings_from(layout.options(), ram_bytes())
         built = layout.build_record()
-        shared = built is not None and (TOKENS / str(built.get("token"))).is_file()
+        shared = built is not None and (TOKENS / str(built.token)).is_file()
         langs, impls = failed_builds(built) if shared else (set(), set())
         if shared:
             s = dataclasses.replace(s, build=False)
-        record["build"] = "job" if shared else "task" if s.build else "none"
+        record.build = "job" if shared else "task" if s.build else "none"
         out = layout.task_dir(r)
         code = run_suite(s, out, resume=latest(out) is not None, report=False,
                          only=lambda runs: replicate(runs, r, langs, impls))
     except ERRORS as exc:
         code = said(exc)
-    write_json(layout.task_path(r), record | {"exit": code, "finished_at": utc_now()})
+    record.exit, record.finished_at = code, utc_now()
+    write_json(layout.task_path(r), record.as_json())
     # A replicate whose rows are recorded, failures among them, is a task
     # done; Slurm calls anything else a failed task.
     return 0 if code in RECORDED else code

@@ -269,6 +269,17 @@ def finish_invocation(env: Env, runtimes: dict[str, str],
     inv["steal_frac"] = steal_frac
 
 
+def add_invocation(env: Env, inv: dict[str, Any]) -> None:
+    """A cluster run's invocation (its tasks record their own): added to
+    env.json, its settings (masked, as invocation records them) the run's."""
+    env.invocations = env.invocations + [inv]
+    env.settings = inv["settings"]
+
+
+def end_invocation(inv: dict[str, Any]) -> None:
+    inv["finished_at"] = utc_now()
+
+
 def merged_env(run_id: str, read: list[Env], names: list[str], dirs: list[Path]) -> Env:
     """A merged directory's env.json: each machine's environment under
     `machines` (a merge of merges keeps the machines it names)."""

@@ -446,7 +446,7 @@ def test_a_task_measures_its_replicate_with_what_the_build_job_built(
                                        "languages": {"fake": {"status": "ready"}}, "impls": {}})
         assert slurm_task.main(["task", str(run), "2"]) == 0
         record = layout.task_record(2)
-        assert record["exit"] == 0 and record["build"] == "job" and record["node"]
+        assert record.exit == 0 and record.build == "job" and record.node
         with (layout.task_dir(2) / "latest" / "runs.csv").open(newline="") as f:
             rows = list(csv.DictReader(f))
         assert [(r["impl"], r["rep"], r["status"]) for r in rows] == [("fake-good", "2", "ok")]
@@ -454,7 +454,7 @@ def test_a_task_measures_its_replicate_with_what_the_build_job_built(
         token.unlink()
     # without the token in its checkout, a task has a build folder of its own: it builds
     assert slurm_task.main(["task", str(run), "3"]) == 0
-    assert layout.task_record(3)["build"] == "task"
+    assert layout.task_record(3).build == "task"
     assert slurm_task.main(["task", str(run)]) == 2
 
 
@@ -556,5 +556,5 @@ def test_a_small_suite_through_slurm_matches_the_same_suite_run_here(
     assert {r["node"] for r in on_slurm} == {node}
     assert len({r["machine"] for r in on_slurm}) == 1 and all(r["machine"] for r in on_slurm)
     layout = Layout((tmp_path / "slurm" / "latest").resolve())
-    assert [layout.task_record(r)["exit"] for r in (1, 2, 3)] == [1, 1, 1]
-    assert layout.build_record()["languages"]["fake"]["status"] == "ready"
+    assert [layout.task_record(r).exit for r in (1, 2, 3)] == [1, 1, 1]
+    assert layout.build_record().languages["fake"].ready
