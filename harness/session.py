@@ -15,7 +15,7 @@ from .core.envinfo import (cpu_times, git, host, machine_state, mask_text, mask_
                            steal_frac)
 from .core.formatting import fmt_duration
 from .core.registry import Impl, Language, languages, program_env, resolve
-from .core.schema import ENV_KEYS, VariantRecord
+from .core.schema import VariantRecord
 from .execute.builder import Preparation, build_estimate
 from .execute.executor import ProcessExecutor
 from .execute.machineload import load_avg_1m
@@ -78,9 +78,6 @@ def _open(out: Path, runs: list[Planned], resume: bool) -> tuple[RunDir, list[Pl
             print(f"resuming {run.name}: {sum(1 for p in runs if p.row_key in kept)} runs already ok")
             runs = [p for p in runs if p.row_key not in kept]
             env = run.env()
-            if unknown := sorted(set(env) - ENV_KEYS):
-                raise UsageError(f"--resume: {run.env_path} holds keys this format does not "
-                                 f"know ({', '.join(unknown)}): start a new run")
         else:
             run = RunDir.create_new(out, lambda run_id: new_env(run_id, host()))
             run.lock()

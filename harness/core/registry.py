@@ -168,7 +168,7 @@ class Impl:
     def _commit(self, spec: Spec, source: Path | None) -> tuple[Spec, Path, dict[str, Any]]:
         """IMPL@git:REV: the spec named by its commit, the commit's worktree
         (made at install), and its record."""
-        typed = f"{self.id}@{spec.version}"
+        typed = Spec(self.id, spec.version).label
         if source is None:
             raise UsageError(f"{typed}: a commit needs --source DIR, the git checkout it is in")
         try:

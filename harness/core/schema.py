@@ -257,28 +257,7 @@ class Row:
         """The row as a JSON object (results.json), in column order."""
         return dataclasses.asdict(self)
 
-    # Transitional: mapping access while the readers move to attributes.
-    def __getitem__(self, name: str) -> Any:
-        return getattr(self, name)
 
-    def __setitem__(self, name: str, value: Any) -> None:
-        setattr(self, name, value)
-
-    def get(self, name: str, default: Any = None) -> Any:
-        value = getattr(self, name, None)
-        return default if value is None else value
-
-    def keys(self) -> tuple[str, ...]:
-        return ROW_FIELDS
-
-    def items(self) -> list[tuple[str, Any]]:
-        return [(name, getattr(self, name)) for name in ROW_FIELDS]
-
-    def __contains__(self, name: str) -> bool:
-        return name in ROW_FIELDS
-
-
-ROW_FIELDS = tuple(f.name for f in fields(Row))
 _RUN_FIELDS = [f for f in fields(Row) if "parse" in f.metadata]
 # The dimensions of a configuration beyond impl, workload, n and buffer: the
 # http workload's own, then the harness's (--cpus, merge's machine). Part of
@@ -326,20 +305,6 @@ class SampleRow:
     t_s: float | None = None
     rss_bytes: int | None = None
     threads: int | None = None
-
-    # Transitional: mapping access while the readers move to attributes.
-    def __getitem__(self, name: str) -> Any:
-        return getattr(self, name)
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        setattr(self, name, value)
-
-    def get(self, name: str, default: Any = None) -> Any:
-        value = getattr(self, name, None)
-        return default if value is None else value
-
-    def __or__(self, cells: dict[str, Any]) -> SampleRow:
-        return dataclasses.replace(self, **cells)
 
 
 assert tuple(f.name for f in fields(SampleRow)) == SAMPLE_NAMES, "SampleRow is samples.csv"
@@ -432,28 +397,6 @@ class Env:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Env) and self.data == other.data
 
-    # Transitional: mapping access while the readers move to attributes.
-    def __getitem__(self, key: str) -> Any:
-        return self.data[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.data[key] = value
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.data.get(key, default)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.data
-
-    def keys(self) -> Any:
-        return self.data.keys()
-
-    def __iter__(self) -> Any:
-        return iter(self.data)
-
-    def items(self) -> Any:
-        return self.data.items()
-
 
 _ENV_DECLARED = {name: key for name, key in vars(Env).items() if isinstance(key, _Key)}
 # env.json's top-level keys (formats 2 and later; format 1 files may hold any).
@@ -481,10 +424,11 @@ class ConfigKey:
             (name, value) for name, value in self.params if value is not None or name not in common))
 
     @classmethod
-    def of(cls, row: dict[str, Any]) -> ConfigKey:
-        declared = WORKLOADS.get(row["workload"])
-        params = tuple((d.name, row.get(d.name)) for d in declared.dimensions) if declared else ()
-        return cls(row["impl"], row["workload"], row.get("n"), row.get("buffer"), params)
+    def of(cls, row: Row | SampleRow) -> ConfigKey:
+        declared = WORKLOADS.get(row.workload)
+        params = tuple((d.name, getattr(row, d.name)) for d in declared.dimensions) \
+            if declared else ()
+        return cls(row.impl, row.workload, row.n, row.buffer, params)
 
     def param(self, name: str) -> Any:
         return dict(self.params).get(name)
@@ -517,8 +461,8 @@ CONFIG_COLUMNS = tuple(f.name for f in fields(Row) if f.metadata.get("dimension"
                        or f.name in {k.name for k in fields(ConfigKey)} | {"language", "runtime"})
 
 
-def row_key(row: dict[str, Any]) -> RowKey:
-    return ConfigKey.of(row), row["rep"]
+def row_key(row: Row) -> RowKey:
+    return ConfigKey.of(row), row.rep
 
 
 def utc_now() -> str:

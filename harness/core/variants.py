@@ -144,8 +144,9 @@ def is_release(text: str) -> bool:
 
 
 def base_of(label: str) -> str:
-    """The implementation id of a row's label: 'go' for 'go[GOGC=off]'."""
-    return re.split(r"[@\[]", label, maxsplit=1)[0]
+    """The implementation id of a row's label: 'go' for 'go[GOGC=off]'
+    (parse's; a label the reader took is always one parse takes)."""
+    return parse(label).base
 
 
 def release_key(version: str) -> tuple:

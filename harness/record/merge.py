@@ -22,7 +22,7 @@ from typing import Any, Callable
 from .. import UsageError
 from ..processes.launcher import Sample
 from .rundir import RunDir, merged_env, open_run_dir
-from ..core.schema import FORMAT_VERSION, SAMPLE_KEY, Env, Row, utc_now
+from ..core.schema import FORMAT_VERSION, SAMPLE_KEY, Env, Row, SampleRow, utc_now
 
 
 def machine_label(env: Env) -> str:
@@ -105,14 +105,13 @@ def _refuse_overlap(dirs: list[str], envs: list[Env], paths: list[Path]) -> None
                                  f"(run {run[0]}): the same run given twice, or a merge of it")
 
 
-def _append_samples(run: RunDir, samples: list[dict[str, Any]]) -> None:
+def _append_samples(run: RunDir, samples: list[SampleRow]) -> None:
     """Samples keep their own times and readings, in their run's order."""
-    by_run: dict[tuple, list[dict[str, Any]]] = {}
+    by_run: dict[tuple, list[SampleRow]] = {}
     for s in samples:
-        by_run.setdefault(tuple(s.get(k) for k in SAMPLE_KEY), []).append(s)
+        by_run.setdefault(tuple(getattr(s, k) for k in SAMPLE_KEY), []).append(s)
     for members in by_run.values():
-        run.append_samples(members[0], (Sample(s["t_s"], s["rss_bytes"], s["threads"])
-                                        for s in members))
+        run.append_samples(members[0], (Sample(s.t_s, s.rss_bytes, s.threads) for s in members))
 
 
 @dataclass
@@ -123,7 +122,7 @@ class Replicate:
     node: str
     env: Env
     rows: list[Row]
-    samples: list[dict[str, Any]]
+    samples: list[SampleRow]
     path: Path
 
     @property
@@ -142,7 +141,7 @@ def merge_replicates(run: RunDir, replicates: list[Replicate], failures: list[Ro
     (its replicate's run directory) and rep (its replicate's number).
     Returns the rows."""
     rows: list[Row] = []
-    samples: list[dict[str, Any]] = []
+    samples: list[SampleRow] = []
     for rep in replicates:
         rows += [dataclasses.replace(row, node=row.node or rep.node,
                                      machine=row.machine or rep.machine) for row in rep.rows]
@@ -176,7 +175,7 @@ def replicates_env(run_id: str, base: Env, replicates: list[Replicate]) -> Env:
     return env
 
 
-def _write_rows(run: RunDir, rows: list[Row], samples: list[dict[str, Any]]) -> None:
+def _write_rows(run: RunDir, rows: list[Row], samples: list[SampleRow]) -> None:
     """runs.csv and samples.csv of run replaced by these rows, written by
     RunDir's own writer in a hidden folder of run, then moved into place."""
     staging = run.path / ".merging"

@@ -34,7 +34,7 @@ from .. import UsageError
 from ..core.envinfo import mask_value
 from ..core.formatting import csv_number
 from ..core.variants import masked_spec, parse
-from ..core.schema import (ADDED_IN, DERIVED, ENV_KEYS, ENV_TYPES, FIRST_ESCAPED, FORMAT_VERSION,
+from ..core.schema import (ADDED_IN, ENV_KEYS, ENV_TYPES, FIRST_ESCAPED, FORMAT_VERSION,
                            FORMATS, FORMULA_STARTS, MACHINE_KEYS, REQUIRED, RUN_COLUMNS, RUN_NAMES,
                            SAMPLE_COLUMNS, SAMPLE_KEY, SAMPLE_NAMES, SAMPLE_REQUIRED, Column,
                            ConfigKey, Env, Row, RowKey, RUN_FILLED, SAMPLE_FILLED, SampleRow,
@@ -51,10 +51,10 @@ class Table:
 
 
 
-def format_version(env: dict[str, Any], where: Path) -> int:
-    """The format a run directory was written in, from its env.json (read_env's
-    dict): 1 when it names none (written before the format had a version)."""
-    version = env.get("format_version", 1)
+def format_version(env: Env | dict[str, Any], where: Path) -> int:
+    """The format a run directory was written in, from its env.json: 1 when
+    it names none (written before the format had a version)."""
+    version = (env.data if isinstance(env, Env) else env).get("format_version", 1)
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise RunDirError(f"{where}: format_version {version!r} is not a format this harness knows")
     if version > FORMAT_VERSION:
@@ -309,8 +309,8 @@ class RowWriteError(Exception):
     """A finished row could not be written (a full disk, a removed
     directory): the message names the file and the row."""
 
-    def __init__(self, path: Path, row: dict[str, Any], exc: OSError) -> None:
-        key = ConfigKey.of(row).label + f" rep {row.get('rep')}"
+    def __init__(self, path: Path, row: Row, exc: OSError) -> None:
+        key = ConfigKey.of(row).label + f" rep {row.rep}"
         super().__init__(f"cannot write {path}: {exc.strerror or exc}; the row for {key} is lost")
         self.row = row
 
@@ -410,23 +410,23 @@ class RunDir:
         leaves the directory as it was."""
         table = self.runs()
         self.check_resumable()
-        moved = [r for r in table.rows if r["status"] != "ok" and row_key(r) in rerun]
-        kept = [r for r in table.rows if not (r["status"] != "ok" and row_key(r) in rerun)]
+        moved = [r for r in table.rows if r.status != "ok" and row_key(r) in rerun]
+        kept = [r for r in table.rows if not (r.status != "ok" and row_key(r) in rerun)]
         samples = (_read_table(self.samples_path, SAMPLE_COLUMNS, SAMPLE_REQUIRED,
                                _dir_version(self.samples_path), SAMPLE_FILLED)
                    if self.samples_path.exists() else None)
         # Cells written before FIRST_ESCAPED: rewritten, so that the
         # appended rows and the old ones read by one rule.
         old = _dir_version(self.runs_path) < FIRST_ESCAPED
-        retried = (_read_table(self.retried_path, RUN_COLUMNS, REQUIRED,
-                               _dir_version(self.retried_path), RUN_FILLED).rows
+        retried = (read_runs(self.retried_path).rows
                    if (moved or old) and self.retried_path.exists() else [])
-        writes: list[tuple[Path, tuple[str, ...], list[dict[str, Any]]]] = []
+        writes: list[tuple[Path, tuple[str, ...], list[Row] | list[SampleRow]]] = []
         # An older format, or a last line cut short that the next append
         # would run into: rewritten whole.
         if samples is None or samples.torn or old or \
                 _header(self.samples_path) != list(SAMPLE_NAMES):
-            writes.append((self.samples_path, SAMPLE_NAMES, samples.rows if samples else []))
+            writes.append((self.samples_path, SAMPLE_NAMES,
+                           [SampleRow(**r) for r in samples.rows] if samples else []))
         if moved or table.torn or old or _header(self.runs_path) != list(RUN_NAMES):
             if moved or retried:
                 writes.append((self.retried_path, RUN_NAMES, retried + moved))
@@ -436,8 +436,7 @@ class RunDir:
 
     def check_resumable(self) -> None:
         """env.json's keys are this format's: --resume rewrites it in this format."""
-        env = self.env()
-        if unknown := sorted(set(env) - ENV_KEYS):
+        if unknown := sorted(set(self.env().data) - ENV_KEYS):
             raise RunDirError(f"--resume: {self.env_path} holds keys this format does not "
                               f"know ({', '.join(unknown)}): start a new run")
 
@@ -456,7 +455,7 @@ class RunDir:
             raise OSError(errno.ESTALE, "replaced by another file during the run")
         return os.fdopen(fd, "w", newline="")
 
-    def append_run(self, row: dict[str, Any]) -> None:
+    def append_run(self, row: Row) -> None:
         cells = _row_cells(row)
         try:
             with self._append(self.runs_path) as f:
@@ -466,7 +465,7 @@ class RunDir:
         except OSError as exc:
             raise RowWriteError(self.runs_path, row, exc) from None
 
-    def append_samples(self, row: dict[str, Any], samples: Iterable[Any]) -> None:
+    def append_samples(self, row: Row | SampleRow, samples: Iterable[Any]) -> None:
         """The launcher's samples (t_s, rss_bytes, threads) of one run."""
         prefix = _cells(row, SAMPLE_KEY)
         try:
@@ -528,11 +527,11 @@ def _header(path: Path) -> list[str]:
         return next(csv.reader(f), [])
 
 
-def _rewrite(path: Path, names: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
+def _rewrite(path: Path, names: tuple[str, ...], rows: list[Row] | list[SampleRow]) -> None:
     _rewrite_all([(path, names, rows)])
 
 
-def _rewrite_all(files: list[tuple[Path, tuple[str, ...], list[dict[str, Any]]]]) -> None:
+def _rewrite_all(files: list[tuple[Path, tuple[str, ...], list[Row] | list[SampleRow]]]) -> None:
     """Each file written whole beside itself, then all moved into place; on
     an error (a full disk) every one written so far is removed."""
     written: list[tuple[Path, Path]] = []
@@ -554,19 +553,19 @@ def _rewrite_all(files: list[tuple[Path, tuple[str, ...], list[dict[str, Any]]]]
         tmp.replace(path)
 
 
-def _cells(row: dict[str, Any], names: Iterable[str]) -> list[str]:
+def _cells(row: Row | SampleRow, names: Iterable[str]) -> list[str]:
     """Numbers as csv_number writes them (a negative one stays a number);
     text escaped (escape_cell)."""
-    return [escape_cell(v) if isinstance(v := row.get(name), str) else csv_number(v)
+    return [escape_cell(v) if isinstance(v := getattr(row, name), str) else csv_number(v)
             for name in names]
 
 
-def _row_cells(row: Row | dict[str, Any]) -> list[str]:
-    """A runs.csv row; a key the format has no column for is an error, not
-    a figure silently lost."""
-    unknown = [] if isinstance(row, Row) else sorted(set(row) - set(RUN_NAMES) - set(DERIVED))
-    if unknown:
-        raise ValueError(f"runs.csv has no column for {unknown} (format {FORMAT_VERSION})")
+def _row_cells(row: Row) -> list[str]:
+    """A runs.csv row. A figure the format has no column for cannot be
+    lost here: a Row has no field for it (a new figure is a new format
+    version, core/schema.py)."""
+    if not isinstance(row, Row):
+        raise TypeError(f"runs.csv takes a Row, not {type(row).__name__}")
     return _cells(row, RUN_NAMES)
 
 

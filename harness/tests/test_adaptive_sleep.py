@@ -77,7 +77,7 @@ def test_the_first_run_sleeps_in_full_the_next_from_its_start(tmp_path: Path) ->
                                     "adaptive_sleep": True})
     assert [p.duration_ms for p in fake.ran] == [5000, 2000, 2000]
     assert [p.argv()[-3] for p in fake.ran] == ["5000", "2000", "2000"]  # what the program got
-    assert [r["duration_ms"] for r in run.runs().rows] == [5000, 2000, 2000]
+    assert [r.duration_ms for r in run.runs().rows] == [5000, 2000, 2000]
 
 
 def test_one_slow_start_lengthens_every_later_sleep(tmp_path: Path) -> None:
@@ -98,13 +98,13 @@ def test_an_earlier_run_in_out_sets_the_first_sleep(tmp_path: Path) -> None:
 def test_without_the_option_every_run_sleeps_in_full(tmp_path: Path) -> None:
     fake, run = _execute(tmp_path, {"workload": "sleep", "n": "10", "duration_ms": 5000})
     assert [p.duration_ms for p in fake.ran] == [5000] * 3
-    assert {r["duration_ms"] for r in run.runs().rows} == {5000}
+    assert {r.duration_ms for r in run.runs().rows} == {5000}
 
 
 def test_only_sleep_is_adapted_and_only_sleep_rows_carry_a_duration(tmp_path: Path) -> None:
     fake, run = _execute(tmp_path, {"workload": "chain", "n": "5", "adaptive_sleep": True})
     assert not any(p.adaptive_sleep for p in fake.ran)
-    assert {r["duration_ms"] for r in run.runs().rows} == {None}
+    assert {r.duration_ms for r in run.runs().rows} == {None}
 
 
 def test_until_settled_does_not_repeat_a_timeout(tmp_path: Path) -> None:
@@ -112,8 +112,8 @@ def test_until_settled_does_not_repeat_a_timeout(tmp_path: Path) -> None:
                                     "max_repeat": 4})
     ran = [(p.key.n, p.rep) for p in fake.ran]
     assert ran.count((7, 1)) == 1 and not [r for r in ran if r[0] == 7 and r[1] > 1]
-    timeouts = [r for r in run.runs().rows if r["status"] == "timeout"]
-    assert [(r["n"], r["rep"]) for r in timeouts] == [(7, 1)]  # the row is kept
+    timeouts = [r for r in run.runs().rows if r.status == "timeout"]
+    assert [(r.n, r.rep) for r in timeouts] == [(7, 1)]  # the row is kept
     assert [rep for n, rep in ran if n == 5] == [1, 2, 3]  # one configuration: no verdict
 
 

@@ -15,7 +15,7 @@ from harness import cli
 from harness.present import compare
 from harness.core.metrics import COUNTERS, margins
 from harness.record.rundir import RunDir
-from harness.core.schema import FORMAT_VERSION
+from harness.core.schema import FORMAT_VERSION, Row
 
 from .conftest import harness
 
@@ -66,7 +66,7 @@ def write_run(base: Path, *groups: list[dict], host: str = "bench-box") -> Path:
         "toolchains": {"fake": "Python 3.11"}})
     for group in groups:
         for row in group:
-            run.append_run({**row, "run_id": run.name})
+            run.append_run(Row(**row, run_id=run.name))
     return run.path
 
 

@@ -117,8 +117,8 @@ def test_plan_expands_a_workloads_own_dimensions() -> None:
     assert first.argv() == ["srv-bin", "serve", "--port", "0", "--delay-ms", "100",
                             "--threads", "4"]
     # a row read back has the same key: the dimensions are columns
-    row = {"impl": "srv", "workload": "http", "n": None, "buffer": None, "users": 5,
-           "requests": 20, "delay_ms": 100, "pool_threads": 4, "style": "async"}
+    row = Row(impl="srv", workload="http", users=5, requests=20, delay_ms=100, pool_threads=4,
+              style="async")
     assert ConfigKey.of(row) == first.key
     # no --threads: the server's own pool, and no --threads argument
     assert "--threads" not in plan([server], settings(workload="http"))[0].argv()

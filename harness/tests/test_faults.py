@@ -4,12 +4,15 @@ same rows merged twice."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from harness.core.schema import Row
 
 from harness.record.rundir import RunDir, RunDirError
 
@@ -47,24 +50,24 @@ def test_a_second_writer_is_refused_while_the_first_runs(tmp_path: Path) -> None
 
 def test_runs_csv_removed_during_a_run_stops_it_in_one_line(tmp_path: Path) -> None:
     run = RunDir.create_new(tmp_path)
-    row = {"impl": "go", "workload": "chain", "n": 1, "buffer": None, "rep": 1, "status": "ok"}
+    row = Row(impl="go", workload="chain", n=1, rep=1, status="ok")
     run.append_run(row)
     run.runs_path.unlink()
     with pytest.raises(Exception, match="removed during the run"):
-        run.append_run(dict(row, rep=2))
+        run.append_run(dataclasses.replace(row, rep=2))
     assert not run.runs_path.exists()  # never re-created without its header
 
 
 def test_runs_csv_replaced_during_a_run_is_not_written_to(tmp_path: Path) -> None:
     run = RunDir.create_new(tmp_path)
-    row = {"impl": "go", "workload": "chain", "n": 1, "buffer": None, "rep": 1, "status": "ok"}
+    row = Row(impl="go", workload="chain", n=1, rep=1, status="ok")
     run.append_run(row)
     text = run.runs_path.read_text()
     copy = run.path / "copy.csv"
     copy.write_text(text)
     copy.replace(run.runs_path)  # a new file in its place
     with pytest.raises(Exception, match="replaced"):
-        run.append_run(dict(row, rep=2))
+        run.append_run(dataclasses.replace(row, rep=2))
     assert run.runs_path.read_text() == text
 
 

@@ -695,7 +695,7 @@ def in_current_format(run: Path) -> Path:
     rows = RunDir(run).runs().rows
     fresh = RunDir.create_new(run.parent / ".fresh")
     for row in rows:
-        fresh.append_run(dict(row))
+        fresh.append_run(row)
     env = json.loads((run / "env.json").read_text()) | {"format_version": FORMAT_VERSION}
     (run / "env.json").write_text(json.dumps(env))
     shutil.copy(fresh.path / "runs.csv", run / "runs.csv")

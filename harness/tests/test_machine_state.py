@@ -68,10 +68,11 @@ def test_a_run_records_the_state_and_the_steal(tmp_path: Path) -> None:
 
 def test_the_report_names_what_makes_figures_less_stable() -> None:
     from harness.analyse.analysis import warnings
-    env = {"finished_at": "x", "machine_state": {"governor": "powersave", "virtual_machine": True},
-           "invocations": [{"steal_frac": 0.05}]}
+    from harness.core.schema import Env
+    env = Env({"finished_at": "x", "invocations": [{"steal_frac": 0.05}],
+               "machine_state": {"governor": "powersave", "virtual_machine": True}})
     said = [w for w in warnings([], env) if w.startswith("The machine's state")]
     assert len(said) == 2 and "powersave" in said[0] and "5.0%" in said[1]
-    quiet = {"finished_at": "x", "machine_state": {"governor": "performance", "turbo": False,
-                                                   "virtual_machine": False, "clocksource": "tsc"}}
+    quiet = Env({"finished_at": "x", "machine_state": {
+        "governor": "performance", "turbo": False, "virtual_machine": False, "clocksource": "tsc"}})
     assert not [w for w in warnings([], quiet) if w.startswith("The machine's state")]

@@ -81,7 +81,7 @@ def test_merge_keys_every_row_by_its_machine(tmp_path: Path, out: Path) -> None:
     rows = merged.runs().rows
     fixture_rows = RunDir(FIXTURE).runs().rows
     assert len(rows) == 2 * len(fixture_rows)
-    assert {r["machine"] for r in rows} == {"AMD EPYC 7B13 x2", "Neoverse-N1 x64"}
+    assert {r.machine for r in rows} == {"AMD EPYC 7B13 x2", "Neoverse-N1 x64"}
     assert len(merged.samples()) == 2 * len(RunDir(FIXTURE).samples())
     # each machine is its own group, with its own figures
     groups = [g for g in analyse(merged).groups if g.impl == "go" and g.workload == "chain"]
@@ -92,7 +92,7 @@ def test_merge_keys_every_row_by_its_machine(tmp_path: Path, out: Path) -> None:
     assert "Neoverse-N1, 64 cores" in report and "| machine |" in report
     assert "alice-laptop" not in report  # labels and tables never name a host
     env = merged.env()
-    assert set(env["machines"]) == {"AMD EPYC 7B13 x2", "Neoverse-N1 x64"}
+    assert set(env.machines) == {"AMD EPYC 7B13 x2", "Neoverse-N1 x64"}
     # a merge of a merge keeps the machines; labels may be given
     riscv = _machine(tmp_path, "riscv", {"hostname": "board-1", "cpu_model": "SiFive U74",
                                          "cores": 4}, 3.0)
@@ -100,7 +100,7 @@ def test_merge_keys_every_row_by_its_machine(tmp_path: Path, out: Path) -> None:
                     "--out", str(tmp_path / "again"), "--no-report")
     assert again.returncode == 0, again.stderr
     rerows = RunDir((tmp_path / "again" / "latest").resolve()).runs().rows
-    assert {r["machine"] for r in rerows} == {"AMD EPYC 7B13 x2", "Neoverse-N1 x64", "riscv"}
+    assert {r.machine for r in rerows} == {"AMD EPYC 7B13 x2", "Neoverse-N1 x64", "riscv"}
     # ... but a machine already in it is not counted twice
     twice = harness("merge", str(merged.path), str(x86), "--out", str(tmp_path / "twice"))
     assert twice.returncode == 2 and "same rows" in twice.stderr

@@ -55,12 +55,12 @@ def test_the_session_records_what_the_executor_returns(tmp_path: Path, monkeypat
     counts = scheduler.execute(run, runs, sequential, ready, fake,
                                Progress(len(runs), [0.0] * len(runs)))
     rows = run.runs().rows
-    assert [(r["impl"], r["n"], r["rep"], r["status"]) for r in rows] == [
+    assert [(r.impl, r.n, r.rep, r.status) for r in rows] == [
         (p.impl.id, p.key.n, p.rep, "skipped" if p.impl.id == "fake-wrong" else
          "ok" if p.rep == 1 else "crashed") for p in runs]
     assert fake.ran == [p.label for p in runs if p.impl.id == "fake-good"]
     assert counts == {"ok": 2, "crashed": 2, "skipped": 4}
-    assert rows[0]["wall_s"] == 1.5 and rows[-1]["error"] == "toolchain missing: none here"
+    assert rows[0].wall_s == 1.5 and rows[-1].error == "toolchain missing: none here"
 
 
 
@@ -104,14 +104,14 @@ def test_no_property_starts_a_process_and_a_row_reads_the_runtime_found_before(
         assert "install" in read and "label" in read
         rows = [make_row("r", p, "ok") for p in runs]
         assert started == []
-        assert [r["runtime"] for r in rows] == [""] * len(rows)  # not found yet: never run here
+        assert [r.runtime for r in rows] == [""] * len(rows)  # not found yet: never run here
         with pytest.raises(AssertionError):  # the guard sees the toolchains' commands
             detect_toolchain(dataclasses.replace(impls[0].language))
         assert started
     for impl in impls:
         detect_runtime(impl)
     assert detect_toolchain(impls[0].language).version.startswith("Python 3.")
-    assert [make_row("r", p, "ok")["runtime"] for p in runs] == [p.impl.runtime for p in runs]
+    assert [make_row("r", p, "ok").runtime for p in runs] == [p.impl.runtime for p in runs]
     runtimes = {p.impl.id: p.impl.runtime for p in runs}
     assert runtimes["fake-good"].startswith("Fake (Python 3.")
     assert runtimes["fake-good[FAKE_X=1]"] == runtimes["fake-good"]

@@ -12,6 +12,7 @@ from matplotlib import image
 from harness.present import plots
 from harness.present.plots import ranked, tasks
 from harness.core.presentation import PRESENTATIONS
+from harness.core.schema import Row
 from harness.record.rundir import RunDir
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run"
@@ -97,8 +98,8 @@ def _synthetic(tmp_path: Path) -> plots.Run:
     run = RunDir.create_new(tmp_path)
 
     def add(impl, workload, n, rep, **figures):
-        run.append_run({"impl": impl, "language": impl, "workload": workload, "n": n,
-                        "buffer": None, "rep": rep, "status": "ok", "iterations": 3, **figures})
+        run.append_run(Row(**{"impl": impl, "language": impl, "workload": workload, "n": n,
+                        "buffer": None, "rep": rep, "status": "ok", "iterations": 3, **figures}))
 
     growth = {"go": 250 * MIB, "nodejs": 20 * MIB, "rust-tokio": MIB // 2}
     for impl, grown in growth.items():
@@ -255,9 +256,9 @@ def _synthetic_everything(tmp_path: Path) -> RunDir:
     run = RunDir.create_new(tmp_path)
 
     def add(impl, workload, n, rep, buffer=None, status="ok", **figures):
-        run.append_run({"impl": impl, "language": impl.split("-")[0], "workload": workload,
+        run.append_run(Row(**{"impl": impl, "language": impl.split("-")[0], "workload": workload,
                         "n": n, "buffer": buffer, "rep": rep, "status": status, "iterations": 3,
-                        **figures})
+                        **figures}))
 
     impls = ["go", "rust-tokio", "rust-smol", "python-asyncio", "python-uvloop"]
     for k, impl in enumerate(impls, start=1):
@@ -301,7 +302,7 @@ def test_http_plots_at_one_load_and_at_several(tmp_path: Path) -> None:
                 for style in ("sync", "async"):
                     for rep in (1, 2):
                         fail = impl == "python-asyncio" and style == "sync" and users == loads[-1]
-                        run.append_run({
+                        run.append_run(Row(**{
                             "impl": impl, "language": impl.split("-")[0], "workload": "http",
                             "n": None, "buffer": None, "rep": rep, "users": users,
                             "requests": 10, "delay_ms": 50, "style": style,
@@ -310,7 +311,7 @@ def test_http_plots_at_one_load_and_at_several(tmp_path: Path) -> None:
                                 "rps": 10.0 * users / (2 if style == "sync" else 1) + rep,
                                 "max_threads": 4 + rep, "latency_p50_s": 0.1,
                                 "latency_p90_s": 0.2, "latency_p99_s": 0.3,
-                                "latency_max_s": 0.4, "peak_rss_bytes": MIB})})
+                                "latency_max_s": 0.4, "peak_rss_bytes": MIB})}))
         paths = plots.draw_all(run)
         assert {"http_throughput.png", "http_threads.png",
                 "http_latency.png"} <= {p.name for p in paths}
@@ -332,13 +333,13 @@ def test_drawing_says_nothing_on_the_terminal_whatever_the_text(tmp_path: Path) 
                  "os": "Linux $x^2$"}})
     for impl in ("go@1.0.0", "go@1.1.0", "rust-tokio@1.0.0", "rust-tokio@1.1.0"):
         for rep in (1, 2):
-            run.append_run({"impl": impl, "language": impl.split("-")[0].split("@")[0],
+            run.append_run(Row(**{"impl": impl, "language": impl.split("-")[0].split("@")[0],
                             "workload": "chain", "n": 10, "rep": rep, "status": "ok",
                             "iterations": 3, "first_iter_s": 0.01 * rep, "warm_iter_s": 0.01,
-                            "peak_rss_bytes": MIB})
+                            "peak_rss_bytes": MIB}))
             # N = 1000: every release of every implementation timed out
-            run.append_run({"impl": impl, "language": impl.split("-")[0].split("@")[0],
-                            "workload": "chain", "n": 1000, "rep": rep, "status": "timeout"})
+            run.append_run(Row(**{"impl": impl, "language": impl.split("-")[0].split("@")[0],
+                            "workload": "chain", "n": 1000, "rep": rep, "status": "timeout"}))
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         paths = plots.draw_all(run)

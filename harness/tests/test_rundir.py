@@ -5,6 +5,7 @@ workload is one declaration."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import errno
 import json
 import os
@@ -21,7 +22,7 @@ from harness import session
 from harness.processes.launcher import Sample
 from harness.core.presentation import PRESENTATIONS, Presentation
 from harness.record.rundir import RunDir, RunDirError, read_runs
-from harness.core.schema import RUN_NAMES
+from harness.core.schema import RUN_NAMES, Row
 from harness.plan.settings import settings_from
 from harness.core.workloads import WORKLOADS, Workload
 
@@ -39,12 +40,11 @@ def good_run(out: Path, *extra: str) -> Path:
 
 def test_typed_rows_with_empty_fields_and_cpu(tmp_path: Path) -> None:
     run = RunDir.create_new(tmp_path)
-    run.append_run({"impl": "a", "workload": "chain", "n": 10, "buffer": None, "rep": 1,
-                    "status": "ok", "cpu_user_s": 0.5, "cpu_sys_s": 0.25, "wall_s": None,
-                    "peak_rss_bytes": 1024})
+    run.append_run(Row(impl="a", workload="chain", n=10, buffer=None, rep=1, status="ok",
+                       cpu_user_s=0.5, cpu_sys_s=0.25, wall_s=None, peak_rss_bytes=1024))
     [row] = run.runs().rows
-    assert row["n"] == 10 and row["buffer"] is None and row["wall_s"] is None
-    assert row["cpu_s"] == 0.75 and row["peak_rss_bytes"] == 1024 and row["capacity"] is None
+    assert row.n == 10 and row.buffer is None and row.wall_s is None
+    assert row.cpu_s == 0.75 and row.peak_rss_bytes == 1024 and row.capacity is None
 
 
 def test_a_torn_last_row_is_reported_and_ignored(out: Path) -> None:
@@ -218,27 +218,27 @@ FORMULAS = ["=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx"
 
 def test_formula_cells_are_escaped_and_read_back_exactly(tmp_path: Path) -> None:
     run = RunDir.create_new(tmp_path)
-    rows = [{"impl": "fake-good", "workload": "chain", "n": 5, "buffer": None, "rep": i + 1,
-             "status": "crashed", "runtime": text, "error": text, "stderr_tail": text,
-             "variant": text, "style": text, "exit_code": -1, "result": -7, "other_cpu_frac": -0.5}
+    rows = [Row(impl="fake-good", workload="chain", n=5, buffer=None, rep=i + 1,
+                status="crashed", runtime=text, error=text, stderr_tail=text, variant=text,
+                style=text, exit_code=-1, result=-7, other_cpu_frac=-0.5)
             for i, text in enumerate(FORMULAS)]
     for row in rows:
         run.append_run(row)
-    run.append_samples(rows[0] | {"machine": "=cmd"}, [Sample(0.5, 1024, 1)])
+    run.append_samples(dataclasses.replace(rows[0], machine="=cmd"), [Sample(0.5, 1024, 1)])
     cells = [c for line in csv.reader(run.runs_path.open(newline="")) for c in line]
     assert not any(c[:1] in ("=", "+", "@", "\t", "\r") for c in cells)
     assert not any(c.startswith("-") and not c.lstrip("-").replace(".", "").isdigit()
                    for c in cells)
     assert "-1" in cells and "-7" in cells and "-0.5" in cells  # numbers stay numbers
     read = run.runs().rows
-    assert [(r["runtime"], r["error"], r["stderr_tail"], r["variant"], r["style"]) for r in read] \
+    assert [(r.runtime, r.error, r.stderr_tail, r.variant, r.style) for r in read] \
         == [(t, t, t, t, t) for t in FORMULAS]
-    assert (read[0]["exit_code"], read[0]["result"], read[0]["other_cpu_frac"]) == (-1, -7, -0.5)
-    assert run.samples()[0]["machine"] == "=cmd" and "'=cmd" in run.samples_path.read_text()
+    assert (read[0].exit_code, read[0].result, read[0].other_cpu_frac) == (-1, -7, -0.5)
+    assert run.samples()[0].machine == "=cmd" and "'=cmd" in run.samples_path.read_text()
     # --resume's rewrite (here: the failed rows it plans again) keeps them exact too
     run.prepare_resume({schema.row_key(read[0])})
-    assert [r["error"] for r in read_runs(run.retried_path).rows] == FORMULAS[:1]
-    assert [r["error"] for r in run.runs().rows] == FORMULAS[1:]
+    assert [r.error for r in read_runs(run.retried_path).rows] == FORMULAS[:1]
+    assert [r.error for r in run.runs().rows] == FORMULAS[1:]
 
 
 def test_an_older_format_reads_its_cells_as_written(tmp_path: Path) -> None:
@@ -252,12 +252,12 @@ def test_an_older_format_reads_its_cells_as_written(tmp_path: Path) -> None:
     lines = text.splitlines(keepends=True)
     lines[1] = lines[1].replace(",Fake (", ",'=Fake (", 1)
     run.joinpath("runs.csv").write_text("".join(lines))
-    assert read_runs(run / "runs.csv").rows[0]["runtime"].startswith("'=Fake (")
+    assert read_runs(run / "runs.csv").rows[0].runtime.startswith("'=Fake (")
     proc = harness(*RUN, "--impl", "fake-good", "--workload", "chain", "--n", "5,6",
                    "--out", str(out), "--resume")
     assert proc.returncode == 0, proc.stderr
     rows = read_runs(run / "runs.csv").rows
-    assert rows[0]["runtime"].startswith("'=Fake (") and len(rows) == 2
+    assert rows[0].runtime.startswith("'=Fake (") and len(rows) == 2
     assert ",'''=Fake (" not in run.joinpath("runs.csv").read_text()
     assert ",''=Fake (" in run.joinpath("runs.csv").read_text()
 

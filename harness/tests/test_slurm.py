@@ -85,7 +85,7 @@ def test_missing_and_complete_read_rows_by_configuration_and_rep() -> None:
     runs = replicate(planned(SUITE), 2)
     rows = [make_row("r", p, "ok") for p in runs]
     assert missing(runs, rows) == [] and complete(runs, rows)
-    rows[0]["status"] = "crashed"
+    rows[0].status = "crashed"
     assert missing(runs, rows) == [] and not complete(runs, rows)
     assert missing(runs, rows[1:]) == runs[:1]
 
@@ -265,8 +265,8 @@ class FakeCluster:
         point_latest(out, run)
         langs = set(self.failed_languages)
         block = replicate(self.runs, r, langs)
-        kept = {(row["impl"], row["workload"], row["rep"]) for row in run.runs().rows
-                if row["status"] == "ok"}
+        kept = {(row.impl, row.workload, row.rep) for row in run.runs().rows
+                if row.status == "ok"}
         for p in block[:1] if fate == "died" else block:
             if (p.impl.id, p.key.workload, p.rep) not in kept:
                 run.append_run(make_row(run.name, p, "ok", wall_s=0.01, result=p.key.n))
