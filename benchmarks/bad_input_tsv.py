@@ -12,7 +12,7 @@ options a workload requires (what "{required}" stands for); `case<TAB>NAME
 Lines starting with "#" are comments. No field is empty and none holds a tab
 or a newline (this refuses such a table).
 
-harness/tests/test_bad_input_tsv.py fails when the committed TSV differs from
+harness/tests/publish/test_bad_input_tsv.py fails when the committed TSV differs from
 what this writes.
 """
 

@@ -10,7 +10,7 @@ files (their one source) into the docs, between marker comments:
   from each [[impl]]'s `channel.chain`, `channel.bounded` and
   `channel.notes` (`channel.same_as = "ID"` joins ID's row).
 
-harness/tests/test_generated_docs.py fails when a committed block differs
+harness/tests/publish/test_generated_docs.py fails when a committed block differs
 from what this writes.
 """
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A one-node Slurm cluster on this machine, for `run --on slurm` without a
-# cluster and for make test (harness/tests/test_slurm.py).
+# cluster and for make test (harness/tests/wiring/test_slurm.py).
 # Usage: cluster/slurm-local.sh up|down|env|status
 #
 #   up      install Debian's slurmctld, slurmd, slurm-client and munge when

@@ -20,7 +20,7 @@ its `<!-- headline -->` markers) from the newest page whose run measured the flo
 started_at, <machine> a slug of the CPU model and core count.
 
 Because a page is a function of the files committed beside it,
-harness/tests/test_docs.py regenerates every page and the index and checks
+harness/tests/publish/test_docs.py regenerates every page and the index and checks
 that they are what is committed. Numbers are formatted here, not by the
 harness, so that a page reads the same for as long as its files exist.
 

@@ -1,0 +1,90 @@
+"""The http workload end to end with fake servers (fakes/fake/server.py)
+and the real load generator: the rows, their statuses and that no server
+outlives its row. The real servers are loaded by test_smoke."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from harness.execute.loadgen import Unavailable, ensure_k6
+from harness.core.workloads import STYLES, style_floor_ms
+
+from ..conftest import harness, leftovers, read_rows
+
+# FAKE_TOKEN marks the fakes a test started: the programs get it only because
+# the test asks (the programs' environment is an allow-list).
+HTTP = ["run", "--no-report", "--repeat", "1", "--inherit-env", "FAKE_TOKEN", "--workload", "http",
+        "--users", "3", "--requests", "2", "--delay-ms", "20"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def k6() -> None:
+    try:
+        ensure_k6()
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+
+
+def _run(out: Path, impl: str, *extra: str) -> tuple[list[dict[str, str]], str]:
+    token = uuid.uuid4().hex
+    proc = harness(*HTTP, "--impl", impl, "--out", str(out), *extra,
+                   extra_env={"FAKE_TOKEN": token})
+    rows = read_rows(out)
+    assert not leftovers(token), "a server outlived its row"
+    return rows, proc.stdout + proc.stderr
+
+
+def test_a_good_server_gives_an_ok_row_per_style_with_its_figures(out: Path) -> None:
+    rows, log = _run(out, "fake-serve")
+    assert [r["style"] for r in rows] == list(STYLES), log
+    for r in rows:
+        assert r["status"] == "ok", (r["style"], r["error"])
+        assert (r["users"], r["requests"], r["delay_ms"]) == ("3", "2", "20")
+        assert int(r["requests_done"]) == 6 and r["http_errors"] == "0"
+        assert float(r["latency_p50_s"]) * 1000 >= style_floor_ms(r["style"], 20)
+        assert float(r["rps"]) > 0 and float(r["gen_cpu_s"]) > 0
+        assert int(r["peak_rss_bytes"]) > 0 and r["exit_code"] == "0"  # exited 0 on SIGTERM
+    assert "req/s" in log
+    # the report: a table per implementation and the three http plots
+    assert harness("report", str(out / "latest")).returncode == 0
+    report = (out / "latest" / "report.md").read_text()
+    assert "| users | requests | delay_ms | pool_threads | style | impl |" in report
+    assert {p.name for p in (out / "latest" / "plots").glob("http_*.png")} == {
+        "http_throughput.png", "http_threads.png", "http_latency.png"}
+
+
+def test_a_server_dying_under_load_is_crashed(out: Path) -> None:
+    rows, _ = _run(out, "fake-serve-die", "--style", "async")
+    [row] = rows
+    assert row["status"] == "crashed" and row["exit_code"] == "3", row
+    assert "k6: " in row["error"], row["error"]
+
+
+def test_a_server_that_never_listens_is_a_timeout(out: Path) -> None:
+    rows, _ = _run(out, "fake-serve-silent", "--style", "async", "--timeout", "3")
+    [row] = rows
+    assert row["status"] == "timeout", row
+
+
+def test_a_wrong_body_is_invalid(out: Path) -> None:
+    rows, _ = _run(out, "fake-serve-wrong", "--style", "when-all")
+    [row] = rows
+    assert row["status"] == "invalid" and "bodies" in row["error"], row
+    # throughput counts right answers only: none here
+    assert row["http_errors"] == "6" and float(row["rps"]) == 0, row
+
+
+def test_an_answer_below_the_styles_floor_is_invalid(out: Path) -> None:
+    rows, _ = _run(out, "fake-serve-fast", "--style", "sync")
+    [row] = rows
+    assert row["status"] == "invalid" and "floor" in row["error"], row
+
+
+def test_bad_http_options_are_one_line_exit_2(out: Path) -> None:
+    for args in (["--style", "blocking"], ["--users", "0"], ["--requests", "x"],
+                 ["--threads", "-2"]):
+        proc = harness(*HTTP, "--impl", "fake-serve", "--out", str(out), *args)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (args, proc)

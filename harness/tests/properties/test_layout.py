@@ -1,0 +1,167 @@
+"""The folders follow the run: each stage is a package that imports only
+the stages before it (docs/harness.md draws the order), never a later one;
+the wiring (cli, session, sequential, bisect, cluster) may import any stage
+and no stage imports it. Within a stage, no import cycle; across modules,
+nothing private."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+HARNESS = Path(__file__).resolve().parents[2]
+# Stage packages in the order a run passes through them (processes and core
+# are the shared base); a stage may import those at or below its rank.
+RANKS = {"processes": 0, "core": 1, "plan": 2, "releases": 3, "execute": 4, "record": 5,
+         "analyse": 6, "present": 7, "publish": 8}
+WIRING = {"cli", "session", "sequential", "bisect", "cluster", "__main__", ""}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in HARNESS.rglob("*.py"):
+        rel = path.relative_to(HARNESS)
+        if rel.parts[0] == "tests":
+            continue
+        parts = list(rel.with_suffix("").parts)
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str) -> list[tuple[str, str]]:
+    """(absolute module under harness, imported name) for each relative import."""
+    path = MODULES[name]
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            base = package[:len(package) - node.level + 1]
+            module = ".".join(base + ([node.module] if node.module else []))
+            for alias in node.names:
+                sub = f"{module}.{alias.name}".lstrip(".")
+                found.append((sub if sub in MODULES else module, alias.name))
+    return found
+
+
+def _stage(name: str) -> str:
+    first = name.split(".")[0]
+    return first if first in RANKS else "wiring"
+
+
+def test_every_module_is_in_a_stage_or_the_wiring() -> None:
+    loose = [n for n in MODULES if _stage(n) == "wiring" and n.split(".")[0] not in WIRING]
+    assert not loose, f"modules in no stage: {loose}"
+
+
+def test_stages_import_only_earlier_stages() -> None:
+    back = [f"{name} imports {module}" for name in MODULES if _stage(name) != "wiring"
+            for module, _ in _imports(name) if module
+            if _stage(module) == "wiring" or RANKS[_stage(module)] > RANKS[_stage(name)]]
+    assert not back, "imports against the run's direction:\n" + "\n".join(back)
+
+
+def test_every_stage_says_what_it_owns_and_may_import() -> None:
+    for stage in RANKS:
+        doc = ast.get_docstring(ast.parse((HARNESS / stage / "__init__.py").read_text())) or ""
+        assert len(doc) > 200 and "import" in doc, stage
+
+
+def test_nothing_private_is_imported_across_modules() -> None:
+    private = [f"{name}: {module}.{imported}" for name in MODULES
+               for module, imported in _imports(name)
+               if imported.startswith("_") and not imported.startswith("__")]
+    assert not private
+
+
+def test_no_module_both_plans_and_runs() -> None:
+    """The plan decides what runs and starts nothing; the executor runs one
+    planned run and decides nothing about which: neither imports the other's
+    side, and the session, which wires them, does neither itself."""
+    assert not {m for m, _ in _imports("plan.plan")} & {
+        "processes.launcher", "execute.executor", "execute.builder", "execute.loadtest", "session"}
+    session_calls = MODULES["session"].read_text()
+    assert "run_process" not in session_calls and "measure_server" not in session_calls
+    assert "def plan(" not in session_calls
+
+
+def test_no_import_cycle() -> None:
+    graph = {name: {m for m, _ in _imports(name) if m and m != name} for name in MODULES}
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, " -> ".join(path + (name,))
+        if name in done:
+            return
+        for dep in graph.get(name, ()):
+            # a package's __init__ importing its own modules is no cycle
+            if not dep.startswith(name + "."):
+                visit(dep, path + (name,))
+        done.add(name)
+
+    for name in graph:
+        visit(name, ())
+
+
+# The record stage owns the run format's names; the declarations (core's
+# schema, workloads, metrics, presentation) declare them.
+FORMAT_OWNERS = {"core.schema", "core.workloads", "core.metrics", "core.presentation"}
+
+
+def _format_names() -> set[str]:
+    from harness.core.schema import DERIVED, ENV_KEYS, RUN_NAMES, SAMPLE_NAMES
+    return set(RUN_NAMES) | set(SAMPLE_NAMES) | set(ENV_KEYS) | set(DERIVED)
+
+
+def format_literals(name: str) -> list[tuple[int, str]]:
+    """(line, name) where a module names a runs.csv column or an env.json key
+    as a string literal: a subscript (row["wall_s"]), a get or getattr
+    (row.get("node")), a dict literal's key or a keyword-like tuple of
+    names."""
+    names = _format_names()
+    found = []
+    for node in ast.walk(ast.parse(MODULES[name].read_text())):
+        keys: list[ast.expr] = []
+        if isinstance(node, ast.Subscript):
+            keys = [node.slice]
+        elif isinstance(node, ast.Call) and node.args and (
+                getattr(node.func, "attr", None) in ("get", "pop", "setdefault")
+                or getattr(node.func, "id", None) in ("getattr", "setattr", "hasattr")):
+            keys = [node.args[1] if getattr(node.func, "id", None) else node.args[0]] \
+                if len(node.args) > (1 if getattr(node.func, "id", None) else 0) else []
+        elif isinstance(node, ast.Dict):
+            keys = [k for k in node.keys if k is not None]
+        elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn))
+                                                   for op in node.ops):
+            keys = [node.left]
+        found += [(k.lineno, k.value) for k in keys
+                  if isinstance(k, ast.Constant) and k.value in names]
+    return found
+
+
+# Words other formats share with the run format's, each with its reason; a
+# stale entry fails, so the list only shrinks.
+OTHER_FORMATS: dict[str, set[str]] = {
+    # the run's options (argparse's names, suites.toml's keys), which the
+    # Settings they become name otherwise
+    "plan.settings": {"n", "buffer", "workload", "impl", "duration_ms", "iterations", "warmup_ms"},
+    "bisect": {"impl"},  # --impl, for each step's settings
+    # impls.toml's tables ([language], [[impl]])
+    "core.registry": {"language", "impl"},
+    "execute.builder": {"language", "node"},  # impls.toml's [language]; Node.js's folder
+    "execute.loadtest": {"status"},  # the name of a k6 check in load.js
+}
+
+
+def test_only_the_record_stage_names_the_format() -> None:
+    found = {name: format_literals(name) for name in sorted(MODULES)
+             if not name.startswith("record") and name not in FORMAT_OWNERS}
+    named = [f"{MODULES[name].relative_to(HARNESS.parent)}:{line}: {value!r}"
+             for name, literals in found.items() for line, value in literals
+             if value not in OTHER_FORMATS.get(name, set())]
+    assert not named, f"{len(named)} names of the run format outside it:\n" + "\n".join(named)
+    stale = {name: words - {v for _, v in found.get(name, [])}
+             for name, words in OTHER_FORMATS.items()}
+    assert not any(stale.values()), f"no longer there, drop from OTHER_FORMATS: {stale}"
