@@ -23,7 +23,7 @@ from .execute.perfstat import find_perf
 from .execute.progress import Progress
 from .execute.scheduler import execute_until_settled
 from .execute.toolchains import detect_runtimes, detect_toolchain
-from .plan.plan import Planned, estimate_basis
+from .plan.plan import Planned
 from .plan.runplan import plan_run
 from .plan.settings import Settings
 from .processes.interrupts import Interrupted, interruptible
@@ -107,7 +107,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     only: the part of the plan this invocation runs (a cluster's task: its
     replicate, slurm_task.py)."""
     impls = resolve(s.impls, s.registries, Path(s.source) if s.source else None)
-    planned = plan_run(impls, s, earlier_runs(out), only)
+    past = earlier_runs(out)
+    planned = plan_run(impls, s, past, out, only)
     # a release that does not exist is bad input: said before anything is written
     for line in check_releases(impls):
         print(f"note: {line}", file=sys.stderr)
@@ -116,7 +117,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     if not planned.runs:
         raise UsageError("nothing to run: no selected implementation supports those workloads")
     if dry_run:
-        print("\n".join(planned.dry_run(out, _builds(planned.runs, s.build))))
+        first, *rest = planned.dry_run
+        print("\n".join([f"{first}; {_builds(planned.runs, s.build) or 'no builds'}", *rest]))
         return 0
     try:
         ensure_launcher()
@@ -125,26 +127,28 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     perf = find_perf() if s.counters else None
 
     run, runs, env = _open(out, planned.runs, resume)
-    estimates = [planned.estimate(p) for p in runs]
-    builds = _builds(runs, s.build, [lang for lang in languages([p.impl for p in runs])
-                                     if detect_toolchain(lang).present])
-    print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
-          f"estimated {fmt_duration(sum(estimates))} for the runs; "
-          f"{estimate_basis(runs, planned.history, out)}" + (f"; {builds}" if builds else ""))
-    if note := planned.sequential_note():
-        print(f"that is {note}")
     start_invocation(
-        env, invocation(sys.argv, resume, git(), [i.id for i in impls], s.record(), load_avg_1m()),
+        env, invocation(sys.argv, resume, git(), [i.id for i in impls], planned.recorded,
+                        load_avg_1m()),
         toolchains={lang.name: detect_toolchain(lang).version or None for lang in languages(impls)},
         program_env=redact(program_env(inherit=s.inherit_env)), registries=_registries(s),
         floor_impls=[i.id for i in impls if i.floor], machine_state=machine_state(),
         variants={i.id: variant_record(i) for i in impls if i.id != i.base})
     ticks = cpu_times()
     write_env(run, env)
+
+    estimates = [planned.estimates[p.row_key] for p in runs]
+    builds = _builds(runs, s.build, [lang for lang in languages([p.impl for p in runs])
+                                     if detect_toolchain(lang).present])
+    print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
+          f"estimated {fmt_duration(sum(estimates))} for the runs; "
+          f"{planned.basis}" + (f"; {builds}" if builds else ""))
+    if planned.sequential:
+        print(f"that is {planned.sequential}")
     print(f"recording to {relative(run.path)}")
 
     progress = Progress(len(runs), estimates)
-    may_run = planned.may_run(runs)
+    may_run = runs + planned.extra
     try:
         with interruptible():
             prepared = Preparation([p.impl for p in may_run], run.path, s.build,
@@ -156,8 +160,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
             counts = execute_until_settled(
                 run, runs, planned.runs, sequential,
                 lambda p: prepared.readiness(p.impl, p.key.workload, p.workload.kind == "server"),
-                ProcessExecutor(run.name, s, prepared.k6, perf), progress, planned.estimate,
-                planned.past_spawns)
+                ProcessExecutor(run.name, s, prepared.k6, perf), progress,
+                lambda p: planned.estimates[p.row_key], past)
     except Interrupted as exc:
         progress.close()
         kept_rows = len(run.runs().rows)

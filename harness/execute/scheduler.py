@@ -7,14 +7,38 @@ say and decides nothing itself (hyperfine's scheduler, our executor)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Iterable, Protocol
 
 from ..core.formatting import fmt_percent
 from ..core.schema import ConfigKey, Row
-from ..plan.plan import Planned, held, start_times
+from ..core.workloads import WORKLOADS, adaptive_sleep_ms
+from ..plan.plan import Planned
 from .builder import Readiness
 from .executor import Executor, unready_row
 from .progress import Progress
+
+
+def held(p: Planned, starts: list[float]) -> Planned:
+    """A planned run with its sleep as --adaptive-sleep sets it, from the
+    start times of its configuration's earlier runs (start_times): the
+    sleep is decided as the runs go, from what they measured."""
+    if not p.adaptive_sleep:
+        return p
+    return dataclasses.replace(p, duration_ms=adaptive_sleep_ms(
+        p.duration_ms, max(starts) if starts else None))
+
+
+def start_times(rows: Iterable[Row]) -> dict[ConfigKey, list[float]]:
+    """The tasks' start times of ok rows, by configuration, for the
+    workloads that adapt their sleep to it (Workload.adaptive_column)."""
+    out: dict[ConfigKey, list[float]] = {}
+    for r in rows:
+        workload = WORKLOADS.get(r.workload)
+        column = workload.adaptive_column if workload is not None else None
+        if column and r.status == "ok" and r.figure(column) is not None:
+            out.setdefault(ConfigKey.of(r), []).append(r.figure(column))
+    return out
 
 
 class Record(Protocol):
@@ -38,25 +62,25 @@ class Rules(Protocol):
 
 def execute(record: Record, runs: list[Planned], rules: Rules,
             ready: Callable[[Planned], Readiness], executor: Executor, progress: Progress,
-            first: int = 0, past_spawns: dict[ConfigKey, list[float]] | None = None
-            ) -> dict[str, int]:
+            first: int = 0, past: Iterable[Row] = ()) -> dict[str, int]:
     """Run the runs in order, recording each row as it finishes. Returns the
     count of rows per status. first: the progress line's index of runs[0].
-    past_spawns: the start times of OUT's earlier runs (plan.start_times),
-    for --adaptive-sleep, which takes the longest of those and this run's."""
+    past: the rows of OUT's earlier runs, for --adaptive-sleep, which takes
+    the longest start time of those and this run's."""
     counts: dict[str, int] = {}
     statuses: dict[ConfigKey, list[str]] = {}
     recorded = record.rows()
     for r in recorded:
         statuses.setdefault(ConfigKey.of(r), []).append(r.status)
     spawns = start_times(recorded)
+    past_spawns = start_times(past)
     for i, p in enumerate(runs, first):
         if not rules.repeated(p, statuses.get(p.key, [])):
             progress.estimates[i] = 0.0
             progress.message(f"{p.label}: not run: its earlier runs failed "
                              f"({', '.join(statuses[p.key])}; --until-settled; their rows are kept)")
             continue
-        p = held(p, spawns.get(p.key, []) + (past_spawns or {}).get(p.key, []))
+        p = held(p, spawns.get(p.key, []) + past_spawns.get(p.key, []))
         progress.start(i, p.label)
         readiness = ready(p)
         done = executor.run(p) if readiness.ready else unready_row(record.name, p, readiness)
@@ -74,15 +98,15 @@ def execute(record: Record, runs: list[Planned], rules: Rules,
 def execute_until_settled(record: Record, runs: list[Planned], planned: list[Planned],
                           rules: Rules, ready: Callable[[Planned], Readiness],
                           executor: Executor, progress: Progress,
-                          estimate: Callable[[Planned], float],
-                          past_spawns: dict[ConfigKey, list[float]] | None = None
+                          estimate: Callable[[Planned], float], past: Iterable[Row] = ()
                           ) -> dict[str, int]:
     """execute() the runs still to do of the plan, then (run --until-ci,
     --until-settled) pass after pass, each decided by rules.more_runs from
     the rows recorded so far, until no configuration of the plan needs
     another run. The progress line's total grows by each pass, announced
     before it runs."""
-    counts = execute(record, runs, rules, ready, executor, progress, past_spawns=past_spawns)
+    past = list(past)
+    counts = execute(record, runs, rules, ready, executor, progress, past=past)
     done, pass_no = len(runs), max((p.rep for p in planned), default=0)
     while extra := rules.more_runs(record.rows(), planned):
         pass_no = max(pass_no + 1, max(p.rep for p in extra))
@@ -99,7 +123,7 @@ def execute_until_settled(record: Record, runs: list[Planned], planned: list[Pla
         progress.total += len(extra)  # the total is known one pass at a time
         progress.estimates.extend(estimate(p) for p in extra)
         for status, n in execute(record, extra, rules, ready, executor, progress, first=done,
-                                 past_spawns=past_spawns).items():
+                                 past=past).items():
             counts[status] = counts.get(status, 0) + n
         done += len(extra)
     return counts

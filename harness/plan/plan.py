@@ -15,7 +15,7 @@ from .. import relative
 from ..core.registry import Impl
 from ..core.schema import ConfigKey, Row, RowKey
 from .settings import Part, Settings
-from ..core.workloads import WORKLOADS, Request, Workload, adaptive_sleep_ms
+from ..core.workloads import WORKLOADS, Request, Workload
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Planned:
     until_ci: float | None = None  # the part's own --until-ci (a fraction), else the run's
     until_settled: bool = False  # run --until-settled (sequential.more_runs)
     max_repeat: int | None = None  # the most runs --until-ci or --until-settled may give it
-    # run --adaptive-sleep: duration_ms is the ceiling; held() sets each run's
+    # run --adaptive-sleep: duration_ms is the ceiling; the scheduler sets each run's
     adaptive_sleep: bool = False
     judged: bool = True  # its part's (settings.Part.judged)
 
@@ -95,27 +95,6 @@ def plan(impls: list[Impl], s: Settings) -> list[Planned]:
                             max_repeat=(s.ceiling(part) if s.target(part) is not None
                                         or (s.until_settled and part.judged) else None)))
     return runs
-
-
-def held(p: Planned, starts: list[float]) -> Planned:
-    """A planned run with its sleep as --adaptive-sleep sets it, from the
-    start times of its configuration's earlier runs (start_times)."""
-    if not p.adaptive_sleep:
-        return p
-    return dataclasses.replace(p, duration_ms=adaptive_sleep_ms(
-        p.duration_ms, max(starts) if starts else None))
-
-
-def start_times(rows: Iterable[Row]) -> dict[ConfigKey, list[float]]:
-    """The tasks' start times of ok rows, by configuration, for the
-    workloads that adapt their sleep to it (Workload.adaptive_column)."""
-    out: dict[ConfigKey, list[float]] = {}
-    for r in rows:
-        workload = WORKLOADS.get(r.workload)
-        column = workload.adaptive_column if workload is not None else None
-        if column and r.status == "ok" and r.figure(column) is not None:
-            out.setdefault(ConfigKey.of(r), []).append(r.figure(column))
-    return out
 
 
 def configurations(runs: list[Planned]) -> dict[ConfigKey, Planned]:
