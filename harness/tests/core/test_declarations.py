@@ -13,7 +13,7 @@ from pathlib import Path
 from harness.present import plots, report
 from harness.core.metrics import METRICS
 from harness.core.presentation import PRESENTATIONS
-from harness.core.workloads import WORKLOADS
+from harness.core.workloads import COMMON_DIMENSIONS, WORKLOADS
 
 HARNESS = Path(__file__).resolve().parents[2]
 # The declarations themselves, and the run format's frozen schema.
@@ -27,9 +27,13 @@ ALLOWED: dict[str, set[str]] = {
 
 
 def _own_names() -> set[str]:
-    """Workload names and the columns only some workloads fill."""
+    """Workload names, the columns only some workloads fill, and the
+    workloads' own dimensions (the harness's, cpus and machine, every
+    workload has)."""
+    common = {d.name for d in COMMON_DIMENSIONS}
     return (set(WORKLOADS) | {m.name for m in METRICS.values() if not m.common}
-            | {name for w in WORKLOADS.values() for name, _ in w.row_columns})
+            | {name for w in WORKLOADS.values() for name, _ in w.row_columns}
+            | {d.name for w in WORKLOADS.values() for d in w.dimensions} - common)
 
 
 def _string_literals(path: Path) -> list[tuple[int, str]]:
@@ -81,7 +85,7 @@ def test_metrics_name_only_what_exists() -> None:
 
 def test_no_other_module_names_a_workload_or_its_own_figures() -> None:
     own = _own_names()
-    assert {"sleep", "http", "spawn_s", "rps", "requests_done"} <= own  # the check checks
+    assert {"sleep", "http", "spawn_s", "rps", "requests_done", "users", "style"} <= own  # checks
     assert not own & {"wall_s", "cpu_s", "first_iter_s", "warm_iter_s", "peak_rss_bytes",
                       "max_threads"}
     found = [(path.name, line, value)
