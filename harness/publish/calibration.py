@@ -30,13 +30,12 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
-from ..analyse.analysis import headline
+from ..analyse.analysis import Group, headline
 from ..core.metrics import METRICS
 from ..core.stats import LEVEL, discoveries, ratio_interval, ratio_p, smallest_p
-from .published import Group
 
 AA = "[BENCH_AA=1]"  # the no-op variant's suffix, as the calibrate suite names it
 GATE = 0.05  # --fail-above 5%
@@ -94,31 +93,22 @@ class Comparison:
         return next((f for f in FACTORS if self.gate(f) == "fails"), None)
 
 
-def _where(g: Group) -> str:
-    parts = [f"N={g.n}"] if g.n is not None else []
-    if g.buffer is not None:
-        parts.append(f"B={g.buffer}")
-    parts += [f"{k}={v}" for k, v in g.params if v is not None]
-    return " ".join(parts)
-
-
 def comparisons(groups: Iterable[Group]) -> list[Comparison]:
-    """Every A/A comparison of a run's summary groups (published.Group)."""
+    """Every A/A comparison of a run's groups (the harness's, as
+    published.read_summary gives them)."""
     by_key = {g.key: g for g in groups}
     out = []
     for g in by_key.values():
         if not g.impl.endswith(AA):
             continue
-        base = by_key.get((g.impl[:-len(AA)],) + g.key[1:])
+        base = by_key.get(replace(g.key, impl=g.impl[:-len(AA)]))
         if base is None:
             continue
         for metric in headline(g.workload):
-            a, b = base.metrics.get(metric), g.metrics.get(metric)
-            if a is None or b is None or len(a.values) != a.count or len(b.values) != b.count:
+            a, b = base.values(metric), g.values(metric)
+            if not a or not b or min(a + b) <= 0:
                 continue
-            if min(a.values + b.values) <= 0:
-                continue
-            out.append(Comparison(base.impl, g.workload, _where(g), metric, a.values, b.values))
+            out.append(Comparison(base.impl, g.workload, g.key.settings, metric, a, b))
     return out
 
 

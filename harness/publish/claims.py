@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.metrics import METRICS
+from ..core.schema import ConfigKey, Row
 from ..core.stats import Interval, ratio_interval
 from .published import (COLD, DELAY_MS, POOL_THREADS, REQUESTS, RPS, RSS, STYLE, THREADS, USERS,
                         WARM, read_summary)
@@ -41,11 +42,10 @@ class Side:
     buffer: int | None = None
     params: tuple = ()  # the workload's own dimensions (http)
 
-    def key(self) -> tuple:
-        """The configuration as published.config_key spells it: summary.csv's
-        impl, workload, n, buffer and the dimensions that are set."""
-        return (self.impl, self.workload, self.n, self.buffer,
-                tuple(sorted((k, v) for k, v in self.params if v is not None and v != "")))
+    def key(self) -> ConfigKey:
+        """The configuration as the harness keys a run of it (ConfigKey.of)."""
+        return ConfigKey.of(Row(impl=self.impl, workload=self.workload, n=self.n,
+                                buffer=self.buffer, **dict(self.params)))
 
 
 @dataclass(frozen=True)
@@ -143,9 +143,10 @@ CLAIMS += [c for impl in SERVERS for c in (
 )]
 
 
-def judge(claim: Claim, groups: dict[tuple, Any]) -> list[str]:
-    """[ratio with its interval and runs, verdict]; groups are published.Group
-    by their key (metrics with median, count and the ok values)."""
+def judge(claim: Claim, groups: dict[ConfigKey, Any]) -> list[str]:
+    """[ratio with its interval and runs, verdict]; groups are the harness's
+    (analysis.Group, as published.read_summary gives them) by their key:
+    metrics with median, count and the ok values."""
     a, b = groups.get(claim.num.key()), groups.get(claim.den.key())
     sa = a.metrics.get(claim.num.metric) if a else None
     sb = b.metrics.get(claim.den.metric) if b else None
@@ -160,8 +161,7 @@ def judge(claim: Claim, groups: dict[tuple, Any]) -> list[str]:
     runs = (f"{sa.count} and {sb.count} runs" if sa.count != sb.count
             else f"{sa.count} run{'s' if sa.count != 1 else ''} a side")
     # ratio_interval(old, new) is new / old: here numerator / denominator
-    iv = ratio_interval(sb.values, sa.values) if len(sa.values) == sa.count and \
-        len(sb.values) == sb.count else None
+    iv = ratio_interval(sb.values, sa.values)
     if iv is None:  # one run on a side: the ratio of the figures, and no verdict
         return [f"{sa.median / sb.median:.2f}× ({runs}, no interval)",
                 "not settled: one run has no interval"]

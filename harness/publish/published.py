@@ -7,6 +7,13 @@ groups (write_load).
 
 summary.csv is read through SummaryRow, a typed line whose columns are
 exports.SUMMARY_FIELDS' (its writer's); env.json through core.schema.Env.
+Each line gives back the runs it summarises (SummaryRow.rows: one ok Row per
+ok run, carrying that run's value of each metric from {metric}_values, and
+one Row per run of any other status), which the harness's own analysis
+groups (analysis.group_runs): the medians, intervals, statuses and memory
+per task a page shows come from the code report.md's come from. What a
+page needs beyond those groups, how many ok runs ran under load
+(load.csv), is kept beside them (Run.loaded).
 
 Shared by readme_tables.py, claims.py and calibration.py, which import this
 module and never each other (readme_tables aside, which shows the others'
@@ -19,16 +26,14 @@ import csv
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from ..analyse import analysis
 from ..core.formatting import csv_number
 from ..core.metrics import LATENCIES, METRICS, THROUGHPUT
 from ..core.schema import (DIMENSIONS, RUN_COLUMNS, ConfigKey, Env, Row, escape_cell,
                            unescape_cell)
-from ..core.stats import Interval, median_interval
 from ..core.workloads import COMMON_DIMENSIONS, HTTP_DIMENSIONS
-from ..present.exports import PARTS
 from ..record.rundir import RunDir, read_env
 
 # A configuration's columns, as summary.csv, load.csv and runs.csv name them:
@@ -45,31 +50,6 @@ WALL, COLD, WARM, SPAWN, RSS, THREADS = (
 RPS, MEDIAN_RESPONSE = THROUGHPUT, LATENCIES[0]
 USERS, REQUESTS, DELAY_MS, POOL_THREADS, STYLE = (d.name for d in HTTP_DIMENSIONS)
 CPUS, MACHINE = (d.name for d in COMMON_DIMENSIONS)
-
-
-@dataclass(frozen=True)
-class Stat:
-    median: float
-    min: float
-    max: float
-    count: int
-    values: tuple[float, ...] = ()  # the ok runs' values ({metric}_values), where recorded
-
-    @property
-    def interval(self) -> Interval | None:
-        return median_interval(self.values) if len(self.values) == self.count else None
-
-
-# The statistics summary.csv gives each metric that a Stat holds, as
-# exports.PARTS names them: median, min, max, count.
-STATS = tuple(part for part in PARTS if part in {f.name for f in fields(Stat)})
-
-
-def config_key(impl: str, workload: str, n: int | None, buffer: int | None,
-               params: Iterable[tuple[str, Any]] = ()) -> tuple:
-    """The one identity of a configuration: unset dimensions left out, sorted."""
-    return (impl, workload, n, buffer,
-            tuple(sorted((k, v) for k, v in params if v is not None and v != "")))
 
 
 def parse_statuses(text: str) -> Counter:
@@ -91,10 +71,10 @@ def _typed(name: str, cells: dict[str, str]) -> Any:
     return _PARSERS[name](text) if text else None
 
 
-def key_of(cells: dict[str, str]) -> tuple:
-    """The configuration of a summary.csv or load.csv line (config_key)."""
-    return config_key(*(_typed(name, cells) for name in CONFIG_BASE),
-                      [(d.name, _typed(d.name, cells)) for d in DIMENSIONS])
+def key_of(cells: dict[str, str]) -> ConfigKey:
+    """The configuration of a summary.csv or load.csv line, as the harness
+    keys a run's row (ConfigKey.of)."""
+    return ConfigKey.of(Row(**{name: _typed(name, cells) for name in KEY_COLUMNS}))
 
 
 def _summary_column(parse: Callable[[str], Any] | None = None, empty: Any = None) -> Any:
@@ -104,24 +84,33 @@ def _summary_column(parse: Callable[[str], Any] | None = None, empty: Any = None
     return field(default=empty, metadata={"parse": parse, "empty": empty})
 
 
+# The column of summary.csv that holds a metric's ok values, and the one
+# that counts them (exports.PARTS' count), checked against each other.
+VALUES, COUNT = "values", "count"
+
+
 @dataclass
 class SummaryRow:
     """One line of summary.csv, typed: the columns a page reads, each one of
-    exports.SUMMARY_FIELDS (its writer's) by its name, and each metric's
-    statistics (the {metric}_{part} columns)."""
+    exports.SUMMARY_FIELDS (its writer's) by its name, and each metric's ok
+    values (the {metric}_values columns)."""
     impl: str = _summary_column()
+    language: str | None = _summary_column()
+    runtime: str | None = _summary_column()
     workload: str = _summary_column()
     n: int | None = _summary_column()
     buffer: int | None = _summary_column()
-    runs: int = _summary_column(_whole)
+    runs: int | None = _summary_column(_whole)  # checked against statuses (rows)
     statuses: Counter = _summary_column(parse_statuses)
-    mem_per_task_bytes: float | None = _summary_column(float)
     params: tuple[tuple[str, Any], ...] = ()  # the dimensions' columns (DIMENSIONS), in order
-    figures: dict[str, Stat] = field(default_factory=dict)  # by metric, in name order
+    values: dict[str, tuple[float, ...]] = field(default_factory=dict)  # by metric, name order
 
     @classmethod
     def parse(cls, raw: dict[str, str]) -> SummaryRow:
-        """A csv.DictReader line: text as runs.csv writes it (escape_cell)."""
+        """A csv.DictReader line: text as runs.csv writes it (escape_cell).
+        A metric whose count of ok runs its values do not match (a
+        summary.csv written before the values columns) cannot be rebuilt,
+        and is an error, not a figure left out."""
         cells = {k: unescape_cell(v) for k, v in raw.items()}
 
         def typed(f: Any) -> Any:
@@ -131,17 +120,46 @@ class SummaryRow:
             return f.metadata["parse"](text) if text else f.metadata["empty"]
         row = cls(**{f.name: typed(f) for f in SUMMARY_COLUMNS},
                   params=tuple((d.name, _typed(d.name, cells)) for d in DIMENSIONS))
+        row.statuses = row.statuses or Counter()
         for metric in sorted(METRICS):
-            parts = [cells.get(f"{metric}_{part}", "") for part in STATS]
-            if all(v != "" for v in parts):
-                ok_values = tuple(float(v) for v in cells.get(f"{metric}_values", "").split())
-                row.figures[metric] = Stat(float(parts[0]), float(parts[1]), float(parts[2]),
-                                           _whole(parts[3]), ok_values)
+            values = tuple(float(v) for v in cells.get(f"{metric}_{VALUES}", "").split())
+            count = cells.get(f"{metric}_{COUNT}") or ""
+            if (_whole(count) if count else 0) != len(values):
+                raise ValueError(f"{row.impl} {row.workload}: {metric}_{COUNT} is {count} but "
+                                 f"{metric}_{VALUES} holds {len(values)} values: a summary.csv "
+                                 "without each ok run's value cannot be read (run `python -m "
+                                 "harness report` on its run again)")
+            if values:
+                row.values[metric] = values
         return row
 
     @property
-    def key(self) -> tuple:
-        return config_key(self.impl, self.workload, self.n, self.buffer, self.params)
+    def key(self) -> ConfigKey:
+        return ConfigKey.of(self._row())
+
+    def _row(self, **cells: Any) -> Row:
+        return Row(impl=self.impl, language=self.language, runtime=self.runtime,
+                   workload=self.workload, n=self.n, buffer=self.buffer, **dict(self.params),
+                   **cells)
+
+    def rows(self) -> list[Row]:
+        """The runs this line summarises, as the harness's rows: one ok Row
+        per ok run, the k-th carrying the k-th of each metric's values (a
+        metric with fewer values than ok runs fills the first rows only),
+        then one Row per run of each other status (statuses)."""
+        ok = [self._row(rep=rep, status="ok") for rep in range(1, self.statuses["ok"] + 1)]
+        for metric, values in self.values.items():
+            if len(values) > len(ok):
+                raise ValueError(f"{self.impl} {self.workload}: {len(values)} values of "
+                                 f"{metric} for {len(ok)} ok runs")
+            for row, value in zip(ok, values):
+                setattr(row, metric, value)
+        runs = ok + [self._row(status=status) for status, count in self.statuses.items()
+                     if status != "ok" for _ in range(count)]
+        if self.runs is not None and len(runs) != self.runs:
+            raise ValueError(f"{self.impl} {self.workload}: statuses count {len(runs)} runs, "
+                             f"runs says {self.runs}")
+        return runs
 
 
 # summary.csv's columns SummaryRow reads (every one of exports.SUMMARY_FIELDS).
@@ -153,71 +171,29 @@ def read_summary_rows(path: Path) -> list[SummaryRow]:
         return [SummaryRow.parse(raw) for raw in csv.DictReader(f)]
 
 
-@dataclass
-class Group:
-    """One configuration's row of summary.csv, as the pages read it."""
-    impl: str
-    workload: str
-    n: int | None
-    buffer: int | None
-    params: tuple[tuple[str, Any], ...]
-    runs: int
-    status_counts: Counter
-    metrics: dict[str, Stat] = field(default_factory=dict)
-    mem_per_task_bytes: float | None = None
-    loaded: int | None = None  # ok runs under load (load.csv); None: not recorded
-
-    @classmethod
-    def of(cls, row: SummaryRow, loaded: dict[tuple, int] | None = None) -> Group:
-        key = row.key
-        return cls(*key, runs=row.runs, status_counts=row.statuses or Counter(),
-                   metrics=row.figures, mem_per_task_bytes=row.mem_per_task_bytes,
-                   loaded=None if loaded is None else loaded.get(key, 0))
-
-    @property
-    def key(self) -> tuple:
-        return (self.impl, self.workload, self.n, self.buffer, self.params)
-
-    @property
-    def ok(self) -> int:
-        return self.status_counts["ok"]
-
-    @property
-    def statuses(self) -> str:
-        counts = self.status_counts
-        order = sorted(counts, key=lambda s: (s != "ok", -counts[s], s))
-        return ", ".join(f"{counts[s]} {s}" for s in order)
-
-    @property
-    def failures(self) -> str:
-        return ", ".join(f"{c} {s}" for s, c in sorted(self.status_counts.items(),
-                                                       key=lambda sc: (-sc[1], sc[0]))
-                         if s != "ok")
-
-    @property
-    def failure(self) -> str | None:
-        """The most frequent status, when the group has no ok run (claims.py)."""
-        if self.ok or not self.status_counts:
-            return None
-        return max(self.status_counts, key=lambda s: (self.status_counts[s], s))
-
-    def param(self, name: str) -> Any:
-        return dict(self.params).get(name)
-
-    def median(self, metric: str) -> float | None:
-        s = self.metrics.get(metric)
-        return s.median if s else None
-
-
-def read_summary(path: Path, loaded: dict[tuple, int] | None = None) -> list[Group]:
-    return [Group.of(row, loaded) for row in read_summary_rows(path)]
+def read_summary(path: Path) -> list[analysis.Group]:
+    """summary.csv's configurations as the harness groups a run's rows
+    (analysis.group_runs), from the runs each line gives back."""
+    return analysis.group_runs([row for line in read_summary_rows(path) for row in line.rows()])
 
 
 @dataclass
 class Run:
     env: Env
-    groups: list[Group]  # every configuration that had a run other than skipped
-    skipped: list[Group]  # configurations only skipped (toolchain missing, no such style)
+    groups: list[analysis.Group]  # every configuration that had a run other than skipped
+    skipped: list[analysis.Group]  # configurations only skipped (toolchain missing, no such style)
+    # per configuration, how many of its ok runs ran under load (load.csv); None: not recorded
+    loaded: dict[ConfigKey, int] | None = None
+
+    @property
+    def load_recorded(self) -> bool:
+        return self.loaded is not None and bool(self.groups)
+
+    def under_load(self, g: analysis.Group | None) -> int | None:
+        """g's ok runs under load; None where load.csv is not beside the page."""
+        if self.loaded is None or g is None:
+            return None
+        return self.loaded.get(g.key, 0)
 
 
 LOAD_COUNTS = ("ok_runs", "ok_runs_under_load")
@@ -230,20 +206,14 @@ def write_load(run_dir: Path, out: Path) -> None:
     publish; this is the one thing a page needs from it. The run is read and
     grouped by the harness (RunDir, analysis.analyse): a run is "under load"
     by the harness's rule (analysis.is_loaded, machineload.LOADED_FRAC)."""
-    found: dict[tuple, tuple[Row, int, int]] = {}
-    for g in analysis.analyse(RunDir(run_dir)).groups:
-        ok = [r for r in g.rows if r.status == "ok"]
-        if ok:
-            first = ok[0]
-            key = config_key(first.impl, first.workload, first.n, first.buffer,
-                             [(d.name, first.figure(d.name)) for d in DIMENSIONS])
-            found[key] = (first, g.ok, g.loaded)
     with out.open("w", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(LOAD_COLUMNS)
-        for key in sorted(found, key=str):
-            row, ok_runs, loaded = found[key]
-            writer.writerow([_cell(row.figure(c)) for c in KEY_COLUMNS] + [ok_runs, loaded])
+        for g in analysis.analyse(RunDir(run_dir)).groups:  # in the harness's reading order
+            first = next((r for r in g.rows if r.status == "ok"), None)
+            if first is not None:
+                writer.writerow([_cell(first.figure(c)) for c in KEY_COLUMNS]
+                                + [g.ok, g.loaded])
 
 
 def _cell(value: Any) -> str:
@@ -251,7 +221,7 @@ def _cell(value: Any) -> str:
     return escape_cell(value) if isinstance(value, str) else csv_number(value)
 
 
-def read_load(path: Path) -> dict[tuple, int] | None:
+def read_load(path: Path) -> dict[ConfigKey, int] | None:
     if not path.is_file():
         return None
     _, under_load = LOAD_COUNTS
@@ -261,6 +231,8 @@ def read_load(path: Path) -> dict[tuple, int] | None:
 
 
 def load_run(summary: Path, env: Path, load: Path | None = None) -> Run:
-    groups = read_summary(summary, read_load(load) if load else None)
-    only_skipped = [g for g in groups if set(g.status_counts) == {"skipped"}]
-    return Run(read_env(env), [g for g in groups if g not in only_skipped], only_skipped)
+    groups = read_summary(summary)
+    only_skipped = {id(g) for g in groups if set(g.status_counts) == {"skipped"}}
+    return Run(read_env(env), [g for g in groups if id(g) not in only_skipped],
+               [g for g in groups if id(g) in only_skipped],
+               read_load(load) if load else None)

@@ -46,14 +46,14 @@ from typing import Callable, Iterable
 
 from . import calibration, claims as claims_module
 from .published import (COLD, CPUS, DELAY_MS, MACHINE, MEDIAN_RESPONSE, POOL_THREADS, REQUESTS,
-                        RPS, RSS, SPAWN, STYLE, THREADS, USERS, WALL, WARM, Group, Run, Stat,
-                        config_key, load_run, write_load)
-from ..analyse import analysis, verdicts
-from ..analyse.analysis import group_runs
+                        RPS, RSS, SPAWN, STYLE, THREADS, USERS, WALL, WARM, Run, load_run,
+                        write_load)
+from ..analyse import verdicts
+from ..analyse.analysis import Group, Summary
 from ..analyse.standings import (Standing, judged, settled_share, standings,
                                  summary as standings_summary, unjudged_note)
 from ..core.metrics import METRICS, fmt_metric
-from ..core.schema import Env, Row
+from ..core.schema import ConfigKey, Env
 from ..core.stats import ratio_interval
 from ..execute.machineload import LOADED_FRAC
 from ..present.report import headline_ratio, headline_word, md_text
@@ -111,7 +111,7 @@ def runs_label(count: int) -> str:
     return f"{count} run{'s' if count != 1 else ''}"
 
 
-def interval_notes(s: Stat, fmt: Callable[[float], str]) -> list[str]:
+def interval_notes(s: Summary, fmt: Callable[[float], str]) -> list[str]:
     """'[7.1–8.3 ms]', '3 runs', '75%' (the interval's confidence, below 95%);
     '1 run', 'no interval' for one run."""
     iv = s.interval
@@ -122,7 +122,15 @@ def interval_notes(s: Stat, fmt: Callable[[float], str]) -> list[str]:
     return notes if iv.settled else notes + [f"{iv.confidence:.0%}"]
 
 
-def cell(g: Group | None, metric: str, fmt: Callable[[float], str], unit: str = "") -> str:
+def failures(g: Group) -> str:
+    """The runs that were not ok, as Group.statuses counts them: '1 crashed, 1 oom'."""
+    counts = g.status_counts
+    return ", ".join(f"{c} {s}" for s, c in sorted(counts.items(), key=lambda sc: (-sc[1], sc[0]))
+                     if s != "ok")
+
+
+def cell(run: Run, g: Group | None, metric: str, fmt: Callable[[float], str],
+         unit: str = "") -> str:
     """The median with its interval and runs: '7.2 ms ([7.1–8.3 ms], 3 runs,
     75%)', '94 MiB (1 run, no interval)'; the statuses where no run was ok."""
     if g is None:
@@ -131,10 +139,10 @@ def cell(g: Group | None, metric: str, fmt: Callable[[float], str], unit: str = 
     if s is None:
         return g.statuses if not g.ok else ""
     notes = interval_notes(s, fmt)
-    if g.loaded:
-        notes.append(f"{g.loaded} under load")
-    if g.failures:
-        notes.append(f"also {g.failures}")
+    if loaded := run.under_load(g):
+        notes.append(f"{loaded} under load")
+    if failed := failures(g):
+        notes.append(f"also {failed}")
     return f"{fmt(s.median)}{unit} ({', '.join(notes)})"
 
 
@@ -156,7 +164,7 @@ def sizes(groups: list[Group], workload: str) -> list[int]:
     return sorted({g.n for g in groups if g.workload == workload and g.n and not g.params})
 
 
-def floor_ratios(run: Run) -> dict[tuple, float]:
+def floor_ratios(run: Run) -> dict[ConfigKey, float]:
     """×floor per configuration: memory per task for a workload read for
     memory, else the iteration time (warm where every measured implementation
     of the set has one, else cold), over the floor implementation's."""
@@ -164,7 +172,7 @@ def floor_ratios(run: Run) -> dict[tuple, float]:
     sets: dict[tuple, list[Group]] = {}
     for g in run.groups:
         sets.setdefault((g.workload, g.n, g.buffer, g.params), []).append(g)
-    out: dict[tuple, float] = {}
+    out: dict[ConfigKey, float] = {}
     for (workload, *_), members in sets.items():
         base = next((g for g in members if g.impl in floors), None)
         if base is None:
@@ -188,15 +196,15 @@ def floor_ratios(run: Run) -> dict[tuple, float]:
     return out
 
 
-def sleep_section(run: Run, floor: dict[tuple, float]) -> str:
+def sleep_section(run: Run, floor: dict[ConfigKey, float]) -> str:
     ns = sizes(run.groups, "sleep")
     by_n = {n: pick(run.groups, "sleep", n) for n in ns}
     top = ns[-1]
     rows = []
     for impl in sorted({i for m in by_n.values() for i in m}):
-        row = [impl] + [cell(by_n[n].get(impl), RSS, fmt_mib) for n in ns]
+        row = [impl] + [cell(run, by_n[n].get(impl), RSS, fmt_mib) for n in ns]
         g = by_n[top].get(impl)
-        row.append(cell(g, SPAWN, fmt_seconds) if g and g.ok else "")
+        row.append(cell(run, g, SPAWN, fmt_seconds) if g and g.ok else "")
         row.append(fmt_bytes(g.mem_per_task_bytes) if g and g.mem_per_task_bytes else "")
         row.append(fmt_ratio(floor[g.key]) if g and g.key in floor else "")
         rows.append(row)
@@ -209,14 +217,14 @@ def sleep_section(run: Run, floor: dict[tuple, float]) -> str:
             "names a status at the largest N had no ok run there.\n")
 
 
-def iter_cell(g: Group | None) -> str:
+def iter_cell(run: Run, g: Group | None) -> str:
     if g is None:
         return ""
     if not g.ok:
         return g.statuses
     cold, warm, rss = (g.metrics.get(m) for m in (COLD, WARM, RSS))
 
-    def figure(st: Stat | None, fmt: Callable[[float], str]) -> str:
+    def figure(st: Summary | None, fmt: Callable[[float], str]) -> str:
         if st is None:
             return "—"
         iv = st.interval
@@ -226,8 +234,8 @@ def iter_cell(g: Group | None) -> str:
     confidence = min((st.interval.confidence for st in stats if st.interval), default=None)
     tail = (runs_label(count) + (", no interval" if count == 1 else "")
             + (f", {confidence:.0%}" if confidence is not None and confidence < 0.95 else "")
-            + (f", {g.loaded} under load" if g.loaded else "")
-            + (f", also {g.failures}" if g.failures else ""))
+            + (f", {loaded} under load" if (loaded := run.under_load(g)) else "")
+            + (f", also {failed}" if (failed := failures(g)) else ""))
     return (f"{figure(cold, fmt_seconds)} / {figure(warm, fmt_seconds)}, "
             f"{figure(rss, fmt_mib)} ({tail})")
 
@@ -235,7 +243,7 @@ def iter_cell(g: Group | None) -> str:
 def chain_section(run: Run) -> str:
     n = max(sizes(run.groups, "chain") + sizes(run.groups, "chain-await"))
     chain, awaits = pick(run.groups, "chain", n), pick(run.groups, "chain-await", n)
-    rows = [[impl, iter_cell(chain.get(impl)), iter_cell(awaits.get(impl))]
+    rows = [[impl, iter_cell(run, chain.get(impl)), iter_cell(run, awaits.get(impl))]
             for impl in sorted(set(chain) | set(awaits))]
     return (f"## chain and chain-await at N = {n:,}: cold / warm iteration, peak RSS\n\n"
             + table(["implementation", "chain", "chain-await"], rows)
@@ -256,7 +264,7 @@ def bounded_section(run: Run) -> str:
         row = [impl]
         for b in buffers:
             g = cells[b].get(impl)
-            text = cell(g, WARM, fmt_seconds)
+            text = cell(run, g, WARM, fmt_seconds)
             go = cells[b].get("go")
             base, mine = (go.median(WARM) if go else None,
                           g.median(WARM) if g else None)
@@ -264,7 +272,7 @@ def bounded_section(run: Run) -> str:
                 text += f" {mine / base:.2f}× go"
             row.append(text)
         if small:
-            row.append(cell(few.get(impl), WARM, fmt_seconds))
+            row.append(cell(run, few.get(impl), WARM, fmt_seconds))
         rows.append(row)
     header = (["implementation"] + [f"B={b}" for b in buffers]
               + ([f"{small:,} producers, B=1"] if small else []))
@@ -273,10 +281,10 @@ def bounded_section(run: Run) -> str:
             "of the medians to Go's at the same buffer.\n")
 
 
-def skynet_section(run: Run, floor: dict[tuple, float]) -> str:
+def skynet_section(run: Run, floor: dict[ConfigKey, float]) -> str:
     n = sizes(run.groups, "skynet")[-1]
-    rows = [[impl, cell(g, COLD, fmt_seconds), cell(g, WARM, fmt_seconds),
-             cell(g, RSS, fmt_mib), fmt_ratio(floor[g.key]) if g.key in floor else ""]
+    rows = [[impl, cell(run, g, COLD, fmt_seconds), cell(run, g, WARM, fmt_seconds),
+             cell(run, g, RSS, fmt_mib), fmt_ratio(floor[g.key]) if g.key in floor else ""]
             for impl, g in sorted(pick(run.groups, "skynet", n).items())]
     return (f"## skynet: {n:,} leaves\n\n"
             + table(["implementation", "cold", "warm", "peak RSS", "×floor"], rows) + "\n")
@@ -297,7 +305,7 @@ def scaling_section(run: Run) -> str:
             lo, hi = by.get((impl, cpus[0])), by.get((impl, cpus[-1]))
             a = lo.median(WARM) if lo else None
             b = hi.median(WARM) if hi else None
-            rows.append([impl] + [cell(by.get((impl, c)), WARM, fmt_seconds)
+            rows.append([impl] + [cell(run, by.get((impl, c)), WARM, fmt_seconds)
                                   for c in cpus]
                         + [fmt_ratio(a / b) if a and b and len(cpus) > 1 else ""])
         title = f"{workload}, N = {n:,}" + (f", B = {buffer}" if buffer else "")
@@ -307,13 +315,13 @@ def scaling_section(run: Run) -> str:
     return "\n".join(out)
 
 
-def http_cell(g: Group | None) -> str:
+def http_cell(run: Run, g: Group | None) -> str:
     if g is None:
         return ""
     rps = g.metrics.get(RPS)
     if rps is None:
         return f"**{g.statuses}**" if not g.ok else ""
-    text = cell(g, RPS, fmt_count, " req/s")
+    text = cell(run, g, RPS, fmt_count, " req/s")
     p50, threads = g.metrics.get(MEDIAN_RESPONSE), g.metrics.get(THREADS)
     if p50:
         text += f", median response {fmt_seconds(p50.median)}"
@@ -332,7 +340,7 @@ def http_section(run: Run) -> str:
                                       g.param(POOL_THREADS))): g for g in http}
     pairs = sorted({(g.impl, g.param(STYLE)) for g in http},
                    key=lambda p: (p[0], STYLES.index(p[1]) if p[1] in STYLES else 99, p[1]))
-    rows = [[impl, style] + [http_cell(by.get((impl, style, load))) for load in loads]
+    rows = [[impl, style] + [http_cell(run, by.get((impl, style, load))) for load in loads]
             for impl, style in pairs]
 
     def title(load: tuple) -> str:
@@ -378,15 +386,16 @@ def claims_section(run: Run) -> str | None:
 @dataclass(frozen=True)
 class Goal:
     text: str
-    check: Callable[[dict[tuple, Group], Env], tuple[str, str] | None]
+    # on the run's configurations by key, and the run (its env.json, its load)
+    check: Callable[[dict[ConfigKey, Group], Run], tuple[str, str] | None]
 
 
-def _g(groups: dict[tuple, Group], impl: str, workload: str, n: int, buffer: int | None = None
-       ) -> Group | None:
-    return groups.get(config_key(impl, workload, n, buffer))
+def _g(groups: dict[ConfigKey, Group], impl: str, workload: str, n: int,
+       buffer: int | None = None) -> Group | None:
+    return groups.get(ConfigKey(impl, workload, n, buffer))
 
 
-def against(st: Stat, low: float | None = None, high: float | None = None) -> str:
+def against(st: Summary, low: float | None = None, high: float | None = None) -> str:
     """A goal on one figure: "holds" when its settled (95%) interval lies
     within [low, high], "**missed**" when wholly outside it; otherwise not
     settled, saying on which side the median falls: a verdict never rests
@@ -408,13 +417,13 @@ def against(st: Stat, low: float | None = None, high: float | None = None) -> st
 def figure_within(impl: str, workload: str, n: int, metric: str, fmt: Callable[[float], str],
                   low: float | None = None, high: float | None = None):
     """A goal on one configuration's figure: its cell, and `against` [low, high]."""
-    def check(groups, env):
+    def check(groups, run):
         g = _g(groups, impl, workload, n)
         if g is None:
             return None
         if g.median(metric) is None:
             return g.statuses, "**missed**"
-        return cell(g, metric, fmt), against(g.metrics[metric], low, high)
+        return cell(run, g, metric, fmt), against(g.metrics[metric], low, high)
     return check
 
 
@@ -423,18 +432,18 @@ def rss_at_most(impl: str, workload: str, n: int, limit_mib: float):
 
 
 def runs_ok(impl: str, workload: str, n: int):
-    def check(groups, env):
+    def check(groups, run):
         g = _g(groups, impl, workload, n)
         if g is None:
             return None
-        return g.statuses, "holds" if g.ok == g.runs else "**missed**"
+        return g.statuses, "holds" if g.ok == len(g.rows) else "**missed**"
     return check
 
 
 def within_go(impl: str, n: int, buffers: tuple[int, ...], limit: float):
     """impl's warm iteration over Go's at each buffer, by its ratio interval
     (both sides' runs): holds when every settled interval is at most limit."""
-    def check(groups, env):
+    def check(groups, run):
         texts, verdicts = [], []
         for b in buffers:
             g, go = _g(groups, impl, "bounded", n, b), _g(groups, "go", "bounded", n, b)
@@ -461,14 +470,15 @@ def within_go(impl: str, n: int, buffers: tuple[int, ...], limit: float):
 
 
 def suite_minutes(limit: float):
-    def check(groups, env):
+    def check(groups, run):
+        env = run.env
         if env.settings.get("suite") != "default":
             return None
         start, end = env.started_at, env.finished_at
         if not start or not end:
             return None
         seconds = (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
-        total = sum(g.runs for g in groups.values())
+        total = sum(len(g.rows) for g in groups.values())
         return (f"{int(seconds // 60)} min {int(seconds % 60)} s, {total:,} process runs",
                 "holds" if seconds <= limit * 60 else "**missed**")
     return check
@@ -476,10 +486,10 @@ def suite_minutes(limit: float):
 
 
 def settled_at_least(share: float):
-    def check(groups, env):
-        if env.settings.get("suite") != "default":
+    def check(groups, run):
+        if run.env.settings.get("suite") != "default":
             return None
-        settled, total = settled_share(run_standings(groups.values(), env))
+        settled, total = settled_share(run_standings(groups.values(), run.env))
         if not total:
             return None
         return (f"{settled:,} of {total:,} ({settled / total:.0%})",
@@ -517,7 +527,7 @@ GOALS = [
 def goals_section(run: Run) -> str | None:
     by_key = {g.key: g for g in run.groups + run.skipped}
     rows = [[goal.text, *result] for goal in GOALS
-            if (result := goal.check(by_key, run.env)) is not None]
+            if (result := goal.check(by_key, run)) is not None]
     if not rows:
         return None
     return ("## Performance goals\n\n"
@@ -559,7 +569,7 @@ def duration(env: Env) -> str:
 def describe(run: Run, name: str) -> str:
     env = run.env
     host, git, settings = env.host, env.git, env.settings
-    total = sum(g.runs for g in run.groups + run.skipped)
+    total = sum(len(g.rows) for g in run.groups + run.skipped)
     statuses: Counter = Counter()
     for g in run.groups + run.skipped:
         statuses.update(g.status_counts)
@@ -568,11 +578,11 @@ def describe(run: Run, name: str) -> str:
     ram = host.get("ram_bytes")
     commit = str(git.get("commit") or "unknown")[:7] + (" (dirty tree)" if git.get("dirty") else "")
     suite = settings.get("suite")
-    if all(g.loaded is None for g in run.groups):
+    if not run.load_recorded:
         load_text = ("Whether a run ran under load is not recorded beside this page (no "
                      "load.csv).")
     else:
-        under = sum(g.loaded or 0 for g in run.groups)
+        under = sum(run.under_load(g) or 0 for g in run.groups)
         load_text = (f"{under:,} of {statuses['ok']:,} ok runs ran **under load**: other "
                      f"processes used more than {LOADED_FRAC:.0%} of the cores while they ran "
                      "(load.csv); the cells say how many of their runs did"
@@ -612,23 +622,9 @@ def run_standings(groups: Iterable[Group], env: Env) -> list[Standing]:
     return standings(judged_groups(groups, env))
 
 
-def judged_groups(groups: Iterable[Group], env: Env) -> list[analysis.Group]:
-    """The harness's groups of the run's judged configurations, from
-    summary.csv's ok values: the rows they came from, one metric at a time."""
-    rows: list[Row] = []
-    for g in groups:
-        per_rep: list[Row] = []
-        for metric, st in g.metrics.items():
-            if len(st.values) != st.count:
-                continue  # an older summary.csv without the values: no test can be made
-            for i, value in enumerate(st.values):
-                if i == len(per_rep):
-                    per_rep.append(Row(impl=g.impl, language="", runtime="",
-                                       workload=g.workload, n=g.n, buffer=g.buffer, rep=i + 1,
-                                       status="ok", **dict(g.params)))
-                setattr(per_rep[i], metric, value)
-        rows += per_rep
-    return judged(group_runs(rows), env.settings)
+def judged_groups(groups: Iterable[Group], env: Env) -> list[Group]:
+    """The run's groups its verdicts are about (standings.judged)."""
+    return judged(list(groups), env.settings)
 
 
 def settled_line(run: Run) -> str:
@@ -644,7 +640,7 @@ def render_page(run: Run, name: str) -> str:
     host = env.host
     present = {g.workload for g in run.groups if not g.params}
     floor = floor_ratios(run)
-    recorded_load = any(g.loaded is not None for g in run.groups)
+    recorded_load = run.load_recorded
     parts = [
         f"# Results: {str(env.started_at)[:10]}, "
         f"{host.get('cpu_model', 'unknown CPU')}, {host.get('cores', '?')} cores\n",
@@ -702,7 +698,7 @@ def headline(run: Run, name: str, link_prefix: str = "docs/results/") -> str | N
         return None
 
     def say(impl: str) -> str:
-        s, loaded = ok[impl].metrics[RSS], ok[impl].loaded
+        s, loaded = ok[impl].metrics[RSS], run.under_load(ok[impl])
         return (f"{impl} {fmt_mib(s.median)} ({', '.join(interval_notes(s, fmt_mib))}"
                 + (f", {loaded} under load" if loaded else "") + ")")
     floor_text = "".join(f"the floor, {say(f)}; " for f in sorted(floors) if f in ok)
@@ -758,8 +754,8 @@ def render_index(out: Path) -> str:
         suite = env.settings.get("suite") or "chosen options"
         kind = "measurement" if is_measurement(env) else "**check only**"
         ok = sum(g.ok for g in run.groups)
-        load = ("not recorded" if all(g.loaded is None for g in run.groups)
-                else f"{sum(g.loaded or 0 for g in run.groups):,} of {ok:,} ok runs")
+        load = ("not recorded" if not run.load_recorded
+                else f"{sum(run.under_load(g) or 0 for g in run.groups):,} of {ok:,} ok runs")
         rows.append([f"[{name}]({name}.md)", str(env.run_id), suite, kind, load,
                      f"{host.get('cpu_model', '?')}, {host.get('cores', '?')} cores",
                      str(env.git.get("commit", ""))[:7]])

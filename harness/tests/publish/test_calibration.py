@@ -5,26 +5,25 @@ planted factor is found where the arithmetic says it must be."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 
+from harness.analyse.analysis import Group, group_runs
+from harness.core.schema import Row
 from harness.publish import calibration
-from harness.publish import readme_tables as rt
 
 MS = 1e-3
 
 
-def group(impl: str, workload: str, n: int, values: dict[str, list[float]]) -> rt.Group:
-    g = rt.Group(impl, workload, n, None, (), len(next(iter(values.values()))),
-                 Counter({"ok": len(next(iter(values.values())))}))
-    for metric, vs in values.items():
-        s = sorted(vs)
-        g.metrics[metric] = rt.Stat(s[len(s) // 2], s[0], s[-1], len(vs), tuple(vs))
+def group(impl: str, workload: str, n: int, values: dict[str, list[float]]) -> Group:
+    """The harness's group of ok runs carrying these values, run k the k-th of each."""
+    count = len(next(iter(values.values())))
+    rows = [Row(impl=impl, workload=workload, n=n, rep=rep + 1, status="ok",
+                **{metric: vs[rep] for metric, vs in values.items()}) for rep in range(count)]
+    (g,) = group_runs(rows)
     return g
 
 
-def chain_pair(impl: str, n: int, old: list[float], new: list[float]) -> list[rt.Group]:
+def chain_pair(impl: str, n: int, old: list[float], new: list[float]) -> list[Group]:
     figures = ("first_iter_s", "warm_iter_s", "peak_rss_bytes")
     return [group(impl, "chain", n, {m: old for m in figures}),
             group(impl + calibration.AA, "chain", n, {m: new for m in figures})]

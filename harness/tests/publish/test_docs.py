@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import statistics
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ RESULTS = ROOT / "docs" / "results"
 README_LIMIT = 12_000
 
 
-from harness.core.schema import Env
+from harness.analyse.analysis import group_runs
+from harness.core.schema import ConfigKey, Env, Row
 from harness.present.exports import SUMMARY_FIELDS
 from harness.publish import claims, published
 from harness.publish import readme_tables as rt
@@ -129,36 +131,81 @@ SUMMARY_COLUMNS = (["impl", "workload", "n", "buffer", "users", "requests", "del
                    + [f"{m}_{p}" for m in ("wall_s", "first_iter_s", "warm_iter_s", "spawn_s",
                                            "peak_rss_bytes", "max_threads", "rps",
                                            "latency_p50_s")
-                      for p in ("median", "min", "max", "count", "values")]
-                   + ["mem_per_task_bytes"])
+                      for p in ("median", "min", "max", "count", "values")])
 MIB = 1 << 20
 
 
 def test_the_reader_reads_summary_csvs_own_columns():
     """SummaryRow's columns and the configuration's are summary.csv's, as
-    its writer (present/exports.py) names them; and so is each statistic."""
+    its writer (present/exports.py) names them; and so are each metric's
+    values and their count."""
     read = {f.name for f in published.SUMMARY_COLUMNS} | set(published.KEY_COLUMNS)
     assert read <= set(SUMMARY_FIELDS)
-    assert {f"{m}_{p}" for m in published.METRICS for p in published.STATS} <= set(SUMMARY_FIELDS)
+    assert {f"{m}_{p}" for m in published.METRICS
+            for p in (published.VALUES, published.COUNT)} <= set(SUMMARY_FIELDS)
     assert {published.COLD, published.WARM, published.RSS, published.SPAWN, published.WALL,
             published.THREADS, published.RPS, published.MEDIAN_RESPONSE} <= set(published.METRICS)
 
 
-def summary_row(impl, workload, n, buffer=None, statuses="3 ok", per_task=None, params=None,
+def test_a_summary_line_gives_back_its_runs_as_the_harness_groups_them():
+    """Each committed summary.csv, rebuilt into rows (an ok Row per ok run
+    carrying its values, a Row per failed run) and grouped by the harness,
+    says what the file says: statuses, runs, and each metric's count, min,
+    max and median (to the 10 digits csv_number writes); load.csv's lines
+    key the same configurations."""
+    for name in rt.pages(RESULTS):
+        folder = RESULTS / name
+        with (folder / "summary.csv").open(newline="") as f:
+            lines = list(csv.DictReader(f))
+        groups = published.read_summary(folder / "summary.csv")
+        assert len(groups) == len(lines)
+        by_key = {g.key: g for g in groups}
+        for line in lines:
+            g = by_key[published.key_of(line)]
+            assert g.statuses == line["statuses"] and len(g.rows) == int(line["runs"])
+            for metric in published.METRICS:
+                s = g.metrics.get(metric)
+                if s is None:
+                    assert not line.get(f"{metric}_count"), (name, g.label, metric)
+                    continue
+                assert s.count == int(line[f"{metric}_count"])
+                for part in ("min", "max", "median"):
+                    assert getattr(s, part) == pytest.approx(float(line[f"{metric}_{part}"]),
+                                                             rel=1e-9), (name, g.label, metric)
+        assert set(published.read_load(folder / "load.csv")) <= set(by_key)
+
+
+def test_a_summary_line_without_its_values_is_refused(tmp_path):
+    row = summary_row("go", "chain", 10, warm_iter_s=(1.0, 0.9, 1.1, 3))
+    row["warm_iter_s_values"] = ""
+    with pytest.raises(ValueError, match="warm_iter_s_values holds 0 values"):
+        published.SummaryRow.parse(row)
+    row = summary_row("go", "chain", 10, statuses="2 ok, 1 crashed",
+                      warm_iter_s=(1.0, 0.9, 1.1, 2), max_threads=(8, 8, 8, 1))
+    line = published.SummaryRow.parse(row)
+    assert line.key == ConfigKey("go", "chain", 10, None)
+    runs = line.rows()
+    assert [(r.status, r.warm_iter_s, r.max_threads) for r in runs] == [
+        ("ok", 0.9, 8.0), ("ok", 1.1, None), ("crashed", None, None)]
+
+
+def summary_row(impl, workload, n, buffer=None, statuses="3 ok", params=None,
                 **metrics):
     """A row of summary.csv as `harness report` writes it; a metric is
-    (median, min, max, count)."""
+    (median, min, max, count), which its ok values must have (the page
+    takes each figure from the values, as the harness does)."""
     row = {"impl": impl, "workload": workload, "n": n, "buffer": buffer, **(params or {}),
-           "statuses": statuses, "mem_per_task_bytes": per_task}
+           "statuses": statuses}
     counts = published.parse_statuses(statuses)
     row["runs"], row["ok"] = sum(counts.values()), counts["ok"]
     for metric, values in metrics.items():
         for part, value in zip(("median", "min", "max", "count"), values):
             row[f"{metric}_{part}"] = value
         median, low, high, count = values  # the ok values: the ends, and the median between
-        row[f"{metric}_values"] = " ".join(
-            str(v) for v in ([median] if count == 1 else [low, high] if count == 2
-                             else [low] + [median] * (count - 2) + [high]))
+        ok_values = ([median] if count == 1 else [low, high] if count == 2
+                     else [low] + [median] * (count - 2) + [high])
+        assert statistics.median(ok_values) == pytest.approx(median), (impl, workload, metric)
+        row[f"{metric}_values"] = " ".join(str(v) for v in ok_values)
     return {c: "" if row.get(c) is None else str(row[c]) for c in SUMMARY_COLUMNS}
 
 
@@ -166,31 +213,31 @@ def write_run(folder: Path, env_changes: dict | None = None) -> Path:
     """A small run directory of the default suite: summary.csv and env.json."""
     rows = [
         summary_row("cpp-coroutines", "sleep", 1, statuses="2 ok", peak_rss_bytes=(3 * MIB, 3 * MIB, 3 * MIB, 2)),
-        summary_row("cpp-coroutines", "sleep", 1_000_000, statuses="1 ok", per_task=96,
+        summary_row("cpp-coroutines", "sleep", 1_000_000, statuses="1 ok",
                     peak_rss_bytes=(94 * MIB, 94 * MIB, 94 * MIB, 1), spawn_s=(0.065, 0.065, 0.065, 1)),
         summary_row("go", "sleep", 1, statuses="2 ok", peak_rss_bytes=(7 * MIB, 6 * MIB, 8 * MIB, 2)),
-        summary_row("go", "sleep", 1_000_000, statuses="1 ok", per_task=2755,
+        summary_row("go", "sleep", 1_000_000, statuses="1 ok",
                     peak_rss_bytes=(2630 * MIB, 2630 * MIB, 2630 * MIB, 1),
                     spawn_s=(4.65, 4.65, 4.65, 1), wall_s=(14.7, 14.7, 14.7, 1)),
         summary_row("nodejs", "sleep", 1, statuses="2 ok", peak_rss_bytes=(43 * MIB, 43 * MIB, 43 * MIB, 2)),
         summary_row("nodejs", "sleep", 1_000_000, statuses="1 oom"),
-        summary_row("rust-tokio", "sleep", 1_000_000, statuses="1 ok", per_task=272,
+        summary_row("rust-tokio", "sleep", 1_000_000, statuses="1 ok",
                     peak_rss_bytes=(262 * MIB, 262 * MIB, 262 * MIB, 1)),
         summary_row("csharp-threads", "sleep", 1_000_000, statuses="1 skipped"),
         summary_row("go", "chain", 1_000_000, statuses="1 ok", first_iter_s=(2.47, 2.47, 2.47, 1),
                     warm_iter_s=(1.89, 1.89, 1.89, 1), peak_rss_bytes=(2941 * MIB,) * 3 + (1,)),
         summary_row("rust-tokio", "chain", 1_000_000, statuses="2 ok, 1 crashed",
                     first_iter_s=(3.3, 3.2, 3.4, 2), warm_iter_s=(0.99, 0.98, 1.0, 2),
-                    peak_rss_bytes=(1316 * MIB, 1300 * MIB, 1330 * MIB, 2)),
+                    peak_rss_bytes=(1315 * MIB, 1300 * MIB, 1330 * MIB, 2)),
         *(summary_row(impl, "bounded", 10_000, b, warm_iter_s=(t * f, t * f * 0.9, t * f * 1.1, 3))
           for b, f in ((1, 1.0), (100, 1.2)) for impl, t in (("go", 0.0072), ("rust-tokio", 0.0075))),
         summary_row("go", "bounded", 10, 1, warm_iter_s=(5.35e-6, 3.4e-6, 5.5e-6, 3)),
         summary_row("cpp-coroutines", "skynet", 1_000_000, statuses="2 ok",
-                    first_iter_s=(0.078, 0.076, 0.079, 2), warm_iter_s=(0.0586, 0.0574, 0.0598, 2),
+                    first_iter_s=(0.078, 0.077, 0.079, 2), warm_iter_s=(0.0586, 0.0574, 0.0598, 2),
                     peak_rss_bytes=(97 * MIB, 97 * MIB, 97 * MIB, 2)),
         summary_row("go", "skynet", 1_000_000, statuses="2 ok",
-                    first_iter_s=(0.807, 0.801, 0.814, 2), warm_iter_s=(0.762, 0.761, 0.764, 2),
-                    peak_rss_bytes=(230 * MIB, 214 * MIB, 245 * MIB, 2)),
+                    first_iter_s=(0.807, 0.801, 0.813, 2), warm_iter_s=(0.762, 0.761, 0.763, 2),
+                    peak_rss_bytes=(230 * MIB, 215 * MIB, 245 * MIB, 2)),
         *(summary_row("go", "skynet", 1_000_000, params={"cpus": c}, statuses="3 ok",
                       warm_iter_s=(t, t, t * 1.1, 3)) for c, t in ((1, 0.761), (2, 0.750))),
         summary_row("go", "http", 10, params={"users": 10, "requests": 3, "delay_ms": 50,
@@ -231,13 +278,13 @@ def test_a_run_becomes_a_page_with_its_files(tmp_path):
                     "## Performance goals"):
         assert heading in text
     assert ("| go | 7 MiB ([6–8 MiB], 2 runs, 50%) | 2,630 MiB (1 run, no interval) | 4.65 s (1 run, "
-            "no interval) | 2.69 KiB | 28.70× |") in text
+            "no interval) | 2.69 KiB | 28.82× |") in text
     assert "| nodejs | 43 MiB ([43 MiB], 2 runs, 50%) | 1 oom |" in text
     assert "csharp-threads sleep" in text and "| csharp-threads |" not in text  # skipped: named once
-    assert ("3.3 s [3.2–3.4 s] / 990 ms [980 ms–1 s], 1,316 MiB [1,300–1,330 MiB] (2 runs, 50%, "
+    assert ("3.3 s [3.2–3.4 s] / 990 ms [980 ms–1 s], 1,315 MiB [1,300–1,330 MiB] (2 runs, 50%, "
             "also 1 crashed)") in text
     assert "1.04× go" in text  # rust-tokio's bounded at B = 1
-    assert ("| cpp-coroutines | 78 ms ([76–79 ms], 2 runs, 50%) | 58.6 ms ([57.4–59.8 ms], 2 runs, "
+    assert ("| cpp-coroutines | 78 ms ([77–79 ms], 2 runs, 50%) | 58.6 ms ([57.4–59.8 ms], 2 runs, "
             "50%) | 97 MiB ([97 MiB], 2 runs, 50%) | 1.00× |") in text
     assert ("| go | 761 ms ([761–837 ms], 3 runs, 75%) | 750 ms ([750–825 ms], 3 runs, 75%) | "
             "1.01× |") in text
@@ -324,14 +371,11 @@ def _claim_groups(num_values, den_values):
     """summary.csv groups for the claim 'tokio slower than Go (10k producers, B = 1)'."""
     claim = next(c for c in claims.CLAIMS if c.text.startswith("tokio slower than Go")
                  and "B = 1)" in c.text)
-    groups = {}
-    for side, values in ((claim.num, num_values), (claim.den, den_values)):
-        stat = rt.Stat(sorted(values)[len(values) // 2], min(values), max(values), len(values),
-                       tuple(values))
-        g = rt.Group(side.impl, side.workload, side.n, side.buffer, (), len(values),
-                     published.parse_statuses(f"{len(values)} ok"), {side.metric: stat})
-        groups[g.key] = g
-    return claim, groups
+    rows = [Row(impl=side.impl, workload=side.workload, n=side.n, buffer=side.buffer, rep=rep,
+                status="ok", **{side.metric: value})
+            for side, values in ((claim.num, num_values), (claim.den, den_values))
+            for rep, value in enumerate(values, 1)]
+    return claim, {g.key: g for g in group_runs(rows)}
 
 
 @pytest.mark.parametrize("num,den,verdict", [
