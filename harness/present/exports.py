@@ -30,7 +30,7 @@ SUMMARY_FIELDS = ([*CONFIG_COLUMNS, "runs", "ok", "statuses"]
                   + [f"{name}_{s}" for name, _ in RATIO_FIGURES for s in CI_PARTS]
                   + [f"mem_per_task_{s}" for s in CI_PARTS] + ["mem_per_task_note"]
                   # every ok run's value, space-separated in run order: any ratio of two
-                  # configurations (benchmarks/claims.py) gets its interval from summary.csv
+                  # configurations (harness/publish/claims.py) gets its interval from summary.csv
                   + [f"{m}_values" for m in METRICS])
 
 

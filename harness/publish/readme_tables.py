@@ -826,7 +826,8 @@ def publish(run_dir: Path, out: Path, name: str | None = None,
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.publish.readme_tables", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.publish.readme_tables",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", nargs="?", type=Path, help="a run directory with summary.csv")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="default: docs/results")
     parser.add_argument("--name", help="the page's name (default: <date>-<machine>)")

@@ -15,7 +15,8 @@ FIXTURE = Path(__file__).parents[1] / "fixtures" / "run"
 
 @pytest.fixture(scope="module")
 def groups() -> dict:
-    return {(g.impl, g.workload, g.n, g.buffer): g for g in analysis.group_runs(rundir.read_runs(FIXTURE / "runs.csv").rows)}
+    rows = rundir.read_runs(FIXTURE / "runs.csv").rows
+    return {(g.impl, g.workload, g.n, g.buffer): g for g in analysis.group_runs(rows)}
 
 
 def test_summarize_by_hand():

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harness.present import exports, outputs as publish
+from harness.present import exports, outputs
 from harness.core.metrics import METRICS
 from harness.tests.present.test_report import synthetic_run
 
@@ -14,7 +14,7 @@ from harness.tests.present.test_report import synthetic_run
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     run = synthetic_run(tmp_path_factory.mktemp("exports"))
-    publish.write_report(run, draw=False)
+    outputs.write_report(run, draw=False)
     return run
 
 
@@ -70,7 +70,7 @@ def test_results_json_intervals(run):
 
 def test_summary_csv_carries_every_ok_value(tmp_path) -> None:
     """The values behind each figure, so that a ratio of any two
-    configurations (benchmarks/claims.py) can be given its interval."""
+    configurations (harness/publish/claims.py) can be given its interval."""
     import csv
     import shutil
     from pathlib import Path

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.core.schema import Env, Row
-from harness.present import outputs as publish, report
+from harness.present import outputs, report
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "run"
 
@@ -18,7 +18,7 @@ FIXTURE = Path(__file__).parents[1] / "fixtures" / "run"
 def run(tmp_path_factory) -> Path:
     run = tmp_path_factory.mktemp("report") / "run"
     shutil.copytree(FIXTURE, run)
-    assert publish.write_report(run) == run / "report.md"
+    assert outputs.write_report(run) == run / "report.md"
     return run
 
 
@@ -96,7 +96,7 @@ def test_results_json_keeps_raw_rows(run):
 def test_report_without_drawing(tmp_path):
     run = tmp_path / "run"
     shutil.copytree(FIXTURE, run)
-    publish.write_report(run, draw=False)
+    outputs.write_report(run, draw=False)
     assert not (run / "plots").exists()
     assert "![" not in (run / "report.md").read_text()
 
@@ -122,7 +122,7 @@ def test_loaded_rows_are_flagged_next_to_the_figure(tmp_path):
             if (r["impl"], r["workload"], r["n"], r["rep"]) == ("go", "chain", "5000", "2"):
                 r["other_cpu_frac"] = "0.5"
     run = _edited_fixture(tmp_path, edit)
-    text = publish.write_report(run, draw=False).read_text()
+    text = outputs.write_report(run, draw=False).read_text()
     assert "1 of " in text and "ran under load" in text and "50% during go chain N=5000 rep 2" in text
     [line] = [x for x in text.splitlines() if x.startswith("| 5000 | go |")]
     assert "(1 under load)" in line
@@ -131,7 +131,7 @@ def test_loaded_rows_are_flagged_next_to_the_figure(tmp_path):
 def test_one_run_is_never_a_winner_and_says_it_has_no_interval(tmp_path):
     run = _edited_fixture(tmp_path, lambda rows: rows.__setitem__(
         slice(None), [r for r in rows if r["rep"] == "1"]))
-    text = publish.write_report(run, draw=False).read_text()
+    text = outputs.write_report(run, draw=False).read_text()
     table = [x for x in text.splitlines() if x.startswith("| 5000 |")]
     assert table and all("(1 run, no interval)" in x for x in table)
     assert "1.25× (no interval)" in next(x for x in table if "| go |" in x)
@@ -146,7 +146,7 @@ def test_a_quick_run_reads_as_a_check(tmp_path):
     env = json.loads((run / "env.json").read_text())
     env.setdefault("settings", {})["suite"] = "quick"
     (run / "env.json").write_text(json.dumps(env))
-    text = publish.write_report(run, draw=False).read_text()
+    text = outputs.write_report(run, draw=False).read_text()
     assert "This is a check, not a measurement" in text.split("## Environment")[0]
     first = text.split("## Verdicts")[1].split("\n## ")[0]
     assert first.lstrip().startswith("**Check: 107 ok, 1 crashed, 3 invalid, 3 oom, 3 skipped, "
@@ -163,7 +163,7 @@ def test_floor_column_reads_each_figure_as_a_multiple_of_the_floor(tmp_path):
     from harness.record.rundir import RunDir
     run = tmp_path / "run"
     shutil.copytree(FIXTURE, run)
-    plain = (publish.write_report(run)).read_text()
+    plain = (outputs.write_report(run)).read_text()
     assert "×floor" not in plain.split("## How to read")[1].split("## sleep")[1]  # no floor: no column
     env = json.loads((run / "env.json").read_text())
     env["floor_impls"] = ["go"]
@@ -177,7 +177,7 @@ def test_floor_column_reads_each_figure_as_a_multiple_of_the_floor(tmp_path):
     sleep = [g for g in results.groups if g.workload == "sleep" and g.impl == "go"
              and g.mem_per_task_bytes]
     assert sleep and all(results.ranks[g.key]["floor"] == 1.0 for g in sleep)
-    text = publish.write_report(run).read_text()
+    text = outputs.write_report(run).read_text()
     assert "| ×floor |" in text.split("## chain")[1].split("\n\n")[1]
 
 
@@ -228,7 +228,7 @@ def _row(text: str, section: str, impl: str, n: int = 1000) -> str:
 
 
 def test_intervals_in_the_report_cells(tmp_path):
-    text = publish.write_report(synthetic_run(tmp_path), draw=False).read_text()
+    text = outputs.write_report(synthetic_run(tmp_path), draw=False).read_text()
     fast, slow = (_row(text, "chain", impl) for impl in ("fast", "slow"))
     lone = _row(text, "chain", "lone", 2000)
     # one ok run: its figures say so, and its ratio has no interval
@@ -246,7 +246,7 @@ def test_intervals_in_the_report_cells(tmp_path):
 
 
 def test_memory_per_task_below_resolution_says_so_in_the_report(tmp_path):
-    text = publish.write_report(synthetic_run(tmp_path), draw=False).read_text()
+    text = outputs.write_report(synthetic_run(tmp_path), draw=False).read_text()
     flat, grows = _row(text, "sleep", "flat", 101000), _row(text, "sleep", "grows", 101000)
     assert "| below resolution |" in flat
     # 6 MiB over 100,000 tasks; two medians at 96.9% each: 93.8%, shown as such
@@ -263,9 +263,9 @@ def test_how_to_read_explains_the_intervals_and_links_the_statistics_page(run):
 
 
 def test_until_ci_is_checked_only_when_the_run_set_it(tmp_path):
-    plain = publish.write_report(synthetic_run(tmp_path), draw=False).read_text()
+    plain = outputs.write_report(synthetic_run(tmp_path), draw=False).read_text()
     assert "--until-ci" not in plain
-    text = publish.write_report(synthetic_run(tmp_path / "ci", until_ci=0.01), draw=False).read_text()
+    text = outputs.write_report(synthetic_run(tmp_path / "ci", until_ci=0.01), draw=False).read_text()
     warnings = text.split("## Warnings")[1].split("\n## ")[0]
     # fast and slow reach 2% (over 1%); lone has one run
     assert "chain: 4 of 4 groups did not reach the run's --until-ci 1%" in warnings
@@ -337,7 +337,7 @@ def test_failures_are_named_with_their_reason_and_the_row_is_at_the_largest_cont
 
 
 def test_report_opens_with_verdicts_and_a_legend(tmp_path):
-    text = publish.write_report(synthetic_run(tmp_path), draw=False).read_text()
+    text = outputs.write_report(synthetic_run(tmp_path), draw=False).read_text()
     assert text.index("## Verdicts") < text.index("## Environment") < text.index("## chain")
     # the first screen: a table row per headline figure, at the largest N two reached
     first = text.split("## Verdicts")[1].split("\n## ")[0]
@@ -359,7 +359,7 @@ def test_floor_column_hidden_where_the_floor_is_best(tmp_path):
     env = json.loads((run / "env.json").read_text())
     env["floor_impls"] = ["fast"]  # the fastest everywhere it ran: ×floor would repeat ×best
     (run / "env.json").write_text(json.dumps(env))
-    text = publish.write_report(run, draw=False).read_text()
+    text = outputs.write_report(run, draw=False).read_text()
     assert "×floor" not in text.split("## chain")[1].split("\n## ")[0]
     env["floor_impls"] = ["slow"]  # not the best at N=1000: shown there, empty at N=2000
     (run / "env.json").write_text(json.dumps(env))
@@ -441,7 +441,7 @@ def test_markup_and_control_characters_in_the_data_stay_text_in_report_md(tmp_pa
                 f"*em* _em_ `code` [link](javascript:alert(1)) ~~s~~ $x$ &amp; \\| # end")
     run = tmp_path / "run"
     shown = plant_run(run, mark)
-    text = publish.write_report(run, draw=False).read_bytes().decode()  # a raw \r stays one
+    text = outputs.write_report(run, draw=False).read_bytes().decode()  # a raw \r stays one
     assert not ACTING.search(text), ACTING.search(text)
     # every table (a run of lines starting with |) keeps its header's cell count
     tables = re.findall(r"(?m)(?:^\|.*\n)+", text)
@@ -470,7 +470,7 @@ def test_the_verdicts_are_decided_once_for_both_reports(tmp_path, monkeypatch):
     monkeypatch.setattr(standings, "standings", lambda *a, **k: calls.append(1) or decide(*a, **k))
     run = tmp_path / "run"
     shutil.copytree(FIXTURE, run)
-    publish.write_report(run, draw=False)
+    outputs.write_report(run, draw=False)
     assert len(calls) == 1
     summary = re.search(r"\*\*(Verdicts settled: [^*]+)\*\*", (run / "report.md").read_text())
     assert summary and summary.group(1).split(":")[1] in (run / "report.html").read_text()

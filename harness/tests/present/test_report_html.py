@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from harness.present import outputs as publish
+from harness.present import outputs
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "run"
@@ -189,7 +189,7 @@ def page_file(tmp_path_factory) -> Path:
     """The committed fixture run, reported with its plots."""
     run = tmp_path_factory.mktemp("html") / "run"
     shutil.copytree(FIXTURE, run)
-    publish.write_report(run)
+    outputs.write_report(run)
     assert (run / "report.html").is_file()
     return run / "report.html"
 
@@ -335,7 +335,7 @@ def test_a_quick_report_shows_the_check_on_its_first_screen(chromium, tmp_path):
     env = json.loads((run / "env.json").read_text())
     env["settings"]["suite"] = "quick"
     (run / "env.json").write_text(json.dumps(env))
-    publish.write_report(run)
+    outputs.write_report(run)
     page_file = run / "report.html"
     with _page(chromium, tmp_path / "profile", page_file.as_uri()) as page:
         page.evaluate("window.resizeTo(1366, 768)")
@@ -418,7 +418,7 @@ def test_markup_in_the_data_stays_text_in_chromium(chromium, tmp_path):
     one, two = tmp_path / "one", tmp_path / "two"
     shown = plant_run(one, name="1")
     plant_run(two, name="2")
-    publish.write_report(one, draw=False)  # the merged one has the plots
+    outputs.write_report(one, draw=False)  # the merged one has the plots
     labels = [planted("label").replace(",", ";") + n for n in "12"]
     merged = tmp_path / "merged"
     done = subprocess.run([sys.executable, "-m", "harness", "merge", str(one), str(two),
