@@ -343,6 +343,14 @@ class Preparation:
             elif not (impl.cache / ".installed").exists():
                 self.impls[impl.id] = Readiness("skipped", "this release is not built yet "
                                                            "(a run without --no-build builds it)")
+        # Each built implementation's own check (toolchains.available), here
+        # and not at its first run: no command runs between measured runs.
+        self.checked: dict[str, Readiness] = {}
+        for impl in {i.id: i for i in impls}.values():
+            if impl.id not in self.impls and self.languages[impl.language.name].ready:
+                avail = available(impl)
+                self.checked[impl.id] = Readiness("ready") if avail.present else Readiness(
+                    "skipped", f"not available: {avail.reason}")
 
     def _build_all(self, log_dir: Path, build: bool, servers: bool,
                    say: Callable[[str], None]) -> None:
@@ -392,7 +400,7 @@ class Preparation:
         for name, ready in self.languages.items():
             if ready.status == "skipped":
                 lines.append(f"{name}: {ready.reason}; {setup_hint(by_name[name], self.sources.get(name))}")
-        for impl_id, ready in self.impls.items():
+        for impl_id, ready in (self.impls | self.checked).items():
             if ready.status == "skipped":
                 lines.append(f"{impl_id}: {ready.reason}")
         if self.generator.status == "skipped":
@@ -403,11 +411,7 @@ class Preparation:
     def readiness(self, impl: Impl, workload: str, server: bool) -> Readiness:
         ready = self.languages[impl.language.name]
         if ready.ready:
-            if impl.id not in self.impls:
-                avail = available(impl)
-                self.impls[impl.id] = Readiness("ready") if avail.present else Readiness(
-                    "skipped", f"not available: {avail.reason}")
-            ready = self.impls[impl.id]
+            ready = self.impls.get(impl.id) or self.checked[impl.id]
         if ready.ready and (left_out := release_lacks(impl, workload)):
             return Readiness("skipped", left_out)
         return self.generator if ready.ready and server else ready

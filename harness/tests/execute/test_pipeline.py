@@ -16,7 +16,7 @@ import pytest
 
 from harness import sequential
 from harness.execute import scheduler
-from harness.execute.builder import Readiness
+from harness.execute.builder import Preparation, Readiness
 from harness.execute.executor import Executed, make_row
 from harness.plan.plan import Planned, plan
 from harness.execute.progress import Progress
@@ -116,3 +116,25 @@ def test_no_property_starts_a_process_and_a_row_reads_the_runtime_found_before(
     assert runtimes["fake-good"].startswith("Fake (Python 3.")
     assert runtimes["fake-good[FAKE_X=1]"] == runtimes["fake-good"]
     assert runtimes["fake-releases@1.0.0"] == "Fake (1.0.0)"
+
+
+def test_whether_a_run_can_start_is_known_before_the_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each implementation's own check runs while the runs are prepared:
+    asking whether one can start, between measured runs, starts nothing."""
+    monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
+    impls = resolve(["fake-good", "fake-unavailable"])
+    prepared = Preparation(impls, tmp_path, False, False, lambda _: None)
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"a process started: {args[0] if args else kwargs}")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(subprocess, "Popen", refuse)
+        for name in ("fork", "posix_spawn", "posix_spawnp", "system"):
+            if hasattr(os, name):
+                patched.setattr(os, name, refuse)
+        good, unavailable = (prepared.readiness(i, "chain", False) for i in impls)
+    assert good.ready
+    assert unavailable.status == "skipped" and "no runtime binary" in unavailable.reason
+    assert prepared.hints() == [f"fake-unavailable: {unavailable.reason}"]
