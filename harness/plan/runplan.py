@@ -71,14 +71,14 @@ def plan_run(impls: list[Impl], s: Settings, past: list[Row], out: Path,
                           if p.max_repeat and p.until_ci is not None):
         notes.append(f"note: --max-repeat below {runs_needed()[0]}: no interval of fewer runs is "
                      f"settled at 95%, so those configurations run --max-repeat times")
+    basis = estimate_basis(runs, history, out)
     dry_run = [f"{len(runs)} runs, estimated "
-               f"{fmt_duration(sum(estimates[p.row_key] for p in runs))} for the runs; "
-               f"{estimate_basis(runs, history, out)}"]
+               f"{fmt_duration(sum(estimates[p.row_key] for p in runs))} for the runs; {basis}"]
     if sequential:
         dry_run.append(f"the plan is {sequential}")
     for p in runs:
         settings = [f"{k}={v}" for k, v in p.impl.settings_env]  # a variant's own environment
         dry_run.append(f"  {p.label}: {shlex.join(settings + p.argv())}")
-    return RunPlan(runs, notes, estimates, estimate_basis(runs, history, out), sequential,
+    return RunPlan(runs, notes, estimates, basis, sequential,
                    [p for p in configurations(runs).values() if p.max_repeat is not None],
                    dry_run, s.record())

@@ -69,6 +69,18 @@ def _properties(obj: object) -> list[str]:
             if isinstance(attr, (property, functools.cached_property))]
 
 
+def _refuse_processes(patched: pytest.MonkeyPatch, started: list[Any]) -> None:
+    """Every way to start a process raises, each attempt noted in started."""
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        started.append(args[0] if args else kwargs)
+        raise AssertionError(f"a process started: {started[-1]}")
+
+    patched.setattr(subprocess, "Popen", refuse)
+    for name in ("fork", "posix_spawn", "posix_spawnp", "system"):
+        if hasattr(os, name):
+            patched.setattr(os, name, refuse)
+
+
 def test_no_property_starts_a_process_and_a_row_reads_the_runtime_found_before(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Reading an implementation (every field and property of an Impl, its
@@ -81,16 +93,8 @@ def test_no_property_starts_a_process_and_a_row_reads_the_runtime_found_before(
     impls = resolve(s.impls)
     runs = plan(impls, s)
     started: list[Any] = []
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        started.append(args[0] if args else kwargs)
-        raise AssertionError(f"a process started: {started[-1]}")
-
     with monkeypatch.context() as patched:
-        patched.setattr(subprocess, "Popen", refuse)
-        for name in ("fork", "posix_spawn", "posix_spawnp", "system"):
-            if hasattr(os, name):
-                patched.setattr(os, name, refuse)
+        _refuse_processes(patched, started)
         read: list[str] = []
         for obj in [*impls, *(i.language for i in impls), *runs]:
             for field in dataclasses.fields(obj):
@@ -125,15 +129,8 @@ def test_whether_a_run_can_start_is_known_before_the_runs(
     monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
     impls = resolve(["fake-good", "fake-unavailable"])
     prepared = Preparation(impls, tmp_path, False, False, lambda _: None)
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError(f"a process started: {args[0] if args else kwargs}")
-
     with monkeypatch.context() as patched:
-        patched.setattr(subprocess, "Popen", refuse)
-        for name in ("fork", "posix_spawn", "posix_spawnp", "system"):
-            if hasattr(os, name):
-                patched.setattr(os, name, refuse)
+        _refuse_processes(patched, [])
         good, unavailable = (prepared.readiness(i, "chain", False) for i in impls)
     assert good.ready
     assert unavailable.status == "skipped" and "no runtime binary" in unavailable.reason
