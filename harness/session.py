@@ -151,17 +151,25 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     may_run = runs + planned.extra
     try:
         with interruptible():
+            # every runtime's version command, after its build and installs
+            # (a release's is its own program) and before its first measured
+            # run; a check's runs start as their language is built
+            # (overlap_builds), beside the builds still going on
             prepared = Preparation([p.impl for p in may_run], run.path, s.build,
                                    any(p.workload.kind == "server" for p in may_run),
-                                   progress.message)
-            # every runtime's version command, after the builds and installs
-            # (a release's is its own program) and before the first measured run
-            detect_runtimes(impls + [p.impl for p in may_run])
+                                   progress.message, overlap=s.overlap_builds,
+                                   board=progress.beside() if s.overlap_builds else None)
+
+            def wait() -> None:
+                progress.waiting()
+                prepared.wait()
+
             counts = execute_until_settled(
                 run, runs, planned.runs, sequential,
                 lambda p: prepared.readiness(p.impl, p.key.workload, p.workload.kind == "server"),
-                ProcessExecutor(run.name, s, prepared.k6, perf), progress,
-                lambda p: planned.estimates[p.row_key], past)
+                ProcessExecutor(run.name, s, lambda: prepared.k6, perf), progress,
+                lambda p: planned.estimates[p.row_key], past, wait)
+            prepared.finish()
     except Interrupted as exc:
         progress.close()
         kept_rows = len(run.runs().rows)

@@ -4,12 +4,14 @@ installs) runs while other languages compile, at most one compile per core.
 Set-ups run one at a time: several of them apt-get install system-wide, and
 apt takes its lock without waiting, so two at once would fail one of them;
 one lane of downloads also leaves the cores to the compiles. A compile
-counts the cores it keeps busy: Cargo, go and Ninja use every core, javac
-or erlc one, so two parallel compilers never share the machine (measured
-on 2 cores: rust and k6 side by side took 173 s and 215 s, against 63 s
-and 93 s one after the other), while one-core compiles fill what is left.
-Compiles take the longest expected first (longest-processing-time order),
-so the slowest build does not start last.
+that keeps every core busy (Cargo, go, Ninja) never runs beside another
+such one (measured on 2 cores: rust and k6 side by side took 173 s and
+215 s, against 63 s and 93 s one after the other); a one-core compile
+(javac, erlc) may run beside it, so that a language whose build is short
+is ready long before the long ones end (a check's runs start as soon as
+their language is built: builder.Preparation). Compiles take the longest
+expected first (longest-processing-time order), so the slowest build does
+not start last.
 
 The scheduler knows nothing of languages: a job is a name, its steps (each
 in a lane) and its expected seconds. Steps run in daemon threads, so a stop
@@ -58,16 +60,23 @@ class _State:
 @dataclass
 class Limits:
     setup: int = 1  # set-ups at once
-    compile: int = field(default_factory=lambda: cores())  # cores for compiles
-
-    def need(self, job: Job, lane: Lane) -> int:
-        """What one step of this job takes of its lane's limit."""
-        if lane == "setup":
-            return 1
-        return min(self.compile, job.cores or self.compile)
+    compile: int = field(default_factory=lambda: cores())  # compiles at once: one a core
 
     def of(self, lane: Lane) -> int:
         return self.setup if lane == "setup" else self.compile
+
+    def whole(self, job: Job, lane: Lane) -> bool:
+        """Whether one step of this job keeps every core busy: a compile
+        without a smaller `cores`."""
+        return lane == "compile" and (job.cores is None or job.cores >= self.compile)
+
+    def need(self, job: Job, lane: Lane) -> int:
+        """The slots one step of this job takes of its lane: a set-up one,
+        a compile its cores, except that one which keeps every core busy
+        takes one, and no other such compile runs beside it."""
+        if lane == "setup" or self.whole(job, lane):
+            return 1
+        return min(self.compile, job.cores or self.compile)
 
 
 def cores() -> int:
@@ -76,14 +85,17 @@ def cores() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def run_jobs(jobs: list[Job], limits: Limits | None = None) -> dict[str, bool]:
+def run_jobs(jobs: list[Job], limits: Limits | None = None,
+             on_done: Callable[[str, bool], None] | None = None) -> dict[str, bool]:
     """Run every job's steps in order, each job's next step as soon as its
     lane has a free slot; the jobs' results (True: every step succeeded),
-    by name. An exception in a step ends its job as failed and is raised
-    here once every running step has finished."""
+    by name, each also handed to on_done (in this thread) as its job ends.
+    An exception in a step ends its job as failed and is raised here once
+    every running step has finished."""
     limits = limits or Limits()
     states = [_State(job) for job in jobs]
     busy = {lane: 0 for lane in LANES}
+    whole = 0  # compiles running that keep every core busy (at most one)
     finished: queue.Queue[tuple[_State, bool | BaseException]] = queue.Queue()
 
     def work(state: _State, step: Step) -> None:
@@ -95,20 +107,26 @@ def run_jobs(jobs: list[Job], limits: Limits | None = None) -> dict[str, bool]:
 
     def start_ready() -> None:
         # longest expected first in each lane; a job's set-up before its
-        # compile. A step that does not fit holds back the shorter ones of
-        # its lane, so a compile that needs every core is not starved by
-        # one-core compiles starting around it.
+        # compile. A step that finds its lane full holds back the shorter
+        # ones of its lane, so a compile that needs every core is not
+        # starved by one-core compiles starting around it; one that waits
+        # only for another whole-machine compile lets one-core ones pass.
+        nonlocal whole
         waiting = sorted((s for s in states if not s.done and not s.running),
                          key=lambda s: -s.job.expected_s)
         held: set[Lane] = set()
         for state in waiting:
             step = state.job.steps[state.next_step]
-            need = limits.need(state.job, step.lane)
             if step.lane in held:
                 continue
+            need = limits.need(state.job, step.lane)
             if busy[step.lane] + need > limits.of(step.lane):
                 held.add(step.lane)
                 continue
+            if limits.whole(state.job, step.lane):
+                if whole:
+                    continue
+                whole += 1
             busy[step.lane] += need
             state.running = True
             threading.Thread(target=work, args=(state, step), daemon=True,
@@ -124,6 +142,7 @@ def run_jobs(jobs: list[Job], limits: Limits | None = None) -> dict[str, bool]:
             continue
         lane = state.job.steps[state.next_step].lane
         busy[lane] -= limits.need(state.job, lane)
+        whole -= limits.whole(state.job, lane)
         state.running = False
         state.next_step += 1
         if isinstance(result, BaseException):
@@ -133,6 +152,8 @@ def run_jobs(jobs: list[Job], limits: Limits | None = None) -> dict[str, bool]:
             state.ok = result
         if error is None:
             start_ready()
+            if state.done and on_done is not None:
+                on_done(state.job.name, state.ok)
     if error is not None:
         raise error
     return {s.job.name: s.ok for s in states}

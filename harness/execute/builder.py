@@ -8,6 +8,7 @@ import re
 import shlex
 import shutil
 import sys
+import threading
 import time
 import tomllib
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from .loadgen import SKIP_VARIABLE, Unavailable, ensure_k6, k6_installed
 from .progress import Board, BoardView, BuildStatus, StatusLine, tool_progress
 from ..core.registry import Impl, Language, languages
 from ..releases.versions import download_size, where
-from .toolchains import available, detect_toolchain
+from .toolchains import available, detect_runtimes, detect_toolchain
 
 BUILD_TIMEOUT_S = 1800
 
@@ -317,79 +318,149 @@ def prepare(lang: Language, log_path: Path | None, build: bool = True) -> Readin
 
 
 class Preparation:
-    """What a plan's runs need before the first one starts: each language
-    set up and built once (its log in the run directory), each
-    implementation checked once, the load generator found once when a
-    server workload is planned. Says, per run, whether it can start or the
-    status its row gets instead."""
+    """What a plan's runs need before they start: each language set up and
+    built once (its log in the run directory), each implementation checked
+    once (and its runtime's version asked), the load generator found once
+    when a server workload is planned. Says, per run, whether it can start
+    or the status its row gets instead.
+
+    By default everything is ready before the first run. With overlap (a
+    check suite's `overlap_builds`), the builds go on in the background and
+    a run is answered as soon as its own language (and, for a server, the
+    load generator) is: its runs start while other languages still compile,
+    on a busy machine, which a check that ranks nothing can afford."""
 
     def __init__(self, impls: list[Impl], log_dir: Path, build: bool, servers: bool,
-                 say: Callable[[str], None]) -> None:
+                 say: Callable[[str], None], overlap: bool = False,
+                 board: Board | None = None) -> None:
         self._languages = languages(impls)
+        self._impls = list({i.id: i for i in impls}.values())
+        self._build, self._log_dir, self._say = build, log_dir, say
         self.languages: dict[str, Readiness] = {}
         self.sources: dict[str, Path | None] = {}
         for impl in impls:
             self.sources.setdefault(impl.language.name, impl.source)
         self.k6: Path | None = None
         self.generator = Readiness("ready")
-        self._build_all(log_dir, build, servers, say)
         self.impls: dict[str, Readiness] = {}
-        for impl in {i.id: i for i in impls}.values():
-            if impl.cache is None or not self.languages[impl.language.name].ready:
-                continue
-            if build:
-                log = log_dir / f"build-{re.sub(r'[^A-Za-z0-9._-]', '_', impl.id)}.log"
-                self.impls[impl.id] = install_release(impl, log, say)
-            elif not (impl.cache / ".installed").exists():
-                self.impls[impl.id] = Readiness("skipped", "this release is not built yet "
-                                                           "(a run without --no-build builds it)")
-        # Each built implementation's own check (toolchains.available), here
-        # and not at its first run: no command runs between measured runs.
         self.checked: dict[str, Readiness] = {}
-        for impl in {i.id: i for i in impls}.values():
-            if impl.id not in self.impls and self.languages[impl.language.name].ready:
-                avail = available(impl)
-                self.checked[impl.id] = Readiness("ready") if avail.present else Readiness(
-                    "skipped", f"not available: {avail.reason}")
+        # what is settled: a language's name once its builds, installs and
+        # checks are done; "k6" once the load generator is found
+        self._settled: set[str] = set()
+        self._servers = servers
+        self._changed = threading.Condition()
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        board = board or Board(sys.stderr)
+        if overlap:
+            self._thread = threading.Thread(target=self._build_in_background, args=(board,),
+                                            daemon=True, name="builds")
+            self._thread.start()
+        else:
+            self._build_all(board)
 
-    def _build_all(self, log_dir: Path, build: bool, servers: bool,
-                   say: Callable[[str], None]) -> None:
+    def _build_in_background(self, board: Board) -> None:
+        try:
+            self._build_all(board)
+        except BaseException as exc:  # raised in the runs' thread (wait, finish)
+            with self._changed:
+                self._error = exc
+                self._changed.notify_all()
+
+    def _build_all(self, board: Board) -> None:
         """Every language's set-up and build, and k6 when a server workload
         is planned, overlapped (build_lanes): a set-up downloads while
-        others compile, at most one compile per core."""
-        board = Board(sys.stderr)
+        others compile, at most one compile per core. Each language is
+        settled as its build ends."""
         jobs: list[Job] = []
         builds: dict[str, LanguageBuild] = {}
         for lang in self._languages:
             tool = detect_toolchain(lang)
             if not tool.present:
-                self.languages[lang.name] = Readiness("skipped", f"toolchain missing: {tool.reason}")
+                self._settle(lang.name, Readiness("skipped", f"toolchain missing: {tool.reason}"))
                 continue
-            if not build:
-                self.languages[lang.name] = Readiness("ready")
+            if not self._build:
+                self._settle(lang.name, Readiness("ready"))
                 continue
-            job = builds[lang.name] = LanguageBuild(lang, log_dir / f"build-{lang.name}.log",
+            job = builds[lang.name] = LanguageBuild(lang, self._log_dir / f"build-{lang.name}.log",
                                                     board.view(lang.name))
             seconds, known = expected_build_s(lang.name) if in_tree(lang) else (0.0, False)
             expect = (f"; last build {fmt_duration(seconds)}" if known else
                       f"; first build: about {fmt_duration(seconds)}" if in_tree(lang) else "")
-            begin = _announced(board, say, f"building {lang.name} ({tool.version}{expect}) ...")
+            begin = _announced(board, self._say, f"building {lang.name} ({tool.version}{expect}) ...")
             steps = [Step("setup", begin(job.setup)), Step("compile", job.build)] if lang.setup \
                 else [Step("compile", begin(job.build))]
             jobs.append(Job(lang.name, steps, seconds, lang.build_cores))
-        if servers:
+        if self._servers:
             def k6() -> bool:
                 try:
                     self.k6 = ensure_k6(board.view("k6"))
                 except Unavailable as exc:
                     self.generator = Readiness("skipped", f"no load generator: {exc}")
                 return True
-            say("checking the load generator (k6) ...")
+            board.tell(self._say, "checking the load generator (k6) ...")
             jobs.append(Job("k6", [Step("compile", k6)], expected_build_s("k6")[0]))
-        results = run_jobs(jobs)
-        for name, job in builds.items():
-            self.languages[name] = Readiness("ready") if results[name] else \
-                Readiness("build-failed", job.result.error)
+
+        def done(name: str, ok: bool) -> None:
+            if name == "k6":
+                self._settle(name, self.generator)
+            else:
+                self._settle(name, Readiness("ready") if ok else
+                             Readiness("build-failed", builds[name].result.error))
+
+        run_jobs(jobs, on_done=done)
+
+    def _settle(self, name: str, ready: Readiness) -> None:
+        """One language's (or k6's) preparation ends: its releases installed
+        and each of its implementations checked, once built, and each one's
+        runtime asked for its version; then its runs may be answered."""
+        if name != "k6":
+            self.languages[name] = ready
+            mine = [i for i in self._impls if i.language.name == name]
+            for impl in mine:
+                if impl.cache is None or not ready.ready:
+                    continue
+                if self._build:
+                    log = self._log_dir / f"build-{re.sub(r'[^A-Za-z0-9._-]', '_', impl.id)}.log"
+                    self.impls[impl.id] = install_release(impl, log, self._say)
+                elif not (impl.cache / ".installed").exists():
+                    self.impls[impl.id] = Readiness("skipped", "this release is not built yet "
+                                                               "(a run without --no-build builds it)")
+            # Each built implementation's own check (toolchains.available), here
+            # and not at its first run: no command runs between measured runs.
+            for impl in mine:
+                if impl.id not in self.impls and ready.ready:
+                    avail = available(impl)
+                    self.checked[impl.id] = Readiness("ready") if avail.present else Readiness(
+                        "skipped", f"not available: {avail.reason}")
+            detect_runtimes(mine)
+        with self._changed:
+            self._settled.add(name)
+            self._changed.notify_all()
+
+    def settled(self, impl: Impl, server: bool) -> bool:
+        """Whether this implementation's runs can be answered yet."""
+        if self._error is not None:
+            raise self._error
+        return impl.language.name in self._settled and (
+            not server or not self._servers or "k6" in self._settled)
+
+    def wait(self, timeout_s: float = 0.5) -> None:
+        """Until another language is settled, or timeout_s (short, so that a
+        signal's handler runs at once in the thread that waits)."""
+        with self._changed:
+            if self._error is None:
+                self._changed.wait(timeout_s)
+        if self._error is not None:
+            raise self._error
+
+    def finish(self) -> None:
+        """Wait for every build (an overlapped one may still run when the
+        last run it was needed for has been recorded)."""
+        while self._thread is not None and self._thread.is_alive():
+            self._thread.join(0.5)
+        if self._error is not None:
+            raise self._error
 
     def hints(self) -> list[str]:
         """Why nothing could run, one line per cause, with what would set
@@ -408,7 +479,11 @@ class Preparation:
                          f"includes http, unless {SKIP_VARIABLE}=1)")
         return lines
 
-    def readiness(self, impl: Impl, workload: str, server: bool) -> Readiness:
+    def readiness(self, impl: Impl, workload: str, server: bool) -> Readiness | None:
+        """Whether a run can start: ready, or the status its row gets; None
+        while its language (or the load generator) is still being built."""
+        if not self.settled(impl, server):
+            return None
         ready = self.languages[impl.language.name]
         if ready.ready:
             ready = self.impls.get(impl.id) or self.checked[impl.id]

@@ -18,7 +18,7 @@ import statistics
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from .builder import Readiness
 from ..core.envinfo import mask_value, scrub, secrets_in
@@ -180,8 +180,8 @@ class ProcessExecutor:
     """Runs each planned program as a real process under the launcher (a
     server workload: under load from k6)."""
 
-    def __init__(self, run_id: str, s: Settings, k6: Path | None = None,
-                 perf: str | None = None) -> None:
+    def __init__(self, run_id: str, s: Settings,
+                 k6: Callable[[], Path | None] = lambda: None, perf: str | None = None) -> None:
         self.run_id, self.s, self.k6, self.perf = run_id, s, k6, perf
         sweep_caches()
 
@@ -216,8 +216,9 @@ class ProcessExecutor:
         stdout after it is validated (a mask must not change the answer)."""
         s, argv, cwd = self.s, p.argv(), str(p.impl.language.dir)
         if p.workload.kind == "server":
-            assert self.k6 is not None
-            served = measure_server(argv, env, cwd, p.request, self.k6, p.timeout_s,
+            k6 = self.k6()  # found by the time a server's run is ready (builder.Preparation)
+            assert k6 is not None
+            served = measure_server(argv, env, cwd, p.request, k6, p.timeout_s,
                                     s.max_rss_bytes, s.sample_interval_s, self.perf)
             cpu = served.generator_cpu_s
             served.outcome = _masked_stderr(served.outcome, secrets)

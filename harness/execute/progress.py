@@ -16,6 +16,7 @@ from ..core.schema import Row
 
 class Progress:
     def __init__(self, total: int, estimates: list[float], stream: TextIO = sys.stdout) -> None:
+        self.board: Board | None = None  # builds going on beside the runs, shown on its line
         self.total = total
         self.estimates = estimates  # rough seconds per planned run, in order
         self.stream = stream
@@ -43,8 +44,10 @@ class Progress:
 
     def _status(self) -> str:
         elapsed = time.monotonic() - self.started
+        builds = self.board.summary() if self.board is not None else ""
         return (f"[{self.index + 1}/{self.total}] {self.label}  "
-                f"elapsed {fmt_duration(elapsed)}  ETA {fmt_duration(self.eta())}")
+                f"elapsed {fmt_duration(elapsed)}  ETA {fmt_duration(self.eta())}"
+                + (f" · {builds}" if builds else ""))
 
     def _tick(self) -> None:
         while not self._stop.wait(1.0):
@@ -84,6 +87,20 @@ class Progress:
         with self._lock:
             self.stream.write(("\r\033[K" if self.tty else "") + text + "\n")
             self.stream.flush()
+
+    def waiting(self) -> None:
+        """No run can start yet: its line says so (and, on a terminal, what
+        is being built) until the next run starts."""
+        with self._lock:
+            if not self.label:
+                self.label = "waiting for a build"
+                self.run_started = time.monotonic()
+
+    def beside(self) -> Board:
+        """A Board for builds that go on while runs do: drawn on this
+        progress line, its announcements said as this line's messages."""
+        self.board = Board(line=_Said(self.message))
+        return self.board
 
     def close(self) -> None:
         self._stop.set()
@@ -186,20 +203,39 @@ class StatusLine:
             self.shown = False
 
 
+class _Said:
+    """A StatusLine that draws nothing itself (the runs' progress line shows
+    the builds): what stays is said through another writer."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self.say = say
+
+    def update(self, text: str) -> None:
+        pass
+
+    def clear(self) -> None:
+        pass
+
+
 class Board:
     """The status line of builds that run at once: each one's last progress,
     joined ("setting up python: ... · building rust: Compiling tokio
     v1.47.1 (37/90)"). Its views (one a build) have StatusLine's methods,
     and may be called from several threads."""
 
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        self.line = StatusLine(stream)
+    def __init__(self, stream: TextIO = sys.stderr, line: StatusLine | _Said | None = None) -> None:
+        self.line = line or StatusLine(stream)
         self.lock = threading.Lock()
         self.parts: dict[str, str] = {}
+        self.text = ""  # the parts joined, read without the lock (Progress's line)
+
+    def summary(self) -> str:
+        return self.text
 
     def _show(self) -> None:
+        self.text = " · ".join(self.parts.values())
         if self.parts:
-            self.line.update(" · ".join(self.parts.values()))
+            self.line.update(self.text)
         else:
             self.line.clear()
 

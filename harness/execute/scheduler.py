@@ -1,6 +1,8 @@
 """The run loop: the planned runs in order, one at a time, each row handed
 to the record as it finishes (a run that cannot start gets its skipped or
-build-failed row); then, under --until-ci or --until-settled, pass after
+build-failed row); a run whose build is still going on (a check's builds
+overlap its runs: builder.Preparation) waits, and the next run whose
+build is done goes first; then, under --until-ci or --until-settled, pass after
 pass while the sequential rules ask for more. The rules (sequential.py)
 and the record (a run directory) are handed in: this module runs what they
 say and decides nothing itself (hyperfine's scheduler, our executor)."""
@@ -60,13 +62,35 @@ class Rules(Protocol):
     def more_runs(self, rows: Iterable[Row], runs: list[Planned]) -> list[Planned]: ...
 
 
-def execute(record: Record, runs: list[Planned], rules: Rules,
-            ready: Callable[[Planned], Readiness], executor: Executor, progress: Progress,
-            first: int = 0, past: Iterable[Row] = ()) -> dict[str, int]:
-    """Run the runs in order, recording each row as it finishes. Returns the
-    count of rows per status. first: the progress line's index of runs[0].
-    past: the rows of OUT's earlier runs, for --adaptive-sleep, which takes
-    the longest start time of those and this run's."""
+Ready = Callable[[Planned], Readiness | None]
+
+
+def no_wait() -> None:
+    """What a run loop whose every build is done before it starts waits for:
+    nothing (ready never answers None)."""
+    raise AssertionError("a run's build was still going on, and nothing to wait for it")
+
+
+def _next(pending: list[Planned], ready: Ready, wait: Callable[[], None]
+          ) -> tuple[int, Readiness]:
+    """The first pending run whose build is done, and its readiness; until
+    there is one, wait."""
+    while True:
+        for j, p in enumerate(pending):
+            if (readiness := ready(p)) is not None:
+                return j, readiness
+        wait()
+
+
+def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
+            executor: Executor, progress: Progress, first: int = 0, past: Iterable[Row] = (),
+            wait: Callable[[], None] = no_wait) -> dict[str, int]:
+    """Run the runs in order, recording each row as it finishes; a run whose
+    build is still going on (ready answers None) waits, the next ready one
+    first (wait: until another build ends). Returns the count of rows per
+    status. first: the progress line's index of runs[0]. past: the rows of
+    OUT's earlier runs, for --adaptive-sleep, which takes the longest start
+    time of those and this run's."""
     counts: dict[str, int] = {}
     statuses: dict[ConfigKey, list[str]] = {}
     recorded = record.rows()
@@ -74,7 +98,12 @@ def execute(record: Record, runs: list[Planned], rules: Rules,
         statuses.setdefault(ConfigKey.of(r), []).append(r.status)
     spawns = start_times(recorded)
     past_spawns = start_times(past)
-    for i, p in enumerate(runs, first):
+    pending = list(runs)
+    for i in range(first, first + len(runs)):
+        j, readiness = _next(pending, ready, wait)
+        p = pending.pop(j)
+        if j:  # taken out of order: its estimate moves with it
+            progress.estimates.insert(i, progress.estimates.pop(i + j))
         if not rules.repeated(p, statuses.get(p.key, [])):
             progress.estimates[i] = 0.0
             progress.message(f"{p.label}: not run: its earlier runs failed "
@@ -82,7 +111,6 @@ def execute(record: Record, runs: list[Planned], rules: Rules,
             continue
         p = held(p, spawns.get(p.key, []) + past_spawns.get(p.key, []))
         progress.start(i, p.label)
-        readiness = ready(p)
         done = executor.run(p) if readiness.ready else unready_row(record.name, p, readiness)
         if done.samples:
             record.append_samples(done.row, done.samples)
@@ -96,17 +124,16 @@ def execute(record: Record, runs: list[Planned], rules: Rules,
 
 
 def execute_until_settled(record: Record, runs: list[Planned], planned: list[Planned],
-                          rules: Rules, ready: Callable[[Planned], Readiness],
-                          executor: Executor, progress: Progress,
-                          estimate: Callable[[Planned], float], past: Iterable[Row] = ()
-                          ) -> dict[str, int]:
+                          rules: Rules, ready: Ready, executor: Executor, progress: Progress,
+                          estimate: Callable[[Planned], float], past: Iterable[Row] = (),
+                          wait: Callable[[], None] = no_wait) -> dict[str, int]:
     """execute() the runs still to do of the plan, then (run --until-ci,
     --until-settled) pass after pass, each decided by rules.more_runs from
     the rows recorded so far, until no configuration of the plan needs
     another run. The progress line's total grows by each pass, announced
     before it runs."""
     past = list(past)
-    counts = execute(record, runs, rules, ready, executor, progress, past=past)
+    counts = execute(record, runs, rules, ready, executor, progress, past=past, wait=wait)
     done, pass_no = len(runs), max((p.rep for p in planned), default=0)
     while extra := rules.more_runs(record.rows(), planned):
         pass_no = max(pass_no + 1, max(p.rep for p in extra))
@@ -123,7 +150,7 @@ def execute_until_settled(record: Record, runs: list[Planned], planned: list[Pla
         progress.total += len(extra)  # the total is known one pass at a time
         progress.estimates.extend(estimate(p) for p in extra)
         for status, n in execute(record, extra, rules, ready, executor, progress, first=done,
-                                 past=past).items():
+                                 past=past, wait=wait).items():
             counts[status] = counts.get(status, 0) + n
         done += len(extra)
     return counts

@@ -82,6 +82,10 @@ class Settings:
     inherit_env: list[str] = field(default_factory=list)
     # --counters: perf stat counts every run (perfstat.find_perf)
     counters: bool = False
+    # suites.toml `overlap_builds` (a check that ranks nothing: the quick
+    # suite): each language's runs start as soon as it is built, while
+    # others still build (builder.Preparation), on a busy machine
+    overlap_builds: bool = False
 
     def target(self, part: Part) -> float | None:
         """The part's --until-ci fraction, else the run's; None: no extra runs."""
@@ -424,6 +428,9 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
     adaptive = bool(opts.get("adaptive_sleep")) or suite.get("adaptive_sleep", False)
     if not isinstance(adaptive, bool):
         raise UsageError(f"suites.toml: adaptive_sleep {adaptive!r} must be true or false")
+    overlap = suite.get("overlap_builds", False)
+    if not isinstance(overlap, bool):
+        raise UsageError(f"suites.toml: overlap_builds {overlap!r} must be true or false")
     if (opts.get("max_repeat") is not None and not until_settled and target is None
             and not any(p.until_ci is not None for p in parts)):
         raise UsageError("--max-repeat is the ceiling of --until-ci or --until-settled: give one "
@@ -452,7 +459,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
         # `--inherit-env ""` is refused, never read as "none"
         inherit_env=(env_names(opts["inherit_env"]) if opts.get("inherit_env") is not None
                      else []),
-        counters=bool(opts.get("counters")))
+        counters=bool(opts.get("counters")), overlap_builds=overlap)
     _check_ceilings(s, opts)
     _check_plan_size(s)
     return s

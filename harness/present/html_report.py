@@ -28,7 +28,7 @@ from ..analyse import analysis, standings, verdicts
 from ..analyse.analysis import Group, Results
 from ..core.formatting import visible
 from ..core.presentation import PRESENTATIONS
-from .report import (CHECK_SUITES, HEADLINE_HEADER, STANDINGS_HEADER, VERDICTS_INTRO,
+from .report import (CHECK_SUITES, overlap_note, HEADLINE_HEADER, STANDINGS_HEADER, VERDICTS_INTRO,
                      build_table, check_lines, environment_rows, headline_cells, legend_rows,
                      run_standings, standings_rows)
 from ..core.workloads import workload_rank
@@ -261,7 +261,8 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
     if suite in CHECK_SUITES:
         out.append(f'<p class="banner"><b>This is a check, not a measurement.</b> The '
                    f"<code>{_esc(suite)}</code> suite runs every implementation at tiny "
-                   f"N, once each: its figures carry no spread and no weight.</p>")
+                   f"N, once each: its figures carry no spread and no weight."
+                   + (f" {_esc(note)}" if (note := overlap_note(env.settings)) else "") + "</p>")
 
     # the verdicts: report.md's first-screen table, or a check's result
     out.append('<section id="verdicts"><h2>Verdicts</h2>')

@@ -434,6 +434,16 @@ CHECK_BANNER = """> **This is a check, not a measurement.** The `{suite}` suite 
 """
 
 
+OVERLAP_NOTE = ("Its runs started as soon as their language was built, while others still "
+                "compiled: on a busy machine.")
+
+
+def overlap_note(settings: dict[str, Any]) -> str:
+    """The sentence a check whose runs overlapped its builds
+    (suites.toml overlap_builds) adds to its banner, else ""."""
+    return OVERLAP_NOTE if settings.get("overlap_builds") else ""
+
+
 def _image(name: str, alt: str) -> str:
     """A plot of plots/ (its name holds a workload's, from the data)."""
     return f"![{md_text(alt)}](plots/{quote(name)})"
@@ -555,6 +565,8 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
     suite = env.settings.get("suite")
     if suite in CHECK_SUITES:
         lines += [CHECK_BANNER.format(suite=suite)]
+        if note := overlap_note(env.settings):
+            lines[-1] += f"> {note}\n"
     standing = run_standings(results) if found is None else found
     lines += ["## Verdicts", ""]
     if suite in CHECK_SUITES:
