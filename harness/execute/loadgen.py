@@ -72,7 +72,12 @@ def ensure_k6(line: StatusLine | BoardView | None = None) -> Path:
              f"{BUILD_LOG.relative_to(ROOT)})")
     # go's "go: downloading ..." lines and, with -v, each package as it is
     # compiled: one status line on a terminal, all of it in the log.
-    env = dict(os.environ, GOBIN=str(K6.parent), CGO_ENABLED="0")
+    # GOGC=400: the compiler's own collector runs a quarter as often, which
+    # takes a sixth of k6's compile away (measured on 2 cores: 150 s of
+    # user CPU to 120, 90 s to 75 wall) for 1.3 GB of memory at most
+    # instead of 0.85; the binary is the same, byte for byte.
+    env = dict(os.environ, GOBIN=str(K6.parent), CGO_ENABLED="0",
+               GOGC=os.environ.get("GOGC", "400"))
     argv = [go, "install", "-v", "-trimpath", f"{K6_MODULE}@{K6_VERSION}"]
     status = BuildStatus("k6", recorded_builds().get("k6", {}).get("steps"))
 

@@ -156,6 +156,21 @@ def test_a_quick_run_reads_as_a_check(tmp_path):
     assert "Verdicts settled" not in text and "| workload | figure |" not in first
     html = (run / "report.html").read_text()
     assert "Check: 107 ok" in html and "table-verdicts" not in html
+    assert "while others still compiled" not in text + html
+
+
+def test_a_check_whose_runs_overlapped_its_builds_says_so(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    env = json.loads((run / "env.json").read_text())
+    env.setdefault("settings", {}).update(suite="quick", overlap_builds=True)
+    (run / "env.json").write_text(json.dumps(env))
+    text = outputs.write_report(run, draw=False).read_text()
+    banner = text.split("## Verdicts")[0]
+    assert "> Its runs started as soon as their language was built, while others still " \
+           "compiled: on a busy machine." in banner
+    assert "while others still compiled: on a busy machine." in \
+        (run / "report.html").read_text().split('id="verdicts"')[0]
 
 
 def test_floor_column_reads_each_figure_as_a_multiple_of_the_floor(tmp_path):
