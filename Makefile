@@ -1,6 +1,6 @@
 # Entry points; see README.md. Everything goes through the Python harness.
 #
-#   make setup                      .venv with the pinned harness dependencies
+#   make setup                      .venv with the pinned harness dependencies (make test adds the tests')
 #   make build [LANG=go]            set up and build implementations
 #   make bench LANG=go N=1000000 [WORKLOAD=sleep] [BUF=1,100] [REPEAT=3] [OUT=results]
 #              [DURATION=ms] [REGISTRY="a/impls.toml b/impls.toml"] [ARGS="--cpus 1,2 --timeout 60"]
@@ -80,6 +80,11 @@ $(VENV)/.installed: requirements.txt
 	$(VPY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@touch $@
 
+# the tests' packages (pytest, scipy, psutil) on top: a first ./run.sh does not wait for them
+$(VENV)/.installed-test: $(VENV)/.installed requirements-test.txt
+	$(VPY) -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
+	@touch $@
+
 build: setup
 	$(VPY) -m harness build --impl $(call arg,IMPL) $(REGISTRY_OPTS)
 
@@ -92,7 +97,7 @@ list: setup
 report: setup
 	$(VPY) -m harness report $(if $(value OUT),$(call quote,$(value OUT)/latest),results/latest)
 
-test: setup
+test: $(VENV)/.installed-test
 	$(VPY) -m pytest -q $(PYTEST_SELECT)
 	$(VPY) -m harness test --impl $(call arg,IMPL) $(REGISTRY_OPTS)
 

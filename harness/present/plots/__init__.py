@@ -3,6 +3,9 @@ workload's presentation may name, and draw_all, which draws every plot a run all
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable
 
@@ -70,14 +73,44 @@ def _draw(data: Run, out: Path) -> list[Path]:
     workloads = [w for w in sorted({g.workload for g in data.groups}
                                    | {s.workload for s in data.samples},
                                    key=workload_rank) if w in PRESENTATIONS]
-    paths: list[Path] = []
-    for w in workloads:
-        shown = PRESENTATIONS[w]
-        paths += [p for kind in shown.plots if kind != "rss_over_time"
-                  for p in PLOTS[kind](data, out, w, shown)]
-        paths += cpu_scaling(data, out, w, shown)  # every workload, when the run set --cpus
-        paths += version_sweep(data, out, w, shown)  # when the run holds releases (IMPL@VERSION)
-    for w in workloads:
-        if "rss_over_time" in PRESENTATIONS[w].plots:
-            paths += rss_over_time(data, out, w, PRESENTATIONS[w])
-    return paths + summary(data, out)
+    tasks = [(kind, w) for w in workloads
+             for kind in [*(k for k in PRESENTATIONS[w].plots if k != "rss_over_time"),
+                          "cpu_scaling",  # every workload, when the run set --cpus
+                          "version_sweep"]]  # when the run holds releases (IMPL@VERSION)
+    tasks += [("rss_over_time", w) for w in workloads if "rss_over_time" in PRESENTATIONS[w].plots]
+    tasks += [("summary", "")]
+    global _DATA
+    _DATA = data
+    try:
+        # Each plot is its own figure and file: drawn on every core (the
+        # workers forked with the run's data, not sent it), the paths in
+        # the order a serial drawing gives. A report is written after the
+        # runs, when the cores are free.
+        workers = min(len(tasks), cores())
+        if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+            drawn = [_one(kind, w, out) for kind, w in tasks]
+        else:
+            with ProcessPoolExecutor(workers, multiprocessing.get_context("fork")) as pool:
+                drawn = list(pool.map(_one, *zip(*tasks), [out] * len(tasks)))
+    finally:
+        _DATA = None
+    return [p for paths in drawn for p in paths]
+
+
+_DATA: Run | None = None  # the run being drawn, which forked workers inherit
+
+
+def _one(kind: str, workload: str, out: Path) -> list[Path]:
+    """One task of _draw: a kind of plot of one workload (or the summary)."""
+    data = _DATA
+    assert data is not None
+    if kind == "summary":
+        return summary(data, out)
+    shown = PRESENTATIONS[workload]
+    draw = {"cpu_scaling": cpu_scaling, "version_sweep": version_sweep}.get(kind) or PLOTS[kind]
+    return draw(data, out, workload, shown)
+
+
+def cores() -> int:
+    """The cores this process may run on (its affinity, as with taskset)."""
+    return len(os.sched_getaffinity(0))

@@ -48,6 +48,19 @@ def test_every_plot_is_drawn(drawn):
         assert_real_png(path)
 
 
+def test_plots_drawn_on_every_core_are_those_drawn_on_one(tmp_path, monkeypatch):
+    """The workers draw the same files, byte for byte, and the paths come
+    in the order one process draws them."""
+    drawn = {}
+    for workers in (1, 2):
+        run = tmp_path / str(workers)
+        shutil.copytree(FIXTURE, run)
+        monkeypatch.setattr(plots, "cores", lambda: workers)
+        drawn[workers] = plots.draw_all(RunDir(run))
+    assert [p.name for p in drawn[1]] == [p.name for p in drawn[2]]
+    assert [p.read_bytes() for p in drawn[1]] == [p.read_bytes() for p in drawn[2]]
+
+
 def test_without_samples_the_other_plots_still_come(tmp_path):
     run = tmp_path / "run"
     shutil.copytree(FIXTURE, run)

@@ -27,7 +27,8 @@ def make(*args: str, tmp_path: Path) -> dict:
     record = tmp_path / "argv.json"
     env = dict(os.environ, ARGV_OUT=str(record), LANG="C.UTF-8")
     # -o: the venv's set-up is not what is tested here, never remade
-    proc = subprocess.run(["make", "-s", "-o", ".venv/.installed", f"VPY={recorder}", *args],
+    proc = subprocess.run(["make", "-s", "-o", ".venv/.installed", "-o", ".venv/.installed-test",
+                           f"VPY={recorder}", *args],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(record.read_text())
@@ -91,7 +92,8 @@ def dry(*args: str) -> list[str]:
     """The commands make would run (make -n), the venv's set-up left out."""
     # --no-print-directory: under `make test` (MAKELEVEL set) make -n would print
     # "make[1]: Entering directory" lines around the commands
-    proc = subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed", *args],
+    proc = subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed",
+                           "-o", ".venv/.installed-test", *args],
                           cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
