@@ -3,8 +3,9 @@
 # default suite (or --quick), and print where the results are.
 #   ./run.sh            the default suite, until its verdicts settle (about 35 minutes
 #                       on a quiet 2-core machine)
-#   ./run.sh --quick    every implementation and workload at small N (2 minutes; about
-#                       7 on a new machine, which downloads and builds everything first)
+#   ./run.sh --quick    every implementation and workload at small N, a check (1.5 minutes;
+#                       about 4 on a new machine, which downloads and builds everything,
+#                       each language's runs starting as soon as it is built)
 # Any other option goes to `python -m harness run` (e.g. --repeat 1, --n 1000,10000).
 # Exit status: run's (3 when every implementation was skipped: nothing measured).
 set -euo pipefail
@@ -16,7 +17,7 @@ for arg in "$@"; do
     case "$arg" in
         --quick) suite=quick ;;
         -h|--help)
-            sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
             exit 0 ;;
         *) args+=("$arg") ;;
     esac

@@ -43,11 +43,13 @@ class Progress:
         return max(0.0, remaining - current)
 
     def _status(self) -> str:
+        """The live line, cut to the terminal's width: a line that wrapped
+        would not be erased by the next."""
         elapsed = time.monotonic() - self.started
         builds = self.board.summary() if self.board is not None else ""
-        return (f"[{self.index + 1}/{self.total}] {self.label}  "
-                f"elapsed {fmt_duration(elapsed)}  ETA {fmt_duration(self.eta())}"
-                + (f" · {builds}" if builds else ""))
+        return fit(f"[{self.index + 1}/{self.total}] {self.label}  "
+                   f"elapsed {fmt_duration(elapsed)}  ETA {fmt_duration(self.eta())}"
+                   + (f" · {builds}" if builds else ""))
 
     def _tick(self) -> None:
         while not self._stop.wait(1.0):
@@ -169,6 +171,12 @@ class BuildStatus:
         return f"{self.verb} {self.name}: {what} ({count})"
 
 
+def fit(text: str) -> str:
+    """A status line cut to the terminal's width."""
+    width = shutil.get_terminal_size((100, 24)).columns - 1
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 class StatusLine:
     """One line that updates in place on a terminal (\\r, erase to the end),
     cut to its width; nothing at all elsewhere (a log keeps the lines that
@@ -185,8 +193,7 @@ class StatusLine:
     def update(self, text: str) -> None:
         if not self.tty:
             return
-        width = shutil.get_terminal_size((100, 24)).columns - 1
-        self.stream.write("\r\033[K" + (text if len(text) <= width else text[:width - 1] + "…"))
+        self.stream.write("\r\033[K" + fit(text))
         self.stream.flush()
         self.shown = True
 
