@@ -11,14 +11,15 @@
 # this repository's HEAD into DIR, and times `./run.sh --quick` there. The
 # CPU's use is sampled each second from /proc/stat into DIR.cpu (time,
 # share of both cores busy). Prints the phases: the harness's venv and the
-# plan, the builds and runs, the report.
+# plan, the builds before the first run, then the runs (beside the builds
+# still going on) to the report's end.
 #
 # Root only, and on a machine you can spare: it changes the system.
 # Without --yes it says what it would do and exits 2.
 set -euo pipefail
 
 if [ "${1:-}" != "--yes" ] || [ -z "${2:-}" ]; then
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 dest=$(realpath -m "$2")
@@ -78,6 +79,7 @@ print(int(datetime.datetime.fromisoformat(rows[0]['started_at']).timestamp()))
 report=$(stat -c %Y "$run/report.html")
 echo "./run.sh --quick exited $status after $((end - start)) s ($dest.log)"
 echo "  the harness's venv and the plan: $((first - start)) s"
-echo "  builds alone, then builds beside runs: $((runs - first)) s, then $((report - runs)) s to the report's end"
+echo "  from the plan to the first run: $((runs - first)) s (builds)"
+echo "  from the first run to the report's end: $((report - runs)) s (runs beside the builds left)"
 echo "  $(tail -1 "$dest.log")"
 echo "caches moved to $moved; CPU use each second in $dest.cpu"

@@ -81,6 +81,12 @@ def ram_bytes() -> int:
     return _ram_bytes()
 
 
+def usable_cores() -> int:
+    """The cores this process may run on: its affinity, as taskset sets it
+    (--cpus is checked against it; builds and plots use every one)."""
+    return len(os.sched_getaffinity(0))
+
+
 def git() -> dict[str, Any]:
     def run(*args: str) -> str | None:
         try:

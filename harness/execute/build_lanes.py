@@ -21,11 +21,12 @@ killed with the harness (its death signal) and its process tree with it.
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 from dataclasses import dataclass, field
 from typing import Callable, Literal
+
+from ..core.envinfo import usable_cores
 
 Lane = Literal["setup", "compile"]
 LANES: tuple[Lane, ...] = ("setup", "compile")
@@ -80,9 +81,8 @@ class Limits:
 
 
 def cores() -> int:
-    """The cores this process may run on (its affinity, as with taskset; as
-    settings.py reads it for --cpus)."""
-    return len(os.sched_getaffinity(0))
+    """The cores the builds may use (a test gives another count)."""
+    return usable_cores()
 
 
 def run_jobs(jobs: list[Job], limits: Limits | None = None,

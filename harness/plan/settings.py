@@ -5,7 +5,6 @@ UsageError (one line, exit status 2)."""
 from __future__ import annotations
 
 import math
-import os
 import re
 import tomllib
 from dataclasses import asdict, dataclass, field
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import UsageError
+from ..core.envinfo import usable_cores
 from ..core.variants import split_names
 from ..core.workloads import (CPUS, DELAY_MS, POOL_THREADS, REQUESTS, USERS, WORKLOADS,
                               Dimension)
@@ -321,7 +321,7 @@ def _params(source: dict[str, Any], suite: bool = False) -> dict[str, list[Any]]
             if unknown:
                 raise UsageError(f"{d.option}: unknown value {unknown[0]!r} "
                                  f"(known: {', '.join(d.choices)})")
-    usable = len(os.sched_getaffinity(0))
+    usable = usable_cores()
     for k in params.get(CPUS.name, []):
         if k > usable:
             raise UsageError(f"--cpus {k}: this harness may use {usable} CPUs here")

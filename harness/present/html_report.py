@@ -262,7 +262,7 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
         out.append(f'<p class="banner"><b>This is a check, not a measurement.</b> The '
                    f"<code>{_esc(suite)}</code> suite runs every implementation at tiny "
                    f"N, once each: its figures carry no spread and no weight."
-                   + (f" {_esc(note)}" if (note := overlap_note(env.settings)) else "") + "</p>")
+                   + (f" {_esc(note)}" if (note := overlap_note(env)) else "") + "</p>")
 
     # the verdicts: report.md's first-screen table, or a check's result
     out.append('<section id="verdicts"><h2>Verdicts</h2>')

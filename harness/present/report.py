@@ -438,10 +438,10 @@ OVERLAP_NOTE = ("Its runs started as soon as their language was built, while oth
                 "compiled: on a busy machine.")
 
 
-def overlap_note(settings: dict[str, Any]) -> str:
+def overlap_note(env: Env) -> str:
     """The sentence a check whose runs overlapped its builds
     (suites.toml overlap_builds) adds to its banner, else ""."""
-    return OVERLAP_NOTE if settings.get("overlap_builds") else ""
+    return OVERLAP_NOTE if recorded_settings(env).overlap_builds else ""
 
 
 def _image(name: str, alt: str) -> str:
@@ -565,7 +565,7 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
     suite = env.settings.get("suite")
     if suite in CHECK_SUITES:
         lines += [CHECK_BANNER.format(suite=suite)]
-        if note := overlap_note(env.settings):
+        if note := overlap_note(env):
             lines[-1] += f"> {note}\n"
     standing = run_standings(results) if found is None else found
     lines += ["## Verdicts", ""]

@@ -4,7 +4,6 @@ workload's presentation may name, and draw_all, which draws every plot a run all
 from __future__ import annotations
 
 import multiprocessing
-import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable
@@ -19,6 +18,7 @@ matplotlib.use("Agg")
 # mathtext (`$\\frac$` would raise), and no plot writes formulas.
 matplotlib.rcParams["text.parse_math"] = False
 
+from ...core.envinfo import usable_cores  # noqa: E402
 from ...core.presentation import PRESENTATIONS, Presentation  # noqa: E402
 from ...record.rundir import Outputs, RunDir, RunDirError  # noqa: E402
 from ...core.workloads import workload_rank  # noqa: E402
@@ -86,7 +86,7 @@ def _draw(data: Run, out: Path) -> list[Path]:
         # workers forked with the run's data, not sent it), the paths in
         # the order a serial drawing gives. A report is written after the
         # runs, when the cores are free.
-        workers = min(len(tasks), cores())
+        workers = min(len(tasks), usable_cores())
         if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
             drawn = [_one(kind, w, out) for kind, w in tasks]
         else:
@@ -109,8 +109,3 @@ def _one(kind: str, workload: str, out: Path) -> list[Path]:
     shown = PRESENTATIONS[workload]
     draw = {"cpu_scaling": cpu_scaling, "version_sweep": version_sweep}.get(kind) or PLOTS[kind]
     return draw(data, out, workload, shown)
-
-
-def cores() -> int:
-    """The cores this process may run on (its affinity, as with taskset)."""
-    return len(os.sched_getaffinity(0))

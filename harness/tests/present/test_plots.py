@@ -55,7 +55,7 @@ def test_plots_drawn_on_every_core_are_those_drawn_on_one(tmp_path, monkeypatch)
     for workers in (1, 2):
         run = tmp_path / str(workers)
         shutil.copytree(FIXTURE, run)
-        monkeypatch.setattr(plots, "cores", lambda: workers)
+        monkeypatch.setattr(plots, "usable_cores", lambda: workers)
         drawn[workers] = plots.draw_all(RunDir(run))
     assert [p.name for p in drawn[1]] == [p.name for p in drawn[2]]
     assert [p.read_bytes() for p in drawn[1]] == [p.read_bytes() for p in drawn[2]]
