@@ -108,10 +108,14 @@ def build_parser() -> Parser:
                           "wider than ±PCT of its median (e.g. 5%%), up to --max-repeat runs")
     run.add_argument("--until-settled", action="store_true",
                      help="after the --repeat minimum, more passes of the configurations in a "
-                          "verdict not yet settled (a standing against its set's leader: "
-                          "behind, level or not settled), the leader first, up to --max-repeat "
-                          "runs; a configuration with no ok run that timed out or failed twice is "
-                          "not run again")
+                          "verdict not yet settled (a neighbour pair of a ranking, an article's "
+                          "claim) that can still settle, the most verdicts per second first, up "
+                          "to --max-repeat runs; a configuration whose runs all failed is not "
+                          "run again")
+    run.add_argument("--budget", default=None, metavar="DURATION",
+                     help="with --until-settled or --until-ci: the time the runs may take, the "
+                          "minimum included (e.g. 45m, 1h30m, 2700); passes past it do not start, "
+                          "and the run says what is still open (default: the suite's)")
     run.add_argument("--adaptive-sleep", action="store_true",
                      help="sleep: each run's tasks sleep twice the longest time they took to "
                           "start in the configuration's earlier runs, plus 1 s, at most --duration-ms "

@@ -164,8 +164,10 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
                 progress.waiting()
                 prepared.wait()
 
+            # the budget counts from here: after the builds, from the first run
+            budget = sequential.Budgeted(s.budget_s) if s.budget_s else None
             counts = execute_until_settled(
-                run, runs, planned.runs, sequential,
+                run, runs, planned.runs, budget or sequential,
                 lambda p: prepared.readiness(p.impl, p.key.workload, p.workload.kind == "server"),
                 ProcessExecutor(run.name, s, lambda: prepared.k6, perf), progress,
                 lambda p: planned.estimates[p.row_key], past, wait)
@@ -187,6 +189,9 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     finish_invocation(env, detect_runtimes(impls),
                       load_avg_1m(), steal_frac(ticks, cpu_times()))
     write_env(run, env)
+    if any(p.until_settled for p in planned.runs):
+        print("; ".join(filter(None, [budget.stopped if budget is not None else "",
+                                      sequential.forecast(run.runs().rows, planned.runs)])))
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing new"
     print(f"done: {summary}; rows in {relative(run.runs_path)}")
     if report:

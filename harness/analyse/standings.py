@@ -78,7 +78,7 @@ class Standing:
         return self.verdict != NOT_SETTLED
 
 
-def _pair(metric: str, leader: Group, other: Group, margin: float) -> Standing:
+def pair(metric: str, leader: Group, other: Group, margin: float) -> Standing:
     # (base, compared) so that compared/base > 1 means other is worse
     base, compared = (other, leader) if METRICS[metric].higher_is_better else (leader, other)
     blocks = tuple(node_blocks(base, compared, metric) or ())
@@ -153,7 +153,7 @@ def standings(groups: list[Group], margins: dict[str, float] | None = None) -> l
             if leader is None:
                 continue
             margin = (margins or {}).get(metric, METRICS[metric].margin)
-            raw += [_pair(metric, leader, g, margin) for g in members
+            raw += [pair(metric, leader, g, margin) for g in members
                     if g is not leader and g.values(metric)]
     return decide(raw)
 

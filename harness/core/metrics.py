@@ -95,6 +95,10 @@ COUNTERS = ("ctx_switches_voluntary", "ctx_switches_involuntary", "minor_faults"
 # response-time distribution from the median to the slowest.
 THROUGHPUT = "rps"
 LATENCIES = ("latency_p50_s", "latency_p90_s", "latency_p99_s", "latency_max_s")
+# The figures the claims and the pages name, declared once.
+WALL, COLD, WARM, SPAWN, RSS, THREADS = (
+    "wall_s", "first_iter_s", "warm_iter_s", "spawn_s", "peak_rss_bytes", "max_threads")
+RPS = THROUGHPUT
 
 
 def margins(text: str | None, option: str = "--margin") -> dict[str, float]:

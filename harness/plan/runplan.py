@@ -41,7 +41,8 @@ def most_runs(runs: list[Planned]) -> list[Planned]:
     return runs + extra
 
 
-def _sequential_note(runs: list[Planned], most: list[Planned], seconds: float) -> str:
+def _sequential_note(runs: list[Planned], most: list[Planned], seconds: float,
+                     budget_s: float | None = None) -> str:
     if len(most) == len(runs):
         return ""
     ceilings = sorted({p.max_repeat for p in configurations(runs).values() if p.max_repeat})
@@ -50,7 +51,9 @@ def _sequential_note(runs: list[Planned], most: list[Planned], seconds: float) -
         ["--until-settled"] if any(p.until_settled for p in runs) else [])
     return (f"a minimum: {' and '.join(rules)} may add passes, up to "
             f"{'/'.join(map(str, ceilings))} runs each (at most {len(most)} runs in all, "
-            f"{fmt_duration(seconds)})")
+            f"{fmt_duration(seconds)})"
+            + (f", within a budget of {fmt_duration(budget_s)} for all the runs" if budget_s
+               else ""))
 
 
 def plan_run(impls: list[Impl], s: Settings, past: list[Row], out: Path,
@@ -65,7 +68,8 @@ def plan_run(impls: list[Impl], s: Settings, past: list[Row], out: Path,
     history = history_from(past)
     most = most_runs(runs)
     estimates = {p.row_key: estimate_s(p, history) for p in most}
-    sequential = _sequential_note(runs, most, sum(estimates[p.row_key] for p in most))
+    sequential = _sequential_note(runs, most, sum(estimates[p.row_key] for p in most),
+                                  s.budget_s)
     notes = omitted(s)
     if sequential and any(p.max_repeat < runs_needed()[0] for p in configurations(runs).values()
                           if p.max_repeat and p.until_ci is not None):

@@ -74,6 +74,9 @@ class Settings:
     # configurations in a verdict not yet settled (sequential.more_runs), up
     # to max_repeat runs each (ceiling())
     until_settled: bool = False
+    # --budget DURATION (seconds): the runs' time, the minimum included, past
+    # which no more sequential passes start (sequential.Budgeted); None: none
+    budget_s: float | None = None
     # --adaptive-sleep: each sleep run lasts twice its configuration's
     # longest start time so far plus a second (workloads.adaptive_sleep_ms), at most duration_ms
     adaptive_sleep: bool = False
@@ -149,6 +152,7 @@ MAX_PLANNED_PER_IMPL = 10_000
 # runtime's program starts in 16 MiB (every run would be oom); 8388607T is
 # the most a 64-bit byte count holds in whole TiB.
 TIMEOUT_S = (0.001, 30 * 86400.0)
+BUDGET_S = (60.0, 30 * 86400.0)
 SAMPLE_INTERVAL_MS = (1.0, 60_000.0)
 MIB, TIB = 2**20, 2**40
 MAX_RSS = (16 * MIB, (2**23 - 1) * TIB)
@@ -294,6 +298,21 @@ def within(value: Any, name: str, bounds: tuple[float, float], unit: str, said: 
     return float(value)
 
 
+_DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s?)?")
+
+
+def duration(value: Any, name: str) -> float:
+    """A budget: seconds, or hours, minutes and seconds ("45m", "1h30m",
+    "90s", "2700"), a minute to 30 days."""
+    text = str(value).strip()
+    match = _DURATION.fullmatch(text) if text else None
+    if match is None or not any(match.groups()):
+        raise UsageError(f"{name} {value!r}: give a duration such as 45m, 1h30m or 2700 (seconds)")
+    hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+    return within(hours * 3600 + minutes * 60 + seconds, name, BUDGET_S, "seconds",
+                  "a minute to 30 days")
+
+
 def timeout(value: Any, name: str) -> float:
     return within(value, name, TIMEOUT_S, "seconds", "1 ms to 30 days")
 
@@ -425,6 +444,12 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
     until_settled = bool(opts.get("until_settled")) or suite.get("until_settled", False)
     if not isinstance(until_settled, bool):
         raise UsageError(f"suites.toml: until_settled {until_settled!r} must be true or false")
+    budget_s = (duration(opts["budget"], "--budget") if opts.get("budget") is not None
+                else duration(suite["budget"], f"suites.toml: {opts['suite']}: budget")
+                if "budget" in suite else None)
+    if budget_s is not None and not until_settled and target is None:
+        raise UsageError("--budget bounds the passes of --until-settled or --until-ci: give one "
+                         "of them too")
     adaptive = bool(opts.get("adaptive_sleep")) or suite.get("adaptive_sleep", False)
     if not isinstance(adaptive, bool):
         raise UsageError(f"suites.toml: adaptive_sleep {adaptive!r} must be true or false")
@@ -455,7 +480,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
         build=not opts.get("no_build"), registries=list(opts.get("registry") or []),
         source=_source(opts.get("source")),
         until_ci=target, max_repeat=max_repeat, until_settled=until_settled,
-        adaptive_sleep=adaptive,
+        budget_s=budget_s, adaptive_sleep=adaptive,
         # `--inherit-env ""` is refused, never read as "none"
         inherit_env=(env_names(opts["inherit_env"]) if opts.get("inherit_env") is not None
                      else []),

@@ -2,8 +2,8 @@
 answers: a planted lead is found, equal figures are called level, too few
 runs or an interval across the margin are "not settled" with that reason,
 and across a family of many verdicts the share of wrong settled ones stays
-under 5%. Then run --until-settled's rule (sequential.more_runs): only
-configurations in an unsettled verdict run again."""
+under 5%. A part declared not judged has no verdicts and no more runs
+(test_sequential.py tests the rule of more runs)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from harness.analyse.analysis import group_runs
-from harness.sequential import more_runs, wanting
+from harness.sequential import more_runs
 from harness.plan.settings import settings_from
-from harness.plan.plan import configurations, plan
+from harness.plan.plan import plan
 from harness.core.registry import resolve
 from harness.core.schema import Row
 from harness.analyse.standings import (ACROSS_MARGIN, BEHIND, FEW_RUNS, LEVEL_WORD, NOT_SETTLED,
@@ -140,30 +140,6 @@ def _planned(repeat: int = 4, max_repeat: int | None = 8):
     return plan(resolve(s.impls), s)
 
 
-def test_until_settled_runs_again_only_what_a_verdict_needs(fakes: None) -> None:
-    """N = 5: fake-wrong is 2x fake-good (settled at 4 runs a side); N = 6:
-    3% apart with ±20% noise (not settled): only N = 6 runs again, its
-    leader first (fake-good), whose one run counts in all its set's standings."""
-    runs = _planned()
-    noisy = [1.0, 1.2, 0.8, 1.1, 0.9, 1.05]
-    table = (rows("fake-good", [1 * MS] * 6, n=5) + rows("fake-wrong", [2 * MS] * 6, n=5)
-             + rows("fake-good", [v * MS for v in noisy], n=6)
-             + rows("fake-wrong", [v * 1.03 * MS for v in noisy], n=6))
-    found = standings(group_runs(table))
-    assert {(s.leader.key.impl, s.other.key.impl, s.other.key.n) for s in found
-            if not s.settled} == {("fake-good", "fake-wrong", 6)}
-    extra = more_runs(table, runs)
-    assert sorted((p.key.impl, p.key.n, p.rep) for p in extra) == [("fake-good", 6, 7)]
-    # with LEAD runs more than the other, the other runs
-    ahead = table + rows("fake-good", [v * MS for v in noisy[:3]], n=6, first_rep=7)
-    extra = more_runs(ahead, runs)
-    assert sorted((p.key.impl, p.key.n, p.rep) for p in extra) == [("fake-wrong", 6, 7)]
-    # at the ceiling nothing more runs
-    capped = _planned(max_repeat=6)
-    assert more_runs(table, capped) == []
-    assert {p.max_repeat for p in configurations(runs).values()} == {8}
-
-
 def test_the_first_screen_follows_the_standings() -> None:
     """verdicts.headlines says what standings decided: a level pair is
     level, a settled lead leads."""
@@ -190,46 +166,6 @@ def test_a_part_declared_not_judged_has_no_verdicts_and_no_more_runs(fakes: None
     assert "Not judged: chain, a check" in unjudged_note(settings)
     assert unjudged_note({"parts": [{"workloads": ["chain"], "ns": [5]}]}) == ""
     runs = [dataclasses.replace(p, judged=p.key.n != 6) for p in _planned(repeat=3)]
-    assert {(p.key.impl, p.key.n) for p in more_runs(table, runs)} == {("fake-good", 5)}
-
-
-def test_the_sequential_rule_settles_with_few_runs_and_few_wrong_verdicts() -> None:
-    """--until-settled's loop on synthetic sets (sequential.wanting, then
-    standings again, as the session does pass after pass), from 3 runs up
-    to 6: each set holds a fast leader, rivals 2x slower and one equal to
-    it, lognormal noise of 3%. Over 20 such reports: "behind" said of the
-    equal rival is under 5% of the settled verdicts (the looks included),
-    nearly every doubling is found, and the runs spent stay well below 6
-    for everyone."""
-    rng = np.random.default_rng(21)
-    wrong, found, spent = [], [], []
-    for _ in range(20):
-        factors = {f"set{s}": [1.0, 2.0, 2.0, 2.0, 1.0] for s in range(8)}  # [0]: the leader
-        draws: dict[tuple[str, int], list[float]] = {
-            (name, i): list(f * rng.lognormal(0, 0.03, 3) * MS)
-            for name, fs in factors.items() for i, f in enumerate(fs)}
-        n_of = {name: k + 1 for k, name in enumerate(factors)}
-
-        def table() -> list[Row]:
-            return [r for (name, i), values in draws.items()
-                    for r in rows(f"impl{i}", values, n=n_of[name])]
-        while True:
-            found_now = standings(group_runs(table()))
-            reps = {g.key: len(g.rows) for g in group_runs(table())}
-            more = wanting(found_now, reps, {key: 6 for key in reps})
-            if not more:
-                break
-            for key in more:
-                name = next(n for n, k in n_of.items() if k == key.n)
-                i = int(key.impl.removeprefix("impl"))
-                draws[(name, i)].append(factors[name][i] * rng.lognormal(0, 0.03) * MS)
-        settled = [s for s in found_now if s.settled and s.metric == "warm_iter_s"]
-        equal = [s for s in settled if {s.leader.impl, s.other.impl} == {"impl0", "impl4"}]
-        wrong.append(sum(s.verdict == BEHIND for s in equal) / max(len(settled), 1))
-        doubled = [s for s in found_now if s.metric == "warm_iter_s"
-                   and {s.leader.impl, s.other.impl} & {"impl1", "impl2", "impl3"}]
-        found.append(sum(s.verdict == BEHIND for s in doubled) / len(doubled))
-        spent.append(np.mean([len(v) for v in draws.values()]))
-    assert np.mean(wrong) < 0.05
-    assert np.mean(found) > 0.95
-    assert np.mean(spent) < 4.5  # of 6: the leaders take the extra runs
+    # N = 5's pair is open at 3 runs a side: both sides run again, N = 6 not at all
+    assert {(p.key.impl, p.key.n) for p in more_runs(table, runs)} == {
+        ("fake-good", 5), ("fake-wrong", 5)}

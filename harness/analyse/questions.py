@@ -1,0 +1,249 @@
+"""The questions a reader asks of a run, each answered as a family of
+verdicts (docs/statistics.md, "Rankings and claims"):
+
+- rankings: for each headline figure of each comparable set (standings'
+  sets), the implementations best first, the floor (impls.toml
+  `floor = true`) shown beside the ranking but not in it; each pair of
+  neighbours asked the standings' two questions (differ; level within the
+  figure's margin), every neighbour pair of the run one Benjamini–Hochberg
+  family (standings.decide). Runs of neighbours not settled apart are one
+  tier: the ranking reads as an ordering with ties.
+- claims: each article claim (core/claims.py) whose two configurations the
+  run measured, asked on which side of its threshold the ratio lies
+  (one-sided, in the direction the article gave and against it) and, for a
+  claimed lead, whether the two are level; every claim of the run one
+  family (below).
+
+A family's count of settled verdicts is its own: the rankings' and the
+claims' are reported apart, and the vs-leader standings (standings.py)
+stay what the tables' ×leader columns read. Pure: reads groups, writes
+nothing; `run --until-settled` (sequential.py) asks it which
+configurations an open verdict still needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Iterable
+
+from .analysis import Group, comparable_sets, headline
+from ..core.claims import CLAIMS, Claim
+from ..core.formatting import fmt_percent
+from ..core.metrics import METRICS
+from ..core.schema import ConfigKey
+from ..core.stats import Interval, discoveries, ratio_interval, ratio_p, smallest_p
+from .standings import (BEHIND, FDR_RATE, LEVEL_WORD, NOT_SETTLED, Standing, decide, pair,
+                        ranked)
+
+HOLDS, DOES_NOT_HOLD = "holds", "does not hold"
+RANKINGS, CLAIMS_FAMILY = "rankings", "claims"
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One headline figure of one comparable set, best first."""
+    workload: str
+    metric: str
+    order: tuple[Group, ...]  # the floor left out
+    floor: Group | None
+    pairs: tuple[Standing, ...]  # pairs[i]: order[i] (leader) against order[i + 1] (other)
+
+    def tiers(self) -> list[tuple[int, list[Group]]]:
+        """(first place, members): a new tier starts after each neighbour
+        settled ahead; level and unsettled neighbours share one."""
+        out: list[tuple[int, list[Group]]] = [(1, [self.order[0]])]
+        for place, pair in enumerate(self.pairs, 2):
+            if pair.verdict == BEHIND:
+                out.append((place, [pair.other]))
+            else:
+                out[-1][1].append(pair.other)
+        return out
+
+    def tier_text(self) -> str:
+        """'1: go; 2–3: rust-tokio = rust-smol ~ java-virtual': '=' level,
+        '~' not settled apart, ';' a settled gap."""
+        parts = []
+        for first, members in self.tiers():
+            last = first + len(members) - 1
+            names = members[0].impl
+            for place in range(first, last):  # pairs[place - 1] joins places place and place + 1
+                pair = self.pairs[place - 1]
+                names += f" {'=' if pair.verdict == LEVEL_WORD else '~'} {pair.other.impl}"
+            parts.append(f"{first}{f'–{last}' if last != first else ''}: {names}")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """One article claim against the run: num/den, its exact 95% interval and
+    the family's verdict."""
+    claim: Claim
+    num: Group
+    den: Group
+    interval: Interval | None  # num / den
+    p_holds: float | None
+    p_against: float | None
+    p_level: float | None  # a claimed lead found level (claims with threshold 1 only)
+    verdict: str = NOT_SETTLED
+    why: str = ""
+
+    @property
+    def runs(self) -> tuple[int, int]:
+        return (len(self.num.values(self.claim.num.metric)),
+                len(self.den.values(self.claim.den.metric)))
+
+    @property
+    def floor(self) -> float:
+        """The smallest one-sided p-value its run counts allow."""
+        return smallest_p(*self.runs)
+
+    @property
+    def settled(self) -> bool:
+        return self.verdict != NOT_SETTLED
+
+    @property
+    def keys(self) -> tuple[ConfigKey, ConfigKey]:
+        return self.num.key, self.den.key
+
+    @property
+    def size(self) -> str:
+        """The article's own figure against the 95% interval ("" where it gave none)."""
+        c, iv = self.claim, self.interval
+        if c.size is None or iv is None or not iv.settled:
+            return ""
+        said = f"{c.size:.3g}×"
+        if c.at_least:
+            return ("its size holds (all of the interval is above " + said + ")" if iv.low > c.size
+                    else f"its size does not (the interval is below {said})" if iv.high < c.size
+                    else f"its size is not settled (the interval holds {said})")
+        inside = iv.low <= c.size <= iv.high
+        return (f"its size {'holds' if inside else 'does not'} (the article's {said} lies "
+                f"{'inside' if inside else 'outside'} the interval)")
+
+
+@dataclass(frozen=True)
+class Questions:
+    rankings: list[Ranking]
+    claims: list[ClaimVerdict]
+
+    def families(self) -> list[tuple[str, int, int]]:
+        """(family, settled, total), each family counted on its own."""
+        pairs = [p for r in self.rankings for p in r.pairs]
+        return [(RANKINGS, sum(p.settled for p in pairs), len(pairs)),
+                (CLAIMS_FAMILY, sum(c.settled for c in self.claims), len(self.claims))]
+
+    def summary(self) -> str:
+        """'Verdicts settled: rankings 410 of 524 neighbour pairs (78%); claims 11 of 12 (92%).'"""
+        words = {RANKINGS: "neighbour pairs in the rankings", CLAIMS_FAMILY: "the articles' claims"}
+        parts = [f"{words[name]} {settled:,} of {total:,}"
+                 + (f" ({settled / total:.0%})" if total else "")
+                 for name, settled, total in self.families()]
+        return ("Verdicts settled, each family on its own (false discovery rate "
+                f"{FDR_RATE:.0%} within each): " + "; ".join(parts) + ".")
+
+    def open_keys(self) -> list[tuple[ConfigKey, ConfigKey]]:
+        """The two configurations of every verdict not settled yet."""
+        return ([(p.leader.key, p.other.key) for r in self.rankings for p in r.pairs
+                 if not p.settled] + [c.keys for c in self.claims if not c.settled])
+
+
+def rankings(groups: list[Group], floor_impls: Iterable[str] = (),
+             margins: dict[str, float] | None = None) -> list[Ranking]:
+    """Every ranking of the run, its neighbour pairs decided as one family."""
+    floors = set(floor_impls)
+    drafts: list[tuple[str, str, list[Group], Group | None]] = []
+    raw: list[Standing] = []
+    for (workload, *_), members in sorted(comparable_sets(groups).items(),
+                                          key=lambda kv: kv[1][0].key.sort_key):
+        for metric in headline(workload):
+            order = [g for g in ranked(members, metric) if g.impl not in floors]
+            if len(order) < 2:
+                continue
+            floor = next((g for g in members if g.impl in floors and g.values(metric)), None)
+            margin = (margins or {}).get(metric, METRICS[metric].margin)
+            drafts.append((workload, metric, order, floor))
+            raw += [pair(metric, a, b, margin) for a, b in zip(order, order[1:])]
+    decided = iter(decide(raw))
+    return [Ranking(workload, metric, tuple(order), floor,
+                    tuple(next(decided) for _ in order[1:]))
+            for workload, metric, order, floor in drafts]
+
+
+# Of a claim's tests (holds; against; level, for a claimed lead) at most two
+# of three nulls are true at once ("r <= threshold" and "r >= threshold" only
+# both at r = threshold exactly): Benjamini–Hochberg at this multiple of the
+# rate keeps the family's false discovery rate at most FDR_RATE (its bound
+# is rate * true nulls / tests).
+CLAIM_RATE = FDR_RATE * 3 / 2
+
+
+def _claim(c: Claim, num: Group, den: Group) -> ClaimVerdict:
+    a, b = num.values(c.num.metric), den.values(c.den.metric)
+    iv = ratio_interval(b, a)  # new / old: numerator over denominator
+    if c.near:
+        low, high = c.above / c.near, c.above * c.near
+        up, down = ratio_p(b, a, low, True), ratio_p(b, a, high, False)
+        holds = None if up is None or down is None else max(up, down)
+        out_low, out_high = ratio_p(b, a, low, False), ratio_p(b, a, high, True)
+        against = (None if out_low is None or out_high is None
+                   else min(1.0, 2 * min(out_low, out_high)))
+        return ClaimVerdict(c, num, den, iv, holds, against, None)
+    holds = ratio_p(b, a, c.above, not c.less)
+    against = ratio_p(b, a, c.above, c.less)
+    level = None
+    if c.above == 1.0:
+        margin = METRICS[c.num.metric].margin
+        up, down = ratio_p(b, a, 1 / (1 + margin), True), ratio_p(b, a, 1 + margin, False)
+        level = None if up is None or down is None else max(up, down)
+    return ClaimVerdict(c, num, den, iv, holds, against, level)
+
+
+def claims(groups: list[Group], declared: Iterable[Claim] = CLAIMS) -> list[ClaimVerdict]:
+    """Every claim whose two configurations the run measured (an ok run on
+    each side), decided as one family."""
+    by_key = {g.key: g for g in groups}
+    raw = []
+    for c in declared:
+        num, den = by_key.get(c.num.key()), by_key.get(c.den.key())
+        if num is not None and den is not None and num.values(c.num.metric) \
+                and den.values(c.den.metric):
+            raw.append(_claim(c, num, den))
+    tests = [(i, p) for i, v in enumerate(raw) for p in (v.p_holds, v.p_against, v.p_level)]
+    found = discoveries([p for _, p in tests], [raw[i].floor for i, _ in tests], rate=CLAIM_RATE)
+    hit: dict[int, list[bool]] = {}
+    for (i, _), f in zip(tests, found):
+        hit.setdefault(i, []).append(f)
+    out = []
+    for i, v in enumerate(raw):
+        holds, against, level = hit[i]
+        if level:
+            margin = METRICS[v.claim.num.metric].margin
+            out.append(_verdict(v, DOES_NOT_HOLD, f"level (within ±{fmt_percent(margin)})"))
+        elif holds:
+            out.append(_verdict(v, HOLDS))
+        elif against:
+            out.append(_verdict(v, DOES_NOT_HOLD))
+        else:
+            out.append(_verdict(v, NOT_SETTLED, _claim_why(v)))
+    return out
+
+
+def _verdict(v: ClaimVerdict, verdict: str, why: str = "") -> ClaimVerdict:
+    return replace(v, verdict=verdict, why=why)
+
+
+def _claim_why(v: ClaimVerdict) -> str:
+    n, m = v.runs
+    if min(n, m) < 2:
+        return f"one run on a side ({n} and {m})"
+    if v.floor > CLAIM_RATE:
+        return f"too few runs ({n} and {m})"
+    return "its interval holds the threshold" if v.interval is not None and (
+        v.interval.low <= v.claim.above <= v.interval.high) else (
+        "not significant among the run's claims (false discovery rate 5%)")
+
+
+def ask(groups: list[Group], floor_impls: Iterable[str] = (),
+        margins: dict[str, float] | None = None) -> Questions:
+    """The run's rankings and claims, each family decided on its own."""
+    return Questions(rankings(groups, floor_impls, margins), claims(groups))

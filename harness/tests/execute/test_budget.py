@@ -1,0 +1,145 @@
+"""run --until-settled with --budget, driven through the scheduler by a fake
+executor with known costs and known answers (no process, no clock): the
+runs stop within the budget, the extra runs go where they buy the most open
+verdicts per second, and at the same cost they settle more verdicts than
+a round-robin of every configuration."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pytest
+
+from harness import sequential
+from harness.analyse.analysis import group_runs
+from harness.analyse.questions import ask
+from harness.core.registry import resolve
+from harness.core.schema import ConfigKey, Row
+from harness.execute import scheduler
+from harness.execute.builder import Readiness
+from harness.execute.executor import Executed, make_row
+from harness.execute.progress import Progress
+from harness.plan.plan import Planned, configurations, plan
+from harness.plan.settings import settings_from
+from harness.record.rundir import RunDir
+
+from ..conftest import FAKES
+
+IMPLS = ["fake-good", "fake-wrong", "fake-garbage", "fake-crash", "fake-hang", "fake-hog"]
+# n: (each impl's true time factor, seconds a run takes). N = 5: cheap runs,
+# neighbours 1.3x to 2x apart and one tie; N = 6: the same order, 40x dearer.
+TRUTH = {5: ([1.0, 1.0, 1.3, 2.0, 2.6, 5.2], 0.5), 6: ([1.0, 1.3, 1.7, 1.7, 3.4, 4.4], 20.0)}
+BUDGET_S = 450.0  # the minimum takes 380 s: room for 3 dear runs or 85 cheap ones
+
+
+class FakeExecutor:
+    def __init__(self, run_id: str, seed: int) -> None:
+        self.run_id, self.rng = run_id, np.random.default_rng(seed)
+        self.ran: list[Planned] = []
+
+    def run(self, p: Planned) -> Executed:
+        self.ran.append(p)
+        factors, cost = TRUTH[p.key.n]
+        t = factors[IMPLS.index(p.impl.id)] * self.rng.lognormal(0, 0.04) * 1e-3
+        return Executed(make_row(self.run_id, p, "ok", wall_s=cost, first_iter_s=t,
+                                 warm_iter_s=t, peak_rss_bytes=(10 + IMPLS.index(p.impl.id)) << 20))
+
+
+class RoundRobin:
+    """The comparison: every configuration again, pass after pass, in plan
+    order, while the budget lasts (the same clock and ceiling)."""
+
+    def __init__(self, budget: sequential.Budgeted) -> None:
+        self.budget = budget
+
+    repeated = staticmethod(sequential.repeated)
+
+    def more_runs(self, rows: Iterable[Row], runs: list[Planned]) -> list[Planned]:
+        reps: dict[ConfigKey, int] = {}
+        for r in rows:
+            reps[ConfigKey.of(r)] = max(reps.get(ConfigKey.of(r), 0), r.rep)
+        fits, left = [], self.budget.left()
+        for key, last in configurations(runs).items():
+            rep = reps.get(key, 0) + 1
+            cost = sequential.OVERHEAD_S + TRUTH[key.n][1]
+            if rep <= last.max_repeat and cost <= left:
+                fits.append(dataclasses.replace(last, rep=rep))
+                left -= cost
+        return fits
+
+
+def _session(tmp_path: Path, seed: int, round_robin: bool = False
+             ) -> tuple[RunDir, FakeExecutor, sequential.Budgeted, list[Planned]]:
+    s = settings_from({"impl": ",".join(IMPLS), "workload": "chain", "n": "5,6", "repeat": 3,
+                       "until_settled": True, "max_repeat": 10}, ram_bytes=1 << 30)
+    runs = plan(resolve(s.impls), s)
+    run = RunDir.create_new(tmp_path / ("rr" if round_robin else "value"))
+    fake = FakeExecutor(run.name, seed)
+    budget = sequential.Budgeted(BUDGET_S, clock=lambda: sum(
+        sequential.OVERHEAD_S + (r.wall_s or 0) for r in run.runs().rows))
+    rules = RoundRobin(budget) if round_robin else budget
+    scheduler.execute_until_settled(run, runs, runs, rules, lambda p: Readiness("ready"), fake,
+                                    Progress(len(runs), [1.0] * len(runs)), lambda p: 1.0)
+    return run, fake, budget, runs
+
+
+def _settled(run: RunDir) -> int:
+    return sum(s for _, s, _ in ask(group_runs(run.runs().rows)).families())
+
+
+@pytest.fixture(autouse=True)
+def fakes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BENCH_IMPLS_PATH", str(FAKES))
+
+
+def test_the_runs_stop_within_the_budget_and_say_what_is_open(tmp_path: Path) -> None:
+    run, fake, budget, runs = _session(tmp_path, 1)
+    assert budget.left() >= 0  # the minimum (36 runs, 380 s) and every pass fit
+    assert len(fake.ran) > len(runs)  # it did spend the budget on more runs
+    assert budget.stopped == "the budget of 7:30 ends the runs"
+    said = sequential.forecast(run.runs().rows, runs)
+    open_now = sum(t - s for _, s, t in ask(group_runs(run.runs().rows)).families())
+    assert said.startswith(f"{open_now} verdicts still open; another 10:00 of runs would")
+
+
+def test_the_extra_runs_go_where_they_buy_the_most_verdicts_per_second(tmp_path: Path) -> None:
+    """The first pass past the minimum runs the cheap set's open pairs
+    before any of the dear set's, and a side of a pair with fewer runs goes
+    before its rival."""
+    _, fake, _, runs = _session(tmp_path, 2)
+    extra = fake.ran[len(runs):]
+    first_pass = extra[:next((i for i, p in enumerate(extra) if p.rep > 4), len(extra))]
+    ns = [p.key.n for p in first_pass]
+    assert ns and ns[0] == 5 and ns == sorted(ns)
+
+
+def test_at_the_same_cost_it_settles_more_than_round_robin(tmp_path: Path) -> None:
+    ours, theirs = [], []
+    for seed in range(6):
+        run, _, budget, _ = _session(tmp_path / f"v{seed}", seed)
+        rr, _, rr_budget, _ = _session(tmp_path / f"r{seed}", seed, round_robin=True)
+        assert budget.left() >= 0 and rr_budget.left() >= 0
+        ours.append(_settled(run))
+        theirs.append(_settled(rr))
+    assert sum(ours) > sum(theirs)
+
+
+def test_a_configuration_whose_first_run_failed_is_not_run_again() -> None:
+    p = dataclasses.replace(plan(resolve(["fake-good"]), settings_from(
+        {"impl": "fake-good", "workload": "chain", "n": "5", "repeat": 3, "until_settled": True},
+        ram_bytes=1 << 30))[0], rep=2)
+    assert not sequential.repeated(p, ["timeout"]) and not sequential.repeated(p, ["crashed"])
+    assert sequential.repeated(p, ["crashed", "ok"]) and sequential.repeated(p, [])
+
+
+def test_a_verdict_that_cannot_settle_within_the_ceiling_buys_no_runs() -> None:
+    """3% apart with 20% noise needs hundreds of runs a side: forecast above
+    any ceiling; 2x apart with 4% noise needs the fewest."""
+    noisy = (1.0, 1.2, 0.8, 1.1, 0.9)
+    assert sequential.runs_to_settle(noisy, tuple(v * 1.03 for v in noisy), 1.0, 0.05) > 100
+    tight = (1.0, 1.04, 0.96)
+    assert sequential.runs_to_settle(tight, tuple(2 * v for v in tight), 1.0, 0.05) == \
+        sequential.FEWEST
