@@ -38,14 +38,15 @@ def export(run: RunDir, chosen: Exporter, out: Path | None, every: bool = False,
     it leaves out. Refused, with nothing written, for a run that did not
     finish (unless partial) and where the format takes nothing of the run."""
     results = analyse(run)
-    if not results.env.finished_at and not partial:
+    unfinished = not results.env.finished_at
+    if unfinished and not partial:
         raise UsageError(f"{run.path}: the run did not finish (env.json has no finished_at: it "
                          f"is still going, or was stopped), so its figures are partial; "
                          f"--partial exports them, marked so")
     groups = results.groups
     kept = [g for g in groups if g.ok]  # a configuration with no ok run has no figure
     picked = choose(kept, every)
-    document = chosen.document(picked.figures, partial)
+    document = chosen.document(picked.figures, unfinished)  # --partial marks only an unfinished run
     if not document:
         raise UsageError(f"nothing to export from {run.path}: {chosen.takes}")
     text = json.dumps(document, indent=2, allow_nan=False) + "\n"
@@ -53,19 +54,19 @@ def export(run: RunDir, chosen: Exporter, out: Path | None, every: bool = False,
         sys.stdout.write(text)
     else:
         write_whole(out, text)
-    for note in notes(len(groups), len(kept), picked.zeros, partial) + chosen.notes(document):
+    for note in notes(len(groups), len(kept), picked.zeros, unfinished) + chosen.notes(document):
         print(f"note: {note}", file=sys.stderr)
 
 
-def notes(groups: int, kept: int, zeros: int, partial: bool) -> list[str]:
-    """What the export left out, one line each."""
+def notes(groups: int, kept: int, zeros: int, unfinished: bool) -> list[str]:
+    """What the export left out, and that the run did not finish: one line each."""
     out = []
     if kept < groups:
         out.append(f"export left out {groups - kept} of {groups} configurations: no ok run")
     if zeros:
         out.append(f"export left out {zeros} figures whose median is 0 (a counter that "
                    f"counted nothing): a tool that divides by the last value alarms on any next")
-    if partial:
+    if unfinished:
         out.append("the run did not finish: its figures are exported marked as partial")
     return out
 

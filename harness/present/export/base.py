@@ -26,8 +26,10 @@ class Figure:
 class Exporter(Protocol):
     """One format: the document it makes of the chosen figures."""
 
-    # what the format takes, for the one line that says a run has none of it
-    takes: str
+    @property
+    def takes(self) -> str:
+        """What the format takes, for the one line that says a run has none of it."""
+        ...
 
     def document(self, figures: Sequence[Figure], partial: bool) -> Any:
         """A JSON-able document of these figures (of a run that did not

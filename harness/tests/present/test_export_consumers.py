@@ -109,13 +109,13 @@ def bencher_load(text: str) -> dict[str, Any]:
     benchmarks: dict[str, bool] = {}
     measures: dict[str, str] = {}
     for key, metrics in doc.items():
-        kind, name = name_id(key, lambda t: 0 < len(t.encode()) <= MAX_BENCHMARK_NAME_LEN)
+        _, name = name_id(key, lambda t: 0 < len(t.encode()) <= MAX_BENCHMARK_NAME_LEN)
         name, ignored = strip_ignore(name)
         assert name and name not in benchmarks, f"{key!r}: two entries for one benchmark"
         benchmarks[name] = ignored
         assert isinstance(metrics, dict) and metrics, key
         for measure, metric in metrics.items():
-            kind, m = name_id(measure, is_valid_len)
+            _, m = name_id(measure, is_valid_len)
             slug = BUILT_IN_NAMES.get(m, m)
             measures[slug] = BUILT_IN_UNITS.get(slug, GENERIC_UNITS)
             assert isinstance(metric, dict) and "value" in metric, (key, measure)
@@ -267,6 +267,10 @@ def test_an_unfinished_run_is_refused_unless_partial(tmp_path: Path) -> None:
     entries = action(TOOLS["smaller"], out)["benches"]
     assert entries and all(e["extra"].startswith("partial run, not finished: ")
                            for e in entries)
+    # a finished run is never marked, --partial or not
+    proc = export(FIXTURES / "formats" / "v7", "--format", "bencher", "--partial")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert bencher_load(proc.stdout) == finished
 
 
 # -- a run of the default suite's size -------------------------------------
