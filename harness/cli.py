@@ -243,6 +243,13 @@ def build_parser() -> Parser:
                           "(customBiggerIsBetter: throughput)")
     exp.add_argument("--out", default=None, metavar="FILE",
                      help="write FILE, whole or not at all (default: standard output)")
+    exp.add_argument("--figures", default="headline", choices=["headline", "all"],
+                     help="headline (default): the figures the report's verdicts are about, per "
+                          "workload (times and peak RSS; sleep: peak RSS; http: throughput, "
+                          "median response, peak RSS); all: every figure")
+    exp.add_argument("--partial", action="store_true",
+                     help="export a run that did not finish (no finished_at), marked as partial "
+                          "in the document; refused without it")
     return parser
 
 
@@ -400,7 +407,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from .present.export import export, exporter
     chosen = exporter(args.format, args.direction)
-    export(open_run_dir(args.run_dir), chosen, Path(args.out) if args.out is not None else None)
+    export(open_run_dir(args.run_dir), chosen, Path(args.out) if args.out is not None else None,
+           every=args.figures == "all", partial=args.partial)
     return 0
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from ... import UsageError
 from ...analyse.analysis import analyse
 from ...record.rundir import RunDir
-from .base import Exporter
+from .base import Exporter, choose
 from .bencher import Bencher
 from .gab import GithubActionBenchmark
 
@@ -32,22 +32,43 @@ def exporter(fmt: str, direction: str | None) -> Exporter:
     return GithubActionBenchmark(bigger=direction == "bigger")
 
 
-def export(run: RunDir, chosen: Exporter, out: Path | None) -> None:
+def export(run: RunDir, chosen: Exporter, out: Path | None, every: bool = False,
+           partial: bool = False) -> None:
     """The run's document on stdout, or in OUT; on stderr, a note of what
-    it leaves out."""
-    groups = analyse(run).groups
+    it leaves out. Refused, with nothing written, for a run that did not
+    finish (unless partial) and where the format takes nothing of the run."""
+    results = analyse(run)
+    unfinished = not results.env.finished_at
+    if unfinished and not partial:
+        raise UsageError(f"{run.path}: the run did not finish (env.json has no finished_at: it "
+                         f"is still going, or was stopped), so its figures are partial; "
+                         f"--partial exports them, marked so")
+    groups = results.groups
     kept = [g for g in groups if g.ok]  # a configuration with no ok run has no figure
-    document = chosen.document(kept)
-    text = json.dumps(document, indent=2) + "\n"
+    picked = choose(kept, every)
+    document = chosen.document(picked.figures, unfinished)  # --partial marks only an unfinished run
+    if not document:
+        raise UsageError(f"nothing to export from {run.path}: {chosen.takes}")
+    text = json.dumps(document, indent=2, allow_nan=False) + "\n"
     if out is None:
         sys.stdout.write(text)
     else:
         write_whole(out, text)
-    if len(kept) < len(groups):
-        print(f"note: export left out {len(groups) - len(kept)} of {len(groups)} "
-              f"configurations: no ok run", file=sys.stderr)
-    if not document:
-        print("note: the export is empty: no ok run has a figure it takes", file=sys.stderr)
+    for note in notes(len(groups), len(kept), picked.zeros, unfinished) + chosen.notes(document):
+        print(f"note: {note}", file=sys.stderr)
+
+
+def notes(groups: int, kept: int, zeros: int, unfinished: bool) -> list[str]:
+    """What the export left out, and that the run did not finish: one line each."""
+    out = []
+    if kept < groups:
+        out.append(f"export left out {groups - kept} of {groups} configurations: no ok run")
+    if zeros:
+        out.append(f"export left out {zeros} figures whose median is 0 (a counter that "
+                   f"counted nothing): a tool that divides by the last value alarms on any next")
+    if unfinished:
+        out.append("the run did not finish: its figures are exported marked as partial")
+    return out
 
 
 def write_whole(out: Path, text: str) -> None:

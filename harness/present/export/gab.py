@@ -10,19 +10,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ...analyse.analysis import Group, Summary
 from ...core.formatting import fmt_bounds, fmt_value
-from ...core.metrics import AXIS_UNITS, Metric
-from .base import figures
+from ...core.metrics import AXIS_UNITS, METRICS, Metric
+from .base import Figure, measure
 
 
 @dataclass(frozen=True)
 class GithubActionBenchmark:
     bigger: bool  # True: higher-is-better figures (customBiggerIsBetter); else the rest
 
-    def document(self, groups: Sequence[Group]) -> list[dict[str, Any]]:
-        return [_entry(g, slug, m, s) for g in groups for slug, m, s in figures(g)
-                if m.higher_is_better == self.bigger]
+    @property
+    def takes(self) -> str:
+        if self.bigger:  # the action fails a step given an empty list ("No benchmark result")
+            which = [measure(m.name) for m in METRICS.values() if m.higher_is_better]
+            return (f"--direction bigger: no configuration with an ok run has a figure where "
+                    f"bigger is better ({', '.join(which)}: the http workload's)")
+        return ("--direction smaller: no configuration with an ok run has a figure where "
+                "smaller is better")
+
+    def document(self, figures: Sequence[Figure], partial: bool) -> list[dict[str, Any]]:
+        return [_entry(f, partial) for f in figures if f.metric.higher_is_better == self.bigger]
+
+    def notes(self, document: list[dict[str, Any]]) -> list[str]:
+        return []
 
 
 def unit(m: Metric) -> str:
@@ -32,20 +42,21 @@ def unit(m: Metric) -> str:
     return AXIS_UNITS.get(m.unit, m.unit)
 
 
-def _entry(g: Group, slug: str, m: Metric, s: Summary) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": f"{g.label} {slug}", "unit": unit(m),
+def _entry(f: Figure, partial: bool) -> dict[str, Any]:
+    m, s = f.metric, f.summary
+    entry: dict[str, Any] = {"name": f"{f.group.label} {f.measure}", "unit": unit(m),
                              "value": s.median}
     iv = s.interval
     if iv is not None:
-        # The action reads a range as "± X" (src/extractRangeInfo.ts): the
-        # interval's larger half, so the symmetric range holds the whole of
-        # it; to 10 digits (no float noise), as a float's repr, since the
-        # action's pattern wants two characters or more ("5.0", not "5").
-        half = max(iv.high - s.median, s.median - iv.low)
-        entry["range"] = f"± {float(f'{half:.10g}')!r}"
-        # the tooltip: the interval's own bounds and confidence, as the report writes them
+        # The interval with its confidence, as the report writes it, in the
+        # tooltip alone: no "range" ("± X"), which would say an asymmetric
+        # interval as a symmetric one, and which the action writes twice in
+        # every row of its comment, pushing a default run's past GitHub's
+        # 65,536 characters (harness/tests/present/test_export_consumers.py).
         entry["extra"] = (f"median of {s.count} ok runs, {iv.confidence * 100:.3g}% interval "
                           + fmt_bounds(iv, lambda v: fmt_value(m.unit, v)))
     else:
         entry["extra"] = "1 ok run, no interval"
+    if partial:  # export --partial: the tooltip says the run did not finish
+        entry["extra"] = "partial run, not finished: " + entry["extra"]
     return entry

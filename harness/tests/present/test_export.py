@@ -76,19 +76,25 @@ def test_bencher_on_the_fixture_run():
     # 0.003, 0.00303, 0.00297 s; the median's interval from 3 runs is
     # [min, max] (sign-test order statistics, at 1 - 2/2^3 = 75%)
     go = doc["go chain N=20000"]
-    assert go["warm-iter-s"] == pytest.approx(
-        {"value": 0.003, "lower_value": 0.00297, "upper_value": 0.00303})
+    # the warm iteration in Bencher's own latency measure, in nanoseconds
+    assert go["latency"] == {"value": 3_000_000, "lower_value": 2_970_000,
+                             "upper_value": 3_030_000}
     assert go["peak-rss-bytes"] == {"value": 56000000, "lower_value": 55720000,
                                     "upper_value": 56279999}
-    # a measure per figure the configuration has: chain has no spawn time
-    assert set(go) == {"wall-s", "cpu-s", "first-iter-s", "warm-iter-s", "peak-rss-bytes",
-                       "max-threads"}
+    # by default the headline figures: chain's are the cold and warm iterations and peak RSS
+    assert set(go) == {"first-iter-s", "latency", "peak-rss-bytes"}
+    assert set(doc["go sleep N=1"]) == {"peak-rss-bytes"}  # sleep's: peak RSS alone
     # only ok runs count: 2 ok and 1 crashed, the median of the two
-    assert doc["rust-tokio chain N=1000000"]["warm-iter-s"]["value"] == pytest.approx(0.1206)
+    assert doc["rust-tokio chain N=1000000"]["latency"]["value"] == pytest.approx(120_600_000)
     # no ok run, no benchmark: 3 skipped (csharp), oom, timeout, invalid
     assert "node chain N=1000000" not in doc and "csharp sleep N=1" not in doc
     assert len(doc) == 36
     assert err == "note: export left out 6 of 42 configurations: no ok run\n"
+    # --figures all: a measure per figure the configuration has (chain has no spawn time)
+    every, _ = export(str(RUN), "--format", "bencher", "--figures", "all")
+    check_bmf(every)
+    assert set(every["go chain N=20000"]) == {"wall-s", "cpu-s", "first-iter-s", "latency",
+                                              "peak-rss-bytes", "max-threads"}
 
 
 def test_bencher_one_run_has_no_bounds(tmp_path):
@@ -104,7 +110,7 @@ def test_bencher_one_run_has_no_bounds(tmp_path):
         writer.writerows(rows)
     doc, _ = export(str(run), "--format", "bencher")
     check_bmf(doc)
-    assert doc["go chain N=20000"]["warm-iter-s"] == {"value": 0.003}
+    assert doc["go chain N=20000"]["latency"] == {"value": 3_000_000}
     gab, _ = export(str(run), *GAB, "smaller")
     check_gab(gab)
     assert next(e for e in gab if e["name"] == "go chain N=20000 warm-iter-s") == {
@@ -117,8 +123,8 @@ def test_bencher_on_the_v4_run():
     check_bmf(doc)
     assert len(doc) == 20 and err == ""
     # a variant and a release keep their labels
-    assert doc["go[GOGC=off] chain N=1000"]["warm-iter-s"] == pytest.approx(
-        {"value": 0.001176414, "lower_value": 0.001051087, "upper_value": 0.001301741})
+    assert doc["go[GOGC=off] chain N=1000"]["latency"] == {
+        "value": 1176414, "lower_value": 1051087, "upper_value": 1301741}
     assert "nodejs@22.12.0 sleep N=1000" in doc
 
 
@@ -127,12 +133,11 @@ def test_gab_smaller_on_the_fixture_run():
     check_gab(doc)
     entries = {e["name"]: e for e in doc}
     warm = entries["go chain N=20000 warm-iter-s"]
-    # the range: the interval's larger half, 0.00303 - 0.003
+    # the interval and its confidence in the tooltip; no symmetric "range"
     assert warm == {"name": "go chain N=20000 warm-iter-s", "unit": "s", "value": 0.003,
-                    "range": "± 3e-05",
                     "extra": "median of 3 ok runs, 75% interval [2.97 ms, 3.03 ms]"}
     assert entries["go chain N=20000 peak-rss-bytes"]["unit"] == "bytes"
-    # every figure of every configuration with an ok run (36, as Bencher's)
+    # every headline figure of every configuration with an ok run (36, as Bencher's)
     bmf, _ = export(str(RUN), "--format", "bencher")
     assert len(doc) == sum(len(measures) for measures in bmf.values())
     assert "left out 6 of 42" in err
@@ -162,16 +167,12 @@ def test_gab_bigger_holds_throughput_alone(tmp_path):
     (entry,) = bigger
     # the median of the ok runs: the crashed run's figure is no figure
     assert entry["unit"] == "requests/s" and entry["value"] == 1050.0
-    assert entry["range"] == "± 50.0" and entry["name"].endswith(" rps")
+    assert entry["name"].endswith(" rps")
+    assert entry["extra"] == "median of 3 ok runs, 75% interval [1,000 req/s, 1,100 req/s]"
     smaller, _ = export(str(run), *GAB, "smaller")
     check_gab(smaller)
     assert "rps" not in {e["name"].rsplit(" ", 1)[1] for e in smaller}
     assert {"latency-p50-s", "peak-rss-bytes"} <= {e["name"].rsplit(" ", 1)[1] for e in smaller}
-
-
-def test_gab_bigger_without_throughput_is_an_empty_list_said_on_stderr():
-    doc, err = export(str(RUN), *GAB, "bigger")
-    assert doc == [] and "the export is empty" in err
 
 
 def test_out_is_written_whole_and_replaces_the_old_file(tmp_path):
@@ -191,6 +192,8 @@ def test_out_is_written_whole_and_replaces_the_old_file(tmp_path):
     [str(RUN)],  # no --format
     [str(RUN), "--format", "github-action-benchmark"],  # no --direction
     [str(RUN), *GAB, "sideways"],
+    [str(RUN), *GAB, "bigger"],  # no http: nothing where bigger is better
+    [str(RUN), "--format", "bencher", "--figures", "some"],
     [str(RUN), "--format", "bencher", "--direction", "smaller"],
     [str(RUN), "--format", "bencher", "--out", "{tmp}/no/such/folder/bmf.json"],
     [str(RUN), "--format", "bencher", "--out", "{tmp}"],  # a folder
