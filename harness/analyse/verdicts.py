@@ -52,10 +52,10 @@ class Headline:
 
     @property
     def where(self) -> str:
-        return _where(self.leader)
+        return where(self.leader)
 
 
-def _where(g: Group) -> str:
+def where(g: Group) -> str:
     """The configuration in a sentence: 'N = 1M, B = 100, users = 10'."""
     parts = [] if g.n is None else [f"N = {fmt_count(g.n)}"]
     if g.buffer is not None:
@@ -159,10 +159,10 @@ def failures(groups: list[Group]) -> list[str]:
         whys = [w for w in (known or whys) if w != REDUNDANT.get(status)]
         share = "" if not g.ok and len(counts) == 1 else f"{counts[status]} of {len(g.rows)} runs "
         why = f" ({'; '.join(whys)})" if whys else ""
-        where = _where(g)
+        at = where(g)
         places = out[g.impl].setdefault((share + words, why), [])
-        if where:
-            places.append(where)
+        if at:
+            places.append(at)
     lines = [f"{impl}: {what}" for impl, what in sorted(setup.items())]
     for impl, parts in sorted(out.items()):
         lines.append(f"{impl}: " + ", ".join(

@@ -24,13 +24,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ..analyse import analysis, standings, verdicts
+from ..analyse import analysis, questions, standings, verdicts
 from ..analyse.analysis import Group, Results
 from ..core.formatting import visible
 from ..core.presentation import PRESENTATIONS
-from .report import (CHECK_SUITES, overlap_note, HEADLINE_HEADER, STANDINGS_HEADER, VERDICTS_INTRO,
-                     build_table, check_lines, environment_rows, headline_cells, legend_rows,
-                     run_standings, standings_rows)
+from .report import (CHECK_SUITES, CLAIMS_HEADER, CLAIMS_INTRO, HEADLINE_HEADER, RANKING_HEADER,
+                     RANKINGS_INTRO, STANDINGS_HEADER, VERDICTS_INTRO, build_table, check_lines,
+                     claim_rows, environment_rows, headline_cells, legend_rows, overlap_note,
+                     ranking_rows, run_questions, run_standings, standings_rows)
 from ..core.workloads import workload_rank
 
 CSS = """
@@ -230,10 +231,11 @@ def _png(path: Path, alt: str) -> str:
 
 
 def render_html(results: Results, plots: dict[str, Path] | None = None,
-                found: list[standings.Standing] | None = None) -> str:
+                found: list[standings.Standing] | None = None,
+                asked: questions.Questions | None = None) -> str:
     """report.html's text; plots: the PNGs to embed by file name (default:
-    those in the run's plots/); found: the run's verdicts (default:
-    report.run_standings)."""
+    those in the run's plots/); found, asked: the run's standings and
+    questions (default: report.run_standings, report.run_questions)."""
     run_dir, groups, env = results.run.path, results.groups, results.env
     if plots is None:
         folder = run_dir / "plots"
@@ -274,7 +276,9 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
             out.append('<ul class="failures">' + "".join(f"<li>{_inline(i)}</li>" for i in items)
                        + "</ul>")
     else:
-        out.append(f'<p class="settled"><b>{_esc(standings.summary(standing))}</b></p>')
+        asked = run_questions(results) if asked is None else asked
+        if asked is not None:
+            out.append(f'<p class="settled"><b>{_esc(asked.summary())}</b></p>')
         if note := standings.unjudged_note(env.settings):
             out.append(f"<p>{_esc(note)}</p>")
         found = verdicts.headlines(groups, standing)
@@ -285,6 +289,14 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
         else:
             out.append("<p>No runs were recorded.</p>")
         out.append(f"<p>{_inline(VERDICTS_INTRO)}</p>")
+        if asked is not None and asked.claims:
+            out.append(f"<h3>The articles' claims</h3><p>{_inline(CLAIMS_INTRO)}</p>")
+            out.append(_table_html("table-claims", CLAIMS_HEADER,
+                                   [[(c, _plain(c)) for c in row] for row in claim_rows(asked)]))
+        if asked is not None and asked.rankings:
+            out.append(f"<h3>Rankings</h3><p>{_inline(RANKINGS_INTRO)}</p>")
+            out.append(_table_html("table-rankings", RANKING_HEADER,
+                                   [[(c, _plain(c)) for c in row] for row in ranking_rows(asked)]))
     failed = verdicts.failures(groups)
     if failed:
         out.append('<h3>Failures</h3><ul class="failures">'
@@ -332,7 +344,9 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
         out.append("</section>")
     if standing:
         out.append('<section id="standings"><h2>Standings</h2>')
-        out.append("<p>Every verdict of the run, the unsettled first.</p>")
+        out.append(f"<p><b>{_esc(standings.summary(standing))}</b> Every implementation "
+                   "against its set's leader, the unsettled first: the tables' × leader "
+                   "columns.</p>")
         out.append(_table_html("table-standings", STANDINGS_HEADER,
                                [[(c, _plain(c)) for c in row] for row in standings_rows(standing)]))
         out.append("</section>")
@@ -348,7 +362,8 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
 
 def write_html(results: Results, into: Path | None = None,
                plots: dict[str, Path] | None = None,
-               found: list[standings.Standing] | None = None) -> Path:
+               found: list[standings.Standing] | None = None,
+               asked: questions.Questions | None = None) -> Path:
     path = (into or results.run.path) / "report.html"
-    path.write_text(render_html(results, plots, found), encoding="utf-8")
+    path.write_text(render_html(results, plots, found, asked), encoding="utf-8")
     return path

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..analyse import analysis
 from . import exports, html_report, plots
-from .report import run_standings, write_markdown
+from .report import run_questions, run_standings, write_markdown
 from ..record.rundir import Outputs, RunDir
 
 
@@ -30,9 +30,10 @@ def write_report(run_dir: Path, draw: bool = True) -> Path:
         pngs = sorted({p.name for p in drawn if p.suffix == ".png"}
                       | ({p.name for p in old.glob("*.png")} if old.is_dir() else set()))
         exports.write_exports(dataclasses.replace(results, run=RunDir(staged.dir)))
-        found = run_standings(results)  # decided once, for both reports
-        write_markdown(results, staged.dir, pngs, found)
+        # decided once, for both reports
+        found, asked = run_standings(results), run_questions(results)
+        write_markdown(results, staged.dir, pngs, found, asked)
         html_report.write_html(results, staged.dir, {
             name: staged.dir / "plots" / name if (staged.dir / "plots" / name).is_file()
-            else old / name for name in pngs}, found)
+            else old / name for name in pngs}, found, asked)
     return run.path / "report.md"

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from typing import Any, Callable
 from urllib.parse import quote
 
-from ..analyse import analysis, standings, verdicts
+from ..analyse import analysis, questions, standings, verdicts
 from ..analyse.analysis import Group, Ranks, Results
 from ..core.formatting import (fmt_bytes, fmt_interval, fmt_percent, fmt_ratio, fmt_ratio_bound,
                          visible)
@@ -553,10 +553,68 @@ def run_standings(results: Results) -> list[standings.Standing]:
     return standings.standings(standings.judged(results.groups, settings))
 
 
+def run_questions(results: Results) -> questions.Questions | None:
+    """The run's rankings and claims (questions.py), each family decided on
+    its own: none for a check suite."""
+    settings = results.env.settings
+    if settings.get("suite") in CHECK_SUITES:
+        return None
+    return questions.ask(standings.judged(results.groups, settings), results.env.floor_impls)
+
+
+RANKING_HEADER = ["workload", "configuration", "figure", "ranking (tiers)", "floor"]
+RANKINGS_INTRO = ("Each comparable set ranked on each headline figure, best first, the floor "
+                  "left out (its column gives the leader's multiple of it). A tier is a run of "
+                  "neighbours not settled apart: `=` level within the figure's margin, `~` not "
+                  "settled; a `;` is a settled gap. Every neighbour pair of the run is one "
+                  "family, false discovery rate 5% (docs/statistics.md, \"Rankings and "
+                  "claims\").")
+CLAIMS_HEADER = ["article", "claim", "article's figure", "this run: numerator / denominator",
+                 "verdict"]
+CLAIMS_INTRO = ("The articles' claims (harness/core/claims.py, docs/articles.md) whose two "
+                "configurations this run measured, judged as one family (false discovery "
+                "rate 5%): *holds* on the side the article gave, *does not hold* on the other or "
+                "level within the margin; the article's own size, where it gave one, against the "
+                "95% interval.")
+
+
+def ranking_rows(q: questions.Questions) -> list[list[str]]:
+    """A row per ranking: its set, figure, tiers and the floor's multiple."""
+    rows = []
+    for r in q.rankings:
+        floor = ""
+        lead, base = r.order[0].median(r.metric), r.floor.median(r.metric) if r.floor else None
+        if base and lead:
+            multiple = lead / base if not METRICS[r.metric].higher_is_better else base / lead
+            floor = f"{md_text(r.floor.impl)}: leader at {fmt_ratio(multiple)}"
+        rows.append([md_text(r.workload), md_text(verdicts.where(r.order[0])),
+                     md_text(METRICS[r.metric].label), md_text(r.tier_text()), floor])
+    return rows
+
+
+def claim_rows(q: questions.Questions) -> list[list[str]]:
+    """A row per claim judged: its ratio with interval and runs, and its verdict."""
+    rows = []
+    for c in q.claims:
+        n, m = c.runs
+        runs = f"{n} and {m} runs" if n != m else f"{n} runs a side"
+        iv = c.interval
+        ratio = (f"{iv.estimate:.2f}× [{iv.low:.2f}, {iv.high:.2f}] ({runs}, "
+                 f"{iv.confidence:.0%})" if iv is not None else
+                 f"{c.num.median(c.claim.num.metric) / c.den.median(c.claim.den.metric):.2f}× "
+                 f"({runs}, no interval)")
+        said = c.verdict + (f": {c.why}" if c.why else "") + (f"; {c.size}" if c.size else "")
+        rows.append([md_text(c.claim.article), md_text(c.claim.text), md_text(c.claim.published),
+                     md_text(ratio), md_text(said)])
+    return rows
+
+
 def render_markdown(results: Results, pngs: list[str] | None = None,
-                    found: list[standings.Standing] | None = None) -> str:
+                    found: list[standings.Standing] | None = None,
+                    asked: questions.Questions | None = None) -> str:
     """report.md; pngs: the plots' file names (default: those in plots/);
-    found: the run's verdicts (default: run_standings)."""
+    found, asked: the run's standings and questions (default: run_standings,
+    run_questions)."""
     run_dir, groups, env = results.run.path, results.groups, results.env
     plots_dir = run_dir / "plots"
     if pngs is None:
@@ -572,7 +630,9 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
     if suite in CHECK_SUITES:
         lines += check_lines(groups)
     else:
-        lines += [f"**{md_text(standings.summary(standing))}**", ""]
+        asked = run_questions(results) if asked is None else asked
+        if asked is not None:
+            lines += [f"**{md_text(asked.summary())}**", ""]
         if note := standings.unjudged_note(env.settings):
             lines += [md_text(note), ""]
         rows = []
@@ -582,6 +642,12 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
             rows.append(cells)
         lines += (_table(HEADLINE_HEADER, rows) if rows else ["No runs were recorded."]) + [""]
         lines += [VERDICTS_INTRO, ""]
+        if asked is not None and asked.claims:
+            lines += ["### The articles' claims", "", CLAIMS_INTRO, ""]
+            lines += _table(CLAIMS_HEADER, claim_rows(asked)) + [""]
+        if asked is not None and asked.rankings:
+            lines += ["### Rankings", "", RANKINGS_INTRO, ""]
+            lines += _table(RANKING_HEADER, ranking_rows(asked)) + [""]
     failed = verdicts.failures(groups)
     if failed:
         lines += ["**Failures**", ""] + [f"- {md_text(f)}" for f in failed] + [""]
@@ -617,8 +683,9 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
         lines += ["## RSS over time (largest N of each implementation)", ""]
         lines += [_image(name, name[:-4]) for name in over_time] + [""]
     if standing:
-        lines += ["## Standings", "", "Every verdict of the run, the unsettled first "
-                  "(docs/statistics.md, \"Verdicts\").", ""]
+        lines += ["## Standings", "", f"**{md_text(standings.summary(standing))}**", "",
+                  "Every implementation against its set's leader, the unsettled first "
+                  "(docs/statistics.md, \"Verdicts\"): the tables' × leader columns.", ""]
         lines += _table(STANDINGS_HEADER, standings_rows(standing)) + [""]
     lines += ["## Files", "",
               "`runs.csv` (every raw run), `samples.csv` (RSS and threads over time), "
@@ -629,7 +696,8 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
 
 def write_markdown(results: Results, into: Path | None = None,
                    pngs: list[str] | None = None,
-                   found: list[standings.Standing] | None = None) -> Path:
+                   found: list[standings.Standing] | None = None,
+                   asked: questions.Questions | None = None) -> Path:
     path = (into or results.run.path) / "report.md"
-    path.write_text(render_markdown(results, pngs, found), encoding="utf-8")
+    path.write_text(render_markdown(results, pngs, found, asked), encoding="utf-8")
     return path

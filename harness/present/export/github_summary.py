@@ -9,8 +9,8 @@ from __future__ import annotations
 from ...analyse import standings, verdicts
 from ...analyse.analysis import Results
 from ...core.formatting import GITHUB_LIMIT, fit_rows
-from ..report import (CHECK_SUITES, HEADLINE_HEADER, check_lines, headline_cells, md_text,
-                      run_standings)
+from ..report import (CHECK_SUITES, CLAIMS_HEADER, HEADLINE_HEADER, check_lines, claim_rows,
+                      headline_cells, md_text, run_questions, run_standings)
 
 
 def job_summary(results: Results, limit: int = GITHUB_LIMIT) -> str:
@@ -24,9 +24,15 @@ def job_summary(results: Results, limit: int = GITHUB_LIMIT) -> str:
         lines += check_lines(groups)
         return "\n".join(lines) + "\n"
     found = run_standings(results)
-    lines += [f"**{md_text(standings.summary(found))}**", ""]
+    asked = run_questions(results)
+    if asked is not None:
+        lines += [f"**{md_text(asked.summary())}**", ""]
     if note := standings.unjudged_note(settings):
         lines += [md_text(note), ""]
+    if asked is not None and asked.claims:
+        lines += ["| " + " | ".join(CLAIMS_HEADER) + " |",
+                  "|" + "|".join("---" for _ in CLAIMS_HEADER) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in claim_rows(asked)] + [""]
     failed = [f"- {md_text(f)}" for f in verdicts.failures(groups)]
     if failed:
         lines += ["**Failures**", ""] + failed + [""]

@@ -28,7 +28,7 @@ def test_the_summary_opens_with_the_verdicts_and_writes_nothing(tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("### Benchmark run ")
-    assert lines[2].startswith("**Verdicts settled: ")
+    assert lines[2].startswith("**Verdicts settled, each family on its own")
     assert "| workload | figure | at | leader | runner-up | × leader | verdict | runs |" in lines
     assert "**Failures**" in proc.stdout  # the fixture's oom, timeout and crashed rows
     assert _listing(run) == before

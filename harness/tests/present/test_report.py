@@ -356,7 +356,7 @@ def test_report_opens_with_verdicts_and_a_legend(tmp_path):
     assert text.index("## Verdicts") < text.index("## Environment") < text.index("## chain")
     # the first screen: a table row per headline figure, at the largest N two reached
     first = text.split("## Verdicts")[1].split("\n## ")[0]
-    assert first.index("Verdicts settled:") < first.index("| workload | figure | at |")
+    assert first.index("Verdicts settled, each family") < first.index("| workload | figure | at |")
     assert "| [chain](#" in first and "| N = 2k | slow " in first
     # one row per configuration, no runtime column; the legend gives it once
     header = next(x for x in text.split("## chain")[1].splitlines() if x.startswith("| N |"))
@@ -477,15 +477,17 @@ def test_markup_and_control_characters_in_the_data_stay_text_in_report_md(tmp_pa
 
 
 def test_the_verdicts_are_decided_once_for_both_reports(tmp_path, monkeypatch):
-    """publish decides the run's standings once and hands them to report.md
-    and report.html, which then show the same verdicts."""
-    from harness.analyse import standings
+    """publish decides the run's standings and questions once and hands them
+    to report.md and report.html, which then show the same verdicts."""
+    from harness.analyse import questions, standings
     calls = []
-    decide = standings.standings
+    decide, ask = standings.standings, questions.ask
     monkeypatch.setattr(standings, "standings", lambda *a, **k: calls.append(1) or decide(*a, **k))
+    monkeypatch.setattr(questions, "ask", lambda *a, **k: calls.append(2) or ask(*a, **k))
     run = tmp_path / "run"
     shutil.copytree(FIXTURE, run)
     outputs.write_report(run, draw=False)
-    assert len(calls) == 1
-    summary = re.search(r"\*\*(Verdicts settled: [^*]+)\*\*", (run / "report.md").read_text())
-    assert summary and summary.group(1).split(":")[1] in (run / "report.html").read_text()
+    assert calls == [1, 2]
+    summary = re.search(r"\*\*(Verdicts settled, [^*]+)\*\*", (run / "report.md").read_text())
+    rankings = summary.group(1).split(":")[1].split(";")[0]  # no quote to escape in HTML
+    assert summary and rankings in (run / "report.html").read_text()
