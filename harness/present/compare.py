@@ -55,7 +55,8 @@ from .report import md_text
 from ..record.rundir import RunDir
 from ..core.schema import ConfigKey, Env
 from ..core.stats import (LEVEL, Block, Interval, blocked_ratio_bound, blocked_ratio_interval,
-                    blocked_ratio_p, runs_needed, smallest_p)
+                          blocked_ratio_p, blocked_smallest_p, holm, runs_needed, runs_to_reject,
+                          smallest_p)
 
 COMPARED = tuple(m.name for m in METRICS.values() if m.compared)
 FORMATS = ("text", "markdown", "github", "json")
@@ -191,11 +192,14 @@ class Change:
             return None
         return 1 / b.high - 1 if self.higher_is_better else b.low - 1
 
-    def runs_to_decide(self, fail_above: float) -> int | None:
+    def runs_to_decide(self, fail_above: float, family: int = 1) -> int | None:
         """Ok runs a side that would likely decide the gate: GATE_RUNS when a
-        side has fewer; otherwise the count that would narrow the two-sided
-        interval (as 1/√runs) to exclude the threshold if the estimate
-        stayed; None when the estimate sits on the threshold."""
+        side has fewer; otherwise the count that would narrow the interval
+        (as 1/√runs) to exclude the threshold if the estimate stayed: the
+        two-sided 95% one for a pass, and for a fail the one-sided bound at
+        Holm's first step over `family` figures (5% / family, and never
+        fewer runs than can reach it: stats.runs_to_reject); None when the
+        estimate sits on the threshold."""
         iv = self.interval
         if min(self.runs) < GATE_RUNS or iv is None:
             return max(GATE_RUNS, *self.runs)
@@ -206,7 +210,12 @@ class Change:
         if gap == 0:
             return None
         n = min(self.runs)
-        return max(n + 1, math.ceil(n * (reach / gap) ** 2))
+        failing = (est > target) != self.higher_is_better
+        if failing:  # the bound at 5% / family, one-sided, against the interval's 2.5%
+            z = statistics.NormalDist().inv_cdf
+            reach *= z(1 - (1 - LEVEL) / family) / z(1 - (1 - LEVEL) / 2)
+        need = max(n + 1, math.ceil(n * (reach / gap) ** 2))
+        return max(need, runs_to_reject(family)) if failing else need
 
 
 @dataclass
@@ -356,32 +365,42 @@ class Verdict:
 
     @cached_property
     def _gate(self) -> list[tuple[Figure, str]]:
-        """Every headline figure with the gate's answer for it: FAILS where
-        "worse by more than PCT" holds at 95% (one-sided, exact), PASSES
-        where "not worse by PCT" does, UNDECIDED otherwise. Each figure is
-        tested on its own: with 3 runs a side the smallest p-value is 1/20,
-        so a correction over the family (Benjamini–Hochberg) could fail a
-        gate only when every figure reached it, and a gate must be able to
-        fail at the default repeat. A figure that did not change fails far
-        less often than 5%: that would need all nine pairwise ratios beyond
-        1 + PCT. A figure whose runs are the same values on both sides (a copy
-        of one run) did not change, however few or spread its runs: it
-        passes (compare refuses one directory given twice, a gate's likelier
-        slip)."""
+        """Every headline figure with the gate's answer for it. FAILS where
+        Holm's rule rejects "not worse by more than PCT" over the gated
+        figures (exact one-sided p-values, stats.holm): the chance that the
+        gate fails on any figure that did not get worse by PCT is at most
+        5%, whatever the number of figures. PASSES where "not worse by PCT"
+        holds at 95% on its own: the gate passes only when every figure
+        does, so that claim needs no correction. UNDECIDED otherwise. A
+        figure whose runs are the same values on both sides (a copy of one
+        run) did not change: it passes (compare refuses one directory
+        given twice, a gate's likelier slip)."""
         if self.fail_above is None:
             return []
         fa, alpha = self.fail_above, 1 - LEVEL + 1e-12
+        figures = [(c, ch) for c in self.common for ch in c.figures()
+                   if ch.metric in headline(c.key.workload)]
+        worse = holm([ch.p_worse(fa) for _, ch in figures],
+                     [blocked_smallest_p(ch.paired) or 1.0 for _, ch in figures])
         out = []
-        for c in self.common:
-            for ch in c.figures():
-                if ch.metric not in headline(c.key.workload):
-                    continue
-                worse, within = ch.p_worse(fa), ch.p_within(fa)
-                state = (PASSES if ch.identical else
-                         FAILS if worse is not None and worse <= alpha else
-                         PASSES if within is not None and within <= alpha else UNDECIDED)
-                out.append(((c, ch), state))
+        for figure, rejected in zip(figures, worse):
+            ch = figure[1]
+            within = ch.p_within(fa)
+            state = (PASSES if ch.identical else FAILS if rejected else
+                     PASSES if within is not None and within <= alpha else UNDECIDED)
+            out.append((figure, state))
         return out
+
+    @property
+    def family(self) -> int:
+        """How many figures the gate's family-wise rule is taken over."""
+        return len(self._gate)
+
+    @property
+    def runs_to_fail(self) -> int:
+        """The fewest ok runs a side at which a figure of this family can
+        fail at all (stats.runs_to_reject)."""
+        return runs_to_reject(self.family)
 
     def gated(self, state: str) -> list[Figure]:
         """The headline figures the gate finds in this state."""
@@ -536,8 +555,12 @@ def _undecided(v: Verdict) -> list[str]:
         lines.append(f"  {len(wide)} whose evidence reaches both sides of {limit}; the runs a "
                      "side that would likely decide each, were its spread and estimate to stay:")
         for c, ch in _listed_pairs(wide):
-            need = ch.runs_to_decide(v.fail_above)
-            lines.append(f"    {_figure_line(c, ch)}: "
+            need = ch.runs_to_decide(v.fail_above, v.family)
+            p = ch.p_worse(v.fail_above)
+            alone = (f" (worse by more than {limit} on its own, p = {p:.2g}; not over the "
+                     f"family of {v.family})" if p is not None and p <= 1 - LEVEL + 1e-12
+                     else "")
+            lines.append(f"    {_figure_line(c, ch)}{alone}: "
                          + (f"about {need}" if need is not None and need <= MANY_RUNS else
                             f"over {MANY_RUNS}" if need is not None else
                             f"no number of runs (the estimate is {limit})"))
@@ -576,14 +599,27 @@ def _summary(v: Verdict) -> list[str]:
             n = len(v.gated(UNDECIDED))
             verdict = ("PASS, with undecided figures allowed (--allow-undecided)"
                        if v.allow_undecided else "UNDECIDED (exit 3)")
-            lines.append(f"{verdict} (--fail-above {limit}): no headline figure is worse by more "
-                         f"than {limit}, but {n} could not be shown to be within it (below).")
+            lines.append(f"{verdict} (--fail-above {limit}): no headline figure is shown worse "
+                         f"by more than {limit}, but {n} could not be shown to be within it "
+                         "(below).")
         else:
             lines.append(f"PASS (--fail-above {limit}): every headline figure is within {limit} "
                          "at 95% (one-sided), and every configuration of the old run has ok runs "
                          "in the new one.")
+        lines += [_rule(v)] if v.family else []
         lines += _undecided(v)
     return lines
+
+
+def _rule(v: Verdict) -> str:
+    """The gate's family-wise rule, and the runs below which it cannot fail."""
+    m, need = v.family, v.runs_to_fail
+    short = [ch for _, ch in v.gated(UNDECIDED) if min(ch.runs) < need]
+    return (f"The gate's rule: Holm over the {m} gated figure{'s' if m != 1 else ''} (exact "
+            f"one-sided p-values; when none is worse by more than {fmt_percent(v.fail_above)}, it "
+            f"fails on one at most {1 - LEVEL:.0%} of the time, whatever their number): the smallest p must reach {(1 - LEVEL) / m:.2g}"
+            + (f"; {len(short)} undecided figure{'s have' if len(short) != 1 else ' has'} fewer "
+               f"than the {need} ok runs a side that can reach it" if short else "") + ".")
 
 
 def _nothing(v: Verdict) -> str:
@@ -696,9 +732,11 @@ def to_json(v: Verdict) -> dict[str, Any]:
             for c in v.comparisons],
         "counts": {verdict: len(v.figures(verdict)) for verdict in VERDICTS},
         "fail_above": v.fail_above, "failures": v.failures,
+        "family": v.family if v.fail_above is not None else None,
+        "runs_to_fail": v.runs_to_fail if v.fail_above is not None else None,
         "undecided": len(undecided),
         "runs_to_decide": max((r for _, ch in undecided
-                               if (r := ch.runs_to_decide(v.fail_above)) is not None),
+                               if (r := ch.runs_to_decide(v.fail_above, v.family)) is not None),
                               default=None) if v.fail_above is not None else None,
         "passed": v.passed,
         "decided": not v.undecided,
