@@ -51,6 +51,7 @@ from .. import UsageError
 from ..analyse.analysis import Group, analyse, group_sort_key, headline, node_blocks
 from ..core.formatting import GITHUB_LIMIT, fit_rows, fmt_change, fmt_percent
 from ..core.metrics import METRICS, fmt_metric, margins
+from .noise import AA, Noise
 from .report import md_text
 from ..record.rundir import RunDir
 from ..core.schema import ConfigKey, Env
@@ -68,6 +69,7 @@ VERDICTS = (REGRESSED, IMPROVED, LEVEL_WITHIN, NO_CHANGE, NOT_ENOUGH)
 GATE_RUNS = next(n for n in range(1, 100) if smallest_p(n, n) <= 1 - LEVEL + 1e-12)
 # What the gate makes of one headline figure.
 FAILS, PASSES, UNDECIDED = "fails", "passes", "undecided"
+NOT_GATEABLE = "not gateable"  # its calibration noise reaches past PCT (noise.py)
 NOTHING_IN_COMMON = "the two runs have no configuration in common: nothing to compare"
 MANY_RUNS = 1000  # beyond this, "how many runs" is not worth a number
 
@@ -336,6 +338,7 @@ class Verdict:
     fail_above: float | None = None  # the gate's threshold, a fraction
     baseline: str | None = None  # one run's implementation as OLD (--baseline)
     allow_undecided: bool = False  # --allow-undecided: an undecided gate passes
+    noise: Noise | None = None  # a calibration run's A/A noise: figures it cannot gate
 
     def __post_init__(self) -> None:
         # an env.json given as its JSON object (a caller's {}) reads as one
@@ -380,21 +383,36 @@ class Verdict:
         fa, alpha = self.fail_above, 1 - LEVEL + 1e-12
         figures = [(c, ch) for c in self.common for ch in c.figures()
                    if ch.metric in headline(c.key.workload)]
-        worse = holm([ch.p_worse(fa) for _, ch in figures],
+        # a figure its calibration noise cannot gate at fa leaves the family:
+        # chosen from other runs than these, it costs Holm's guarantee nothing
+        gateable = [(f := self.floor_of(c, ch)) is None or f <= fa for c, ch in figures]
+        worse = holm([ch.p_worse(fa) if ok else None for (_, ch), ok in zip(figures, gateable)],
                      [blocked_smallest_p(ch.paired) or 1.0 for _, ch in figures])
         out = []
-        for figure, rejected in zip(figures, worse):
+        for figure, ok, rejected in zip(figures, gateable, worse):
             ch = figure[1]
             within = ch.p_within(fa)
-            state = (PASSES if ch.identical else FAILS if rejected else
+            state = (NOT_GATEABLE if not ok else PASSES if ch.identical else
+                     FAILS if rejected else
                      PASSES if within is not None and within <= alpha else UNDECIDED)
             out.append((figure, state))
         return out
 
+    def floor_of(self, c: GroupComparison, ch: Change) -> float | None:
+        """The figure's floor on the calibration's machine at its runs a side
+        (noise.Noise.floor); None without a calibration or one that did not
+        measure it."""
+        return None if self.noise is None else self.noise.floor(c.key, ch.metric, min(ch.runs))
+
+    @property
+    def gate_figures(self) -> list[Figure]:
+        """Every headline figure the gate read, whatever it made of it."""
+        return [figure for figure, _ in self._gate]
+
     @property
     def family(self) -> int:
         """How many figures the gate's family-wise rule is taken over."""
-        return len(self._gate)
+        return sum(state != NOT_GATEABLE for _, state in self._gate)
 
     @property
     def runs_to_fail(self) -> int:
@@ -456,6 +474,10 @@ class Verdict:
             out.append(f"both sides are run {run_id}: a copy of one run compared with itself "
                        f"(figures with the same values on both sides pass the gate unchanged)")
         old_host, new_host = self.old_env.host, self.new_env.host
+        if self.noise is not None and self.noise.host and new_host.get("hostname") \
+                and self.noise.host != new_host.get("hostname"):
+            out.append(f"the calibration ran on {self.noise.host}, the new run on "
+                       f"{new_host.get('hostname')}: its floors are another machine's noise")
         for field_, what in (("hostname", "hosts"), ("cpu_model", "CPUs"), ("cores", "core counts")):
             a, b = old_host.get(field_), new_host.get(field_)
             if a and b and a != b:
@@ -572,6 +594,27 @@ def _undecided(v: Verdict) -> list[str]:
 LISTED = 10
 
 
+def _not_gateable(v: Verdict) -> list[str]:
+    """The figures the calibration's noise cannot gate, with their floors."""
+    named = v.gated(NOT_GATEABLE)
+    if not named or v.fail_above is None or v.noise is None:
+        return []
+    limit = fmt_percent(v.fail_above)
+    n = len(named)
+    worst = sorted(named, key=lambda p: -(v.floor_of(*p) or 0))
+    lines = [f"not gateable at {limit} here: {n} headline figure{'s' if n != 1 else ''} whose "
+             f"no-change comparisons at these runs reach past {limit} in more than one in ten "
+             f"(calibration run {v.noise.source}); each with its floor, the change that nine "
+             "in ten stay within:"]
+    lines += [f"  {c.key.label} {METRICS[ch.metric].heading}: "
+              + (f"floor {fmt_change(fl)} at {v.noise.side(c.key, ch.metric, min(ch.runs))} "
+                 "runs a side" if math.isfinite(fl := v.floor_of(c, ch) or math.inf)
+                 else "no floor (too few calibration runs)") for c, ch in worst[:LISTED]]
+    if n > LISTED:
+        lines.append(f"  ... and {n - LISTED} more")
+    return lines
+
+
 def _listed_pairs(pairs: list[Figure]) -> list[Figure]:
     return sorted(pairs, key=lambda p: -p[1].worse_by)[:LISTED]
 
@@ -603,10 +646,13 @@ def _summary(v: Verdict) -> list[str]:
                          f"by more than {limit}, but {n} could not be shown to be within it "
                          "(below).")
         else:
-            lines.append(f"PASS (--fail-above {limit}): every headline figure is within {limit} "
+            gated = "every gated headline figure" if v.gated(NOT_GATEABLE) else \
+                "every headline figure"
+            lines.append(f"PASS (--fail-above {limit}): {gated} is within {limit} "
                          "at 95% (one-sided), and every configuration of the old run has ok runs "
                          "in the new one.")
         lines += [_rule(v)] if v.family else []
+        lines += _not_gateable(v)
         lines += _undecided(v)
     return lines
 
@@ -699,6 +745,8 @@ def _change_json(v: Verdict, c: GroupComparison, ch: Change) -> dict[str, Any]:
             "headline": gated,
             "margin": ch.margin,
             "gate": v.gate_of(c, ch) if gated and fail_above is not None else None,
+            "floor": fl if gated and fail_above is not None and (fl := v.floor_of(c, ch))
+            is not None and math.isfinite(fl) else None,
             "p_worse": ch.p_worse(fail_above) if gated and fail_above is not None else None,
             "p_within": ch.p_within(fail_above) if gated and fail_above is not None else None}
 
@@ -735,6 +783,8 @@ def to_json(v: Verdict) -> dict[str, Any]:
         "family": v.family if v.fail_above is not None else None,
         "runs_to_fail": v.runs_to_fail if v.fail_above is not None else None,
         "undecided": len(undecided),
+        "not_gateable": len(v.gated(NOT_GATEABLE)),
+        "calibration": v.noise.source if v.noise is not None else None,
         "runs_to_decide": max((r for _, ch in undecided
                                if (r := ch.runs_to_decide(v.fail_above, v.family)) is not None),
                               default=None) if v.fail_above is not None else None,
@@ -744,11 +794,27 @@ def to_json(v: Verdict) -> dict[str, Any]:
     }
 
 
+def calibration_noise(run_dir: Path) -> Noise:
+    """The A/A noise of a calibrate run (noise.Noise); one without an A/A
+    pair is refused."""
+    analysed = analyse(RunDir(Path(run_dir)))
+    noise = Noise.of(analysed.groups, analysed.env.run_id or Path(run_dir).name,
+                     analysed.env.host.get("hostname"))
+    if not noise.runs:
+        raise UsageError(f"{run_dir}: no configuration ran under two names X and X{AA}: not a "
+                         "run of the calibrate suite (python -m harness run --suite calibrate)")
+    return noise
+
+
 def compare_dirs(old_dir: Path, new_dir: Path, fail_above: float | None = None,
-                 margin: dict[str, float] | None = None, allow_undecided: bool = False) -> Verdict:
+                 margin: dict[str, float] | None = None, allow_undecided: bool = False,
+                 calibration: Path | None = None) -> Verdict:
+    """NEW against OLD; with a calibration run, the figures its A/A noise
+    cannot gate at fail_above are named, not gated."""
     comparisons, old_env, new_env = compare_runs(old_dir, new_dir, margin)
+    noise = calibration_noise(calibration) if calibration is not None else None
     return Verdict(comparisons, old_env, new_env, Path(old_dir), Path(new_dir), fail_above,
-                   allow_undecided=allow_undecided)
+                   allow_undecided=allow_undecided, noise=noise)
 
 
 def compare_baseline(run_dir: Path, baseline: str, fail_above: float | None = None,
