@@ -23,12 +23,15 @@ node cannot make a change. Its verdict:
 As a CI gate (`--fail-above 5%`) each of the figures a workload is read for
 (its presentation's `headline`) asks one one-sided question: is NEW worse
 than OLD by more than PCT? Answered by the exact one-sided test of
-stats.ratio_p, which 3 runs a side can settle (the smallest of the nine
-pairwise ratios is a 95% lower bound):
-- fails: worse by more than PCT at 95%;
+stats.ratio_p:
+- fails: Holm's rule over every gated figure rejects "not worse by PCT"
+  (stats.holm), so the whole gate fails on no change at most 5% of the time
+  whatever the number of figures;
 - passes: not worse by PCT at 95% (every figure must pass for the gate to,
   so the claim "none is worse" needs no correction over the figures);
-- undecided: neither, with the runs it would need.
+- undecided: neither, with the runs it would need;
+- not gateable: with a calibration run, a figure whose A/A noise on the
+  machine reaches past PCT (noise.py): named with its floor, not gated.
 The gate fails (exit 1) on a failing figure, on a configuration with ok runs
 in OLD and none in NEW, and on two runs with nothing in common; it is
 undecided (exit 3) when any headline figure is, unless --allow-undecided.
