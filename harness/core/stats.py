@@ -239,6 +239,13 @@ def smallest_p(n: int, m: int) -> float:
     return 1 / math.comb(n + m, n)
 
 
+def blocked_smallest_p(blocks: Iterable[Block]) -> float | None:
+    """smallest_p over blocks: every within-block pair beyond, 1 / the
+    number of orderings, ∏ C(nᵢ + mᵢ, nᵢ); None where no ratio can be taken."""
+    paired = _paired(blocks)
+    return None if paired is None else 1 / paired.null()[1]
+
+
 def ratio_bound(old: Iterable[float], new: Iterable[float], lower: bool,
                 level: float = LEVEL) -> Interval | None:
     """A one-sided bound of new/old: the lower bound (lower) is the k-th
@@ -287,6 +294,48 @@ def discoveries(p_values: Sequence[float | None], floors: Sequence[float],
             cut = rank
     chosen = set(ranked[:cut])
     return [i in chosen for i in range(len(p_values))]
+
+
+def family_size(floors: Sequence[float], rate: float = 1 - LEVEL) -> int:
+    """Tarone's (1990) size of a family of discrete tests for a family-wise
+    rate: the smallest K such that at most K tests can reach rate / K (their
+    smallest attainable p-values, floors). A test that cannot reach it can
+    never be rejected, so leaving it out of the count costs no guarantee."""
+    k = 1
+    while sum(f <= rate / k + 1e-12 for f in floors) > k:
+        k += 1
+    return k
+
+
+def holm(p_values: Sequence[float | None], floors: Sequence[float],
+         rate: float = 1 - LEVEL) -> list[bool]:
+    """Which of a family of tests to reject, keeping the chance of any false
+    rejection at most `rate` whatever their dependence (Holm, 1979: the
+    k-th smallest p-value against rate / (size - k + 1), stopping at the
+    first that misses). The family is the tests whose floor reaches
+    rate / K (family_size): chosen from run counts alone, never from the
+    data, so Holm's guarantee holds over it and the rest are never
+    rejected. None: no test (never rejected, not counted)."""
+    cut = rate / family_size([f for p, f in zip(p_values, floors) if p is not None], rate)
+    family = [i for i, (p, f) in enumerate(zip(p_values, floors))
+              if p is not None and f <= cut + 1e-12]
+    ranked = sorted(family, key=lambda i: p_values[i])  # type: ignore[arg-type, return-value]
+    rejected = set()
+    for rank, i in enumerate(ranked):
+        if p_values[i] > rate / (len(ranked) - rank) + 1e-12:  # type: ignore[operator]
+            break
+        rejected.add(i)
+    return [i in rejected for i in range(len(p_values))]
+
+
+def runs_to_reject(family: int, rate: float = 1 - LEVEL) -> int:
+    """The fewest runs a side whose smallest one-sided p-value (smallest_p)
+    reaches rate / family: below it no test of such a family can be
+    rejected (Holm's first step), whatever the data."""
+    n = 1
+    while smallest_p(n, n) > rate / max(family, 1) + 1e-12:
+        n += 1
+    return n
 
 
 def runs_needed(level: float = LEVEL) -> tuple[int, int]:

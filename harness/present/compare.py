@@ -23,12 +23,15 @@ node cannot make a change. Its verdict:
 As a CI gate (`--fail-above 5%`) each of the figures a workload is read for
 (its presentation's `headline`) asks one one-sided question: is NEW worse
 than OLD by more than PCT? Answered by the exact one-sided test of
-stats.ratio_p, which 3 runs a side can settle (the smallest of the nine
-pairwise ratios is a 95% lower bound):
-- fails: worse by more than PCT at 95%;
+stats.ratio_p:
+- fails: Holm's rule over every gated figure rejects "not worse by PCT"
+  (stats.holm), so the whole gate fails on no change at most 5% of the time
+  whatever the number of figures;
 - passes: not worse by PCT at 95% (every figure must pass for the gate to,
   so the claim "none is worse" needs no correction over the figures);
-- undecided: neither, with the runs it would need.
+- undecided: neither, with the runs it would need;
+- not gateable: with a calibration run, a figure whose A/A noise on the
+  machine reaches past PCT (noise.py): named with its floor, not gated.
 The gate fails (exit 1) on a failing figure, on a configuration with ok runs
 in OLD and none in NEW, and on two runs with nothing in common; it is
 undecided (exit 3) when any headline figure is, unless --allow-undecided.
@@ -51,11 +54,13 @@ from .. import UsageError
 from ..analyse.analysis import Group, analyse, group_sort_key, headline, node_blocks
 from ..core.formatting import GITHUB_LIMIT, fit_rows, fmt_change, fmt_percent
 from ..core.metrics import METRICS, fmt_metric, margins
+from .noise import AA, Noise
 from .report import md_text
 from ..record.rundir import RunDir
 from ..core.schema import ConfigKey, Env
 from ..core.stats import (LEVEL, Block, Interval, blocked_ratio_bound, blocked_ratio_interval,
-                    blocked_ratio_p, runs_needed, smallest_p)
+                          blocked_ratio_p, blocked_smallest_p, holm, runs_needed, runs_to_reject,
+                          smallest_p)
 
 COMPARED = tuple(m.name for m in METRICS.values() if m.compared)
 FORMATS = ("text", "markdown", "github", "json")
@@ -67,6 +72,7 @@ VERDICTS = (REGRESSED, IMPROVED, LEVEL_WITHIN, NO_CHANGE, NOT_ENOUGH)
 GATE_RUNS = next(n for n in range(1, 100) if smallest_p(n, n) <= 1 - LEVEL + 1e-12)
 # What the gate makes of one headline figure.
 FAILS, PASSES, UNDECIDED = "fails", "passes", "undecided"
+NOT_GATEABLE = "not gateable"  # its calibration noise reaches past PCT (noise.py)
 NOTHING_IN_COMMON = "the two runs have no configuration in common: nothing to compare"
 MANY_RUNS = 1000  # beyond this, "how many runs" is not worth a number
 
@@ -191,11 +197,14 @@ class Change:
             return None
         return 1 / b.high - 1 if self.higher_is_better else b.low - 1
 
-    def runs_to_decide(self, fail_above: float) -> int | None:
+    def runs_to_decide(self, fail_above: float, family: int = 1) -> int | None:
         """Ok runs a side that would likely decide the gate: GATE_RUNS when a
-        side has fewer; otherwise the count that would narrow the two-sided
-        interval (as 1/√runs) to exclude the threshold if the estimate
-        stayed; None when the estimate sits on the threshold."""
+        side has fewer; otherwise the count that would narrow the interval
+        (as 1/√runs) to exclude the threshold if the estimate stayed: the
+        two-sided 95% one for a pass, and for a fail the one-sided bound at
+        Holm's first step over `family` figures (5% / family, and never
+        fewer runs than can reach it: stats.runs_to_reject); None when the
+        estimate sits on the threshold."""
         iv = self.interval
         if min(self.runs) < GATE_RUNS or iv is None:
             return max(GATE_RUNS, *self.runs)
@@ -206,7 +215,12 @@ class Change:
         if gap == 0:
             return None
         n = min(self.runs)
-        return max(n + 1, math.ceil(n * (reach / gap) ** 2))
+        failing = (est > target) != self.higher_is_better
+        if failing:  # the bound at 5% / family, one-sided, against the interval's 2.5%
+            z = statistics.NormalDist().inv_cdf
+            reach *= z(1 - (1 - LEVEL) / family) / z(1 - (1 - LEVEL) / 2)
+        need = max(n + 1, math.ceil(n * (reach / gap) ** 2))
+        return max(need, runs_to_reject(family)) if failing else need
 
 
 @dataclass
@@ -327,6 +341,7 @@ class Verdict:
     fail_above: float | None = None  # the gate's threshold, a fraction
     baseline: str | None = None  # one run's implementation as OLD (--baseline)
     allow_undecided: bool = False  # --allow-undecided: an undecided gate passes
+    noise: Noise | None = None  # a calibration run's A/A noise: figures it cannot gate
 
     def __post_init__(self) -> None:
         # an env.json given as its JSON object (a caller's {}) reads as one
@@ -356,32 +371,57 @@ class Verdict:
 
     @cached_property
     def _gate(self) -> list[tuple[Figure, str]]:
-        """Every headline figure with the gate's answer for it: FAILS where
-        "worse by more than PCT" holds at 95% (one-sided, exact), PASSES
-        where "not worse by PCT" does, UNDECIDED otherwise. Each figure is
-        tested on its own: with 3 runs a side the smallest p-value is 1/20,
-        so a correction over the family (Benjamini–Hochberg) could fail a
-        gate only when every figure reached it, and a gate must be able to
-        fail at the default repeat. A figure that did not change fails far
-        less often than 5%: that would need all nine pairwise ratios beyond
-        1 + PCT. A figure whose runs are the same values on both sides (a copy
-        of one run) did not change, however few or spread its runs: it
-        passes (compare refuses one directory given twice, a gate's likelier
-        slip)."""
+        """Every headline figure with the gate's answer for it. FAILS where
+        Holm's rule rejects "not worse by more than PCT" over the gated
+        figures (exact one-sided p-values, stats.holm): the chance that the
+        gate fails on any figure that did not get worse by PCT is at most
+        5%, whatever the number of figures. PASSES where "not worse by PCT"
+        holds at 95% on its own: the gate passes only when every figure
+        does, so that claim needs no correction. UNDECIDED otherwise. A
+        figure whose runs are the same values on both sides (a copy of one
+        run) did not change: it passes (compare refuses one directory
+        given twice, a gate's likelier slip)."""
         if self.fail_above is None:
             return []
         fa, alpha = self.fail_above, 1 - LEVEL + 1e-12
+        figures = [(c, ch) for c in self.common for ch in c.figures()
+                   if ch.metric in headline(c.key.workload)]
+        # a figure its calibration noise cannot gate at fa leaves the family:
+        # chosen from other runs than these, it costs Holm's guarantee nothing
+        gateable = [(f := self.floor_of(c, ch)) is None or f <= fa for c, ch in figures]
+        worse = holm([ch.p_worse(fa) if ok else None for (_, ch), ok in zip(figures, gateable)],
+                     [blocked_smallest_p(ch.paired) or 1.0 for _, ch in figures])
         out = []
-        for c in self.common:
-            for ch in c.figures():
-                if ch.metric not in headline(c.key.workload):
-                    continue
-                worse, within = ch.p_worse(fa), ch.p_within(fa)
-                state = (PASSES if ch.identical else
-                         FAILS if worse is not None and worse <= alpha else
-                         PASSES if within is not None and within <= alpha else UNDECIDED)
-                out.append(((c, ch), state))
+        for figure, ok, rejected in zip(figures, gateable, worse):
+            ch = figure[1]
+            within = ch.p_within(fa)
+            state = (NOT_GATEABLE if not ok else PASSES if ch.identical else
+                     FAILS if rejected else
+                     PASSES if within is not None and within <= alpha else UNDECIDED)
+            out.append((figure, state))
         return out
+
+    def floor_of(self, c: GroupComparison, ch: Change) -> float | None:
+        """The figure's floor on the calibration's machine at its runs a side
+        (noise.Noise.floor); None without a calibration or one that did not
+        measure it."""
+        return None if self.noise is None else self.noise.floor(c.key, ch.metric, min(ch.runs))
+
+    @property
+    def gate_figures(self) -> list[Figure]:
+        """Every headline figure the gate read, whatever it made of it."""
+        return [figure for figure, _ in self._gate]
+
+    @property
+    def family(self) -> int:
+        """How many figures the gate's family-wise rule is taken over."""
+        return sum(state != NOT_GATEABLE for _, state in self._gate)
+
+    @property
+    def runs_to_fail(self) -> int:
+        """The fewest ok runs a side at which a figure of this family can
+        fail at all (stats.runs_to_reject)."""
+        return runs_to_reject(self.family)
 
     def gated(self, state: str) -> list[Figure]:
         """The headline figures the gate finds in this state."""
@@ -437,6 +477,10 @@ class Verdict:
             out.append(f"both sides are run {run_id}: a copy of one run compared with itself "
                        f"(figures with the same values on both sides pass the gate unchanged)")
         old_host, new_host = self.old_env.host, self.new_env.host
+        if self.noise is not None and self.noise.host and new_host.get("hostname") \
+                and self.noise.host != new_host.get("hostname"):
+            out.append(f"the calibration ran on {self.noise.host}, the new run on "
+                       f"{new_host.get('hostname')}: its floors are another machine's noise")
         for field_, what in (("hostname", "hosts"), ("cpu_model", "CPUs"), ("cores", "core counts")):
             a, b = old_host.get(field_), new_host.get(field_)
             if a and b and a != b:
@@ -536,8 +580,12 @@ def _undecided(v: Verdict) -> list[str]:
         lines.append(f"  {len(wide)} whose evidence reaches both sides of {limit}; the runs a "
                      "side that would likely decide each, were its spread and estimate to stay:")
         for c, ch in _listed_pairs(wide):
-            need = ch.runs_to_decide(v.fail_above)
-            lines.append(f"    {_figure_line(c, ch)}: "
+            need = ch.runs_to_decide(v.fail_above, v.family)
+            p = ch.p_worse(v.fail_above)
+            alone = (f" (worse by more than {limit} on its own, p = {p:.2g}; not over the "
+                     f"family of {v.family})" if p is not None and p <= 1 - LEVEL + 1e-12
+                     else "")
+            lines.append(f"    {_figure_line(c, ch)}{alone}: "
                          + (f"about {need}" if need is not None and need <= MANY_RUNS else
                             f"over {MANY_RUNS}" if need is not None else
                             f"no number of runs (the estimate is {limit})"))
@@ -547,6 +595,27 @@ def _undecided(v: Verdict) -> list[str]:
 
 
 LISTED = 10
+
+
+def _not_gateable(v: Verdict) -> list[str]:
+    """The figures the calibration's noise cannot gate, with their floors."""
+    named = v.gated(NOT_GATEABLE)
+    if not named or v.fail_above is None or v.noise is None:
+        return []
+    limit = fmt_percent(v.fail_above)
+    n = len(named)
+    worst = sorted(named, key=lambda p: -(v.floor_of(*p) or 0))
+    lines = [f"not gateable at {limit} here: {n} headline figure{'s' if n != 1 else ''} whose "
+             f"no-change comparisons at these runs reach past {limit} in more than one in ten "
+             f"(calibration run {v.noise.source}); each with its floor, the change that nine "
+             "in ten stay within:"]
+    lines += [f"  {c.key.label} {METRICS[ch.metric].heading}: "
+              + (f"floor {fmt_change(fl)} at {v.noise.side(c.key, ch.metric, min(ch.runs))} "
+                 "runs a side" if math.isfinite(fl := v.floor_of(c, ch) or math.inf)
+                 else "no floor (too few calibration runs)") for c, ch in worst[:LISTED]]
+    if n > LISTED:
+        lines.append(f"  ... and {n - LISTED} more")
+    return lines
 
 
 def _listed_pairs(pairs: list[Figure]) -> list[Figure]:
@@ -576,14 +645,30 @@ def _summary(v: Verdict) -> list[str]:
             n = len(v.gated(UNDECIDED))
             verdict = ("PASS, with undecided figures allowed (--allow-undecided)"
                        if v.allow_undecided else "UNDECIDED (exit 3)")
-            lines.append(f"{verdict} (--fail-above {limit}): no headline figure is worse by more "
-                         f"than {limit}, but {n} could not be shown to be within it (below).")
+            lines.append(f"{verdict} (--fail-above {limit}): no headline figure is shown worse "
+                         f"by more than {limit}, but {n} could not be shown to be within it "
+                         "(below).")
         else:
-            lines.append(f"PASS (--fail-above {limit}): every headline figure is within {limit} "
+            gated = "every gated headline figure" if v.gated(NOT_GATEABLE) else \
+                "every headline figure"
+            lines.append(f"PASS (--fail-above {limit}): {gated} is within {limit} "
                          "at 95% (one-sided), and every configuration of the old run has ok runs "
                          "in the new one.")
+        lines += [_rule(v)] if v.family else []
+        lines += _not_gateable(v)
         lines += _undecided(v)
     return lines
+
+
+def _rule(v: Verdict) -> str:
+    """The gate's family-wise rule, and the runs below which it cannot fail."""
+    m, need = v.family, v.runs_to_fail
+    short = [ch for _, ch in v.gated(UNDECIDED) if min(ch.runs) < need]
+    return (f"The gate's rule: Holm over the {m} gated figure{'s' if m != 1 else ''} (exact "
+            f"one-sided p-values; when none is worse by more than {fmt_percent(v.fail_above)}, it "
+            f"fails on one at most {1 - LEVEL:.0%} of the time, whatever their number): the smallest p must reach {(1 - LEVEL) / m:.2g}"
+            + (f"; {len(short)} undecided figure{'s have' if len(short) != 1 else ' has'} fewer "
+               f"than the {need} ok runs a side that can reach it" if short else "") + ".")
 
 
 def _nothing(v: Verdict) -> str:
@@ -663,6 +748,8 @@ def _change_json(v: Verdict, c: GroupComparison, ch: Change) -> dict[str, Any]:
             "headline": gated,
             "margin": ch.margin,
             "gate": v.gate_of(c, ch) if gated and fail_above is not None else None,
+            "floor": fl if gated and fail_above is not None and (fl := v.floor_of(c, ch))
+            is not None and math.isfinite(fl) else None,
             "p_worse": ch.p_worse(fail_above) if gated and fail_above is not None else None,
             "p_within": ch.p_within(fail_above) if gated and fail_above is not None else None}
 
@@ -696,9 +783,13 @@ def to_json(v: Verdict) -> dict[str, Any]:
             for c in v.comparisons],
         "counts": {verdict: len(v.figures(verdict)) for verdict in VERDICTS},
         "fail_above": v.fail_above, "failures": v.failures,
+        "family": v.family if v.fail_above is not None else None,
+        "runs_to_fail": v.runs_to_fail if v.fail_above is not None else None,
         "undecided": len(undecided),
+        "not_gateable": len(v.gated(NOT_GATEABLE)),
+        "calibration": v.noise.source if v.noise is not None else None,
         "runs_to_decide": max((r for _, ch in undecided
-                               if (r := ch.runs_to_decide(v.fail_above)) is not None),
+                               if (r := ch.runs_to_decide(v.fail_above, v.family)) is not None),
                               default=None) if v.fail_above is not None else None,
         "passed": v.passed,
         "decided": not v.undecided,
@@ -706,11 +797,27 @@ def to_json(v: Verdict) -> dict[str, Any]:
     }
 
 
+def calibration_noise(run_dir: Path) -> Noise:
+    """The A/A noise of a calibrate run (noise.Noise); one without an A/A
+    pair is refused."""
+    analysed = analyse(RunDir(Path(run_dir)))
+    noise = Noise.of(analysed.groups, analysed.env.run_id or Path(run_dir).name,
+                     analysed.env.host.get("hostname"))
+    if not noise.runs:
+        raise UsageError(f"{run_dir}: no configuration ran under two names X and X{AA}: not a "
+                         "run of the calibrate suite (python -m harness run --suite calibrate)")
+    return noise
+
+
 def compare_dirs(old_dir: Path, new_dir: Path, fail_above: float | None = None,
-                 margin: dict[str, float] | None = None, allow_undecided: bool = False) -> Verdict:
+                 margin: dict[str, float] | None = None, allow_undecided: bool = False,
+                 calibration: Path | None = None) -> Verdict:
+    """NEW against OLD; with a calibration run, the figures its A/A noise
+    cannot gate at fail_above are named, not gated."""
     comparisons, old_env, new_env = compare_runs(old_dir, new_dir, margin)
+    noise = calibration_noise(calibration) if calibration is not None else None
     return Verdict(comparisons, old_env, new_env, Path(old_dir), Path(new_dir), fail_above,
-                   allow_undecided=allow_undecided)
+                   allow_undecided=allow_undecided, noise=noise)
 
 
 def compare_baseline(run_dir: Path, baseline: str, fail_above: float | None = None,

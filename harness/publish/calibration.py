@@ -28,20 +28,27 @@ report and the gate read), from the run's summary.csv:
 from __future__ import annotations
 
 import math
+import random
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Iterable
 
-from ..analyse.analysis import Group, headline
+from ..analyse.analysis import Group, group_runs, headline
 from ..core.metrics import METRICS
+from ..core.schema import Env, Row
 from ..core.stats import LEVEL, discoveries, ratio_interval, ratio_p, smallest_p
-
-AA = "[BENCH_AA=1]"  # the no-op variant's suffix, as the calibrate suite names it
+from ..present.compare import NOT_GATEABLE, Verdict, compare_groups
+from ..present.noise import AA, Noise, aa_pairs, pooled_rows
 GATE = 0.05  # --fail-above 5%
 FACTORS = [1 + i / 100 for i in range(1, 301)]  # planted slowdowns: +1% .. +300%
 GOAL = 0.05
 ENOUGH = 100  # comparisons before the share is judged against GOAL
+TRIALS = 40  # A/A gate trials
+PLANTED_TRIALS = 20  # planted trials per workload
+PLANT = 1.10  # the planted slowdown of one workload's headline figures
+SEED = 51  # the trials' splits are the same each time the page is made
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,89 @@ def comparisons(groups: Iterable[Group]) -> list[Comparison]:
     return out
 
 
+def _planted(row: Row) -> Row:
+    """The run PLANT times worse on its workload's headline figures."""
+    worse = {}
+    for metric in headline(row.workload):
+        if (value := row.figure(metric)) is not None:
+            worse[metric] = value / PLANT if METRICS[metric].higher_is_better else value * PLANT
+    return replace(row, **worse)
+
+
+def gate_trial(pairs: list[tuple[Group, Group]], noise: Noise, rng: random.Random,
+               plant: str | None = None) -> Verdict:
+    """One A/A gate trial: every configuration's runs under both names split
+    at random into two equal sides (an odd one left out), compared with
+    `--fail-above 5%` and the run's own noise; with `plant`, the second
+    side's runs of that workload planted PLANT worse."""
+    old: list[Row] = []
+    new: list[Row] = []
+    for base, aa in pairs:
+        rows = pooled_rows(base, aa)
+        rng.shuffle(rows)
+        half = len(rows) // 2
+        old += rows[:half]
+        new += [_planted(r) if r.workload == plant else r for r in rows[half:2 * half]]
+    return Verdict(compare_groups(group_runs(old), group_runs(new)), Env({}), Env({}),
+                   Path("A"), Path("B"), GATE, noise=noise)
+
+
+@dataclass(frozen=True)
+class GateTrials:
+    """What the gate as a whole made of the trials."""
+    exits: Counter  # exit status -> trials, on no change
+    planted: dict[str, Counter]  # workload -> exit status -> trials, its figures planted worse
+    figures: int  # headline figures compared
+    not_gateable: int
+    family: int
+    runs: int  # the smaller side's ok runs, at least
+    runs_to_fail: int
+
+
+def gate_trials(groups: Iterable[Group], trials: int = TRIALS,
+                planted_trials: int = PLANTED_TRIALS) -> GateTrials | None:
+    """The gate's exit statuses over random A/A splits, and a planted slowdown
+    of each workload in turn, caught (exit 1) in how many."""
+    groups = list(groups)
+    pairs = aa_pairs(groups)
+    if not pairs:
+        return None
+    noise = Noise.of(groups, "this run")
+    rng = random.Random(SEED)
+    verdicts = [gate_trial(pairs, noise, rng) for _ in range(trials)]
+    planted = {workload: Counter(gate_trial(pairs, noise, rng, workload).exit_status
+                                 for _ in range(planted_trials))
+               for workload in dict.fromkeys(base.workload for base, _ in pairs)}
+    first = verdicts[0]
+    return GateTrials(Counter(v.exit_status for v in verdicts), planted, len(first.gate_figures),
+                      len(first.gated(NOT_GATEABLE)), first.family,
+                      min((min(ch.runs) for _, ch in first.gate_figures), default=0),
+                      first.runs_to_fail)
+
+
+def _gate_lines(t: GateTrials) -> list[str]:
+    reach = ("can" if t.runs >= t.runs_to_fail else
+             f"cannot: {t.runs_to_fail} runs a side could")
+    lines = [
+        f"**The gate as a whole, `--fail-above 5%`, on no change: of {sum(t.exits.values())} "
+        f"A/A gate trials, {t.exits[1]} exit 1 (a false alarm), {t.exits[3]} exit 3 "
+        f"(undecided), {t.exits[0]} exit 0.** Each trial splits every configuration's runs "
+        f"under both names at random into two sides of {t.runs} and compares them as "
+        f"`compare A B --fail-above 5%` would, with this run's own noise: {t.not_gateable} of "
+        f"the {t.figures} headline figures are not gateable at 5% here (their floor, the change "
+        f"nine in ten no-change comparisons at {t.runs} runs a side stay within, is above 5%), "
+        f"and Holm's rule over the other {t.family} asks a p-value of "
+        f"{(1 - LEVEL) / max(t.family, 1):.2g}, which {t.runs} runs a side (at best "
+        f"{smallest_p(t.runs, t.runs):.2g}) {reach}.\n",
+        f"A planted slowdown: the second side's runs of one workload {PLANT - 1:.0%} worse on "
+        "its headline figures (a factor on the measured runs, each run's own noise kept); "
+        "exit 1 (caught), 3 and 0 (missed) in that many trials: "
+        + "; ".join(f"{w}: {e[1]}, {e[3]}, {e[0]} of {sum(e.values())}"
+                    for w, e in t.planted.items()) + ".\n",
+    ]
+    return lines
+
+
 def _factor(f: float) -> str:
     return f"+{f - 1:.0%}" if math.isfinite(f) else f"beyond +{FACTORS[-1] - 1:.0%}"
 
@@ -120,9 +210,12 @@ def _pct(x: float) -> str:
     return f"{x:.1%}" if x < 0.1 else f"{x:.0%}"
 
 
-def section(groups: Iterable[Group]) -> str | None:
-    """The calibration page's section; None when the run has no A/A pair."""
-    found = comparisons(groups)
+def section(groups: Iterable[Group], trials: int = TRIALS,
+            planted_trials: int = PLANTED_TRIALS) -> str | None:
+    """The calibration page's section; None when the run has no A/A pair.
+    trials, planted_trials: the gate trials' counts (gate_trials)."""
+    found_groups = list(groups)
+    found = comparisons(found_groups)
     if not found:
         return None
     total = len(found)
@@ -142,13 +235,16 @@ def section(groups: Iterable[Group]) -> str | None:
         f"**A/A comparisons called different: {len(different)} of {total} "
         f"({_pct(len(different) / total)}); goal at most {GOAL:.0%}: {verdict}.** "
         f"After the report's family control (Benjamini–Hochberg, false discovery rate 5%): "
-        f"{sum(family)} of {total}. The gate `--fail-above 5%` on these pairs: "
+        f"{sum(family)} of {total}. Each figure's one-sided gate question on its own at 5% "
+        f"(`--fail-above 5%` before it was one decision over the figures): "
         f"{gates.count('fails')} false failures, {gates.count('passes')} passes, "
         f"{gates.count('undecided')} undecided. Level within the figure's margin: "
         f"{sum(c.level for c in found)} of {total}.\n",
-        "The smallest change the gate finds, per workload: a slowdown (or growth, for "
-        "memory) planted by multiplying the second name's measured values by a factor, the "
-        "smallest factor at which `--fail-above 5%` fails; the median over the workload's "
+        *(_gate_lines(measured) if (measured := gate_trials(found_groups, trials, planted_trials)) else []),
+        "The smallest change one figure's own gate question finds, per workload: a slowdown "
+        "(or growth, for memory) planted by multiplying the second name's measured values by a "
+        "factor, the smallest factor at which that figure alone fails at 5%; the median over "
+        "the workload's "
         "comparisons, and the factor that 90% of them detect.\n",
     ]
     by_workload: dict[str, list[Comparison]] = defaultdict(list)
@@ -163,8 +259,9 @@ def section(groups: Iterable[Group]) -> str | None:
                      str(sum(1 for c in members if c.gate() == "fails")),
                      str(sum(1 for c in members if c.gate() == "undecided")),
                      str(sum(c.level for c in members)), _factor(median), _factor(p90)])
-    header = ["workload", "comparisons", "called different", "gate: false failures",
-              "gate: undecided", "level", "detectable change (median)", "detected by 90%"]
+    header = ["workload", "comparisons", "called different", "alone: false failures",
+              "alone: undecided", "level", "detectable change alone (median)",
+              "detected by 90%"]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("| " + " | ".join("---" for _ in header) + " |")
     lines += ["| " + " | ".join(r) + " |" for r in rows]

@@ -35,7 +35,7 @@ def test_identical_runs_are_never_different_and_pass_the_gate() -> None:
     assert len(found) == 3
     assert not any(c.different for c in found)
     assert {c.gate() for c in found} == {"passes"} and all(c.level for c in found)
-    text = calibration.section(chain_pair("go", 5, values, values))
+    text = calibration.section(chain_pair("go", 5, values, values), trials=2, planted_trials=1)
     assert ("A/A comparisons called different: 0 of 3 (0.0%); goal at most 5%: too few "
             "comparisons to say (the goal is judged over at least 100)") in text
 
@@ -60,6 +60,27 @@ def test_noise_alone_is_called_different_at_most_about_5_percent() -> None:
                              list(rng.lognormal(0, 0.1, 5) * MS))
     found = calibration.comparisons(groups)
     share = sum(c.different for c in found) / len(found)
-    assert "goal at most 5%: met." in calibration.section(groups)
+    assert "goal at most 5%: met." in calibration.section(groups, trials=1, planted_trials=0)
     fails = sum(c.gate() == "fails" for c in found) / len(found)
     assert share < 0.08 and fails < share + 0.01
+
+
+def test_the_gate_as_a_whole_on_splits_of_the_runs() -> None:
+    """Three chain configurations whose runs lie within ±1% (9 headline
+    figures, 5 runs a name) and one bimodal (runs of 1 or 4 ms): every
+    split passes the gate, the bimodal one's figures named not gateable;
+    10% planted on chain fails every trial, since 5 runs a side reach Holm's
+    5%/9 (1/252) and every pairwise ratio then lies beyond 1.05."""
+    rng = np.random.default_rng(3)
+    groups = []
+    for n in (1, 2, 3):
+        groups += chain_pair("go", n, list(rng.uniform(0.99, 1.01, 5) * MS),
+                             list(rng.uniform(0.99, 1.01, 5) * MS))
+    groups += chain_pair("go", 4, [1 * MS, 4 * MS] * 2 + [1 * MS], [4 * MS, 1 * MS] * 2 + [4 * MS])
+    t = calibration.gate_trials(groups, trials=10, planted_trials=5)
+    assert t.exits == {0: 10} and t.not_gateable == 3 and t.family == 9
+    assert t.runs == 5 and t.runs_to_fail == 5
+    assert t.planted == {"chain": {1: 5}}
+    text = calibration.section(groups, trials=10, planted_trials=5)
+    assert "of 10 A/A gate trials, 0 exit 1 (a false alarm), 0 exit 3 (undecided), 10 exit 0" in text
+    assert "chain: 5, 0, 0 of 5" in text
