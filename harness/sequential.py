@@ -22,9 +22,11 @@ of the configurations whose rule still asks for one, up to their max_repeat:
   settle.
 
 A configuration with no ok row failed: it is not run again. Under
---until-settled, neither is one whose runs so far all failed, even within
-the minimum (repeated): a timeout takes the whole --timeout, a resource
-limit fails the same way each time, and more of them settle nothing. Pure
+--until-settled, neither is one with no ok run that timed out or failed
+twice, even within the minimum (repeated): a timeout takes the whole
+--timeout, a resource limit fails the same way each time, and more of them
+settle nothing; and a run far slower than every rival of its set is
+stopped at a multiple of the slowest (scheduler.curtailed). Pure
 but for the budget's clock: the session reads the rows back after each pass
 and executes what this says. docs/statistics.md ("Sequential runs") says
 what repeated looks cost.
@@ -62,12 +64,13 @@ MORE_S = 600.0
 
 def repeated(p: Planned, statuses: list[str]) -> bool:
     """Whether a planned run goes ahead, given its configuration's statuses
-    so far: under --until-settled, not after a run that failed with no ok
-    run before it (a thread baseline that cannot start a million threads
-    fails the same way every time, and may take its whole timeout to)."""
+    so far: under --until-settled, not after a timeout or two failures with
+    no ok run between them (a thread baseline that cannot start a million
+    threads fails the same way every time, and may take its whole timeout
+    to; a crash is cheap and may be the machine's once)."""
     if not p.until_settled or "ok" in statuses:
         return True
-    return not statuses
+    return not ("timeout" in statuses or len(statuses) >= 2)
 
 
 def runs_to_settle(base: tuple[float, ...], other: tuple[float, ...], threshold: float,
