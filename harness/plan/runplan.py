@@ -42,7 +42,7 @@ def most_runs(runs: list[Planned]) -> list[Planned]:
 
 
 def _sequential_note(runs: list[Planned], most: list[Planned], seconds: float,
-                     budget_s: float | None = None) -> str:
+                     budget_s: float | None = None, minimum_s: float = 0.0) -> str:
     if len(most) == len(runs):
         return ""
     ceilings = sorted({p.max_repeat for p in configurations(runs).values() if p.max_repeat})
@@ -52,8 +52,9 @@ def _sequential_note(runs: list[Planned], most: list[Planned], seconds: float,
     return (f"a minimum: {' and '.join(rules)} may add passes, up to "
             f"{'/'.join(map(str, ceilings))} runs each (at most {len(most)} runs in all, "
             f"{fmt_duration(seconds)})"
-            + (f", within a budget of {fmt_duration(budget_s)} for all the runs" if budget_s
-               else ""))
+            + (f", within a budget of {fmt_duration(budget_s)} for all the runs, the minimum "
+               f"included: about {fmt_duration(max(minimum_s, min(budget_s, seconds)))} in all"
+               if budget_s else ""))
 
 
 def plan_run(impls: list[Impl], s: Settings, past: list[Row], out: Path,
@@ -69,7 +70,7 @@ def plan_run(impls: list[Impl], s: Settings, past: list[Row], out: Path,
     most = most_runs(runs)
     estimates = {p.row_key: estimate_s(p, history) for p in most}
     sequential = _sequential_note(runs, most, sum(estimates[p.row_key] for p in most),
-                                  s.budget_s)
+                                  s.budget_s, sum(estimates[p.row_key] for p in runs))
     notes = omitted(s)
     if sequential and any(p.max_repeat < runs_needed()[0] for p in configurations(runs).values()
                           if p.max_repeat and p.until_ci is not None):
