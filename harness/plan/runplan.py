@@ -17,6 +17,7 @@ from ..core.formatting import fmt_duration, fmt_percent
 from ..core.registry import Impl
 from ..core.schema import Row, RowKey
 from ..core.stats import runs_needed
+from .published_timings import Published
 from .plan import Planned, configurations, estimate_basis, estimate_s, history_from, omitted, plan
 from .settings import Settings
 
@@ -58,16 +59,27 @@ def _sequential_note(runs: list[Planned], most: list[Planned], seconds: float,
 
 
 def plan_run(impls: list[Impl], s: Settings, past: list[Row], out: Path,
-             only: Callable[[list[Planned]], list[Planned]] | None = None) -> RunPlan:
+             only: Callable[[list[Planned]], list[Planned]] | None = None,
+             published: Published | None = None) -> RunPlan:
     """The plan of one `run` from the settings, the implementations and the
     rows of earlier runs in its results folder OUT (record.rundir.earlier_runs).
     only: the part of the plan this invocation runs (a cluster's task: its
-    replicate). The session says the notes, and refuses a plan with no runs."""
+    replicate). published: the newest published run of the suite
+    (plan.published_timings), for what OUT never timed. The session says
+    the notes, and refuses a plan with no runs."""
     runs = plan(impls, s)
     if only is not None:
         runs = only(runs)
-    history = history_from(past)
+    own = history_from(past)
+    history = dict(own)
     most = most_runs(runs)
+    borrowed = 0
+    if published is not None:  # OUT's own times first; the page's where OUT has none
+        for p in most:
+            key = (p.key, p.iterations, p.warmup_ms)
+            if key not in history and p.key in published.times:
+                history[key] = published.times[p.key]
+                borrowed += p in runs
     estimates = {p.row_key: estimate_s(p, history) for p in most}
     sequential = _sequential_note(runs, most, sum(estimates[p.row_key] for p in most),
                                   s.budget_s, sum(estimates[p.row_key] for p in runs))
@@ -76,7 +88,9 @@ def plan_run(impls: list[Impl], s: Settings, past: list[Row], out: Path,
                           if p.max_repeat and p.until_ci is not None):
         notes.append(f"note: --max-repeat below {runs_needed()[0]}: no interval of fewer runs is "
                      f"settled at 95%, so those configurations run --max-repeat times")
-    basis = estimate_basis(runs, history, out)
+    basis = estimate_basis(runs, own, out)
+    if borrowed:
+        basis += f" ({borrowed} of them from {published.source}, the suite's newest published run)"
     dry_run = [f"{len(runs)} runs, estimated "
                f"{fmt_duration(sum(estimates[p.row_key] for p in runs))} for the runs; {basis}"]
     if sequential:
