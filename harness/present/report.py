@@ -85,10 +85,10 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
-def _runs_cell(g: Group) -> str:
+def _runs_cell(g: Group, loaded: int) -> str:
     text = md_text(g.statuses) if g.ok else f"**{md_text(g.statuses)}**"
-    if g.loaded:
-        text += f" ({g.loaded} under load)"
+    if loaded:
+        text += f" ({loaded} under load)"
     if g.outliers:
         text += f" ({g.outliers} outlier{'s' if g.outliers > 1 else ''})"
     return text
@@ -191,12 +191,14 @@ class Table:
         return _table(self.header, [[text for text, _ in row] for row in self.rows])
 
 
-def build_table(workload: str, groups: list[Group], ranks: Ranks) -> Table:
+def build_table(workload: str, groups: list[Group], ranks: Ranks,
+                loaded: Callable[[Group], int] = lambda g: g.loaded) -> Table:
     """One table for a workload: one row per configuration, the best first.
     The runtime strings are in the legend (legend_block), once; ×floor is
     shown only in the sets where the floor implementation is not already
     the best (elsewhere it would repeat ×best), and not at all when it is
-    the best everywhere."""
+    the best everywhere. loaded: a group's ok runs under load (a published
+    page without runs.csv has them from its load.csv)."""
     declared, presented = WORKLOADS.get(workload), PRESENTATIONS.get(workload)
     ids = presented.columns if presented else tuple(COLUMNS)
     sets = analysis.comparable_sets(groups)
@@ -232,7 +234,7 @@ def build_table(workload: str, groups: list[Group], ranks: Ranks) -> Table:
             row.append((buffer, g.buffer))
         row += [("—", None) if (v := g.param(name)) is None else (md_text(v), v)
                 for name in dimensions]
-        row += [(md_text(g.impl), g.impl), (_runs_cell(g), g.ok)]
+        row += [(md_text(g.impl), g.impl), (_runs_cell(g, loaded(g)), g.ok)]
         hide_floor = floor_best[(g.workload, g.n, g.buffer, g.params)]
         for c in ids:
             if c == "x_floor" and hide_floor:
@@ -244,9 +246,14 @@ def build_table(workload: str, groups: list[Group], ranks: Ranks) -> Table:
     return table
 
 
-def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str]:
-    """The workload's table in Markdown (build_table)."""
-    return build_table(workload, groups, ranks).markdown()
+def workload_groups(groups: list[Group]) -> dict[str, list[Group]]:
+    """The groups each workload's table shows (those with a run past setup),
+    by workload in reading order: report.md, report.html and a published page."""
+    by_workload: dict[str, list[Group]] = defaultdict(list)
+    for g in groups:
+        if any(r.status not in analysis.SETUP_STATUSES for r in g.rows):
+            by_workload[g.workload].append(g)
+    return {w: by_workload[w] for w in sorted(by_workload, key=workload_rank)}
 
 
 def legend_rows(groups: list[Group], env: Env) -> list[list[str]]:
@@ -556,10 +563,14 @@ def run_standings(results: Results) -> list[standings.Standing]:
 def run_questions(results: Results) -> questions.Questions | None:
     """The run's rankings and claims (questions.py), each family decided on
     its own: none for a check suite."""
-    settings = results.env.settings
-    if settings.get("suite") in CHECK_SUITES:
+    return ask_run(results.groups, results.env)
+
+
+def ask_run(groups: list[Group], env: Env) -> questions.Questions | None:
+    """run_questions on a run's groups and env.json (a published page's too)."""
+    if env.settings.get("suite") in CHECK_SUITES:
         return None
-    return questions.ask(standings.judged(results.groups, settings), results.env.floor_impls)
+    return questions.ask(standings.judged(groups, env.settings), env.floor_impls)
 
 
 RANKING_HEADER = ["workload", "configuration", "figure", "ranking (tiers)", "floor"]
@@ -663,14 +674,11 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
 
     if not groups:
         lines += ["No runs were recorded in runs.csv.", ""]
-    by_workload: dict[str, list[Group]] = defaultdict(list)
-    for g in groups:
-        if any(r.status not in analysis.SETUP_STATUSES for r in g.rows):
-            by_workload[g.workload].append(g)
-    shown = sorted(by_workload, key=workload_rank)
-    for workload in shown:
+    by_workload = workload_groups(groups)
+    shown = list(by_workload)
+    for workload, members in by_workload.items():
         lines += [f"## {md_text(section_title(workload))}", ""]
-        lines += workload_table(workload, by_workload[workload], results.ranks) + [""]
+        lines += build_table(workload, members, results.ranks).markdown() + [""]
         mine = [name for name in pngs if name.startswith(f"{workload}_")]
         mine.sort(key=lambda name: [k in name for k in ("_time", "_rss", "_mem_per_task")],
                   reverse=True)
