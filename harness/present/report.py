@@ -79,7 +79,7 @@ def cell(g: Group, metric: str) -> str:
     return text
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines
@@ -188,7 +188,7 @@ class Table:
     rows: list[list[tuple[str, float | str | None]]] = field(default_factory=list)
 
     def markdown(self) -> list[str]:
-        return _table(self.header, [[text for text, _ in row] for row in self.rows])
+        return md_table(self.header, [[text for text, _ in row] for row in self.rows])
 
 
 def build_table(workload: str, groups: list[Group], ranks: Ranks,
@@ -283,7 +283,7 @@ def legend_rows(groups: list[Group], env: Env) -> list[list[str]]:
 
 
 def legend_block(groups: list[Group], env: Env) -> list[str]:
-    return _table(["impl", "language", "runtime", "flags"], legend_rows(groups, env))
+    return md_table(["impl", "language", "runtime", "flags"], legend_rows(groups, env))
 
 
 MACHINE_HEADER = ["machine", "host", "OS", "git", "run", "started", "toolchains"]
@@ -291,7 +291,7 @@ MACHINE_HEADER = ["machine", "host", "OS", "git", "run", "started", "toolchains"
 
 def machines_block(machines: dict[str, Any]) -> list[str]:
     """A merged run's machines (harness merge), one row each."""
-    return _table(MACHINE_HEADER, machines_rows(machines))
+    return md_table(MACHINE_HEADER, machines_rows(machines))
 
 
 def _toolchains(toolchains: dict[str, Any]) -> str:
@@ -353,7 +353,7 @@ def environment_block(env: Env, groups: list[Group]) -> list[str]:
         return note + ["Merged from several machines (`harness merge`, or a cluster's machine "
                        "kinds): each row's machine is in its `machine` column; the machines:",
                        ""] + machines_block(env.machines)
-    return note + _table(["", ""], environment_rows(env, groups))
+    return note + md_table(["", ""], environment_rows(env, groups))
 
 
 def environment_rows(env: Env, groups: list[Group]) -> list[list[str]]:
@@ -589,15 +589,21 @@ CLAIMS_INTRO = ("The articles' claims (harness/core/claims.py, docs/articles.md)
                 "95% interval.")
 
 
+def floor_multiple(r: questions.Ranking) -> float | None:
+    """The ranking's leader as a multiple of the floor (worse side above 1)."""
+    lead, base = r.order[0].median(r.metric), r.floor.median(r.metric) if r.floor else None
+    if not base or not lead:
+        return None
+    return lead / base if not METRICS[r.metric].higher_is_better else base / lead
+
+
 def ranking_rows(q: questions.Questions) -> list[list[str]]:
     """A row per ranking: its set, figure, tiers and the floor's multiple."""
     rows = []
     for r in q.rankings:
-        floor = ""
-        lead, base = r.order[0].median(r.metric), r.floor.median(r.metric) if r.floor else None
-        if base and lead:
-            multiple = lead / base if not METRICS[r.metric].higher_is_better else base / lead
-            floor = f"{md_text(r.floor.impl)}: leader at {fmt_ratio(multiple)}"
+        multiple = floor_multiple(r)
+        floor = (f"{md_text(r.floor.impl)}: leader at {fmt_ratio(multiple)}"
+                 if multiple is not None and r.floor is not None else "")
         rows.append([md_text(r.workload), md_text(verdicts.where(r.order[0])),
                      md_text(METRICS[r.metric].label), md_text(r.tier_text()), floor])
     return rows
@@ -651,14 +657,14 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
             cells = headline_cells(h)
             cells[0] = f"[{cells[0]}](#{md_anchor(section_title(h.workload))})"
             rows.append(cells)
-        lines += (_table(HEADLINE_HEADER, rows) if rows else ["No runs were recorded."]) + [""]
+        lines += (md_table(HEADLINE_HEADER, rows) if rows else ["No runs were recorded."]) + [""]
         lines += [VERDICTS_INTRO, ""]
         if asked is not None and asked.claims:
             lines += ["### The articles' claims", "", CLAIMS_INTRO, ""]
-            lines += _table(CLAIMS_HEADER, claim_rows(asked)) + [""]
+            lines += md_table(CLAIMS_HEADER, claim_rows(asked)) + [""]
         if asked is not None and asked.rankings:
             lines += ["### Rankings", "", RANKINGS_INTRO, ""]
-            lines += _table(RANKING_HEADER, ranking_rows(asked)) + [""]
+            lines += md_table(RANKING_HEADER, ranking_rows(asked)) + [""]
     failed = verdicts.failures(groups)
     if failed:
         lines += ["**Failures**", ""] + [f"- {md_text(f)}" for f in failed] + [""]
@@ -694,7 +700,7 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
         lines += ["## Standings", "", f"**{md_text(standings.summary(standing))}**", "",
                   "Every implementation against its set's leader, the unsettled first "
                   "(docs/statistics.md, \"Verdicts\"): the tables' × leader columns.", ""]
-        lines += _table(STANDINGS_HEADER, standings_rows(standing)) + [""]
+        lines += md_table(STANDINGS_HEADER, standings_rows(standing)) + [""]
     lines += ["## Files", "",
               "`runs.csv` (every raw run), `samples.csv` (RSS and threads over time), "
               "`summary.csv` (these statistics, one row per group), `results.json` "
