@@ -68,6 +68,16 @@ def fmt_duration(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+def fmt_elapsed(seconds: float) -> str:
+    """How long a run took, in a sentence: '38 min 24 s', '45 s', '2 h 3 min'."""
+    seconds = max(0, int(seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    if h:
+        return f"{h} h {m} min"
+    return f"{m} min {s} s" if m else f"{s} s"
+
+
 def fmt_ratio(ratio: float | None, best_in_bold: bool = True) -> str:
     if ratio is None:
         return "—"

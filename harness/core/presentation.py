@@ -5,7 +5,9 @@ A presentation says what `list` prints, the report's heading, whether
 implementations are ranked by time, which figures a workload is read for
 (noise warnings, compare's gate), the report's columns, the plots and their
 caption, and the panel it adds to summary.png. Report, plots, analysis and
-compare read these; none of them names a workload.
+compare read these; none of them names a workload. Beside them, the
+project's performance goals (GOALS), each on the configuration it names,
+which the published pages judge (publish/goals.py).
 """
 
 from __future__ import annotations
@@ -83,3 +85,95 @@ PRESENTATIONS: dict[str, Presentation] = {
         plots=("http_throughput", "http_threads", "http_latency"),
         plot_caption="throughput against users"),
 }
+
+
+# --- the project's performance goals (issue 13) --------------------------
+# Judged on each published page (publish/goals.py), never timed tests. Each
+# names the configuration it is about; a page leaves out a goal whose
+# configuration its run did not measure.
+
+@dataclass(frozen=True)
+class FigureWithin:
+    """One configuration's figure: its settled interval within [low, high]."""
+    text: str
+    impl: str
+    workload: str
+    n: int
+    metric: str
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class AllRunsOk:
+    """Every run of one configuration ok."""
+    text: str
+    impl: str
+    workload: str
+    n: int
+
+
+@dataclass(frozen=True)
+class WithinOf:
+    """impl's figure over the baseline's, at each buffer: its settled ratio
+    interval at most `limit`."""
+    text: str
+    impl: str
+    baseline: str
+    workload: str
+    n: int
+    buffers: tuple[int, ...]
+    metric: str
+    limit: float
+
+
+@dataclass(frozen=True)
+class SuiteMinutes:
+    """The suite's run, start to finish, within `minutes`."""
+    text: str
+    suite: str
+    minutes: float
+
+
+@dataclass(frozen=True)
+class SettledShare:
+    """The suite's run settles at least `share` of each family of its
+    verdicts (analyse/questions.py: the rankings, the claims), each on its own."""
+    text: str
+    suite: str
+    share: float
+
+
+Goal = FigureWithin | AllRunsOk | WithinOf | SuiteMinutes | SettledShare
+
+_M = 1_000_000
+_MIB = 1 << 20
+
+
+def _rss_at_most(impl: str, mib: float, text: str) -> FigureWithin:
+    return FigureWithin(text, impl, "sleep", _M, "peak_rss_bytes", high=mib * _MIB)
+
+
+GOALS: tuple[Goal, ...] = (
+    FigureWithin("go sleep 1M: ok, wall 10–20 s", "go", "sleep", _M, "wall_s", 10, 20),
+    _rss_at_most("rust-tokio", 450, "rust-tokio sleep 1M ≤ 450 MiB"),
+    _rss_at_most("rust-futures", 215, "rust-futures sleep 1M ≤ 215 MiB"),
+    FigureWithin("rust-tokio chain 1M warm < 1 s", "rust-tokio", "chain", _M, "warm_iter_s",
+                 high=1.0),
+    _rss_at_most("csharp-async", 250, "csharp-async sleep 1M < 250 MiB"),
+    AllRunsOk("csharp-async chain 1M ok", "csharp-async", "chain", _M),
+    AllRunsOk("csharp-async chain-await 1M ok", "csharp-async", "chain-await", _M),
+    _rss_at_most("java-virtual", 1060, "java-virtual sleep 1M ≤ 1,060 MiB"),
+    AllRunsOk("java-virtual chain 1M ok", "java-virtual", "chain", _M),
+    _rss_at_most("nodejs", 620, "nodejs sleep 1M < 620 MiB"),
+    *(AllRunsOk(f"{impl} chain 1M ok", impl, "chain", _M) for impl in ("nodejs", "bun", "deno")),
+    _rss_at_most("python-asyncio", 1280, "python-asyncio sleep 1M ≤ 1,280 MiB"),
+    AllRunsOk("python-asyncio chain 1M ok", "python-asyncio", "chain", _M),
+    WithinOf("rust-tokio bounded, 10k producers, within 1.5× of Go at B = 1, 100, 1000",
+             "rust-tokio", "go", "bounded", 10_000, (1, 100, 1000), "warm_iter_s", 1.5),
+    WithinOf("java-virtual bounded, 10k producers, B = 1, within 5× of Go",
+             "java-virtual", "go", "bounded", 10_000, (1,), "warm_iter_s", 5.0),
+    SuiteMinutes("the default suite in 45 minutes on 2 cores", "default", 45),
+    SettledShare("the default suite settles at least 90% of its verdicts, each family "
+                 "(rankings, claims) on its own", "default", 0.9),
+)

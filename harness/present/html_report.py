@@ -20,7 +20,6 @@ import base64
 import hashlib
 import html
 import re
-from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -31,8 +30,8 @@ from ..core.presentation import PRESENTATIONS
 from .report import (CHECK_SUITES, CLAIMS_HEADER, CLAIMS_INTRO, HEADLINE_HEADER, RANKING_HEADER,
                      RANKINGS_INTRO, STANDINGS_HEADER, VERDICTS_INTRO, build_table, check_lines,
                      claim_rows, environment_rows, headline_cells, legend_rows, overlap_note,
-                     ranking_rows, run_questions, run_standings, standings_rows)
-from ..core.workloads import workload_rank
+                     ranking_rows, run_questions, run_standings, standings_rows,
+                     workload_groups)
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;
@@ -247,9 +246,7 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
            f"<title>Benchmark report: run {_esc(run_id)}</title>",
            f"<style>{CSS}</style></head><body>",
            f"<h1>Benchmark report: run {_esc(run_id)}</h1>"]
-    shown = sorted({g.workload for g in groups
-                    if any(r.status not in analysis.SETUP_STATUSES for r in g.rows)},
-                   key=workload_rank)
+    shown = list(workload_groups(groups))
     # one line of links, kept in view: the sections a reader jumps between
     links = [("verdicts", "Verdicts"), ("warnings", "Warnings")]
     links += [(_anchor("workload", w), w) for w in shown]
@@ -315,13 +312,10 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
     if "summary.png" in plots:
         out.append("<h2>At a glance</h2>" + _png(plots["summary.png"], "summary"))
 
-    by_workload: dict[str, list[Group]] = defaultdict(list)
-    for g in groups:
-        if any(r.status not in analysis.SETUP_STATUSES for r in g.rows):
-            by_workload[g.workload].append(g)
-    for workload in sorted(by_workload, key=workload_rank):
+    by_workload = workload_groups(groups)
+    for workload, members in by_workload.items():
         presented = PRESENTATIONS.get(workload)
-        table = build_table(workload, by_workload[workload], results.ranks)
+        table = build_table(workload, members, results.ranks)
         out.append(f'<section id="{_anchor("workload", workload)}">'
                    f"<h2>{_esc(presented.title if presented else workload)}</h2>")
         out.append(_table_html(_anchor("table", workload), table.header, table.rows,

@@ -79,16 +79,16 @@ def cell(g: Group, metric: str) -> str:
     return text
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines
 
 
-def _runs_cell(g: Group) -> str:
+def _runs_cell(g: Group, loaded: int) -> str:
     text = md_text(g.statuses) if g.ok else f"**{md_text(g.statuses)}**"
-    if g.loaded:
-        text += f" ({g.loaded} under load)"
+    if loaded:
+        text += f" ({loaded} under load)"
     if g.outliers:
         text += f" ({g.outliers} outlier{'s' if g.outliers > 1 else ''})"
     return text
@@ -188,15 +188,17 @@ class Table:
     rows: list[list[tuple[str, float | str | None]]] = field(default_factory=list)
 
     def markdown(self) -> list[str]:
-        return _table(self.header, [[text for text, _ in row] for row in self.rows])
+        return md_table(self.header, [[text for text, _ in row] for row in self.rows])
 
 
-def build_table(workload: str, groups: list[Group], ranks: Ranks) -> Table:
+def build_table(workload: str, groups: list[Group], ranks: Ranks,
+                loaded: Callable[[Group], int] = lambda g: g.loaded) -> Table:
     """One table for a workload: one row per configuration, the best first.
     The runtime strings are in the legend (legend_block), once; ×floor is
     shown only in the sets where the floor implementation is not already
     the best (elsewhere it would repeat ×best), and not at all when it is
-    the best everywhere."""
+    the best everywhere. loaded: a group's ok runs under load (a published
+    page without runs.csv has them from its load.csv)."""
     declared, presented = WORKLOADS.get(workload), PRESENTATIONS.get(workload)
     ids = presented.columns if presented else tuple(COLUMNS)
     sets = analysis.comparable_sets(groups)
@@ -232,7 +234,7 @@ def build_table(workload: str, groups: list[Group], ranks: Ranks) -> Table:
             row.append((buffer, g.buffer))
         row += [("—", None) if (v := g.param(name)) is None else (md_text(v), v)
                 for name in dimensions]
-        row += [(md_text(g.impl), g.impl), (_runs_cell(g), g.ok)]
+        row += [(md_text(g.impl), g.impl), (_runs_cell(g, loaded(g)), g.ok)]
         hide_floor = floor_best[(g.workload, g.n, g.buffer, g.params)]
         for c in ids:
             if c == "x_floor" and hide_floor:
@@ -244,9 +246,14 @@ def build_table(workload: str, groups: list[Group], ranks: Ranks) -> Table:
     return table
 
 
-def workload_table(workload: str, groups: list[Group], ranks: Ranks) -> list[str]:
-    """The workload's table in Markdown (build_table)."""
-    return build_table(workload, groups, ranks).markdown()
+def workload_groups(groups: list[Group]) -> dict[str, list[Group]]:
+    """The groups each workload's table shows (those with a run past setup),
+    by workload in reading order: report.md, report.html and a published page."""
+    by_workload: dict[str, list[Group]] = defaultdict(list)
+    for g in groups:
+        if any(r.status not in analysis.SETUP_STATUSES for r in g.rows):
+            by_workload[g.workload].append(g)
+    return {w: by_workload[w] for w in sorted(by_workload, key=workload_rank)}
 
 
 def legend_rows(groups: list[Group], env: Env) -> list[list[str]]:
@@ -276,7 +283,7 @@ def legend_rows(groups: list[Group], env: Env) -> list[list[str]]:
 
 
 def legend_block(groups: list[Group], env: Env) -> list[str]:
-    return _table(["impl", "language", "runtime", "flags"], legend_rows(groups, env))
+    return md_table(["impl", "language", "runtime", "flags"], legend_rows(groups, env))
 
 
 MACHINE_HEADER = ["machine", "host", "OS", "git", "run", "started", "toolchains"]
@@ -284,7 +291,7 @@ MACHINE_HEADER = ["machine", "host", "OS", "git", "run", "started", "toolchains"
 
 def machines_block(machines: dict[str, Any]) -> list[str]:
     """A merged run's machines (harness merge), one row each."""
-    return _table(MACHINE_HEADER, machines_rows(machines))
+    return md_table(MACHINE_HEADER, machines_rows(machines))
 
 
 def _toolchains(toolchains: dict[str, Any]) -> str:
@@ -346,7 +353,7 @@ def environment_block(env: Env, groups: list[Group]) -> list[str]:
         return note + ["Merged from several machines (`harness merge`, or a cluster's machine "
                        "kinds): each row's machine is in its `machine` column; the machines:",
                        ""] + machines_block(env.machines)
-    return note + _table(["", ""], environment_rows(env, groups))
+    return note + md_table(["", ""], environment_rows(env, groups))
 
 
 def environment_rows(env: Env, groups: list[Group]) -> list[list[str]]:
@@ -556,10 +563,14 @@ def run_standings(results: Results) -> list[standings.Standing]:
 def run_questions(results: Results) -> questions.Questions | None:
     """The run's rankings and claims (questions.py), each family decided on
     its own: none for a check suite."""
-    settings = results.env.settings
-    if settings.get("suite") in CHECK_SUITES:
+    return ask_run(results.groups, results.env)
+
+
+def ask_run(groups: list[Group], env: Env) -> questions.Questions | None:
+    """run_questions on a run's groups and env.json (a published page's too)."""
+    if env.settings.get("suite") in CHECK_SUITES:
         return None
-    return questions.ask(standings.judged(results.groups, settings), results.env.floor_impls)
+    return questions.ask(standings.judged(groups, env.settings), env.floor_impls)
 
 
 RANKING_HEADER = ["workload", "configuration", "figure", "ranking (tiers)", "floor"]
@@ -578,15 +589,21 @@ CLAIMS_INTRO = ("The articles' claims (harness/core/claims.py, docs/articles.md)
                 "95% interval.")
 
 
+def floor_multiple(r: questions.Ranking) -> float | None:
+    """The ranking's leader as a multiple of the floor (worse side above 1)."""
+    lead, base = r.order[0].median(r.metric), r.floor.median(r.metric) if r.floor else None
+    if not base or not lead:
+        return None
+    return lead / base if not METRICS[r.metric].higher_is_better else base / lead
+
+
 def ranking_rows(q: questions.Questions) -> list[list[str]]:
     """A row per ranking: its set, figure, tiers and the floor's multiple."""
     rows = []
     for r in q.rankings:
-        floor = ""
-        lead, base = r.order[0].median(r.metric), r.floor.median(r.metric) if r.floor else None
-        if base and lead:
-            multiple = lead / base if not METRICS[r.metric].higher_is_better else base / lead
-            floor = f"{md_text(r.floor.impl)}: leader at {fmt_ratio(multiple)}"
+        multiple = floor_multiple(r)
+        floor = (f"{md_text(r.floor.impl)}: leader at {fmt_ratio(multiple)}"
+                 if multiple is not None and r.floor is not None else "")
         rows.append([md_text(r.workload), md_text(verdicts.where(r.order[0])),
                      md_text(METRICS[r.metric].label), md_text(r.tier_text()), floor])
     return rows
@@ -640,14 +657,14 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
             cells = headline_cells(h)
             cells[0] = f"[{cells[0]}](#{md_anchor(section_title(h.workload))})"
             rows.append(cells)
-        lines += (_table(HEADLINE_HEADER, rows) if rows else ["No runs were recorded."]) + [""]
+        lines += (md_table(HEADLINE_HEADER, rows) if rows else ["No runs were recorded."]) + [""]
         lines += [VERDICTS_INTRO, ""]
         if asked is not None and asked.claims:
             lines += ["### The articles' claims", "", CLAIMS_INTRO, ""]
-            lines += _table(CLAIMS_HEADER, claim_rows(asked)) + [""]
+            lines += md_table(CLAIMS_HEADER, claim_rows(asked)) + [""]
         if asked is not None and asked.rankings:
             lines += ["### Rankings", "", RANKINGS_INTRO, ""]
-            lines += _table(RANKING_HEADER, ranking_rows(asked)) + [""]
+            lines += md_table(RANKING_HEADER, ranking_rows(asked)) + [""]
     failed = verdicts.failures(groups)
     if failed:
         lines += ["**Failures**", ""] + [f"- {md_text(f)}" for f in failed] + [""]
@@ -663,14 +680,11 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
 
     if not groups:
         lines += ["No runs were recorded in runs.csv.", ""]
-    by_workload: dict[str, list[Group]] = defaultdict(list)
-    for g in groups:
-        if any(r.status not in analysis.SETUP_STATUSES for r in g.rows):
-            by_workload[g.workload].append(g)
-    shown = sorted(by_workload, key=workload_rank)
-    for workload in shown:
+    by_workload = workload_groups(groups)
+    shown = list(by_workload)
+    for workload, members in by_workload.items():
         lines += [f"## {md_text(section_title(workload))}", ""]
-        lines += workload_table(workload, by_workload[workload], results.ranks) + [""]
+        lines += build_table(workload, members, results.ranks).markdown() + [""]
         mine = [name for name in pngs if name.startswith(f"{workload}_")]
         mine.sort(key=lambda name: [k in name for k in ("_time", "_rss", "_mem_per_task")],
                   reverse=True)
@@ -686,7 +700,7 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
         lines += ["## Standings", "", f"**{md_text(standings.summary(standing))}**", "",
                   "Every implementation against its set's leader, the unsettled first "
                   "(docs/statistics.md, \"Verdicts\"): the tables' × leader columns.", ""]
-        lines += _table(STANDINGS_HEADER, standings_rows(standing)) + [""]
+        lines += md_table(STANDINGS_HEADER, standings_rows(standing)) + [""]
     lines += ["## Files", "",
               "`runs.csv` (every raw run), `samples.csv` (RSS and threads over time), "
               "`summary.csv` (these statistics, one row per group), `results.json` "

@@ -1,23 +1,21 @@
-"""A published run, read: the summary.csv, env.json and load.csv committed
-beside a page of docs/results (readme_tables.py writes them there), as the
-configurations the pages and the claims are made from. A page is a function
-of those files alone, so it is read from them, not from runs.csv (which is
-not published); load.csv is made from runs.csv by the harness's reader and
-groups (write_load).
+"""A published run, read: the files committed beside a page of docs/results
+(readme_tables.py writes them there), as the configurations the page, its
+verdicts and the README's block are made from. A page is a function of
+those files alone.
 
-summary.csv is read through SummaryRow, a typed line whose columns are
-exports.SUMMARY_FIELDS' (its writer's); env.json through core.schema.Env.
-Each line gives back the runs it summarises (SummaryRow.rows: one ok Row per
-ok run, carrying that run's value of each metric from {metric}_values, and
-one Row per run of any other status), which the harness's own analysis
-groups (analysis.group_runs): the medians, intervals, statuses and memory
-per task a page shows come from the code report.md's come from. What a
-page needs beyond those groups, how many ok runs ran under load
-(load.csv), is kept beside them (Run.loaded).
+The run's runs.csv, where it is committed, is read as the harness reads any
+run (record.rundir, analysis.group_runs): the page's analysis is then the
+report's, row for row. Runs published before runs.csv was kept beside them
+have summary.csv alone, read through SummaryRow, a typed line whose columns
+are exports.SUMMARY_FIELDS' (its writer's): each line gives back the runs it
+summarises (SummaryRow.rows: one ok Row per ok run, carrying that run's
+value of each metric from {metric}_values, and one Row per run of any
+other status), which the same analysis groups; what such a page needs
+beyond them, how many ok runs ran under load, is its load.csv (Run.loaded).
+env.json is read through core.schema.Env.
 
-Shared by readme_tables.py, claims.py and calibration.py, which import this
-module and never each other (readme_tables aside, which shows the others'
-sections).
+Shared by the page, the goals, the README's block, claims.py and
+calibration.py, which import this module and never each other.
 """
 
 from __future__ import annotations
@@ -29,12 +27,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..analyse import analysis
-from ..core.formatting import csv_number
-# the figures the pages name, declared in core.metrics, named here for readme_tables
-from ..core.metrics import COLD, LATENCIES, METRICS, RPS, RSS, SPAWN, THREADS, WALL, WARM  # noqa: F401
-from ..core.schema import (DIMENSIONS, RUN_COLUMNS, ConfigKey, Env, Row, escape_cell,
-                           unescape_cell)
-from ..core.workloads import COMMON_DIMENSIONS, HTTP_DIMENSIONS
+from ..core.metrics import METRICS
+from ..core.schema import DIMENSIONS, RUN_COLUMNS, ConfigKey, Env, Row, unescape_cell
 from ..record.rundir import RunDir, read_env
 
 # A configuration's columns, as summary.csv, load.csv and runs.csv name them:
@@ -43,12 +37,6 @@ CONFIG_BASE = tuple(f.name for f in fields(ConfigKey) if f.name != "params")
 KEY_COLUMNS = CONFIG_BASE + tuple(d.name for d in DIMENSIONS)
 # Each is parsed as runs.csv's reader parses it (core.schema).
 _PARSERS: dict[str, Callable[[str], Any]] = {c.name: c.parse for c in RUN_COLUMNS}
-
-# The figures the pages name (metrics.METRICS'), declared once for readme_tables
-# and claims; and the dimensions they name (core/workloads.py's declarations).
-MEDIAN_RESPONSE = LATENCIES[0]
-USERS, REQUESTS, DELAY_MS, POOL_THREADS, STYLE = (d.name for d in HTTP_DIMENSIONS)
-CPUS, MACHINE = (d.name for d in COMMON_DIMENSIONS)
 
 
 def parse_statuses(text: str) -> Counter:
@@ -176,48 +164,34 @@ def read_summary(path: Path) -> list[analysis.Group]:
     return analysis.group_runs([row for line in read_summary_rows(path) for row in line.rows()])
 
 
+# The files of a published run, beside its page: always summary.csv and
+# env.json; runs.csv where the run directory had it when it was published,
+# else load.csv (each configuration's ok runs under load, from runs.csv).
+SUMMARY, ENV, RUNS, LOAD = "summary.csv", "env.json", "runs.csv", "load.csv"
+
+
 @dataclass
 class Run:
     env: Env
     groups: list[analysis.Group]  # every configuration that had a run other than skipped
     skipped: list[analysis.Group]  # configurations only skipped (toolchain missing, no such style)
-    # per configuration, how many of its ok runs ran under load (load.csv); None: not recorded
+    # per configuration, how many of its ok runs ran under load; None: not recorded
     loaded: dict[ConfigKey, int] | None = None
+    from_runs: bool = False  # the groups are runs.csv's rows, not summary.csv's lines
 
     @property
     def load_recorded(self) -> bool:
         return self.loaded is not None and bool(self.groups)
 
     def under_load(self, g: analysis.Group | None) -> int | None:
-        """g's ok runs under load; None where load.csv is not beside the page."""
+        """g's ok runs under load; None where the page has no record of it."""
         if self.loaded is None or g is None:
             return None
         return self.loaded.get(g.key, 0)
 
 
+# load.csv's counts, after the configuration's columns (KEY_COLUMNS).
 LOAD_COUNTS = ("ok_runs", "ok_runs_under_load")
-LOAD_COLUMNS = [*KEY_COLUMNS, *LOAD_COUNTS]
-
-
-def write_load(run_dir: Path, out: Path) -> None:
-    """load.csv: per configuration, its ok runs and how many of them ran under
-    load. summary.csv does not carry that, and runs.csv is too large to
-    publish; this is the one thing a page needs from it. The run is read and
-    grouped by the harness (RunDir, analysis.analyse): a run is "under load"
-    by the harness's rule (analysis.is_loaded, machineload.LOADED_FRAC)."""
-    with out.open("w", newline="") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(LOAD_COLUMNS)
-        for g in analysis.analyse(RunDir(run_dir)).groups:  # in the harness's reading order
-            first = next((r for r in g.rows if r.status == "ok"), None)
-            if first is not None:
-                writer.writerow([_cell(first.figure(c)) for c in KEY_COLUMNS]
-                                + [g.ok, g.loaded])
-
-
-def _cell(value: Any) -> str:
-    """A cell as runs.csv writes it (escape_cell, csv_number)."""
-    return escape_cell(value) if isinstance(value, str) else csv_number(value)
 
 
 def read_load(path: Path) -> dict[ConfigKey, int] | None:
@@ -229,9 +203,16 @@ def read_load(path: Path) -> dict[ConfigKey, int] | None:
                 ({k: unescape_cell(v) for k, v in raw.items()} for raw in csv.DictReader(f))}
 
 
-def load_run(summary: Path, env: Path, load: Path | None = None) -> Run:
-    groups = read_summary(summary)
+def load_run(folder: Path) -> Run:
+    """The run published in `folder`: from its runs.csv where committed, else
+    from its summary.csv (and load.csv, where there is one)."""
+    if (folder / RUNS).is_file():
+        groups = analysis.group_runs(RunDir(folder).runs().rows)
+        loaded: dict[ConfigKey, int] | None = {g.key: g.loaded for g in groups}
+    else:
+        groups = read_summary(folder / SUMMARY)
+        loaded = read_load(folder / LOAD)
     only_skipped = {id(g) for g in groups if set(g.status_counts) == {"skipped"}}
-    return Run(read_env(env), [g for g in groups if id(g) not in only_skipped],
-               [g for g in groups if id(g) in only_skipped],
-               read_load(load) if load else None)
+    return Run(read_env(folder / ENV), [g for g in groups if id(g) not in only_skipped],
+               [g for g in groups if id(g) in only_skipped], loaded,
+               from_runs=(folder / RUNS).is_file())

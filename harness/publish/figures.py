@@ -1,0 +1,90 @@
+"""The figures README.md and the docs quote from published runs, generated
+into them: each sits between `<!-- figure NAME -->` and `<!-- /figure -->`
+(invisible where Markdown is shown), and `readme_tables` rewrites it from
+the pages of docs/results, so that a quoted time or count is the one its
+page gives. harness/tests/publish/test_docs.py checks that every marked
+figure is what this module writes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Callable
+
+from . import calibration
+from .page import elapsed
+from .published import ENV, Run, load_run
+from ..analyse import standings
+from ..record.rundir import read_env
+
+DOCS = ("README.md", "docs/usage.md", "docs/statistics.md", "docs/releases.md")
+MARK = re.compile(r"<!-- figure ([\w-]+) -->(.*?)<!-- /figure -->", re.S)
+RESULTS = Path("docs") / "results"
+DEFAULT_SUITE, CALIBRATE_SUITE = "default", "calibrate"
+
+
+def newest(root: Path, suite: str) -> Run | None:
+    """The newest published run of a suite (pages by started_at)."""
+    found = []
+    for env_path in (root / RESULTS).glob(f"*/{ENV}"):
+        env = read_env(env_path)
+        if env.settings.get("suite") == suite and (root / RESULTS / f"{env_path.parent.name}.md"
+                                                   ).is_file():
+            found.append((env.started_at or "", env_path.parent))
+    return load_run(max(found)[1]) if found else None
+
+
+def _standings(run: Run) -> str:
+    settled, total = standings.settled_share(standings.standings(
+        standings.judged(run.groups, run.env.settings)))
+    return f"{settled:,} of {total:,}"
+
+
+def _beyond_minimum(run: Run) -> str:
+    """The runs --until-settled added to the suite's minimum (its repeat)."""
+    least = int(run.env.settings.get("repeat") or 0)
+    extra = [len(g.rows) - least for g in standings.judged(run.groups, run.env.settings)
+             if len(g.rows) > least]
+    return f"{sum(extra):,} runs after the minimum of {least}, in {len(extra):,} configurations"
+
+
+def _called_different(run: Run) -> str:
+    found = calibration.comparisons(run.groups)
+    return f"{sum(c.different for c in found)} of {len(found)}"
+
+
+# name -> (the suite whose newest published run it is read from, the figure)
+FIGURES: dict[str, tuple[str, Callable[[Run], str]]] = {
+    "default-date": (DEFAULT_SUITE, lambda run: str(run.env.started_at)[:10]),
+    "default-elapsed": (DEFAULT_SUITE, lambda run: elapsed(run.env)),
+    "default-standings": (DEFAULT_SUITE, _standings),
+    "default-beyond-minimum": (DEFAULT_SUITE, _beyond_minimum),
+    "calibration-different": (CALIBRATE_SUITE, _called_different),
+}
+
+
+def values(root: Path, names: set[str]) -> dict[str, str]:
+    """Each named figure as the newest published run of its suite gives it."""
+    unknown = names - set(FIGURES)
+    if unknown:
+        raise ValueError(f"no such figure: {', '.join(sorted(unknown))} (figures.FIGURES)")
+    runs: dict[str, Run | None] = {}
+    out = {}
+    for name in sorted(names):
+        suite, figure = FIGURES[name]
+        if suite not in runs:
+            runs[suite] = newest(root, suite)
+        run = runs[suite]
+        if run is None:
+            raise ValueError(f"figure {name}: no published run of the {suite} suite")
+        out[name] = figure(run)
+    return out
+
+
+def rewritten(root: Path) -> dict[Path, str]:
+    """Every doc of DOCS with its marked figures as generated (those that
+    have a marker)."""
+    texts = {root / doc: (root / doc).read_text() for doc in DOCS if (root / doc).is_file()}
+    found = values(root, {m[1] for text in texts.values() for m in MARK.finditer(text)})
+    return {path: MARK.sub(lambda m: f"<!-- figure {m[1]} -->{found[m[1]]}<!-- /figure -->", text)
+            for path, text in texts.items() if MARK.search(text)}
