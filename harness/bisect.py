@@ -38,7 +38,8 @@ from .analyse.analysis import Group, analyse, headline
 from .core.envinfo import host
 from .core.formatting import fmt_change_interval
 from .processes.interrupts import Interrupted, interruptible
-from .core.metrics import COUNTERS, METRICS, fmt_metric
+from .core.metrics import COUNTERS, METRICS
+from .core.formatting import fmt_metric
 from .plan.plan import plan
 from .core.registry import Impl, resolve
 from .record.rundir import RunDir, RunDirError, check_out, latest, new_env, open_run_dir, point_latest

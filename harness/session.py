@@ -28,7 +28,7 @@ from .plan.runplan import plan_run
 from .plan.settings import Settings
 from .processes.interrupts import Interrupted, interruptible
 from .processes.launcher import LauncherError, ensure_launcher
-from .plan import published_timings
+from .record import published_timings
 from .record.rundir import (RowWriteError, RunDir, RunDirError, check_out, earlier_runs,
                             finish_invocation, invocation, latest, new_env, point_latest,
                             start_invocation)
@@ -109,8 +109,9 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     replicate, slurm_task.py)."""
     impls = resolve(s.impls, s.registries, Path(s.source) if s.source else None)
     past = earlier_runs(out)
+    published = published_timings.newest(ROOT / "docs" / "results", s.suite)
     planned = plan_run(impls, s, past, out, only,
-                       published_timings.newest(ROOT / "docs" / "results", s.suite))
+                       (published.times, published.source) if published else None)
     # a release that does not exist is bad input: said before anything is written
     for line in check_releases(impls):
         print(f"note: {line}", file=sys.stderr)

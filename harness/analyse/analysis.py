@@ -16,7 +16,8 @@ from typing import Any, Iterable
 from ..core.envinfo import instability
 from ..core.formatting import fmt_percent
 from ..execute.machineload import LOADED_FRAC
-from ..core.metrics import METRICS, fmt_metric
+from ..core.metrics import METRICS
+from ..core.formatting import fmt_metric
 from ..core.presentation import PRESENTATIONS, TIME_HEADLINE
 from ..record.rundir import RunDir
 from ..core.schema import ConfigKey, Env, Row

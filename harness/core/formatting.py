@@ -8,6 +8,7 @@ import math
 import re
 from typing import Any, Callable
 
+from .metrics import METRICS
 from .stats import Interval, describe
 
 
@@ -194,3 +195,8 @@ def fit_rows(head: list[str], rows: list[str], tail: list[str], limit: int) -> t
             break
         kept.append(row)
     return kept, len(rows) - len(kept)
+
+
+def fmt_metric(name: str, value: float | None) -> str:
+    """A metric's value in its unit (metrics.METRICS)."""
+    return fmt_value(METRICS[name].unit, value)

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import UsageError
-from .formatting import fmt_value
 
 # A unit kind on a plot's axis, where it is said (seconds are rescaled there).
 AXIS_UNITS = {"s": "s", "rps": "requests/s"}
@@ -132,6 +131,3 @@ def _percent(text: str, option: str) -> float:
         raise UsageError(f"{option} {text!r}: a margin is above 0% and at most 50%")
     return value / 100
 
-
-def fmt_metric(name: str, value: float | None) -> str:
-    return fmt_value(METRICS[name].unit, value)

@@ -10,7 +10,8 @@ import time
 from typing import Callable, TextIO
 
 from ..core.formatting import fmt_bytes, fmt_duration
-from ..core.metrics import METRICS, fmt_metric
+from ..core.metrics import METRICS
+from ..core.formatting import fmt_metric
 from ..core.schema import Row
 
 

@@ -15,9 +15,8 @@ from typing import Any, Callable
 
 from ..core.formatting import fmt_duration, fmt_percent
 from ..core.registry import Impl
-from ..core.schema import Row, RowKey
+from ..core.schema import ConfigKey, Row, RowKey
 from ..core.stats import runs_needed
-from .published_timings import Published
 from .plan import Planned, configurations, estimate_basis, estimate_s, history_from, omitted, plan
 from .settings import Settings
 
@@ -60,12 +59,13 @@ def _sequential_note(runs: list[Planned], most: list[Planned], seconds: float,
 
 def plan_run(impls: list[Impl], s: Settings, past: list[Row], out: Path,
              only: Callable[[list[Planned]], list[Planned]] | None = None,
-             published: Published | None = None) -> RunPlan:
+             published: tuple[dict[ConfigKey, float], str] | None = None) -> RunPlan:
     """The plan of one `run` from the settings, the implementations and the
     rows of earlier runs in its results folder OUT (record.rundir.earlier_runs).
     only: the part of the plan this invocation runs (a cluster's task: its
-    replicate). published: the newest published run of the suite
-    (plan.published_timings), for what OUT never timed. The session says
+    replicate). published: the newest published run of the suite, its
+    times by configuration and its name (record.published_timings), for
+    what OUT never timed. The session says
     the notes, and refuses a plan with no runs."""
     runs = plan(impls, s)
     if only is not None:
@@ -73,13 +73,12 @@ def plan_run(impls: list[Impl], s: Settings, past: list[Row], out: Path,
     own = history_from(past)
     history = dict(own)
     most = most_runs(runs)
-    borrowed = 0
-    if published is not None:  # OUT's own times first; the page's where OUT has none
-        for p in most:
-            key = (p.key, p.iterations, p.warmup_ms)
-            if key not in history and p.key in published.times:
-                history[key] = published.times[p.key]
-                borrowed += p in runs
+    times, source = published or ({}, "")
+    for p in most:  # OUT's own times first; the page's where OUT has none
+        key = (p.key, p.iterations, p.warmup_ms)
+        if key not in own and p.key in times:
+            history[key] = times[p.key]
+    borrowed = sum((p.key, p.iterations, p.warmup_ms) not in own and p.key in times for p in runs)
     estimates = {p.row_key: estimate_s(p, history) for p in most}
     sequential = _sequential_note(runs, most, sum(estimates[p.row_key] for p in most),
                                   s.budget_s, sum(estimates[p.row_key] for p in runs))
@@ -90,7 +89,7 @@ def plan_run(impls: list[Impl], s: Settings, past: list[Row], out: Path,
                      f"settled at 95%, so those configurations run --max-repeat times")
     basis = estimate_basis(runs, own, out)
     if borrowed:
-        basis += f" ({borrowed} of them from {published.source}, the suite's newest published run)"
+        basis += f" ({borrowed} of them from {source}, the suite's newest published run)"
     dry_run = [f"{len(runs)} runs, estimated "
                f"{fmt_duration(sum(estimates[p.row_key] for p in runs))} for the runs; {basis}"]
     if sequential:

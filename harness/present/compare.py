@@ -53,7 +53,8 @@ from typing import Any
 from .. import UsageError
 from ..analyse.analysis import Group, analyse, group_sort_key, headline, node_blocks
 from ..core.formatting import GITHUB_LIMIT, fit_rows, fmt_change, fmt_percent
-from ..core.metrics import METRICS, fmt_metric, margins
+from ..core.metrics import METRICS, margins
+from ..core.formatting import fmt_metric
 from .noise import AA, Noise
 from .report import md_text
 from ..record.rundir import RunDir

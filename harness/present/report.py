@@ -20,7 +20,8 @@ from ..analyse.analysis import Group, Ranks, Results
 from ..core.formatting import (fmt_bytes, fmt_interval, fmt_percent, fmt_ratio, fmt_ratio_bound,
                          visible)
 from ..execute.machineload import LOADED_FRAC
-from ..core.metrics import METRICS, Metric, fmt_metric
+from ..core.metrics import METRICS, Metric
+from ..core.formatting import fmt_metric
 from ..core.presentation import PRESENTATIONS
 from ..core.schema import Env
 from ..plan.settings import Settings

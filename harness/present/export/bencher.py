@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...analyse.analysis import Group
+from ...core.metrics import LATENCIES, THROUGHPUT, WARM
 from .base import Figure, measure
 
 # Bencher's own measures, which every project has with its units: `latency`
@@ -17,8 +18,8 @@ from .base import Figure, measure
 # figure is a measure named by its runs.csv column, whose last word is its
 # unit (`first-iter-s`, `peak-rss-bytes`), since Bencher gives a measure it
 # does not know the units "Measure (units)". docs/usage.md has the table.
-BUILT_IN = {"latency": (("warm_iter_s", "latency_p50_s"), 1e9),
-            "throughput": (("rps",), 1.0)}
+BUILT_IN = {"latency": ((WARM, LATENCIES[0]), 1e9),
+            "throughput": ((THROUGHPUT,), 1.0)}
 # A benchmark name ending so is stored under the name without it, and raises
 # no alert (Bencher's "-bencher-ignore" suffix): how a partial run is marked.
 IGNORE = "-bencher-ignore"

@@ -1,5 +1,6 @@
 """The times of the newest published run of a suite (docs/results/*/:
-env.json and summary.csv), for the plan's estimate on a machine with no
+env.json and summary.csv), read for the plan's estimate (the session hands
+them to plan.runplan.plan_run) on a machine with no
 earlier run of a configuration: the published pages are 2-core runs, the
 kind of machine the suites are planned for, so their medians are a better
 first guess than a workload's rough formula (a default run's first line
@@ -8,12 +9,12 @@ was off by half with the formula alone). Read only: nothing is written."""
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.schema import RUN_COLUMNS, ConfigKey, Row
 from ..core.workloads import WORKLOADS
+from .rundir import RunDirError, read_env
 
 _PARSE = {c.name: c.parse for c in RUN_COLUMNS}
 _KEY_COLUMNS = ("impl", "workload", "n", "buffer") + tuple(
@@ -32,11 +33,9 @@ class Published:
 
 def _suite(folder: Path) -> str | None:
     try:
-        env = json.loads((folder / "env.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_env(folder / "env.json").settings.get("suite")
+    except (OSError, ValueError, RunDirError):
         return None
-    settings = env.get("settings") if isinstance(env, dict) else None
-    return settings.get("suite") if isinstance(settings, dict) else None
 
 
 def _times(summary: Path) -> dict[ConfigKey, float]:
