@@ -163,12 +163,12 @@ MAX_PLANNED_PER_IMPL = 10_000
 TIMEOUT_S = (0.001, 30 * 86400.0)
 BUDGET_S = (60.0, 30 * 86400.0)
 SAMPLE_INTERVAL_MS = (1.0, 60_000.0)
-# --gate's defaults. Its ceiling: a figure that fails among up to 643 gated
-# figures needs 8 runs a side (stats.runs_to_reject), and one whose runs
-# spread by its PCT needs about twice that to pass; past 16 a side an
-# undecided figure is noise the calibration should name. Its budget: the
-# runs of a pull request's check, the minimum included, in the time a
-# reviewer waits for one (builds not counted: they come before).
+# --gate's defaults. Its ceiling: passing a figure whose runs spread by 4%
+# (the sd of their logs) against a 5% gate took up to 26 runs a side in the
+# A/A trials of tests/execute/test_ab_gate.py; past 30 a figure is noise a
+# calibration run should name, and each pass is one more look. Its budget:
+# a pull request's check, the minimum included (builds come before it);
+# those trials' 14 configurations a side took at most 5.6 minutes of it.
 GATE_MAX_REPEAT = 30
 GATE_BUDGET_S = 30 * 60.0
 MIB, TIB = 2**20, 2**40
