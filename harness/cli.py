@@ -116,6 +116,16 @@ def build_parser() -> Parser:
                      help="with --until-settled or --until-ci: the time the runs may take, the "
                           "minimum included (e.g. 45m, 1h30m, 2700); passes past it do not start, "
                           "and the run says what is still open (default: the suite's)")
+    run.add_argument("--gate", default=None, metavar="PCT",
+                     help="an A/B run that decides: the two implementations of --impl (the "
+                          "baseline first, e.g. X@git:BASE,X@git:HEAD), compared as compare "
+                          "--baseline --fail-above PCT does; after the --repeat minimum only the "
+                          "configurations with an undecided figure run again, the nearest to "
+                          "deciding per second first, up to --max-repeat (default 16) within "
+                          "--budget (default 30m); exit 0 pass, 1 fail, 3 undecided")
+    run.add_argument("--calibration", default=None, metavar="RUN_DIR",
+                     help="with --gate: a run of the calibrate suite on this machine; the figures "
+                          "its A/A noise cannot decide at PCT are named, not gated")
     run.add_argument("--adaptive-sleep", action="store_true",
                      help="sleep: each run's tasks sleep twice the longest time they took to "
                           "start in the configuration's earlier runs, plus 1 s, at most --duration-ms "
@@ -219,6 +229,9 @@ def build_parser() -> Parser:
                            "configuration with ok runs in OLD has none in NEW, or when the runs "
                            "have nothing in common; exit 3 when a headline figure can be shown "
                            "neither worse nor within PCT (undecided)")
+    cmp_.add_argument("--calibration", default=None, metavar="RUN_DIR",
+                      help="with --fail-above: a run of the calibrate suite on this machine; the "
+                           "figures its A/A noise cannot decide at PCT are named, not gated")
     cmp_.add_argument("--allow-undecided", action="store_true",
                       help="with --fail-above: exit 0, not 3, when figures are undecided and "
                            "nothing failed")
@@ -260,6 +273,8 @@ def _impls(args: argparse.Namespace) -> list[Impl]:
 def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from(vars(args), ram_bytes())
     if (cluster := cluster_options(vars(args))) is not None:
+        if settings.gate is not None:  # its passes are decided between runs, here
+            raise UsageError("--gate runs on this machine: not with --on slurm")
         return run_on_slurm(settings, cluster, vars(args), Path(args.out), resume=args.resume,
                             dry_run=args.dry_run, report=not args.no_report)
     return run_suite(settings, Path(args.out), resume=args.resume, dry_run=args.dry_run,
@@ -388,18 +403,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
     fail_above = percentage(args.fail_above, "--fail-above") if args.fail_above is not None else None
     if args.allow_undecided and fail_above is None:
         raise UsageError("--allow-undecided is for the gate: give --fail-above PCT too")
+    if args.calibration is not None and fail_above is None:
+        raise UsageError("--calibration names the figures the gate cannot decide: give "
+                         "--fail-above PCT too")
+    calibration = open_run_dir(args.calibration).path if args.calibration is not None else None
     margin = margins(args.margin)
     if args.baseline is not None:
         if args.new is not None:
             raise UsageError("compare --baseline takes one run directory: the baseline and the "
                              "others are all in it")
         verdict = compare_baseline(open_run_dir(args.old).path, args.baseline, fail_above,
-                                   margin, args.allow_undecided)
+                                   margin, args.allow_undecided, calibration)
     else:
         if args.new is None:
             raise UsageError("compare needs OLD and NEW run directories (or one with --baseline IMPL)")
         verdict = compare_dirs(open_run_dir(args.old).path, open_run_dir(args.new).path,
-                               fail_above, margin, args.allow_undecided)
+                               fail_above, margin, args.allow_undecided, calibration)
     print(output(verdict, args.format))
     return verdict.exit_status
 

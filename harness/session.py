@@ -6,6 +6,7 @@ signal (INT, TERM, HUP)."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -13,7 +14,7 @@ from typing import Any, Callable
 from . import ROOT, HarnessError, UsageError, relative, sequential
 from .core.envinfo import (cpu_times, git, host, machine_state, mask_text, mask_value, redact,
                            steal_frac)
-from .core.formatting import fmt_duration
+from .core.formatting import fmt_duration, fmt_percent
 from .core.registry import Impl, Language, languages, program_env, resolve
 from .core.schema import VariantRecord
 from .execute.builder import Preparation, build_estimate
@@ -26,12 +27,14 @@ from .execute.toolchains import detect_runtimes, detect_toolchain
 from .plan.plan import Planned
 from .plan.runplan import plan_run
 from .plan.settings import Settings
+from .present.compare import calibration_noise, compare_baseline, render
+from .present.noise import Noise
 from .processes.interrupts import Interrupted, interruptible
 from .processes.launcher import LauncherError, ensure_launcher
 from .record import published_timings
 from .record.rundir import (RowWriteError, RunDir, RunDirError, check_out, earlier_runs,
-                            finish_invocation, invocation, latest, new_env, point_latest,
-                            start_invocation)
+                            finish_invocation, invocation, latest, new_env, open_run_dir,
+                            point_latest, start_invocation)
 from .releases.versions import check as check_releases
 
 
@@ -108,6 +111,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     only: the part of the plan this invocation runs (a cluster's task: its
     replicate, slurm_task.py)."""
     impls = resolve(s.impls, s.registries, Path(s.source) if s.source else None)
+    gate = _gate(s, impls)  # bad input: said before anything is written
     past = earlier_runs(out)
     published = published_timings.newest(ROOT / "docs" / "results", s.suite)
     planned = plan_run(impls, s, past, out, only,
@@ -121,7 +125,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         raise UsageError("nothing to run: no selected implementation supports those workloads")
     if dry_run:
         first, *rest = planned.dry_run
-        print("\n".join([f"{first}; {_builds(planned.runs, s.build) or 'no builds'}", *rest]))
+        print("\n".join([f"{first}; {_builds(planned.runs, s.build) or 'no builds'}",
+                         *([f"then {_gate_plan(s, gate)}"] if gate else []), *rest]))
         return 0
     try:
         ensure_launcher()
@@ -148,6 +153,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
           f"{planned.basis}" + (f"; {builds}" if builds else ""))
     if planned.sequential:
         print(f"that is {planned.sequential}")
+    if gate:
+        print(f"then {_gate_plan(s, gate)}")
     print(f"recording to {relative(run.path)}")
 
     progress = Progress(len(runs), estimates)
@@ -168,12 +175,16 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
                 prepared.wait()
 
             # the budget counts from here: after the builds, from the first run
-            budget = sequential.Budgeted(s.budget_s) if s.budget_s else None
+            budget = sequential.Budgeted(s.budget_s) if s.budget_s and not gate else None
+            gating = (sequential.Gate(gate[0], s.gate, s.max_repeat or s.repeat,
+                                      s.budget_s or 0.0, gate[1]) if gate else None)
             counts = execute_until_settled(
-                run, runs, planned.runs, budget or sequential,
+                run, runs, planned.runs, gating or budget or sequential,
                 lambda p: prepared.readiness(p.impl, p.key.workload, p.workload.kind == "server"),
                 ProcessExecutor(run.name, s, lambda: prepared.k6, perf), progress,
-                lambda p: planned.estimates[p.row_key], past, wait)
+                # a gate's extra run: its configuration's first run's estimate
+                lambda p: planned.estimates.get(p.row_key, planned.estimates[(p.key, 1)]),
+                past, wait)
             prepared.finish()
     except Interrupted as exc:
         progress.close()
@@ -211,7 +222,47 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         for line in prepared.hints():
             print(f"  {line}", file=sys.stderr)
         return ALL_SKIPPED
+    if gate is not None and gating is not None:
+        return _gate_status(s, gate[0], run, gating.stopped)
     return 0 if set(counts) <= {"ok", "skipped"} else 1
+
+
+def _gate(s: Settings, impls: list[Impl]) -> tuple[str, Noise | None] | None:
+    """run --gate: the baseline (the first of the two implementations) and
+    the calibration's noise; None without a gate."""
+    if s.gate is None:
+        return None
+    if len(impls) != 2:
+        raise UsageError(f"--gate compares two implementations, the baseline first (e.g. "
+                         f"--impl X@git:BASE,X@git:HEAD): --impl names {len(impls)}"
+                         + (f" ({', '.join(i.id for i in impls)})" if impls else ""))
+    return impls[0].id, (calibration_noise(open_run_dir(s.calibration).path) if s.calibration
+                         else None)
+
+
+def _gate_plan(s: Settings, gate: tuple[str, Noise | None]) -> str:
+    """What the gate adds after the minimum, in words."""
+    return (f"--gate {fmt_percent(s.gate or 0)}: the configurations with a figure undecided "
+            f"against {gate[0]} run again on both sides, up to {s.max_repeat} runs a side, within "
+            f"a budget of {fmt_duration(s.budget_s or 0)} for all the runs"
+            + (f"; the figures calibration run {gate[1].source} cannot gate are named, not "
+               "gated" if gate[1] is not None else ""))
+
+
+def _gate_status(s: Settings, baseline: str, run: RunDir, stopped: str) -> int:
+    """The gate's table and decision, as compare --baseline prints them; its
+    exit status is the run's: 0 pass, 1 fail, 3 undecided."""
+    verdict = compare_baseline(run.path, baseline, s.gate,
+                               calibration=Path(s.calibration) if s.calibration else None)
+    # the command that prints it again, in any --format (a job summary's github)
+    again = ["compare", relative(run.path), "--baseline", baseline,
+             "--fail-above", fmt_percent(s.gate or 0)]
+    again += ["--calibration", s.calibration] if s.calibration else []
+    print(f"\nthe gate, as {shlex.join(again)} prints it:")
+    print(render(verdict))
+    if stopped:
+        print(stopped)
+    return verdict.exit_status
 
 
 def write_env(run: RunDir, env: dict[str, Any]) -> None:

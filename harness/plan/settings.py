@@ -4,6 +4,7 @@ UsageError (one line, exit status 2)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import tomllib
@@ -77,6 +78,14 @@ class Settings:
     # --budget DURATION (seconds): the runs' time, the minimum included, past
     # which no more sequential passes start (sequential.Budgeted); None: none
     budget_s: float | None = None
+    # --gate PCT as a fraction: an A/B run that decides (sequential.Gate):
+    # after the minimum, more runs of the configurations whose gated figures
+    # are undecided, up to max_repeat a side within budget_s (both then set
+    # to the gate's defaults when not given); the exit status is the gate's
+    gate: float | None = None
+    # --calibration RUN_DIR (absolute): a calibrate run whose A/A noise names
+    # the figures the gate cannot decide at PCT here (present/noise.py)
+    calibration: str | None = None
     # --adaptive-sleep: each sleep run lasts twice its configuration's
     # longest start time so far plus a second (workloads.adaptive_sleep_ms), at most duration_ms
     adaptive_sleep: bool = False
@@ -154,6 +163,14 @@ MAX_PLANNED_PER_IMPL = 10_000
 TIMEOUT_S = (0.001, 30 * 86400.0)
 BUDGET_S = (60.0, 30 * 86400.0)
 SAMPLE_INTERVAL_MS = (1.0, 60_000.0)
+# --gate's defaults. Its ceiling: passing a figure whose runs spread by 4%
+# (the sd of their logs) against a 5% gate took up to 26 runs a side in the
+# A/A trials of tests/execute/test_ab_gate.py; past 30 a figure is noise a
+# calibration run should name, and each pass is one more look. Its budget:
+# a pull request's check, the minimum included (builds come before it);
+# those trials' 14 configurations a side took at most 5.6 minutes of it.
+GATE_MAX_REPEAT = 30
+GATE_BUDGET_S = 30 * 60.0
 MIB, TIB = 2**20, 2**40
 MAX_RSS = (16 * MIB, (2**23 - 1) * TIB)
 
@@ -276,7 +293,7 @@ def _max_repeat(part: dict[str, Any]) -> int | None:
 def _check_ceilings(s: Settings, opts: dict[str, Any]) -> None:
     """Every part that re-runs for width may run at least its minimum."""
     for part in s.parts:
-        if s.target(part) is None and not s.until_settled:
+        if s.target(part) is None and not s.until_settled and s.gate is None:
             continue
         minimum, ceiling = part.repeat or s.repeat, s.ceiling(part)
         if ceiling < minimum:
@@ -447,9 +464,16 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
     budget_s = (duration(opts["budget"], "--budget") if opts.get("budget") is not None
                 else duration(suite["budget"], f"suites.toml: {opts['suite']}: budget")
                 if "budget" in suite else None)
-    if budget_s is not None and not until_settled and target is None:
-        raise UsageError("--budget bounds the passes of --until-settled or --until-ci: give one "
-                         "of them too")
+    gate, calibration = _gate(opts)
+    if gate is not None:  # the gate decides the passes: the suite's own rules give way
+        until_settled, target = False, None
+        parts = [dataclasses.replace(p, until_ci=None, max_repeat=None) for p in parts]
+        max_repeat = opts.get("max_repeat") or max(
+            [GATE_MAX_REPEAT, repeat or 0, suite.get("repeat", 0)] + [p.repeat or 0 for p in parts])
+        budget_s = budget_s or GATE_BUDGET_S
+    if budget_s is not None and not until_settled and target is None and gate is None:
+        raise UsageError("--budget bounds the passes of --until-settled, --until-ci or --gate: "
+                         "give one of them too")
     adaptive = bool(opts.get("adaptive_sleep")) or suite.get("adaptive_sleep", False)
     if not isinstance(adaptive, bool):
         raise UsageError(f"suites.toml: adaptive_sleep {adaptive!r} must be true or false")
@@ -457,9 +481,9 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
     if not isinstance(overlap, bool):
         raise UsageError(f"suites.toml: overlap_builds {overlap!r} must be true or false")
     if (opts.get("max_repeat") is not None and not until_settled and target is None
-            and not any(p.until_ci is not None for p in parts)):
-        raise UsageError("--max-repeat is the ceiling of --until-ci or --until-settled: give one "
-                         "of them too (or --repeat for a fixed count)")
+            and gate is None and not any(p.until_ci is not None for p in parts)):
+        raise UsageError("--max-repeat is the ceiling of --until-ci, --until-settled or --gate: "
+                         "give one of them too (or --repeat for a fixed count)")
     s = Settings(
         # `--impl ""` is refused, never read as "all"
         impls=impl_list(opts["impl"]) if opts.get("impl") is not None else _suite_impls(suite),
@@ -480,7 +504,7 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
         build=not opts.get("no_build"), registries=list(opts.get("registry") or []),
         source=_source(opts.get("source")),
         until_ci=target, max_repeat=max_repeat, until_settled=until_settled,
-        budget_s=budget_s, adaptive_sleep=adaptive,
+        budget_s=budget_s, gate=gate, calibration=calibration, adaptive_sleep=adaptive,
         # `--inherit-env ""` is refused, never read as "none"
         inherit_env=(env_names(opts["inherit_env"]) if opts.get("inherit_env") is not None
                      else []),
@@ -488,6 +512,24 @@ def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
     _check_ceilings(s, opts)
     _check_plan_size(s)
     return s
+
+
+def _gate(opts: dict[str, Any]) -> tuple[float | None, str | None]:
+    """--gate PCT (a fraction above 0) and --calibration RUN_DIR (absolute;
+    the session reads it before anything is written); the other sequential
+    rules are refused beside it."""
+    calibration = opts.get("calibration")
+    if opts.get("gate") is None:
+        if calibration is not None:
+            raise UsageError("--calibration names the figures a gate cannot decide: give --gate "
+                             "PCT too")
+        return None, None
+    for name in ("until_settled", "until_ci"):
+        if opts.get(name):
+            raise UsageError(f"--gate decides which runs come after the minimum: not with "
+                             f"--{name.replace('_', '-')}")
+    gate = until_ci(opts["gate"], "--gate")
+    return gate, str(Path(calibration).expanduser().resolve()) if calibration else None
 
 
 def _source(text: str | None) -> str | None:
@@ -510,7 +552,8 @@ def _check_plan_size(s: Settings) -> None:
         if repeat > MAX_REPEAT:
             raise UsageError(f"suites.toml: {s.suite}: repeat {repeat} is too many: at most "
                              f"{MAX_REPEAT}")
-        runs = s.ceiling(part) if s.target(part) is not None or s.until_settled else repeat
+        runs = (s.ceiling(part) if s.target(part) is not None or s.until_settled
+                or s.gate is not None else repeat)
         for name in part.workloads:  # plan.plan's grid, counted
             w = WORKLOADS[name]
             configs = (len(part.ns) if w.uses_n else 1) * (len(part.buffers) if w.uses_buffer else 1)

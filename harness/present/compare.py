@@ -55,6 +55,7 @@ from ..analyse.analysis import Group, analyse, group_sort_key, headline, node_bl
 from ..core.formatting import GITHUB_LIMIT, fit_rows, fmt_change, fmt_percent
 from ..core.metrics import METRICS, margins
 from ..core.formatting import fmt_metric
+from ..core.variants import base_of
 from .noise import AA, Noise
 from .report import md_text
 from ..record.rundir import RunDir
@@ -406,7 +407,17 @@ class Verdict:
         """The figure's floor on the calibration's machine at its runs a side
         (noise.Noise.floor); None without a calibration or one that did not
         measure it."""
-        return None if self.noise is None else self.noise.floor(c.key, ch.metric, min(ch.runs))
+        if self.noise is None:
+            return None
+        return self.noise.floor(self.noise_key(c.key, ch.metric), ch.metric, min(ch.runs))
+
+    def noise_key(self, key: ConfigKey, metric: str) -> ConfigKey:
+        """The configuration the calibration measured for this one: itself,
+        else its stock build (a commit or a variant of it, such as run
+        --gate's two names: the stock build's noise stands in)."""
+        if self.noise is None or (key, metric) in self.noise.runs:
+            return key
+        return dataclasses.replace(key, impl=base_of(key.impl))
 
     @property
     def gate_figures(self) -> list[Figure]:
@@ -453,9 +464,19 @@ class Verdict:
         return not self.failures
 
     @property
+    def unjudged(self) -> list[GroupComparison]:
+        """Under a gate within one run (--baseline, run --gate): the
+        configurations the others ran ok and the baseline did not: there is
+        nothing to judge them against, and the gate cannot pass them."""
+        if self.fail_above is None or not self.baseline:
+            return []
+        return [c for c in self.common if c.old_ok == 0 and c.new_ok > 0]
+
+    @property
     def undecided(self) -> bool:
-        """The gate could not decide a headline figure (and nothing failed)."""
-        return not self.failures and bool(self.gated(UNDECIDED))
+        """The gate could not decide a headline figure or a configuration
+        (and nothing failed)."""
+        return not self.failures and bool(self.gated(UNDECIDED) or self.unjudged)
 
     @property
     def exit_status(self) -> int:
@@ -611,7 +632,8 @@ def _not_gateable(v: Verdict) -> list[str]:
              f"(calibration run {v.noise.source}); each with its floor, the change that nine "
              "in ten stay within:"]
     lines += [f"  {c.key.label} {METRICS[ch.metric].heading}: "
-              + (f"floor {fmt_change(fl)} at {v.noise.side(c.key, ch.metric, min(ch.runs))} "
+              + (f"floor {fmt_change(fl)} at "
+                 f"{v.noise.side(v.noise_key(c.key, ch.metric), ch.metric, min(ch.runs))} "
                  "runs a side" if math.isfinite(fl := v.floor_of(c, ch) or math.inf)
                  else "no floor (too few calibration runs)") for c, ch in worst[:LISTED]]
     if n > LISTED:
@@ -643,12 +665,16 @@ def _summary(v: Verdict) -> list[str]:
             lines.append(f"FAIL (--fail-above {limit}): {n} reason{'s' if n > 1 else ''}:")
             lines += [f"  {f}" for f in v.failures]
         elif v.undecided:
-            n = len(v.gated(UNDECIDED))
+            n, k = len(v.gated(UNDECIDED)), len(v.unjudged)
             verdict = ("PASS, with undecided figures allowed (--allow-undecided)"
                        if v.allow_undecided else "UNDECIDED (exit 3)")
+            why = ([f"{n} could not be shown to be within it (below)"] if n else []) + (
+                [f"{k} configuration{'s have' if k != 1 else ' has'} no ok run of the "
+                 f"baseline, {v.baseline}, to judge against:"] if k else [])
             lines.append(f"{verdict} (--fail-above {limit}): no headline figure is shown worse "
-                         f"by more than {limit}, but {n} could not be shown to be within it "
-                         "(below).")
+                         f"by more than {limit}, but {' and '.join(why)}" + ("" if k else "."))
+            lines += [f"  {c.key.label}: the baseline {c.old_statuses}, this one "
+                      f"{c.new_statuses}" for c in v.unjudged]
         else:
             gated = "every gated headline figure" if v.gated(NOT_GATEABLE) else \
                 "every headline figure"
@@ -821,14 +847,26 @@ def compare_dirs(old_dir: Path, new_dir: Path, fail_above: float | None = None,
                    allow_undecided=allow_undecided, noise=noise)
 
 
+def baseline_verdict(groups: list[Group], baseline: str, fail_above: float | None,
+                     env: Env, run_dir: Path, margin: dict[str, float] | None = None,
+                     allow_undecided: bool = False, noise: Noise | None = None) -> Verdict:
+    """One run's groups against its baseline's (against_baseline): what
+    compare --baseline prints, and what run --gate decides after each pass
+    (sequential.Gate) and at its end."""
+    old, new = against_baseline(groups, baseline)
+    return Verdict(compare_groups(old, new, margin), env, env, Path(run_dir), Path(run_dir),
+                   fail_above, baseline, allow_undecided, noise)
+
+
 def compare_baseline(run_dir: Path, baseline: str, fail_above: float | None = None,
                      margin: dict[str, float] | None = None,
-                     allow_undecided: bool = False) -> Verdict:
-    """One run's implementations against one of them (--baseline)."""
+                     allow_undecided: bool = False, calibration: Path | None = None) -> Verdict:
+    """One run's implementations against one of them (--baseline); with a
+    calibration run, as compare_dirs."""
     analysed = analyse(RunDir(Path(run_dir)))
-    old, new = against_baseline(analysed.groups, baseline)
-    return Verdict(compare_groups(old, new, margin), analysed.env, analysed.env, Path(run_dir),
-                   Path(run_dir), fail_above, baseline, allow_undecided)
+    noise = calibration_noise(calibration) if calibration is not None else None
+    return baseline_verdict(analysed.groups, baseline, fail_above, analysed.env, Path(run_dir),
+                            margin, allow_undecided, noise)
 
 
 def output(v: Verdict, fmt: str) -> str:

@@ -1,0 +1,75 @@
+"""The gate within one run (compare RUN --baseline IMPL, and run --gate's
+decision): a calibration run given on the command line, a commit or a
+variant gated with its stock build's floors, and a baseline without an ok
+run leaving the gate undecided. Synthetic runs with known spreads."""
+
+from __future__ import annotations
+
+from harness import cli
+from harness.present import compare, noise
+
+from .test_compare import BOUNDED, CHAIN, MS, base, rows, write_run  # noqa: F401 (base: a fixture)
+
+HEAD = "fake-good[FAKE_AB=1]"
+
+
+def _named(config: dict, impl: str) -> dict:
+    return {**config, "impl": impl}
+
+
+def _calibration(base) -> object:
+    """chain's runs within ±0.5%, bounded's spread ±40%: 5 runs a name."""
+    return write_run(base, rows(CHAIN, k=5), rows(_named(CHAIN, "fake-good" + noise.AA), k=5),
+                     rows(BOUNDED, k=5, width=0.4),
+                     rows(_named(BOUNDED, "fake-good" + noise.AA), k=5, width=0.4))
+
+
+def test_compare_takes_a_calibration_run_on_the_command_line(base, capsys) -> None:
+    calib = _calibration(base)
+    old = write_run(base, rows(CHAIN), rows(BOUNDED))
+    new = write_run(base, rows(CHAIN, warm_iter_s=2 * MS), rows(BOUNDED, warm_iter_s=3 * MS))
+    status = cli.main(["compare", str(old), str(new), "--fail-above", "5%",
+                       "--calibration", str(calib)])
+    out = capsys.readouterr().out
+    assert status == 1 and "not gateable at 5% here: 3 headline figures" in out
+    assert cli.main(["compare", str(old), str(new), "--calibration", str(calib)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "give --fail-above PCT too" in err
+    assert cli.main(["compare", str(old), str(new), "--fail-above", "5%",
+                     "--calibration", str(base / "nowhere")]) == 2
+    assert "not a run directory" in capsys.readouterr().err
+
+
+def test_a_variant_is_gated_with_its_stock_builds_floors(base) -> None:
+    """run --gate's two names within one run: the candidate, a variant of
+    fake-good, is not in the calibration, whose stock fake-good's noise
+    stands in: bounded's figures are named with their floors, chain's
+    slower warm iteration fails over a family of 3."""
+    calib = _calibration(base)
+    run = write_run(base, rows(CHAIN), rows(BOUNDED),
+                    rows(_named(CHAIN, HEAD), warm_iter_s=2 * MS),
+                    rows(_named(BOUNDED, HEAD), warm_iter_s=3 * MS))
+    v = compare.compare_baseline(run, "fake-good", 0.05, calibration=calib)
+    assert {(c.key.impl, c.key.workload, ch.metric) for c, ch in
+            v.gated(compare.NOT_GATEABLE)} == {(HEAD, "bounded", m) for m in (
+                "first_iter_s", "warm_iter_s", "peak_rss_bytes")}
+    assert v.family == 3 and v.exit_status == 1
+    assert "floor +" in compare.render(v)
+    assert compare.compare_baseline(run, "fake-good", 0.05).family == 6  # no calibration
+
+
+def test_a_baseline_without_an_ok_run_leaves_the_gate_undecided(base) -> None:
+    """The candidate ran chain, the baseline only crashed there: nothing to
+    judge it against, so the gate cannot pass (between two runs, a
+    configuration with no ok run in OLD has nothing to lose, as before)."""
+    run = write_run(base, rows(CHAIN, status="crashed"), rows(BOUNDED),
+                    rows(_named(CHAIN, HEAD)), rows(_named(BOUNDED, HEAD)))
+    v = compare.compare_baseline(run, "fake-good", 0.05)
+    assert [c.key.workload for c in v.unjudged] == ["chain"]
+    assert v.exit_status == 3 and not v.gated(compare.UNDECIDED)
+    text = compare.render(v)
+    assert ("UNDECIDED (exit 3) (--fail-above 5%): no headline figure is shown worse by more "
+            "than 5%, but 1 configuration has no ok run of the baseline, fake-good, to judge "
+            "against:") in text
+    assert f"  {HEAD} chain N=5: the baseline 6 crashed, this one 6 ok" in text
+    assert compare.compare_baseline(run, "fake-good").exit_status == 0  # no gate, no verdict
