@@ -1,3 +1,4 @@
+import com.sun.management.HotSpotDiagnosticMXBean;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -138,12 +139,30 @@ public final class Main {
     /**
      * docs/protocol.md, "Collection between passes": one full, blocking collection before
      * each pass that follows the priming or another pass (warm-up runs too), so that no pass
-     * collects the previous pass's garbage inside its clock; System.gc() is a full
-     * collection with the default G1.
+     * collects the previous pass's garbage inside its clock: {@link #collectKeepingHeap}.
      * BENCH_COLLECT=0 (exactly) skips it: null.
      */
     static Runnable collector(String benchCollect) {
-        return "0".equals(benchCollect) ? null : System::gc;
+        return "0".equals(benchCollect) ? null : Main::collectKeepingHeap;
+    }
+
+    /**
+     * System.gc() (a full collection with the default G1) that leaves the heap's size as it
+     * found it. After a full collection G1 shrinks the heap to fit what survived (384 to
+     * 28 MiB here, MaxHeapFreeRatio), and the next pass regrew it inside its clock: the warm
+     * chain at N = 10,000 took twice as long as without the collection (java/README.md,
+     * "Collection between passes, measured"). MaxHeapFreeRatio is a manageable flag: it is
+     * 100 (never shrink) for the collection only, so G1's own sizing runs unchanged in every pass.
+     */
+    static void collectKeepingHeap() {
+        var vm = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+        String ratio = vm.getVMOption("MaxHeapFreeRatio").getValue();
+        vm.setVMOption("MaxHeapFreeRatio", "100");
+        try {
+            System.gc();
+        } finally {
+            vm.setVMOption("MaxHeapFreeRatio", ratio);
+        }
     }
 
     /** As {@link #run(Workloads, Options, String)}, with collect (null: none) as the collector. */

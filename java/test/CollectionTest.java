@@ -3,15 +3,18 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.sun.management.HotSpotDiagnosticMXBean;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadFactory;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -21,8 +24,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * docs/protocol.md, "Collection between passes": one collection before each pass, warm-up
  * runs and timed passes alike, that follows the priming or another pass (none before the
- * first pass of a workload without priming), outside the clock; BENCH_COLLECT=0 skips it.
- * In process with stand-in collectors, and in the built program with -Xlog:gc.
+ * first pass of a workload without priming), outside the clock, and not shrinking the heap;
+ * BENCH_COLLECT=0 skips it. In process with stand-in collectors, and in the built program
+ * with -Xlog:gc.
  */
 @Timeout(120)
 class CollectionTest {
@@ -192,10 +196,16 @@ class CollectionTest {
     }
 
     @Test
-    void collectorIsAFullCollection() {
+    void collectorIsAFullCollectionThatKeepsTheHeap() {
+        var vm = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+        String ratio = vm.getVMOption("MaxHeapFreeRatio").getValue();
+        long committed = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getCommitted();
         long before = collections();
         Main.collector(null).run();
         assertTrue(collections() > before);
+        assertTrue(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getCommitted() >= committed);
+        // Never shrink for the collection only: G1's sizing inside a pass is the JVM's own.
+        assertEquals(ratio, vm.getVMOption("MaxHeapFreeRatio").getValue());
     }
 
     /** The collections this JVM's collectors have counted so far. */
@@ -207,7 +217,9 @@ class CollectionTest {
     /**
      * The built program: -Xlog:gc on stderr logs one "Pause Full (System.gc())" a pass,
      * warm-up runs included, after chain's priming, and none before bounded's first pass
-     * (no priming, no warm-up), unless BENCH_COLLECT=0; the JSON line is the same.
+     * (no priming, no warm-up), unless BENCH_COLLECT=0; the JSON line is the same. No
+     * collection shrinks the committed heap (gc+heap=debug), as a plain System.gc() does
+     * (384 MiB to 28 MiB after chain's priming here).
      */
     @ParameterizedTest
     @ValueSource(strings = {"virtual", "platform"})
@@ -218,15 +230,17 @@ class CollectionTest {
                     + "\"results\": [10, 10, 10], \"iter_ns\": ["), chain[0]);
             long passes = list(chain[0], "warmup_ns").length + 3L;
             assertEquals("0".equals(value) ? 0 : passes, fullCollections(chain[1]), value + ": " + chain[1]);
+            assertHeapKept(chain[1]);
             String[] bounded = launch(value, mode, "bounded", "--n", "10", "--buffer", "1", "--iterations", "3");
             assertTrue(bounded[0].contains("\"results\": [45, 45, 45]"), bounded[0]);
             assertEquals("0".equals(value) ? 0 : 2, fullCollections(bounded[1]), value + ": " + bounded[1]);
+            assertHeapKept(bounded[1]);
         }
     }
 
-    /** The built program's one line and its stderr, under -Xlog:gc:stderr and BENCH_COLLECT=benchCollect (null: unset). */
+    /** The built program's one line and its stderr, under -Xlog:gc,gc+heap=debug:stderr and BENCH_COLLECT=benchCollect (null: unset). */
     private static String[] launch(String benchCollect, String... args) throws Exception {
-        var command = new ArrayList<>(List.of(System.getProperty("bench.java"), "-Xlog:gc:stderr", "-cp",
+        var command = new ArrayList<>(List.of(System.getProperty("bench.java"), "-Xlog:gc,gc+heap=debug:stderr", "-cp",
                 System.getProperty("bench.classes"), "Main"));
         command.addAll(List.of(args));
         var builder = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
@@ -245,5 +259,20 @@ class CollectionTest {
     /** The System.gc() collections in an -Xlog:gc log. */
     private static long fullCollections(String gcLog) {
         return gcLog.lines().filter(l -> l.contains("Pause Full (System.gc())")).count();
+    }
+
+    private static final Pattern COMMITTED = Pattern.compile("GC\\((\\d+)\\)  garbage-first heap .* committed (\\d+)K");
+
+    /** Each System.gc() collection in a gc+heap=debug log leaves the committed heap at least as large as it found it. */
+    private static void assertHeapKept(String gcLog) {
+        var committed = new HashMap<String, List<Long>>(); // GC id: committed before, after
+        gcLog.lines().map(COMMITTED::matcher).filter(Matcher::find)
+                .forEach(m -> committed.computeIfAbsent(m.group(1), id -> new ArrayList<>()).add(Long.parseLong(m.group(2))));
+        var full = Pattern.compile("GC\\((\\d+)\\) Pause Full \\(System.gc\\(\\)\\)").matcher(gcLog);
+        while (full.find()) {
+            var sizes = committed.get(full.group(1));
+            assertEquals(2, sizes.size(), gcLog);
+            assertTrue(sizes.get(1) >= sizes.get(0), "GC(" + full.group(1) + ") shrank the heap: " + gcLog);
+        }
     }
 }

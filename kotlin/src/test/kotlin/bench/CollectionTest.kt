@@ -1,5 +1,6 @@
 package bench
 
+import com.sun.management.HotSpotDiagnosticMXBean
 import java.lang.management.ManagementFactory
 import java.util.concurrent.TimeUnit
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -11,8 +12,9 @@ import org.junit.jupiter.api.Test
 /**
  * docs/protocol.md, "Collection between passes": one collection before each pass, warm-up
  * runs and timed passes alike, that follows the priming or another pass (none before the
- * first pass of a workload without priming), outside the clock; BENCH_COLLECT=0 skips it.
- * In process with stand-in collectors, and in the built program with -Xlog:gc.
+ * first pass of a workload without priming), outside the clock, and not shrinking the heap;
+ * BENCH_COLLECT=0 skips it. In process with stand-in collectors, and in the built program
+ * with -Xlog:gc.
  */
 class CollectionTest {
     /** The integers of the JSON list under [key] in a report line. */
@@ -110,17 +112,25 @@ class CollectionTest {
     }
 
     @Test
-    fun collectorIsAFullCollection() {
+    fun collectorIsAFullCollectionThatKeepsTheHeap() {
         fun collections() = ManagementFactory.getGarbageCollectorMXBeans().sumOf { maxOf(it.collectionCount, 0L) }
+        fun committed() = ManagementFactory.getMemoryMXBean().heapMemoryUsage.committed
+        val vm = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean::class.java)
+        val ratio = vm.getVMOption("MaxHeapFreeRatio").value
+        val heap = committed()
         val before = collections()
         collector(null)!!()
         assertTrue(collections() > before)
+        assertTrue(committed() >= heap)
+        // Never shrink for the collection only: G1's sizing inside a pass is the JVM's own.
+        assertEquals(ratio, vm.getVMOption("MaxHeapFreeRatio").value)
     }
 
     /**
      * The built program: -Xlog:gc on stderr logs one "Pause Full (System.gc())" a pass,
      * warm-up runs included, after chain's priming, and none before bounded's first pass
-     * (no priming, no warm-up), unless BENCH_COLLECT=0; the JSON line is the same.
+     * (no priming, no warm-up), unless BENCH_COLLECT=0; the JSON line is the same. No
+     * collection shrinks the committed heap (gc+heap=debug), as a plain System.gc() does.
      */
     @Test
     fun theProgramCollectsBeforeEachPassThatFollowsSomething() {
@@ -130,15 +140,17 @@ class CollectionTest {
                 "\"results\": [10, 10, 10], \"iter_ns\": ["), stdout)
             val passes = list(stdout, "warmup_ns").size + 3
             assertEquals(if (value == "0") 0 else passes, fullCollections(stderr), "BENCH_COLLECT=$value: $stderr")
+            assertHeapKept(stderr)
             val (line, gcLog) = launch(value, "bounded", "--n", "10", "--buffer", "1", "--iterations", "3")
             assertTrue("\"results\": [45, 45, 45]" in line, line)
             assertEquals(if (value == "0") 0 else 2, fullCollections(gcLog), "BENCH_COLLECT=$value: $gcLog")
+            assertHeapKept(gcLog)
         }
     }
 
-    /** The built program's one line and its stderr, under -Xlog:gc:stderr and BENCH_COLLECT=[benchCollect] (null: unset). */
+    /** The built program's one line and its stderr, under -Xlog:gc,gc+heap=debug:stderr and BENCH_COLLECT=[benchCollect] (null: unset). */
     private fun launch(benchCollect: String?, vararg args: String): Pair<String, String> {
-        val command = listOf(System.getProperty("bench.java"), "-Xlog:gc:stderr", "-cp", System.getProperty("bench.classpath"),
+        val command = listOf(System.getProperty("bench.java"), "-Xlog:gc,gc+heap=debug:stderr", "-cp", System.getProperty("bench.classpath"),
             "bench.MainKt") + args
         val builder = ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(java.io.File("/dev/null")))
         builder.environment().remove("BENCH_COLLECT")
@@ -154,4 +166,17 @@ class CollectionTest {
 
     /** The System.gc() collections in an -Xlog:gc log. */
     private fun fullCollections(gcLog: String) = gcLog.lines().count { "Pause Full (System.gc())" in it }
+
+    /** Each System.gc() collection in a gc+heap=debug log leaves the committed heap at least as large as it found it. */
+    private fun assertHeapKept(gcLog: String) {
+        // GC id: committed before, after
+        val committed = Regex("""GC\((\d+)\)  garbage-first heap .* committed (\d+)K""").findAll(gcLog)
+            .groupBy({ it.groupValues[1] }, { it.groupValues[2].toLong() })
+        for (full in Regex("""GC\((\d+)\) Pause Full \(System.gc\(\)\)""").findAll(gcLog)) {
+            val sizes = committed.getValue(full.groupValues[1])
+            assertEquals(2, sizes.size, gcLog)
+            val (before, after) = sizes
+            assertTrue(after >= before, "GC(${full.groupValues[1]}) shrank the heap: $gcLog")
+        }
+    }
 }
