@@ -175,6 +175,9 @@ def execute_until_settled(record: Record, runs: list[Planned], planned: list[Pla
         if any(p.until_settled for p in extra):
             names.append("until-settled")
             wording.append("in a verdict not settled")
+        if not names:  # run --gate: its rule's own passes (sequential.Gate)
+            names.append("gate")
+            wording.append("with a gated figure undecided")
         progress.message(f"{'/'.join(names)}: pass {pass_no}: {len(extra)} configuration"
                          f"{'s' if len(extra) != 1 else ''} still {' or '.join(wording)}")
         progress.total += len(extra)  # the total is known one pass at a time
