@@ -64,7 +64,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for tool, groups in sorted(UNTESTED.items()):
         terminalreporter.line(f"{tool}:")
         for group, count in sorted(groups.items()):
-            terminalreporter.line(f"  {group}: {count} test{'s' if count != 1 else ''} not run")
+            terminalreporter.line(f"  {group}: {count} test{'s' if count != 1 else ''} "
+                                  f"{'failed' if ci() else 'skipped'} for want of it")
 
 
 def harness(*args: str, extra_env: dict[str, str] | None = None,

@@ -34,13 +34,17 @@ def test_every_workload_validates_at_tiny_n(language: str, tmp_path: Path) -> No
     rows = read_rows(out)
     assert rows, proc.stdout + proc.stderr
     # a server may lack a style that cannot exist in it (its README says why): skipped
+    no_k6 = [r["error"] for r in rows if r["workload"] == "http" and r["status"] == "skipped"
+             and r["error"].startswith("no load generator")]
     bad = [(r["impl"], r["workload"], r["buffer"], r["status"], r["error"]) for r in rows
            if r["status"] != "ok" and not (r["workload"] == "http" and r["status"] == "skipped"
-                                           and "has no" in r["error"])]
+                                           and ("has no" in r["error"] or r["error"] in no_k6))]
     assert not bad, bad
     expected = {(i.id, w) for i in IMPLS if i.language.name == language for w in i.workloads}
     assert {(r["impl"], r["workload"]) for r in rows} == expected
     assert_warmed_up(rows)
+    if no_k6:  # every other workload checked: the servers alone went unloaded
+        missing("k6", f"{language}'s servers not loaded: {no_k6[0]}")
 
 
 def assert_warmed_up(rows: list[dict[str, str]]) -> None:
@@ -73,7 +77,7 @@ def test_new_runtimes_validate_at_n_10000(name: str, tmp_path: Path) -> None:
     assert rows, proc.stdout + proc.stderr
     statuses = {r["status"] for r in rows}
     if statuses == {"skipped"}:
-        missing(f"{name}'s toolchain", rows[0]["error"])
+        missing(f"{name}'s toolchain", rows[0]["error"].removeprefix("toolchain missing: "))
     bad = [(r["impl"], r["workload"], r["buffer"], r["status"], r["error"]) for r in rows
            if r["status"] != "ok"]
     assert not bad, bad

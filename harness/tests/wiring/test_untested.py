@@ -53,7 +53,7 @@ def test_a_missing_tool_is_a_skip_with_its_reason_on_a_developers_machine(tmp_pa
             "go on PATH") in proc.stdout
     assert "SKIPPED [1] test_tools.py:9: perf is installed but cannot count here" in proc.stdout
     assert "CI=true fails on these" in proc.stdout
-    assert "k6:\n  test_tools.py: 1 test not run" in proc.stdout
+    assert "k6:\n  test_tools.py: 1 test skipped for want of it" in proc.stdout
 
 
 @pytest.mark.parametrize("ci", ["true", "1"])
@@ -65,7 +65,7 @@ def test_under_ci_a_missing_tool_fails_naming_the_tool_and_its_tests(tmp_path: P
     assert ("FAILED test_tools.py::test_needs_k6 - Failed: CI: k6 missing, and make test "
             "installs it: k6 is built with Go") in proc.stdout
     assert "CI: failed, tools make test installs were missing" in proc.stdout
-    assert "k6:\n  test_tools.py: 1 test not run" in proc.stdout
+    assert "k6:\n  test_tools.py: 1 test failed for want of it" in proc.stdout
     # the machine refusing a tool that is there is still a skip, with its reason
     assert "SKIPPED [1] test_tools.py:9: perf is installed but cannot count here" in proc.stdout
 
