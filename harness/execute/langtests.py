@@ -6,7 +6,7 @@ developer's machine that is allowed; under CI (`CI=true`, as .ci/run sets)
 it is a failure, since `make test` installs every language's toolchain
 (README, "Two commands"), and a language skipped there is a feature left
 untested. The harness's pytest suite applies the same rule to the tools its
-tests need (harness/tests/conftest.py, `missing`).
+tests need (harness/tests/conftest.py, `tool_missing`).
 """
 
 from __future__ import annotations

@@ -19,7 +19,12 @@ ROOT = Path(__file__).resolve().parents[2]
 FAKES = Path(__file__).resolve().parent / "fakes"
 
 
-def missing(tool: str, reason: str) -> NoReturn:
+# The attribute that marks a skip or failure raised by tool_missing (pytest
+# names a subclass of its exceptions in the report's line: hence no subclass)
+TOOL = "untested_for_want_of"
+
+
+def tool_missing(tool: str, reason: str) -> NoReturn:
     """A tool that `make test` installs (docs/usage.md, "What make test
     runs": k6, Chromium, perf, Slurm, shellcheck, a language's toolchain) is
     not here and could not be installed. On a developer's machine the test is
@@ -34,8 +39,8 @@ def missing(tool: str, reason: str) -> NoReturn:
                                     pytrace=False)
     else:
         exc = pytest.skip.Exception(f"{tool} missing: {reason}")
-    exc.tool = tool  # type: ignore[attr-defined]  # read by pytest_runtest_makereport
-    raise exc from None  # the reason is in the message: no second traceback
+    setattr(exc, TOOL, tool)
+    raise exc from None  # the reason is in the message: no second traceback of what raised it
 
 
 # tool: {test file: tests it kept from running}
@@ -47,10 +52,10 @@ def pytest_runtest_makereport(item: pytest.Item,
                               call: pytest.CallInfo[None]
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    # a module's fixture that called missing() raises the same exception for each of its tests
-    tool = getattr(call.excinfo.value, "tool", None) if call.excinfo is not None else None
-    if tool is not None:
-        UNTESTED[tool][item.nodeid.split("::")[0]] += 1
+    # a module's fixture that called tool_missing() raises the same exception for each of its tests
+    exc = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(exc, (pytest.skip.Exception, pytest.fail.Exception)) and hasattr(exc, TOOL):
+        UNTESTED[getattr(exc, TOOL)][item.nodeid.split("::")[0]] += 1
     return report
 
 

@@ -11,7 +11,7 @@ import pytest
 from harness.core.registry import program_env
 from harness.processes.launcher import run_process
 
-from ..conftest import missing
+from ..conftest import tool_missing
 
 TOUCH_C = r"""
 #include <stdlib.h>
@@ -96,7 +96,7 @@ def perf() -> str:
         return find_perf()  # installs linux-perf where it is missing, announced
     except UsageError as exc:
         if shutil.which("perf") is None:
-            missing("perf", str(exc))
+            tool_missing("perf", str(exc))
         # perf is here, but this kernel or VM will not let it count: no tool is missing
         pytest.skip(f"perf is installed but cannot count here: {exc}")
 

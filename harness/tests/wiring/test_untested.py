@@ -1,6 +1,6 @@
 """What CI may leave untested: a tool that `make test` installs, missing,
 skips its tests with the reason on a developer's machine and fails them
-under CI=true, naming the tool and the test file (conftest.missing); a
+under CI=true, naming the tool and the test file (conftest.tool_missing); a
 machine that refuses what is there stays a skip. `harness test` exits 3
 when no language was tested, and under CI=true 1 for a language skipped."""
 
@@ -17,10 +17,10 @@ from ..conftest import ROOT, harness
 
 TESTS = """
 import pytest
-from harness.tests.conftest import missing
+from harness.tests.conftest import tool_missing
 
 def test_needs_k6():
-    missing("k6", "k6 is built with Go, and there is no go on PATH")
+    tool_missing("k6", "k6 is built with Go, and there is no go on PATH")
 
 def test_refused_by_the_kernel():
     pytest.skip("perf is installed but cannot count here")
