@@ -11,8 +11,9 @@ from typing import NoReturn, Sequence
 
 from . import ROOT, HarnessError, UsageError, __version__, relative
 from .execute.builder import prepare
+from .execute.langtests import ci, run_language_tests
 from .execute.toolchains import detect_runtime, detect_toolchain
-from .processes.children import run_contained, stoppable
+from .processes.children import stoppable
 from .core.envinfo import ram_bytes
 from .core.presentation import PRESENTATIONS
 from .core.registry import Impl, RegistryError, languages, resolve
@@ -181,7 +182,8 @@ def build_parser() -> Parser:
                           "(from the registry, cached for a day), newest first; for IMPL@VERSION, "
                           "whether the registry lists that release")
     bld = sub.add_parser("build", help="set up and build implementations")
-    tst = sub.add_parser("test", help="run each language's own unit tests (after building)")
+    tst = sub.add_parser("test", help="run each language's own unit tests (after building); exit 3 "
+                         "when none was tested, 1 when one failed (under CI=true, or was skipped)")
     for p in (run, lst, bld, tst, bis):
         if p in (bld, tst):
             p.add_argument("--impl", default="all")
@@ -357,24 +359,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 @stoppable
 def cmd_test(args: argparse.Namespace) -> int:
-    passed = failed = skipped = 0
-    for lang in languages(_impls(args)):
-        if detect_toolchain(lang).present:
-            print(f"{lang.name}: building ...", flush=True)
-        ready = prepare(lang, None)
-        if not ready.ready:
-            print(f"{lang.name}: {ready.status.upper()}, {ready.reason}", flush=True)
-            skipped += ready.status == "skipped"
-            failed += ready.status != "skipped"
-            continue
-        print(f"{lang.name}: $ {' '.join(lang.expand(lang.test))}", flush=True)
-        proc = run_contained(lang.expand(lang.test), lang.dir, capture=False)
-        ok = proc.returncode == 0
-        print(f"{lang.name}: {'PASSED' if ok else f'FAILED (exit {proc.returncode})'}", flush=True)
-        passed += ok
-        failed += not ok
-    print(f"languages: {passed} passed, {failed} failed, {skipped} skipped")
-    return 1 if failed else 0
+    return run_language_tests(languages(_impls(args)), strict=ci())
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -6,14 +6,71 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Iterator
+from typing import Generator, Iterator, NoReturn
 
 import psutil
 import pytest
 
+from harness.execute.langtests import ci
+
 ROOT = Path(__file__).resolve().parents[2]
 FAKES = Path(__file__).resolve().parent / "fakes"
+
+
+# The attribute that marks a skip or failure raised by tool_missing (pytest
+# names a subclass of its exceptions in the report's line: hence no subclass)
+TOOL = "untested_for_want_of"
+
+
+def tool_missing(tool: str, reason: str) -> NoReturn:
+    """A tool that `make test` installs (docs/usage.md, "What make test
+    runs": k6, Chromium, perf, Slurm, shellcheck, a language's toolchain) is
+    not here and could not be installed. On a developer's machine the test is
+    skipped with the reason; under CI (CI=true, as .ci/run sets) it fails,
+    since a test that did not run there is a feature left untested. A tool
+    that is present but that the machine refuses (perf's counters in a VM, a
+    mount without root) is not missing: the test calls pytest.skip with why."""
+    __tracebackhide__ = True  # the skip is reported at the test's line, not here
+    exc: BaseException
+    if ci():
+        exc = pytest.fail.Exception(f"CI: {tool} missing, and make test installs it: {reason}",
+                                    pytrace=False)
+    else:
+        exc = pytest.skip.Exception(f"{tool} missing: {reason}")
+    setattr(exc, TOOL, tool)
+    raise exc from None  # the reason is in the message: no second traceback of what raised it
+
+
+# tool: {test file: tests it kept from running}
+UNTESTED: defaultdict[str, Counter[str]] = defaultdict(Counter)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    # a module's fixture that called tool_missing() raises the same exception for each of its tests
+    exc = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(exc, (pytest.skip.Exception, pytest.fail.Exception)) and hasattr(exc, TOOL):
+        UNTESTED[getattr(exc, TOOL)][item.nodeid.split("::")[0]] += 1
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Each tool that was missing, with the test groups it left untested."""
+    if not UNTESTED:
+        return
+    title = ("CI: failed, tools make test installs were missing" if ci() else
+             "untested here: tools make test installs were missing (CI=true fails on these)")
+    terminalreporter.section(title, sep="=", red=ci(), yellow=not ci())
+    for tool, groups in sorted(UNTESTED.items()):
+        terminalreporter.line(f"{tool}:")
+        for group, count in sorted(groups.items()):
+            terminalreporter.line(f"  {group}: {count} test{'s' if count != 1 else ''} "
+                                  f"{'failed' if ci() else 'skipped'} for want of it")
 
 
 def harness(*args: str, extra_env: dict[str, str] | None = None,

@@ -21,7 +21,7 @@ from harness.core.registry import load_registry, select
 from harness.core.stats import Interval
 from harness.core.variants import Spec, base_of, parse, release_key, split_names, stable
 
-from ..conftest import FAKES, harness
+from ..conftest import FAKES, harness, tool_missing
 
 
 @pytest.fixture(autouse=True)
@@ -617,7 +617,7 @@ def test_go_builds_a_source_checkout_with_its_make_bash(tmp_path: Path, builds: 
     installs a bin/go that is the go on PATH."""
     go = subprocess.run(["go", "env", "GOROOT"], capture_output=True, text=True)
     if go.returncode != 0:
-        pytest.skip("no go on PATH")
+        tool_missing("go", "no go on PATH")
     real = go.stdout.strip()
     tree = tmp_path / "go-source"
     (tree / "src").mkdir(parents=True)

@@ -12,7 +12,7 @@ import pytest
 from harness.execute.loadgen import Unavailable, ensure_k6
 from harness.core.workloads import STYLES, style_floor_ms
 
-from ..conftest import harness, leftovers, read_rows
+from ..conftest import harness, leftovers, read_rows, tool_missing
 
 # FAKE_TOKEN marks the fakes a test started: the programs get it only because
 # the test asks (the programs' environment is an allow-list).
@@ -25,7 +25,7 @@ def k6() -> None:
     try:
         ensure_k6()
     except Unavailable as exc:
-        pytest.skip(str(exc))
+        tool_missing("k6", str(exc))
 
 
 def _run(out: Path, impl: str, *extra: str) -> tuple[list[dict[str, str]], str]:

@@ -28,6 +28,8 @@ import pytest
 
 from harness.present import outputs
 
+from ..conftest import tool_missing
+
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "run"
 ARTIFACTS = ROOT / "results" / "ci-artifacts"
@@ -46,15 +48,18 @@ def _announce(config, text: str) -> None:
 
 def ensure_chromium(config=None) -> str:
     """The chromium binary; installed with apt-get when missing (as root).
-    Skips the test with the reason when it cannot be had: never a silent pass."""
+    When it cannot be had, tool_missing(): skipped with the reason, under CI a failure."""
     found = shutil.which("chromium")
     if found:
         return found
+    if os.environ.get("BENCH_NO_SYSTEM_INSTALL") == "1":  # docs/usage.md: refuses this one too
+        tool_missing("chromium", "not installed, and BENCH_NO_SYSTEM_INSTALL=1 refuses to "
+                            "apt-get install it")
     if shutil.which("apt-get") is None:
-        pytest.skip("chromium is not installed and apt-get is unavailable to install it")
+        tool_missing("chromium", "not installed, and no apt-get to install it")
     if os.geteuid() != 0:
-        pytest.skip("chromium is not installed and installing it needs root "
-                    "(apt-get install -y chromium)")
+        tool_missing("chromium", "not installed, and installing it needs root "
+                            "(apt-get install -y chromium)")
     if config is not None:
         _announce(config, INSTALL_NOTE)
     else:
@@ -69,7 +74,7 @@ def ensure_chromium(config=None) -> str:
     found = shutil.which("chromium")
     if proc.returncode != 0 or not found:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        pytest.skip(f"installing chromium failed (apt-get exited {proc.returncode}: {last})")
+        tool_missing("chromium", f"installing it failed (apt-get exited {proc.returncode}: {last})")
     return found
 
 

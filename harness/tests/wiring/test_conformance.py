@@ -20,6 +20,8 @@ from harness.core.registry import Impl, Language, load_registry, program_env
 from harness.execute.validation import validate
 from harness.core.workloads import WORKLOADS, Request
 
+from ..conftest import tool_missing
+
 IMPLS = load_registry()  # the repository's own, not the fakes
 TIMEOUT_S = 120
 
@@ -85,7 +87,7 @@ def ready(lang: Language) -> None:
     """Build the language once per session (a fresh clone has no binaries)."""
     tool = detect_toolchain(lang)
     if not tool.present:
-        pytest.skip(f"{lang.name}: toolchain missing: {tool.reason}")
+        tool_missing(f"{lang.name}'s toolchain", tool.reason)
     if lang.name not in _built:
         r = prepare(lang, None)
         _built[lang.name] = "" if r.ready else r.reason
@@ -126,7 +128,7 @@ def test_every_declared_workload_answers_validly(impl: Impl) -> None:
     ready(impl.language)
     avail = available(impl)
     if not avail.present:
-        pytest.skip(f"{impl.id}: not available: {avail.reason}")
+        tool_missing(f"{impl.id}'s runtime", avail.reason)
     for workload in impl.workloads:
         if WORKLOADS[workload].kind != "program":
             continue  # served and loaded by test_smoke

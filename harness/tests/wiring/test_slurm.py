@@ -34,7 +34,7 @@ from harness.plan.settings import Part, settings_from
 from harness.cluster.slurm import (OPTIONS_ENV, TOKENS, Cluster, JobState, Layout, cluster_options, ranges,
                            run_on_slurm, task_options, write_json)
 
-from ..conftest import FAKES, ROOT, harness
+from ..conftest import FAKES, ROOT, harness, tool_missing
 
 SUITE = {"impl": "fake-good,fake-wrong", "workload": "chain,bounded", "n": "10", "repeat": 3}
 
@@ -477,12 +477,12 @@ def local_slurm(pytestconfig: pytest.Config) -> Iterator[dict[str, str]]:
     this test alone (other sessions' tests wait for the lock), and torn
     down after it unless it was up before."""
     if os.geteuid() != 0 and subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode:
-        pytest.skip("the daemons need root: run as root, or with sudo that asks no password")
+        tool_missing("Slurm", "its daemons need root: run as root, or with sudo that asks no password")
     if not _installed():
         if not shutil.which("apt-get"):
-            pytest.skip("no Slurm here and no apt-get to install it")
+            tool_missing("Slurm", "not installed, and no apt-get to install it")
         if os.environ.get("BENCH_NO_SYSTEM_INSTALL") == "1":
-            pytest.skip("Slurm is not installed and BENCH_NO_SYSTEM_INSTALL=1 refuses to install it")
+            tool_missing("Slurm", "not installed, and BENCH_NO_SYSTEM_INSTALL=1 refuses to install it")
         # said while pytest captures the output: the script's own line would wait for the end
         with pytestconfig.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
             print("harness tests: cluster/slurm-local.sh up installs Debian's slurmctld, slurmd, "

@@ -5,15 +5,17 @@ actionlint is built from the Go module proxy as k6 is (harness/execute/loadgen.p
 `go install` of ACTIONLINT_VERSION into .tools/bin/ (git-ignored), announced
 in one line, its output kept in .tools/actionlint-build.log, and built again
 only when the binary there is missing or another version. No go on PATH:
-the tests are skipped with that reason. go there but the build failing is a
-failure: every machine this project runs on reaches the module proxy.
+the tests are skipped with that reason (under CI, a failure:
+conftest.tool_missing). go there but the build failing is a failure: every
+machine this project runs on reaches the module proxy.
 
 shellcheck: actionlint runs it on `run:` scripts when it finds it on PATH,
 which would make the outcome depend on the machine. So the first test turns
 it off (`-shellcheck=`), and a second one asks for it by path, installing
 Debian's `shellcheck` when missing (announced like chromium for the
 report.html test; BENCH_NO_SYSTEM_INSTALL=1 refuses, and that test is then
-skipped with the reason): the scripts are where quoting mistakes hide.
+skipped with the reason, under CI failed): the scripts are where quoting
+mistakes hide.
 pyflakes is off in both: no step runs `shell: python`.
 """
 
@@ -32,6 +34,8 @@ import pytest
 from harness import ROOT
 from harness.processes.children import run_contained
 from harness.execute.loadgen import TOOLS
+
+from ..conftest import tool_missing
 
 ACTIONLINT_MODULE = "github.com/rhysd/actionlint"
 ACTIONLINT_VERSION = "v1.7.12"
@@ -67,7 +71,7 @@ def ensure_actionlint(config: pytest.Config) -> Path:
         return ACTIONLINT
     go = shutil.which("go")
     if go is None:
-        pytest.skip("actionlint is built with Go, and there is no go on PATH")
+        tool_missing("go", "actionlint is built with Go, and there is no go on PATH")
     package = f"{ACTIONLINT_MODULE}/cmd/actionlint@{ACTIONLINT_VERSION}"
     _announce(config, f"harness tests: installing actionlint {ACTIONLINT_VERSION}, the workflows' "
                       f"linter, into {TOOLS.relative_to(ROOT)}/bin: go install {package} from "
@@ -107,18 +111,18 @@ def ensure_actionlint(config: pytest.Config) -> Path:
 
 def ensure_shellcheck(config: pytest.Config) -> str:
     """shellcheck, installed with apt-get when missing (as root, announced);
-    the test is skipped with the reason when it cannot be had."""
+    when it cannot be had, tool_missing(): skipped with the reason, under CI a failure."""
     found = shutil.which("shellcheck")
     if found:
         return found
     if os.environ.get(NO_SYSTEM_INSTALL) == "1":
-        pytest.skip(f"shellcheck is not installed and {NO_SYSTEM_INSTALL}=1 refuses to "
-                    f"apt-get install it")
+        tool_missing("shellcheck", f"not installed, and {NO_SYSTEM_INSTALL}=1 refuses to "
+                              f"apt-get install it")
     if shutil.which("apt-get") is None:
-        pytest.skip("shellcheck is not installed and apt-get is unavailable to install it")
+        tool_missing("shellcheck", "not installed, and no apt-get to install it")
     if os.geteuid() != 0:
-        pytest.skip("shellcheck is not installed and installing it needs root "
-                    "(apt-get install -y shellcheck)")
+        tool_missing("shellcheck", "not installed, and installing it needs root "
+                              "(apt-get install -y shellcheck)")
     _announce(config, "harness tests: installing Debian's shellcheck for the workflow test "
                       f"(about 6 MB to download, 25 MB on disk; {NO_SYSTEM_INSTALL}=1 refuses) ...")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
@@ -130,7 +134,7 @@ def ensure_shellcheck(config: pytest.Config) -> str:
     found = shutil.which("shellcheck")
     if proc.returncode != 0 or not found:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        pytest.skip(f"installing shellcheck failed (apt-get exited {proc.returncode}: {last})")
+        tool_missing("shellcheck", f"installing it failed (apt-get exited {proc.returncode}: {last})")
     return found
 
 
