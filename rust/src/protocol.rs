@@ -573,51 +573,28 @@ mod tests {
 
     #[test]
     fn rejects_bad_arguments_in_one_line() {
-        for argv in [
-            &[][..],
-            &["sleep"],
-            &["sleep", "--n", "3", "--duration-ms", "5"],
-            &["sleep", "--n", "3", "--iterations", "1"],
-            &[
-                "sleep",
-                "--n",
-                "3",
-                "--iterations",
-                "1",
-                "--duration-ms",
-                "0",
-            ],
-            &["bounded", "--n", "3", "--iterations", "1"],
-            &["bounded", "--n", "3", "--iterations", "1", "--buffer", "-1"],
-            &["bounded", "--n", "0", "--iterations", "1", "--buffer", "1"],
-            &["bounded", "--n", "3", "--iterations", "0", "--buffer", "1"],
-            &["bounded", "--n", "x", "--iterations", "1", "--buffer", "1"],
-            &["chain", "--n", "3", "--iterations", "1"],
-            &["skynet", "--n", "20", "--iterations", "1"],
-            &["skynet", "--n", "2", "--iterations", "1"],
-            &["skynet", "--n", "1001", "--iterations", "1"],
-            &["spin", "--n", "3", "--iterations", "1"],
-            &[
-                "skynet",
-                "--n",
-                "10",
-                "--iterations",
-                "1",
-                "--warmup-ms",
-                "-1",
-            ],
-            &[
-                "skynet",
-                "--n",
-                "10",
-                "--iterations",
-                "1",
-                "--warmup-ms",
-                "x",
-            ],
-            &["skynet", "--n", "10", "--iterations", "1", "--warmup-ms"],
+        for request in [
+            "",
+            "sleep",
+            "sleep --n 3 --duration-ms 5",
+            "sleep --n 3 --iterations 1",
+            "sleep --n 3 --iterations 1 --duration-ms 0",
+            "bounded --n 3 --iterations 1",
+            "bounded --n 3 --iterations 1 --buffer -1",
+            "bounded --n 0 --iterations 1 --buffer 1",
+            "bounded --n 3 --iterations 0 --buffer 1",
+            "bounded --n x --iterations 1 --buffer 1",
+            "chain --n 3 --iterations 1",
+            "skynet --n 20 --iterations 1",
+            "skynet --n 2 --iterations 1",
+            "skynet --n 1001 --iterations 1",
+            "spin --n 3 --iterations 1",
+            "skynet --n 10 --iterations 1 --warmup-ms -1",
+            "skynet --n 10 --iterations 1 --warmup-ms x",
+            "skynet --n 10 --iterations 1 --warmup-ms",
         ] {
-            let err = parse(argv)
+            let argv: Vec<&str> = request.split_whitespace().collect();
+            let err = parse(&argv)
                 .err()
                 .unwrap_or_else(|| panic!("accepted {argv:?}"));
             let line = one_line(&err);

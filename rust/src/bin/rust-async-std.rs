@@ -1,29 +1,9 @@
-use bench::async_std_tasks;
-use bench::protocol::{Implementation, SYSTEM_MALLOC, Work, Workload};
+use bench::async_std_tasks::{AsyncStd, LABEL};
+use bench::protocol::{Implementation, SYSTEM_MALLOC};
+use bench::tasks;
 
-const IMPL: Implementation = Implementation {
-    id: "rust-async-std",
-    runtime: async_std_tasks::LABEL,
-    allocator: SYSTEM_MALLOC,
-    workloads: &[
-        Workload::Sleep,
-        Workload::Chain,
-        Workload::Bounded,
-        Workload::Skynet,
-    ],
-    rendezvous: false,
-    after_help: None,
-};
+const IMPL: Implementation = tasks::implementation("rust-async-std", LABEL, SYSTEM_MALLOC);
 
 fn main() {
-    let args = IMPL.parse_args();
-    async_std_tasks::start_runtime();
-    IMPL.run(&args, |args| {
-        Ok(match args.work {
-            Work::Sleep { duration } => async_std_tasks::sleep(args.n, duration),
-            Work::Chain => async_std_tasks::chain(args.n),
-            Work::Bounded { capacity, .. } => async_std_tasks::bounded(args.n, capacity),
-            Work::Skynet => async_std_tasks::skynet(args.n),
-        })
-    });
+    tasks::main::<AsyncStd>(&IMPL);
 }

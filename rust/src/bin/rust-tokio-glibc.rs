@@ -4,22 +4,11 @@
 //! it is the program most published tokio benchmarks ran. No `serve`: the
 //! comparison is about the task workloads.
 
-use bench::protocol::{Implementation, SYSTEM_MALLOC, Workload};
-use bench::tokio_tasks;
+use bench::protocol::{Implementation, SYSTEM_MALLOC};
+use bench::{tasks, tokio_tasks};
 
-const IMPL: Implementation = Implementation {
-    id: "rust-tokio-glibc",
-    runtime: tokio_tasks::LABEL,
-    allocator: SYSTEM_MALLOC,
-    workloads: &[
-        Workload::Sleep,
-        Workload::Chain,
-        Workload::Bounded,
-        Workload::Skynet,
-    ],
-    rendezvous: false,
-    after_help: None,
-};
+const IMPL: Implementation =
+    tasks::implementation("rust-tokio-glibc", tokio_tasks::LABEL, SYSTEM_MALLOC);
 
 fn main() {
     tokio_tasks::main(&IMPL);

@@ -1,5 +1,5 @@
-use bench::protocol::{Implementation, MIMALLOC, Workload};
-use bench::tokio_tasks;
+use bench::protocol::{Implementation, MIMALLOC};
+use bench::{tasks, tokio_tasks};
 
 // Rust's std allocates with the C library's malloc; every other runtime here
 // brings a thread-caching allocator of its own. A tokio task is allocated by
@@ -11,16 +11,6 @@ use bench::tokio_tasks;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const IMPL: Implementation = Implementation {
-    id: "rust-tokio",
-    runtime: tokio_tasks::LABEL,
-    allocator: MIMALLOC,
-    workloads: &[
-        Workload::Sleep,
-        Workload::Chain,
-        Workload::Bounded,
-        Workload::Skynet,
-    ],
-    rendezvous: false,
     after_help: if cfg!(feature = "serve") {
         Some(concat!(
             "The HTTP server (docs/protocol.md): ",
@@ -30,6 +20,7 @@ const IMPL: Implementation = Implementation {
     } else {
         None
     },
+    ..tasks::implementation("rust-tokio", tokio_tasks::LABEL, MIMALLOC)
 };
 
 fn main() {
