@@ -395,8 +395,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from .present.export import export, exporter
+    from .record.safe_output import target
     chosen = exporter(args.format, args.direction)
-    export(open_run_dir(args.run_dir), chosen, Path(args.out) if args.out is not None else None)
+    run = open_run_dir(args.run_dir)
+    out = Path(args.out) if args.out is not None else None
+    if out is not None:
+        target(out, run.path)  # checked before the run is read: a refusal costs nothing
+    export(run, chosen, out)
     return 0
 
 

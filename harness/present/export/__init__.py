@@ -6,13 +6,13 @@ writes the document whole or not at all."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 from ... import UsageError
 from ...analyse.analysis import analyse
 from ...record.rundir import RunDir
+from ...record.safe_output import write_text
 from .base import Exporter
 from .bencher import Bencher
 from .gab import GithubActionBenchmark
@@ -42,25 +42,9 @@ def export(run: RunDir, chosen: Exporter, out: Path | None) -> None:
     if out is None:
         sys.stdout.write(text)
     else:
-        write_whole(out, text)
+        write_text(out, text, run.path)  # never a device, a FIFO, nor the run's own files
     if len(kept) < len(groups):
         print(f"note: export left out {len(groups) - len(kept)} of {len(groups)} "
               f"configurations: no ok run", file=sys.stderr)
     if not document:
         print("note: the export is empty: no ok run has a figure it takes", file=sys.stderr)
-
-
-def write_whole(out: Path, text: str) -> None:
-    """OUT written beside itself and renamed into place: a reader (or a
-    failed write) never sees half a document, and an earlier OUT stays."""
-    if not out.name or out.name in (".", ".."):
-        raise UsageError(f"--out {out}: not a file name")
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    f = tmp.open("x")  # "x": never through a file or link already there
-    try:
-        with f:
-            f.write(text)
-        tmp.replace(out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
