@@ -21,6 +21,8 @@ from .session import run_suite
 from .plan.settings import dimensions, impl_list, name_list, percentage, settings_from
 from .cluster.slurm import cluster_options, run_on_slurm
 from .core.workloads import WORKLOADS
+from .core.local_builds import is_git
+from .core.variants import parse
 
 EPILOG = """examples:
   python -m harness list
@@ -248,6 +250,9 @@ def _impls(args: argparse.Namespace) -> list[Impl]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from(vars(args), ram_bytes())
+    if settings.source is not None and not any(is_git(parse(i).version) for i in settings.impls):
+        raise UsageError("--source names the checkout of IMPL@git:REV, and no --impl names a "
+                         "commit (python-asyncio@git:REV)")
     if (cluster := cluster_options(vars(args))) is not None:
         return run_on_slurm(settings, cluster, vars(args), Path(args.out), resume=args.resume,
                             dry_run=args.dry_run, report=not args.no_report)
@@ -377,6 +382,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     fail_above = percentage(args.fail_above, "--fail-above") if args.fail_above is not None else None
     if args.allow_undecided and fail_above is None:
         raise UsageError("--allow-undecided is for the gate: give --fail-above PCT too")
+    if args.margin is not None and any(p.strip().startswith("=") for p in args.margin.split(",")):
+        raise UsageError(f"--margin {args.margin!r}: METRIC=PCT with no metric")  # never all of them
     margin = margins(args.margin)
     if args.baseline is not None:
         if args.new is not None:

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .. import ROOT
+from .. import ROOT, UsageError
 
 TOOLS = ROOT / ".tools"
 BUILD_TIMES = TOOLS / "build-times.json"
@@ -27,7 +27,12 @@ def recorded_builds() -> dict[str, dict[str, Any]]:
         data = json.loads(BUILD_TIMES.read_text())
     except (OSError, ValueError):
         return {}
-    return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+    if not (isinstance(data, dict) and all(
+            isinstance(v, dict) and type(v.get("seconds")) in (int, float)
+            and type(v.get("steps", 0)) is int for v in data.values())):
+        raise UsageError(f"{BUILD_TIMES}: not a record of build times ({{NAME: {{\"seconds\": S, "
+                         f"\"steps\": N}}}}): remove it, and the next builds record it again")
+    return data
 
 
 def record_build(name: str, seconds: float, steps: int) -> None:
