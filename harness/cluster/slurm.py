@@ -370,8 +370,8 @@ class BuildRecord:
         texts = [data.get(BUILD_NODE), data.get(BUILD_TOKEN), data.get(BUILD_FINISHED)]
         if not all(v is None or isinstance(v, str) for v in texts):
             raise UsageError(f"{path}: its node, token and finished_at are not strings")
-        return cls(*texts, ready(data.get(BUILD_LANGUAGES) or {}),
-                   ready(data.get(BUILD_IMPLS) or {}))
+        return cls(*texts, ready(data.get(BUILD_LANGUAGES, {})),
+                   ready(data.get(BUILD_IMPLS, {})))
 
     def as_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
