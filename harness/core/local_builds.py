@@ -214,8 +214,8 @@ def discard(source: Path, where: Path) -> None:
     user's worktrees, nor the repository's own index.lock."""
     done_marker(where).unlink(missing_ok=True)
     shutil.rmtree(where, ignore_errors=True)
-    common = _git(source, "rev-parse", "--path-format=absolute", "--git-common-dir")
-    records = Path(common) / "worktrees" if common else None
+    common = _git(source, "rev-parse", "--git-common-dir")  # relative to source, or absolute
+    records = source / common / "worktrees" if common else None
     if records is None or not records.is_dir():
         return
     ours = os.path.realpath(where / ".git")

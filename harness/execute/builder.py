@@ -232,6 +232,15 @@ def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> R
         return Readiness("build-failed", f"{impl.id}: install failed: {exc.strerror or exc}")
 
 
+def built(impl: Impl) -> bool:
+    """Whether a release's or local build's build finished (its marker),
+    and a commit's worktree with it: what --no-build may measure."""
+    assert impl.cache is not None
+    return (impl.cache / ".installed").is_file() and (
+        not local_builds.is_git(impl.release) or impl.local_dir is not None
+        and local_builds.complete(impl.local_dir, impl.local["commit"]))
+
+
 def _install(impl: Impl, log_path: Path, say: Callable[[str], None]) -> Readiness:
     """install_release's work, under its locks."""
     assert impl.cache is not None
@@ -446,7 +455,7 @@ class Preparation:
                 if self._build:
                     log = self._log_dir / f"build-{re.sub(r'[^A-Za-z0-9._-]', '_', impl.id)}.log"
                     self.impls[impl.id] = install_release(impl, log, self._say)
-                elif not (impl.cache / ".installed").exists():
+                elif not built(impl):
                     self.impls[impl.id] = Readiness("skipped", "this release is not built yet "
                                                                "(a run without --no-build builds it)")
             # Each built implementation's own check (toolchains.available), here
