@@ -22,6 +22,8 @@ from .session import run_suite
 from .plan.settings import dimensions, impl_list, name_list, percentage, settings_from
 from .cluster.slurm import cluster_options, run_on_slurm
 from .core.workloads import WORKLOADS
+from .core.local_builds import is_git
+from .core.variants import parse
 
 EPILOG = """examples:
   python -m harness list
@@ -274,6 +276,9 @@ def _impls(args: argparse.Namespace) -> list[Impl]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from(vars(args), ram_bytes())
+    if settings.source is not None and not any(is_git(parse(i).version) for i in settings.impls):
+        raise UsageError("--source names the checkout of IMPL@git:REV, and no --impl names a "
+                         "commit (python-asyncio@git:REV)")
     if (cluster := cluster_options(vars(args))) is not None:
         if settings.gate is not None:  # its passes are decided between runs, here
             raise UsageError("--gate runs on this machine: not with --on slurm")
@@ -392,6 +397,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError("--calibration names the figures the gate cannot decide: give "
                          "--fail-above PCT too")
     calibration = open_run_dir(args.calibration).path if args.calibration is not None else None
+    if args.margin is not None and any(p.strip().startswith("=") for p in args.margin.split(",")):
+        raise UsageError(f"--margin {args.margin!r}: METRIC=PCT with no metric")  # never all of them
     margin = margins(args.margin)
     if args.baseline is not None:
         if args.new is not None:
@@ -410,9 +417,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from .present.export import export, exporter
+    from .record.safe_output import target
     chosen = exporter(args.format, args.direction)
-    export(open_run_dir(args.run_dir), chosen, Path(args.out) if args.out is not None else None,
-           every=args.figures == "all", partial=args.partial)
+    run = open_run_dir(args.run_dir)
+    out = Path(args.out) if args.out is not None else None
+    if out is not None:
+        target(out, run.path)  # checked before the run is read: a refusal costs nothing
+    export(run, chosen, out, every=args.figures == "all", partial=args.partial)
     return 0
 
 

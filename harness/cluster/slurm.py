@@ -53,12 +53,13 @@ from ..record.merge import Replicate, merge_replicates, replicates_env
 from ..plan.plan import Planned, estimate_s, history_from, plan
 from ..execute.progress import StatusLine
 from ..core.registry import languages, resolve
+from .slurm_options import check as check_slurm_opt
 from .replicates import complete, count, missing, replicate
 from ..record.rundir import (RunDir, RunDirError, add_invocation, check_out, earlier_runs,
                              end_invocation, invocation, latest, new_env, point_latest)
 from ..core.schema import Env, Row, row_key, utc_now
 from ..session import ALL_SKIPPED, run_suite, write_report
-from ..plan.settings import Settings
+from ..plan.settings import MAX_REPEAT, Settings
 
 PLACES = ("local", "slurm")
 # The run's options reach each job in its environment (sbatch exports the
@@ -69,11 +70,6 @@ OPTIONS_ENV = "BENCH_SLURM_OPTIONS"
 # which say where and how to run it, not what to measure.
 SUBMIT_ONLY = ("command", "on", "partition", "nodes", "slurm_opt", "out", "resume", "dry_run",
                "no_report")
-# sbatch options the harness sets itself: the array is the replicates, the
-# output files are where the merge looks, and the build job is the
-# dependency.
-OWN_LONG = ("--array", "--output", "--error", "--parsable", "--wrap", "--dependency")
-OWN_SHORT = ("-a", "-o", "-e", "-d")
 COMMANDS = ("sbatch", "squeue", "scancel", "sinfo")
 COMMAND_TIMEOUT_S = 60  # one call of a Slurm command (a squeue that fails is asked again)
 POLL_S = 3.0
@@ -122,6 +118,10 @@ def cluster_options(opts: dict[str, Any]) -> Cluster | None:
     nodes = opts.get("nodes")
     if nodes is not None and nodes < 1:
         raise UsageError("--nodes must be a positive integer")
+    if nodes is not None and nodes > MAX_REPEAT:
+        # a replicate a node at most, and a run has at most MAX_REPEAT replicates
+        raise UsageError(f"--nodes {nodes}: from 1 to {MAX_REPEAT} (a run's most replicates, "
+                         f"each on one node)")
     partition = opts.get("partition")
     if partition is not None and (not partition.strip() or any(c in partition for c in ", \t\n")):
         raise UsageError(f"--partition {partition!r}: name one partition (one machine kind; "
@@ -130,10 +130,7 @@ def cluster_options(opts: dict[str, Any]) -> Cluster | None:
         extra = shlex.split(opts.get("slurm_opt") or "")
     except ValueError as exc:
         raise UsageError(f"--slurm-opt: {exc}") from None
-    for arg in extra:
-        if arg.split("=")[0] in OWN_LONG or arg[:2] in OWN_SHORT:
-            raise UsageError(f"--slurm-opt: {arg.split('=')[0]} is set by the harness (the array "
-                             f"is the replicates, the outputs go into the run directory)")
+    check_slurm_opt(extra)
     return Cluster(partition, nodes or 1, tuple(extra))
 
 
@@ -252,19 +249,44 @@ class Layout:
         except (KeyError, ValueError):
             raise UsageError(f"no run options in this job's environment ({OPTIONS_ENV}): was it "
                              f"submitted with an sbatch --export that leaves it out?") from None
-        if not isinstance(options, dict):
-            raise UsageError(f"{OPTIONS_ENV} is not a JSON object")
+        if not isinstance(options, dict) or not all(
+                v is None or isinstance(v, (bool, int, float, str))
+                or isinstance(v, list) and all(isinstance(w, str) for w in v)
+                for v in options.values()):
+            raise UsageError(f"{OPTIONS_ENV} is not a JSON object of options (each a value or "
+                             f"a list of strings)")
         return options
 
     def task_record(self, r: int) -> TaskRecord:
-        return TaskRecord.of(read_json(self.task_path(r)))
+        return TaskRecord.of(read_json(self.task_path(r)), self.task_path(r))
 
     def build_record(self) -> BuildRecord | None:
         found = read_json(self.build_path)
-        return BuildRecord.of(found) if found else None
+        return BuildRecord.of(found, self.build_path) if found else None
 
     def jobs(self) -> list[dict[str, Any]]:
-        return read_json(self.jobs_path).get("submissions", [])
+        """jobs.json's submissions, each checked: its build job (an id or
+        null), its array's id and its replicates."""
+        found = read_json(self.jobs_path).get("submissions", [])
+        if not isinstance(found, list):
+            raise UsageError(f"{self.jobs_path}: `submissions` is not a list")
+        for sub in found:
+            if not (isinstance(sub, dict) and isinstance(sub.get("array"), str)
+                    and (sub.get("build") is None or isinstance(sub.get("build"), str))
+                    and isinstance(sub.get("replicates"), list)
+                    and all(type(r) is int for r in sub["replicates"])):
+                raise UsageError(f"{self.jobs_path}: a submission is not {{\"build\": ID or null, "
+                                 f"\"array\": ID, \"replicates\": [numbers]}}: {json.dumps(sub)[:80]}")
+        return found
+
+    def check_records(self) -> None:
+        """Every record a --resume reads back, by shape, before it writes
+        anything: jobs.json, build.json, each replicate's task.json."""
+        self.jobs()
+        self.build_record()
+        for folder in sorted(self.tasks.iterdir()) if self.tasks.is_dir() else ():
+            if folder.name.isdigit():
+                self.task_record(int(folder.name))
 
     def output_tail(self, folder: Path, pattern: str, lines: int = 20) -> str:
         """The last lines of a job's output file (the newest that matches)."""
@@ -279,12 +301,15 @@ class Layout:
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    """A file this module wrote, or {} when it is absent or half-written."""
+    """A file this module wrote, or {} when it is absent or half-written;
+    JSON that is not an object is no file of this module's: a UsageError."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: not a JSON object")
+    return data
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
@@ -308,8 +333,14 @@ class TaskRecord:
     finished_at: str | None = None
 
     @classmethod
-    def of(cls, data: dict[str, Any]) -> TaskRecord:
-        return cls(**{f.name: data.get(f.name) for f in dataclasses.fields(cls)})
+    def of(cls, data: dict[str, Any], path: Path) -> TaskRecord:
+        found = {f.name: data.get(f.name) for f in dataclasses.fields(cls)}
+        for name, value in found.items():
+            wanted = int if name == "exit" else str
+            if value is not None and type(value) is not wanted:
+                raise UsageError(f"{path}: {name} is {json.dumps(value)[:40]}, not "
+                                 f"{'an integer' if wanted is int else 'a string'}")
+        return cls(**found)
 
     def as_json(self) -> dict[str, Any]:
         return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
@@ -327,11 +358,20 @@ class BuildRecord:
     impls: dict[str, Readiness] = dataclasses.field(default_factory=dict)
 
     @classmethod
-    def of(cls, data: dict[str, Any]) -> BuildRecord:
+    def of(cls, data: dict[str, Any], path: Path) -> BuildRecord:
         def ready(table: Any) -> dict[str, Readiness]:
-            return {name: Readiness(**r) for name, r in (table or {}).items()}
-        return cls(data.get(BUILD_NODE), data.get(BUILD_TOKEN), data.get(BUILD_FINISHED),
-                   ready(data.get(BUILD_LANGUAGES)), ready(data.get(BUILD_IMPLS)))
+            if not isinstance(table, dict) or not all(
+                    isinstance(r, dict) and set(r) <= {"status", "reason"}
+                    and all(isinstance(v, str) for v in r.values()) and "status" in r
+                    for r in table.values()):
+                raise UsageError(f"{path}: a readiness table is not {{NAME: {{\"status\": TEXT, "
+                                 f"\"reason\": TEXT}}}}")
+            return {name: Readiness(**r) for name, r in table.items()}
+        texts = [data.get(BUILD_NODE), data.get(BUILD_TOKEN), data.get(BUILD_FINISHED)]
+        if not all(v is None or isinstance(v, str) for v in texts):
+            raise UsageError(f"{path}: its node, token and finished_at are not strings")
+        return cls(*texts, ready(data.get(BUILD_LANGUAGES, {})),
+                   ready(data.get(BUILD_IMPLS, {})))
 
     def as_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -756,6 +796,7 @@ def _open(out: Path, resume: bool, sched: Scheduler) -> tuple[RunDir, Layout, En
             if run is None or not Layout(run.path).options_path.is_file():
                 raise UsageError(f"--resume: no earlier run --on slurm in {out} (its newest run "
                                  f"has no slurm/ folder: resume it without --on slurm)")
+            Layout(run.path).check_records()  # a wrong shape: refused before the lock
             run.lock()
             active = [j for sub in Layout(run.path).jobs() for j in (sub.get("build"), sub["array"])
                       if j]

@@ -14,9 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
+
+from .. import UsageError
+from ..processes.children import run_contained
 
 PREFIX = "path:"
 GIT = "git:"
@@ -48,25 +53,66 @@ def normal(text: str) -> str:
 
 
 def digest(root: Path) -> str:
-    """A hash of root (a file, or the tree under a folder): every file's
-    relative path, and its bytes (or, past HASHED_BYTES, its size and
-    modification time)."""
+    """A hash of root (a file, or the tree under a folder): every entry's
+    relative path, and a file's bytes (or, past HASHED_BYTES, its size and
+    modification time), a link's target. Nothing but a regular file is ever
+    opened: a FIFO, socket or device (which reading would block on, or
+    read for ever) is a UsageError, as is root being one."""
     h = hashlib.sha256()
-    files = [root] if root.is_file() else []
+    try:
+        kind = root.stat().st_mode  # root itself as named: a link to an interpreter is its file
+    except OSError as exc:
+        raise UsageError(f"{root}: {exc.strerror or exc}") from None
+    if stat.S_ISREG(kind):
+        _hash_entry(h, root, root, kind)
+        return h.hexdigest()
+    if not stat.S_ISDIR(kind):
+        raise UsageError(_not_a_file(root, kind))
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED)
-        files += [Path(dirpath) / name for name in sorted(filenames)]
-    for path in files:
-        h.update(str(path.relative_to(root)).encode() + b"\0")
-        try:
-            st = path.stat()
-            if st.st_size <= HASHED_BYTES:
-                h.update(path.read_bytes())
-            else:
-                h.update(f"{st.st_size} {st.st_mtime_ns}".encode())
-        except OSError:  # a dangling link, a file removed meanwhile
-            h.update(b"?")
+        here = Path(dirpath)
+        # a link to a folder is hashed as a link, never followed
+        links = [d for d in dirnames if (here / d).is_symlink()]
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED and d not in links)
+        for name in sorted(filenames + links):
+            path = here / name
+            try:
+                mode = path.lstat().st_mode
+            except OSError:  # removed meanwhile
+                mode = 0
+            _hash_entry(h, root, path, mode)
     return h.hexdigest()
+
+
+def _not_a_file(path: Path, mode: int) -> str:
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file")
+    return (f"{path} is {kind}: a local build is a file or a folder of files, folders and "
+            f"links, none of which is read but a file")
+
+
+def _hash_entry(h: Any, root: Path, path: Path, mode: int) -> None:
+    """One entry of digest: its path, then what it holds, by its kind
+    (lstat's mode: 0 when it could not be read)."""
+    h.update((str(path.relative_to(root)) if path != root else "").encode() + b"\0")
+    if stat.S_ISLNK(mode):
+        h.update(b"link " + os.fsencode(os.readlink(path)))
+    elif stat.S_ISREG(mode):
+        try:
+            # O_NONBLOCK: a file swapped for a FIFO since the lstat never blocks
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError:
+            h.update(b"?")
+            return
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise UsageError(_not_a_file(path, st.st_mode))
+            h.update(f.read() if st.st_size <= HASHED_BYTES
+                     else f"{st.st_size} {st.st_mtime_ns}".encode())
+    elif mode == 0:
+        h.update(b"?")
+    else:
+        raise UsageError(_not_a_file(path, mode))
 
 
 def _git(root: Path, *args: str) -> str | None:
@@ -121,14 +167,62 @@ def first_parent_commits(source: Path, good: str, bad: str) -> list[str]:
     return [good] + text.split()
 
 
+def done_marker(where: Path) -> Path:
+    """The file that says a commit's worktree is complete: written last,
+    once `git worktree add` succeeded and the worktree's HEAD is the commit."""
+    return where.with_name(f"{where.name}.complete")
+
+
+def complete(where: Path, commit: str) -> bool:
+    """Whether where holds a finished checkout of commit (its marker)."""
+    try:
+        return done_marker(where).read_text().strip() == commit and (where / ".git").is_file()
+    except OSError:
+        return False
+
+
 def check_out(source: Path, commit: str, where: Path) -> None:
     """A worktree of source at commit in where (kept for the next build of
-    it); GitError says why not."""
-    if (where / ".git").exists():
+    it); GitError says why not. The caller holds the commit's lock
+    (build_records.build_lock). A worktree without its marker (a checkout
+    that was interrupted, or removed by hand) is discarded first, with what
+    it left in source's git metadata, and made again."""
+    if complete(where, commit):
         return
+    discard(source, where)
     where.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(["git", "-C", str(source), "worktree", "add", "--detach", "--force",
-                           str(where), commit], capture_output=True, text=True)
-    if proc.returncode != 0:
+    # contained: a harness killed meanwhile takes git with it, so that no
+    # checkout goes on writing into a folder the next run discards
+    proc = run_contained(["git", "-C", str(source), "worktree", "add", "--detach", "--force",
+                          str(where), commit], source)
+    if proc.returncode != 0 or _git(where, "rev-parse", "HEAD") != commit:
         lines = proc.stderr.strip().splitlines()
-        raise GitError(f"git worktree add {commit[:SHORT]}: {lines[-1] if lines else 'failed'}")
+        discard(source, where)
+        raise GitError(f"git worktree add {commit[:SHORT]}: "
+                       f"{lines[-1] if lines else f'exit {proc.returncode}'}")
+    marker = done_marker(where)
+    tmp = marker.with_name(f".{marker.name}.{os.getpid()}")
+    tmp.write_text(commit + "\n")
+    tmp.replace(marker)
+
+
+def discard(source: Path, where: Path) -> None:
+    """Remove where, its marker and the worktree record source's git keeps
+    for it (its folder in .git/worktrees, lock and index.lock included):
+    what an interrupted `git worktree add` of the harness's left. Only the
+    record whose gitdir points into where is touched, never another of the
+    user's worktrees, nor the repository's own index.lock."""
+    done_marker(where).unlink(missing_ok=True)
+    shutil.rmtree(where, ignore_errors=True)
+    common = _git(source, "rev-parse", "--git-common-dir")  # relative to source, or absolute
+    records = source / common / "worktrees" if common else None
+    if records is None or not records.is_dir():
+        return
+    ours = os.path.realpath(where / ".git")
+    for record in records.iterdir():
+        try:
+            pointed = (record / "gitdir").read_text().strip()
+        except OSError:
+            continue
+        if os.path.realpath(pointed) == ours:
+            shutil.rmtree(record, ignore_errors=True)

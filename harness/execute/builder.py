@@ -20,7 +20,7 @@ from ..core import local_builds
 from .build_lanes import Job, Step, run_jobs
 from ..processes.children import run_contained
 from ..core.formatting import fmt_duration
-from .build_records import record_build, recorded_builds
+from .build_records import build_lock, record_build, recorded_builds
 from .loadgen import SKIP_VARIABLE, Unavailable, ensure_k6, k6_installed
 from .progress import Board, BoardView, BuildStatus, StatusLine, tool_progress
 from ..core.registry import Impl, Language, languages
@@ -217,18 +217,48 @@ def first_error(text: str) -> str:
 def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> Readiness:
     """Build or install another release of an implementation (IMPL@VERSION)
     into its own folder under .versions/, once: a later run reuses it. The
-    download is announced first (what, from where, how big)."""
+    download is announced first (what, from where, how big). One build of a
+    release or commit at a time (build_lock): a second run naming it waits,
+    then uses the first one's build."""
     assert impl.cache is not None and impl.versions is not None
+    try:
+        with build_lock(impl.cache, say, impl.id):
+            if not local_builds.is_git(impl.release):
+                return _install(impl, log_path, say)
+            assert impl.local_dir is not None
+            with build_lock(impl.local_dir, say, impl.release):
+                return _install(impl, log_path, say)
+    except OSError as exc:
+        return Readiness("build-failed", f"{impl.id}: install failed: {exc.strerror or exc}")
+
+
+def built(impl: Impl) -> bool:
+    """Whether a release's or local build's build finished (its marker),
+    and a commit's worktree with it: what --no-build may measure."""
+    assert impl.cache is not None
+    return (impl.cache / ".installed").is_file() and (
+        not local_builds.is_git(impl.release) or impl.local_dir is not None
+        and local_builds.complete(impl.local_dir, impl.local["commit"]))
+
+
+def _install(impl: Impl, log_path: Path, say: Callable[[str], None]) -> Readiness:
+    """install_release's work, under its locks."""
+    assert impl.cache is not None
     cache, marker = impl.cache, impl.cache / ".installed"
     # The marker names the toolchain that made the build (the language's
     # detect line): a release built by another compiler, interpreter or JDK
-    # than the one now installed is built again, not measured as it is.
+    # than the one now installed is built again, not measured as it is. It
+    # is written last: a build without it was cut short, and is redone.
     toolchain = detect_toolchain(impl.language).version
     built_with = marker.read_text().splitlines()[1:2] if marker.exists() else None
-    if built_with == [toolchain]:
+    # a commit's build is of its worktree: one not marked complete (an
+    # interrupted checkout, a `make clean`) is checked out and built again
+    checked_out = not local_builds.is_git(impl.release) or (
+        impl.local_dir is not None and local_builds.complete(impl.local_dir, impl.local["commit"]))
+    if built_with == [toolchain] and checked_out:
         say(f"{impl.id}: using the build in {relative(cache)}")
         return Readiness("ready")
-    if built_with is not None:
+    if built_with is not None and checked_out:
         made = f"by {built_with[0]}" if built_with else "by an unrecorded toolchain"
         say(f"{impl.id}: the build in {relative(cache)} was made {made}, "
             f"not {toolchain}: building it again")
@@ -255,7 +285,9 @@ def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> R
             log.write(f"$ {shlex.join(cmd)}\n{stdout}{stderr}\n"
                       f"[exit {code} after {time.monotonic() - started:.1f} s]\n")
         if code == 0:
-            marker.write_text(f"{impl.id}\n{toolchain}\n")
+            tmp = marker.with_name(f".installed.{os.getpid()}")
+            tmp.write_text(f"{impl.id}\n{toolchain}\n")
+            tmp.replace(marker)
     except OSError as exc:
         return Readiness("build-failed", f"{impl.id}: install failed: {exc.strerror or exc}")
     except local_builds.GitError as exc:
@@ -423,7 +455,7 @@ class Preparation:
                 if self._build:
                     log = self._log_dir / f"build-{re.sub(r'[^A-Za-z0-9._-]', '_', impl.id)}.log"
                     self.impls[impl.id] = install_release(impl, log, self._say)
-                elif not (impl.cache / ".installed").exists():
+                elif not built(impl):
                     self.impls[impl.id] = Readiness("skipped", "this release is not built yet "
                                                                "(a run without --no-build builds it)")
             # Each built implementation's own check (toolchains.available), here

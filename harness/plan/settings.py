@@ -537,6 +537,8 @@ def _source(text: str | None) -> str | None:
     commits named say)."""
     if text is None:
         return None
+    if not text.strip():  # never the current folder
+        raise UsageError("--source is empty: give the git checkout of IMPL@git:REV")
     path = Path(text).expanduser()
     if not path.is_dir():
         raise UsageError(f"--source {text}: not a folder (give the git checkout of IMPL@git:REV)")

@@ -34,6 +34,7 @@ from .. import UsageError
 from ..core.envinfo import mask_value
 from ..core.formatting import csv_number
 from ..core.variants import masked_spec, parse
+from .safe_output import alive
 from ..core.schema import (ADDED_IN, ENV_KEYS, ENV_TYPES, FIRST_ESCAPED, FORMAT_VERSION,
                            FORMATS, FORMULA_STARTS, MACHINE_KEYS, REQUIRED, RUN_COLUMNS, RUN_NAMES,
                            SAMPLE_COLUMNS, SAMPLE_KEY, SAMPLE_NAMES, SAMPLE_REQUIRED, Column,
@@ -356,8 +357,9 @@ class RunDir:
         tmp = final = None
         try:
             out.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=".writing-", dir=out))
+            sweep_staging(out)
             final = _reserve(out)  # the name, held by an empty folder until the rename
+            tmp = Path(tempfile.mkdtemp(prefix=f"{STAGING}{os.getpid()}-{final.name}-", dir=out))
             run = cls(tmp)
             run.write_env(env(final.name))
             run._write_headers()
@@ -508,6 +510,32 @@ class RunDir:
         tmp.replace(self.env_path)
 
 
+# A staging folder: STAGING, the writer's pid, the run directory it will
+# become (none for Outputs), "-", mkdtemp's letters.
+STAGING = ".writing-"
+
+
+def sweep_staging(folder: Path) -> None:
+    """Remove what a killed merge, report or plot left in folder: staging
+    folders of this user whose process is gone, and the empty run directory
+    a merge had reserved."""
+    for tmp in folder.glob(f"{STAGING}*") if folder.is_dir() else ():
+        pid, _, rest = tmp.name[len(STAGING):].partition("-")
+        name = rest.rpartition("-")[0]
+        try:
+            ours = tmp.lstat().st_uid == os.getuid() and tmp.is_dir() and not tmp.is_symlink()
+        except OSError:
+            continue
+        if not (ours and pid.isdigit() and not alive(int(pid))):
+            continue
+        shutil.rmtree(tmp, ignore_errors=True)
+        if name and "/" not in name and name not in (".", ".."):
+            try:
+                (folder / name).rmdir()  # only when empty: a finished run is never touched
+            except OSError:
+                pass
+
+
 def _reserve(out: Path) -> Path:
     """A new run directory's name in OUT, for the local time, made atomically
     with mkdir: a taken name gets a suffix."""
@@ -638,7 +666,8 @@ class Outputs:
 
     def __enter__(self) -> Outputs:
         try:
-            self.dir = Path(tempfile.mkdtemp(prefix=".writing-", dir=self.final))
+            sweep_staging(self.final)
+            self.dir = Path(tempfile.mkdtemp(prefix=f"{STAGING}{os.getpid()}--", dir=self.final))
         except OSError as exc:
             raise RunDirError(f"cannot write into {self.final}: {exc.strerror or exc}") from None
         return self

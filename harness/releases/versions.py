@@ -8,6 +8,7 @@ an older list is used when the registry cannot be reached."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 import urllib.error
@@ -115,11 +116,17 @@ def available(impl: Impl, refresh: bool = False) -> list[str]:
     cached: list[str] | None = None
     try:
         doc = json.loads(cache.read_text())
-        cached = [str(v) for v in doc["versions"]]
-        if not refresh and time.time() - float(doc["fetched_at"]) < FRESH_S:
+    except (OSError, ValueError):  # none yet, or cut short: fetched again
+        doc = None
+    if doc is not None:
+        if not (isinstance(doc, dict) and isinstance(doc.get("versions"), list)
+                and all(isinstance(v, str) for v in doc["versions"])
+                and type(doc.get("fetched_at")) in (int, float)):
+            raise UsageError(f"{cache}: not a list of releases ({{\"fetched_at\": SECONDS, "
+                             f"\"versions\": [TEXT]}}): remove it, and it is fetched again")
+        cached = doc["versions"]
+        if not refresh and time.time() - doc["fetched_at"] < FRESH_S:
             return cached
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
     try:
         if versions.list:
             proc = run_contained(impl.language.expand(versions.list), impl.language.dir,
@@ -137,7 +144,9 @@ def available(impl: Impl, refresh: bool = False) -> list[str]:
     found = sorted({v for v in found if is_release(v)}, key=release_key, reverse=True)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps({"fetched_at": time.time(), "versions": found}))
+        tmp = cache.with_name(f".{cache.name}.{os.getpid()}")  # never half a list for the next run
+        tmp.write_text(json.dumps({"fetched_at": time.time(), "versions": found}))
+        tmp.replace(cache)
     except OSError:
         pass  # a read-only tree still lists
     return found

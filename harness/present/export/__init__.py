@@ -6,13 +6,13 @@ writes the document whole or not at all."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 from ... import UsageError
 from ...analyse.analysis import analyse
 from ...record.rundir import RunDir
+from ...record.safe_output import write_text
 from .base import Exporter, choose
 from .bencher import Bencher
 from .gab import GithubActionBenchmark
@@ -53,7 +53,7 @@ def export(run: RunDir, chosen: Exporter, out: Path | None, every: bool = False,
     if out is None:
         sys.stdout.write(text)
     else:
-        write_whole(out, text)
+        write_text(out, text, run.path)  # never a device, a FIFO, nor the run's own files
     for note in notes(len(groups), len(kept), picked.zeros, unfinished) + chosen.notes(document):
         print(f"note: {note}", file=sys.stderr)
 
@@ -70,18 +70,3 @@ def notes(groups: int, kept: int, zeros: int, unfinished: bool) -> list[str]:
         out.append("the run did not finish: its figures are exported marked as partial")
     return out
 
-
-def write_whole(out: Path, text: str) -> None:
-    """OUT written beside itself and renamed into place: a reader (or a
-    failed write) never sees half a document, and an earlier OUT stays."""
-    if not out.name or out.name in (".", ".."):
-        raise UsageError(f"--out {out}: not a file name")
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    f = tmp.open("x")  # "x": never through a file or link already there
-    try:
-        with f:
-            f.write(text)
-        tmp.replace(out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

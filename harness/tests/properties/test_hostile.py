@@ -797,3 +797,216 @@ def test_every_subcommand_refuses_hostile_input_in_one_line_writing_nothing(
             failures.append(f"{name}: wrote {changed[:3]}")
         shutil.rmtree(tmp, ignore_errors=True)
     assert not failures, f"{len(failures)} of {len(CASES)} cases:\n" + "\n".join(failures)
+
+
+# ---------------------------------------------------------------- 15: issue 47 (round 4)
+
+def _slurm_opt_spellings() -> list[str]:
+    """Every spelling sbatch takes of an option the harness owns: each
+    prefix of each long name (sbatch accepts any unique one), with `=` and
+    in the next word; each short letter attached, in the next word and
+    bundled after a flag; and --chdir=/ (every task outside the checkout)."""
+    from harness.cluster.slurm_options import OWNED_LONG, OWNED_SHORT
+    words = [f"--{name[:k]}{form}" for name in OWNED_LONG for k in range(1, len(name) + 1)
+             for form in ("=X", " X")]
+    words += [f"{form}" for c in OWNED_SHORT for form in (f"-{c}X", f"-{c} X", f"-v{c}X")]
+    return words + ["--chdir=/", "--outp=ELSEWHERE --arr=1-50", "--time=5 --exclusive /bin/sh",
+                    "-- /bin/sh", "--time 5 script.sh"]
+
+
+SLURM_OPTS = _slurm_opt_spellings()
+
+
+def test_15_every_spelling_of_an_owned_slurm_option_is_refused_writing_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], nothing_runs: None) -> None:
+    out = tmp_path / "out"
+    failures = []
+    for value in SLURM_OPTS:
+        status, err = call(capsys, [*RUN, "--on", "slurm", f"--slurm-opt={value}", "--out", out])
+        if status != 2 or len(err.strip().splitlines()) != 1 or "--slurm-opt" not in err:
+            failures.append(f"{value!r}: exit {status!r}: {err.strip()[-200:]}")
+    assert not failures, "\n".join(failures)
+    assert not out.exists()
+    assert len(SLURM_OPTS) > 200
+
+
+def test_15_options_of_the_users_own_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cluster.slurm import cluster_options
+    for value in ("--time=5", "--time 5", "-t 5", "-t5", "--account=a --qos q", "--exclusive",
+                  "--mem=4G -J name --comment '--array=1'", "--nodelist=n[1-2]", "--hold"):
+        assert cluster_options({"on": "slurm", "slurm_opt": value}) is not None, value
+
+
+@pytest.mark.skipif(shutil.which("sbatch") is None, reason="no sbatch here (make test installs it)")
+def test_15_the_owned_options_are_sbatchs_and_its_every_abbreviation_is_refused(
+        tmp_path: Path) -> None:
+    """Against sbatch's own parser (a configuration it can read, no
+    controller): each owned name is an option sbatch knows, and every
+    prefix sbatch accepts of it is refused here."""
+    from harness import UsageError
+    from harness.cluster.slurm_options import FLAG_LONG, OWNED_LONG, check
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=x\nSlurmctldHost=localhost\nNodeName=localhost\n"
+                    "PartitionName=p Nodes=localhost Default=YES\n")
+    env = dict(os.environ, SLURM_CONF=str(conf))
+    for name in OWNED_LONG:
+        for k in range(1, len(name) + 1):
+            word = f"--{name[:k]}" if name in FLAG_LONG else f"--{name[:k]}=1"
+            said = subprocess.run(["sbatch", word, "--help"], capture_output=True, text=True,
+                                  env=env, timeout=30).stderr
+            if "ambiguous" in said or "unrecognized option" in said:
+                assert k < len(name), f"sbatch does not know --{name}: {said}"
+                continue
+            with pytest.raises(UsageError):
+                check([word])
+
+
+def test_15_nodes_beyond_any_runs_replicates_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], nothing_runs: None) -> None:
+    for nodes in ("99999999999999999999999", "1001"):
+        refused_leaving(tmp_path, capsys, [*RUN, "--on", "slurm", "--nodes", nodes,
+                                           "--out", tmp_path / "out"])
+
+
+class _Quiet:
+    """A cluster with nothing queued: --resume gets as far as reading the run's records."""
+
+    def __call__(self) -> _Quiet:
+        return self
+
+    def partitions(self) -> dict[str, bool]:
+        return {"p": True}
+
+    def states(self, jobs: list[str]) -> list[object]:
+        return []
+
+
+def _wrong_shapes() -> list[tuple[str, object]]:
+    """(file of a run --on slurm, valid JSON of a wrong shape for it)."""
+    tops: list[object] = [[], 5, "x", None, True]
+    jobs = tops + [{"submissions": v} for v in (5, "x", {}, None, [5], [[]], [{"x": 1}],
+                                                  [{"array": 1, "replicates": []}],
+                                                  [{"array": "1", "replicates": "1"}],
+                                                  [{"array": "1", "replicates": [1.5]}],
+                                                  [{"array": "1", "build": 5, "replicates": [1]}])]
+    tasks = tops + [{"node": 5}, {"exit": "0"}, {"exit": 1.5}, {"exit": True}, {"job": []},
+                    {"started_at": {}}]
+    builds = tops + [{"node": 5}, {"languages": []}, {"languages": {"go": 5}},
+                     {"languages": {"go": {"status": 1}}}, {"impls": {"x": {"reason": "r"}}},
+                     {"languages": {"go": {"status": "ok", "x": 1}}}, {"token": 7}]
+    return ([("slurm/jobs.json", v) for v in jobs] + [("tasks/1/task.json", v) for v in tasks]
+            + [("slurm/build.json", v) for v in builds])
+
+
+WRONG_SHAPES = _wrong_shapes()
+
+
+def test_15_every_wrong_shape_of_a_slurm_record_is_one_line_naming_it_and_no_lock(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        nothing_runs: None) -> None:
+    import functools
+    from harness.cluster import slurm
+    monkeypatch.setattr(cli, "run_on_slurm", functools.partial(slurm.run_on_slurm,
+                                                               scheduler=_Quiet()))
+    failures = []
+    for i, (name, data) in enumerate(WRONG_SHAPES):
+        (tmp_path / str(i)).mkdir()
+        out, run = latest_of(tmp_path / str(i))
+        (run / "slurm").mkdir()
+        (run / "slurm" / "options.json").write_text("{}\n")
+        (run / "slurm" / "jobs.json").write_text('{"submissions": []}\n')
+        (run / name).parent.mkdir(parents=True, exist_ok=True)
+        (run / name).write_text(json.dumps(data))
+        before = snapshot(out)
+        status, err = call(capsys, ["run", "--on", "slurm", "--resume", "--no-build", "--no-report",
+                                    "--impl", "fake-good", "--workload", "chain", "--n", "1",
+                                    "--repeat", "1", "--out", out])
+        lines = [line for line in err.strip().splitlines() if line.startswith("harness:")]
+        if status != 2 or "Traceback" in err or len(lines) != 1 or name not in lines[0]:
+            failures.append(f"{name} = {data!r}: exit {status!r}: {err.strip()[-200:]}")
+        elif snapshot(out) != before or (run / ".lock").exists():
+            failures.append(f"{name} = {data!r}: wrote into the run")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("data", [[], {"versions": "abc", "fetched_at": 1},
+                                  {"versions": [1], "fetched_at": 1},
+                                  {"versions": [], "fetched_at": "x"}, {"versions": []}])
+def test_15_a_release_index_of_a_wrong_shape_is_one_line_naming_it(
+        data: object, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.releases import versions
+    monkeypatch.setattr(versions, "INDEX_DIR", tmp_path)
+    (tmp_path / "list-fake-releases.json").write_text(json.dumps(data))
+    err = refused_leaving(tmp_path, capsys, ["list", "--versions", "--impl", "fake-releases"])
+    assert "list-fake-releases.json" in err
+
+
+@pytest.mark.parametrize("data", [[], {"go": 5}, {"go": {"seconds": "1", "steps": 1}},
+                                  {"go": {"seconds": 1, "steps": 1.5}}, {"go": {"steps": 1}}])
+def test_15_build_times_of_a_wrong_shape_are_refused_naming_the_file(
+        data: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness import UsageError
+    from harness.execute import build_records
+    path = tmp_path / "build-times.json"
+    monkeypatch.setattr(build_records, "BUILD_TIMES", path)
+    path.write_text(json.dumps(data))
+    with pytest.raises(UsageError, match="build-times.json"):
+        build_records.recorded_builds()
+
+
+def test_15_a_fifo_or_device_in_a_local_build_never_hangs(tmp_path: Path) -> None:
+    """Hashing @path:DIR opens nothing but regular files: a FIFO inside it,
+    the FIFO itself, or /dev, each one line, exit 2, within the timeout."""
+    tree = tmp_path / "src"
+    tree.mkdir()
+    (tree / "slowdown").write_text("1.0")
+    os.mkfifo(tree / "pipe")
+    for where in (tree, tree / "pipe", Path("/dev")):
+        proc = harness("run", "--impl", f"fake-releases@path:{where}", "--workload", "chain",
+                       "--n", "1", "--dry-run", "--out", str(tmp_path / "out"), timeout=60)
+        refused(proc.returncode, proc.stderr)
+        assert "FIFO" in proc.stderr or "device" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("kind", ["a FIFO", "the run's runs.csv", "the run's env.json",
+                                  "a symlink loop", "a folder", "the run folder",
+                                  "a link to the run's runs.csv"])
+def test_15_export_out_never_replaces_what_is_not_a_new_or_regular_file(
+        kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = run_dir(tmp_path)
+    target = {"a FIFO": tmp_path / "fifo", "the run's runs.csv": run / "runs.csv",
+              "the run's env.json": run / "env.json", "a symlink loop": tmp_path / "loop",
+              "a folder": tmp_path, "the run folder": run,
+              "a link to the run's runs.csv": tmp_path / "link"}[kind]
+    if kind == "a FIFO":
+        os.mkfifo(target)
+    elif kind == "a symlink loop":
+        target.symlink_to(target)
+    elif kind.startswith("a link"):
+        target.symlink_to(run / "runs.csv")
+    err = refused_leaving(tmp_path, capsys, ["export", run, "--format", "bencher", "--out", target])
+    assert str(target) in err
+
+
+def test_15_export_out_is_written_whole_and_a_killed_ones_leftover_is_swept(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = run_dir(tmp_path)
+    out = tmp_path / "bmf.json"
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    leftover = tmp_path / f".bmf.json.{dead.pid}.writing"  # as a killed export leaves it
+    leftover.write_text("{half")
+    status, err = call(capsys, ["export", run, "--format", "bencher", "--out", out])
+    assert status == 0, err
+    assert json.loads(out.read_text()) and not leftover.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bmf.json", "run"]
+
+
+def test_15_source_and_margin_that_mean_nothing_are_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], nothing_runs: None) -> None:
+    for argv in ([*RUN, "--source", "", "--out", tmp_path / "out"],
+                 [*RUN, "--source", tmp_path, "--out", tmp_path / "out"],
+                 ["compare", run_dir(tmp_path, "a"), run_dir(tmp_path, "b"), "--margin", "=5%"]):
+        refused_leaving(tmp_path, capsys, argv)
