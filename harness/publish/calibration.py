@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Iterable
 
 from ..analyse.analysis import Group, group_runs, headline
+from ..analyse.questions import rankings
+from ..analyse.standings import BEHIND, LEVEL_WORD
 from ..core.metrics import METRICS
 from ..core.schema import Env, Row
 from ..core.stats import LEVEL, discoveries, ratio_interval, ratio_p, smallest_p
@@ -210,6 +212,23 @@ def _pct(x: float) -> str:
     return f"{x:.1%}" if x < 0.1 else f"{x:.0%}"
 
 
+def _ranking_lines(groups: list[Group]) -> list[str]:
+    """The rankings' family (questions.rankings) on the two names: where X
+    and X[AA] are neighbours in a ranking, how often they are called apart
+    (every such call is false) or level."""
+    pairs = [p for r in rankings(groups) for p in r.pairs
+             if p.leader.impl.removesuffix(AA) == p.other.impl.removesuffix(AA)]
+    if not pairs:
+        return []
+    apart = sum(p.verdict == BEHIND for p in pairs)
+    return [f"**The rankings' neighbour pairs of one build under its two names: {apart} of "
+            f"{len(pairs)} called apart ({_pct(apart / len(pairs))}); goal at most "
+            f"{GOAL:.0%}.** Level within the figure's margin: "
+            f"{sum(p.verdict == LEVEL_WORD for p in pairs)}; the rest not settled. Each ranking "
+            "of the run is decided as in a report (docs/statistics.md, \"Rankings and "
+            "claims\"), every neighbour pair of the run one family.\n"]
+
+
 def section(groups: Iterable[Group], trials: int = TRIALS,
             planted_trials: int = PLANTED_TRIALS) -> str | None:
     """The calibration page's section; None when the run has no A/A pair.
@@ -240,6 +259,7 @@ def section(groups: Iterable[Group], trials: int = TRIALS,
         f"{gates.count('fails')} false failures, {gates.count('passes')} passes, "
         f"{gates.count('undecided')} undecided. Level within the figure's margin: "
         f"{sum(c.level for c in found)} of {total}.\n",
+        *_ranking_lines(found_groups),
         *(_gate_lines(measured) if (measured := gate_trials(found_groups, trials, planted_trials)) else []),
         "The smallest change one figure's own gate question finds, per workload: a slowdown "
         "(or growth, for memory) planted by multiplying the second name's measured values by a "

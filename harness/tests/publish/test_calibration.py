@@ -84,3 +84,17 @@ def test_the_gate_as_a_whole_on_splits_of_the_runs() -> None:
     text = calibration.section(groups, trials=10, planted_trials=5)
     assert "of 10 A/A gate trials, 0 exit 1 (a false alarm), 0 exit 3 (undecided), 10 exit 0" in text
     assert "chain: 5, 0, 0 of 5" in text
+
+
+def test_the_rankings_family_on_two_names_counts_the_pairs_called_apart() -> None:
+    """One build under two names, neighbours in their rankings: tight equal
+    runs are level, never apart; a planted doubling of the second name is
+    apart on every figure (the count a real A/A run must keep under 5%)."""
+    tight = [1.0 * MS, 1.001 * MS, 0.999 * MS, 1.0005 * MS, 0.9995 * MS]
+    same = calibration.section(chain_pair("go", 5, tight, list(reversed(tight))), trials=2,
+                               planted_trials=1)
+    assert "neighbour pairs of one build under its two names: 0 of 3 called apart" in same
+    assert "Level within the figure's margin: 3;" in same
+    doubled = calibration.section(chain_pair("go", 5, tight, [2 * v for v in tight]), trials=2,
+                                  planted_trials=1)
+    assert "under its two names: 3 of 3 called apart" in doubled
