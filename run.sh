@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up, build every implementation whose toolchain is present, run the
 # default suite (or --quick), and print where the results are.
-#   ./run.sh            the default suite, until its verdicts settle (about 35 minutes
-#                       on a quiet 2-core machine)
+#   ./run.sh            the default suite, until the questions it asks settle or its
+#                       45-minute budget of runs ends (after the builds)
 #   ./run.sh --quick    every implementation and workload at small N, a check (1.5 minutes;
 #                       about 4 on a new machine, which downloads and builds everything,
 #                       each language's runs starting as soon as it is built)
