@@ -11,6 +11,7 @@ kills whatever of them is left, and each test checks none is."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -101,10 +102,9 @@ def measuring(versions: Path) -> Callable[[], bool]:
 STEPS = {"checkout": lambda repo, versions: checking_out(repo),
          "install": lambda repo, versions: checked_out(versions),
          "measure": lambda repo, versions: measuring(versions)}
-CASES = ([("checkout", sig, group) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
-          for group in (False, True)]
-         + [(step, signal.SIGKILL, group) for step in ("install", "measure")
-            for group in (False, True)])
+# every step, every signal, the harness alone and its process group
+CASES = [(step, sig, group) for step in STEPS
+         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL) for group in (False, True)]
 
 
 @pytest.mark.parametrize("step,sig,group", CASES,
@@ -193,14 +193,20 @@ def test_a_sigkilled_merge_leaves_nothing_after_the_next_merge(tmp_path: Path,
         assert done.returncode == 0, done.stderr
         runs.append(str(out / "latest"))
     merged = tmp_path / "merged"
-    # killed while it writes aside: its report is drawn in the staging folder
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "merge", *runs, "--out", str(merged)],
-                            cwd=ROOT, env=dict(os.environ, BENCH_IMPLS_PATH=str(FAKES),
-                                               FAKE_TOKEN=token),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for(lambda: any(merged.glob(".writing-*/runs.csv")), proc)
-    proc.kill()
-    proc.wait()
+    # killed while it writes aside: its report is drawn in the staging folder.
+    # A merge that renamed its folder into place before the kill landed left
+    # nothing to test: that attempt starts again (a race, not a result)
+    for _ in range(5):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "harness", "merge", *runs, "--out", str(merged)],
+            cwd=ROOT, env=dict(os.environ, BENCH_IMPLS_PATH=str(FAKES), FAKE_TOKEN=token),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: any(merged.glob(".writing-*/runs.csv")), proc)
+        proc.kill()
+        proc.wait()
+        if any(merged.glob(".writing-*")):
+            break
+        shutil.rmtree(merged, ignore_errors=True)
     assert any(merged.glob(".writing-*"))  # what the kill left
     done = harness("merge", *runs, "--out", str(merged), "--no-report")
     assert done.returncode == 0, done.stderr
