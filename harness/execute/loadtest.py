@@ -234,8 +234,11 @@ def _judge_step(summary: dict[str, Any], req: Request, figures: LoadFigures,
     bad_status, bad_body, refused = (fails.get(k, 0) for k in ("status", "body", "answered"))
     latency = _values(summary, "latency")
     figures.dropped = int(_values(summary, "dropped_iterations").get("count", 0))
-    # what k6 scheduled, sent or not: RATE x STEP_S, and the request due at the very end
-    figures.offered = started + figures.dropped
+    # The schedule's requests (and the one due at the step's very end, which
+    # k6 may send): a k6 that fell behind leaves some neither sent nor dropped.
+    due = req.param(RATE.name) * step_s
+    figures.offered = max(due, started + figures.dropped)
+    unscheduled = due - started - figures.dropped
     figures.unanswered = max(0, started - done)
     figures.requests_done, figures.http_errors = done, bad_status + bad_body
     figures.rps = (done - bad_status - bad_body) / step_s
@@ -254,6 +257,9 @@ def _judge_step(summary: dict[str, Any], req: Request, figures: LoadFigures,
     if bad_status > refused:
         return "invalid", (f"{bad_status - refused} of {done} responses were neither 200 nor an "
                            f"overloaded server's 503")
+    if unscheduled > 0:
+        return "invalid", (f"the load generator fell behind its schedule: {unscheduled} of the "
+                           f"{due} requests due were neither sent nor dropped")
     if figures.gen_busy is not None and figures.gen_busy > GEN_BUSY_LIMIT:
         return "invalid", (f"the load generator used {figures.gen_busy:.0%} of its {gen.cpus} "
                            f"core{'s' if gen.cpus != 1 else ''} (limit {GEN_BUSY_LIMIT:.0%}): "

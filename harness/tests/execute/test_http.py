@@ -109,9 +109,11 @@ def test_a_ladder_gives_a_row_per_step_with_its_columns(out: Path) -> None:
         assert _generator_kept_up(r), r["error"]
         # an open loop has no users; its step's length is recorded
         assert (r["users"], r["requests"], r["step_s"]) == ("", "", "2")
-        offered = int(r["offered"])
-        assert offered >= 2 * int(r["rate"])
-        assert offered == int(r["requests_done"]) + int(r["dropped"]) + int(r["unanswered"])
+        # every request due is answered, dropped or unanswered, unless k6 fell
+        # behind its schedule (then the step is invalid)
+        sent = int(r["requests_done"]) + int(r["dropped"]) + int(r["unanswered"])
+        assert int(r["offered"]) >= 2 * int(r["rate"])
+        assert sent == int(r["offered"]) or "fell behind" in r["error"], r
         assert r["step_verdict"] in ("sustained", "slow", "saturated")
         assert float(r["latency_p50_s"]) <= float(r["latency_p99_s"]) \
             <= float(r["latency_p999_s"]) <= float(r["latency_max_s"])
