@@ -80,7 +80,7 @@ PRESENTATIONS: dict[str, Presentation] = {
         time_ratio=False, headline=("rps", "latency_p50_s", "peak_rss_bytes"),
         columns=("load_s", "rps", "latency_p50_s", "latency_p99_s", "latency_p999_s",
                  "latency_max_s", "dropped", "unanswered", "max_threads", "peak_rss_bytes",
-                 "gen_cpu_s", "gen_lag_p99_s"),
+                 "gen_cpu_s"),
         plots=("http_throughput", "http_threads", "http_latency"),
         plot_caption="throughput against users"),
 }

@@ -255,8 +255,9 @@ LADDER_STEP_S = 10  # a step's length where --step-s is not given
 # unanswered by then is counted (unanswered) and the step saturated.
 LADDER_GRACE_S = 5
 # The generator is the bottleneck, and the step no measurement of the
-# server, when k6 used more than this share of its cores' time, or started
-# 1% of its requests later than this after their schedule.
+# server, when k6 used more than this share of its cores' time, or ran 1%
+# of its probe (load.js: an iteration every 10 ms, no request) later than
+# this after its schedule.
 GEN_BUSY_LIMIT = 0.8
 GEN_LAG_LIMIT_S = 0.010
 # What a step's verdict can be (runs.csv's step_verdict): within the p99

@@ -180,10 +180,11 @@ def _fails(summary: dict[str, Any]) -> dict[str, int]:
 
 def _latencies(figures: LoadFigures, values: dict[str, float], done: int) -> None:
     """The response-time columns from a k6 trend (ms)."""
-    for column, stat in (("latency_p50_s", "med"), ("latency_p90_s", "p(90)"),
-                         ("latency_p99_s", "p(99)"), ("latency_p999_s", "p(99.9)"),
-                         ("latency_max_s", "max")):
-        setattr(figures, column, values.get(stat, 0) / MS if done else None)
+    def at(stat: str) -> float | None:
+        return values.get(stat, 0) / MS if done else None
+    figures.latency_p50_s, figures.latency_p90_s, figures.latency_p99_s = (
+        at("med"), at("p(90)"), at("p(99)"))
+    figures.latency_p999_s, figures.latency_max_s = at("p(99.9)"), at("max")
 
 
 def _below_floor(req: Request, median_ms: float) -> str | None:
@@ -228,12 +229,12 @@ def _judge_step(summary: dict[str, Any], req: Request, figures: LoadFigures,
     style's floor, or a generator too busy or too late to keep the schedule."""
     step_s = req.param(STEP_S.name)
     done = int(_values(summary, "http_reqs").get("count", 0))
-    lag = _values(summary, "schedule_lag")
-    started = int(lag.get("count", 0))  # every iteration k6 started, answered or not
+    lag = _values(summary, "schedule_lag")  # k6's probe's (load.js)
+    started = int(_values(summary, "sent").get("count", 0))  # answered or not
     fails = _fails(summary)
     bad_status, bad_body, refused = (fails.get(k, 0) for k in ("status", "body", "answered"))
     latency = _values(summary, "latency")
-    figures.dropped = int(_values(summary, "dropped_iterations").get("count", 0))
+    figures.dropped = int(_values(summary, "dropped_iterations{scenario:load}").get("count", 0))
     # The schedule's requests (and the one due at the step's very end, which
     # k6 may send): a k6 that fell behind leaves some neither sent nor dropped.
     due = req.param(RATE.name) * step_s
@@ -244,7 +245,7 @@ def _judge_step(summary: dict[str, Any], req: Request, figures: LoadFigures,
     figures.rps = (done - bad_status - bad_body) / step_s
     figures.load_s = summary.get("state", {}).get("testRunDurationMs", 0) / MS or None
     _latencies(figures, latency, done)
-    figures.gen_lag_p99_s = lag.get("p(99)", 0) / MS if started else None
+    figures.gen_lag_p99_s = lag.get("p(99)", 0) / MS if lag.get("count") else None
     figures.gen_busy = gen.cpu_s / (gen.wall_s * gen.cpus) if gen.wall_s > 0 else None
     if figures.dropped or figures.unanswered or refused:
         figures.step_verdict = "saturated"
@@ -265,7 +266,7 @@ def _judge_step(summary: dict[str, Any], req: Request, figures: LoadFigures,
                            f"core{'s' if gen.cpus != 1 else ''} (limit {GEN_BUSY_LIMIT:.0%}): "
                            f"the step measured k6, not the server")
     if figures.gen_lag_p99_s is not None and figures.gen_lag_p99_s > GEN_LAG_LIMIT_S:
-        return "invalid", (f"the load generator started 1% of its requests over "
+        return "invalid", (f"the load generator ran 1% of its schedule over "
                            f"{figures.gen_lag_p99_s * MS:.0f} ms late (limit "
                            f"{GEN_LAG_LIMIT_S * MS:g} ms): it could not keep the schedule")
     if not done:
@@ -328,4 +329,8 @@ def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request,
         out = server.finish(STOP_S)
         if out.status == "exited" and out.signal is None and out.exit_code == 0:
             return ServerRun(out, status, error, figures, cpu)
+        if out.status == "timeout":  # still busy (a blocked event loop's backlog): killed
+            return ServerRun(out, "timeout", f"the server did not exit within {STOP_S:g} s of "
+                             f"SIGTERM, and was killed" + (f"; k6: {error}" if error else ""),
+                             figures, cpu)
         return ServerRun(out, None, error, figures, cpu)  # did not exit 0 on SIGTERM: judged as a crash
