@@ -61,7 +61,7 @@ class LoadFigures:
     dropped: int | None = None
     unanswered: int | None = None
     # the generator's cores, the share of their time it used, and the p99
-    # of how late it started requests against the schedule (open loop)
+    # of how late its probe ran against the schedule (open loop)
     gen_cpus: int | None = None
     gen_busy: float | None = None
     gen_lag_p99_s: float | None = None
