@@ -134,8 +134,8 @@ CLAIMS += [c for impl in SERVERS for c in (
     # The same, where the load is not the users' design: at a common
     # arrival rate of the ladder (docs/protocol.md, "The rate ladder").
     Claim("Vaughan", f"{impl}: async holds fewer threads than parallel (200 requests a second)",
-          "2 vs 108 threads (50 users)", _step(impl, "async", 200, THREADS), _step(impl, "parallel", 200, THREADS),
-          1.0, less=True),
+          "2 vs 108 threads (50 users)", _step(impl, "async", 200, THREADS),
+          _step(impl, "parallel", 200, THREADS), 1.0, less=True),
     Claim("Vaughan", f"{impl}: async answers sooner than parallel under load (p99, 800 requests "
           "a second)", "ahead at 150 users", _step(impl, "async", 800, P99),
           _step(impl, "parallel", 800, P99), 1.0, less=True),

@@ -120,7 +120,7 @@ def _status(text: str) -> str:
     return text
 
 
-# An http ladder step's verdicts (frozen as the columns are: workloads.STEP_VERDICTS).
+# An http ladder step's verdicts (loadtest._judge_step), frozen as the columns are.
 STEP_VERDICTS = ("sustained", "slow", "saturated")
 
 

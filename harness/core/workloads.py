@@ -260,10 +260,6 @@ LADDER_GRACE_S = 5
 # this after its schedule.
 GEN_BUSY_LIMIT = 0.8
 GEN_LAG_LIMIT_S = 0.010
-# What a step's verdict can be (runs.csv's step_verdict): within the p99
-# bound with nothing dropped, unanswered or refused; above the bound; or
-# some request dropped, unanswered or refused.
-STEP_VERDICTS = ("sustained", "slow", "saturated")
 
 
 def ladder_p99_bound_s(delay_ms: int) -> float:
@@ -313,6 +309,7 @@ def _http_key(params: tuple[Param, ...]) -> tuple[Param, ...]:
         values[USERS.name] = values[REQUESTS.name] = None
         values[STEP_S.name] = values.get(STEP_S.name) or LADDER_STEP_S
     return tuple((name, values[name]) for name, _ in params)
+
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w
