@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 from .metrics import COLD, RPS, RSS, THREADS, WARM
 from .schema import ConfigKey, Row
-from .workloads import HTTP_DIMENSIONS
+from .workloads import CPUS, HTTP_DIMENSIONS, LADDER_DIMENSIONS
 
 USERS, REQUESTS, DELAY_MS, POOL_THREADS, STYLE = (d.name for d in HTTP_DIMENSIONS)
+RATE, STEP_S = (d.name for d in LADDER_DIMENSIONS)
 
 
 @dataclass(frozen=True)
@@ -99,12 +100,20 @@ CLAIMS = [
 SERVERS = ["csharp-async", "go", "java-platform", "java-virtual", "rust-tokio", "nodejs", "bun",
            "deno", "python-asyncio", "python-uvloop"]
 REQUESTS_PER_USER = {50: 20, 150: 10, 2000: 5}  # as harness/plan/suites.toml's seed004
+P99 = "latency_p99_s"
 
 
 def _http(impl: str, style: str, users: int, metric: str) -> Side:
     return Side(impl, "http", None, metric, None,  # type: ignore[arg-type]
                 ((USERS, users), (REQUESTS, REQUESTS_PER_USER[users]), (DELAY_MS, 100),
                  (POOL_THREADS, None), (STYLE, style)))
+
+
+def _step(impl: str, style: str, rate: int, metric: str) -> Side:
+    """A step of seed004's rate ladder: 10 s, the server on one core."""
+    return Side(impl, "http", None, metric, None,  # type: ignore[arg-type]
+                ((DELAY_MS, 100), (POOL_THREADS, None), (STYLE, style), (RATE, rate),
+                 (STEP_S, 10), (CPUS.name, 1)))
 
 
 CLAIMS += [c for impl in SERVERS for c in (
@@ -122,4 +131,12 @@ CLAIMS += [c for impl in SERVERS for c in (
     Claim("Vaughan", f"{impl}: when-all's throughput grows with its users, 50 → 2000",
           "37× for 40× the users", _http(impl, "when-all", 2000, RPS),
           _http(impl, "when-all", 50, RPS), 10.0, size=37),
+    # The same, where the load is not the users' design: at a common
+    # arrival rate of the ladder (docs/protocol.md, "The rate ladder").
+    Claim("Vaughan", f"{impl}: async holds fewer threads than parallel (200 requests a second)",
+          "2 vs 108 threads (50 users)", _step(impl, "async", 200, THREADS),
+          _step(impl, "parallel", 200, THREADS), 1.0, less=True),
+    Claim("Vaughan", f"{impl}: async answers sooner than parallel under load (p99, 800 requests "
+          "a second)", "ahead at 150 users", _step(impl, "async", 800, P99),
+          _step(impl, "parallel", 800, P99), 1.0, less=True),
 )]

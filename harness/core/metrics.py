@@ -84,6 +84,15 @@ METRICS: dict[str, Metric] = _metrics(
     Metric("latency_max_s", "slowest response", "slowest", "s", workloads=("http",)),
     Metric("gen_cpu_s", "load generator CPU", "k6 CPU", "s", workloads=("http",)),
     Metric("load_s", "time under load", "total time", "s", workloads=("http",)),
+    # A rate ladder's step (the open loop): the tail beyond p99, the requests
+    # it could not send or had no answer to, and how late k6 sent them.
+    Metric("latency_p999_s", "p99.9 response", "p99.9 response", "s", workloads=("http",)),
+    Metric("dropped", "requests not sent (no free virtual user)", "dropped", "count",
+           workloads=("http",)),
+    Metric("unanswered", "requests unanswered at the step's end", "unanswered", "count",
+           workloads=("http",)),
+    Metric("gen_lag_p99_s", "load generator's lateness, p99", "k6 late p99", "s",
+           workloads=("http",)),
 )
 
 # The kernel's counters, shown beside a change (compare's rows, bisect's verdict).

@@ -76,12 +76,13 @@ PRESENTATIONS: dict[str, Presentation] = {
         "skynet: a tree of N leaf tasks, each node spawning 10 (after the skynet benchmark)",
         plot_caption="time to spawn and sum a tree of tasks with N leaves"),
     "http": Presentation(
-        "a server answers GET /STYLE/NUM after two simulated calls; U users x R requests, "
-        "every response checked",
+        "a server answers GET /STYLE/NUM after two simulated calls; U users x R requests "
+        "(closed), or a ladder of arrival rates (open), every response checked",
         "http: async vs blocking handlers under load (after Vaughan)",
         time_ratio=False, headline=("rps", "latency_p50_s", "peak_rss_bytes"),
-        columns=("load_s", "rps", "latency_p50_s", "latency_p99_s", "latency_max_s",
-                 "max_threads", "peak_rss_bytes", "gen_cpu_s"),
+        columns=("load_s", "rps", "latency_p50_s", "latency_p99_s", "latency_p999_s",
+                 "latency_max_s", "dropped", "unanswered", "max_threads", "peak_rss_bytes",
+                 "gen_cpu_s"),
         plots=("http_throughput", "http_threads", "http_latency"),
         plot_caption="throughput against users"),
 }

@@ -32,9 +32,12 @@ STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-fail
 #    sleep a run was given (run --adaptive-sleep makes it differ by run).
 #    6: runs.csv's counters (context switches, page faults: wait4's rusage).
 #    7: the cgroup's and perf stat's counters (run --counters), and `node`:
-#    the host of a replicate of a cluster run.
-FORMAT_VERSION = 7
-FORMATS = (1, 2, 3, 4, 5, 6, 7)
+#    the host of a replicate of a cluster run. 8: http's open loop, a rate
+#    ladder: the dimensions `rate` and `step_s` (runs.csv and samples.csv),
+#    and each step's offered, dropped and unanswered requests, p99.9, its
+#    generator's cores, busy share and lateness, and its verdict.
+FORMAT_VERSION = 8
+FORMATS = (1, 2, 3, 4, 5, 6, 7, 8)
 # OWASP's rule for CSV cells from untrusted text: a cell starting with one of
 # = + - @ tab CR is a formula to a spreadsheet, so it is written after a `'`.
 # A cell already starting with `'`s before one of them gets one more, so the
@@ -117,6 +120,16 @@ def _status(text: str) -> str:
     return text
 
 
+# An http ladder step's verdicts (loadtest._judge_step), frozen as the columns are.
+STEP_VERDICTS = ("sustained", "slow", "saturated")
+
+
+def _step_verdict(text: str) -> str:
+    if text not in STEP_VERDICTS:
+        raise ValueError(f"unknown step verdict {text!r} (known: {', '.join(STEP_VERDICTS)})")
+    return text
+
+
 def _label(text: str) -> str:
     """An implementation's label as the harness writes it (variants.parse
     reads it; a registry id follows variants.ID, checked when loaded), with
@@ -173,7 +186,8 @@ class Row:
     DIMENSIONS and ADDED_IN are read off them. A field is None when its
     cell is empty or absent (format 1 files may lack later columns). The
     dimensions are the http workload's own (users, requests, delay_ms,
-    pool_threads, style) and the harness's (--cpus, merge's machine)."""
+    pool_threads, style, rate, step_s) and the harness's (--cpus, merge's
+    machine)."""
     run_id: str | None = _column(str)
     impl: str | None = _column(_label)
     variant: str | None = _column(str, added_in=3)
@@ -189,6 +203,8 @@ class Row:
     delay_ms: int | None = _column(_count, dimension=True)
     pool_threads: int | None = _column(_count, dimension=True)
     style: str | None = _column(str, dimension=True)
+    rate: int | None = _column(_count, added_in=8, dimension=True)
+    step_s: int | None = _column(_count, added_in=8, dimension=True)
     cpus: int | None = _column(_count, dimension=True)
     machine: str | None = _column(str, dimension=True)
     node: str | None = _column(str, added_in=7)
@@ -245,6 +261,14 @@ class Row:
     latency_max_s: float | None = _column(_seconds)
     gen_cpu_s: float | None = _column(_seconds)
     load_s: float | None = _column(_seconds)
+    latency_p999_s: float | None = _column(_seconds, added_in=8)
+    offered: int | None = _column(_count, added_in=8)
+    dropped: int | None = _column(_count, added_in=8)
+    unanswered: int | None = _column(_count, added_in=8)
+    gen_cpus: int | None = _column(_count, added_in=8)
+    gen_busy: float | None = _column(_seconds, added_in=8)
+    gen_lag_p99_s: float | None = _column(_seconds, added_in=8)
+    step_verdict: str | None = _column(_step_verdict, added_in=8)
     # Added by the reader, never written: CPU time, user + system.
     cpu_s: float | None = field(default=None, metadata={"derived": True})
 
@@ -299,6 +323,8 @@ class SampleRow:
     delay_ms: int | None = None
     pool_threads: int | None = None
     style: str | None = None
+    rate: int | None = None
+    step_s: int | None = None
     cpus: int | None = None
     machine: str | None = None
     rep: int | None = None
@@ -420,8 +446,10 @@ class ConfigKey:
         # The harness's own dimensions (--cpus, merge's machine) count only
         # where set: an unpinned run's key is the key it always was.
         common = {d.name for d in COMMON_DIMENSIONS}
+        declared = WORKLOADS.get(self.workload)
+        params = declared.key_rule(self.params) if declared and declared.key_rule else self.params
         object.__setattr__(self, "params", tuple(
-            (name, value) for name, value in self.params if value is not None or name not in common))
+            (name, value) for name, value in params if value is not None or name not in common))
 
     @classmethod
     def of(cls, row: Row | SampleRow) -> ConfigKey:

@@ -94,6 +94,9 @@ class Workload:
     row_columns: tuple[tuple[str, type], ...] = ()
     # Why this workload cannot run at N, or None when it can.
     n_rule: Callable[[int], str | None] | None = None
+    # Its dimensions as a configuration's key holds them (schema.ConfigKey),
+    # where a mode leaves some unused or fills a default: what the run was.
+    key_rule: Callable[[tuple[Param, ...]], tuple[Param, ...]] | None = None
 
     def __post_init__(self) -> None:
         # Every workload also varies by the harness's own dimensions.
@@ -234,13 +237,42 @@ def style_floor_ms(style: str, delay_ms: int) -> float:
 
 
 def _http_estimate(req: Request, past: float | None) -> float:
-    """Every user's R requests one after the other at the style's floor,
-    plus starting the server and the generator; a blocking style on a small
-    pool takes longer, which the history then knows."""
+    """Every user's R requests one after the other at the style's floor (a
+    ladder step: its length), plus starting the server and the generator; a
+    blocking style on a small pool takes longer, which the history then knows."""
     if past is not None:
         return past
+    if req.param(RATE.name) is not None:
+        return 2 * START_S + 1.0 + req.param(STEP_S.name)
     floor_s = STYLE_DELAYS[req.param(STYLE.name)] * req.param(DELAY_MS.name) / 1000
     return 2 * START_S + 1.0 + req.param(REQUESTS.name) * floor_s
+
+
+# The open loop, a rate ladder (docs/protocol.md, "The rate ladder"): each
+# step a configuration of its own, RATE requests a second for STEP_S seconds.
+LADDER_STEP_S = 10  # a step's length where --step-s is not given
+# After a step, k6 waits this long for the answers still due; a request
+# unanswered by then is counted (unanswered) and the step saturated.
+LADDER_GRACE_S = 5
+# The generator is the bottleneck, and the step no measurement of the
+# server, when k6 used more than this share of its cores' time, or ran 1%
+# of its probe (load.js: an iteration every 10 ms, no request) later than
+# this after its schedule.
+GEN_BUSY_LIMIT = 0.8
+GEN_LAG_LIMIT_S = 0.010
+
+
+def ladder_p99_bound_s(delay_ms: int) -> float:
+    """A step is sustained only with its p99 within this: twice the slowest
+    style's unloaded answer (3·D), one bound for every style."""
+    return 2 * 3 * delay_ms / 1000
+
+
+def ladder_vus(rate: int, delay_ms: int) -> int:
+    """k6's virtual users for a step: enough for every request of a second
+    (or of twice the p99 bound, if longer) to be in flight at once, so that
+    below saturation, and through a stall of a second, none is dropped."""
+    return max(10, math.ceil(rate * max(1.0, 2 * ladder_p99_bound_s(delay_ms))))
 
 
 USERS = Dimension("users", "--users", int, (50,),
@@ -257,6 +289,27 @@ POOL_THREADS = Dimension("pool_threads", "--threads", int, (),
 STYLE = Dimension("style", "--style", str, STYLES,
                   "comma-separated handler styles for http (default: all five)", choices=STYLES)
 HTTP_DIMENSIONS = (USERS, REQUESTS, DELAY_MS, POOL_THREADS, STYLE)
+# After the style, so that a plan runs one style's steps in a row, rising.
+RATE = Dimension("rate", "--rate", int, (),
+                 "http: an open loop instead of --users: comma-separated arrival rates "
+                 "(requests a second), each a step of a ladder lasting --step-s (default: the "
+                 "closed loop)")
+STEP_S = Dimension("step_s", "--step-s", int, (),
+                   f"http --rate: the seconds each step lasts (default {LADDER_STEP_S})")
+LADDER_DIMENSIONS = (RATE, STEP_S)
+
+
+def _http_key(params: tuple[Param, ...]) -> tuple[Param, ...]:
+    """A closed loop has no step; an open loop has no users nor requests
+    per user, and its step's length is recorded even where defaulted."""
+    values = dict(params)
+    if values.get(RATE.name) is None:
+        values[STEP_S.name] = None
+    else:
+        values[USERS.name] = values[REQUESTS.name] = None
+        values[STEP_S.name] = values.get(STEP_S.name) or LADDER_STEP_S
+    return tuple((name, values[name]) for name, _ in params)
+
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w
@@ -290,11 +343,15 @@ WORKLOADS: dict[str, Workload] = {
             expected=lambda n: n * (n - 1) // 2, n_rule=_power_of_ten),
         Workload(
             "http", default_iterations=1, default_warmup_ms=None, expected=None, kind="server",
-            uses_n=False, dimensions=HTTP_DIMENSIONS, estimate=_http_estimate,
+            uses_n=False, dimensions=HTTP_DIMENSIONS + LADDER_DIMENSIONS,
+            estimate=_http_estimate, key_rule=_http_key,
             row_columns=(("requests_done", int), ("http_errors", int), ("rps", float),
                          ("latency_p50_s", float), ("latency_p90_s", float),
                          ("latency_p99_s", float), ("latency_max_s", float),
-                         ("gen_cpu_s", float), ("load_s", float))),
+                         ("gen_cpu_s", float), ("load_s", float), ("latency_p999_s", float),
+                         ("offered", int), ("dropped", int), ("unanswered", int),
+                         ("gen_cpus", int), ("gen_busy", float), ("gen_lag_p99_s", float),
+                         ("step_verdict", str))),
     )
 }
 

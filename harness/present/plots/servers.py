@@ -24,10 +24,11 @@ STYLE_COLORS = dict(zip(STYLES, ("#d62728", "#ff7f0e", "#9467bd", "#1f77b4", "#2
 
 
 def _served(run: Run, workload: str) -> dict[str, list[Group]]:
-    """A server workload's groups by implementation."""
+    """A server workload's closed-loop groups (the users a load; a rate
+    ladder's steps have none) by implementation."""
     out: dict[str, list[Group]] = defaultdict(list)
     for g in run.groups:
-        if g.workload == workload:
+        if g.workload == workload and g.key.param(USERS.name) is not None:
             out[g.series].append(g)
     return dict(sorted(out.items()))
 

@@ -51,7 +51,7 @@ def test_a_good_server_gives_an_ok_row_per_style_with_its_figures(out: Path) -> 
     # the report: a table per implementation and the three http plots
     assert harness("report", str(out / "latest")).returncode == 0
     report = (out / "latest" / "report.md").read_text()
-    assert "| users | requests | delay_ms | pool_threads | style | impl |" in report
+    assert "| users | requests | delay_ms | pool_threads | style | rate | step_s | impl |" in report
     assert {p.name for p in (out / "latest" / "plots").glob("http_*.png")} == {
         "http_throughput.png", "http_threads.png", "http_latency.png"}
 
@@ -88,3 +88,54 @@ def test_bad_http_options_are_one_line_exit_2(out: Path) -> None:
                  ["--threads", "-2"]):
         proc = harness(*HTTP, "--impl", "fake-serve", "--out", str(out), *args)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (args, proc)
+
+
+# ---------------------------------------------------------------- the rate ladder
+
+LADDER = ["--delay-ms", "5", "--style", "sync"]
+STALL_S = 0.6  # fakes/fake/server.py's stall
+
+
+def _generator_kept_up(row: dict[str, str]) -> bool:
+    """A step is ok, or invalid only because the machine's load held k6
+    back (the run says so rather than keep the figures)."""
+    return row["status"] == "ok" or "load generator" in row["error"]
+
+
+def test_a_ladder_gives_a_row_per_step_with_its_columns(out: Path) -> None:
+    rows, log = _run(out, "fake-serve", *LADDER, "--rate", "20,40", "--step-s", "2")
+    assert [r["rate"] for r in rows] == ["20", "40"], log
+    for r in rows:
+        assert _generator_kept_up(r), r["error"]
+        # an open loop has no users; its step's length is recorded
+        assert (r["users"], r["requests"], r["step_s"]) == ("", "", "2")
+        # every request due is answered, dropped or unanswered, unless k6 fell
+        # behind its schedule (then the step is invalid)
+        sent = int(r["requests_done"]) + int(r["dropped"]) + int(r["unanswered"])
+        assert int(r["offered"]) >= 2 * int(r["rate"])
+        assert sent == int(r["offered"]) or "fell behind" in r["error"], r
+        assert r["step_verdict"] in ("sustained", "slow", "saturated")
+        assert float(r["latency_p50_s"]) <= float(r["latency_p99_s"]) \
+            <= float(r["latency_p999_s"]) <= float(r["latency_max_s"])
+        assert int(r["gen_cpus"]) >= 1 and 0 < float(r["gen_busy"]) < 1
+        assert r["gen_lag_p99_s"] != "" and int(r["max_threads"]) > 0
+
+
+def test_a_stall_is_in_the_open_loops_tail_and_hidden_by_the_closed_loops_p99(
+        out: Path) -> None:
+    """Coordinated omission: through the fake's 0.6 s stall, the open loop
+    keeps sending on schedule, so every request that arrived in it waited
+    and is counted: p99 holds the stall. The closed loop's two users each
+    wait out the stall with one request and send nothing meanwhile: 2 of
+    300 requests, below its p99 (its slowest still shows it)."""
+    rows, log = _run(out / "open", "fake-serve-stall", *LADDER, "--rate", "100", "--step-s", "3")
+    [step] = rows
+    assert _generator_kept_up(step), step["error"]
+    assert step["dropped"] == "0" and step["unanswered"] == "0", log
+    assert float(step["latency_p99_s"]) >= 0.8 * STALL_S, step
+    rows, log = _run(out / "closed", "fake-serve-stall", *LADDER, "--users", "2",
+                     "--requests", "150")
+    [closed] = rows
+    assert closed["status"] == "ok", closed["error"]
+    assert float(closed["latency_max_s"]) >= 0.8 * STALL_S, closed
+    assert float(closed["latency_p99_s"]) < 0.8 * STALL_S, closed

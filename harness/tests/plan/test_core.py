@@ -14,7 +14,7 @@ from harness.core.registry import Impl, Language, select
 from harness.record.rundir import RunDir, earlier_runs
 from harness.core.schema import ConfigKey, Row
 from harness.plan.settings import Part, load_suites, parse_size, settings_from
-from harness.core.workloads import WORKLOADS
+from harness.core.workloads import LADDER_STEP_S, WORKLOADS
 
 GIB = 1 << 30
 
@@ -112,7 +112,8 @@ def test_plan_expands_a_workloads_own_dimensions() -> None:
     first = runs[0]
     assert first.key.n is None and first.key.buffer is None
     assert first.key.params == (("users", 5), ("requests", 20), ("delay_ms", 100),
-                                ("pool_threads", 4), ("style", "async"))
+                                ("pool_threads", 4), ("style", "async"), ("rate", None),
+                                ("step_s", None))
     assert first.label == "srv http users=5 requests=20 delay_ms=100 pool_threads=4 style=async rep 1"
     assert first.argv() == ["srv-bin", "serve", "--port", "0", "--delay-ms", "100",
                             "--threads", "4"]
@@ -124,10 +125,30 @@ def test_plan_expands_a_workloads_own_dimensions() -> None:
     assert "--threads" not in plan([server], settings(workload="http"))[0].argv()
 
 
+def test_a_rate_ladder_is_a_step_per_rate_without_users() -> None:
+    """--rate: the open loop, each rate a configuration of its own, one
+    style's steps in a row and rising; it has no users nor requests per user
+    (their defaults do not multiply the steps), and its step's length is in
+    its key even where defaulted."""
+    server = Impl("srv", GO, "Go", ["srv-bin"], ["http"])
+    runs = plan([server], settings(workload="http", rate="50,100", style="async,sync", repeat=1))
+    assert [(p.key.param("style"), p.key.param("rate")) for p in runs] == [
+        ("async", 50), ("async", 100), ("sync", 50), ("sync", 100)]
+    assert {(p.key.param("users"), p.key.param("requests"), p.key.param("step_s"))
+            for p in runs} == {(None, None, LADDER_STEP_S)}
+    row = Row(impl="srv", workload="http", delay_ms=100, style="async", rate=50,
+              step_s=LADDER_STEP_S)
+    assert ConfigKey.of(row) == runs[0].key
+
+
 def test_seed004_scales_vaughans_loads() -> None:
     s = settings(suite="seed004")
-    assert [(p.params["users"], p.params["requests"]) for p in s.parts] == \
-        [([50], [20]), ([150], [10]), ([2000], [5])]
+    assert [(p.params.get("users"), p.params.get("requests"), p.params.get("rate"))
+            for p in s.parts][:3] == [([50], [20], None), ([150], [10], None), ([2000], [5], None)]
+    # then the open loop: a doubling ladder, the server on one core and k6 on the other
+    [ladder] = s.parts[3:]
+    assert ladder.params["rate"] == [25 * 2 ** i for i in range(7)]
+    assert ladder.params["cpus"] == [1] and ladder.params["step_s"] == [10]
     assert s.timeout_s == 30 and s.repeat == 2
 
 

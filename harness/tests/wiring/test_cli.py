@@ -84,7 +84,7 @@ def test_good_run_records_every_column(out: Path) -> None:
     assert "PYTHONPYCACHEPREFIX" not in env["program_env"]
     samples = (out / "latest" / "samples.csv").read_text().splitlines()
     assert samples[0] == ("run_id,impl,workload,n,buffer,users,requests,delay_ms,pool_threads,"
-                          "style,cpus,machine,rep,t_s,rss_bytes,threads")
+                          "style,rate,step_s,cpus,machine,rep,t_s,rss_bytes,threads")
     assert len(samples) > 10  # the 50 ms sleeps alone give several samples each
     assert (out / "latest").is_symlink()
 

@@ -1,12 +1,15 @@
 """A fake http server for the harness tests: the protocol's `serve`
 (docs/protocol.md), misbehaving the way --mode asks: good, die (exits on
 its first /STYLE request), silent (never says it is listening), wrong (a
-wrong body), fast (answers without waiting)."""
+wrong body), fast (answers without waiting), stall (once, from STALL_AT_S
+after its first /STYLE request, holds every request that arrives for
+STALL_S, as a collector's pause would: what a closed loop hides)."""
 
 import json
 import os
 import signal
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -18,10 +21,27 @@ if args[:1] != ["serve"] or "--delay-ms" not in args:
 delay = int(args[args.index("--delay-ms") + 1]) / 1000
 port = int(args[args.index("--port") + 1])
 STYLES = ["sync", "sync-over-async", "parallel", "async", "when-all"]
+STALL_AT_S, STALL_S = 0.5, 0.6
+first_request: list[float] = []
+first_lock = threading.Lock()
+
+
+def stall() -> None:
+    """Hold a request that arrives during the stall until the stall ends."""
+    now = time.monotonic()
+    with first_lock:
+        if not first_request:
+            first_request.append(now)
+    start = first_request[0] + STALL_AT_S
+    if start <= now < start + STALL_S:
+        time.sleep(start + STALL_S - now)
 
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # one write per response (flushed after each): headers and body in two
+    # would meet delayed ACKs, 40 ms a request
+    wbufsize = 65536
 
     def log_message(self, *_args):
         pass
@@ -32,6 +52,8 @@ class Handler(BaseHTTPRequestHandler):
         _, style, num = self.path.split("/", 2)
         if mode == "die":
             os._exit(3)
+        if mode == "stall":
+            stall()
         if mode != "fast":
             time.sleep((3 if style in ("sync", "sync-over-async", "async") else 2) * delay)
         n = int(num)
@@ -48,6 +70,7 @@ class Handler(BaseHTTPRequestHandler):
 
 if mode == "silent":
     time.sleep(3600)
+ThreadingHTTPServer.request_queue_size = 128  # an open loop opens connections in bursts
 server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
 server.daemon_threads = True
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

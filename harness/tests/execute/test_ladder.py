@@ -1,0 +1,91 @@
+"""A rate ladder step judged from k6's summary (loadtest._judge_step), with
+summaries written here: what marks a step saturated, slow or sustained,
+and what makes it no measurement of the server. No process is started."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness.core.schema import ConfigKey
+from harness.core.workloads import GEN_LAG_LIMIT_S, Request, ladder_p99_bound_s
+from harness.execute.loadtest import Generated, LoadFigures, _judge_step, generator_cpus
+
+RATE, STEP_S, DELAY_MS = 100, 10, 100
+KEY = ConfigKey("srv", "http", None, None, (
+    ("users", None), ("requests", None), ("delay_ms", DELAY_MS), ("pool_threads", None),
+    ("style", "async"), ("rate", RATE), ("step_s", STEP_S)))
+QUIET = Generated(None, cpu_s=1.0, wall_s=12.0, cpus=1, last="")
+
+
+def summary(sent: int = RATE * STEP_S, done: int | None = None, dropped: int = 0,
+            p99_ms: float = 320.0, median_ms: float = 305.0, lag_p99_ms: float = 1.0,
+            fails: dict[str, int] | None = None) -> dict[str, Any]:
+    """k6's summary as load.js leaves it (only what the judge reads)."""
+    done = sent if done is None else done
+    trend = {"med": median_ms, "p(90)": p99_ms, "p(99)": p99_ms, "p(99.9)": p99_ms,
+             "max": p99_ms, "count": done}
+    metrics = {"http_reqs": {"values": {"count": done}}, "sent": {"values": {"count": sent}},
+               "latency": {"values": trend},
+               "schedule_lag": {"values": {"p(99)": lag_p99_ms, "count": 1000}}}
+    if dropped:
+        metrics["dropped_iterations{scenario:load}"] = {"values": {"count": dropped}}
+    checks = [{"name": name, "fails": n} for name, n in (fails or {}).items()]
+    return {"metrics": metrics, "root_group": {"checks": checks},
+            "state": {"testRunDurationMs": STEP_S * 1000 + 400}}
+
+
+def judge(data: dict[str, Any], gen: Generated = QUIET) -> tuple[str, str, LoadFigures]:
+    figures = LoadFigures()
+    status, error = _judge_step(data, Request("http", None, None, 1, 0, params=KEY.params),
+                                figures, gen)
+    return status, error, figures
+
+
+def test_every_request_answered_in_the_bound_is_sustained() -> None:
+    status, error, f = judge(summary())
+    assert (status, f.step_verdict) == ("ok", "sustained"), error
+    assert (f.offered, f.dropped, f.unanswered, f.requests_done) == (1000, 0, 0, 1000)
+    assert f.rps == RATE and f.latency_p99_s == pytest.approx(0.32)
+
+
+def test_a_p99_above_the_bound_is_slow_and_still_a_measurement() -> None:
+    bound_ms = ladder_p99_bound_s(DELAY_MS) * 1000
+    status, _, f = judge(summary(p99_ms=bound_ms + 1))
+    assert (status, f.step_verdict) == ("ok", "slow")
+
+
+@pytest.mark.parametrize("kind", ["dropped", "unanswered", "refused"])
+def test_a_request_dropped_unanswered_or_refused_saturates_the_step(kind: str) -> None:
+    data = {"dropped": summary(sent=990, dropped=10),
+            "unanswered": summary(done=990),
+            "refused": summary(fails={"status": 5, "answered": 5})}[kind]
+    status, error, f = judge(data)
+    assert (status, f.step_verdict) == ("ok", "saturated"), error
+    assert f.offered == 1000 and f.offered == f.requests_done + f.dropped + f.unanswered
+
+
+@pytest.mark.parametrize("data,words", [
+    (summary(fails={"body": 1}), "bodies"),
+    (summary(fails={"status": 3, "answered": 1}), "neither 200 nor"),
+    (summary(median_ms=100.0), "floor"),
+    (summary(lag_p99_ms=GEN_LAG_LIMIT_S * 1000 + 5), "could not keep the schedule"),
+    (summary(sent=600), "fell behind its schedule: 400 of the 1000"),
+])
+def test_what_makes_a_step_invalid(data: dict[str, Any], words: str) -> None:
+    status, error, _ = judge(data)
+    assert status == "invalid" and words in error, error
+
+
+def test_a_busy_generator_makes_the_step_invalid() -> None:
+    status, error, f = judge(summary(), Generated(None, cpu_s=10.0, wall_s=11.0, cpus=1, last=""))
+    assert status == "invalid" and "load generator used 91%" in error, error
+    assert f.gen_busy == pytest.approx(10 / 11)
+
+
+def test_the_generator_runs_on_the_cores_the_server_is_not_pinned_to(monkeypatch) -> None:
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/taskset")
+    assert generator_cpus(1) == [1, 2, 3] and generator_cpus(3) == [3]
+    assert generator_cpus(None) is None and generator_cpus(4) is None  # shares them all
