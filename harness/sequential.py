@@ -30,9 +30,7 @@ A configuration with no ok row failed: it is not run again. Under
 --until-settled, neither is one with no ok run that timed out or failed
 twice, even within the minimum (repeated): a timeout takes the whole
 --timeout, a resource limit fails the same way each time, and more of them
-settle nothing; and a run far slower than every rival of its set is
-stopped at a multiple of the slowest (scheduler.curtailed). Pure
-but for the budget's clock: the session reads the rows back after each pass
+settle nothing. Pure but for the budget's clock: the session reads the rows back after each pass
 and executes what this says. docs/statistics.md ("Sequential runs") says
 what repeated looks cost.
 """

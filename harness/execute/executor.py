@@ -115,9 +115,7 @@ def classify(p: Planned, s: Settings, out: Outcome) -> tuple[str, str, dict[str,
     if out.status == "oom":
         return "oom", f"RSS passed --max-rss {fmt_bytes(s.max_rss_bytes)}; process tree killed", {}
     if out.status == "timeout":
-        return "timeout", (f"no exit within {p.timeout_s:g} s"
-                           + (f" ({p.timeout_note})" if p.timeout_note else "")
-                           + "; process tree killed"), {}
+        return "timeout", f"no exit within {p.timeout_s:g} s; process tree killed", {}
     if out.stdout_truncated:  # the launcher stopped it with SIGKILL: before the signal
         return "invalid", f"output too large (over {fmt_bytes(STDOUT_CAP_BYTES)} on stdout); " \
                           "process tree killed", {}

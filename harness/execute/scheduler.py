@@ -31,35 +31,6 @@ def held(p: Planned, starts: list[float]) -> Planned:
         p.duration_ms, max(starts) if starts else None))
 
 
-# Under --until-settled, a run may take at most this multiple of the slowest
-# other implementation's ok wall time in its comparable set (and never less
-# than CURTAIL_FLOOR_S): a million-thread baseline that needs ten times the
-# slowest runtime settles nothing by waiting out a 300 s timeout, and its
-# row says what it is (a timeout, at how many times the slowest).
-CURTAIL, CURTAIL_FLOOR_S = 3.0, 30.0
-
-
-def curtailed(p: Planned, rows: Iterable[Row]) -> Planned:
-    """p with its timeout cut to CURTAIL times the slowest ok run of the
-    other implementations of its set, where two or more have one."""
-    if not p.until_settled:
-        return p
-    walls: dict[str, float] = {}
-    for r in rows:
-        key = ConfigKey.of(r)
-        if (r.status == "ok" and r.wall_s is not None and key.impl != p.key.impl
-                and dataclasses.replace(key, impl=p.key.impl) == p.key):
-            walls[key.impl] = max(walls.get(key.impl, 0.0), r.wall_s)
-    if len(walls) < 2:
-        return p
-    slowest = max(walls.values())
-    limit = max(CURTAIL_FLOOR_S, CURTAIL * slowest)
-    if limit >= p.timeout_s:
-        return p
-    return dataclasses.replace(p, timeout_s=limit, timeout_note=(
-        f"{CURTAIL:g}x the slowest other implementation's {slowest:.3g} s; --until-settled"))
-
-
 def start_times(rows: Iterable[Row]) -> dict[ConfigKey, list[float]]:
     """The tasks' start times of ok rows, by configuration, for the
     workloads that adapt their sleep to it (Workload.adaptive_column)."""
@@ -138,13 +109,12 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
             progress.message(f"{p.label}: not run: its earlier runs failed "
                              f"({', '.join(statuses[p.key])}; --until-settled; their rows are kept)")
             continue
-        p = curtailed(held(p, spawns.get(p.key, []) + past_spawns.get(p.key, [])), recorded)
+        p = held(p, spawns.get(p.key, []) + past_spawns.get(p.key, []))
         progress.start(i, p.label)
         done = executor.run(p) if readiness.ready else unready_row(record.name, p, readiness)
         if done.samples:
             record.append_samples(done.row, done.samples)
         record.append_run(done.row)
-        recorded.append(done.row)
         statuses.setdefault(p.key, []).append(done.row.status)
         for key, starts in start_times([done.row]).items():
             spawns.setdefault(key, []).extend(starts)

@@ -33,8 +33,6 @@ class Planned:
     # run --adaptive-sleep: duration_ms is the ceiling; the scheduler sets each run's
     adaptive_sleep: bool = False
     judged: bool = True  # its part's (settings.Part.judged)
-    # why timeout_s is below the part's (scheduler.curtailed), for the row's error
-    timeout_note: str = ""
 
     @property
     def workload(self) -> Workload:

@@ -136,20 +136,3 @@ def test_a_verdict_that_cannot_settle_within_the_ceiling_buys_no_runs() -> None:
     assert sequential.runs_to_settle(tight, tuple(2 * v for v in tight), 1.0, 0.05) == \
         sequential.FEWEST
 
-
-def test_a_run_far_slower_than_every_rival_is_stopped_at_a_multiple_of_the_slowest() -> None:
-    """--until-settled: the timeout of a run whose set has two or more rivals
-    with ok runs is CURTAIL times the slowest of them (never below the
-    floor), and the row's error says why; without the rule, the part's."""
-    s = settings_from({"impl": ",".join(IMPLS[:3]), "workload": "chain", "n": "5", "repeat": 1,
-                       "until_settled": True, "timeout": 300}, ram_bytes=1 << 30)
-    runs = plan(resolve(s.impls), s)
-    done = [make_row("r", p, "ok", wall_s=wall) for p, wall in zip(runs[:2], (12.0, 20.0))]
-    cut = scheduler.curtailed(runs[2], done)
-    assert cut.timeout_s == 3 * 20.0 and "the slowest other implementation's 20 s" in \
-        cut.timeout_note
-    assert scheduler.curtailed(runs[2], done[:1]).timeout_s == 300  # one rival: no rule
-    quick = [dataclasses.replace(r, wall_s=1.0) for r in done]
-    assert scheduler.curtailed(runs[2], quick).timeout_s == scheduler.CURTAIL_FLOOR_S
-    free = dataclasses.replace(runs[2], until_settled=False)
-    assert scheduler.curtailed(free, done) is free
