@@ -61,9 +61,17 @@ Z = 2.8
 # The fewest runs a side at which a neighbour pair can settle: 4 a side give
 # a two-sided exact p of 1/35 (stats.smallest_p), under the family's 5%.
 FEWEST = 4
+# What a verdict with cheap sides (a run of each at most CHEAP_S seconds)
+# aims at: 5 a side give 1/126. The family's rule (Benjamini-Hochberg) takes
+# a p-value of 1/35 only when about three in ten of its tests are that low;
+# pairs at 1/126 need one in twelve, so the cheap ones carry the dear ones.
+AIM = 5
+CHEAP_S = 2.0
 # What one run costs besides its program's wall time (launch, the
 # launcher's sampling, writing the row), in seconds.
 OVERHEAD_S = 0.3
+# The shortest slice of the budget a pass may take (Budgeted.more_runs).
+PASS_S = 300.0
 # What `stopped` forecasts: the verdicts another this many seconds would settle.
 MORE_S = 600.0
 
@@ -101,20 +109,22 @@ def runs_to_settle(base: tuple[float, ...], other: tuple[float, ...], threshold:
 
 @dataclasses.dataclass(frozen=True)
 class Open:
-    """A verdict not settled yet: its two configurations and their ok runs."""
+    """A verdict not settled yet: its two configurations and their ok runs;
+    weight, its share of its family (each family's count of settled
+    verdicts is reported on its own: a claim is one of 12, a pair one of
+    hundreds)."""
     keys: tuple[ConfigKey, ConfigKey]
     runs: tuple[int, int]
     needed: float  # runs_to_settle
+    weight: float = 1.0
 
 
 def _open(q: Questions) -> list[Open]:
-    out = []
-    for r in q.rankings:
-        for p in r.pairs:
-            if not p.settled:
-                out.append(_open_pair(p))
-    out += [_open_claim(c) for c in q.claims if not c.settled]
-    return out
+    pairs = [p for r in q.rankings for p in r.pairs]
+    return ([dataclasses.replace(_open_pair(p), weight=1 / len(pairs))
+             for p in pairs if not p.settled]
+            + [dataclasses.replace(_open_claim(c), weight=1 / len(q.claims))
+               for c in q.claims if not c.settled])
 
 
 def _open_pair(p: Standing) -> Open:
@@ -129,44 +139,60 @@ def _open_claim(c: ClaimVerdict) -> Open:
                 runs_to_settle(a, b, c.claim.above, margin))
 
 
+def _aim(o: Open, ceiling: dict[ConfigKey, int], cost: dict[ConfigKey, float]) -> int:
+    """The runs a side an open verdict aims at: its forecast (runs_to_settle),
+    at least FEWEST, and AIM where both sides are cheap; never past either
+    side's ceiling."""
+    cap = min(ceiling.get(k, 0) for k in o.keys)
+    fewest = AIM if max(cost.get(k, 1.0) for k in o.keys) <= CHEAP_S else FEWEST
+    return min(cap, max(fewest, math.ceil(o.needed)) if o.needed < math.inf else cap)
+
+
 def wanting(found: list[Open], reps: dict[ConfigKey, int], ceiling: dict[ConfigKey, int],
             cost: dict[ConfigKey, float], budget_s: float | None = None) -> list[ConfigKey]:
-    """The configurations --until-settled gives one more run this pass, in
-    the order they should run. Each open verdict that can settle within
-    both sides' ceilings aims at the runs a side runs_to_settle forecasts;
-    its step this pass is one run of the side with fewer runs (both when
-    even), since a pair is decided by both sides' runs. The verdicts go
-    cheapest to finish first (the seconds of the runs they still need,
-    shortest job first: the most verdicts per second), a run shared by
-    several counting once. With a budget, a step that does not fit is left
-    for a cheaper one, and a long shot (forecast past the ceiling, a
-    forecast from few runs) gets the time the others leave over; without
-    one, it gets none."""
-    steps = []
+    """The runs --until-settled adds this pass, a configuration once per run,
+    in the order they should run. Each open verdict that can settle within
+    both sides' ceilings takes both sides to the runs it aims at (_aim):
+    a pair is decided by both sides' runs, and the exact test's smallest
+    p-value falls fastest when they stay balanced. The verdicts go cheapest
+    to finish first for their weight (a claim, one of its family's dozen,
+    before a neighbour pair of the same cost, one of hundreds), counting
+    the runs already taken this pass as free (shortest job first, a run
+    shared by several verdicts paid once: the most of each family settled
+    per second). With a budget, a verdict whose runs do not
+    fit is left for a cheaper one, and a long shot (forecast past the
+    ceiling) gets only what the others leave over, aiming at the ceiling;
+    without one, it gets none. The runs come round by round (every chosen
+    configuration's next run before any one's second), so a drift during
+    the pass falls on every side alike."""
+    steps: list[tuple[bool, Open, int]] = []
     for o in found:
-        (a, b), (n_a, n_b) = o.keys, o.runs
-        long_shot = o.needed > min(ceiling.get(a, 0), ceiling.get(b, 0))
+        long_shot = o.needed > min(ceiling.get(k, 0) for k in o.keys)
         if long_shot and budget_s is None:
             continue  # cannot settle within the ceiling: more runs would buy nothing
-        # aim at the forecast (a long shot: the ceiling, on time the budget leaves over)
-        top = {k: ceiling.get(k, 0) if long_shot else
-               min(ceiling.get(k, 0), max(FEWEST, math.ceil(o.needed))) for k in (a, b)}
-        due = {k: reps.get(k, 0) < top[k] for k in (a, b)}
-        sides = [k for k in ([a, b] if n_a == n_b else [a] if n_a < n_b else [b]) if due[k]] \
-            or [k for k in (a, b) if due[k]]
-        if sides:
-            left = sum(max(0, top[k] - n) * cost.get(k, 1.0) for k, n in ((a, n_a), (b, n_b)))
-            steps.append(((long_shot, left), [k.sort_key for k in sides], sides))
-    chosen: dict[ConfigKey, None] = {}
+        steps.append((long_shot, o, _aim(o, ceiling, cost)))
+    planned = dict(reps)
+    added: dict[ConfigKey, int] = {}
     spent = 0.0
-    for _, _, sides in sorted(steps, key=lambda s: (s[0], s[1])):
-        new = [k for k in sides if k not in chosen]
-        step = sum(cost.get(k, 1.0) for k in new)
-        if budget_s is not None and spent + step > budget_s:
+
+    def extra(aim: int, keys: tuple[ConfigKey, ...]) -> float:
+        return sum(max(0, aim - planned.get(k, 0)) * cost.get(k, 1.0) for k in set(keys))
+
+    while steps:
+        best = min(steps, key=lambda s: (s[0], extra(s[2], s[1].keys) / s[1].weight,
+                                         [k.sort_key for k in s[1].keys]))
+        steps.remove(best)
+        _, o, aim = best
+        step = extra(aim, o.keys)
+        if step <= 0 or (budget_s is not None and spent + step > budget_s):
             continue
-        chosen.update(dict.fromkeys(new))
+        for k in dict.fromkeys(o.keys):
+            more = max(0, aim - planned.get(k, 0))
+            planned[k] = planned.get(k, 0) + more
+            added[k] = added.get(k, 0) + more
         spent += step
-    return list(chosen)
+    return [k for round_no in range(max(added.values(), default=0))
+            for k, n in added.items() if n > round_no]
 
 
 def _cost(g: Group) -> float:
@@ -221,8 +247,17 @@ def more_runs(rows: Iterable[Row], runs: list[Planned], budget_s: float | None =
     settling = wanting(_open(q), reps, ceiling, cost,
                        None if budget_s is None else budget_s - spent) if q is not None else []
     taken = {p.key for p in widening}
-    return widening + [due[k] for k in settling
-                       if k in due and due[k].until_settled and k not in taken]
+    nth: dict[ConfigKey, int] = {}
+    out = list(widening)
+    for k in settling:
+        p = due.get(k)
+        if p is None or not p.until_settled or k in taken:
+            continue
+        rep = p.rep + nth.get(k, 0)
+        if rep <= (p.max_repeat or 0):
+            out.append(dataclasses.replace(p, rep=rep))
+            nth[k] = nth.get(k, 0) + 1
+    return out
 
 
 def forecast(rows: Iterable[Row], runs: list[Planned], seconds: float = MORE_S) -> str:
@@ -265,10 +300,13 @@ class Budgeted:
         return self.budget_s - (self.clock() - self.started)
 
     def more_runs(self, rows: Iterable[Row], runs: list[Planned]) -> list[Planned]:
+        """The next pass: what fits in a slice of the time left (at least
+        PASS_S, at most a third of it), so the forecasts are read again from
+        the new runs before the rest of the budget is spent."""
         table = list(rows)
-        unbounded = more_runs(table, runs)
-        fits = more_runs(table, runs, max(0.0, self.left()))
-        if len(fits) < len(unbounded):
+        left = max(0.0, self.left())
+        fits = more_runs(table, runs, min(left, max(PASS_S, left / 3)))
+        if not fits and more_runs(table, runs):
             self.stopped = f"the budget of {fmt_duration(self.budget_s)} ends the runs"
         return fits
 
