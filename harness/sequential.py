@@ -46,10 +46,12 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .analyse.analysis import Group, group_runs, wide_figures
+from .analyse.goals import MEDIAN_RUNS, GoalVerdict
 from .analyse.questions import ClaimVerdict, Questions, ask
 from .analyse.standings import Standing
 from .core.formatting import fmt_duration
 from .core.metrics import METRICS
+from .core.presentation import FigureWithin, WithinOf
 from .core.schema import ConfigKey, Env, Row
 from .plan.plan import Planned, configurations
 from .present.compare import UNDECIDED, Verdict, baseline_verdict
@@ -113,8 +115,8 @@ class Open:
     weight, its share of its family (each family's count of settled
     verdicts is reported on its own: a claim is one of 12, a pair one of
     hundreds)."""
-    keys: tuple[ConfigKey, ConfigKey]
-    runs: tuple[int, int]
+    keys: tuple[ConfigKey, ...]  # a pair's or claim's two; a goal's one or more
+    runs: tuple[int, ...]
     needed: float  # runs_to_settle
     weight: float = 1.0
 
@@ -124,7 +126,9 @@ def _open(q: Questions) -> list[Open]:
     return ([dataclasses.replace(_open_pair(p), weight=1 / len(pairs))
              for p in pairs if not p.settled]
             + [dataclasses.replace(_open_claim(c), weight=1 / len(q.claims))
-               for c in q.claims if not c.settled])
+               for c in q.claims if not c.settled]
+            + [dataclasses.replace(o, weight=1 / len(q.goals))
+               for g in q.goals if not g.settled and (o := _open_goal(g)) is not None])
 
 
 def _open_pair(p: Standing) -> Open:
@@ -137,6 +141,31 @@ def _open_claim(c: ClaimVerdict) -> Open:
     margin = METRICS[c.claim.num.metric].margin if c.claim.above == 1.0 else 0.0
     return Open((c.num.key, c.den.key), c.runs,
                 runs_to_settle(a, b, c.claim.above, margin))
+
+
+def _open_goal(v: GoalVerdict) -> Open | None:
+    """An open goal: a figure's median interval clear of its bounds (at least
+    MEDIAN_RUNS runs), or a ratio's interval clear of its limit at every
+    buffer (runs_to_settle); None: more runs cannot settle it."""
+    goal = v.goal
+    if isinstance(goal, FigureWithin):
+        values = v.groups[0].values(goal.metric)
+        runs = (len(values),)
+        bounds = [b for b in (goal.low, goal.high) if b]
+        if len(values) < 2 or min(values) <= 0 or not bounds:
+            return Open(v.keys, runs, float(MEDIAN_RUNS))
+        logs = [math.log(x) for x in values]
+        gap = min(abs(statistics.median(logs) - math.log(b)) for b in bounds)
+        # the median's standard error is about 1.25 sd / sqrt(n) (normal data)
+        spread = 1.25 * statistics.stdev(logs)
+        needed = (Z * spread / gap) ** 2 if gap > 0 else math.inf
+        return Open(v.keys, runs, max(float(MEDIAN_RUNS), needed))
+    if isinstance(goal, WithinOf):
+        sides = [g.values(goal.metric) for g in v.groups]
+        needed = max(runs_to_settle(base, other, goal.limit, 0.0)
+                     for other, base in zip(sides[::2], sides[1::2]))
+        return Open(v.keys, tuple(len(x) for x in sides), needed)
+    return None
 
 
 def _aim(o: Open, ceiling: dict[ConfigKey, int], cost: dict[ConfigKey, float]) -> int:
