@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from . import ROOT, HarnessError, UsageError, relative, sequential
+from . import ROOT, HarnessError, UsageError, ab_gate, relative, sequential
+from .analyse.noise import Noise
 from .core.envinfo import (cpu_times, git, host, machine_state, mask_text, mask_value, redact,
                            steal_frac)
 from .core.formatting import fmt_duration, fmt_percent
@@ -28,7 +29,6 @@ from .plan.plan import Planned
 from .plan.runplan import plan_run
 from .plan.settings import Settings
 from .present.compare import calibration_noise, compare_baseline, render
-from .present.noise import Noise
 from .processes.interrupts import Interrupted, interruptible
 from .processes.launcher import LauncherError, ensure_launcher
 from .record import published_timings
@@ -176,8 +176,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
 
             # the budget counts from here: after the builds, from the first run
             budget = sequential.Budgeted(s.budget_s) if s.budget_s and not gate else None
-            gating = (sequential.Gate(gate[0], s.gate, s.max_repeat or s.repeat,
-                                      s.budget_s or 0.0, gate[1]) if gate else None)
+            gating = (ab_gate.Gate(gate[0], s.gate, s.max_repeat or s.repeat,
+                                   s.budget_s or 0.0, gate[1]) if gate else None)
             counts = execute_until_settled(
                 run, runs, planned.runs, gating or budget or sequential,
                 lambda p: prepared.readiness(p.impl, p.key.workload, p.workload.kind == "server"),

@@ -16,7 +16,7 @@ from typing import Iterable
 import numpy as np
 import pytest
 
-from harness import sequential, session
+from harness import ab_gate, sequential, session
 from harness.analyse.analysis import group_runs
 from harness.core.registry import resolve
 from harness.core.schema import Row
@@ -100,14 +100,14 @@ class Trial:
     status: int  # the gate's exit status at the end: 0 pass, 1 fail, 3 undecided
     seconds: float  # the runs' time, the minimum included
     ran: list[Planned]
-    gate: sequential.Gate
+    gate: ab_gate.Gate
 
 
 def _trial(seed: int, factor: float, s: Settings) -> Trial:
     runs = plan(resolve(s.impls), s)
     record, fake = Memory(), FakeExecutor(seed, factor)
-    gate = sequential.Gate(BASE, s.gate or 0, s.max_repeat or 0, s.budget_s or 0,
-                           clock=lambda: fake.seconds)
+    gate = ab_gate.Gate(BASE, s.gate or 0, s.max_repeat or 0, s.budget_s or 0,
+                        clock=lambda: fake.seconds)
     scheduler.execute_until_settled(record, runs, runs, gate, lambda p: Readiness("ready"), fake,
                                     Progress(len(runs), [1.0] * len(runs), io.StringIO()),
                                     lambda p: 1.0)

@@ -6,7 +6,8 @@ run leaving the gate undecided. Synthetic runs with known spreads."""
 from __future__ import annotations
 
 from harness import cli
-from harness.present import compare, noise
+from harness.analyse import gate, noise
+from harness.present import compare
 
 from .test_compare import BOUNDED, CHAIN, MS, base, rows, write_run  # noqa: F401 (base: a fixture)
 
@@ -51,7 +52,7 @@ def test_a_variant_is_gated_with_its_stock_builds_floors(base) -> None:
                     rows(_named(BOUNDED, HEAD), warm_iter_s=3 * MS))
     v = compare.compare_baseline(run, "fake-good", 0.05, calibration=calib)
     assert {(c.key.impl, c.key.workload, ch.metric) for c, ch in
-            v.gated(compare.NOT_GATEABLE)} == {(HEAD, "bounded", m) for m in (
+            v.gated(gate.NOT_GATEABLE)} == {(HEAD, "bounded", m) for m in (
                 "first_iter_s", "warm_iter_s", "peak_rss_bytes")}
     assert v.family == 3 and v.exit_status == 1
     assert "floor +" in compare.render(v)
@@ -66,7 +67,7 @@ def test_a_baseline_without_an_ok_run_leaves_the_gate_undecided(base) -> None:
                     rows(_named(CHAIN, HEAD)), rows(_named(BOUNDED, HEAD)))
     v = compare.compare_baseline(run, "fake-good", 0.05)
     assert [c.key.workload for c in v.unjudged] == ["chain"]
-    assert v.exit_status == 3 and not v.gated(compare.UNDECIDED)
+    assert v.exit_status == 3 and not v.gated(gate.UNDECIDED)
     text = compare.render(v)
     assert ("UNDECIDED (exit 3) (--fail-above 5%): no headline figure is shown worse by more "
             "than 5%, but 1 configuration has no ok run of the baseline, fake-good, to judge "
