@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .analyse.analysis import Group, group_runs
-from .analyse.gate import UNDECIDED, Verdict, baseline_verdict
+from .analyse.gate import UNDECIDED, Verdict, baseline_verdict, gate_looks
 from .analyse.noise import Noise
 from .core.formatting import fmt_duration
 from .core.schema import ConfigKey, Env, Row
@@ -32,6 +32,25 @@ def run_seconds(g: Group) -> float:
     time, plus what a run costs besides (sequential.OVERHEAD_S)."""
     walls = [r.wall_s for r in g.rows if r.wall_s is not None]
     return OVERHEAD_S + (statistics.fmean(walls) if walls else 1.0)
+
+
+def most_runs(runs: list[Planned], estimate: Callable[[Planned], float], max_repeat: int,
+              budget_s: float) -> tuple[int, float]:
+    """The most runs run --gate may make, and the seconds of runs it may
+    take: the minimum (runs) whole, then at most max_repeat runs a side of
+    each configuration, as many of them as fit in what the minimum leaves
+    of the budget (counted cheapest first: the most there can be). A pass
+    takes only what fits in the budget's time left, so past the minimum the
+    budget bounds the time (estimate: each run's, as the progress line's)."""
+    minimum = sum(estimate(p) for p in runs)
+    extra = sorted(estimate(p) for p in configurations(runs).values()
+                   for _ in range(max_repeat - p.rep))
+    count, spent = 0, minimum
+    for seconds in extra:
+        if spent + seconds > budget_s:
+            break
+        count, spent = count + 1, spent + seconds
+    return len(runs) + count, max(minimum, min(budget_s, minimum + sum(extra)))
 
 
 class Gate:
@@ -62,10 +81,11 @@ class Gate:
         return self.budget_s - (self.clock() - self.started)
 
     def verdict(self, groups: list[Group]) -> Verdict:
-        """compare's gate on the runs so far (the run's own env.json and
-        directory are the session's to add: compare.compare_baseline)."""
+        """compare's gate on the runs so far, the 5% spent over the looks
+        (analyse/gate.py: gate_looks; the run's own env.json and directory
+        are the session's to add: compare.compare_baseline)."""
         return baseline_verdict(groups, self.baseline, self.fail_above, Env(), Path("."),
-                                noise=self.noise)
+                                noise=self.noise, looks=gate_looks(self.max_repeat))
 
     def more_runs(self, rows: Iterable[Row], runs: list[Planned]) -> list[Planned]:
         table = list(rows)
@@ -80,7 +100,7 @@ class Gate:
             reps[ConfigKey.of(r)] = max(reps.get(ConfigKey.of(r), 0), r.rep)
         nearest: dict[ConfigKey, float] = {}  # each configuration's runs a side to its nearest decision
         for c, ch in v.gated(UNDECIDED):
-            need = ch.runs_to_decide(self.fail_above, v.family)
+            need = ch.runs_to_decide(self.fail_above, v.family, v.rate)
             still = max(1, need - min(ch.runs)) if need is not None else math.inf
             nearest[c.key] = min(nearest.get(c.key, math.inf), still)
         steps, capped = [], 0
@@ -107,9 +127,15 @@ class Gate:
             chosen += pair
             left -= seconds
         if not chosen:
-            why = ([f"the budget of {fmt_duration(self.budget_s)} ends the runs"] if skipped
-                   else []) + ([f"{capped} configuration{'s are' if capped != 1 else ' is'} at "
-                                f"--max-repeat ({self.max_repeat} runs a side)"] if capped
-                               else []) or ["a side with no ok run is not run again"]
-            self.stopped = f"the gate stays undecided: {'; '.join(why)}"
+            why = []
+            if skipped:
+                why.append(f"the budget of {fmt_duration(self.budget_s)} ends the runs")
+            if capped:
+                why.append(f"{capped} configuration{'s are' if capped != 1 else ' is'} at "
+                           f"--max-repeat ({self.max_repeat} runs a side)")
+            if more := len(v.failing_more):
+                why.append(f"{more} configuration{'s fail' if more != 1 else ' fails'} more "
+                           "often on the candidate than on the baseline")
+            self.stopped = ("the gate stays undecided: "
+                            + ("; ".join(why) or "a side with no ok run is not run again"))
         return chosen

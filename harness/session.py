@@ -17,7 +17,7 @@ from .core.envinfo import (cpu_times, git, host, machine_state, mask_text, mask_
                            steal_frac)
 from .core.formatting import fmt_duration, fmt_percent
 from .core.registry import Impl, Language, languages, program_env, resolve
-from .core.schema import VariantRecord
+from .core.schema import RowKey, VariantRecord
 from .execute.builder import Preparation, build_estimate
 from .execute.executor import ProcessExecutor
 from .execute.machineload import load_avg_1m
@@ -126,7 +126,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     if dry_run:
         first, *rest = planned.dry_run
         print("\n".join([f"{first}; {_builds(planned.runs, s.build) or 'no builds'}",
-                         *([f"then {_gate_plan(s, gate)}"] if gate else []), *rest]))
+                         *([f"then {_gate_plan(s, gate, planned.runs, planned.estimates)}"]
+                           if gate else []), *rest]))
         return 0
     try:
         ensure_launcher()
@@ -154,7 +155,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     if planned.sequential:
         print(f"that is {planned.sequential}")
     if gate:
-        print(f"then {_gate_plan(s, gate)}")
+        print(f"then {_gate_plan(s, gate, planned.runs, planned.estimates)}")
     print(f"recording to {relative(run.path)}")
 
     progress = Progress(len(runs), estimates)
@@ -240,11 +241,17 @@ def _gate(s: Settings, impls: list[Impl]) -> tuple[str, Noise | None] | None:
                          else None)
 
 
-def _gate_plan(s: Settings, gate: tuple[str, Noise | None]) -> str:
-    """What the gate adds after the minimum, in words."""
+def _gate_plan(s: Settings, gate: tuple[str, Noise | None], runs: list[Planned],
+               estimates: dict[RowKey, float]) -> str:
+    """What the gate adds after the minimum, in words, with the most runs
+    and time it may take (ab_gate.most_runs)."""
+    most, seconds = ab_gate.most_runs(runs, lambda p: estimates[p.row_key],
+                                      s.max_repeat or s.repeat, s.budget_s or 0.0)
     return (f"--gate {fmt_percent(s.gate or 0)}: the configurations with a figure undecided "
             f"against {gate[0]} run again on both sides, up to {s.max_repeat} runs a side, within "
-            f"a budget of {fmt_duration(s.budget_s or 0)} for all the runs"
+            f"a budget of {fmt_duration(s.budget_s or 0)} for all the runs: at most {most} runs "
+            f"({len(runs)} of the minimum, then up to {most - len(runs)} more), about "
+            f"{fmt_duration(seconds)} of runs at most"
             + (f"; the figures calibration run {gate[1].source} cannot gate are named, not "
                "gated" if gate[1] is not None else ""))
 

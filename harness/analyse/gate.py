@@ -33,10 +33,12 @@ stats.ratio_p:
 - not gateable: with a calibration run, a figure whose A/A noise on the
   machine reaches past PCT (noise.py): named with its floor, not gated.
 The gate fails (exit 1) on a failing figure, on a configuration with ok runs
-in OLD and none in NEW, and on two runs with nothing in common; it is
-undecided (exit 3) when any headline figure is, unless --allow-undecided.
-Process wall and CPU time, which include the runtime's start-up, are shown
-but not gated.
+in OLD and none in NEW, on one whose runs failed in NEW and never in OLD,
+and on two runs with nothing in common; it is undecided (exit 3) when any
+headline figure is, or a configuration failed in both, more often in NEW,
+unless --allow-undecided. Process wall and CPU time, which include the
+runtime's start-up, are shown but not gated. run --gate looks after every
+pass: it spends the 5% over its looks (gate_looks, Verdict.rate).
 """
 
 from __future__ import annotations
@@ -190,14 +192,16 @@ class Change:
             return None
         return 1 / b.high - 1 if self.higher_is_better else b.low - 1
 
-    def runs_to_decide(self, fail_above: float, family: int = 1) -> int | None:
+    def runs_to_decide(self, fail_above: float, family: int = 1,
+                       rate: float = 1 - LEVEL) -> int | None:
         """Ok runs a side that would likely decide the gate: GATE_RUNS when a
         side has fewer; otherwise the count that would narrow the interval
         (as 1/√runs) to exclude the threshold if the estimate stayed: the
         two-sided 95% one for a pass, and for a fail the one-sided bound at
-        Holm's first step over `family` figures (5% / family, and never
-        fewer runs than can reach it: stats.runs_to_reject); None when the
-        estimate sits on the threshold."""
+        Holm's first step over `family` figures (rate / family, rate the
+        look's share of the 5%: Verdict.rate; and never fewer runs than
+        can reach it: stats.runs_to_reject); None when the estimate sits
+        on the threshold."""
         iv = self.interval
         if min(self.runs) < GATE_RUNS or iv is None:
             return max(GATE_RUNS, *self.runs)
@@ -209,11 +213,11 @@ class Change:
             return None
         n = min(self.runs)
         failing = (est > target) != self.higher_is_better
-        if failing:  # the bound at 5% / family, one-sided, against the interval's 2.5%
+        if failing:  # the bound at rate / family, one-sided, against the interval's 2.5%
             z = statistics.NormalDist().inv_cdf
-            reach *= z(1 - (1 - LEVEL) / family) / z(1 - (1 - LEVEL) / 2)
+            reach *= z(1 - rate / family) / z(1 - (1 - LEVEL) / 2)
         need = max(n + 1, math.ceil(n * (reach / gap) ** 2))
-        return max(need, runs_to_reject(family)) if failing else need
+        return max(need, runs_to_reject(family, rate)) if failing else need
 
 
 @dataclass
@@ -223,6 +227,8 @@ class GroupComparison:
     new_statuses: str | None
     old_ok: int = 0  # ok runs
     new_ok: int = 0
+    old_failed: int = 0  # runs made that were not ok (skipped ones were not made)
+    new_failed: int = 0
     changes: dict[str, Change] = field(default_factory=dict)
     apart: bool = False  # the sides ran on different nodes, none in common: nothing cancels them
 
@@ -234,6 +240,19 @@ class GroupComparison:
     def lost(self) -> bool:
         """Ok runs in OLD, none in NEW (failed or absent): the gate's rule (b)."""
         return self.old_ok > 0 and self.new_ok == 0
+
+    @property
+    def broke(self) -> bool:
+        """Ok runs on both sides, and failed runs in NEW where OLD had none:
+        the change made a configuration fail, if not every time."""
+        return self.old_ok > 0 and self.new_ok > 0 and self.new_failed > 0 and not self.old_failed
+
+    @property
+    def fails_more(self) -> bool:
+        """Failed runs on both sides, a larger share of NEW's: a flaky
+        configuration the change may or may not have made worse."""
+        return (self.new_ok > 0 and self.old_failed > 0 and self.new_failed * (
+            self.old_ok + self.old_failed) > self.old_failed * (self.new_ok + self.new_failed))
 
     @property
     def status_change(self) -> str:
@@ -263,6 +282,11 @@ def _change(metric: str, old: Group, new: Group, margin: float) -> Change | None
                   blocked_ratio_interval(blocks or [(a, b)]), margin, blocks)
 
 
+def _failed(g: Group) -> int:
+    """Runs made that were not ok: a skipped run was never made."""
+    return sum(n for status, n in g.status_counts.items() if status not in ("ok", "skipped"))
+
+
 def _shown(g: Group | None) -> bool:
     """Groups of a language that never ran on either side are left out."""
     return g is not None and any(r.status != "skipped" for r in g.rows)
@@ -278,7 +302,9 @@ def compare_groups(old: list[Group], new: list[Group],
         a, b = old_by.get(key), new_by.get(key)
         cmp_ = GroupComparison(key, old_statuses=a.statuses if a else None,
                                new_statuses=b.statuses if b else None,
-                               old_ok=a.ok if a else 0, new_ok=b.ok if b else 0)
+                               old_ok=a.ok if a else 0, new_ok=b.ok if b else 0,
+                               old_failed=_failed(a) if a else 0,
+                               new_failed=_failed(b) if b else 0)
         if a and b:
             cmp_.apart = len(a.nodes | b.nodes) > 1 and not a.nodes & b.nodes
             for metric in COMPARED:
@@ -322,6 +348,9 @@ class Verdict:
     baseline: str | None = None  # one run's implementation as OLD (--baseline)
     allow_undecided: bool = False  # --allow-undecided: an undecided gate passes
     noise: Noise | None = None  # a calibration run's A/A noise: figures it cannot gate
+    # the looks at these runs the 5% is spent over: run --gate's, at most
+    # one at each run count a figure can have (gate_looks); compare's own, 1
+    looks: int = 1
 
     def __post_init__(self) -> None:
         # an env.json given as its JSON object (a caller's {}) reads as one
@@ -352,10 +381,11 @@ class Verdict:
     @cached_property
     def _gate(self) -> list[tuple[Figure, str]]:
         """Every headline figure with the gate's answer for it. FAILS where
-        Holm's rule rejects "not worse by more than PCT" over the gated
-        figures (exact one-sided p-values, stats.holm): the chance that the
-        gate fails on any figure that did not get worse by PCT is at most
-        5%, whatever the number of figures. PASSES where "not worse by PCT"
+        Holm's rule at this look's rate rejects "not worse by more than
+        PCT" over the gated figures (exact one-sided p-values, stats.holm):
+        the chance that the gate fails on any figure that did not get worse
+        by PCT is at most 5%, whatever the number of figures and of looks
+        (rate). PASSES where "not worse by PCT"
         holds at 95% on its own: the gate passes only when every figure
         does, so that claim needs no correction. UNDECIDED otherwise. A
         figure whose runs are the same values on both sides (a copy of one
@@ -370,7 +400,7 @@ class Verdict:
         # chosen from other runs than these, it costs Holm's guarantee nothing
         gateable = [(f := self.floor_of(c, ch)) is None or f <= fa for c, ch in figures]
         worse = holm([ch.p_worse(fa) if ok else None for (_, ch), ok in zip(figures, gateable)],
-                     [blocked_smallest_p(ch.paired) or 1.0 for _, ch in figures])
+                     [blocked_smallest_p(ch.paired) or 1.0 for _, ch in figures], self.rate)
         out = []
         for figure, ok, rejected in zip(figures, gateable, worse):
             ch = figure[1]
@@ -408,10 +438,16 @@ class Verdict:
         return sum(state != NOT_GATEABLE for _, state in self._gate)
 
     @property
+    def rate(self) -> float:
+        """This look's share of the 5% the gate may fail on no change: the
+        whole of it for one look (compare), 5% / looks for run --gate's."""
+        return (1 - LEVEL) / self.looks
+
+    @property
     def runs_to_fail(self) -> int:
         """The fewest ok runs a side at which a figure of this family can
-        fail at all (stats.runs_to_reject)."""
-        return runs_to_reject(self.family)
+        fail at all at this look's rate (stats.runs_to_reject)."""
+        return runs_to_reject(self.family, self.rate)
 
     def gated(self, state: str) -> list[Figure]:
         """The headline figures the gate finds in this state."""
@@ -435,6 +471,8 @@ class Verdict:
                for c, ch in sorted(self.gated(FAILS), key=lambda p: -p[1].worse_by)]
         out += [f"{c.key.label}: {c.old_statuses} → {c.new_statuses or 'absent'}, "
                 "no ok run in the new run" for c in self.lost]
+        out += [f"{c.key.label}: {c.old_statuses} → {c.new_statuses}, failed runs in the new "
+                "run where the old had none" for c in self.common if c.broke]
         return out
 
     @property
@@ -451,10 +489,20 @@ class Verdict:
         return [c for c in self.common if c.old_ok == 0 and c.new_ok > 0]
 
     @property
+    def failing_more(self) -> list[GroupComparison]:
+        """Under a gate: the configurations that failed in both runs, a
+        larger share of the new one's runs (GroupComparison.fails_more):
+        not a pass, and no proof of a change either."""
+        if self.fail_above is None:
+            return []
+        return [c for c in self.common if c.fails_more]
+
+    @property
     def undecided(self) -> bool:
         """The gate could not decide a headline figure or a configuration
         (and nothing failed)."""
-        return not self.failures and bool(self.gated(UNDECIDED) or self.unjudged)
+        return not self.failures and bool(self.gated(UNDECIDED) or self.unjudged
+                                          or self.failing_more)
 
     @property
     def exit_status(self) -> int:
@@ -495,12 +543,33 @@ class Verdict:
         return out
 
 
+def gate_looks(max_repeat: int) -> int:
+    """The most looks run --gate takes at a figure whose runs change, up to
+    max_repeat runs a side: one at each run count it can have (its
+    p-values change only when its configuration runs again). Holm at
+    5% / this many a look keeps the whole A/B run's false failures at 5%
+    (Bonferroni over the looks; docs/statistics.md, "What the looks
+    cost")."""
+    return max(1, max_repeat)
+
+
+def run_looks(env: Env) -> int:
+    """The looks a run's own gate took at its runs: run --gate's
+    (gate_looks of its max_repeat, as its env.json records the settings),
+    else 1."""
+    settings = env.settings
+    if settings.get("gate") is None:
+        return 1
+    return gate_looks(int(settings.get("max_repeat") or settings.get("repeat") or 1))
+
+
 def baseline_verdict(groups: list[Group], baseline: str, fail_above: float | None,
                      env: Env, run_dir: Path, margin: dict[str, float] | None = None,
-                     allow_undecided: bool = False, noise: Noise | None = None) -> Verdict:
+                     allow_undecided: bool = False, noise: Noise | None = None,
+                     looks: int = 1) -> Verdict:
     """One run's groups against its baseline's (against_baseline): what
     compare --baseline prints, and what run --gate decides after each pass
-    (ab_gate.Gate) and at its end."""
+    (ab_gate.Gate) and at its end, spending the 5% over `looks`."""
     old, new = against_baseline(groups, baseline)
     return Verdict(compare_groups(old, new, margin), env, env, Path(run_dir), Path(run_dir),
-                   fail_above, baseline, allow_undecided, noise)
+                   fail_above, baseline, allow_undecided, noise, looks)

@@ -21,7 +21,7 @@ from .. import UsageError
 from ..analyse.analysis import analyse, headline
 from ..analyse.gate import (COMPARED, GATE_RUNS, IMPROVED, NOT_GATEABLE, NOTHING_IN_COMMON,
                             REGRESSED, UNDECIDED, VERDICTS, Change, Figure, GroupComparison,
-                            Verdict, baseline_verdict, compare_groups)
+                            Verdict, baseline_verdict, compare_groups, run_looks)
 from ..analyse.noise import AA, Noise
 from ..core.formatting import GITHUB_LIMIT, fit_rows, fmt_change, fmt_metric, fmt_percent
 from ..core.metrics import METRICS
@@ -133,7 +133,7 @@ def _undecided(v: Verdict) -> list[str]:
         lines.append(f"  {len(wide)} whose evidence reaches both sides of {limit}; the runs a "
                      "side that would likely decide each, were its spread and estimate to stay:")
         for c, ch in _listed_pairs(wide):
-            need = ch.runs_to_decide(v.fail_above, v.family)
+            need = ch.runs_to_decide(v.fail_above, v.family, v.rate)
             p = ch.p_worse(v.fail_above)
             alone = (f" (worse by more than {limit} on its own, p = {p:.2g}; not over the "
                      f"family of {v.family})" if p is not None and p <= 1 - LEVEL + 1e-12
@@ -196,16 +196,20 @@ def _summary(v: Verdict) -> list[str]:
             lines.append(f"FAIL (--fail-above {limit}): {n} reason{'s' if n > 1 else ''}:")
             lines += [f"  {f}" for f in v.failures]
         elif v.undecided:
-            n, k = len(v.gated(UNDECIDED)), len(v.unjudged)
+            n, k, f = len(v.gated(UNDECIDED)), len(v.unjudged), len(v.failing_more)
             verdict = ("PASS, with undecided figures allowed (--allow-undecided)"
                        if v.allow_undecided else "UNDECIDED (exit 3)")
             why = ([f"{n} could not be shown to be within it (below)"] if n else []) + (
                 [f"{k} configuration{'s have' if k != 1 else ' has'} no ok run of the "
-                 f"baseline, {v.baseline}, to judge against:"] if k else [])
+                 f"baseline, {v.baseline}, to judge against"] if k else []) + (
+                [f"{f} configuration{'s' if f != 1 else ''} failed in both runs, more often "
+                 "in the new one"] if f else [])
             lines.append(f"{verdict} (--fail-above {limit}): no headline figure is shown worse "
-                         f"by more than {limit}, but {' and '.join(why)}" + ("" if k else "."))
-            lines += [f"  {c.key.label}: the baseline {c.old_statuses}, this one "
-                      f"{c.new_statuses}" for c in v.unjudged]
+                         f"by more than {limit}, but {' and '.join(why)}"
+                         + (":" if k or f else "."))
+            lines += [f"  {c.key.label}: the {'baseline' if v.baseline else 'old run'} "
+                      f"{c.old_statuses}, {'this one' if v.baseline else 'the new'} "
+                      f"{c.new_statuses}" for c in v.unjudged + v.failing_more]
         else:
             gated = "every gated headline figure" if v.gated(NOT_GATEABLE) else \
                 "every headline figure"
@@ -222,9 +226,12 @@ def _rule(v: Verdict) -> str:
     """The gate's family-wise rule, and the runs below which it cannot fail."""
     m, need = v.family, v.runs_to_fail
     short = [ch for _, ch in v.gated(UNDECIDED) if min(ch.runs) < need]
-    return (f"The gate's rule: Holm over the {m} gated figure{'s' if m != 1 else ''} (exact "
-            f"one-sided p-values; when none is worse by more than {fmt_percent(v.fail_above)}, it "
-            f"fails on one at most {1 - LEVEL:.0%} of the time, whatever their number): the smallest p must reach {(1 - LEVEL) / m:.2g}"
+    looks = (f" at {1 - LEVEL:.0%}/{v.looks} a look (run --gate looked after every pass, at "
+             f"most {v.looks} times)" if v.looks > 1 else "")
+    return (f"The gate's rule: Holm over the {m} gated figure{'s' if m != 1 else ''}{looks} "
+            f"(exact one-sided p-values; when none is worse by more than "
+            f"{fmt_percent(v.fail_above)}, it fails on one at most {1 - LEVEL:.0%} of the time, "
+            f"whatever their number): the smallest p must reach {v.rate / m:.2g}"
             + (f"; {len(short)} undecided figure{'s have' if len(short) != 1 else ' has'} fewer "
                f"than the {need} ok runs a side that can reach it" if short else "") + ".")
 
@@ -336,18 +343,22 @@ def to_json(v: Verdict) -> dict[str, Any]:
         "configurations": [{
             **{name: getattr(c.key, name) for name in KEY_FIELDS},
             **dict(c.key.params), "old_statuses": c.old_statuses, "new_statuses": c.new_statuses,
-            "old_ok": c.old_ok, "new_ok": c.new_ok, "status_change": c.status_change or None,
+            "old_ok": c.old_ok, "new_ok": c.new_ok, "old_failed": c.old_failed,
+            "new_failed": c.new_failed, "status_change": c.status_change or None,
             "changes": {ch.metric: _change_json(v, c, ch) for ch in c.figures()}}
             for c in v.comparisons],
         "counts": {verdict: len(v.figures(verdict)) for verdict in VERDICTS},
         "fail_above": v.fail_above, "failures": v.failures,
         "family": v.family if v.fail_above is not None else None,
         "runs_to_fail": v.runs_to_fail if v.fail_above is not None else None,
+        "looks": v.looks,
+        "failing_more": len(v.failing_more),
         "undecided": len(undecided),
         "not_gateable": len(v.gated(NOT_GATEABLE)),
         "calibration": v.noise.source if v.noise is not None else None,
         "runs_to_decide": max((r for _, ch in undecided
-                               if (r := ch.runs_to_decide(v.fail_above, v.family)) is not None),
+                               if (r := ch.runs_to_decide(v.fail_above, v.family, v.rate))
+                               is not None),
                               default=None) if v.fail_above is not None else None,
         "passed": v.passed,
         "decided": not v.undecided,
@@ -382,11 +393,12 @@ def compare_baseline(run_dir: Path, baseline: str, fail_above: float | None = No
                      margin: dict[str, float] | None = None,
                      allow_undecided: bool = False, calibration: Path | None = None) -> Verdict:
     """One run's implementations against one of them (--baseline); with a
-    calibration run, as compare_dirs."""
+    calibration run, as compare_dirs. A run --gate run is decided as its
+    gate decided it: the 5% spent over its looks (gate.run_looks)."""
     analysed = analyse(RunDir(Path(run_dir)))
     noise = calibration_noise(calibration) if calibration is not None else None
     return baseline_verdict(analysed.groups, baseline, fail_above, analysed.env, Path(run_dir),
-                            margin, allow_undecided, noise)
+                            margin, allow_undecided, noise, run_looks(analysed.env))
 
 
 def output(v: Verdict, fmt: str) -> str:
