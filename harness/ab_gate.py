@@ -98,7 +98,8 @@ class Gate:
         reps: dict[ConfigKey, int] = {}
         for r in table:
             reps[ConfigKey.of(r)] = max(reps.get(ConfigKey.of(r), 0), r.rep)
-        nearest: dict[ConfigKey, float] = {}  # each configuration's runs a side to its nearest decision
+        # each configuration's runs a side to its nearest decision
+        nearest: dict[ConfigKey, float] = {}
         for c, ch in v.gated(UNDECIDED):
             need = ch.runs_to_decide(self.fail_above, v.family, v.rate)
             still = max(1, need - min(ch.runs)) if need is not None else math.inf
