@@ -385,12 +385,12 @@ class Verdict:
         PCT" over the gated figures (exact one-sided p-values, stats.holm):
         the chance that the gate fails on any figure that did not get worse
         by PCT is at most 5%, whatever the number of figures and of looks
-        (rate). PASSES where "not worse by PCT"
-        holds at 95% on its own: the gate passes only when every figure
-        does, so that claim needs no correction. UNDECIDED otherwise. A
-        figure whose runs are the same values on both sides (a copy of one
-        run) did not change: it passes (compare refuses one directory
-        given twice, a gate's likelier slip)."""
+        (rate). PASSES where "not worse by PCT" holds at 95% on its own: the
+        gate passes only when every figure does, so that claim needs no
+        correction. UNDECIDED otherwise. A figure whose runs are the same
+        values on both sides (a copy of one run) did not change: it passes
+        (compare refuses one directory given twice, a gate's likelier
+        slip)."""
         if self.fail_above is None:
             return []
         fa, alpha = self.fail_above, 1 - LEVEL + 1e-12
