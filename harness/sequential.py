@@ -8,21 +8,16 @@ of the configurations whose rule still asks for one, up to their max_repeat:
   warns with);
 - --until-settled: the configuration is a side of a verdict the reader
   asks for (analyse/questions.py: a neighbour pair of a ranking, an
-  article's claim) that is not settled yet and can still settle within the
-  ceiling (runs_to_settle). The run goes to the side with fewer runs (both,
-  when even): a pair is decided by both sides' runs, and the exact test's
-  smallest p-value falls fastest when they stay balanced. The pass takes
-  the configurations most valuable first: the open verdicts a run of it
-  serves, per second it takes (a 0.5 s configuration in six open pairs goes
-  before a 60 s one in one);
-- --gate PCT (an A/B run that decides, class Gate): compare's gate on the
-  run's two names, the first the baseline (compare.baseline_verdict). While
-  no figure fails and some are undecided, each undecided figure's
-  configuration runs once more on both sides, the nearest to deciding per
-  second first, within the budget and up to max_repeat runs a side;
-- --budget SECONDS: a pass takes, in that order, only what fits in the time
-  left of the budget (counted from the first run, the minimum included),
-  and the loop stops when nothing fits (`stopped` says so); `forecast`
+  article's claim, a goal) that is not settled yet and can still settle
+  within the ceiling (runs_to_settle). A pass takes both sides of each
+  chosen verdict to the runs it aims at (_aim): a pair is decided by both
+  sides' runs, and the exact test's smallest p-value falls fastest when
+  they stay balanced. The verdicts go cheapest to finish for their share
+  of their family first (wanting);
+- --gate PCT: an A/B run's own rule, ab_gate.Gate;
+- --budget SECONDS: a pass takes, in that order, only what fits in a
+  slice of the time left of the budget (counted from the first run, the
+  minimum included), and the loop stops when nothing fits (`stopped` says so); `forecast`
   then says what is still open and what another 10 minutes would likely
   settle.
 
@@ -41,8 +36,6 @@ import dataclasses
 import math
 import statistics
 import time
-from collections import defaultdict
-from pathlib import Path
 from typing import Callable, Iterable
 
 from .analyse.analysis import Group, group_runs, wide_figures
@@ -52,10 +45,8 @@ from .analyse.standings import Standing
 from .core.formatting import fmt_duration
 from .core.metrics import METRICS
 from .core.presentation import FigureWithin, WithinOf
-from .core.schema import ConfigKey, Env, Row
+from .core.schema import ConfigKey, Row
 from .plan.plan import Planned, configurations
-from .present.compare import UNDECIDED, Verdict, baseline_verdict
-from .present.noise import Noise
 
 # 1.96 + 0.84: a two-sided 5% test with 80% power, for the runs a verdict
 # needs (runs_to_settle), a forecast that orders the runs, never a verdict.
@@ -224,8 +215,9 @@ def wanting(found: list[Open], reps: dict[ConfigKey, int], ceiling: dict[ConfigK
             for k, n in added.items() if n > round_no]
 
 
-def _cost(g: Group) -> float:
-    """The seconds a run of the configuration takes: its runs' mean wall time."""
+def run_seconds(g: Group) -> float:
+    """The seconds a run of the configuration takes: its runs' mean wall
+    time, plus what a run costs besides (OVERHEAD_S)."""
     walls = [r.wall_s for r in g.rows if r.wall_s is not None]
     return OVERHEAD_S + (statistics.fmean(walls) if walls else 1.0)
 
@@ -256,7 +248,7 @@ def more_runs(rows: Iterable[Row], runs: list[Planned], budget_s: float | None =
     in plan order, then --until-settled's in wanting's order; with a
     budget, only what fits in budget_s seconds."""
     groups, last_of, reps, ceiling, q = _state(rows, runs)
-    cost = {k: _cost(g) for k, g in groups.items()}
+    cost = {k: run_seconds(g) for k, g in groups.items()}
     due: dict[ConfigKey, Planned] = {}
     for key, last in last_of.items():
         g = groups.get(key)
@@ -301,7 +293,7 @@ def forecast(rows: Iterable[Row], runs: list[Planned], seconds: float = MORE_S) 
         return "every verdict the run asks is settled"
     costs = []
     for o in found:
-        extra = sum(max(0.0, min(o.needed, ceiling.get(k, 0)) - n) * _cost(groups[k])
+        extra = sum(max(0.0, min(o.needed, ceiling.get(k, 0)) - n) * run_seconds(groups[k])
                     for k, n in zip(o.keys, o.runs) if k in groups)
         costs.append(extra if o.needed <= min(ceiling.get(k, 0) for k in o.keys) else math.inf)
     spent, likely = 0.0, 0
@@ -338,84 +330,3 @@ class Budgeted:
         if not fits and more_runs(table, runs):
             self.stopped = f"the budget of {fmt_duration(self.budget_s)} ends the runs"
         return fits
-
-
-class Gate:
-    """The rule of run --gate PCT: an A/B run that decides. After the
-    minimum, pass after pass, compare's gate on the run's two names (the
-    baseline the first: compare.baseline_verdict, with the calibration's
-    floors when given) decides what runs next. A failing figure, or every
-    figure decided, ends the runs. Otherwise each configuration with an
-    undecided figure runs once more on both sides (a figure is decided by
-    both sides' runs), the nearest to deciding per second first: the runs a
-    side its nearest figure still needs (Change.runs_to_decide, a forecast)
-    times the seconds a run of both sides takes. A pass takes only what fits
-    in the time left of budget_s (counted on `clock` from when this was
-    made: the first run), and no side beyond max_repeat runs; a side with no
-    ok run is not run again (nothing to judge against). `stopped` says why
-    the runs ended with figures undecided."""
-
-    def __init__(self, baseline: str, fail_above: float, max_repeat: int, budget_s: float,
-                 noise: Noise | None = None, clock: Callable[[], float] = time.monotonic) -> None:
-        self.baseline, self.fail_above, self.max_repeat = baseline, fail_above, max_repeat
-        self.budget_s, self.noise, self.clock = budget_s, noise, clock
-        self.started = clock()
-        self.stopped = ""
-
-    repeated = staticmethod(repeated)
-
-    def left(self) -> float:
-        return self.budget_s - (self.clock() - self.started)
-
-    def verdict(self, groups: list[Group]) -> Verdict:
-        """compare's gate on the runs so far (the run's own env.json and
-        directory are the session's to add: compare.compare_baseline)."""
-        return baseline_verdict(groups, self.baseline, self.fail_above, Env(), Path("."),
-                                noise=self.noise)
-
-    def more_runs(self, rows: Iterable[Row], runs: list[Planned]) -> list[Planned]:
-        table = list(rows)
-        found = group_runs(table)
-        v = self.verdict(found)
-        if v.failures or not v.undecided:
-            return []  # decided: a failure decides the whole gate, as every pass does
-        groups = {g.key: g for g in found}
-        last_of = configurations(runs)
-        reps: dict[ConfigKey, int] = {}
-        for r in table:
-            reps[ConfigKey.of(r)] = max(reps.get(ConfigKey.of(r), 0), r.rep)
-        nearest: dict[ConfigKey, float] = {}  # each configuration's runs a side to its nearest decision
-        for c, ch in v.gated(UNDECIDED):
-            need = ch.runs_to_decide(self.fail_above, v.family)
-            still = max(1, need - min(ch.runs)) if need is not None else math.inf
-            nearest[c.key] = min(nearest.get(c.key, math.inf), still)
-        steps, capped = [], 0
-        for order, (key, still) in enumerate(nearest.items()):
-            sides = (dataclasses.replace(key, impl=self.baseline), key)
-            if not all(k in last_of and k in groups and groups[k].ok for k in sides):
-                continue
-            if any(reps.get(k, 0) >= self.max_repeat for k in sides):
-                capped += 1
-                continue
-            seconds = sum(_cost(groups[k]) for k in sides)
-            rep = max(reps.get(k, 0) for k in sides) + 1
-            # ABBA: the side that runs first alternates pass by pass, so a
-            # drift between a pair's two runs falls on both sides alike
-            ordered = sides if rep % 2 else sides[::-1]
-            steps.append((still * seconds, order, seconds,
-                          [dataclasses.replace(last_of[k], rep=rep) for k in ordered]))
-        chosen: list[Planned] = []
-        left, skipped = self.left(), 0
-        for _, _, seconds, pair in sorted(steps, key=lambda s: (s[0], s[1])):
-            if seconds > left:
-                skipped += 1
-                continue
-            chosen += pair
-            left -= seconds
-        if not chosen:
-            why = ([f"the budget of {fmt_duration(self.budget_s)} ends the runs"] if skipped
-                   else []) + ([f"{capped} configuration{'s are' if capped != 1 else ' is'} at "
-                                f"--max-repeat ({self.max_repeat} runs a side)"] if capped
-                               else []) or ["a side with no ok run is not run again"]
-            self.stopped = f"the gate stays undecided: {'; '.join(why)}"
-        return chosen

@@ -145,7 +145,7 @@ def execute_until_settled(record: Record, runs: list[Planned], planned: list[Pla
         if any(p.until_settled for p in extra):
             names.append("until-settled")
             wording.append("in a verdict not settled")
-        if not names:  # run --gate: its rule's own passes (sequential.Gate)
+        if not names:  # run --gate: its rule's own passes (ab_gate.Gate)
             names.append("gate")
             wording.append("with a gated figure undecided")
         configs = len({p.key for p in extra})
