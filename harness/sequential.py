@@ -281,6 +281,13 @@ def more_runs(rows: Iterable[Row], runs: list[Planned], budget_s: float | None =
     return out
 
 
+def spent_before(rows: Iterable[Row]) -> float:
+    """The budget a resumed run's recorded rows spent: their wall times and
+    each run's overhead (the time between an interruption and --resume is
+    not the runs')."""
+    return sum(OVERHEAD_S + (r.wall_s or 0.0) for r in rows)
+
+
 def forecast(rows: Iterable[Row], runs: list[Planned], seconds: float = MORE_S) -> str:
     """What is still open, and how many of the open verdicts another
     `seconds` of runs would likely settle (their sides' runs_to_settle,
@@ -308,17 +315,19 @@ def forecast(rows: Iterable[Row], runs: list[Planned], seconds: float = MORE_S) 
 class Budgeted:
     """The rules with a time budget (run --budget): each pass fits in what
     is left of budget_s, counted on `clock` from when this was made (the
-    first run; a fake clock in tests)."""
+    first run; a fake clock in tests), less spent_s (what a resumed run's
+    recorded rows took: spent_before)."""
 
-    def __init__(self, budget_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.budget_s, self.clock = budget_s, clock
+    def __init__(self, budget_s: float, clock: Callable[[], float] = time.monotonic,
+                 spent_s: float = 0.0) -> None:
+        self.budget_s, self.clock, self.spent_s = budget_s, clock, spent_s
         self.started = clock()
         self.stopped = ""  # set when the budget ends a run with verdicts open
 
     repeated = staticmethod(repeated)
 
     def left(self) -> float:
-        return self.budget_s - (self.clock() - self.started)
+        return self.budget_s - self.spent_s - (self.clock() - self.started)
 
     def more_runs(self, rows: Iterable[Row], runs: list[Planned]) -> list[Planned]:
         """The next pass: what fits in a slice of the time left (at least

@@ -152,7 +152,13 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
           f"estimated {fmt_duration(sum(estimates))} for the runs; "
           f"{planned.basis}" + (f"; {builds}" if builds else ""))
-    if planned.sequential:
+    spent = sequential.spent_before(run.runs().rows) if resume and s.budget_s else 0.0
+    if spent:  # the plan's line is the whole run's: what is left of it
+        print(f"resumed: {len(run.runs().rows)} runs recorded took {fmt_duration(spent)} of the "
+              f"budget of {fmt_duration(s.budget_s)}; {len(runs)} runs of the minimum left "
+              f"(about {fmt_duration(sum(estimates))}), at most about "
+              f"{fmt_duration(max(sum(estimates), s.budget_s - spent))} with the passes")
+    elif planned.sequential:
         print(f"that is {planned.sequential}")
     if gate:
         print(f"then {_gate_plan(s, gate, planned.runs, planned.estimates)}")
@@ -176,7 +182,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
                 prepared.wait()
 
             # the budget counts from here: after the builds, from the first run
-            budget = sequential.Budgeted(s.budget_s) if s.budget_s and not gate else None
+            budget = (sequential.Budgeted(s.budget_s, spent_s=spent)
+                      if s.budget_s and not gate else None)
             gating = (ab_gate.Gate(gate[0], s.gate, s.max_repeat or s.repeat,
                                    s.budget_s or 0.0, gate[1]) if gate else None)
             counts = execute_until_settled(

@@ -139,3 +139,16 @@ def test_a_verdict_that_cannot_settle_within_the_ceiling_buys_no_runs() -> None:
     assert sequential.runs_to_settle(tight, tuple(2 * v for v in tight), 1.0, 0.05) == \
         sequential.FEWEST
 
+
+
+def test_a_resumed_run_spends_only_what_the_budget_has_left(tmp_path: Path) -> None:
+    """--resume: the recorded rows' runs count against the budget (their wall
+    times and each run's overhead), not the time the run lay interrupted."""
+    run, _, _, runs = _session(tmp_path, 3)
+    rows = run.runs().rows
+    spent = sequential.spent_before(rows)
+    assert spent == pytest.approx(sum(sequential.OVERHEAD_S + (r.wall_s or 0) for r in rows))
+    resumed = sequential.Budgeted(BUDGET_S, clock=lambda: 0.0, spent_s=spent)
+    assert resumed.left() == pytest.approx(BUDGET_S - spent)
+    assert resumed.more_runs(rows, runs) == []  # the budget was spent before the interruption
+    assert resumed.stopped == "the budget of 7:30 ends the runs"
