@@ -17,6 +17,7 @@ from .processes.children import stoppable
 from .core.envinfo import ram_bytes
 from .core.presentation import PRESENTATIONS
 from .core.registry import Impl, RegistryError, languages, resolve
+from .core.schema import Status
 from .record.rundir import RunDirError, check_out, open_run_dir, point_latest
 from .session import run_suite
 from .plan.settings import dimensions, impl_list, name_list, percentage, settings_from
@@ -358,7 +359,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     for lang in languages(_impls(args)):
         ready = prepare(lang, None)
         print(f"{lang.name}: {'built' if ready.ready else f'{ready.status}, {ready.reason}'}")
-        failed += ready.status == "build-failed"
+        failed += ready.status == Status.BUILD_FAILED
     return 1 if failed else 0
 
 

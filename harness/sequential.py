@@ -50,7 +50,7 @@ from .analyse.questions import ClaimVerdict, Questions, ask
 from .analyse.standings import Standing
 from .core.formatting import fmt_duration
 from .core.metrics import METRICS
-from .core.schema import ConfigKey, Env, Row
+from .core.schema import ConfigKey, Env, Row, Status
 from .plan.plan import Planned, configurations
 from .present.compare import UNDECIDED, Verdict, baseline_verdict
 from .present.noise import Noise
@@ -68,15 +68,15 @@ OVERHEAD_S = 0.3
 MORE_S = 600.0
 
 
-def repeated(p: Planned, statuses: list[str]) -> bool:
+def repeated(p: Planned, statuses: list[Status]) -> bool:
     """Whether a planned run goes ahead, given its configuration's statuses
     so far: under --until-settled, not after a timeout or two failures with
     no ok run between them (a thread baseline that cannot start a million
     threads fails the same way every time, and may take its whole timeout
     to; a crash is cheap and may be the machine's once)."""
-    if not p.until_settled or "ok" in statuses:
+    if not p.until_settled or Status.OK in statuses:
         return True
-    return not ("timeout" in statuses or len(statuses) >= 2)
+    return not (Status.TIMEOUT in statuses or len(statuses) >= 2)
 
 
 def runs_to_settle(base: tuple[float, ...], other: tuple[float, ...], threshold: float,

@@ -9,9 +9,10 @@ older runs readable."""
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import math
 import re
-import dataclasses
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any, Callable
@@ -20,7 +21,20 @@ from .. import UsageError
 from .variants import ID, parse
 from .workloads import COMMON_DIMENSIONS, WORKLOADS, Param
 
-STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-failed")
+
+
+class Status(enum.StrEnum):
+    """A run's outcome: runs.csv's `status` cell. A StrEnum, so that a member
+    is its cell's text (written, compared, counted and formatted as that
+    text) and files of every version read as they always did."""
+    OK = "ok"
+    INVALID = "invalid"  # wrong answer or malformed output
+    TIMEOUT = "timeout"
+    OOM = "oom"  # RSS passed --max-rss
+    CRASHED = "crashed"  # a non-zero exit or a signal
+    SKIPPED = "skipped"  # not run: what it needs is missing here (its error says what)
+    BUILD_FAILED = "build-failed"
+
 
 # 1: the format before it had a version (no format_version in env.json; a
 #    runs.csv may lack the columns added over time). 2: the version recorded,
@@ -114,10 +128,12 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _status(text: str) -> str:
-    if text not in STATUSES:
-        raise ValueError(f"unknown status {text!r}")
-    return text
+def parse_status(text: str) -> Status:
+    """A status cell (runs.csv, summary.csv's statuses) as its member."""
+    try:
+        return Status(text)
+    except ValueError:
+        raise ValueError(f"unknown status {text!r} (known: {', '.join(Status)})") from None
 
 
 # An http ladder step's verdicts (loadtest._judge_step), frozen as the columns are.
@@ -208,7 +224,7 @@ class Row:
     cpus: int | None = _column(_count, dimension=True)
     machine: str | None = _column(str, dimension=True)
     node: str | None = _column(str, added_in=7)
-    status: str | None = _column(_status)
+    status: Status | None = _column(parse_status)
     exit_code: int | None = _column(_signed)
     signal: int | None = _column(_signed)
     wall_s: float | None = _column(_seconds)

@@ -59,7 +59,7 @@ from ..core.variants import base_of
 from .noise import AA, Noise
 from .report import md_text
 from ..record.rundir import RunDir
-from ..core.schema import ConfigKey, Env
+from ..core.schema import ConfigKey, Env, Status
 from ..core.stats import (LEVEL, Block, Interval, blocked_ratio_bound, blocked_ratio_interval,
                           blocked_ratio_p, blocked_smallest_p, holm, runs_needed, runs_to_reject,
                           smallest_p)
@@ -274,7 +274,7 @@ def _change(metric: str, old: Group, new: Group, margin: float) -> Change | None
 
 def _shown(g: Group | None) -> bool:
     """Groups of a language that never ran on either side are left out."""
-    return g is not None and any(r.status != "skipped" for r in g.rows)
+    return g is not None and any(r.status != Status.SKIPPED for r in g.rows)
 
 
 def compare_groups(old: list[Group], new: list[Group],
