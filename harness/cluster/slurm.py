@@ -632,8 +632,8 @@ def task_failure(layout: Layout, r: int, record: TaskRecord, state: JobState | N
                  build: JobState | None, tail: str) -> tuple[Status, str]:
     """(status, error) of the runs a replicate's task left without a row."""
     limit = (state is not None and state.state in ("TIMEOUT", "DEADLINE")) or "DUE TO TIME LIMIT" in tail
-    status = (Status.TIMEOUT if limit else Status.OOM
-              if state is not None and state.state == "OUT_OF_MEMORY" else Status.CRASHED)
+    oom = state is not None and state.state == "OUT_OF_MEMORY"
+    status = Status.TIMEOUT if limit else Status.OOM if oom else Status.CRASHED
     ended = state.state if state is not None else "forgotten by the controller"
     if not record.node:
         error = f"replicate {r} never started: its array task ended {ended}"

@@ -22,7 +22,6 @@ from .variants import ID, parse
 from .workloads import COMMON_DIMENSIONS, WORKLOADS, Param
 
 
-
 class Status(enum.StrEnum):
     """A run's outcome: runs.csv's `status` cell. A StrEnum, so that a member
     is its cell's text (written, compared, counted and formatted as that

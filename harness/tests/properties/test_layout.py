@@ -165,6 +165,7 @@ OTHER_FORMATS: dict[str, set[str]] = {
     # Settings they become name otherwise
     "plan.settings": {"n", "buffer", "workload", "impl", "duration_ms", "iterations", "warmup_ms"},
     "bisect": {"impl"},  # --impl, for each step's settings
+    "cli": {"n", "duration_ms"},  # settings.DEFAULTS' keys (the options' names), in the help
     # impls.toml's tables ([language], [[impl]])
     "core.registry": {"language", "impl"},
     "execute.builder": {"language", "node"},  # impls.toml's [language]; Node.js's folder
