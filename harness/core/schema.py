@@ -135,14 +135,20 @@ def parse_status(text: str) -> Status:
         raise ValueError(f"unknown status {text!r} (known: {', '.join(Status)})") from None
 
 
-# An http ladder step's verdicts (loadtest._judge_step), frozen as the columns are.
-STEP_VERDICTS = ("sustained", "slow", "saturated")
+class StepVerdict(enum.StrEnum):
+    """An http ladder step's verdict (loadtest._judge_step), frozen as the
+    columns are; its values are runs.csv's step_verdict cells, as Status's."""
+    SUSTAINED = "sustained"
+    SLOW = "slow"
+    SATURATED = "saturated"
 
 
-def _step_verdict(text: str) -> str:
-    if text not in STEP_VERDICTS:
-        raise ValueError(f"unknown step verdict {text!r} (known: {', '.join(STEP_VERDICTS)})")
-    return text
+def _step_verdict(text: str) -> StepVerdict:
+    try:
+        return StepVerdict(text)
+    except ValueError:
+        raise ValueError(f"unknown step verdict {text!r} (known: {', '.join(StepVerdict)})") \
+            from None
 
 
 def _label(text: str) -> str:
@@ -283,7 +289,7 @@ class Row:
     gen_cpus: int | None = _column(_count, added_in=8)
     gen_busy: float | None = _column(_seconds, added_in=8)
     gen_lag_p99_s: float | None = _column(_seconds, added_in=8)
-    step_verdict: str | None = _column(_step_verdict, added_in=8)
+    step_verdict: StepVerdict | None = _column(_step_verdict, added_in=8)
     # Added by the reader, never written: CPU time, user + system.
     cpu_s: float | None = field(default=None, metadata={"derived": True})
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..processes.launcher import Outcome, start_process
 from .loadgen import SCRIPT, k6_env
-from ..core.schema import Status
+from ..core.schema import Status, StepVerdict
 from ..core.workloads import (CPUS, DELAY_MS, GEN_BUSY_LIMIT, GEN_LAG_LIMIT_S, LADDER_GRACE_S,
                               RATE, REQUESTS, STEP_S, STYLE, USERS, WORKLOADS, Request,
                               ladder_p99_bound_s, ladder_vus, style_floor_ms)
@@ -66,7 +66,7 @@ class LoadFigures:
     gen_cpus: int | None = None
     gen_busy: float | None = None
     gen_lag_p99_s: float | None = None
-    step_verdict: str | None = None
+    step_verdict: StepVerdict | None = None
 
 
 assert [f.name for f in fields(LoadFigures)] == [
@@ -249,11 +249,11 @@ def _judge_step(summary: dict[str, Any], req: Request, figures: LoadFigures,
     figures.gen_lag_p99_s = lag.get("p(99)", 0) / MS if lag.get("count") else None
     figures.gen_busy = gen.cpu_s / (gen.wall_s * gen.cpus) if gen.wall_s > 0 else None
     if figures.dropped or figures.unanswered or refused:
-        figures.step_verdict = "saturated"
+        figures.step_verdict = StepVerdict.SATURATED
     elif done and figures.latency_p99_s > ladder_p99_bound_s(req.param(DELAY_MS.name)):
-        figures.step_verdict = "slow"
+        figures.step_verdict = StepVerdict.SLOW
     else:
-        figures.step_verdict = "sustained"
+        figures.step_verdict = StepVerdict.SUSTAINED
     if bad_body:
         return Status.INVALID, f"{bad_body} of {done} response bodies were not 2*NUM + NUM/2"
     if bad_status > refused:
