@@ -17,7 +17,7 @@ from .core.envinfo import (cpu_times, git, host, machine_state, mask_text, mask_
                            steal_frac)
 from .core.formatting import fmt_duration, fmt_percent
 from .core.registry import Impl, Language, languages, program_env, resolve
-from .core.schema import RowKey, VariantRecord
+from .core.schema import RowKey, Status, VariantRecord
 from .execute.builder import Preparation, build_estimate
 from .execute.executor import ProcessExecutor
 from .execute.machineload import load_avg_1m
@@ -224,7 +224,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
             print(f"\ninterrupted while writing the report; every row is kept: write it with "
                   f"`python -m harness report {relative(run.path)}`", file=sys.stderr)
             return 128 + exc.signum
-    if counts and set(counts) == {"skipped"}:
+    if counts and set(counts) == {Status.SKIPPED}:
         print("harness: nothing was measured: every run was skipped (exit status "
               f"{ALL_SKIPPED})", file=sys.stderr)
         for line in prepared.hints():
@@ -232,7 +232,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         return ALL_SKIPPED
     if gate is not None and gating is not None:
         return _gate_status(s, gate[0], run, gating.stopped)
-    return 0 if set(counts) <= {"ok", "skipped"} else 1
+    return 0 if set(counts) <= {Status.OK, Status.SKIPPED} else 1
 
 
 def _gate(s: Settings, impls: list[Impl]) -> tuple[str, Noise | None] | None:

@@ -57,7 +57,7 @@ from .slurm_options import check as check_slurm_opt
 from .replicates import complete, count, missing, replicate
 from ..record.rundir import (RunDir, RunDirError, add_invocation, check_out, earlier_runs,
                              end_invocation, invocation, latest, new_env, point_latest)
-from ..core.schema import Env, Row, row_key, utc_now
+from ..core.schema import Env, Row, Status, row_key, utc_now
 from ..session import ALL_SKIPPED, run_suite, write_report
 from ..plan.settings import MAX_REPEAT, Settings
 
@@ -366,7 +366,10 @@ class BuildRecord:
                     for r in table.values()):
                 raise UsageError(f"{path}: a readiness table is not {{NAME: {{\"status\": TEXT, "
                                  f"\"reason\": TEXT}}}}")
-            return {name: Readiness(**r) for name, r in table.items()}
+            try:
+                return {name: Readiness.of(**r) for name, r in table.items()}
+            except ValueError as exc:
+                raise UsageError(f"{path}: {exc}") from None
         texts = [data.get(BUILD_NODE), data.get(BUILD_TOKEN), data.get(BUILD_FINISHED)]
         if not all(v is None or isinstance(v, str) for v in texts):
             raise UsageError(f"{path}: its node, token and finished_at are not strings")
@@ -387,7 +390,7 @@ def failed_builds(build: BuildRecord | None) -> tuple[set[str], set[str]]:
     out, and the merge records that failure as their rows."""
     if not build:
         return set(), set()
-    return ({name for name, r in build.languages.items() if r.status == "build-failed"},
+    return ({name for name, r in build.languages.items() if r.status == Status.BUILD_FAILED},
             {name for name, r in build.impls.items() if not r.ready})
 
 
@@ -626,11 +629,11 @@ def failure_rows(layout: Layout, runs: list[Planned], found: list[Replicate], ru
 
 
 def task_failure(layout: Layout, r: int, record: TaskRecord, state: JobState | None,
-                 build: JobState | None, tail: str) -> tuple[str, str]:
+                 build: JobState | None, tail: str) -> tuple[Status, str]:
     """(status, error) of the runs a replicate's task left without a row."""
     limit = (state is not None and state.state in ("TIMEOUT", "DEADLINE")) or "DUE TO TIME LIMIT" in tail
-    status = ("timeout" if limit else
-              "oom" if state is not None and state.state == "OUT_OF_MEMORY" else "crashed")
+    oom = state is not None and state.state == "OUT_OF_MEMORY"
+    status = Status.TIMEOUT if limit else Status.OOM if oom else Status.CRASHED
     ended = state.state if state is not None else "forgotten by the controller"
     if not record.node:
         error = f"replicate {r} never started: its array task ended {ended}"
@@ -708,7 +711,7 @@ def run_on_slurm(s: Settings, cluster: Cluster, opts: dict[str, Any], out: Path,
               f"that finished are kept in {relative(run.runs_path)}; continue with --resume",
               file=sys.stderr)
         return 128 + interrupted
-    counts: dict[str, int] = {}
+    counts: dict[Status, int] = {}
     for row in rows:
         counts[row.status] = counts.get(row.status, 0) + 1
     nodes = sorted({rep.node for rep in found if rep.node})
@@ -717,11 +720,11 @@ def run_on_slurm(s: Settings, cluster: Cluster, opts: dict[str, Any], out: Path,
           f"{', '.join(nodes) or 'none'}); rows in {relative(run.runs_path)}")
     if report:
         write_report(run.path)
-    if counts and set(counts) == {"skipped"}:
+    if counts and set(counts) == {Status.SKIPPED}:
         print(f"harness: nothing was measured: every run was skipped (exit status "
               f"{ALL_SKIPPED})", file=sys.stderr)
         return ALL_SKIPPED
-    return 0 if set(counts) <= {"ok", "skipped"} else 1
+    return 0 if set(counts) <= {Status.OK, Status.SKIPPED} else 1
 
 
 def _describe(s: Settings, cluster: Cluster, runs: list[Planned], out: Path) -> None:
