@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..core.envinfo import instability
+from ..core.ladder import ladder_rows
 from ..core.formatting import fmt_percent
 from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import METRICS
@@ -199,9 +200,10 @@ def group_sort_key(key: ConfigKey) -> tuple:
 def group_runs(rows: list[Row]) -> list[Group]:
     """Groups by (impl, workload, n, buffer) with statistics, outlier flags
     (Group.row_outliers: the metrics each row is an outlier in) and memory
-    per task. Rows are never dropped."""
+    per task. Rows are never dropped; a rate ladder's steps add a group per
+    ladder (core/ladder.py: its sustained rate and knee, a value a repeat)."""
     by_key: dict[ConfigKey, list[Row]] = defaultdict(list)
-    for row in rows:
+    for row in rows + ladder_rows(rows):
         by_key[ConfigKey.of(row)].append(row)
 
     groups = []

@@ -79,11 +79,14 @@ PRESENTATIONS: dict[str, Presentation] = {
         "a server answers GET /STYLE/NUM after two simulated calls; U users x R requests "
         "(closed), or a ladder of arrival rates (open), every response checked",
         "http: async vs blocking handlers under load (after Vaughan)",
-        time_ratio=False, headline=("rps", "latency_p50_s", "peak_rss_bytes"),
+        # a ladder's figures are its own group's (core/ladder.py), a step's
+        # or a closed loop's the others
+        time_ratio=False, headline=("rps", "latency_p50_s", "peak_rss_bytes", "sustained_rps",
+                                    "knee_rps"),
         columns=("load_s", "rps", "latency_p50_s", "latency_p99_s", "latency_p999_s",
                  "latency_max_s", "dropped", "unanswered", "max_threads", "peak_rss_bytes",
-                 "gen_cpu_s"),
-        plots=("http_throughput", "http_threads", "http_latency"),
+                 "gen_cpu_s", "sustained_rps", "knee_rps"),
+        plots=("http_throughput", "http_threads", "http_latency", "http_ladder"),
         plot_caption="throughput against users"),
 }
 

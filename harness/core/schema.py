@@ -35,9 +35,11 @@ STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-fail
 #    the host of a replicate of a cluster run. 8: http's open loop, a rate
 #    ladder: the dimensions `rate` and `step_s` (runs.csv and samples.csv),
 #    and each step's offered, dropped and unanswered requests, p99.9, its
-#    generator's cores, busy share and lateness, and its verdict.
-FORMAT_VERSION = 8
-FORMATS = (1, 2, 3, 4, 5, 6, 7, 8)
+#    generator's cores, busy share and lateness, and its verdict. 9: a
+#    ladder's steps past its first saturated or failed one are not run, but
+#    recorded `skipped` with the step verdict `past-saturation`.
+FORMAT_VERSION = 9
+FORMATS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 # OWASP's rule for CSV cells from untrusted text: a cell starting with one of
 # = + - @ tab CR is a formula to a spreadsheet, so it is written after a `'`.
 # A cell already starting with `'`s before one of them gets one more, so the
@@ -120,8 +122,10 @@ def _status(text: str) -> str:
     return text
 
 
-# An http ladder step's verdicts (loadtest._judge_step), frozen as the columns are.
-STEP_VERDICTS = ("sustained", "slow", "saturated")
+# An http ladder step's verdicts (loadtest._judge_step), frozen as the columns
+# are; and (format 9) a step not run, its ladder ended below it (core/ladder.py).
+PAST_END = "past-saturation"
+STEP_VERDICTS = ("sustained", "slow", "saturated", PAST_END)
 
 
 def _step_verdict(text: str) -> str:
@@ -271,6 +275,11 @@ class Row:
     step_verdict: str | None = _column(_step_verdict, added_in=8)
     # Added by the reader, never written: CPU time, user + system.
     cpu_s: float | None = field(default=None, metadata={"derived": True})
+    # A ladder's row (core/ladder.py, made by the analysis): its sustained
+    # rate and knee, and whether the sustained rate is its top step.
+    sustained_rps: float | None = field(default=None, metadata={"derived": True})
+    knee_rps: float | None = field(default=None, metadata={"derived": True})
+    ladder_top: bool | None = field(default=None, metadata={"derived": True})
 
     def figure(self, name: str) -> Any:
         """A figure named by a declaration (metrics.METRICS, a workload's
