@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .schema import DIMENSIONS, ConfigKey, Row
+from .schema import DIMENSIONS, PAST_END, ConfigKey, Row
 from .workloads import RATE
 
 # Statuses that say nothing of the server under load (no style, no
@@ -46,6 +46,16 @@ def end_reason(row: Row) -> str | None:
         return (f"was saturated ({row.dropped or 0} requests dropped, {row.unanswered or 0} "
                 f"unanswered)")
     return None
+
+
+def past_end(row: Row) -> bool:
+    """A step not run: its ladder ended below it in its repeat."""
+    return row.step_verdict == PAST_END
+
+
+def whole(row: Row) -> bool:
+    """A ladder's own row (ladder_rows), not a run."""
+    return row.ladder_top is not None
 
 
 def past_end_error(row: Row) -> str:
