@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from harness.analyse.analysis import group_runs
 from harness.analyse.questions import HOLDS, claims, rankings
-from harness.core.claims import Claim, Side
+from harness.core.claims import CLAIMS, Claim, Side
 from harness.core.ladder import end_reason, figures, ladder_key, ladder_rows
 from harness.core.metrics import KNEE, SUSTAINED
 from harness.core.schema import PAST_END, ConfigKey, Row
@@ -96,3 +96,14 @@ def test_rankings_and_claims_judge_the_sustained_rate_across_repeats() -> None:
                   Side("node", "http", None, SUSTAINED, params=params), 1.0)
     [verdict] = claims(groups, [claim])
     assert verdict.verdict == HOLDS and verdict.interval.estimate == 4.0
+
+
+def test_a_declared_capacity_claim_names_seed004s_ladder() -> None:
+    rows = [r for rep in (1, 2) for r in (
+        ladder(["sustained"] * 5, style="when-all", rep=rep, cpus=1)
+        + ladder(["sustained", "saturated"], style="sync", rep=rep, cpus=1))]
+    groups = {g.key: g for g in group_runs(rows)}
+    claim = next(c for c in CLAIMS if c.text == "go: when-all sustains a higher arrival rate than "
+                 "sync")
+    assert groups[claim.num.key()].values(SUSTAINED) == (400, 400)
+    assert groups[claim.den.key()].values(SUSTAINED) == (25, 25)
