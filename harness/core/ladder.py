@@ -109,10 +109,13 @@ def ladder_rows(rows: list[Row]) -> list[Row]:
         key = ladder_key(ConfigKey.of(r))
         if key is not None and r.status not in NOT_MEASURED:
             ladders.setdefault((key, r.rep), []).append(r)
+    # summary.csv's steps carry no verdict, and their ladder its own line
+    unjudged = {key for (key, _), steps in ladders.items()
+                if any(r.status == "ok" and r.step_verdict is None for r in steps)}
     out = []
     for (key, rep), steps in ladders.items():
-        if any(r.status == "ok" and r.step_verdict is None for r in steps):
-            continue  # summary.csv's steps carry no verdict, and their ladder its own line
+        if key in unjudged:
+            continue
         found = figures(steps)
         first = min(steps, key=lambda r: r.rate)
         error = None if found.sustained_rps is not None else (

@@ -45,6 +45,9 @@ class Presentation:
     plots: tuple[str, ...] = ("time_lines", "rss_lines", "rss_over_time")  # ids of plots.PLOTS
     plot_caption: str = ""  # what the time plots show, after the workload's name
     panel: Panel | None = None  # its part of summary.png, if any
+    # The plots a published page shows (files of the run's plots/, copied
+    # beside the page when there): a report has them all.
+    page_plots: tuple[str, ...] = ()
 
 
 PRESENTATIONS: dict[str, Presentation] = {
@@ -87,7 +90,7 @@ PRESENTATIONS: dict[str, Presentation] = {
                  "latency_max_s", "dropped", "unanswered", "max_threads", "peak_rss_bytes",
                  "gen_cpu_s", "sustained_rps", "knee_rps"),
         plots=("http_throughput", "http_threads", "http_latency", "http_ladder"),
-        plot_caption="throughput against users"),
+        plot_caption="throughput against users", page_plots=("http_ladder.png",)),
 }
 
 
