@@ -196,7 +196,7 @@ def http_ladder(run: Run, out: Path, workload: str, presented: Presentation) -> 
     """The open loop's picture: each step's p99 against its offered rate,
     a panel per implementation, a line per style, log-log; a hollow marker
     where the step saturated (its latencies understate), a red ✕ where no
-    run of it measured the server, the p99 bound dashed, and each style's
+    run of it measured the server, the p99 bound dotted, and each style's
     sustained rate (median over the repeats) in the key."""
     by_impl = _steps(run, workload)
     if not by_impl:
@@ -234,8 +234,8 @@ def http_ladder(run: Run, out: Path, workload: str, presented: Presentation) -> 
                     failed.add(g.failure)
         delays = {g.key.param(DELAY_MS.name) for g in members_of}
         for delay in delays:
-            ax.axhline(ladder_p99_bound_s(delay) * 1e3, color="#777777", linestyle="--",
-                       linewidth=1)
+            ax.axhline(ladder_p99_bound_s(delay) * 1e3, color="#777777", linestyle=":",
+                       linewidth=1.2)
         ax.set_xscale("log")
         rates = sorted({g.key.param(RATE.name) for g in members_of})
         ax.set_xticks(rates, [f"{r:,}" for r in rates], fontsize=7)
@@ -243,13 +243,14 @@ def http_ladder(run: Run, out: Path, workload: str, presented: Presentation) -> 
         ax.set_title(impl)
         ax.set_xlabel("offered rate (requests/s, log)")
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7, loc="upper left", frameon=False)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="upper left", frameon=False)
     for ax in axes:
         log_y(ax)
         plain_log(ax)
         ax.set_ylabel("p99 response (ms, log)")
     caption = shown.caption("points: median p99 of the ok runs; hollow: saturated (requests "
-                            "dropped or unanswered); dashed: the p99 bound")
+                            "dropped or unanswered); dotted: the p99 bound")
     if failed:
         caption += f"; ✕: no run measured the server ({', '.join(sorted(failed))})"
     fig.suptitle(f"{workload}: the rate ladder, p99 against the offered rate (open loop)\n"
