@@ -113,7 +113,7 @@ def ladder_rows(rows: list[Row]) -> list[Row]:
     unjudged = {key for (key, _), steps in ladders.items()
                 if any(r.status == "ok" and r.step_verdict is None for r in steps)}
     out = []
-    for (key, rep), steps in ladders.items():
+    for (key, _), steps in ladders.items():
         if key in unjudged:
             continue
         found = figures(steps)

@@ -14,7 +14,7 @@ import dataclasses
 from typing import Callable, Iterable, Protocol
 
 from ..core.formatting import fmt_percent
-from ..core.ladder import end_reason, ladder_key, past_end_error
+from ..core.ladder import end_reason, ladder_key, past_end, past_end_error
 from ..core.schema import PAST_END, ConfigKey, Row
 from ..core.workloads import RATE, WORKLOADS, adaptive_sleep_ms
 from ..plan.plan import Planned
@@ -98,8 +98,7 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
     recorded = record.rows()
     ended: dict[tuple[ConfigKey, int], Row] = {}  # a ladder's lowest step that ended it, by rep
     for r in recorded:
-        statuses.setdefault(ConfigKey.of(r), []).append(r.status)
-        _ends(ended, r)
+        _note(statuses, ended, r)
     spawns = start_times(recorded)
     past_spawns = start_times(past)
     pending = list(runs)
@@ -115,7 +114,7 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
             continue
         p = held(p, spawns.get(p.key, []) + past_spawns.get(p.key, []))
         progress.start(i, p.label)
-        below = ended.get((ladder_key(p.key), p.rep)) if ladder_key(p.key) else None
+        below = ended.get((ladder, p.rep)) if (ladder := ladder_key(p.key)) else None
         if below is not None and below.rate < p.key.param(RATE.name):
             done = Executed(make_row(record.name, p, "skipped", error=past_end_error(below),
                                      step_verdict=PAST_END))
@@ -124,8 +123,7 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
         if done.samples:
             record.append_samples(done.row, done.samples)
         record.append_run(done.row)
-        statuses.setdefault(p.key, []).append(done.row.status)
-        _ends(ended, done.row)
+        _note(statuses, ended, done.row)
         for key, starts in start_times([done.row]).items():
             spawns.setdefault(key, []).extend(starts)
         counts[done.row.status] = counts.get(done.row.status, 0) + 1
@@ -133,15 +131,21 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
     return counts
 
 
-def _ends(ended: dict[tuple[ConfigKey, int], Row], row: Row) -> None:
-    """Note a step that ends its ladder in its repeat (ladder.end_reason):
-    the scheduler runs none of that ladder's higher steps in that repeat."""
-    key = ladder_key(ConfigKey.of(row))
-    if key is None or end_reason(row) is None:
+def _note(statuses: dict[ConfigKey, list[str]], ended: dict[tuple[ConfigKey, int], Row],
+          row: Row) -> None:
+    """Note a row's status for rules.repeated (a step not run past its
+    ladder's end says nothing of how its runs end), and a step that ends its
+    ladder in its repeat (ladder.end_reason): the scheduler runs none of
+    that ladder's higher steps in that repeat."""
+    key = ConfigKey.of(row)
+    if not past_end(row):
+        statuses.setdefault(key, []).append(row.status)
+    ladder = ladder_key(key)
+    if ladder is None or end_reason(row) is None:
         return
-    known = ended.get((key, row.rep))
+    known = ended.get((ladder, row.rep))
     if known is None or row.rate < known.rate:
-        ended[(key, row.rep)] = row
+        ended[(ladder, row.rep)] = row
 
 
 def execute_until_settled(record: Record, runs: list[Planned], planned: list[Planned],
