@@ -244,7 +244,7 @@ def http_ladder(run: Run, out: Path, workload: str, presented: Presentation) -> 
         ax.set_xlabel("offered rate (requests/s, log)")
         ax.grid(alpha=0.3, which="both")
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7, loc="upper left", frameon=False)
+            ax.legend(fontsize=7, loc="best", frameon=False)
     for ax in axes:
         log_y(ax)
         plain_log(ax)
