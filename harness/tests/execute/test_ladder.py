@@ -147,3 +147,22 @@ def test_steps_above_the_one_that_ended_a_ladder_are_recorded_skipped_not_run(
     assert skipped.error == ("not run: this ladder's step at 100 requests a second was saturated "
                              "(7 requests dropped, 0 unanswered) in repeat 1; no higher step is "
                              "measured")
+
+
+def test_a_step_not_run_past_its_ladders_end_is_no_failure_for_until_settled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under --until-settled a configuration that failed twice is not run
+    again; 400 was not run in repeats 1 and 2 (skipped past the end), which
+    is no failure: repeat 3, whose ladder does not end, runs it."""
+    monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
+    s = settings_from({"impl": "fake-serve", "workload": "http", "style": "async",
+                       "rate": "25,50,100,200,400", "repeat": 3, "until_settled": True,
+                       "max_repeat": 6}, ram_bytes=1 << 30)
+    runs = [p for p in plan(resolve(s.impls), s) if p.rep <= 3]
+    assert all(p.until_settled for p in runs)
+    run = RunDir.create_new(tmp_path)
+    fake = SaturatingExecutor(run.name)
+    scheduler.execute(run, runs, sequential, lambda p: Readiness("ready"), fake,
+                      Progress(len(runs), [0.0] * len(runs)))
+    assert (3, 400) in fake.ran
+    assert [r.status for r in run.runs().rows if r.rate == 400] == ["skipped", "skipped", "ok"]
