@@ -11,12 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from . import ROOT, HarnessError, UsageError, relative, sequential
+from . import ROOT, HarnessError, UsageError, ab_gate, relative, sequential
+from .analyse.noise import Noise
 from .core.envinfo import (cpu_times, git, host, machine_state, mask_text, mask_value, redact,
                            steal_frac)
 from .core.formatting import fmt_duration, fmt_percent
 from .core.registry import Impl, Language, languages, program_env, resolve
-from .core.schema import VariantRecord
+from .core.schema import RowKey, VariantRecord
 from .execute.builder import Preparation, build_estimate
 from .execute.executor import ProcessExecutor
 from .execute.machineload import load_avg_1m
@@ -28,7 +29,6 @@ from .plan.plan import Planned
 from .plan.runplan import plan_run
 from .plan.settings import Settings
 from .present.compare import calibration_noise, compare_baseline, render
-from .present.noise import Noise
 from .processes.interrupts import Interrupted, interruptible
 from .processes.launcher import LauncherError, ensure_launcher
 from .record import published_timings
@@ -126,7 +126,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     if dry_run:
         first, *rest = planned.dry_run
         print("\n".join([f"{first}; {_builds(planned.runs, s.build) or 'no builds'}",
-                         *([f"then {_gate_plan(s, gate)}"] if gate else []), *rest]))
+                         *([f"then {_gate_plan(s, gate, planned.runs, planned.estimates)}"]
+                           if gate else []), *rest]))
         return 0
     try:
         ensure_launcher()
@@ -151,10 +152,16 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
           f"estimated {fmt_duration(sum(estimates))} for the runs; "
           f"{planned.basis}" + (f"; {builds}" if builds else ""))
-    if planned.sequential:
+    spent = sequential.spent_before(run.runs().rows) if resume and s.budget_s else 0.0
+    if spent:  # the plan's line is the whole run's: what is left of it
+        print(f"resumed: {len(run.runs().rows)} runs recorded took {fmt_duration(spent)} of the "
+              f"budget of {fmt_duration(s.budget_s)}; {len(runs)} runs of the minimum left "
+              f"(about {fmt_duration(sum(estimates))}), at most about "
+              f"{fmt_duration(max(sum(estimates), s.budget_s - spent))} with the passes")
+    elif planned.sequential:
         print(f"that is {planned.sequential}")
     if gate:
-        print(f"then {_gate_plan(s, gate)}")
+        print(f"then {_gate_plan(s, gate, planned.runs, planned.estimates)}")
     print(f"recording to {relative(run.path)}")
 
     progress = Progress(len(runs), estimates)
@@ -175,9 +182,10 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
                 prepared.wait()
 
             # the budget counts from here: after the builds, from the first run
-            budget = sequential.Budgeted(s.budget_s) if s.budget_s and not gate else None
-            gating = (sequential.Gate(gate[0], s.gate, s.max_repeat or s.repeat,
-                                      s.budget_s or 0.0, gate[1]) if gate else None)
+            budget = (sequential.Budgeted(s.budget_s, spent_s=spent)
+                      if s.budget_s and not gate else None)
+            gating = (ab_gate.Gate(gate[0], s.gate, s.max_repeat or s.repeat,
+                                   s.budget_s or 0.0, gate[1]) if gate else None)
             counts = execute_until_settled(
                 run, runs, planned.runs, gating or budget or sequential,
                 lambda p: prepared.readiness(p.impl, p.key.workload, p.workload.kind == "server"),
@@ -240,11 +248,17 @@ def _gate(s: Settings, impls: list[Impl]) -> tuple[str, Noise | None] | None:
                          else None)
 
 
-def _gate_plan(s: Settings, gate: tuple[str, Noise | None]) -> str:
-    """What the gate adds after the minimum, in words."""
+def _gate_plan(s: Settings, gate: tuple[str, Noise | None], runs: list[Planned],
+               estimates: dict[RowKey, float]) -> str:
+    """What the gate adds after the minimum, in words, with the most runs
+    and time it may take (ab_gate.most_runs)."""
+    most, seconds = ab_gate.most_runs(runs, lambda p: estimates[p.row_key],
+                                      s.max_repeat or s.repeat, s.budget_s or 0.0)
     return (f"--gate {fmt_percent(s.gate or 0)}: the configurations with a figure undecided "
             f"against {gate[0]} run again on both sides, up to {s.max_repeat} runs a side, within "
-            f"a budget of {fmt_duration(s.budget_s or 0)} for all the runs"
+            f"a budget of {fmt_duration(s.budget_s or 0)} for all the runs: at most {most} runs "
+            f"({len(runs)} of the minimum, then up to {most - len(runs)} more), about "
+            f"{fmt_duration(seconds)} of runs at most"
             + (f"; the figures calibration run {gate[1].source} cannot gate are named, not "
                "gated" if gate[1] is not None else ""))
 
