@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..core.envinfo import instability
+from ..core.ladder import ladder_rows, past_end, whole
 from ..core.formatting import fmt_percent
 from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import COLD, METRICS, RSS, WARM
@@ -199,9 +200,10 @@ def group_sort_key(key: ConfigKey) -> tuple:
 def group_runs(rows: list[Row]) -> list[Group]:
     """Groups by (impl, workload, n, buffer) with statistics, outlier flags
     (Group.row_outliers: the metrics each row is an outlier in) and memory
-    per task. Rows are never dropped."""
+    per task. Rows are never dropped; a rate ladder's steps add a group per
+    ladder (core/ladder.py: its sustained rate and knee, a value a repeat)."""
     by_key: dict[ConfigKey, list[Row]] = defaultdict(list)
-    for row in rows:
+    for row in rows + ladder_rows(rows):
         by_key[ConfigKey.of(row)].append(row)
 
     groups = []
@@ -500,7 +502,7 @@ def by_design(g: Group, workload_groups: Iterable[Group]) -> bool:
     """A skipped configuration of an implementation that ran this workload
     in other configurations: one it cannot have by design (a server's
     style it lacks, its README says why), not a failure."""
-    return (all(r.status == Status.SKIPPED for r in g.rows)
+    return (all(r.status == Status.SKIPPED and not past_end(r) for r in g.rows)
             and any(o.impl == g.impl and o.ok for o in workload_groups))
 
 
@@ -514,7 +516,29 @@ def design_notes(groups: list[Group]) -> list[str]:
                 choice = " ".join(f"{k}={v}" for k, v in choice_params(g))
                 designed[g.impl].append(f"{g.workload} {choice or g.key.settings}".strip())
     return [f"{impl} has no {' or '.join(sorted(set(where)))}, by design "
-            f"(skipped; its README says why)." for impl, where in sorted(designed.items())]
+            f"(skipped; its README says why)." for impl, where in sorted(designed.items())
+            ] + ladder_notes(groups)
+
+
+def ladder_notes(groups: list[Group]) -> list[str]:
+    """Where the rate ladders stopped measuring: the steps not run past a
+    saturated or failed one, and the ladders sustained up to their top step,
+    whose sustained rate is then a bound from below, not the server's."""
+    out = []
+    for workload, members in _by_workload(groups).items():
+        skipped = sum(past_end(r) for g in members for r in g.rows)
+        topped = sorted({_short(g) for g in members for r in g.rows
+                         if r.status == Status.OK and r.ladder_top})
+        if skipped:
+            out.append(f"{workload}: {skipped} rate ladder step{'s' if skipped != 1 else ''} not "
+                       f"run: a ladder stops, in each repeat, at its first saturated or failed "
+                       f"step (the rows of the steps above are kept, skipped, and name it); "
+                       f"latency past saturation is not measured.")
+        if topped:
+            out.append(f"{workload}: sustained up to the ladder's top step, so the sustained "
+                       f"rate is a bound from below (no higher rate was tried): "
+                       f"{'; '.join(topped)}.")
+    return out
 
 
 def warnings(groups: list[Group], env: Env, notes: Iterable[str] = ()) -> list[str]:
@@ -537,7 +561,7 @@ def warnings(groups: list[Group], env: Env, notes: Iterable[str] = ()) -> list[s
         if by_design(g, sets[g.workload]):
             continue
         for r in g.rows:
-            if r.status in SETUP_STATUSES:
+            if r.status in SETUP_STATUSES and not past_end(r):
                 setup.setdefault((g.impl, r.status), r.error or "no reason recorded")
     for (impl, status), error in sorted(setup.items()):
         out.append(f"{impl}: {status} ({error}).")
@@ -552,7 +576,7 @@ def warnings(groups: list[Group], env: Env, notes: Iterable[str] = ()) -> list[s
             if odd:
                 out.append(f"{g.label}: peak RSS measured by {', '.join(sorted(odd))}, not {usual}.")
 
-    ok_rows = [r for g in groups for r in g.rows if r.status == Status.OK]
+    ok_rows = [r for g in groups for r in g.rows if r.status == Status.OK and not whole(r)]
     loaded = [r for r in ok_rows if is_loaded(r)]
     if loaded:
         worst = max(loaded, key=lambda r: r.other_cpu_frac)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .metrics import COLD, P99, RPS, RSS, THREADS, WARM
+from .metrics import COLD, P99, RPS, RSS, SUSTAINED, THREADS, WARM
 from .schema import ConfigKey, Row
 from .workloads import CPUS, HTTP_DIMENSIONS, LADDER_DIMENSIONS
 
@@ -115,6 +115,13 @@ def _step(impl: str, style: str, rate: int, metric: str) -> Side:
                  (STEP_S, 10), (CPUS.name, 1)))
 
 
+def _ladder(impl: str, style: str, metric: str) -> Side:
+    """seed004's whole rate ladder (core/ladder.py): its figures, a value a repeat."""
+    return Side(impl, "http", None, metric, None,  # type: ignore[arg-type]
+                ((DELAY_MS, 100), (POOL_THREADS, None), (STYLE, style), (STEP_S, 10),
+                 (CPUS.name, 1)))
+
+
 CLAIMS += [c for impl in SERVERS for c in (
     Claim("Vaughan", f"{impl}: when-all serves more than sync (50 users)", "1.68×",
           _http(impl, "when-all", 50, RPS), _http(impl, "sync", 50, RPS), 1.0, size=1.68),
@@ -138,4 +145,11 @@ CLAIMS += [c for impl in SERVERS for c in (
     Claim("Vaughan", f"{impl}: async answers sooner than parallel under load (p99, 800 requests "
           "a second)", "ahead at 150 users", _step(impl, "async", 800, P99),
           _step(impl, "parallel", 800, P99), 1.0, less=True),
+    # Capacity: the ladder's sustained rate (p99 within its bound, nothing dropped).
+    Claim("Vaughan", f"{impl}: when-all sustains a higher arrival rate than sync",
+          "the most requests a second", _ladder(impl, "when-all", SUSTAINED),
+          _ladder(impl, "sync", SUSTAINED), 1.0),
+    Claim("Vaughan", f"{impl}: sync-over-async sustains a lower arrival rate than async",
+          "the worst", _ladder(impl, "sync-over-async", SUSTAINED),
+          _ladder(impl, "async", SUSTAINED), 1.0, less=True),
 )]

@@ -93,6 +93,14 @@ METRICS: dict[str, Metric] = _metrics(
            workloads=("http",)),
     Metric("gen_lag_p99_s", "load generator's lateness, p99", "k6 late p99", "s",
            workloads=("http",)),
+    # A whole ladder's, one value per repeat (core/ladder.py): the highest
+    # rate sustained (MLPerf's server scenario) and where the p99 bends.
+    # Each is one of the ladder's rates: level means the same step (10%,
+    # well below any ladder's spacing).
+    Metric("sustained_rps", "sustained rate", "sustained", "rps", higher_is_better=True,
+           workloads=("http",), compared=True, margin=0.1),
+    Metric("knee_rps", "knee (p99 past twice the unloaded)", "knee", "rps",
+           higher_is_better=True, workloads=("http",), compared=True, margin=0.1),
 )
 
 # The kernel's counters, shown beside a change (compare's rows, bisect's verdict).
@@ -108,6 +116,7 @@ WALL, COLD, WARM, SPAWN, RSS, THREADS, P99 = (
 THROUGHPUT = "rps"
 LATENCIES = ("latency_p50_s", "latency_p90_s", P99, "latency_max_s")
 RPS = THROUGHPUT
+SUSTAINED, KNEE = "sustained_rps", "knee_rps"
 
 
 def margins(text: str | None, option: str = "--margin") -> dict[str, float]:

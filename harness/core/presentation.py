@@ -45,6 +45,9 @@ class Presentation:
     plots: tuple[str, ...] = ("time_lines", "rss_lines", "rss_over_time")  # ids of plots.PLOTS
     plot_caption: str = ""  # what the time plots show, after the workload's name
     panel: Panel | None = None  # its part of summary.png, if any
+    # The plots a published page shows (files of the run's plots/, copied
+    # beside the page when there): a report has them all.
+    page_plots: tuple[str, ...] = ()
 
 
 PRESENTATIONS: dict[str, Presentation] = {
@@ -79,12 +82,15 @@ PRESENTATIONS: dict[str, Presentation] = {
         "a server answers GET /STYLE/NUM after two simulated calls; U users x R requests "
         "(closed), or a ladder of arrival rates (open), every response checked",
         "http: async vs blocking handlers under load (after Vaughan)",
-        time_ratio=False, headline=("rps", "latency_p50_s", "peak_rss_bytes"),
+        # a ladder's figures are its own group's (core/ladder.py), a step's
+        # or a closed loop's the others
+        time_ratio=False, headline=("rps", "latency_p50_s", "peak_rss_bytes", "sustained_rps",
+                                    "knee_rps"),
         columns=("load_s", "rps", "latency_p50_s", "latency_p99_s", "latency_p999_s",
                  "latency_max_s", "dropped", "unanswered", "max_threads", "peak_rss_bytes",
-                 "gen_cpu_s"),
-        plots=("http_throughput", "http_threads", "http_latency"),
-        plot_caption="throughput against users"),
+                 "gen_cpu_s", "sustained_rps", "knee_rps"),
+        plots=("http_throughput", "http_threads", "http_latency", "http_ladder"),
+        plot_caption="throughput against users", page_plots=("http_ladder.png",)),
 }
 
 

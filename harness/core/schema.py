@@ -48,9 +48,11 @@ class Status(enum.StrEnum):
 #    the host of a replicate of a cluster run. 8: http's open loop, a rate
 #    ladder: the dimensions `rate` and `step_s` (runs.csv and samples.csv),
 #    and each step's offered, dropped and unanswered requests, p99.9, its
-#    generator's cores, busy share and lateness, and its verdict.
-FORMAT_VERSION = 8
-FORMATS = (1, 2, 3, 4, 5, 6, 7, 8)
+#    generator's cores, busy share and lateness, and its verdict. 9: a
+#    ladder's steps past its first saturated or failed one are not run, but
+#    recorded `skipped` with the step verdict `past-saturation`.
+FORMAT_VERSION = 9
+FORMATS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 # OWASP's rule for CSV cells from untrusted text: a cell starting with one of
 # = + - @ tab CR is a formula to a spreadsheet, so it is written after a `'`.
 # A cell already starting with `'`s before one of them gets one more, so the
@@ -137,10 +139,15 @@ def parse_status(text: str) -> Status:
 
 class StepVerdict(enum.StrEnum):
     """An http ladder step's verdict (loadtest._judge_step), frozen as the
-    columns are; its values are runs.csv's step_verdict cells, as Status's."""
+    columns are; its values are runs.csv's step_verdict cells, as Status's;
+    and (format 9) a step not run, its ladder ended below it (core/ladder.py)."""
     SUSTAINED = "sustained"
     SLOW = "slow"
     SATURATED = "saturated"
+    PAST_END = "past-saturation"
+
+
+PAST_END = StepVerdict.PAST_END
 
 
 def _step_verdict(text: str) -> StepVerdict:
@@ -292,6 +299,11 @@ class Row:
     step_verdict: StepVerdict | None = _column(_step_verdict, added_in=8)
     # Added by the reader, never written: CPU time, user + system.
     cpu_s: float | None = field(default=None, metadata={"derived": True})
+    # A ladder's row (core/ladder.py, made by the analysis): its sustained
+    # rate and knee, and whether the sustained rate is its top step.
+    sustained_rps: float | None = field(default=None, metadata={"derived": True})
+    knee_rps: float | None = field(default=None, metadata={"derived": True})
+    ladder_top: bool | None = field(default=None, metadata={"derived": True})
 
     def figure(self, name: str) -> Any:
         """A figure named by a declaration (metrics.METRICS, a workload's

@@ -301,9 +301,10 @@ LADDER_DIMENSIONS = (RATE, STEP_S)
 
 def _http_key(params: tuple[Param, ...]) -> tuple[Param, ...]:
     """A closed loop has no step; an open loop has no users nor requests
-    per user, and its step's length is recorded even where defaulted."""
+    per user, and its step's length is recorded even where defaulted. A
+    whole ladder (core/ladder.py) is an open loop without its rate."""
     values = dict(params)
-    if values.get(RATE.name) is None:
+    if values.get(RATE.name) is None and values.get(USERS.name) is not None:
         values[STEP_S.name] = None
     else:
         values[USERS.name] = values[REQUESTS.name] = None

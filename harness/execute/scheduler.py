@@ -1,6 +1,7 @@
 """The run loop: the planned runs in order, one at a time, each row handed
 to the record as it finishes (a run that cannot start gets its skipped or
-build-failed row); a run whose build is still going on (a check's builds
+build-failed row, and so does a rate ladder's step above the one that
+ended the ladder in its repeat: core/ladder.py); a run whose build is still going on (a check's builds
 overlap its runs: builder.Preparation) waits, and the next run whose
 build is done goes first; then, under --until-ci or --until-settled, pass after
 pass while the sequential rules ask for more. The rules (sequential.py)
@@ -13,11 +14,12 @@ import dataclasses
 from typing import Callable, Iterable, Protocol
 
 from ..core.formatting import fmt_percent
-from ..core.schema import ConfigKey, Row, Status
-from ..core.workloads import WORKLOADS, adaptive_sleep_ms
+from ..core.ladder import end_reason, ladder_key, past_end, past_end_error
+from ..core.schema import PAST_END, ConfigKey, Row, Status
+from ..core.workloads import RATE, WORKLOADS, adaptive_sleep_ms
 from ..plan.plan import Planned
 from .builder import Readiness
-from .executor import Executor, unready_row
+from .executor import Executed, Executor, make_row, unready_row
 from .progress import Progress
 
 
@@ -94,8 +96,9 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
     counts: dict[Status, int] = {}
     statuses: dict[ConfigKey, list[Status]] = {}
     recorded = record.rows()
+    ended: dict[tuple[ConfigKey, int], Row] = {}  # a ladder's lowest step that ended it, by rep
     for r in recorded:
-        statuses.setdefault(ConfigKey.of(r), []).append(r.status)
+        _note(statuses, ended, r)
     spawns = start_times(recorded)
     past_spawns = start_times(past)
     pending = list(runs)
@@ -111,16 +114,38 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
             continue
         p = held(p, spawns.get(p.key, []) + past_spawns.get(p.key, []))
         progress.start(i, p.label)
-        done = executor.run(p) if readiness.ready else unready_row(record.name, p, readiness)
+        below = ended.get((ladder, p.rep)) if (ladder := ladder_key(p.key)) else None
+        if below is not None and below.rate < p.key.param(RATE.name):
+            done = Executed(make_row(record.name, p, Status.SKIPPED, error=past_end_error(below),
+                                     step_verdict=PAST_END))
+        else:
+            done = executor.run(p) if readiness.ready else unready_row(record.name, p, readiness)
         if done.samples:
             record.append_samples(done.row, done.samples)
         record.append_run(done.row)
-        statuses.setdefault(p.key, []).append(done.row.status)
+        _note(statuses, ended, done.row)
         for key, starts in start_times([done.row]).items():
             spawns.setdefault(key, []).extend(starts)
         counts[done.row.status] = counts.get(done.row.status, 0) + 1
         progress.finish(done.row)
     return counts
+
+
+def _note(statuses: dict[ConfigKey, list[str]], ended: dict[tuple[ConfigKey, int], Row],
+          row: Row) -> None:
+    """Note a row's status for rules.repeated (a step not run past its
+    ladder's end says nothing of how its runs end), and a step that ends its
+    ladder in its repeat (ladder.end_reason): the scheduler runs none of
+    that ladder's higher steps in that repeat."""
+    key = ConfigKey.of(row)
+    if not past_end(row):
+        statuses.setdefault(key, []).append(row.status)
+    ladder = ladder_key(key)
+    if ladder is None or end_reason(row) is None:
+        return
+    known = ended.get((ladder, row.rep))
+    if known is None or row.rate < known.rate:
+        ended[(ladder, row.rep)] = row
 
 
 def execute_until_settled(record: Record, runs: list[Planned], planned: list[Planned],

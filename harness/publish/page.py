@@ -15,6 +15,7 @@ from . import calibration, goals
 from .published import ENV, LOAD, RUNS, SUMMARY, Run
 from ..analyse import analysis, questions
 from ..core.formatting import fmt_elapsed
+from ..core.presentation import PRESENTATIONS
 from ..core.schema import Env, Status
 from ..execute.machineload import LOADED_FRAC
 from ..present.report import (CLAIMS_HEADER, CLAIMS_INTRO, RANKING_HEADER, RANKINGS_INTRO,
@@ -142,6 +143,9 @@ def render_page(run: Run, name: str) -> str:
         lines += [f"## {md_text(section_title(workload))}", ""]
         lines += build_table(workload, members, ranks,
                              lambda g: run.under_load(g) or 0).markdown() + [""]
+        shown = [f"![{md_text(plot)}]({name}/{plot})" for plot in run.plots
+                 if workload in PRESENTATIONS and plot in PRESENTATIONS[workload].page_plots]
+        lines += [*shown, ""] if shown else []
     if by_workload:
         lines += ["## Implementations", ""] + legend_block(run.groups, env) + [""]
     if rows := goals.rows(run.groups + run.skipped, env, found):

@@ -181,6 +181,7 @@ class Run:
     # per configuration, how many of its ok runs ran under load; None: not recorded
     loaded: dict[ConfigKey, int] | None = None
     from_runs: bool = False  # the groups are runs.csv's rows, not summary.csv's lines
+    plots: tuple[str, ...] = ()  # the plots beside the page (Presentation.page_plots)
 
     @property
     def load_recorded(self) -> bool:
@@ -218,4 +219,5 @@ def load_run(folder: Path) -> Run:
     only_skipped = {id(g) for g in groups if set(g.status_counts) == {Status.SKIPPED}}
     return Run(read_env(folder / ENV), [g for g in groups if id(g) not in only_skipped],
                [g for g in groups if id(g) in only_skipped], loaded,
-               from_runs=(folder / RUNS).is_file())
+               from_runs=(folder / RUNS).is_file(),
+               plots=tuple(sorted(p.name for p in folder.glob("*.png"))))

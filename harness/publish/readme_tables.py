@@ -31,6 +31,7 @@ from pathlib import Path
 from . import figures, readme
 from .page import is_measurement, machine, render_page
 from .published import ENV, RUNS, SUMMARY, Run, load_run
+from ..core.presentation import PRESENTATIONS
 from ..core.schema import Env
 from ..present.report import md_table, md_text
 from ..record.rundir import RunDir, read_env
@@ -126,6 +127,9 @@ def publish(run_dir: Path, out: Path, name: str | None = None, root: Path | None
     shutil.copyfile(source.env_path, folder / ENV)
     if source.runs_path.is_file():
         shutil.copyfile(source.runs_path, folder / RUNS)
+    for plot in {name for shown in PRESENTATIONS.values() for name in shown.page_plots}:
+        if (drawn := run_dir / "plots" / plot).is_file():
+            shutil.copyfile(drawn, folder / plot)
     (out / f"{name}.md").write_text(render_page(load_page(out, name), name))
     (out / "README.md").write_text(render_index(out))
     if root is not None:

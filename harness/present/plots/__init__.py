@@ -26,7 +26,7 @@ from .draw import (Run, Whiskers, draw_whiskers, log_ticks, nudge, scaled,  # no
                    whisker_extent)
 from .ranked import SUMMARY_FIGURES, Bar, ranked_sections, summary, summary_sections  # noqa: E402
 from .scaling import cpu_scaling  # noqa: E402
-from .servers import http_latency, http_threads, http_throughput  # noqa: E402
+from .servers import http_ladder, http_latency, http_threads, http_throughput  # noqa: E402
 from .sweep import STOCK, sweep_points, version_sweep  # noqa: E402
 from .tasks import (buffer_grid, mem_per_task_bars, rss_bars, rss_lines,  # noqa: E402
                     rss_over_time, time_lines)
@@ -42,6 +42,7 @@ PLOTS: dict[str, Callable[[Run, Path, str, Presentation], list[Path]]] = {
     "rss_bars": rss_bars, "mem_per_task_bars": mem_per_task_bars, "time_lines": time_lines,
     "rss_lines": rss_lines, "buffer_grid": buffer_grid, "rss_over_time": rss_over_time,
     "http_throughput": http_throughput, "http_threads": http_threads, "http_latency": http_latency,
+    "http_ladder": http_ladder,
 }
 
 

@@ -1,5 +1,6 @@
 """The server (http) workloads' figures: throughput and the server's peak
-threads against users, a panel per implementation; response times at the most users."""
+threads against users, a panel per implementation; response times at the
+most users; and a rate ladder's p99 against the offered rate."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from matplotlib.lines import Line2D
 from ...analyse.analysis import Group
 from ..colors import MARKERS
 from ...core.formatting import fmt_plain
-from ...core.metrics import LATENCIES, METRICS, THREADS, THROUGHPUT
+from ...core.metrics import KNEE, LATENCIES, METRICS, SUSTAINED, THREADS, THROUGHPUT
 from ...core.presentation import Presentation
-from ...core.schema import Status
-from ...core.workloads import POOL_THREADS, STYLE, STYLES, USERS
+from ...core.schema import Status, StepVerdict
+from ...core.workloads import (DELAY_MS, POOL_THREADS, RATE, STYLE, STYLES, USERS,
+                               ladder_p99_bound_s)
 from .draw import (FAIL_COLOR, WHISKER_COLOR, Run, Whiskers, draw_whiskers, fit, log_y,
                    layout, mark_failed, panel_grid, plain_log, save, scaled)
 from .ranked import ranked_figure
@@ -173,3 +175,86 @@ def http_latency(run: Run, out: Path, workload: str, presented: Presentation) ->
                  fontsize=11)
     layout(fig)
     return [save(fig, out / f"{workload}_latency.png", run.env)]
+
+
+P99 = LATENCIES[2]
+
+
+def _steps(run: Run, workload: str) -> dict[str, list[Group]]:
+    """A server workload's ladder steps (an arrival rate each) by implementation."""
+    out: dict[str, list[Group]] = defaultdict(list)
+    for g in run.groups:
+        if g.workload == workload and g.key.param(RATE.name) is not None:
+            out[g.series].append(g)
+    return dict(sorted(out.items()))
+
+
+def _saturated(g: Group) -> bool:
+    return any(r.status == Status.OK and r.step_verdict == StepVerdict.SATURATED for r in g.rows)
+
+
+def http_ladder(run: Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
+    """The open loop's picture: each step's p99 against its offered rate,
+    a panel per implementation, a line per style, log-log; a hollow marker
+    where the step saturated (its latencies understate), a red ✕ where no
+    run of it measured the server, the p99 bound dotted, and each style's
+    sustained rate (median over the repeats) in the key."""
+    by_impl = _steps(run, workload)
+    if not by_impl:
+        return []
+    ladders = {(g.series, g.key.param(STYLE.name), g.key.param(POOL_THREADS.name)): g
+               for g in run.groups if g.workload == workload and g.median(SUSTAINED) is not None}
+    fig, axes = panel_grid(len(by_impl), 4.6, 3.9)
+    shown = Whiskers()
+    failed: set[str] = set()
+    for ax, (impl, members_of) in zip(axes, by_impl.items()):
+        lines: dict[str, list[Group]] = defaultdict(list)
+        for g in members_of:
+            lines[_style_label(g)].append(g)
+        for label, members in sorted(lines.items(), key=lambda kv: STYLES.index(kv[0].split()[0])):
+            members.sort(key=lambda g: g.key.param(RATE.name))
+            style = label.split()[0]
+            color = STYLE_COLORS.get(style)
+            have = [g for g in members if P99 in g.metrics]
+            whole = ladders.get((impl, style, members[0].key.param(POOL_THREADS.name)))
+            said = (f"{label}: sustains {fmt_plain(whole.median(SUSTAINED))} req/s"
+                    + (f", knee {fmt_plain(whole.median(KNEE))}" if whole.median(KNEE) else "")
+                    if whole is not None else f"{label}: sustains none")
+            if have:
+                xs = [g.key.param(RATE.name) for g in have]
+                ys = [g.median(P99) * 1e3 for g in have]
+                ax.plot(xs, ys, color=color, label=said)
+                for x, y, g in zip(xs, ys, have):
+                    ax.plot([x], [y], marker=STYLE_MARKERS.get(style, "o"), markersize=6,
+                            color=color, markerfacecolor="none" if _saturated(g) else color)
+                draw_whiskers(ax, xs, ys, [scaled(g.interval(P99), 1e3) for g in have],
+                              [g.ok for g in have], color or WHISKER_COLOR, shown)
+            for g in members:
+                if P99 not in g.metrics and g.failure and g.failure != Status.SKIPPED:
+                    mark_failed(ax, g.key.param(RATE.name), g.failure)
+                    failed.add(g.failure)
+        delays = {g.key.param(DELAY_MS.name) for g in members_of}
+        for delay in delays:
+            ax.axhline(ladder_p99_bound_s(delay) * 1e3, color="#777777", linestyle=":",
+                       linewidth=1.2)
+        ax.set_xscale("log")
+        rates = sorted({g.key.param(RATE.name) for g in members_of})
+        ax.set_xticks(rates, [f"{r:,}" for r in rates], fontsize=7)
+        ax.minorticks_off()
+        ax.set_title(impl)
+        ax.set_xlabel("offered rate (requests/s, log)")
+        ax.grid(alpha=0.3, which="both")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="best", frameon=False)
+    for ax in axes:
+        log_y(ax)
+        plain_log(ax)
+        ax.set_ylabel("p99 response (ms, log)")
+    caption = shown.caption("points: median p99 of the ok runs; hollow: saturated (requests "
+                            "dropped or unanswered); dotted: the p99 bound")
+    if failed:
+        caption += f"; ✕: no run measured the server ({', '.join(sorted(failed))})"
+    fig.suptitle(f"{workload}: the rate ladder, p99 against the offered rate (open loop)\n"
+                 f"{fit(caption, fig, size=11)}", fontsize=11)
+    layout(fig)
+    return [save(fig, out / f"{workload}_ladder.png", run.env)]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.execute.loadgen import Unavailable, ensure_k6
+from harness.core.schema import PAST_END
 from harness.core.workloads import STYLES, style_floor_ms
 
 from ..conftest import harness, leftovers, read_rows, tool_missing
@@ -105,6 +106,10 @@ def _generator_kept_up(row: dict[str, str]) -> bool:
 def test_a_ladder_gives_a_row_per_step_with_its_columns(out: Path) -> None:
     rows, log = _run(out, "fake-serve", *LADDER, "--rate", "20,40", "--step-s", "2")
     assert [r["rate"] for r in rows] == ["20", "40"], log
+    if rows[0]["status"] != "ok" or rows[0]["step_verdict"] == "saturated":
+        # a loaded machine held k6 back (or the server): the ladder ends there
+        assert (rows[1]["status"], rows[1]["step_verdict"]) == ("skipped", PAST_END), log
+        rows = rows[:1]
     for r in rows:
         assert _generator_kept_up(r), r["error"]
         # an open loop has no users; its step's length is recorded

@@ -1,17 +1,30 @@
 """A rate ladder step judged from k6's summary (loadtest._judge_step), with
 summaries written here: what marks a step saturated, slow or sustained,
-and what makes it no measurement of the server. No process is started."""
+and what makes it no measurement of the server; and, with a fake
+executor, the steps past a ladder's end recorded, not run. No process is
+started."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.core.schema import ConfigKey
+from harness import sequential
+from harness.core.registry import resolve
+from harness.core.schema import PAST_END, ConfigKey
+from harness.execute import scheduler
+from harness.execute.builder import Readiness
+from harness.execute.executor import Executed, make_row
+from harness.execute.progress import Progress
+from harness.plan.plan import Planned, plan
+from harness.plan.settings import settings_from
+from harness.record.rundir import RunDir
 from harness.core.workloads import GEN_LAG_LIMIT_S, Request, ladder_p99_bound_s
 from harness.execute.loadtest import Generated, LoadFigures, _judge_step, generator_cpus
 
+HARNESS = Path(__file__).resolve().parents[2]
 RATE, STEP_S, DELAY_MS = 100, 10, 100
 KEY = ConfigKey("srv", "http", None, None, (
     ("users", None), ("requests", None), ("delay_ms", DELAY_MS), ("pool_threads", None),
@@ -89,3 +102,67 @@ def test_the_generator_runs_on_the_cores_the_server_is_not_pinned_to(monkeypatch
     monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/taskset")
     assert generator_cpus(1) == [1, 2, 3] and generator_cpus(3) == [3]
     assert generator_cpus(None) is None and generator_cpus(4) is None  # shares them all
+
+
+class SaturatingExecutor:
+    """A server that saturates at 100 requests a second in repeat 1 and whose
+    generator is too busy at 200 in repeat 2: made-up rows, no process."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.ran: list[tuple[int, int]] = []
+
+    def run(self, p: Planned) -> Executed:
+        rate = p.key.param("rate")
+        self.ran.append((p.rep, rate))
+        if p.rep == 1 and rate >= 100:
+            return Executed(make_row(self.run_id, p, "ok", step_verdict="saturated", dropped=7,
+                                     unanswered=0))
+        if p.rep == 2 and rate >= 200:
+            return Executed(make_row(self.run_id, p, "invalid", error="k6 too busy"))
+        return Executed(make_row(self.run_id, p, "ok", step_verdict="sustained"))
+
+
+def test_steps_above_the_one_that_ended_a_ladder_are_recorded_skipped_not_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
+    s = settings_from({"impl": "fake-serve", "workload": "http", "style": "async,sync",
+                       "rate": "25,50,100,200,400", "repeat": 2}, ram_bytes=1 << 30)
+    runs = plan(resolve(s.impls), s)
+    run = RunDir.create_new(tmp_path)
+    fake = SaturatingExecutor(run.name)
+    scheduler.execute(run, runs, sequential, lambda p: Readiness("ready"), fake,
+                      Progress(len(runs), [0.0] * len(runs)))
+    rows = run.runs().rows
+    assert len(rows) == len(runs)  # a row for every step planned
+    for style in ("async", "sync"):
+        got = [(r.rep, r.rate, r.status, r.step_verdict) for r in rows if r.style == style]
+        assert got == [(1, 25, "ok", "sustained"), (1, 50, "ok", "sustained"),
+                       (1, 100, "ok", "saturated"), (1, 200, "skipped", PAST_END),
+                       (1, 400, "skipped", PAST_END), (2, 25, "ok", "sustained"),
+                       (2, 50, "ok", "sustained"), (2, 100, "ok", "sustained"),
+                       (2, 200, "invalid", None), (2, 400, "skipped", PAST_END)]
+    assert fake.ran.count((1, 200)) == 0 and fake.ran.count((2, 400)) == 0
+    skipped = next(r for r in rows if r.rep == 1 and r.rate == 400)
+    assert skipped.error == ("not run: this ladder's step at 100 requests a second was saturated "
+                             "(7 requests dropped, 0 unanswered) in repeat 1; no higher step is "
+                             "measured")
+
+
+def test_a_step_not_run_past_its_ladders_end_is_no_failure_for_until_settled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under --until-settled a configuration that failed twice is not run
+    again; 400 was not run in repeats 1 and 2 (skipped past the end), which
+    is no failure: repeat 3, whose ladder does not end, runs it."""
+    monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
+    s = settings_from({"impl": "fake-serve", "workload": "http", "style": "async",
+                       "rate": "25,50,100,200,400", "repeat": 3, "until_settled": True,
+                       "max_repeat": 6}, ram_bytes=1 << 30)
+    runs = [p for p in plan(resolve(s.impls), s) if p.rep <= 3]
+    assert all(p.until_settled for p in runs)
+    run = RunDir.create_new(tmp_path)
+    fake = SaturatingExecutor(run.name)
+    scheduler.execute(run, runs, sequential, lambda p: Readiness("ready"), fake,
+                      Progress(len(runs), [0.0] * len(runs)))
+    assert (3, 400) in fake.ran
+    assert [r.status for r in run.runs().rows if r.rate == 400] == ["skipped", "skipped", "ok"]

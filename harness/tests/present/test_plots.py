@@ -12,7 +12,7 @@ from matplotlib import image
 from harness.present import plots
 from harness.present.plots import ranked, tasks
 from harness.core.presentation import PRESENTATIONS
-from harness.core.schema import Row
+from harness.core.schema import PAST_END, Row
 from harness.record.rundir import RunDir
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "run"
@@ -330,6 +330,40 @@ def test_http_plots_at_one_load_and_at_several(tmp_path: Path) -> None:
                 "http_latency.png"} <= {p.name for p in paths}
         for path in paths:
             assert_real_png(path)
+
+
+def test_the_ladder_plot_draws_p99_against_rate_with_each_styles_sustained_rate(
+        tmp_path: Path) -> None:
+    """Two servers' ladders: go's async sustained to 400, its sync saturated
+    at 200 (hollow) with 400 not run; rust-tokio's first step invalid. The
+    key names each style's sustained rate; the closed-loop plots draw
+    nothing of a ladder."""
+    run = RunDir.create_new(tmp_path / "ladder")
+    p99 = {"async": [0.31, 0.31, 0.32, 0.33, 0.35], "sync": [0.31, 0.35, 0.5, 0.9]}
+    for rep in (1, 2):
+        for impl in ("go", "rust-tokio"):
+            for style, curve in p99.items():
+                for rate, latency in zip((25, 50, 100, 200, 400), curve + [None]):
+                    status, verdict = "ok", "sustained"
+                    if impl == "rust-tokio":
+                        status, verdict = ("invalid", None) if rate == 25 else ("skipped",
+                                                                                PAST_END)
+                    elif latency is None:
+                        status, verdict = "skipped", PAST_END
+                    elif style == "sync" and rate == 200:
+                        verdict = "saturated"
+                    run.append_run(Row(
+                        impl=impl, language=impl.split("-")[0], workload="http", rep=rep,
+                        delay_ms=100, style=style, rate=rate, step_s=10, status=status,
+                        step_verdict=verdict, **({"latency_p99_s": latency, "rps": rate}
+                                                 if status == "ok" else {})))
+    drawn = plots.draw_all(run)
+    names = {p.name for p in drawn}
+    assert "http_ladder.png" in names and "http_throughput.png" not in names
+    assert_real_png(run.path / "plots" / "http_ladder.png")
+    ladder = next(g for g in plots.read(run).groups
+                  if g.impl == "go" and g.param("style") == "sync" and g.param("rate") is None)
+    assert ladder.values("sustained_rps") == (100, 100) and ladder.values("knee_rps") == (200, 200)
 
 
 def test_drawing_says_nothing_on_the_terminal_whatever_the_text(tmp_path: Path) -> None:

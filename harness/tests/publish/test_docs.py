@@ -442,3 +442,16 @@ def test_the_claims_command_prints_the_pages_claims(capsys):
     assert claims.main([str(RESULTS / name)]) == 0
     printed = capsys.readouterr().out
     assert printed.strip() and printed.strip() in (RESULTS / f"{name}.md").read_text()
+
+
+def test_a_published_page_shows_the_rate_ladders_plot(tmp_path):
+    """The report draws http_ladder.png from a format 9 run (a ladder ended
+    at its first step, the steps above recorded skipped); publishing copies
+    it beside the page, which shows it under the http table."""
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "formats" / "v9", run)
+    write_report(run)
+    text = rt.publish(run, tmp_path / "out", name="page").read_text()
+    assert (tmp_path / "out" / "page" / "http_ladder.png").is_file()
+    http = text[text.index("## http"):]
+    assert "(page/http_ladder.png)" in http.split("\n## ")[0]

@@ -1,0 +1,128 @@
+"""A rate ladder read whole (docs/protocol.md, "The rate ladder"): its steps
+are configurations of their own (the rate a dimension), and a ladder is
+one server, style and step length at every rate, in one repeat. What ends
+a ladder (the scheduler runs no step past it), and its two headline
+figures, the sustained rate and the knee (docs/statistics.md, "The
+ladder's figures")."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .schema import DIMENSIONS, PAST_END, ConfigKey, Row, Status
+from .workloads import RATE
+
+# Statuses that say nothing of the server under load (no style, no
+# build): they end no ladder.
+NOT_MEASURED = (Status.SKIPPED, Status.BUILD_FAILED)
+# The knee is where the p99 has grown past this multiple of the ladder's
+# first step's (the server nearly idle): where the curve bends.
+KNEE_FACTOR = 2.0
+# What a ladder's row takes of its first step: who ran, where, which ladder.
+_IDENTITY = ("run_id", "impl", "variant", "version", "language", "runtime", "workload", "n",
+             "buffer", "rep", "node", "started_at", *(c.name for c in DIMENSIONS))
+
+
+def ladder_key(key: ConfigKey) -> ConfigKey | None:
+    """The ladder a step belongs to: its key without the rate; None for a
+    configuration that is no step."""
+    if key.param(RATE.name) is None:
+        return None
+    return dataclasses.replace(key, params=tuple(
+        (name, None if name == RATE.name else value) for name, value in key.params))
+
+
+def end_reason(row: Row) -> str | None:
+    """Why this step ends its ladder, or None where the next step is worth
+    running: a saturated step (the server could not keep up), or one that
+    measured nothing of the server (invalid: the generator's limit or a
+    wrong answer; crashed, timeout, oom)."""
+    if row.status in NOT_MEASURED:
+        return None
+    if row.status != "ok":
+        return f"was {row.status}" + (f" ({row.error})" if row.error else "")
+    if row.step_verdict == "saturated":
+        return (f"was saturated ({row.dropped or 0} requests dropped, {row.unanswered or 0} "
+                f"unanswered)")
+    return None
+
+
+def past_end(row: Row) -> bool:
+    """A step not run: its ladder ended below it in its repeat."""
+    return row.step_verdict == PAST_END
+
+
+def whole(row: Row) -> bool:
+    """A ladder's own row (ladder_rows), not a run."""
+    return row.ladder_top is not None
+
+
+def past_end_error(row: Row) -> str:
+    """A skipped step's error: the step that ended its ladder, and why."""
+    return (f"not run: this ladder's step at {row.rate} requests a second {end_reason(row)} "
+            f"in repeat {row.rep}; no higher step is measured")
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One ladder in one repeat: the sustained rate (None: not even its
+    first step was sustained), the knee (None: not reached, or a step
+    before it measured nothing), and whether the sustained rate is the
+    ladder's top step, so a bound from below of the server's."""
+    sustained_rps: float | None
+    knee_rps: float | None
+    at_top: bool
+
+
+def figures(steps: list[Row]) -> Figures:
+    """The steps of one ladder in one repeat, in any order. Sustained: the
+    highest rate whose step, and every step below it, was sustained (ok,
+    nothing dropped or unanswered, p99 within the bound: a capacity is a
+    range from no load up, so a step that passed above one that failed is
+    luck, not capacity). Knee: the lowest rate whose step saturated or had
+    its p99 past KNEE_FACTOR times the first step's."""
+    order = sorted(steps, key=lambda r: r.rate)
+    sustained = None
+    for r in order:
+        if r.status != "ok" or r.step_verdict != "sustained":
+            break
+        sustained = float(r.rate)
+    knee = None
+    first = order[0].latency_p99_s if order and order[0].status == "ok" else None
+    if first:
+        for r in order:
+            if r.status != "ok":
+                break
+            if r.step_verdict == "saturated" or r.latency_p99_s > KNEE_FACTOR * first:
+                knee = float(r.rate)
+                break
+    return Figures(sustained, knee, sustained is not None and sustained == order[-1].rate)
+
+
+def ladder_rows(rows: list[Row]) -> list[Row]:
+    """A row per ladder and repeat, keyed as its ladder (ladder_key): the
+    figures of its steps, `ok` where one was sustained, `invalid` (why in
+    its error) where none was. Made by the analysis, never written."""
+    ladders: dict[tuple[ConfigKey, int], list[Row]] = {}
+    for r in rows:
+        key = ladder_key(ConfigKey.of(r))
+        if key is not None and r.status not in NOT_MEASURED:
+            ladders.setdefault((key, r.rep), []).append(r)
+    # summary.csv's steps carry no verdict, and their ladder its own line
+    unjudged = {key for (key, _), steps in ladders.items()
+                if any(r.status == "ok" and r.step_verdict is None for r in steps)}
+    out = []
+    for (key, _), steps in ladders.items():
+        if key in unjudged:
+            continue
+        found = figures(steps)
+        first = min(steps, key=lambda r: r.rate)
+        error = None if found.sustained_rps is not None else (
+            f"no step of the ladder was sustained (its first, {first.rate} requests a second: "
+            f"{first.step_verdict or first.status})")
+        out.append(Row(**{name: getattr(first, name) for name in _IDENTITY} | {RATE.name: None},
+                       status="ok" if error is None else "invalid", error=error,
+                       sustained_rps=found.sustained_rps, knee_rps=found.knee_rps,
+                       ladder_top=found.at_top))
+    return out

@@ -1,0 +1,109 @@
+"""A rate ladder read whole (core/ladder.py) on made-up steps with known
+answers: its sustained rate and knee per repeat, the group per ladder the
+analysis adds, and that rankings and claims judge them across repeats."""
+
+from __future__ import annotations
+
+from harness.analyse.analysis import group_runs
+from harness.analyse.questions import HOLDS, claims, rankings
+from harness.core.claims import CLAIMS, Claim, Side
+from harness.core.ladder import end_reason, figures, ladder_key, ladder_rows
+from harness.core.metrics import KNEE, SUSTAINED
+from harness.core.schema import PAST_END, ConfigKey, Row
+
+RATES = (25, 50, 100, 200, 400)
+FIRST_P99 = 0.32  # the unloaded p99 at D = 100 ms: three waits and a little
+
+
+def step(rate: int, verdict: str | None = "sustained", p99: float = FIRST_P99,
+         status: str = "ok", impl: str = "go", style: str = "async", rep: int = 1,
+         **more: object) -> Row:
+    return Row(run_id="r", impl=impl, language="go", runtime="go", workload="http", rep=rep,
+               delay_ms=100, style=style, rate=rate, step_s=10, status=status,
+               step_verdict=verdict, latency_p99_s=p99, **more)
+
+
+def ladder(verdicts: list[str], p99s: list[float] | None = None, **kw: object) -> list[Row]:
+    p99s = p99s or [FIRST_P99] * len(verdicts)
+    return [step(rate, v, p, **kw) for rate, v, p in zip(RATES, verdicts, p99s)]
+
+
+def test_the_sustained_rate_is_the_top_of_the_unbroken_run_of_sustained_steps() -> None:
+    found = figures(ladder(["sustained", "sustained", "slow", "sustained", "saturated"]))
+    assert found.sustained_rps == 50 and not found.at_top  # 200 passed above a slow step: luck
+
+
+def test_a_ladder_sustained_to_its_top_says_so() -> None:
+    found = figures(ladder(["sustained"] * 5))
+    assert (found.sustained_rps, found.knee_rps, found.at_top) == (400, None, True)
+
+
+def test_the_knee_is_where_the_p99_passes_twice_the_first_steps_or_the_step_saturates() -> None:
+    bent = figures(ladder(["sustained", "sustained", "sustained", "slow", "slow"],
+                          [0.30, 0.32, 0.59, 0.61, 1.2]))
+    assert (bent.sustained_rps, bent.knee_rps) == (100, 200)
+    saturated = figures(ladder(["sustained", "sustained", "saturated"]))
+    assert (saturated.sustained_rps, saturated.knee_rps) == (50, 100)
+
+
+def test_a_failed_step_before_any_bend_leaves_the_knee_unknown() -> None:
+    rows = ladder(["sustained", "sustained"]) + [step(100, None, status="invalid")]
+    assert (figures(rows).sustained_rps, figures(rows).knee_rps) == (50, None)
+
+
+def test_what_ends_a_ladder() -> None:
+    assert end_reason(step(100, "saturated", dropped=3, unanswered=0)) == (
+        "was saturated (3 requests dropped, 0 unanswered)")
+    assert end_reason(step(100, None, status="invalid", error="k6 too busy")) == (
+        "was invalid (k6 too busy)")
+    assert end_reason(step(100, "slow")) is None  # still a measurement of the server
+    assert end_reason(step(100, None, status="skipped", error="no style")) is None
+
+
+def test_a_ladder_is_a_group_of_its_own_a_value_a_repeat() -> None:
+    rows = (ladder(["sustained", "sustained", "saturated"], rep=1)
+            + [step(200, PAST_END, status="skipped", rep=1)]
+            + ladder(["sustained", "sustained", "sustained", "saturated"], rep=2))
+    made = ladder_rows(rows)
+    assert {(r.rep, r.sustained_rps, r.knee_rps) for r in made} == {(1, 50, 100), (2, 100, 200)}
+    whole = ladder_key(ConfigKey.of(rows[0]))
+    assert all(ConfigKey.of(r) == whole for r in made)
+    assert whole.param("step_s") == 10 and whole.param("rate") is None
+    group = next(g for g in group_runs(rows) if g.key == whole)
+    assert group.values(SUSTAINED) == (50, 100) and group.values(KNEE) == (100, 200)
+    assert group.ok == 2 and group.values("peak_rss_bytes") == ()  # no step's own figure
+
+
+def test_a_ladder_whose_first_step_failed_is_invalid_and_says_why() -> None:
+    made = ladder_rows(ladder(["slow", "saturated"]))
+    assert [(r.status, r.sustained_rps) for r in made] == [("invalid", None)]
+    assert "no step of the ladder was sustained (its first, 25 requests a second: slow)" in (
+        made[0].error)
+
+
+def test_rankings_and_claims_judge_the_sustained_rate_across_repeats() -> None:
+    """go sustains 400 in all of 6 repeats, node 100: a settled ranking and
+    a claim that holds."""
+    rows = [r for rep in range(1, 7) for r in (
+        ladder(["sustained"] * 5, impl="go", rep=rep)
+        + ladder(["sustained"] * 3 + ["saturated"], impl="node", rep=rep))]
+    groups = group_runs(rows)
+    ranked = next(r for r in rankings(groups) if r.metric == SUSTAINED)
+    assert [g.impl for g in ranked.order] == ["go", "node"] and ranked.pairs[0].settled
+    params = (("delay_ms", 100), ("pool_threads", None), ("style", "async"), ("step_s", 10))
+    claim = Claim("test", "go sustains more than node", "more",
+                  Side("go", "http", None, SUSTAINED, params=params),
+                  Side("node", "http", None, SUSTAINED, params=params), 1.0)
+    [verdict] = claims(groups, [claim])
+    assert verdict.verdict == HOLDS and verdict.interval.estimate == 4.0
+
+
+def test_a_declared_capacity_claim_names_seed004s_ladder() -> None:
+    rows = [r for rep in (1, 2) for r in (
+        ladder(["sustained"] * 5, style="when-all", rep=rep, cpus=1)
+        + ladder(["sustained", "saturated"], style="sync", rep=rep, cpus=1))]
+    groups = {g.key: g for g in group_runs(rows)}
+    claim = next(c for c in CLAIMS if c.text == "go: when-all sustains a higher arrival rate than "
+                 "sync")
+    assert groups[claim.num.key()].values(SUSTAINED) == (400, 400)
+    assert groups[claim.den.key()].values(SUSTAINED) == (25, 25)
