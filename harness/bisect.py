@@ -44,6 +44,7 @@ from .plan.plan import plan
 from .core.registry import Impl, resolve
 from .record.rundir import RunDir, RunDirError, check_out, latest, new_env, open_run_dir, point_latest
 from .session import run_suite, write_report
+from .plan.options import Options
 from .plan.settings import MAX_REPEAT, settings_from
 from .core.stats import Interval, ratio_interval, runs_needed
 from .core.variants import is_release, parse
@@ -357,7 +358,7 @@ def _has_rows(run: RunDir) -> bool:
         return True  # not ours to judge: kept
 
 
-def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
+def run_bisect(name: str, good: str, bad: str, opts: Options, out: Path,
                ram_bytes: int, figure: str | None = None, max_repeat: int = 10,
                resume: Path | None = None) -> int:
     """The `bisect` command: 0 when a release is found with every step
@@ -368,8 +369,8 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
     if parse(name).version:
         raise UsageError(f"bisect: {name!r} names a release: give the implementation, and the "
                          f"releases with --good and --bad")
-    source = Path(settings_from(opts, ram_bytes).source or "") if opts.get("source") else None
-    registries = opts.get("registry") or ()
+    source = Path(settings_from(opts, ram_bytes).source or "") if opts.source else None
+    registries = opts.registry
     tag = next((i.versions.tag for i in resolve([name], registries) if i.versions), "")
     # --source with two releases of an implementation that names its tags:
     # the releases first, then the commits between the two it found
@@ -408,7 +409,7 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
     if commits_only:  # the steps are commits: git:COMMIT
         assert source is not None
         good, bad = (local_builds.GIT + _commit(source, rev)[:local_builds.SHORT] for rev in (good, bad))
-    s = settings_from(opts | {"impl": typed(good)}, ram_bytes)
+    s = settings_from(dataclasses.replace(opts, impl=typed(good)), ram_bytes)
     keys = {p.key for p in plan(resolve([typed(good)], registries, source), s)}
     if len(keys) != 1:
         raise UsageError(f"bisect: {shown(good)} runs {len(keys)} configurations of these options: "
@@ -446,8 +447,8 @@ def run_bisect(name: str, good: str, bad: str, opts: dict[str, Any], out: Path,
     commits: list[str] = []  # then_commits: the second search's steps
 
     def measure(todo: list[str], runs: int) -> None:
-        step = settings_from(opts | {"impl": ",".join(typed(r) for r in todo), "repeat": runs},
-                             ram_bytes)
+        step = settings_from(dataclasses.replace(opts, impl=",".join(typed(r) for r in todo),
+                                                 repeat=runs), ram_bytes)
         # run_suite resumes folder's latest, which only this bisect points
         code = run_suite(step, folder.path, resume=True, report=False)
         if code >= 128:  # interrupted: run_suite kept every row

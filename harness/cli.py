@@ -19,7 +19,8 @@ from .core.presentation import PRESENTATIONS
 from .core.registry import Impl, RegistryError, languages, resolve
 from .record.rundir import RunDirError, check_out, open_run_dir, point_latest
 from .session import run_suite
-from .plan.settings import dimensions, impl_list, name_list, percentage, settings_from
+from .plan.options import Options, dimensions
+from .plan.settings import impl_list, name_list, percentage, settings_from
 from .cluster.slurm import cluster_options, run_on_slurm
 from .core.workloads import WORKLOADS
 from .core.local_builds import is_git
@@ -275,26 +276,28 @@ def _impls(args: argparse.Namespace) -> list[Impl]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    settings = settings_from(vars(args), ram_bytes())
+    opts = Options.from_namespace(args)
+    settings = settings_from(opts, ram_bytes())
     if settings.source is not None and not any(is_git(parse(i).version) for i in settings.impls):
         raise UsageError("--source names the checkout of IMPL@git:REV, and no --impl names a "
                          "commit (python-asyncio@git:REV)")
-    if (cluster := cluster_options(vars(args))) is not None:
+    if (cluster := cluster_options(opts)) is not None:
         if settings.gate is not None:  # its passes are decided between runs, here
             raise UsageError("--gate runs on this machine: not with --on slurm")
-        return run_on_slurm(settings, cluster, vars(args), Path(args.out), resume=args.resume,
+        return run_on_slurm(settings, cluster, opts, Path(args.out), resume=args.resume,
                             dry_run=args.dry_run, report=not args.no_report)
     return run_suite(settings, Path(args.out), resume=args.resume, dry_run=args.dry_run,
                      report=not args.no_report)
 
 
-# bisect's own options; the others are run's measuring options, for each step
-BISECT_OWN = ("command", "impl", "good", "bad", "figure", "max_repeat", "resume")
+# bisect's own options named as run's are (its IMPL, its ceiling); the
+# others are run's measuring options, for each step
+BISECT_OWN = ("impl", "max_repeat")
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
     from .bisect import run_bisect
-    opts = {k: v for k, v in vars(args).items() if k not in BISECT_OWN}
+    opts = Options.from_namespace(args, own=BISECT_OWN)
     return run_bisect(args.impl, args.good, args.bad, opts, Path(args.out), ram_bytes(),
                       args.figure, args.max_repeat,
                       Path(args.resume) if args.resume is not None else None)

@@ -59,6 +59,7 @@ from ..record.rundir import (RunDir, RunDirError, add_invocation, check_out, ear
                              end_invocation, invocation, latest, new_env, point_latest)
 from ..core.schema import Env, Row, row_key, utc_now
 from ..session import ALL_SKIPPED, run_suite, write_report
+from ..plan.options import Options
 from ..plan.settings import MAX_REPEAT, Settings
 
 PLACES = ("local", "slurm")
@@ -68,8 +69,7 @@ PLACES = ("local", "slurm")
 OPTIONS_ENV = "BENCH_SLURM_OPTIONS"
 # What a task of this run is given again: every `run` option but these,
 # which say where and how to run it, not what to measure.
-SUBMIT_ONLY = ("command", "on", "partition", "nodes", "slurm_opt", "out", "resume", "dry_run",
-               "no_report")
+SUBMIT_ONLY = ("on", "partition", "nodes", "slurm_opt", "out")
 COMMANDS = ("sbatch", "squeue", "scancel", "sinfo")
 COMMAND_TIMEOUT_S = 60  # one call of a Slurm command (a squeue that fails is asked again)
 POLL_S = 3.0
@@ -98,36 +98,36 @@ class Cluster:
     sbatch: tuple[str, ...]
 
 
-def cluster_options(opts: dict[str, Any]) -> Cluster | None:
-    """The cluster a `run` goes to, from its options (argparse's dest names;
-    None: this machine). Bad input is a UsageError."""
-    place = opts.get("on")
-    given = [name for key, name in (("partition", "--partition"), ("nodes", "--nodes"),
-                                    ("slurm_opt", "--slurm-opt")) if opts.get(key) is not None]
+def cluster_options(opts: Options) -> Cluster | None:
+    """The cluster a `run` goes to, from its options (None: this machine).
+    Bad input is a UsageError."""
+    place = opts.on
+    given = [name for value, name in ((opts.partition, "--partition"), (opts.nodes, "--nodes"),
+                                      (opts.slurm_opt, "--slurm-opt")) if value is not None]
     if place is None or place == "local":
         if given:
             raise UsageError(f"{given[0]} is for --on slurm")
         return None
     if place not in PLACES:
         raise UsageError(f"--on {place!r}: unknown (known: {', '.join(PLACES)})")
-    for key, name in (("until_ci", "--until-ci"), ("until_settled", "--until-settled"),
-                      ("max_repeat", "--max-repeat")):
-        if opts.get(key):
+    for value, name in ((opts.until_ci, "--until-ci"), (opts.until_settled, "--until-settled"),
+                        (opts.max_repeat, "--max-repeat")):
+        if value:
             raise UsageError(f"{name} picks runs from every node's rows as they come; --on slurm "
                              f"runs whole replicates of the plan: give --repeat instead")
-    nodes = opts.get("nodes")
+    nodes = opts.nodes
     if nodes is not None and nodes < 1:
         raise UsageError("--nodes must be a positive integer")
     if nodes is not None and nodes > MAX_REPEAT:
         # a replicate a node at most, and a run has at most MAX_REPEAT replicates
         raise UsageError(f"--nodes {nodes}: from 1 to {MAX_REPEAT} (a run's most replicates, "
                          f"each on one node)")
-    partition = opts.get("partition")
+    partition = opts.partition
     if partition is not None and (not partition.strip() or any(c in partition for c in ", \t\n")):
         raise UsageError(f"--partition {partition!r}: name one partition (one machine kind; "
                          f"run each kind on its own and `harness merge` the runs)")
     try:
-        extra = shlex.split(opts.get("slurm_opt") or "")
+        extra = shlex.split(opts.slurm_opt or "")
     except ValueError as exc:
         raise UsageError(f"--slurm-opt: {exc}") from None
     check_slurm_opt(extra)
@@ -242,7 +242,7 @@ class Layout:
     def task_path(self, r: int) -> Path:
         return self.task_dir(r) / "task.json"
 
-    def options(self) -> dict[str, Any]:
+    def options(self) -> Options:
         """The run's options, as the job's environment holds them."""
         try:
             options = json.loads(os.environ[OPTIONS_ENV])
@@ -255,7 +255,7 @@ class Layout:
                 for v in options.values()):
             raise UsageError(f"{OPTIONS_ENV} is not a JSON object of options (each a value or "
                              f"a list of strings)")
-        return options
+        return Options.from_record(options)
 
     def task_record(self, r: int) -> TaskRecord:
         return TaskRecord.of(read_json(self.task_path(r)), self.task_path(r))
@@ -400,10 +400,10 @@ def masked(options: dict[str, Any]) -> dict[str, Any]:
     return {k: mask(v) for k, v in options.items()}
 
 
-def task_options(opts: dict[str, Any]) -> dict[str, Any]:
+def task_options(opts: Options) -> dict[str, Any]:
     """The options each task gives settings_from again on its node, its
     paths absolute (a task starts in the repository, not here)."""
-    kept = {k: v for k, v in opts.items() if k not in SUBMIT_ONLY}
+    kept = {k: v for k, v in opts.record().items() if k not in SUBMIT_ONLY}
     kept["registry"] = [str(Path(f).resolve()) for f in kept.get("registry") or []]
     if kept.get("source"):
         kept["source"] = str(Path(kept["source"]).expanduser().resolve())
@@ -650,7 +650,7 @@ def task_failure(layout: Layout, r: int, record: TaskRecord, state: JobState | N
 
 # ---------------------------------------------------------------- the command
 
-def run_on_slurm(s: Settings, cluster: Cluster, opts: dict[str, Any], out: Path,
+def run_on_slurm(s: Settings, cluster: Cluster, opts: Options, out: Path,
                  resume: bool = False, dry_run: bool = False, report: bool = True,
                  scheduler: Callable[[], Scheduler] = Slurm, poll_s: float = POLL_S) -> int:
     """`run --on slurm`. Returns the exit status as a local run's: 0 when
