@@ -12,18 +12,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import ROOT, HarnessError, UsageError, relative, sequential
-from .core.envinfo import (cpu_times, git, host, machine_state, mask_text, mask_value, redact,
-                           steal_frac)
+from .core.envinfo import host
 from .core.formatting import fmt_duration, fmt_percent
-from .core.registry import Impl, Language, languages, program_env, resolve
-from .core.schema import VariantRecord
+from .core.registry import Impl, Language, languages, resolve
 from .execute.builder import Preparation, build_estimate
 from .execute.executor import ProcessExecutor
-from .execute.machineload import load_avg_1m
 from .execute.perfstat import find_perf
 from .execute.progress import Progress
 from .execute.scheduler import execute_until_settled
-from .execute.toolchains import detect_runtimes, detect_toolchain
+from .execute.toolchains import detect_toolchain
 from .plan.plan import Planned
 from .plan.runplan import plan_run
 from .plan.settings import Settings
@@ -32,9 +29,9 @@ from .present.noise import Noise
 from .processes.interrupts import Interrupted, interruptible
 from .processes.launcher import LauncherError, ensure_launcher
 from .record import published_timings
-from .record.rundir import (RowWriteError, RunDir, RunDirError, check_out, earlier_runs,
-                            finish_invocation, invocation, latest, new_env, open_run_dir,
-                            point_latest, start_invocation)
+from .record.run_env import end_run, start_run, write_env
+from .record.rundir import (RowWriteError, RunDir, RunDirError, check_out, earlier_runs, latest,
+                            new_env, open_run_dir, point_latest)
 from .releases.versions import check as check_releases
 
 
@@ -50,19 +47,6 @@ def _builds(runs: list[Planned], build: bool, langs: list[Language] | None = Non
     if langs is None:
         langs = languages([p.impl for p in runs])
     return build_estimate(langs, any(p.workload.kind == "server" for p in runs))[1]
-
-
-def _registries(s: Settings) -> dict[str, str]:
-    """The --registry files' contents: a run says how its programs were
-    declared (credentials in them masked, envinfo.mask_text)."""
-    out = {}
-    for name in s.registries:
-        path = Path(name).resolve()
-        try:
-            out[str(path)] = mask_text(path.read_text())
-        except OSError:
-            out[str(path)] = ""
-    return out
 
 
 def _open(out: Path, runs: list[Planned], resume: bool) -> tuple[RunDir, list[Planned],
@@ -92,14 +76,6 @@ def _open(out: Path, runs: list[Planned], resume: bool) -> tuple[RunDir, list[Pl
     except RunDirError as exc:
         raise UsageError(str(exc)) from None
     return run, runs, env
-
-
-def variant_record(impl: Impl) -> dict[str, Any]:
-    """env.json's `variants` entry: what a variant or release is, with a
-    credential in a setting masked as in its label."""
-    return VariantRecord(impl.base, impl.release or None,
-                         {k: mask_value(v) for k, v in impl.settings_env},
-                         [mask_value(f) for f in impl.flags], impl.local or None).as_json()
 
 
 def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = False,
@@ -135,14 +111,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     perf = find_perf() if s.counters else None
 
     run, runs, env = _open(out, planned.runs, resume)
-    start_invocation(
-        env, invocation(sys.argv, resume, git(), [i.id for i in impls], planned.recorded,
-                        load_avg_1m()),
-        toolchains={lang.name: detect_toolchain(lang).version or None for lang in languages(impls)},
-        program_env=redact(program_env(inherit=s.inherit_env)), registries=_registries(s),
-        floor_impls=[i.id for i in impls if i.floor], machine_state=machine_state(),
-        variants={i.id: variant_record(i) for i in impls if i.id != i.base})
-    ticks = cpu_times()
+    ticks = start_run(env, s, impls, planned.recorded, resume)
     write_env(run, env)
 
     estimates = [planned.estimates[p.row_key] for p in runs]
@@ -200,8 +169,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         return 1
     finally:
         progress.close()
-    finish_invocation(env, detect_runtimes(impls),
-                      load_avg_1m(), steal_frac(ticks, cpu_times()))
+    end_run(env, impls, ticks)
     write_env(run, env)
     if any(p.until_settled for p in planned.runs):
         print("; ".join(filter(None, [budget.stopped if budget is not None else "",
@@ -263,13 +231,6 @@ def _gate_status(s: Settings, baseline: str, run: RunDir, stopped: str) -> int:
     if stopped:
         print(stopped)
     return verdict.exit_status
-
-
-def write_env(run: RunDir, env: dict[str, Any]) -> None:
-    try:
-        run.write_env(env)
-    except OSError as exc:
-        raise HarnessError(f"cannot write {run.env_path}: {exc.strerror or exc}") from None
 
 
 def write_report(run_dir: Path) -> None:

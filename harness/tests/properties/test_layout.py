@@ -144,10 +144,8 @@ def format_literals(name: str) -> list[tuple[int, str]]:
 # Words other formats share with the run format's, each with its reason; a
 # stale entry fails, so the list only shrinks.
 OTHER_FORMATS: dict[str, set[str]] = {
-    # the run's options (argparse's names, suites.toml's keys), which the
-    # Settings they become name otherwise
-    "plan.settings": {"n", "buffer", "workload", "impl", "duration_ms", "iterations", "warmup_ms"},
-    "bisect": {"impl"},  # --impl, for each step's settings
+    # suites.toml's keys, which the Settings they become name otherwise
+    "plan.settings": {"n", "duration_ms", "iterations", "warmup_ms"},
     # impls.toml's tables ([language], [[impl]])
     "core.registry": {"language", "impl"},
     "execute.builder": {"language", "node"},  # impls.toml's [language]; Node.js's folder
