@@ -150,7 +150,7 @@ OTHER_FORMATS: dict[str, set[str]] = {
     "core.registry": {"language", "impl"},
     "execute.builder": {"language", "node"},  # impls.toml's [language]; Node.js's folder
     "execute.loadtest": {"status"},  # the name of a k6 check in load.js
-    "cluster.slurm": {"status"},  # build.json's readiness tables ({status, reason})
+    "cluster.layout": {"status"},  # build.json's readiness tables ({status, reason})
 }
 
 

@@ -32,8 +32,9 @@ from harness.record.rundir import RunDir, new_env, point_latest
 from harness.core.schema import utc_now
 from harness.plan.options import Options
 from harness.plan.settings import Part, settings_from
-from harness.cluster.slurm import (OPTIONS_ENV, TOKENS, Cluster, JobState, Layout, cluster_options, ranges,
-                           run_on_slurm, task_options, write_json)
+from harness.cluster.layout import OPTIONS_ENV, Layout, write_json
+from harness.cluster.sbatch import JobState, ranges
+from harness.cluster.slurm import TOKENS, Cluster, cluster_options, run_on_slurm, task_options
 
 from ..conftest import FAKES, ROOT, harness, tool_missing
 
