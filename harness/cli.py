@@ -89,7 +89,20 @@ def add_measure_options(run: argparse.ArgumentParser) -> None:
                           "clock, and cycles and instructions where the machine exposes them")
 
 
+def add_registry(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--registry", action="append", default=[], metavar="FILE",
+                   help="also the implementations of this impls.toml, kept outside the "
+                        "repository ({dir} = its folder); repeatable")
+
+
+def add_source(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--source", default=None, metavar="DIR",
+                   help="the git checkout that IMPL@git:REV names a commit of (bisect: "
+                        "--good and --bad are then revisions of it)")
+
+
 def build_parser() -> Parser:
+    """Every command's options, each command's declared by its own function."""
     parser = Parser(prog="python -m harness", description=(
         "Benchmark harness for concurrency runtimes: runs each implementation's built "
         "program, measures wall time, CPU and peak RSS, validates its answer and records "
@@ -97,7 +110,16 @@ def build_parser() -> Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    add_run_parser(sub)
+    add_bisect_parser(sub)
+    add_setup_parsers(sub)
+    add_report_parsers(sub)
+    add_compare_parser(sub)
+    add_export_parser(sub)
+    return parser
 
+
+def add_run_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     run = sub.add_parser("run", help="build, run and record a suite of benchmarks")
     run.add_argument("--impl", default=None,
                      help="comma-separated implementation ids or language names, or 'all' (default: "
@@ -159,7 +181,11 @@ def build_parser() -> Parser:
                      help="with --on slurm: more sbatch options for every job, as a shell would "
                           "split them, given after an = (e.g. "
                           "--slurm-opt='--account=A --time=2:00:00')")
+    add_registry(run)
+    add_source(run)
 
+
+def add_bisect_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     bis = sub.add_parser("bisect", help="the first release between two where a figure changed "
                                         "(each step's verdict a 95%% interval)")
     bis.add_argument("impl", metavar="IMPL", help="an implementation with [impl.versions]")
@@ -175,7 +201,12 @@ def build_parser() -> Parser:
                      help="continue an interrupted bisect in its run directory (the one its first "
                           "line names), with the same arguments: its rows are kept")
     add_measure_options(bis)
+    add_registry(bis)
+    add_source(bis)
 
+
+def add_setup_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
+    """list, build and test."""
     lst = sub.add_parser("list", help="implementations, workloads and toolchains")
     lst.add_argument("names", nargs="?", default=None, metavar="IMPL",
                      help="the implementations, as --impl names them (e.g. list --versions go)")
@@ -184,20 +215,17 @@ def build_parser() -> Parser:
                      help="the releases that IMPL@VERSION can name for IMPL's implementations "
                           "(from the registry, cached for a day), newest first; for IMPL@VERSION, "
                           "whether the registry lists that release")
+    add_registry(lst)
     bld = sub.add_parser("build", help="set up and build implementations")
     tst = sub.add_parser("test", help="run each language's own unit tests (after building); exit 3 "
                          "when none was tested, 1 when one failed (under CI=true, or was skipped)")
-    for p in (run, lst, bld, tst, bis):
-        if p in (bld, tst):
-            p.add_argument("--impl", default="all")
-        p.add_argument("--registry", action="append", default=[], metavar="FILE",
-                       help="also the implementations of this impls.toml, kept outside the "
-                            "repository ({dir} = its folder); repeatable")
-    for p in (run, bis):
-        p.add_argument("--source", default=None, metavar="DIR",
-                       help="the git checkout that IMPL@git:REV names a commit of (bisect: "
-                            "--good and --bad are then revisions of it)")
+    for p in (bld, tst):
+        p.add_argument("--impl", default="all")
+        add_registry(p)
 
+
+def add_report_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
+    """report and plot, which read one run, and merge, which joins several."""
     for name, text in (("report", "write report.md, summary.csv, results.json and plots"),
                        ("plot", "redraw the plots of a run")):
         p = sub.add_parser(name, help=text)
@@ -219,6 +247,8 @@ def build_parser() -> Parser:
                      help="results folder for the merged run directory (default: results/)")
     mrg.add_argument("--no-report", action="store_true", help="do not write report.md and plots")
 
+
+def add_compare_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     cmp_ = sub.add_parser("compare", help="NEW against OLD: each figure's change, its 95%% "
                                           "interval and a verdict, per configuration")
     cmp_.add_argument("old", help="the old run directory (with --baseline: the one run)")
@@ -248,6 +278,8 @@ def build_parser() -> Parser:
                            "summary: the verdict first, the table folded, within GitHub's 1 MiB) "
                            "or json")
 
+
+def add_export_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     exp = sub.add_parser("export", help="a run's figures as JSON for Bencher or "
                                         "github-action-benchmark, to keep history and alerts")
     exp.add_argument("run_dir", nargs="?", default=str(ROOT / "results" / "latest"),
@@ -268,7 +300,8 @@ def build_parser() -> Parser:
     exp.add_argument("--partial", action="store_true",
                      help="export a run that did not finish (no finished_at), marked as partial "
                           "in the document; refused without it")
-    return parser
+
+
 
 
 def _impls(args: argparse.Namespace) -> list[Impl]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -15,6 +16,7 @@ from . import ROOT, HarnessError, UsageError, relative, sequential
 from .core.envinfo import host
 from .core.formatting import fmt_duration, fmt_percent
 from .core.registry import Impl, Language, languages, resolve
+from .core.schema import Row
 from .execute.builder import Preparation, build_estimate
 from .execute.executor import ProcessExecutor
 from .execute.perfstat import find_perf
@@ -22,7 +24,7 @@ from .execute.progress import Progress
 from .execute.scheduler import execute_until_settled
 from .execute.toolchains import detect_toolchain
 from .plan.plan import Planned
-from .plan.runplan import plan_run
+from .plan.runplan import RunPlan, plan_run
 from .plan.settings import Settings
 from .present.compare import calibration_noise, compare_baseline, render
 from .present.noise import Noise
@@ -89,16 +91,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     impls = resolve(s.impls, s.registries, Path(s.source) if s.source else None)
     gate = _gate(s, impls)  # bad input: said before anything is written
     past = earlier_runs(out)
-    published = published_timings.newest(ROOT / "docs" / "results", s.suite)
-    planned = plan_run(impls, s, past, out, only,
-                       (published.times, published.source) if published else None)
-    # a release that does not exist is bad input: said before anything is written
-    for line in check_releases(impls):
-        print(f"note: {line}", file=sys.stderr)
-    for line in planned.notes:
-        print(line, file=sys.stderr)
-    if not planned.runs:
-        raise UsageError("nothing to run: no selected implementation supports those workloads")
+    planned = _planned(s, impls, past, out, only)
     if dry_run:
         first, *rest = planned.dry_run
         print("\n".join([f"{first}; {_builds(planned.runs, s.build) or 'no builds'}",
@@ -113,8 +106,59 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     run, runs, env = _open(out, planned.runs, resume)
     ticks = start_run(env, s, impls, planned.recorded, resume)
     write_env(run, env)
-
     estimates = [planned.estimates[p.row_key] for p in runs]
+    _announce(s, planned, runs, estimates, gate, run)
+
+    progress = Progress(len(runs), estimates)
+    measured = _measure(s, run, runs, planned, past, gate, perf, progress)
+    if isinstance(measured, int):
+        return measured
+    end_run(env, impls, ticks)
+    write_env(run, env)
+    counts = measured.counts
+    if any(p.until_settled for p in planned.runs):
+        print("; ".join(filter(None, [measured.budget.stopped if measured.budget is not None
+                                      else "", sequential.forecast(run.runs().rows, planned.runs)])))
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing new"
+    print(f"done: {summary}; rows in {relative(run.runs_path)}")
+    if report:
+        try:
+            with interruptible():
+                write_report(run.path)
+        except Interrupted as exc:  # the report process dies with it (children.py)
+            print(f"\ninterrupted while writing the report; every row is kept: write it with "
+                  f"`python -m harness report {relative(run.path)}`", file=sys.stderr)
+            return 128 + exc.signum
+    if counts and set(counts) == {"skipped"}:
+        print("harness: nothing was measured: every run was skipped (exit status "
+              f"{ALL_SKIPPED})", file=sys.stderr)
+        for line in measured.prepared.hints():
+            print(f"  {line}", file=sys.stderr)
+        return ALL_SKIPPED
+    if gate is not None and measured.gating is not None:
+        return _gate_status(s, gate[0], run, measured.gating.stopped)
+    return 0 if set(counts) <= {"ok", "skipped"} else 1
+
+
+def _planned(s: Settings, impls: list[Impl], past: list[Row], out: Path,
+             only: Callable[[list[Planned]], list[Planned]] | None) -> RunPlan:
+    """The run's plan, its notes said; refused when nothing would run."""
+    published = published_timings.newest(ROOT / "docs" / "results", s.suite)
+    planned = plan_run(impls, s, past, out, only,
+                       (published.times, published.source) if published else None)
+    # a release that does not exist is bad input: said before anything is written
+    for line in check_releases(impls):
+        print(f"note: {line}", file=sys.stderr)
+    for line in planned.notes:
+        print(line, file=sys.stderr)
+    if not planned.runs:
+        raise UsageError("nothing to run: no selected implementation supports those workloads")
+    return planned
+
+
+def _announce(s: Settings, planned: RunPlan, runs: list[Planned], estimates: list[float],
+              gate: tuple[str, Noise | None] | None, run: RunDir) -> None:
+    """What will run, for how long, and where it is recorded."""
     builds = _builds(runs, s.build, [lang for lang in languages([p.impl for p in runs])
                                      if detect_toolchain(lang).present])
     print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
@@ -126,7 +170,22 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         print(f"then {_gate_plan(s, gate)}")
     print(f"recording to {relative(run.path)}")
 
-    progress = Progress(len(runs), estimates)
+
+@dataclass(frozen=True)
+class _Measured:
+    """What measuring left: each status's count, the builds (their hints
+    when every run was skipped), and the rule that stopped the passes."""
+    counts: dict[str, int]
+    prepared: Preparation
+    budget: sequential.Budgeted | None
+    gating: sequential.Gate | None
+
+
+def _measure(s: Settings, run: RunDir, runs: list[Planned], planned: RunPlan, past: list[Row],
+             gate: tuple[str, Noise | None] | None, perf: str | None,
+             progress: Progress) -> _Measured | int:
+    """The builds and the runs, pass after pass; an exit status instead
+    when a signal stopped them or a row could not be written."""
     may_run = runs + planned.extra
     try:
         with interruptible():
@@ -169,30 +228,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         return 1
     finally:
         progress.close()
-    end_run(env, impls, ticks)
-    write_env(run, env)
-    if any(p.until_settled for p in planned.runs):
-        print("; ".join(filter(None, [budget.stopped if budget is not None else "",
-                                      sequential.forecast(run.runs().rows, planned.runs)])))
-    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing new"
-    print(f"done: {summary}; rows in {relative(run.runs_path)}")
-    if report:
-        try:
-            with interruptible():
-                write_report(run.path)
-        except Interrupted as exc:  # the report process dies with it (children.py)
-            print(f"\ninterrupted while writing the report; every row is kept: write it with "
-                  f"`python -m harness report {relative(run.path)}`", file=sys.stderr)
-            return 128 + exc.signum
-    if counts and set(counts) == {"skipped"}:
-        print("harness: nothing was measured: every run was skipped (exit status "
-              f"{ALL_SKIPPED})", file=sys.stderr)
-        for line in prepared.hints():
-            print(f"  {line}", file=sys.stderr)
-        return ALL_SKIPPED
-    if gate is not None and gating is not None:
-        return _gate_status(s, gate[0], run, gating.stopped)
-    return 0 if set(counts) <= {"ok", "skipped"} else 1
+    return _Measured(counts, prepared, budget, gating)
 
 
 def _gate(s: Settings, impls: list[Impl]) -> tuple[str, Noise | None] | None:
