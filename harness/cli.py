@@ -12,11 +12,10 @@ from typing import NoReturn, Sequence
 from . import ROOT, HarnessError, UsageError, __version__, relative
 from .execute.builder import prepare
 from .execute.langtests import ci, run_language_tests
-from .execute.toolchains import detect_runtime, detect_toolchain
 from .processes.children import stoppable
 from .core.envinfo import ram_bytes
-from .core.presentation import PRESENTATIONS
 from .core.registry import Impl, RegistryError, languages, resolve
+from .present.listing import listing_lines, versions_lines
 from .record.rundir import RunDirError, check_out, open_run_dir, point_latest
 from .session import run_suite
 from .plan.options import Options, dimensions
@@ -336,55 +335,13 @@ def cmd_bisect(args: argparse.Namespace) -> int:
                       Path(args.resume) if args.resume is not None else None)
 
 
-def list_versions(impls: list[Impl]) -> int:
-    """list --versions: each implementation's releases, newest first; for
-    IMPL@VERSION, whether its registry lists that release."""
-    from .core.variants import parse, stable
-    from .releases.versions import Unreachable, available, check, where
-    check(impls)  # a release the registry does not list: one line, before any output
-    for impl in impls:
-        if impl.versions is None:
-            print(f"{impl.id}: no other releases (its impls.toml has no [impl.versions])")
-            continue
-        try:
-            found = available(impl)
-        except Unreachable as exc:
-            print(f"{impl.id}: cannot list its releases: {exc}")
-            continue
-        releases = [v for v in found if stable(v)]
-        if impl.release:
-            print(f"{impl.id}: a release of {where(impl)} (newest: {releases[0] if releases else '-'})")
-            continue
-        stock = f"; the stock build: {impl.versions.stock}" if impl.versions.stock else ""
-        print(f"{impl.id}: {len(releases)} releases of {where(impl)} (newest first{stock}; "
-              f"run one as {parse(impl.id).at('VERSION').label})")
-        print("  " + " ".join(releases))
-    return 0
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     if args.names is not None and args.impl is not None:
         raise UsageError("list: name the implementations once, as IMPL or with --impl")
     names = args.names if args.names is not None else args.impl
     impls = resolve(impl_list(names if names is not None else "all"), args.registry)
-    if args.versions:
-        return list_versions(impls)
-    names = list(WORKLOADS)
-    width = max(len("implementation"), *(len(i.id) for i in impls)) + 2
-    print("workloads:")
-    for w in WORKLOADS.values():
-        print(f"  {w.name:<12} {PRESENTATIONS[w.name].summary}")
-    print()
-    print(f"{'implementation':<{width}}{'language':<10}" + "".join(f"{w:<13}" for w in names) + "toolchain")
-    for i in impls:
-        tool = detect_toolchain(i.language)
-        status = detect_runtime(i) if tool.present else f"MISSING: {tool.reason}"
-        cells = "".join(f"{('yes' if w in i.workloads else '-'):<13}" for w in names)
-        print(f"{i.id:<{width}}{i.language.name:<10}{cells}{status}")
-        if i.description:
-            print(f"{'':<{width}}{i.description}")
-        if i.source is not None:
-            print(f"{'':<{width}}from {relative(i.source)}")
+    for line in versions_lines(impls) if args.versions else listing_lines(impls):
+        print(line)
     return 0
 
 

@@ -2,5 +2,6 @@
 (report.py, html_report.py), the plots (plots/), compare's table and gate
 (compare.py), the exports for other programs (exports.py: summary.csv and
 results.json; export/: one exporter per format behind one interface), the
-runtimes' colours, and outputs.py, which writes them all together. May
-import analyse and the stages before it."""
+runtimes' colours, and outputs.py, which writes them all together; a
+bisect's result in words (bisect_report.py) and `harness list`'s tables
+(listing.py). May import analyse and the stages before it."""
