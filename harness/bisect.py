@@ -22,10 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-import shutil
 import sys
-from datetime import datetime
-from itertools import count
 from pathlib import Path
 from typing import Callable
 
@@ -33,26 +30,20 @@ from . import UsageError, relative
 from .core import local_builds
 from .analyse.analysis import Group, analyse, headline
 from .analyse.bisection import Bisection, Found
-from .core.envinfo import host
 from .processes.interrupts import Interrupted, interruptible
 from .core.metrics import METRICS
 from .plan.plan import plan
 from .core.registry import Impl, resolve
 from .core.schema import ConfigKey
 from .present.bisect_report import report_lines
-from .record.rundir import RunDir, RunDirError, check_out, latest, new_env, open_run_dir, point_latest
+from .record import bisect_folder
+from .record.rundir import RunDir, RunDirError
 from .session import run_suite, write_report
 from .plan.options import Options
 from .plan.settings import MAX_REPEAT, Settings, settings_from
 from .core.stats import runs_needed
 from .core.variants import is_release, parse
 from .releases.versions import between
-
-# A bisect's own folder in OUT: its one run directory, the `latest` link
-# through which each step's run resumes it (so no other run in OUT can
-# redirect a step), and the lock held from the first step to the report.
-FOLDER = "bisect-"
-
 
 class Stopped(Exception):
     """A step's run was interrupted: bisect ends with its exit status."""
@@ -80,64 +71,6 @@ def commits_between(source: Path, good: str, bad: str) -> list[str]:
         return local_builds.commits_between(source, good, bad)
     except local_builds.GitError as exc:
         raise UsageError(f"bisect: {exc}") from None
-
-
-def _start(out: Path) -> tuple[RunDir, RunDir, list[Path]]:
-    """A new bisect folder in OUT (created atomically, a taken name gets a
-    suffix), held, with its run directory; also the folders this made."""
-    check_out(out)
-    made = [p for p in (out, *out.parents) if not (p.exists() or p.is_symlink())]
-    path = None
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        for suffix in count(1):
-            path = out / (f"{FOLDER}{stamp}" + (f"-{suffix}" if suffix > 1 else ""))
-            try:
-                path.mkdir()
-                break
-            except FileExistsError:
-                continue
-        folder = RunDir(path)
-        folder.lock()
-        run = RunDir.create_new(path, lambda run_id: new_env(run_id, host()))
-        point_latest(path, run)
-    except OSError as exc:
-        _discard(path, made)
-        raise UsageError(f"--out: cannot write {exc.filename or out}: {exc.strerror}") from None
-    return folder, run, made
-
-
-def _discard(path: Path | None, made: list[Path]) -> None:
-    """A new bisect's folder removed, and the folders made for it: a refusal
-    leaves nothing written."""
-    if path is not None:
-        shutil.rmtree(path, ignore_errors=True)
-    for folder in made:
-        try:
-            folder.rmdir()
-        except OSError:
-            pass
-
-
-def _continue(text: Path) -> tuple[RunDir, RunDir]:
-    """An earlier bisect's run directory (--resume), held: refused when it
-    is not one, or another bisect holds it."""
-    run = open_run_dir(text)
-    holder = latest(run.path.parent)
-    if not run.path.parent.name.startswith(FOLDER) or holder is None or holder.path != run.path:
-        raise UsageError(f"bisect --resume: {text} is not a bisect's run directory (the one its "
-                         f"first line names, {FOLDER}.../RUN)")
-    folder = RunDir(run.path.parent)
-    folder.lock()
-    return folder, run
-
-
-def _has_rows(run: RunDir) -> bool:
-    try:
-        return bool(run.runs().rows)
-    except RunDirError:
-        return True  # not ours to judge: kept
 
 
 class _Steps:
@@ -282,10 +215,10 @@ def run_bisect(name: str, good: str, bad: str, opts: Options, out: Path,
 
     made: list[Path] = []
     if resume is None:
-        folder, run, made = _start(out)
+        folder, run, made = bisect_folder.start(out)
         print(f"bisect: recording into {relative(run.path)}")
     else:
-        folder, run = _continue(resume)
+        folder, run = bisect_folder.resume(resume)
         print(f"bisect: continuing {relative(run.path)}")
     measured = _Measured(opts, ram_bytes, steps, folder, run, template, figure, list(releases))
     where = relative(run.path)
@@ -308,8 +241,8 @@ def run_bisect(name: str, good: str, bad: str, opts: Options, out: Path,
         return code
     except (UsageError, RunDirError):
         # refused by the first step's checks: nothing of this bisect is left
-        if resume is None and not _has_rows(run):
-            _discard(folder.path, made)
+        if resume is None and not bisect_folder.has_rows(run):
+            bisect_folder.discard(folder.path, made)
         raise
     print(f"rows: {relative(run.runs_path)}; compare any two releases with "
           f"python -m harness compare {where} --baseline {shlex.quote(steps.shown(releases[0]))}")
