@@ -16,6 +16,9 @@ interval, never a single run:
   search goes on by its estimate and the result says which steps were
   not settled (exit status 1: a change spread over several releases, or
   noise).
+
+This module is the command's wiring: the search is analyse/bisection.py,
+its folder record/bisect_folder.py, its printout present/bisect_report.py.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from .plan.settings import MAX_REPEAT, Settings, settings_from
 from .core.stats import runs_needed
 from .core.variants import is_release, parse
 from .releases.versions import between
+
 
 class Stopped(Exception):
     """A step's run was interrupted: bisect ends with its exit status."""
