@@ -8,21 +8,16 @@ of the configurations whose rule still asks for one, up to their max_repeat:
   warns with);
 - --until-settled: the configuration is a side of a verdict the reader
   asks for (analyse/questions.py: a neighbour pair of a ranking, an
-  article's claim) that is not settled yet and can still settle within the
-  ceiling (runs_to_settle). The run goes to the side with fewer runs (both,
-  when even): a pair is decided by both sides' runs, and the exact test's
-  smallest p-value falls fastest when they stay balanced. The pass takes
-  the configurations most valuable first: the open verdicts a run of it
-  serves, per second it takes (a 0.5 s configuration in six open pairs goes
-  before a 60 s one in one);
-- --gate PCT (an A/B run that decides, class Gate): compare's gate on the
-  run's two names, the first the baseline (compare.baseline_verdict). While
-  no figure fails and some are undecided, each undecided figure's
-  configuration runs once more on both sides, the nearest to deciding per
-  second first, within the budget and up to max_repeat runs a side;
-- --budget SECONDS: a pass takes, in that order, only what fits in the time
-  left of the budget (counted from the first run, the minimum included),
-  and the loop stops when nothing fits (`stopped` says so); `forecast`
+  article's claim, a goal) that is not settled yet and can still settle
+  within the ceiling (runs_to_settle). A pass takes both sides of each
+  chosen verdict to the runs it aims at (_aim): a pair is decided by both
+  sides' runs, and the exact test's smallest p-value falls fastest when
+  they stay balanced. The verdicts go cheapest to finish for their share
+  of their family first (wanting);
+- --gate PCT: an A/B run's own rule, ab_gate.Gate;
+- --budget SECONDS: a pass takes, in that order, only what fits in a
+  slice of the time left of the budget (counted from the first run, the
+  minimum included), and the loop stops when nothing fits (`stopped` says so); `forecast`
   then says what is still open and what another 10 minutes would likely
   settle.
 
@@ -41,19 +36,17 @@ import dataclasses
 import math
 import statistics
 import time
-from collections import defaultdict
-from pathlib import Path
 from typing import Callable, Iterable
 
 from .analyse.analysis import Group, group_runs, wide_figures
+from .analyse.goals import MEDIAN_RUNS, GoalVerdict
 from .analyse.questions import ClaimVerdict, Questions, ask
 from .analyse.standings import Standing
 from .core.formatting import fmt_duration
 from .core.metrics import METRICS
-from .core.schema import ConfigKey, Env, Row
+from .core.presentation import FigureWithin, WithinOf
+from .core.schema import ConfigKey, Row
 from .plan.plan import Planned, configurations
-from .present.compare import UNDECIDED, Verdict, baseline_verdict
-from .present.noise import Noise
 
 # 1.96 + 0.84: a two-sided 5% test with 80% power, for the runs a verdict
 # needs (runs_to_settle), a forecast that orders the runs, never a verdict.
@@ -61,9 +54,17 @@ Z = 2.8
 # The fewest runs a side at which a neighbour pair can settle: 4 a side give
 # a two-sided exact p of 1/35 (stats.smallest_p), under the family's 5%.
 FEWEST = 4
+# What a verdict with cheap sides (a run of each at most CHEAP_S seconds)
+# aims at: 5 a side give 1/126. The family's rule (Benjamini-Hochberg) takes
+# a p-value of 1/35 only when about three in ten of its tests are that low;
+# pairs at 1/126 need one in twelve, so the cheap ones carry the dear ones.
+AIM = 5
+CHEAP_S = 2.0
 # What one run costs besides its program's wall time (launch, the
 # launcher's sampling, writing the row), in seconds.
 OVERHEAD_S = 0.3
+# The shortest slice of the budget a pass may take (Budgeted.more_runs).
+PASS_S = 300.0
 # What `stopped` forecasts: the verdicts another this many seconds would settle.
 MORE_S = 600.0
 
@@ -101,20 +102,24 @@ def runs_to_settle(base: tuple[float, ...], other: tuple[float, ...], threshold:
 
 @dataclasses.dataclass(frozen=True)
 class Open:
-    """A verdict not settled yet: its two configurations and their ok runs."""
-    keys: tuple[ConfigKey, ConfigKey]
-    runs: tuple[int, int]
+    """A verdict not settled yet: its two configurations and their ok runs;
+    weight, its share of its family (each family's count of settled
+    verdicts is reported on its own: a claim is one of 12, a pair one of
+    hundreds)."""
+    keys: tuple[ConfigKey, ...]  # a pair's or claim's two; a goal's one or more
+    runs: tuple[int, ...]
     needed: float  # runs_to_settle
+    weight: float = 1.0
 
 
 def _open(q: Questions) -> list[Open]:
-    out = []
-    for r in q.rankings:
-        for p in r.pairs:
-            if not p.settled:
-                out.append(_open_pair(p))
-    out += [_open_claim(c) for c in q.claims if not c.settled]
-    return out
+    pairs = [p for r in q.rankings for p in r.pairs]
+    return ([dataclasses.replace(_open_pair(p), weight=1 / len(pairs))
+             for p in pairs if not p.settled]
+            + [dataclasses.replace(_open_claim(c), weight=1 / len(q.claims))
+               for c in q.claims if not c.settled]
+            + [dataclasses.replace(o, weight=1 / len(q.goals))
+               for g in q.goals if not g.settled and (o := _open_goal(g)) is not None])
 
 
 def _open_pair(p: Standing) -> Open:
@@ -129,48 +134,90 @@ def _open_claim(c: ClaimVerdict) -> Open:
                 runs_to_settle(a, b, c.claim.above, margin))
 
 
+def _open_goal(v: GoalVerdict) -> Open | None:
+    """An open goal: a figure's median interval clear of its bounds (at least
+    MEDIAN_RUNS runs), or a ratio's interval clear of its limit at every
+    buffer (runs_to_settle); None: more runs cannot settle it."""
+    goal = v.goal
+    if isinstance(goal, FigureWithin):
+        values = v.groups[0].values(goal.metric)
+        runs = (len(values),)
+        bounds = [b for b in (goal.low, goal.high) if b]
+        if len(values) < 2 or min(values) <= 0 or not bounds:
+            return Open(v.keys, runs, float(MEDIAN_RUNS))
+        logs = [math.log(x) for x in values]
+        gap = min(abs(statistics.median(logs) - math.log(b)) for b in bounds)
+        # the median's standard error is about 1.25 sd / sqrt(n) (normal data)
+        spread = 1.25 * statistics.stdev(logs)
+        needed = (Z * spread / gap) ** 2 if gap > 0 else math.inf
+        return Open(v.keys, runs, max(float(MEDIAN_RUNS), needed))
+    if isinstance(goal, WithinOf):
+        sides = [g.values(goal.metric) for g in v.groups]
+        needed = max(runs_to_settle(base, other, goal.limit, 0.0)
+                     for other, base in zip(sides[::2], sides[1::2]))
+        return Open(v.keys, tuple(len(x) for x in sides), needed)
+    return None
+
+
+def _aim(o: Open, ceiling: dict[ConfigKey, int], cost: dict[ConfigKey, float]) -> int:
+    """The runs a side an open verdict aims at: its forecast (runs_to_settle),
+    at least FEWEST, and AIM where both sides are cheap; never past either
+    side's ceiling."""
+    cap = min(ceiling.get(k, 0) for k in o.keys)
+    fewest = AIM if max(cost.get(k, 1.0) for k in o.keys) <= CHEAP_S else FEWEST
+    return min(cap, max(fewest, math.ceil(o.needed)) if o.needed < math.inf else cap)
+
+
 def wanting(found: list[Open], reps: dict[ConfigKey, int], ceiling: dict[ConfigKey, int],
             cost: dict[ConfigKey, float], budget_s: float | None = None) -> list[ConfigKey]:
-    """The configurations --until-settled gives one more run this pass, in
-    the order they should run. Each open verdict that can settle within
-    both sides' ceilings aims at the runs a side runs_to_settle forecasts;
-    its step this pass is one run of the side with fewer runs (both when
-    even), since a pair is decided by both sides' runs. The verdicts go
-    cheapest to finish first (the seconds of the runs they still need,
-    shortest job first: the most verdicts per second), a run shared by
-    several counting once. With a budget, a step that does not fit is left
-    for a cheaper one, and a long shot (forecast past the ceiling, a
-    forecast from few runs) gets the time the others leave over; without
-    one, it gets none."""
-    steps = []
+    """The runs --until-settled adds this pass, a configuration once per run,
+    in the order they should run. Each open verdict that can settle within
+    both sides' ceilings takes both sides to the runs it aims at (_aim):
+    a pair is decided by both sides' runs, and the exact test's smallest
+    p-value falls fastest when they stay balanced. The verdicts go cheapest
+    to finish first for their weight (a claim, one of its family's dozen,
+    before a neighbour pair of the same cost, one of hundreds), counting
+    the runs already taken this pass as free (shortest job first, a run
+    shared by several verdicts paid once: the most of each family settled
+    per second). With a budget, a verdict whose runs do not
+    fit is left for a cheaper one, and a long shot (forecast past the
+    ceiling) gets only what the others leave over, aiming at the ceiling;
+    without one, it gets none. The runs come round by round (every chosen
+    configuration's next run before any one's second), so a drift during
+    the pass falls on every side alike."""
+    steps: list[tuple[bool, Open, int]] = []
     for o in found:
-        (a, b), (n_a, n_b) = o.keys, o.runs
-        long_shot = o.needed > min(ceiling.get(a, 0), ceiling.get(b, 0))
+        long_shot = o.needed > min(ceiling.get(k, 0) for k in o.keys)
         if long_shot and budget_s is None:
             continue  # cannot settle within the ceiling: more runs would buy nothing
-        # aim at the forecast (a long shot: the ceiling, on time the budget leaves over)
-        top = {k: ceiling.get(k, 0) if long_shot else
-               min(ceiling.get(k, 0), max(FEWEST, math.ceil(o.needed))) for k in (a, b)}
-        due = {k: reps.get(k, 0) < top[k] for k in (a, b)}
-        sides = [k for k in ([a, b] if n_a == n_b else [a] if n_a < n_b else [b]) if due[k]] \
-            or [k for k in (a, b) if due[k]]
-        if sides:
-            left = sum(max(0, top[k] - n) * cost.get(k, 1.0) for k, n in ((a, n_a), (b, n_b)))
-            steps.append(((long_shot, left), [k.sort_key for k in sides], sides))
-    chosen: dict[ConfigKey, None] = {}
+        steps.append((long_shot, o, _aim(o, ceiling, cost)))
+    planned = dict(reps)
+    added: dict[ConfigKey, int] = {}
     spent = 0.0
-    for _, _, sides in sorted(steps, key=lambda s: (s[0], s[1])):
-        new = [k for k in sides if k not in chosen]
-        step = sum(cost.get(k, 1.0) for k in new)
-        if budget_s is not None and spent + step > budget_s:
+
+    def extra(aim: int, keys: tuple[ConfigKey, ...]) -> float:
+        return sum(max(0, aim - planned.get(k, 0)) * cost.get(k, 1.0) for k in set(keys))
+
+    while steps:
+        best = min(steps, key=lambda s: (s[0], extra(s[2], s[1].keys) / s[1].weight,
+                                         [k.sort_key for k in s[1].keys]))
+        steps.remove(best)
+        _, o, aim = best
+        step = extra(aim, o.keys)
+        if step <= 0 or (budget_s is not None and spent + step > budget_s):
             continue
-        chosen.update(dict.fromkeys(new))
+        for k in dict.fromkeys(o.keys):
+            more = max(0, aim - planned.get(k, 0))
+            planned[k] = planned.get(k, 0) + more
+            added[k] = added.get(k, 0) + more
         spent += step
-    return list(chosen)
+    return [k for round_no in range(max(added.values(), default=0))
+            for k, n in added.items() if n > round_no]
 
 
-def _cost(g: Group) -> float:
-    """The seconds a run of the configuration takes: its runs' mean wall time."""
+def run_seconds(g: Group) -> float:
+    """The seconds a run of the configuration takes: its runs' mean wall
+    time, plus what a run costs besides (OVERHEAD_S)."""
     walls = [r.wall_s for r in g.rows if r.wall_s is not None]
     return OVERHEAD_S + (statistics.fmean(walls) if walls else 1.0)
 
@@ -201,7 +248,7 @@ def more_runs(rows: Iterable[Row], runs: list[Planned], budget_s: float | None =
     in plan order, then --until-settled's in wanting's order; with a
     budget, only what fits in budget_s seconds."""
     groups, last_of, reps, ceiling, q = _state(rows, runs)
-    cost = {k: _cost(g) for k, g in groups.items()}
+    cost = {k: run_seconds(g) for k, g in groups.items()}
     due: dict[ConfigKey, Planned] = {}
     for key, last in last_of.items():
         g = groups.get(key)
@@ -221,8 +268,24 @@ def more_runs(rows: Iterable[Row], runs: list[Planned], budget_s: float | None =
     settling = wanting(_open(q), reps, ceiling, cost,
                        None if budget_s is None else budget_s - spent) if q is not None else []
     taken = {p.key for p in widening}
-    return widening + [due[k] for k in settling
-                       if k in due and due[k].until_settled and k not in taken]
+    nth: dict[ConfigKey, int] = {}
+    out = list(widening)
+    for k in settling:
+        p = due.get(k)
+        if p is None or not p.until_settled or k in taken:
+            continue
+        rep = p.rep + nth.get(k, 0)
+        if rep <= (p.max_repeat or 0):
+            out.append(dataclasses.replace(p, rep=rep))
+            nth[k] = nth.get(k, 0) + 1
+    return out
+
+
+def spent_before(rows: Iterable[Row]) -> float:
+    """The budget a resumed run's recorded rows spent: their wall times and
+    each run's overhead (the time between an interruption and --resume is
+    not the runs')."""
+    return sum(OVERHEAD_S + (r.wall_s or 0.0) for r in rows)
 
 
 def forecast(rows: Iterable[Row], runs: list[Planned], seconds: float = MORE_S) -> str:
@@ -237,7 +300,7 @@ def forecast(rows: Iterable[Row], runs: list[Planned], seconds: float = MORE_S) 
         return "every verdict the run asks is settled"
     costs = []
     for o in found:
-        extra = sum(max(0.0, min(o.needed, ceiling.get(k, 0)) - n) * _cost(groups[k])
+        extra = sum(max(0.0, min(o.needed, ceiling.get(k, 0)) - n) * run_seconds(groups[k])
                     for k, n in zip(o.keys, o.runs) if k in groups)
         costs.append(extra if o.needed <= min(ceiling.get(k, 0) for k in o.keys) else math.inf)
     spent, likely = 0.0, 0
@@ -252,103 +315,27 @@ def forecast(rows: Iterable[Row], runs: list[Planned], seconds: float = MORE_S) 
 class Budgeted:
     """The rules with a time budget (run --budget): each pass fits in what
     is left of budget_s, counted on `clock` from when this was made (the
-    first run; a fake clock in tests)."""
+    first run; a fake clock in tests), less spent_s (what a resumed run's
+    recorded rows took: spent_before)."""
 
-    def __init__(self, budget_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.budget_s, self.clock = budget_s, clock
+    def __init__(self, budget_s: float, clock: Callable[[], float] = time.monotonic,
+                 spent_s: float = 0.0) -> None:
+        self.budget_s, self.clock, self.spent_s = budget_s, clock, spent_s
         self.started = clock()
         self.stopped = ""  # set when the budget ends a run with verdicts open
 
     repeated = staticmethod(repeated)
 
     def left(self) -> float:
-        return self.budget_s - (self.clock() - self.started)
+        return self.budget_s - self.spent_s - (self.clock() - self.started)
 
     def more_runs(self, rows: Iterable[Row], runs: list[Planned]) -> list[Planned]:
+        """The next pass: what fits in a slice of the time left (at least
+        PASS_S, at most a third of it), so the forecasts are read again from
+        the new runs before the rest of the budget is spent."""
         table = list(rows)
-        unbounded = more_runs(table, runs)
-        fits = more_runs(table, runs, max(0.0, self.left()))
-        if len(fits) < len(unbounded):
+        left = max(0.0, self.left())
+        fits = more_runs(table, runs, min(left, max(PASS_S, left / 3)))
+        if not fits and more_runs(table, runs):
             self.stopped = f"the budget of {fmt_duration(self.budget_s)} ends the runs"
         return fits
-
-
-class Gate:
-    """The rule of run --gate PCT: an A/B run that decides. After the
-    minimum, pass after pass, compare's gate on the run's two names (the
-    baseline the first: compare.baseline_verdict, with the calibration's
-    floors when given) decides what runs next. A failing figure, or every
-    figure decided, ends the runs. Otherwise each configuration with an
-    undecided figure runs once more on both sides (a figure is decided by
-    both sides' runs), the nearest to deciding per second first: the runs a
-    side its nearest figure still needs (Change.runs_to_decide, a forecast)
-    times the seconds a run of both sides takes. A pass takes only what fits
-    in the time left of budget_s (counted on `clock` from when this was
-    made: the first run), and no side beyond max_repeat runs; a side with no
-    ok run is not run again (nothing to judge against). `stopped` says why
-    the runs ended with figures undecided."""
-
-    def __init__(self, baseline: str, fail_above: float, max_repeat: int, budget_s: float,
-                 noise: Noise | None = None, clock: Callable[[], float] = time.monotonic) -> None:
-        self.baseline, self.fail_above, self.max_repeat = baseline, fail_above, max_repeat
-        self.budget_s, self.noise, self.clock = budget_s, noise, clock
-        self.started = clock()
-        self.stopped = ""
-
-    repeated = staticmethod(repeated)
-
-    def left(self) -> float:
-        return self.budget_s - (self.clock() - self.started)
-
-    def verdict(self, groups: list[Group]) -> Verdict:
-        """compare's gate on the runs so far (the run's own env.json and
-        directory are the session's to add: compare.compare_baseline)."""
-        return baseline_verdict(groups, self.baseline, self.fail_above, Env(), Path("."),
-                                noise=self.noise)
-
-    def more_runs(self, rows: Iterable[Row], runs: list[Planned]) -> list[Planned]:
-        table = list(rows)
-        found = group_runs(table)
-        v = self.verdict(found)
-        if v.failures or not v.undecided:
-            return []  # decided: a failure decides the whole gate, as every pass does
-        groups = {g.key: g for g in found}
-        last_of = configurations(runs)
-        reps: dict[ConfigKey, int] = {}
-        for r in table:
-            reps[ConfigKey.of(r)] = max(reps.get(ConfigKey.of(r), 0), r.rep)
-        nearest: dict[ConfigKey, float] = {}  # each configuration's runs a side to its nearest decision
-        for c, ch in v.gated(UNDECIDED):
-            need = ch.runs_to_decide(self.fail_above, v.family)
-            still = max(1, need - min(ch.runs)) if need is not None else math.inf
-            nearest[c.key] = min(nearest.get(c.key, math.inf), still)
-        steps, capped = [], 0
-        for order, (key, still) in enumerate(nearest.items()):
-            sides = (dataclasses.replace(key, impl=self.baseline), key)
-            if not all(k in last_of and k in groups and groups[k].ok for k in sides):
-                continue
-            if any(reps.get(k, 0) >= self.max_repeat for k in sides):
-                capped += 1
-                continue
-            seconds = sum(_cost(groups[k]) for k in sides)
-            rep = max(reps.get(k, 0) for k in sides) + 1
-            # ABBA: the side that runs first alternates pass by pass, so a
-            # drift between a pair's two runs falls on both sides alike
-            ordered = sides if rep % 2 else sides[::-1]
-            steps.append((still * seconds, order, seconds,
-                          [dataclasses.replace(last_of[k], rep=rep) for k in ordered]))
-        chosen: list[Planned] = []
-        left, skipped = self.left(), 0
-        for _, _, seconds, pair in sorted(steps, key=lambda s: (s[0], s[1])):
-            if seconds > left:
-                skipped += 1
-                continue
-            chosen += pair
-            left -= seconds
-        if not chosen:
-            why = ([f"the budget of {fmt_duration(self.budget_s)} ends the runs"] if skipped
-                   else []) + ([f"{capped} configuration{'s are' if capped != 1 else ' is'} at "
-                                f"--max-repeat ({self.max_repeat} runs a side)"] if capped
-                               else []) or ["a side with no ok run is not run again"]
-            self.stopped = f"the gate stays undecided: {'; '.join(why)}"
-        return chosen

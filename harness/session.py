@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import ROOT, HarnessError, UsageError, relative, sequential
+from . import ROOT, HarnessError, UsageError, ab_gate, relative, sequential
+from .analyse.noise import Noise
 from .core.envinfo import host
 from .core.formatting import fmt_duration, fmt_percent
 from .core.registry import Impl, Language, languages, resolve
-from .core.schema import Row
+from .core.schema import Row, RowKey
 from .execute.builder import Preparation, build_estimate
 from .execute.executor import ProcessExecutor
 from .execute.perfstat import find_perf
@@ -27,7 +28,6 @@ from .plan.plan import Planned
 from .plan.runplan import RunPlan, plan_run
 from .plan.settings import Settings
 from .present.compare import calibration_noise, compare_baseline, render
-from .present.noise import Noise
 from .processes.interrupts import Interrupted, interruptible
 from .processes.launcher import LauncherError, ensure_launcher
 from .record import published_timings
@@ -95,7 +95,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     if dry_run:
         first, *rest = planned.dry_run
         print("\n".join([f"{first}; {_builds(planned.runs, s.build) or 'no builds'}",
-                         *([f"then {_gate_plan(s, gate)}"] if gate else []), *rest]))
+                         *([f"then {_gate_plan(s, gate, planned.runs, planned.estimates)}"]
+                           if gate else []), *rest]))
         return 0
     try:
         ensure_launcher()
@@ -107,10 +108,12 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     ticks = start_run(env, s, impls, planned.recorded, resume)
     write_env(run, env)
     estimates = [planned.estimates[p.row_key] for p in runs]
-    _announce(s, planned, runs, estimates, gate, run)
+    # --resume with a budget: the runs recorded already spent part of it
+    spent = sequential.spent_before(run.runs().rows) if resume and s.budget_s else 0.0
+    _announce(s, planned, runs, estimates, gate, run, spent)
 
     progress = Progress(len(runs), estimates)
-    measured = _measure(s, run, runs, planned, past, gate, perf, progress)
+    measured = _measure(s, run, runs, planned, past, gate, perf, progress, spent)
     if isinstance(measured, int):
         return measured
     end_run(env, impls, ticks)
@@ -157,17 +160,23 @@ def _planned(s: Settings, impls: list[Impl], past: list[Row], out: Path,
 
 
 def _announce(s: Settings, planned: RunPlan, runs: list[Planned], estimates: list[float],
-              gate: tuple[str, Noise | None] | None, run: RunDir) -> None:
-    """What will run, for how long, and where it is recorded."""
+              gate: tuple[str, Noise | None] | None, run: RunDir, spent: float) -> None:
+    """What will run, for how long (spent: the budget's seconds a resumed
+    run's rows took), and where it is recorded."""
     builds = _builds(runs, s.build, [lang for lang in languages([p.impl for p in runs])
                                      if detect_toolchain(lang).present])
     print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
           f"estimated {fmt_duration(sum(estimates))} for the runs; "
           f"{planned.basis}" + (f"; {builds}" if builds else ""))
-    if planned.sequential:
+    if spent:  # the plan's line is the whole run's: what is left of it
+        print(f"resumed: {len(run.runs().rows)} runs recorded took {fmt_duration(spent)} of the "
+              f"budget of {fmt_duration(s.budget_s)}; {len(runs)} runs of the minimum left "
+              f"(about {fmt_duration(sum(estimates))}), at most about "
+              f"{fmt_duration(max(sum(estimates), s.budget_s - spent))} with the passes")
+    elif planned.sequential:
         print(f"that is {planned.sequential}")
     if gate:
-        print(f"then {_gate_plan(s, gate)}")
+        print(f"then {_gate_plan(s, gate, planned.runs, planned.estimates)}")
     print(f"recording to {relative(run.path)}")
 
 
@@ -178,12 +187,12 @@ class _Measured:
     counts: dict[str, int]
     prepared: Preparation
     budget: sequential.Budgeted | None
-    gating: sequential.Gate | None
+    gating: ab_gate.Gate | None
 
 
 def _measure(s: Settings, run: RunDir, runs: list[Planned], planned: RunPlan, past: list[Row],
              gate: tuple[str, Noise | None] | None, perf: str | None,
-             progress: Progress) -> _Measured | int:
+             progress: Progress, spent: float) -> _Measured | int:
     """The builds and the runs, pass after pass; an exit status instead
     when a signal stopped them or a row could not be written."""
     may_run = runs + planned.extra
@@ -203,9 +212,10 @@ def _measure(s: Settings, run: RunDir, runs: list[Planned], planned: RunPlan, pa
                 prepared.wait()
 
             # the budget counts from here: after the builds, from the first run
-            budget = sequential.Budgeted(s.budget_s) if s.budget_s and not gate else None
-            gating = (sequential.Gate(gate[0], s.gate, s.max_repeat or s.repeat,
-                                      s.budget_s or 0.0, gate[1]) if gate else None)
+            budget = (sequential.Budgeted(s.budget_s, spent_s=spent)
+                      if s.budget_s and not gate else None)
+            gating = (ab_gate.Gate(gate[0], s.gate, s.max_repeat or s.repeat,
+                                   s.budget_s or 0.0, gate[1]) if gate else None)
             counts = execute_until_settled(
                 run, runs, planned.runs, gating or budget or sequential,
                 lambda p: prepared.readiness(p.impl, p.key.workload, p.workload.kind == "server"),
@@ -244,11 +254,17 @@ def _gate(s: Settings, impls: list[Impl]) -> tuple[str, Noise | None] | None:
                          else None)
 
 
-def _gate_plan(s: Settings, gate: tuple[str, Noise | None]) -> str:
-    """What the gate adds after the minimum, in words."""
+def _gate_plan(s: Settings, gate: tuple[str, Noise | None], runs: list[Planned],
+               estimates: dict[RowKey, float]) -> str:
+    """What the gate adds after the minimum, in words, with the most runs
+    and time it may take (ab_gate.most_runs)."""
+    most, seconds = ab_gate.most_runs(runs, lambda p: estimates[p.row_key],
+                                      s.max_repeat or s.repeat, s.budget_s or 0.0)
     return (f"--gate {fmt_percent(s.gate or 0)}: the configurations with a figure undecided "
             f"against {gate[0]} run again on both sides, up to {s.max_repeat} runs a side, within "
-            f"a budget of {fmt_duration(s.budget_s or 0)} for all the runs"
+            f"a budget of {fmt_duration(s.budget_s or 0)} for all the runs: at most {most} runs "
+            f"({len(runs)} of the minimum, then up to {most - len(runs)} more), about "
+            f"{fmt_duration(seconds)} of runs at most"
             + (f"; the figures calibration run {gate[1].source} cannot gate are named, not "
                "gated" if gate[1] is not None else ""))
 

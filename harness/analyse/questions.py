@@ -23,10 +23,11 @@ configurations an open verdict still needs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from .analysis import Group, comparable_sets, headline
+from .goals import GoalVerdict, goals
 from ..core.claims import CLAIMS, Claim
 from ..core.formatting import fmt_percent
 from ..core.metrics import METRICS
@@ -36,7 +37,7 @@ from .standings import (BEHIND, FDR_RATE, LEVEL_WORD, NOT_SETTLED, Standing, dec
                         ranked)
 
 HOLDS, DOES_NOT_HOLD = "holds", "does not hold"
-RANKINGS, CLAIMS_FAMILY = "rankings", "claims"
+RANKINGS, CLAIMS_FAMILY, GOALS_FAMILY = "rankings", "claims", "goals"
 
 
 @dataclass(frozen=True)
@@ -125,26 +126,28 @@ class ClaimVerdict:
 class Questions:
     rankings: list[Ranking]
     claims: list[ClaimVerdict]
+    goals: list[GoalVerdict] = field(default_factory=list)
 
     def families(self) -> list[tuple[str, int, int]]:
-        """(family, settled, total), each family counted on its own."""
+        """(family, settled, total), each family counted on its own; the
+        goals only where the run measured one."""
         pairs = [p for r in self.rankings for p in r.pairs]
         return [(RANKINGS, sum(p.settled for p in pairs), len(pairs)),
-                (CLAIMS_FAMILY, sum(c.settled for c in self.claims), len(self.claims))]
+                (CLAIMS_FAMILY, sum(c.settled for c in self.claims), len(self.claims))] + (
+            [(GOALS_FAMILY, sum(g.settled for g in self.goals), len(self.goals))]
+            if self.goals else [])
 
     def summary(self) -> str:
         """'Verdicts settled: rankings 410 of 524 neighbour pairs (78%); claims 11 of 12 (92%).'"""
-        words = {RANKINGS: "neighbour pairs in the rankings", CLAIMS_FAMILY: "the articles' claims"}
+        words = {RANKINGS: "neighbour pairs in the rankings", CLAIMS_FAMILY: "the articles' claims",
+                 GOALS_FAMILY: "the project's goals"}
         parts = [f"{words[name]} {settled:,} of {total:,}"
                  + (f" ({settled / total:.0%})" if total else "")
                  for name, settled, total in self.families()]
-        return ("Verdicts settled, each family on its own (false discovery rate "
-                f"{FDR_RATE:.0%} within each): " + "; ".join(parts) + ".")
-
-    def open_keys(self) -> list[tuple[ConfigKey, ConfigKey]]:
-        """The two configurations of every verdict not settled yet."""
-        return ([(p.leader.key, p.other.key) for r in self.rankings for p in r.pairs
-                 if not p.settled] + [c.keys for c in self.claims if not c.settled])
+        control = (f"false discovery rate {FDR_RATE:.0%} within the rankings and within the "
+                   "claims; a goal on its own 95% interval" if self.goals else
+                   f"false discovery rate {FDR_RATE:.0%} within each")
+        return f"Verdicts settled, each family on its own ({control}): " + "; ".join(parts) + "."
 
 
 def rankings(groups: list[Group], floor_impls: Iterable[str] = (),
@@ -245,5 +248,5 @@ def _claim_why(v: ClaimVerdict) -> str:
 
 def ask(groups: list[Group], floor_impls: Iterable[str] = (),
         margins: dict[str, float] | None = None) -> Questions:
-    """The run's rankings and claims, each family decided on its own."""
-    return Questions(rankings(groups, floor_impls, margins), claims(groups))
+    """The run's rankings, claims and goals, each family decided on its own."""
+    return Questions(rankings(groups, floor_impls, margins), claims(groups), goals(groups))

@@ -136,7 +136,7 @@ def execute_until_settled(record: Record, runs: list[Planned], planned: list[Pla
     counts = execute(record, runs, rules, ready, executor, progress, past=past, wait=wait)
     done, pass_no = len(runs), max((p.rep for p in planned), default=0)
     while extra := rules.more_runs(record.rows(), planned):
-        pass_no = max(pass_no + 1, max(p.rep for p in extra))
+        pass_no += 1
         names, wording = [], []
         targets = sorted({p.until_ci for p in extra if p.until_ci is not None})
         if targets:
@@ -145,11 +145,14 @@ def execute_until_settled(record: Record, runs: list[Planned], planned: list[Pla
         if any(p.until_settled for p in extra):
             names.append("until-settled")
             wording.append("in a verdict not settled")
-        if not names:  # run --gate: its rule's own passes (sequential.Gate)
+        if not names:  # run --gate: its rule's own passes (ab_gate.Gate)
             names.append("gate")
             wording.append("with a gated figure undecided")
-        progress.message(f"{'/'.join(names)}: pass {pass_no}: {len(extra)} configuration"
-                         f"{'s' if len(extra) != 1 else ''} still {' or '.join(wording)}")
+        configs = len({p.key for p in extra})
+        progress.message(f"{'/'.join(names)}: pass {pass_no}: "
+                         + (f"{len(extra)} runs of " if len(extra) != configs else "")
+                         + f"{configs} configuration{'s' if configs != 1 else ''} still "
+                         + " or ".join(wording))
         progress.total += len(extra)  # the total is known one pass at a time
         progress.estimates.extend(estimate(p) for p in extra)
         for status, n in execute(record, extra, rules, ready, executor, progress, first=done,

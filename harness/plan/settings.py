@@ -79,13 +79,13 @@ class Settings:
     # --budget DURATION (seconds): the runs' time, the minimum included, past
     # which no more sequential passes start (sequential.Budgeted); None: none
     budget_s: float | None = None
-    # --gate PCT as a fraction: an A/B run that decides (sequential.Gate):
+    # --gate PCT as a fraction: an A/B run that decides (ab_gate.Gate):
     # after the minimum, more runs of the configurations whose gated figures
     # are undecided, up to max_repeat a side within budget_s (both then set
     # to the gate's defaults when not given); the exit status is the gate's
     gate: float | None = None
     # --calibration RUN_DIR (absolute): a calibrate run whose A/A noise names
-    # the figures the gate cannot decide at PCT here (present/noise.py)
+    # the figures the gate cannot decide at PCT here (analyse/noise.py)
     calibration: str | None = None
     # --adaptive-sleep: each sleep run lasts twice its configuration's
     # longest start time so far plus a second (workloads.adaptive_sleep_ms), at most duration_ms

@@ -41,8 +41,8 @@ from ..analyse.standings import BEHIND, LEVEL_WORD
 from ..core.metrics import METRICS
 from ..core.schema import Env, Row
 from ..core.stats import LEVEL, discoveries, ratio_interval, ratio_p, smallest_p
-from ..present.compare import NOT_GATEABLE, Verdict, compare_groups
-from ..present.noise import AA, Noise, aa_pairs, pooled_rows
+from ..analyse.gate import NOT_GATEABLE, Verdict, compare_groups
+from ..analyse.noise import AA, Noise, aa_pairs, pooled_rows
 GATE = 0.05  # --fail-above 5%
 FACTORS = [1 + i / 100 for i in range(1, 301)]  # planted slowdowns: +1% .. +300%
 GOAL = 0.05

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu
 
-from harness.analyse import analysis, standings, verdicts
+from harness.analyse import analysis, gate, standings, verdicts
 from harness.present import compare
 from harness.core.schema import Row
 from harness.core.metrics import margins
@@ -179,7 +179,7 @@ def test_one_node_or_none_keeps_todays_figures() -> None:
         ranking = analysis.rank(groups, "warm_iter_s")
         assert ranking.intervals[b.key] == ratio_interval(a.values("warm_iter_s"),
                                                           b.values("warm_iter_s"))
-        (c,) = compare.compare_groups([a], [dataclasses.replace(b, impl="a")])
+        (c,) = gate.compare_groups([a], [dataclasses.replace(b, impl="a")])
         ch = c.changes["warm_iter_s"]
         assert ch.blocks == () and not c.apart
         assert ch.interval == ratio_interval(ch.old_values, ch.new_values)
@@ -193,11 +193,11 @@ def test_a_slower_node_changes_no_verdict_of_the_baseline_comparison() -> None:
     rng = np.random.default_rng(12)
     groups = analysis.group_runs(rows("base", 1.0, OLD_RUNS, rng)
                                  + rows("other", 1.0, NEW_RUNS, rng))
-    old, new = compare.against_baseline(groups, "base")
-    verdict = compare.Verdict(compare.compare_groups(old, new, margins(None)), {}, {},
-                              Path("run"), Path("run"), fail_above=0.05, baseline="base")
+    old, new = gate.against_baseline(groups, "base")
+    verdict = gate.Verdict(gate.compare_groups(old, new, margins(None)), {}, {},
+                           Path("run"), Path("run"), fail_above=0.05, baseline="base")
     ch = verdict.comparisons[0].changes["warm_iter_s"]
-    assert len(ch.blocks) == 3 and ch.verdict == compare.LEVEL_WITHIN
+    assert len(ch.blocks) == 3 and ch.verdict == gate.LEVEL_WITHIN
     assert ch.ratio == pytest.approx(1.0, abs=0.02) and verdict.passed and not verdict.undecided
     flat = ratio_interval(ch.old_values, ch.new_values)
     assert flat.side(1.0) == "below"  # what the pooled ratio would have called an improvement
@@ -208,7 +208,7 @@ def test_two_runs_on_different_nodes_say_so() -> None:
     rng = np.random.default_rng(13)
     old = analysis.group_runs(rows("a", 1.0, {"n1": 4}, rng))
     new = analysis.group_runs(rows("a", 1.0, {"n3": 4}, rng))
-    verdict = compare.Verdict(compare.compare_groups(old, new), {}, {}, Path("old"), Path("new"))
+    verdict = gate.Verdict(gate.compare_groups(old, new), {}, {}, Path("old"), Path("new"))
     (c,) = verdict.comparisons
     assert c.apart and c.changes["warm_iter_s"].blocks == ()
     assert any("different nodes" in note for note in verdict.notes)

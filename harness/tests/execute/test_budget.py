@@ -33,7 +33,7 @@ IMPLS = ["fake-good", "fake-wrong", "fake-garbage", "fake-crash", "fake-hang", "
 # n: (each impl's true time factor, seconds a run takes). N = 5: cheap runs,
 # neighbours 1.3x to 2x apart and one tie; N = 6: the same order, 40x dearer.
 TRUTH = {5: ([1.0, 1.0, 1.3, 2.0, 2.6, 5.2], 0.5), 6: ([1.0, 1.3, 1.7, 1.7, 3.4, 4.4], 20.0)}
-BUDGET_S = 450.0  # the minimum takes 380 s: room for 3 dear runs or 85 cheap ones
+BUDGET_S = 450.0  # the minimum takes 253 s: room for 9 dear runs or 240 cheap ones
 
 
 class FakeExecutor:
@@ -74,8 +74,9 @@ class RoundRobin:
 
 def _session(tmp_path: Path, seed: int, round_robin: bool = False
              ) -> tuple[RunDir, FakeExecutor, sequential.Budgeted, list[Planned]]:
-    s = settings_from(Options.from_record({"impl": ",".join(IMPLS), "workload": "chain", "n": "5,6", "repeat": 3,
-                       "until_settled": True, "max_repeat": 10}), ram_bytes=1 << 30)
+    s = settings_from(Options.from_record({"impl": ",".join(IMPLS), "workload": "chain",
+                                           "n": "5,6", "repeat": 2, "until_settled": True,
+                                           "max_repeat": 10}), ram_bytes=1 << 30)
     runs = plan(resolve(s.impls), s)
     run = RunDir.create_new(tmp_path / ("rr" if round_robin else "value"))
     fake = FakeExecutor(run.name, seed)
@@ -98,7 +99,7 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_runs_stop_within_the_budget_and_say_what_is_open(tmp_path: Path) -> None:
     run, fake, budget, runs = _session(tmp_path, 1)
-    assert budget.left() >= 0  # the minimum (36 runs, 380 s) and every pass fit
+    assert budget.left() >= 0  # the minimum (24 runs, 253 s) and every pass fit
     assert len(fake.ran) > len(runs)  # it did spend the budget on more runs
     assert budget.stopped == "the budget of 7:30 ends the runs"
     said = sequential.forecast(run.runs().rows, runs)
@@ -107,14 +108,17 @@ def test_the_runs_stop_within_the_budget_and_say_what_is_open(tmp_path: Path) ->
 
 
 def test_the_extra_runs_go_where_they_buy_the_most_verdicts_per_second(tmp_path: Path) -> None:
-    """The first pass past the minimum runs the cheap set's open pairs
-    before any of the dear set's, and a side of a pair with fewer runs goes
-    before its rival."""
+    """The first pass past the minimum takes the cheap set's open pairs
+    before any of the dear set's, round by round (every configuration's
+    third run before any one's fourth), both sides of a pair alike."""
     _, fake, _, runs = _session(tmp_path, 2)
     extra = fake.ran[len(runs):]
-    first_pass = extra[:next((i for i, p in enumerate(extra) if p.rep > 4), len(extra))]
-    ns = [p.key.n for p in first_pass]
+    first_round = extra[:next((i for i, p in enumerate(extra) if p.rep > 3), len(extra))]
+    ns = [p.key.n for p in first_round]
     assert ns and ns[0] == 5 and ns == sorted(ns)
+    reps = [p.rep for p in extra[:next((i for i, p in enumerate(extra) if p.rep < 3 or
+                                        (i and p.rep < extra[i - 1].rep)), len(extra))]]
+    assert reps == sorted(reps) and max(reps) >= 5  # cheap pairs go to 5 a side in one pass
 
 
 def test_at_the_same_cost_it_settles_more_than_round_robin(tmp_path: Path) -> None:
@@ -137,3 +141,16 @@ def test_a_verdict_that_cannot_settle_within_the_ceiling_buys_no_runs() -> None:
     assert sequential.runs_to_settle(tight, tuple(2 * v for v in tight), 1.0, 0.05) == \
         sequential.FEWEST
 
+
+
+def test_a_resumed_run_spends_only_what_the_budget_has_left(tmp_path: Path) -> None:
+    """--resume: the recorded rows' runs count against the budget (their wall
+    times and each run's overhead), not the time the run lay interrupted."""
+    run, _, _, runs = _session(tmp_path, 3)
+    rows = run.runs().rows
+    spent = sequential.spent_before(rows)
+    assert spent == pytest.approx(sum(sequential.OVERHEAD_S + (r.wall_s or 0) for r in rows))
+    resumed = sequential.Budgeted(BUDGET_S, clock=lambda: 0.0, spent_s=spent)
+    assert resumed.left() == pytest.approx(BUDGET_S - spent)
+    assert resumed.more_runs(rows, runs) == []  # the budget was spent before the interruption
+    assert resumed.stopped == "the budget of 7:30 ends the runs"

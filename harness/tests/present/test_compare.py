@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness import cli
+from harness.analyse import gate as decision  # gate(): this file's command-line gate
 from harness.present import compare
 from harness.core.metrics import COUNTERS, margins
 from harness.record.rundir import RunDir
@@ -76,14 +77,14 @@ def gate(old: Path, new: Path, capsys, *args: str) -> tuple[int, str]:
     return status, capsys.readouterr().out
 
 
-def change(v: compare.Verdict, config: dict, metric: str) -> compare.Change:
+def change(v: decision.Verdict, config: dict, metric: str) -> decision.Change:
     found = next(c for c in v.comparisons
                  if (c.key.impl, c.key.workload, c.key.n) == (config["impl"], config["workload"],
                                                               config.get("n")))
     return found.changes[metric]
 
 
-def state(v: compare.Verdict, config: dict, metric: str) -> str | None:
+def state(v: decision.Verdict, config: dict, metric: str) -> str | None:
     """What the gate made of one figure."""
     found = next(c for c in v.comparisons
                  if (c.key.impl, c.key.workload, c.key.n) == (config["impl"], config["workload"],
@@ -132,9 +133,9 @@ def test_the_committed_run_doubled_is_undecided_at_three_runs_a_side(tmp_path, c
     (exit 3), saying so, never a pass."""
     doubled = scaled_copy(RUN_FIXTURE, tmp_path / "doubled", 2.0)
     v = compare.compare_dirs(RUN_FIXTURE, doubled, 0.05)
-    assert not v.gated(compare.FAILS) and not v.gated(compare.PASSES)
+    assert not v.gated(decision.FAILS) and not v.gated(decision.PASSES)
     assert v.family == 86 and v.runs_to_fail == 7
-    held = [ch for _, ch in v.gated(compare.UNDECIDED) if ch.p_worse(0.05) <= 0.05]
+    held = [ch for _, ch in v.gated(decision.UNDECIDED) if ch.p_worse(0.05) <= 0.05]
     assert held and {min(ch.runs) for ch in held} == {3}
     status, text = gate(RUN_FIXTURE, doubled, capsys, "--fail-above", "5%")
     assert status == 3, text
@@ -154,7 +155,7 @@ def test_a_doubling_fails_once_the_runs_can_reach_the_familys_level(base, capsys
         new = write_run(base, rows(CHAIN, k=k, warm_iter_s=2 * MS))
         v = compare.compare_dirs(old, new, 0.05)
         assert v.family == 3 and v.runs_to_fail == 4
-        assert state(v, CHAIN, "warm_iter_s") == (compare.FAILS if k == 4 else compare.UNDECIDED)
+        assert state(v, CHAIN, "warm_iter_s") == (decision.FAILS if k == 4 else decision.UNDECIDED)
         assert gate(old, new, capsys, "--fail-above", "5%")[0] == status
 
 
@@ -165,8 +166,8 @@ def test_a_copy_of_the_committed_run_passes(tmp_path, capsys):
     chain 20k cold (10 to 30 ms) and rust-tokio chain 1M (2 ok runs)."""
     copy = scaled_copy(RUN_FIXTURE, tmp_path / "copy", 1.0)
     v = compare.compare_dirs(RUN_FIXTURE, copy, 0.05)
-    assert not v.gated(compare.FAILS) and not v.gated(compare.UNDECIDED)
-    assert all(ch.identical for _, ch in v.gated(compare.PASSES))
+    assert not v.gated(decision.FAILS) and not v.gated(decision.UNDECIDED)
+    assert all(ch.identical for _, ch in v.gated(decision.PASSES))
     status, text = gate(RUN_FIXTURE, copy, capsys, "--fail-above", "5%")
     assert status == 0, text
     assert "PASS (--fail-above 5%)" in text and "a copy of one run compared with itself" in text
@@ -180,13 +181,13 @@ def test_a_copy_changed_by_a_hair_is_decided_where_its_runs_allow(tmp_path, caps
     --allow-undecided."""
     copy = scaled_copy(RUN_FIXTURE, tmp_path / "copy", 1.001)
     v = compare.compare_dirs(RUN_FIXTURE, copy, 0.05)
-    assert not v.gated(compare.FAILS) and v.gated(compare.PASSES)
-    undecided = v.gated(compare.UNDECIDED)
+    assert not v.gated(decision.FAILS) and v.gated(decision.PASSES)
+    undecided = v.gated(decision.UNDECIDED)
     assert ("rust-tokio", "chain", 1000000) in {(c.key.impl, c.key.workload, c.key.n)
                                                 for c, _ in undecided}
     for _, ch in undecided:
         assert min(ch.runs) < 3 or max(ch.old_values) >= 1.04 * min(ch.old_values)
-    for _, ch in v.gated(compare.PASSES):
+    for _, ch in v.gated(decision.PASSES):
         assert max(ch.old_values) < 1.05 * min(ch.old_values)
     status, text = gate(RUN_FIXTURE, copy, capsys, "--fail-above", "5%")
     assert status == 3, text
@@ -202,7 +203,7 @@ def test_an_a_a_pair_at_three_runs_a_side_passes(base, capsys):
     new = write_run(base, rows(CHAIN, k=3, width=0.01), rows(BOUNDED, k=3, width=0.002),
                     rows(HTTP, k=3, width=0.01, rps=1000, latency_p50_s=20 * MS))
     v = compare.compare_dirs(old, new, 0.05)
-    assert {s for _, s in v._gate} == {compare.PASSES}
+    assert {s for _, s in v._gate} == {decision.PASSES}
     status, text = gate(old, new, capsys, "--fail-above", "5%")
     assert status == 0 and "PASS (--fail-above 5%): every headline figure is within 5%" in text
 
@@ -222,11 +223,11 @@ def test_the_same_build_measured_twice_is_level(base, capsys):
     old = write_run(base, rows(CHAIN), rows(BOUNDED))
     new = write_run(base, rows(CHAIN, width=0.006), rows(BOUNDED, width=0.004))
     v = compare.compare_dirs(old, new, 0.05)
-    assert {ch.verdict for _, ch in v.figures()} == {compare.LEVEL_WITHIN}
+    assert {ch.verdict for _, ch in v.figures()} == {decision.LEVEL_WITHIN}
     # a margin narrower than the spread cannot call them level: no change detected
     narrow = compare.compare_dirs(old, new, 0.05, margins("0.1%"))
-    assert {ch.verdict for _, ch in narrow.figures()} == {compare.NO_CHANGE}
-    assert v.passed and not v.gated(compare.UNDECIDED)
+    assert {ch.verdict for _, ch in narrow.figures()} == {decision.NO_CHANGE}
+    assert v.passed and not v.gated(decision.UNDECIDED)
     status, text = gate(old, new, capsys, "--fail-above", "5%")
     assert status == 0 and "PASS" in text and "undecided" not in text
 
@@ -240,14 +241,16 @@ def test_tight_slowdowns_of_2x_and_1_2x_fail(base, capsys):
     doubled = change(v, CHAIN, "warm_iter_s")
     assert doubled.ratio == pytest.approx(2, rel=1e-3)
     assert doubled.settled and doubled.interval.low > 1.9 and doubled.interval.high < 2.1
-    assert doubled.verdict == compare.REGRESSED and state(v, CHAIN, "warm_iter_s") == compare.FAILS
+    assert doubled.verdict == decision.REGRESSED
+    assert state(v, CHAIN, "warm_iter_s") == decision.FAILS
     slower = change(v, BOUNDED, "warm_iter_s")
-    assert slower.verdict == compare.REGRESSED and slower.interval.low > 1.05
+    assert slower.verdict == decision.REGRESSED and slower.interval.low > 1.05
     # 3% slower is a regression, settled, but within the gate's 5%
     little = change(v, SKYNET, "warm_iter_s")
-    assert little.verdict == compare.REGRESSED and state(v, SKYNET, "warm_iter_s") == compare.PASSES
+    assert little.verdict == decision.REGRESSED
+    assert state(v, SKYNET, "warm_iter_s") == decision.PASSES
     # ±0.5% around the same peak: level within peak RSS's 2%
-    assert change(v, CHAIN, "peak_rss_bytes").verdict == compare.LEVEL_WITHIN
+    assert change(v, CHAIN, "peak_rss_bytes").verdict == decision.LEVEL_WITHIN
 
     status, text = gate(old, new, capsys, "--fail-above", "5%")
     assert status == 1
@@ -271,10 +274,11 @@ def test_a_noisy_slowdown_is_undecided_unless_its_whole_interval_is_beyond(base,
     noisy = change(v, CHAIN, "warm_iter_s")
     assert noisy.ratio == pytest.approx(1.2, rel=0.05)
     assert noisy.settled and noisy.interval.low < 1 < noisy.interval.high
-    assert noisy.verdict == compare.NO_CHANGE and state(v, CHAIN, "warm_iter_s") == compare.UNDECIDED
+    assert noisy.verdict == decision.NO_CHANGE
+    assert state(v, CHAIN, "warm_iter_s") == decision.UNDECIDED
     assert noisy.runs_to_decide(0.05) > 6
     tripled = change(v, BOUNDED, "warm_iter_s")
-    assert tripled.interval.low > 1.05 and state(v, BOUNDED, "warm_iter_s") == compare.FAILS
+    assert tripled.interval.low > 1.05 and state(v, BOUNDED, "warm_iter_s") == decision.FAILS
 
     status, text = gate(old, new, capsys, "--fail-above", "5%")
     assert status == 1 and "FAIL (--fail-above 5%): 1 reason:" in text
@@ -294,7 +298,7 @@ def test_a_noisy_slowdown_is_undecided_unless_its_whole_interval_is_beyond(base,
     few_old = write_run(base, rows(CHAIN, k=3, width=0.3))
     few_new = write_run(base, rows(CHAIN, k=3, width=0.3, warm_iter_s=1.2 * MS))
     few = change(compare.compare_dirs(few_old, few_new), CHAIN, "warm_iter_s")
-    assert few.verdict == compare.NOT_ENOUGH and not few.settled
+    assert few.verdict == decision.NOT_ENOUGH and not few.settled
     status, text = gate(few_old, few_new, capsys, "--fail-above", "5%")
     assert status == 3 and "not enough runs (90% confidence)" in text
 
@@ -303,7 +307,7 @@ def test_one_ok_run_is_not_enough(base, capsys):
     old = write_run(base, rows(CHAIN))
     new = write_run(base, rows(CHAIN, k=1, warm_iter_s=2 * MS))
     ch = change(compare.compare_dirs(old, new), CHAIN, "warm_iter_s")
-    assert ch.interval is None and ch.verdict == compare.NOT_ENOUGH
+    assert ch.interval is None and ch.verdict == decision.NOT_ENOUGH
     assert ch.ratio == pytest.approx(2, rel=0.01)
     status, text = gate(old, new, capsys, "--fail-above", "5%")
     assert status == 3 and "not enough runs (1 ok run new)" in text
@@ -320,7 +324,7 @@ def test_nothing_in_common_fails_in_one_line(base, capsys):
     assert text.count("no configuration in common") == 1 and line in text.splitlines()
     assert "PASS" not in text and "FAIL" not in text
     data = json.loads(gate(old, new, capsys, "--fail-above", "5%", "--format", "json")[1])
-    assert data["passed"] is False and data["failures"] == [compare.NOTHING_IN_COMMON]
+    assert data["passed"] is False and data["failures"] == [decision.NOTHING_IN_COMMON]
     # without a gate it is said, and nothing fails
     status, text = gate(old, new, capsys)
     assert status == 0 and "nothing to compare" in text and "gate" not in text
@@ -344,8 +348,8 @@ def test_wall_and_cpu_are_shown_not_gated(base, capsys):
     old = write_run(base, rows(CHAIN))
     new = write_run(base, rows(CHAIN, wall_s=200 * MS, cpu_user_s=120 * MS))
     v = compare.compare_dirs(old, new, 0.05)
-    assert change(v, CHAIN, "wall_s").verdict == compare.REGRESSED
-    assert change(v, CHAIN, "cpu_s").verdict == compare.REGRESSED
+    assert change(v, CHAIN, "wall_s").verdict == decision.REGRESSED
+    assert change(v, CHAIN, "cpu_s").verdict == decision.REGRESSED
     status, text = gate(old, new, capsys, "--fail-above", "5%")
     assert status == 0 and "PASS" in text and "regressed: fake-good chain N=5 wall" in text
 
@@ -355,9 +359,9 @@ def test_the_kernels_counters_are_shown_beside_the_figures_not_gated(base, capsy
     new = write_run(base, rows(CHAIN, ctx_switches_voluntary=3100, minor_faults=5000))
     v = compare.compare_dirs(old, new, 0.05)
     switches = change(v, CHAIN, "ctx_switches_voluntary")
-    assert switches.verdict == compare.REGRESSED
+    assert switches.verdict == decision.REGRESSED
     assert switches.interval.low <= 3.1 <= switches.interval.high
-    assert change(v, CHAIN, "minor_faults").verdict == compare.LEVEL_WITHIN
+    assert change(v, CHAIN, "minor_faults").verdict == decision.LEVEL_WITHIN
     status, text = gate(old, new, capsys, "--fail-above", "5%")
     assert status == 0 and "PASS" in text and "voluntary ctx sw" in text
 
@@ -368,14 +372,14 @@ def test_throughput_is_higher_is_better(base, capsys):
     higher = write_run(base, rows(HTTP, rps=1500, latency_p50_s=15 * MS))
     drop = change(compare.compare_dirs(old, lower, 0.05), HTTP, "rps")
     assert drop.change == pytest.approx(-0.2, rel=0.01)
-    assert drop.verdict == compare.REGRESSED
-    assert state(compare.compare_dirs(old, lower, 0.05), HTTP, "rps") == compare.FAILS
+    assert drop.verdict == decision.REGRESSED
+    assert state(compare.compare_dirs(old, lower, 0.05), HTTP, "rps") == decision.FAILS
     status, text = gate(old, lower, capsys, "--fail-above", "5%")
     assert status == 1 and "fake-good http users=10 requests=20 delay_ms=100 style=async " \
                            "throughput -20.0% [" in text
     v = compare.compare_dirs(old, higher, 0.05)
-    assert change(v, HTTP, "rps").verdict == compare.IMPROVED
-    assert change(v, HTTP, "latency_p50_s").verdict == compare.IMPROVED
+    assert change(v, HTTP, "rps").verdict == decision.IMPROVED
+    assert change(v, HTTP, "latency_p50_s").verdict == decision.IMPROVED
     assert gate(old, higher, capsys, "--fail-above", "5%")[0] == 0
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.analyse import gate
 from harness.analyse.analysis import group_runs
 from harness.core.schema import Env, Row
 from harness.core.stats import family_size, holm, runs_to_reject, smallest_p
-from harness.present import compare
 
 MS = 1e-3
 FIGURES = ("first_iter_s", "warm_iter_s", "peak_rss_bytes")  # chain's headline figures
@@ -53,7 +53,7 @@ def _runs(config: int, values: dict[str, np.ndarray], impl: str = "x") -> list[R
 
 
 def _gate(rng: np.random.Generator, configs: int, runs: int, sigma: float,
-          planted: dict[int, float]) -> compare.Verdict:
+          planted: dict[int, float]) -> gate.Verdict:
     """One comparison of `configs` chain configurations (3 headline figures
     each), lognormal noise sigma, `runs` a side; configuration c's new runs
     slower by planted[c] on every figure."""
@@ -62,8 +62,8 @@ def _gate(rng: np.random.Generator, configs: int, runs: int, sigma: float,
         draw = {m: rng.lognormal(0, sigma, (2, runs)) * MS for m in FIGURES}
         old += _runs(c, {m: d[0] for m, d in draw.items()})
         new += _runs(c, {m: d[1] * planted.get(c, 1.0) for m, d in draw.items()})
-    return compare.Verdict(compare.compare_groups(group_runs(old), group_runs(new)), Env({}),
-                           Env({}), Path("old"), Path("new"), 0.05)
+    return gate.Verdict(gate.compare_groups(group_runs(old), group_runs(new)), Env({}),
+                        Env({}), Path("old"), Path("new"), 0.05)
 
 
 @pytest.mark.parametrize("configs", [4, 40])
@@ -99,8 +99,8 @@ def test_bimodal_figures_with_no_change_fail_the_gate_rarely() -> None:
                     * rng.lognormal(0, 0.05, (2, 7)) for m in FIGURES}
             old += _runs(c, {m: d[0] for m, d in draw.items()})
             new += _runs(c, {m: d[1] for m, d in draw.items()})
-        v = compare.Verdict(compare.compare_groups(group_runs(old), group_runs(new)), Env({}),
-                            Env({}), Path("old"), Path("new"), 0.05)
+        v = gate.Verdict(gate.compare_groups(group_runs(old), group_runs(new)), Env({}),
+                         Env({}), Path("old"), Path("new"), 0.05)
         fails += v.exit_status == 1
     assert fails <= 2
 
@@ -114,6 +114,6 @@ def test_a_planted_slowdown_is_caught_and_named() -> None:
     for _ in range(20):
         v = _gate(rng, 40, 7, 0.03, {9: 1.3})
         assert v.exit_status == 1
-        assert {c.key.n for c, _ in v.gated(compare.FAILS)} == {9}
+        assert {c.key.n for c, _ in v.gated(gate.FAILS)} == {9}
     v = _gate(rng, 40, 3, 0.03, {9: 1.3})
-    assert not v.gated(compare.FAILS) and v.exit_status == 3 and v.runs_to_fail == 7
+    assert not v.gated(gate.FAILS) and v.exit_status == 3 and v.runs_to_fail == 7

@@ -11,7 +11,8 @@ import re
 import pytest
 
 from harness import UsageError
-from harness.present import compare, noise
+from harness.analyse import gate, noise
+from harness.present import compare
 
 from .test_compare import BOUNDED, CHAIN, MS, base, rows, write_run  # noqa: F401 (base: a fixture)
 
@@ -40,12 +41,12 @@ def test_compare_names_what_the_calibration_cannot_gate(base) -> None:
     old = write_run(base, rows(CHAIN), rows(BOUNDED))
     new = write_run(base, rows(CHAIN, warm_iter_s=2 * MS), rows(BOUNDED, warm_iter_s=3 * MS))
     v = compare.compare_dirs(old, new, 0.05, calibration=calib)
-    named = v.gated(compare.NOT_GATEABLE)
+    named = v.gated(gate.NOT_GATEABLE)
     assert {(c.key.workload, ch.metric) for c, ch in named} == {
         ("bounded", m) for m in ("first_iter_s", "warm_iter_s", "peak_rss_bytes")}
     assert all(v.floor_of(c, ch) > 0.3 for c, ch in named)
     assert v.family == 3 and v.exit_status == 1
-    assert {(c.key.workload, ch.metric) for c, ch in v.gated(compare.FAILS)} == {
+    assert {(c.key.workload, ch.metric) for c, ch in v.gated(gate.FAILS)} == {
         ("chain", "warm_iter_s")}
     text = compare.render(v)
     assert "not gateable at 5% here: 3 headline figures whose no-change comparisons" in text
@@ -53,7 +54,7 @@ def test_compare_names_what_the_calibration_cannot_gate(base) -> None:
                      text)
     # without the calibration the same bounded figure is gated, and fails too
     plain = compare.compare_dirs(old, new, 0.05)
-    assert plain.family == 6 and not plain.gated(compare.NOT_GATEABLE)
+    assert plain.family == 6 and not plain.gated(gate.NOT_GATEABLE)
 
 
 def test_a_run_without_an_a_a_pair_is_not_a_calibration(base) -> None:

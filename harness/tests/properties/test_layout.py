@@ -1,6 +1,6 @@
 """The folders follow the run: each stage is a package that imports only
 the stages before it (docs/harness.md draws the order), never a later one;
-the wiring (cli, session, sequential, bisect, cluster) may import any stage
+the wiring (cli, session, sequential, ab_gate, bisect, cluster) may import any stage
 and no stage imports it. Within a stage, no import cycle; across modules,
 nothing private."""
 
@@ -14,7 +14,7 @@ HARNESS = Path(__file__).resolve().parents[2]
 # are the shared base); a stage may import those at or below its rank.
 RANKS = {"processes": 0, "core": 1, "plan": 2, "releases": 3, "execute": 4, "record": 5,
          "analyse": 6, "present": 7, "publish": 8}
-WIRING = {"cli", "session", "sequential", "bisect", "cluster", "__main__", ""}
+WIRING = {"cli", "session", "sequential", "ab_gate", "bisect", "cluster", "__main__", ""}
 
 
 def _modules() -> dict[str, Path]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Iterable, Sequence
 
-from ..analyse.analysis import Group, headline
+from .analysis import Group, headline
 from ..core.metrics import METRICS
 from ..core.schema import ConfigKey, Row
 from ..core.stats import ratio_bound

@@ -1,0 +1,118 @@
+"""Replay the default suite's --until-settled allocation on a recorded run:
+the plan of `run --suite default`, executed by a fake executor that draws
+each configuration's runs from that run's own rows (docs/studies/allocation.md).
+
+    .venv/bin/python docs/studies/allocation/replay.py RUN_DIR [--budget 45m]
+        [--repeat 1] [--max-repeat 12] [--seeds 0,1,2]
+
+A drawn run keeps the recorded row's shape and costs its recorded wall time
+(plus the harness's overhead); each figure is the configuration's median
+times a log-normal draw of the spread its recorded runs show (at least 1%),
+so verdicts settle as they would on that machine's noise. A configuration
+with no ok row repeats its first row's failure. Prints, per seed, the
+families' settled counts, what the budget left open, and the runs per
+configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import io
+import math
+import random
+import statistics
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
+from harness import sequential  # noqa: E402
+from harness.analyse.analysis import group_runs  # noqa: E402
+from harness.analyse.questions import ask  # noqa: E402
+from harness.core.registry import resolve  # noqa: E402
+from harness.core.schema import ConfigKey, Row  # noqa: E402
+from harness.execute import scheduler  # noqa: E402
+from harness.execute.builder import Readiness  # noqa: E402
+from harness.execute.executor import Executed  # noqa: E402
+from harness.execute.progress import Progress  # noqa: E402
+from harness.plan.plan import Planned, plan  # noqa: E402
+from harness.plan.settings import duration, settings_from  # noqa: E402
+from harness.record.rundir import RunDir, read_runs  # noqa: E402
+
+# The figures a drawn run varies: the headline ones and the run's cost.
+DRAWN = ("wall_s", "first_iter_s", "warm_iter_s", "spawn_s", "peak_rss_bytes", "rps",
+         "sleep_wait_s")
+FLOOR_SD = 0.01
+
+
+def _log_sd(values: list[float]) -> float:
+    logs = [math.log(v) for v in values if v and v > 0]
+    return max(FLOOR_SD, statistics.stdev(logs)) if len(logs) > 1 else 3 * FLOOR_SD
+
+
+class Replay:
+    """The executor: each run drawn from its configuration's recorded rows."""
+
+    def __init__(self, run_id: str, recorded: dict[ConfigKey, list[Row]], seed: int) -> None:
+        self.run_id, self.recorded, self.rng = run_id, recorded, random.Random(seed)
+
+    def run(self, p: Planned) -> Executed:
+        rows = self.recorded[p.key]
+        ok = [r for r in rows if r.status == "ok"]
+        if not ok:
+            return Executed(dataclasses.replace(rows[0], rep=p.rep, run_id=self.run_id))
+        drawn = {}
+        for name in DRAWN:
+            values = [getattr(r, name) for r in ok if getattr(r, name)]
+            if values:
+                value = statistics.median(values) * math.exp(self.rng.gauss(0, _log_sd(values)))
+                drawn[name] = int(value) if isinstance(values[0], int) else value
+        return Executed(dataclasses.replace(self.rng.choice(ok), rep=p.rep,
+                                            run_id=self.run_id, **drawn))
+
+
+def replay(source: Path, budget_s: float, repeat: int, max_repeat: int, seed: int) -> str:
+    recorded: dict[ConfigKey, list[Row]] = defaultdict(list)
+    for r in read_runs(source / "runs.csv").rows:
+        recorded[ConfigKey.of(r)].append(r)
+    s = settings_from({"suite": "default", "repeat": repeat, "max_repeat": max_repeat},
+                      ram_bytes=24 << 30)
+    runs = [p for p in plan(resolve(s.impls), s) if p.key in recorded]
+    run = RunDir.create_new(Path(tempfile.mkdtemp()) / "replay")
+
+    def clock() -> float:
+        return sum(sequential.OVERHEAD_S + (r.wall_s or 0) for r in run.runs().rows)
+
+    budget = sequential.Budgeted(budget_s, clock=clock)
+    scheduler.execute_until_settled(run, runs, runs, budget, lambda p: Readiness("ready"),
+                                    Replay(run.name, recorded, seed),
+                                    Progress(len(runs), [1.0] * len(runs), io.StringIO()),
+                                    lambda p: 1.0)
+    rows = run.runs().rows
+    floors = {p.impl.id for p in runs if p.impl.floor}
+    judged = [g for g in group_runs(rows) if not g.rows[0].workload == "http"]
+    families = "; ".join(f"{name} {settled} of {total}"
+                         for name, settled, total in ask(judged, floors).families())
+    per_config = Counter(len(g.rows) for g in group_runs(rows))
+    return (f"seed {seed}: {clock():.0f} s of runs, {len(rows)} runs; settled: {families}; "
+            f"{sequential.forecast(rows, runs)}; configurations by runs: "
+            + ", ".join(f"{n} runs: {c}" for n, c in sorted(per_config.items())))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--budget", default="45m")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--max-repeat", type=int, default=12)
+    parser.add_argument("--seeds", default="0,1,2")
+    args = parser.parse_args()
+    for seed in (int(s) for s in args.seeds.split(",")):
+        print(replay(args.run_dir, duration(args.budget, "--budget"), args.repeat, args.max_repeat, seed))
+
+
+if __name__ == "__main__":
+    main()
