@@ -135,8 +135,8 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _planned(repeat: int = 4, max_repeat: int | None = 8):
-    s = settings_from(Options.from_record({"impl": "fake-good,fake-wrong", "workload": "chain", "n": "5,6",
-                       "repeat": repeat, "until_settled": True, "max_repeat": max_repeat}),
+    s = settings_from(Options(impl="fake-good,fake-wrong", workload="chain", n="5,6",
+                              repeat=repeat, until_settled=True, max_repeat=max_repeat),
                       ram_bytes=1 << 30)
     return plan(resolve(s.impls), s)
 

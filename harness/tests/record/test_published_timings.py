@@ -36,7 +36,7 @@ def test_the_newest_page_of_the_suite_gives_its_medians(tmp_path: Path) -> None:
 
 
 def test_the_plan_borrows_only_what_out_never_timed() -> None:
-    s = settings_from(Options.from_record({"impl": "go", "workload": "chain", "n": "20000", "repeat": 2}),
+    s = settings_from(Options(impl="go", workload="chain", n="20000", repeat=2),
                       ram_bytes=1 << 30)
     impls = resolve(s.impls)
     key = ConfigKey("go", "chain", 20000, None)
