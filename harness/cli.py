@@ -15,11 +15,13 @@ from .execute.langtests import ci, run_language_tests
 from .processes.children import stoppable
 from .core.envinfo import ram_bytes
 from .core.registry import Impl, RegistryError, languages, resolve
+from .core.schema import Status
 from .present.listing import listing_lines, versions_lines
 from .record.rundir import RunDirError, check_out, open_run_dir, point_latest
 from .session import run_suite
 from .plan.options import Options, dimensions
-from .plan.settings import impl_list, name_list, percentage, settings_from
+from .plan.settings import (DEFAULT_MAX_REPEAT, DEFAULTS, GATE_BUDGET_S, GATE_MAX_REPEAT,
+                            impl_list, name_list, percentage, settings_from)
 from .cluster.slurm import cluster_options, run_on_slurm
 from .core.workloads import WORKLOADS
 from .core.local_builds import is_git
@@ -43,18 +45,27 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"harness: error: {message} (see --help)\n")
 
 
+def _listed(values: list[int]) -> str:
+    """A default list as its option takes it: '1000', '1,100'."""
+    return ",".join(map(str, values))
+
+
 def add_measure_options(run: argparse.ArgumentParser) -> None:
     """What to measure and how: the options `run` and `bisect` share."""
     run.add_argument("--workload", default=None,
                      help=f"comma-separated workloads ({', '.join(WORKLOADS)}) or 'all' (default)")
-    run.add_argument("--n", default=None, help="comma-separated task counts (default 1000)")
+    run.add_argument("--n", default=None,
+                     help=f"comma-separated task counts (default {_listed(DEFAULTS['n'])})")
     run.add_argument("--buffer", default=None,
-                     help="comma-separated channel capacities for bounded, 0 = rendezvous (default 1)")
+                     help="comma-separated channel capacities for bounded, 0 = rendezvous "
+                          f"(default {_listed(DEFAULTS['buffers'])})")
     run.add_argument("--repeat", type=int, default=None,
-                     help="process runs per configuration (default 4, the fewest whose ratios can "
-                          "settle a verdict); with --until-ci or --until-settled, the minimum")
+                     help=f"process runs per configuration (default {DEFAULTS['repeat']}, the "
+                          "fewest whose ratios can settle a verdict); with --until-ci or "
+                          "--until-settled, the minimum")
     run.add_argument("--duration-ms", type=int, default=None,
-                     help="sleep time of each task in the sleep workload (default 10000)")
+                     help="sleep time of each task in the sleep workload "
+                          f"(default {DEFAULTS['duration_ms']})")
     run.add_argument("--iterations", type=int, default=None,
                      help="in-process iterations (default: per workload, " + ", ".join(
                          f"{w.name} {w.default_iterations}" for w in WORKLOADS.values()
@@ -69,11 +80,14 @@ def add_measure_options(run: argparse.ArgumentParser) -> None:
         run.add_argument(d.option, dest=d.name, default=None, help=d.help,
                          metavar=d.option.lstrip("-").upper().replace("-", "_"))
     run.add_argument("--timeout", type=float, default=None,
-                     help="seconds before a run is killed and recorded as timeout (default 300)")
+                     help="seconds before a run is killed and recorded as timeout "
+                          f"(default {DEFAULTS['timeout_s']:g})")
     run.add_argument("--max-rss", default=None,
-                     help="RSS above which a run is killed and recorded as oom (default 80%% of RAM)")
+                     help="RSS above which a run is killed and recorded as oom "
+                          f"(default {DEFAULTS['max_rss_of_ram'] * 100:g}%% of RAM)")
     run.add_argument("--sample-interval-ms", type=float, default=None,
-                     help="RSS and thread-count sampling period (default 10)")
+                     help="RSS and thread-count sampling period "
+                          f"(default {DEFAULTS['sample_interval_ms']:g})")
     run.add_argument("--out", default=str(ROOT / "results"),
                      help="results folder; each run writes OUT/<run-id>/ and OUT/latest "
                           "(default: results/ in the repository)")
@@ -146,8 +160,9 @@ def add_run_parser(sub: argparse._SubParsersAction[Parser]) -> None:
                           "baseline first, e.g. X@git:BASE,X@git:HEAD), compared as compare "
                           "--baseline --fail-above PCT does; after the --repeat minimum only the "
                           "configurations with an undecided figure run again, the nearest to "
-                          "deciding per second first, up to --max-repeat (default 16) within "
-                          "--budget (default 30m); exit 0 pass, 1 fail, 3 undecided")
+                          f"deciding per second first, up to --max-repeat (default "
+                          f"{GATE_MAX_REPEAT}) within --budget (default {GATE_BUDGET_S / 60:g}m); "
+                          "exit 0 pass, 1 fail, 3 undecided")
     run.add_argument("--calibration", default=None, metavar="RUN_DIR",
                      help="with --gate: a run of the calibrate suite on this machine; the figures "
                           "its A/A noise cannot decide at PCT are named, not gated")
@@ -158,8 +173,8 @@ def add_run_parser(sub: argparse._SubParsersAction[Parser]) -> None:
                           "recorded in runs.csv (duration_ms)")
     run.add_argument("--max-repeat", type=int, default=None, metavar="M",
                      help="with --until-ci or --until-settled: the most runs of one "
-                          "configuration (default 10, or "
-                          "--repeat when higher; at least --repeat)")
+                          f"configuration (default {DEFAULT_MAX_REPEAT}, or --repeat when "
+                          "higher; at least --repeat)")
     run.add_argument("--resume", action="store_true",
                      help="continue the newest run in OUT: rows already ok are kept, failed "
                           "ones of the plan run again (the earlier attempt goes to retried.csv)")
@@ -193,9 +208,9 @@ def add_bisect_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     bis.add_argument("--figure", default=None,
                      help="the runs.csv figure to follow (default: the workload's first headline, "
                           "e.g. warm_iter_s)")
-    bis.add_argument("--max-repeat", type=int, default=10, metavar="M",
+    bis.add_argument("--max-repeat", type=int, default=DEFAULT_MAX_REPEAT, metavar="M",
                      help="the most runs of one release before a step is called not settled "
-                          "(default 10)")
+                          f"(default {DEFAULT_MAX_REPEAT})")
     bis.add_argument("--resume", default=None, metavar="RUN_DIR",
                      help="continue an interrupted bisect in its run directory (the one its first "
                           "line names), with the same arguments: its rows are kept")
@@ -351,7 +366,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     for lang in languages(_impls(args)):
         ready = prepare(lang, None)
         print(f"{lang.name}: {'built' if ready.ready else f'{ready.status}, {ready.reason}'}")
-        failed += ready.status == "build-failed"
+        failed += ready.status == Status.BUILD_FAILED
     return 1 if failed else 0
 
 

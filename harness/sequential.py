@@ -45,7 +45,7 @@ from .analyse.standings import Standing
 from .core.formatting import fmt_duration
 from .core.metrics import METRICS
 from .core.presentation import FigureWithin, WithinOf
-from .core.schema import ConfigKey, Row
+from .core.schema import ConfigKey, Row, Status
 from .plan.plan import Planned, configurations
 
 # 1.96 + 0.84: a two-sided 5% test with 80% power, for the runs a verdict
@@ -69,15 +69,15 @@ PASS_S = 300.0
 MORE_S = 600.0
 
 
-def repeated(p: Planned, statuses: list[str]) -> bool:
+def repeated(p: Planned, statuses: list[Status]) -> bool:
     """Whether a planned run goes ahead, given its configuration's statuses
     so far: under --until-settled, not after a timeout or two failures with
     no ok run between them (a thread baseline that cannot start a million
     threads fails the same way every time, and may take its whole timeout
     to; a crash is cheap and may be the machine's once)."""
-    if not p.until_settled or "ok" in statuses:
+    if not p.until_settled or Status.OK in statuses:
         return True
-    return not ("timeout" in statuses or len(statuses) >= 2)
+    return not (Status.TIMEOUT in statuses or len(statuses) >= 2)
 
 
 def runs_to_settle(base: tuple[float, ...], other: tuple[float, ...], threshold: float,

@@ -17,7 +17,7 @@ from .analyse.noise import Noise
 from .core.envinfo import host
 from .core.formatting import fmt_duration, fmt_percent
 from .core.registry import Impl, Language, languages, resolve
-from .core.schema import Row, RowKey
+from .core.schema import Row, RowKey, Status
 from .execute.builder import Preparation, build_estimate
 from .execute.executor import ProcessExecutor
 from .execute.perfstat import find_perf
@@ -132,7 +132,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
             print(f"\ninterrupted while writing the report; every row is kept: write it with "
                   f"`python -m harness report {relative(run.path)}`", file=sys.stderr)
             return 128 + exc.signum
-    if counts and set(counts) == {"skipped"}:
+    if counts and set(counts) == {Status.SKIPPED}:
         print("harness: nothing was measured: every run was skipped (exit status "
               f"{ALL_SKIPPED})", file=sys.stderr)
         for line in measured.prepared.hints():
@@ -140,7 +140,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         return ALL_SKIPPED
     if gate is not None and measured.gating is not None:
         return _gate_status(s, gate[0], run, measured.gating.stopped)
-    return 0 if set(counts) <= {"ok", "skipped"} else 1
+    return 0 if set(counts) <= {Status.OK, Status.SKIPPED} else 1
 
 
 def _planned(s: Settings, impls: list[Impl], past: list[Row], out: Path,
@@ -184,7 +184,7 @@ def _announce(s: Settings, planned: RunPlan, runs: list[Planned], estimates: lis
 class _Measured:
     """What measuring left: each status's count, the builds (their hints
     when every run was skipped), and the rule that stopped the passes."""
-    counts: dict[str, int]
+    counts: dict[Status, int]
     prepared: Preparation
     budget: sequential.Budgeted | None
     gating: ab_gate.Gate | None

@@ -16,13 +16,13 @@ from typing import Any, Iterable
 from ..core.envinfo import instability
 from ..core.formatting import fmt_percent
 from ..execute.machineload import LOADED_FRAC
-from ..core.metrics import METRICS
+from ..core.metrics import COLD, METRICS, RSS, WARM
 from ..core.formatting import fmt_metric
 from ..core.presentation import PRESENTATIONS, TIME_HEADLINE
 from ..record.rundir import RunDir
-from ..core.schema import ConfigKey, Env, Row
+from ..core.schema import ConfigKey, Env, Row, Status
 from ..core.stats import Block, Interval, blocked_ratio_interval, median_interval
-from ..core.workloads import WORKLOADS, Param, workload_rank
+from ..core.workloads import CPUS, MACHINE, WORKLOADS, Param, workload_rank
 
 # A figure is noisy when its confidence interval's larger half-width
 # (Interval.relative_width) exceeds this fraction of its median. The
@@ -122,27 +122,27 @@ class Group:
         """The implementation as a plot's line or a summary's bar: its id,
         with the CPU count and machine where the run set them (--cpus,
         harness merge)."""
-        cpus, machine = self.param("cpus"), self.param("machine")
+        cpus, machine = self.param(CPUS.name), self.param(MACHINE.name)
         return (self.impl + (f" ({cpus} CPU{'s' if cpus != 1 else ''})" if cpus else "")
                 + (f" @{machine}" if machine else ""))
 
     @property
-    def status_counts(self) -> Counter[str]:
+    def status_counts(self) -> Counter[Status]:
         return Counter(r.status for r in self.rows)
 
     @property
     def ok(self) -> int:
-        return self.status_counts["ok"]
+        return self.status_counts[Status.OK]
 
     @property
     def statuses(self) -> str:
         """e.g. "2 ok, 1 oom": ok first, then the failures by frequency."""
         counts = self.status_counts
-        order = sorted(counts, key=lambda s: (s != "ok", -counts[s], s))
+        order = sorted(counts, key=lambda s: (s != Status.OK, -counts[s], s))
         return ", ".join(f"{counts[s]} {s}" for s in order)
 
     @property
-    def failure(self) -> str | None:
+    def failure(self) -> Status | None:
         """The most frequent non-ok status, when the group has no ok row."""
         if self.ok:
             return None
@@ -156,7 +156,7 @@ class Group:
     @property
     def loaded(self) -> int:
         """ok rows that ran while other processes held the CPU."""
-        return sum(1 for r in self.rows if r.status == "ok" and is_loaded(r))
+        return sum(1 for r in self.rows if r.status == Status.OK and is_loaded(r))
 
     @property
     def outliers(self) -> int:
@@ -180,14 +180,14 @@ class Group:
         `node`; None outside a cluster run), in run order."""
         out: dict[str | None, list[float]] = defaultdict(list)
         for r in self.rows:
-            if r.status == "ok" and (value := r.figure(metric)) is not None:
+            if r.status == Status.OK and (value := r.figure(metric)) is not None:
                 out[r.node].append(float(value))
         return {node: tuple(values) for node, values in out.items()}
 
     @property
     def nodes(self) -> set[str | None]:
         """The nodes its ok runs ran on ({None} outside a cluster run)."""
-        return {r.node for r in self.rows if r.status == "ok"}
+        return {r.node for r in self.rows if r.status == Status.OK}
 
 
 def group_sort_key(key: ConfigKey) -> tuple:
@@ -212,7 +212,7 @@ def group_runs(rows: list[Row]) -> list[Group]:
                       runtime=first.runtime or "", rows=members, params=key.params)
         group.row_outliers = [[] for _ in members]
         marks = {id(row): marked for row, marked in zip(members, group.row_outliers)}
-        ok_rows = [r for r in members if r.status == "ok"]
+        ok_rows = [r for r in members if r.status == Status.OK]
         for metric in METRICS:
             have = [r for r in ok_rows if r.figure(metric) is not None]
             summary = summarize(r.figure(metric) for r in have)
@@ -273,15 +273,15 @@ def _memory_per_task(groups: list[Group]) -> None:
     mem_below_resolution and has no figure to rank."""
     series: dict[tuple, list[Group]] = defaultdict(list)
     for g in groups:
-        if g.n is not None and g.median("peak_rss_bytes") is not None:
+        if g.n is not None and g.median(RSS) is not None:
             series[(g.impl, g.workload, g.buffer, g.params)].append(g)
     for members in series.values():
         members.sort(key=lambda g: g.n)
         for i in range(1, len(members)):
             used = members[:i + 1]
-            per_task = slope([(g.n, g.median("peak_rss_bytes")) for g in used])
+            per_task = slope([(g.n, g.median(RSS)) for g in used])
             growth = per_task * (used[-1].n - used[0].n)
-            iv = slope_interval([(g.n, g.interval("peak_rss_bytes")) for g in used], per_task)
+            iv = slope_interval([(g.n, g.interval(RSS)) for g in used], per_task)
             if growth > MEM_RESOLUTION_BYTES and (iv is None or iv.low > 0):
                 members[i].mem_per_task_bytes = per_task
                 members[i].mem_points = tuple(g.n for g in used)
@@ -322,9 +322,9 @@ def iter_metric(groups: Iterable[Group]) -> str:
     """The per-iteration time to rank by: warm when every measured group has
     one (K > 1), else cold, so a comparison never mixes the two."""
     measured = [g for g in groups if g.metrics]
-    if measured and all(g.median("warm_iter_s") is not None for g in measured):
-        return "warm_iter_s"
-    return "first_iter_s"
+    if measured and all(g.median(WARM) is not None for g in measured):
+        return WARM
+    return COLD
 
 
 @dataclass(frozen=True)
@@ -391,7 +391,7 @@ def comparable_sets(groups: list[Group]) -> dict[SetKey, list[Group]]:
     return dict(sets)
 
 
-SETUP_STATUSES = ("skipped", "build-failed")  # failures of the language, not of one run
+SETUP_STATUSES = (Status.SKIPPED, Status.BUILD_FAILED)  # failures of the language, not of one run
 
 
 class Ranks(defaultdict):
@@ -438,7 +438,7 @@ def ratios(groups: list[Group], floor: Iterable[str] = ()) -> Ranks:
         timed = presented is None or presented.time_ratio
         if timed:
             out._add("time", rank(members, iter_metric(members)))
-        out._add("rss", rank(members, "peak_rss_bytes"))
+        out._add("rss", rank(members, RSS))
         base = next((g for g in members if g.impl in floors), None)
         if base is None:
             continue
@@ -475,7 +475,7 @@ def headline(workload: str) -> tuple[str, ...]:
 def capacity_note(g: Group) -> str | None:
     """A rendezvous asked for (B = 0) but run at another capacity, which the
     program reports (docs/protocol.md): say so next to the figure."""
-    caps = {r.capacity for r in g.rows if r.status == "ok"} - {None, g.buffer}
+    caps = {r.capacity for r in g.rows if r.status == Status.OK} - {None, g.buffer}
     if g.buffer is None or not caps:
         return None
     return f"ran at capacity {', '.join(str(c) for c in sorted(caps))}"
@@ -500,7 +500,7 @@ def by_design(g: Group, workload_groups: Iterable[Group]) -> bool:
     """A skipped configuration of an implementation that ran this workload
     in other configurations: one it cannot have by design (a server's
     style it lacks, its README says why), not a failure."""
-    return (all(r.status == "skipped" for r in g.rows)
+    return (all(r.status == Status.SKIPPED for r in g.rows)
             and any(o.impl == g.impl and o.ok for o in workload_groups))
 
 
@@ -543,16 +543,16 @@ def warnings(groups: list[Group], env: Env, notes: Iterable[str] = ()) -> list[s
         out.append(f"{impl}: {status} ({error}).")
 
     methods = Counter(r.peak_rss_method for g in groups for r in g.rows
-                      if r.status == "ok" and r.peak_rss_method)
+                      if r.status == Status.OK and r.peak_rss_method)
     if len(methods) > 1:
         usual = methods.most_common(1)[0][0]
         for g in groups:
-            odd = {r.peak_rss_method for r in g.rows if r.status == "ok"
+            odd = {r.peak_rss_method for r in g.rows if r.status == Status.OK
                    and r.peak_rss_method and r.peak_rss_method != usual}
             if odd:
                 out.append(f"{g.label}: peak RSS measured by {', '.join(sorted(odd))}, not {usual}.")
 
-    ok_rows = [r for g in groups for r in g.rows if r.status == "ok"]
+    ok_rows = [r for g in groups for r in g.rows if r.status == Status.OK]
     loaded = [r for r in ok_rows if is_loaded(r)]
     if loaded:
         worst = max(loaded, key=lambda r: r.other_cpu_frac)
@@ -566,7 +566,7 @@ def warnings(groups: list[Group], env: Env, notes: Iterable[str] = ()) -> list[s
 
     # groups come in reading order (group_sort_key); failures first: they matter most
     for g in groups:
-        failed = [r for r in g.rows if r.status not in ("ok",) + SETUP_STATUSES]
+        failed = [r for r in g.rows if r.status not in (Status.OK, *SETUP_STATUSES)]
         if failed:
             errors = sorted({r.error or "no reason recorded" for r in failed})
             out.append(f"{g.label}: {g.statuses} — {'; '.join(errors)}.")
@@ -666,7 +666,7 @@ class Results:
     notes: list[str]  # what the reader found (a torn row, rows retried by --resume)
 
 
-def analyse(run: RunDir, leave_out: Iterable[str] = ()) -> Results:
+def analyse(run: RunDir, leave_out: Iterable[Status] = ()) -> Results:
     """Read and analyse a run directory; rows whose status is in leave_out
     are not part of the groups (plots leave out languages that never ran)."""
     table = run.runs()

@@ -53,7 +53,7 @@ from pathlib import Path
 from .. import UsageError
 from ..core.formatting import fmt_change, fmt_percent
 from ..core.metrics import METRICS, margins
-from ..core.schema import ConfigKey, Env
+from ..core.schema import ConfigKey, Env, Status
 from ..core.stats import (LEVEL, Block, Interval, blocked_ratio_bound, blocked_ratio_interval,
                           blocked_ratio_p, blocked_smallest_p, holm, runs_to_reject, smallest_p)
 from ..core.variants import base_of
@@ -284,12 +284,12 @@ def _change(metric: str, old: Group, new: Group, margin: float) -> Change | None
 
 def _failed(g: Group) -> int:
     """Runs made that were not ok: a skipped run was never made."""
-    return sum(n for status, n in g.status_counts.items() if status not in ("ok", "skipped"))
+    return sum(n for status, n in g.status_counts.items() if status not in (Status.OK, Status.SKIPPED))
 
 
 def _shown(g: Group | None) -> bool:
     """Groups of a language that never ran on either side are left out."""
-    return g is not None and any(r.status != "skipped" for r in g.rows)
+    return g is not None and any(r.status != Status.SKIPPED for r in g.rows)
 
 
 def compare_groups(old: list[Group], new: list[Group],

@@ -28,7 +28,7 @@ from typing import Iterable, Sequence
 
 from .analysis import Group, headline
 from ..core.metrics import METRICS
-from ..core.schema import ConfigKey, Row
+from ..core.schema import ConfigKey, Row, Status
 from ..core.stats import ratio_bound
 
 AA = "[BENCH_AA=1]"  # the no-op variant's suffix, as the calibrate suite names it
@@ -47,7 +47,7 @@ def aa_pairs(groups: Iterable[Group]) -> list[tuple[Group, Group]]:
 def pooled_rows(base: Group, aa: Group) -> list[Row]:
     """The ok runs of both names, under the stock name: one build's runs."""
     return [r if r.impl == base.impl else replace(r, impl=base.impl)
-            for g in (base, aa) for r in g.rows if r.status == "ok"]
+            for g in (base, aa) for r in g.rows if r.status == Status.OK]
 
 
 def worse_bound(old: Sequence[float], new: Sequence[float], higher_is_better: bool) -> float:

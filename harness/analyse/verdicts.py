@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from .analysis import SETUP_STATUSES, Group, by_design, comparable_sets, headline
 from ..core.formatting import fmt_count
 from ..core.presentation import PRESENTATIONS
+from ..core.schema import Status
 from .standings import BEHIND, LEVEL_WORD, NOT_SETTLED, Standing, ranked
 from ..core.workloads import workload_rank
 
@@ -111,10 +112,10 @@ REASONS = (  # what an error's text means, in a few words, first match wins
     (("no exit within",), "timeout"),
 )
 KNOWN_REASONS = {words for _, words in REASONS}
-REDUNDANT = {"timeout": "timeout", "oom": "out of memory"}  # said by the status's words
-STATUS_WORDS = {"crashed": "crashed", "oom": "ran out of memory", "timeout": "timed out",
-                "invalid": "gave a wrong answer", "build-failed": "did not build",
-                "skipped": "did not run"}
+REDUNDANT = {Status.TIMEOUT: "timeout", Status.OOM: "out of memory"}  # said by the status's words
+STATUS_WORDS = {Status.CRASHED: "crashed", Status.OOM: "ran out of memory",
+                Status.TIMEOUT: "timed out", Status.INVALID: "gave a wrong answer",
+                Status.BUILD_FAILED: "did not build", Status.SKIPPED: "did not run"}
 
 
 def reason(error: str | None) -> str:
@@ -141,7 +142,7 @@ def failures(groups: list[Group]) -> list[str]:
     for g in sorted(groups, key=lambda g: (g.impl, g.key.sort_key)):
         if by_design(g, groups):
             continue
-        failed = [r for r in g.rows if r.status != "ok"]
+        failed = [r for r in g.rows if r.status != Status.OK]
         if not failed:
             continue
         if all(r.status in SETUP_STATUSES for r in failed) and not g.ok:
@@ -149,7 +150,7 @@ def failures(groups: list[Group]) -> list[str]:
             setup.setdefault(g.impl, f"{STATUS_WORDS.get(r.status, r.status)} "
                                      f"({reason(r.error)})")
             continue
-        counts: dict[str, int] = defaultdict(int)
+        counts: dict[Status, int] = defaultdict(int)
         for r in failed:
             counts[r.status] += 1
         status = max(counts, key=lambda s: (counts[s], s))

@@ -25,6 +25,7 @@ from typing import Any
 
 from .. import UsageError
 from ..core.envinfo import mask_text
+from ..core.schema import Status
 from ..execute.builder import Readiness
 from ..plan.options import Options
 
@@ -177,7 +178,10 @@ class BuildRecord:
                     for r in table.values()):
                 raise UsageError(f"{path}: a readiness table is not {{NAME: {{\"status\": TEXT, "
                                  f"\"reason\": TEXT}}}}")
-            return {name: Readiness(**r) for name, r in table.items()}
+            try:
+                return {name: Readiness.of(**r) for name, r in table.items()}
+            except ValueError as exc:
+                raise UsageError(f"{path}: {exc}") from None
         texts = [data.get(BUILD_NODE), data.get(BUILD_TOKEN), data.get(BUILD_FINISHED)]
         if not all(v is None or isinstance(v, str) for v in texts):
             raise UsageError(f"{path}: its node, token and finished_at are not strings")
@@ -198,7 +202,7 @@ def failed_builds(build: BuildRecord | None) -> tuple[set[str], set[str]]:
     out, and the merge records that failure as their rows."""
     if not build:
         return set(), set()
-    return ({name for name, r in build.languages.items() if r.status == "build-failed"},
+    return ({name for name, r in build.languages.items() if r.status == Status.BUILD_FAILED},
             {name for name, r in build.impls.items() if not r.ready})
 
 

@@ -9,7 +9,7 @@ import sys
 from typing import Iterable
 
 from .. import relative
-from ..core.schema import Row
+from ..core.schema import Row, Status
 from ..execute.executor import make_row
 from ..execute.toolchains import detect_runtime
 from ..plan.plan import Planned
@@ -75,11 +75,11 @@ def failure_rows(layout: Layout, runs: list[Planned], found: list[Replicate], ru
 
 
 def task_failure(layout: Layout, r: int, record: TaskRecord, state: JobState | None,
-                 build: JobState | None, tail: str) -> tuple[str, str]:
+                 build: JobState | None, tail: str) -> tuple[Status, str]:
     """(status, error) of the runs a replicate's task left without a row."""
     limit = (state is not None and state.state in ("TIMEOUT", "DEADLINE")) or "DUE TO TIME LIMIT" in tail
-    status = ("timeout" if limit else
-              "oom" if state is not None and state.state == "OUT_OF_MEMORY" else "crashed")
+    oom = state is not None and state.state == "OUT_OF_MEMORY"
+    status = Status.TIMEOUT if limit else Status.OOM if oom else Status.CRASHED
     ended = state.state if state is not None else "forgotten by the controller"
     if not record.node:
         error = f"replicate {r} never started: its array task ended {ended}"

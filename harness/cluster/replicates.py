@@ -15,7 +15,7 @@ import dataclasses
 from typing import Collection, Iterable
 
 from ..plan.plan import Planned
-from ..core.schema import Row, RowKey, row_key
+from ..core.schema import Row, RowKey, Status, row_key
 
 
 def count(runs: list[Planned]) -> int:
@@ -45,5 +45,5 @@ def missing(runs: list[Planned], rows: Iterable[Row]) -> list[Planned]:
 def complete(runs: list[Planned], rows: Iterable[Row]) -> bool:
     """Whether every planned run has an ok row (--resume leaves such a
     replicate alone, as it keeps a local run's ok rows)."""
-    ok: set[RowKey] = {row_key(r) for r in rows if r.status == "ok"}
+    ok: set[RowKey] = {row_key(r) for r in rows if r.status == Status.OK}
     return all(p.row_key in ok for p in runs)

@@ -34,7 +34,7 @@ from .. import ROOT, UsageError, relative
 from ..core.envinfo import git, host
 from ..core.formatting import fmt_duration
 from ..core.registry import languages, resolve
-from ..core.schema import Env, Row, row_key, utc_now
+from ..core.schema import Env, Row, Status, row_key, utc_now
 from ..execute.builder import BUILD_TIMEOUT_S
 from ..plan.options import Options
 from ..plan.plan import Planned, estimate_s, history_from, plan
@@ -206,7 +206,7 @@ def run_on_slurm(s: Settings, cluster: Cluster, opts: Options, out: Path,
               f"that finished are kept in {relative(run.runs_path)}; continue with --resume",
               file=sys.stderr)
         return 128 + interrupted
-    counts: dict[str, int] = {}
+    counts: dict[Status, int] = {}
     for row in rows:
         counts[row.status] = counts.get(row.status, 0) + 1
     nodes = sorted({rep.node for rep in found if rep.node})
@@ -215,11 +215,11 @@ def run_on_slurm(s: Settings, cluster: Cluster, opts: Options, out: Path,
           f"{', '.join(nodes) or 'none'}); rows in {relative(run.runs_path)}")
     if report:
         write_report(run.path)
-    if counts and set(counts) == {"skipped"}:
+    if counts and set(counts) == {Status.SKIPPED}:
         print(f"harness: nothing was measured: every run was skipped (exit status "
               f"{ALL_SKIPPED})", file=sys.stderr)
         return ALL_SKIPPED
-    return 0 if set(counts) <= {"ok", "skipped"} else 1
+    return 0 if set(counts) <= {Status.OK, Status.SKIPPED} else 1
 
 
 def _describe(s: Settings, cluster: Cluster, runs: list[Planned], out: Path) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .metrics import COLD, RPS, RSS, THREADS, WARM
+from .metrics import COLD, P99, RPS, RSS, THREADS, WARM
 from .schema import ConfigKey, Row
 from .workloads import CPUS, HTTP_DIMENSIONS, LADDER_DIMENSIONS
 
@@ -100,7 +100,6 @@ CLAIMS = [
 SERVERS = ["csharp-async", "go", "java-platform", "java-virtual", "rust-tokio", "nodejs", "bun",
            "deno", "python-asyncio", "python-uvloop"]
 REQUESTS_PER_USER = {50: 20, 150: 10, 2000: 5}  # as harness/plan/suites.toml's seed004
-P99 = "latency_p99_s"
 
 
 def _http(impl: str, style: str, users: int, metric: str) -> Side:

@@ -9,9 +9,10 @@ older runs readable."""
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import math
 import re
-import dataclasses
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any, Callable
@@ -20,7 +21,19 @@ from .. import UsageError
 from .variants import ID, parse
 from .workloads import COMMON_DIMENSIONS, WORKLOADS, Param
 
-STATUSES = ("ok", "invalid", "timeout", "oom", "crashed", "skipped", "build-failed")
+
+class Status(enum.StrEnum):
+    """A run's outcome: runs.csv's `status` cell. A StrEnum, so that a member
+    is its cell's text (written, compared, counted and formatted as that
+    text) and files of every version read as they always did."""
+    OK = "ok"
+    INVALID = "invalid"  # wrong answer or malformed output
+    TIMEOUT = "timeout"
+    OOM = "oom"  # RSS passed --max-rss
+    CRASHED = "crashed"  # a non-zero exit or a signal
+    SKIPPED = "skipped"  # not run: what it needs is missing here (its error says what)
+    BUILD_FAILED = "build-failed"
+
 
 # 1: the format before it had a version (no format_version in env.json; a
 #    runs.csv may lack the columns added over time). 2: the version recorded,
@@ -114,20 +127,28 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _status(text: str) -> str:
-    if text not in STATUSES:
-        raise ValueError(f"unknown status {text!r}")
-    return text
+def parse_status(text: str) -> Status:
+    """A status cell (runs.csv, summary.csv's statuses) as its member."""
+    try:
+        return Status(text)
+    except ValueError:
+        raise ValueError(f"unknown status {text!r} (known: {', '.join(Status)})") from None
 
 
-# An http ladder step's verdicts (loadtest._judge_step), frozen as the columns are.
-STEP_VERDICTS = ("sustained", "slow", "saturated")
+class StepVerdict(enum.StrEnum):
+    """An http ladder step's verdict (loadtest._judge_step), frozen as the
+    columns are; its values are runs.csv's step_verdict cells, as Status's."""
+    SUSTAINED = "sustained"
+    SLOW = "slow"
+    SATURATED = "saturated"
 
 
-def _step_verdict(text: str) -> str:
-    if text not in STEP_VERDICTS:
-        raise ValueError(f"unknown step verdict {text!r} (known: {', '.join(STEP_VERDICTS)})")
-    return text
+def _step_verdict(text: str) -> StepVerdict:
+    try:
+        return StepVerdict(text)
+    except ValueError:
+        raise ValueError(f"unknown step verdict {text!r} (known: {', '.join(StepVerdict)})") \
+            from None
 
 
 def _label(text: str) -> str:
@@ -208,7 +229,7 @@ class Row:
     cpus: int | None = _column(_count, dimension=True)
     machine: str | None = _column(str, dimension=True)
     node: str | None = _column(str, added_in=7)
-    status: str | None = _column(_status)
+    status: Status | None = _column(parse_status)
     exit_code: int | None = _column(_signed)
     signal: int | None = _column(_signed)
     wall_s: float | None = _column(_seconds)
@@ -268,7 +289,7 @@ class Row:
     gen_cpus: int | None = _column(_count, added_in=8)
     gen_busy: float | None = _column(_seconds, added_in=8)
     gen_lag_p99_s: float | None = _column(_seconds, added_in=8)
-    step_verdict: str | None = _column(_step_verdict, added_in=8)
+    step_verdict: StepVerdict | None = _column(_step_verdict, added_in=8)
     # Added by the reader, never written: CPU time, user + system.
     cpu_s: float | None = field(default=None, metadata={"derived": True})
 

@@ -13,7 +13,7 @@ import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Literal
 
 from .. import ROOT, relative
 from ..core import local_builds
@@ -24,6 +24,7 @@ from .build_records import build_lock, record_build, recorded_builds
 from .loadgen import SKIP_VARIABLE, Unavailable, ensure_k6, k6_installed
 from .progress import Board, BoardView, BuildStatus, StatusLine, tool_progress
 from ..core.registry import Impl, Language, languages
+from ..core.schema import Status, parse_status
 from ..releases.versions import download_size, where
 from .toolchains import available, detect_runtimes, detect_toolchain
 
@@ -229,7 +230,7 @@ def install_release(impl: Impl, log_path: Path, say: Callable[[str], None]) -> R
             with build_lock(impl.local_dir, say, impl.release):
                 return _install(impl, log_path, say)
     except OSError as exc:
-        return Readiness("build-failed", f"{impl.id}: install failed: {exc.strerror or exc}")
+        return Readiness(Status.BUILD_FAILED, f"{impl.id}: install failed: {exc.strerror or exc}")
 
 
 def built(impl: Impl) -> bool:
@@ -257,7 +258,7 @@ def _install(impl: Impl, log_path: Path, say: Callable[[str], None]) -> Readines
         impl.local_dir is not None and local_builds.complete(impl.local_dir, impl.local["commit"]))
     if built_with == [toolchain] and checked_out:
         say(f"{impl.id}: using the build in {relative(cache)}")
-        return Readiness("ready")
+        return Readiness(READY)
     if built_with is not None and checked_out:
         made = f"by {built_with[0]}" if built_with else "by an unrecorded toolchain"
         say(f"{impl.id}: the build in {relative(cache)} was made {made}, "
@@ -289,13 +290,13 @@ def _install(impl: Impl, log_path: Path, say: Callable[[str], None]) -> Readines
             tmp.write_text(f"{impl.id}\n{toolchain}\n")
             tmp.replace(marker)
     except OSError as exc:
-        return Readiness("build-failed", f"{impl.id}: install failed: {exc.strerror or exc}")
+        return Readiness(Status.BUILD_FAILED, f"{impl.id}: install failed: {exc.strerror or exc}")
     except local_builds.GitError as exc:
-        return Readiness("build-failed", f"{impl.id}: {exc}")
+        return Readiness(Status.BUILD_FAILED, f"{impl.id}: {exc}")
     if code != 0:
-        return Readiness("build-failed", f"{impl.id}: install exited {code}: "
-                                         f"{first_error(stderr or stdout)}; log: {log_path}")
-    return Readiness("ready")
+        return Readiness(Status.BUILD_FAILED, f"{impl.id}: install exited {code}: "
+                                              f"{first_error(stderr or stdout)}; log: {log_path}")
+    return Readiness(READY)
 
 
 # An install may write this file into its release's folder: the workloads
@@ -325,16 +326,25 @@ def _announced(board: Board, say: Callable[[str], None],
     return wrap
 
 
+# A readiness, not a run's status: the programs can run.
+READY = "ready"
+
+
 @dataclass
 class Readiness:
-    """Whether a language's programs can run: status "ready", or the status
-    its rows get ("skipped", "build-failed") and why."""
-    status: str
+    """Whether a language's programs can run: READY, or the status its rows
+    get (skipped, build-failed) and why."""
+    status: Status | Literal["ready"]
     reason: str = ""
+
+    @classmethod
+    def of(cls, status: str, reason: str = "") -> Readiness:
+        """As read from a file (slurm/build.json); an unknown status is a ValueError."""
+        return cls(READY if status == READY else parse_status(status), reason)
 
     @property
     def ready(self) -> bool:
-        return self.status == "ready"
+        return self.status == READY
 
 
 def prepare(lang: Language, log_path: Path | None, build: bool = True) -> Readiness:
@@ -342,11 +352,11 @@ def prepare(lang: Language, log_path: Path | None, build: bool = True) -> Readin
     build is False: the programs as already built)."""
     tool = detect_toolchain(lang)
     if not tool.present:
-        return Readiness("skipped", f"toolchain missing: {tool.reason}")
+        return Readiness(Status.SKIPPED, f"toolchain missing: {tool.reason}")
     if not build:
-        return Readiness("ready")
+        return Readiness(READY)
     result = build_language(lang, log_path)
-    return Readiness("ready") if result.ok else Readiness("build-failed", result.error)
+    return Readiness(READY) if result.ok else Readiness(Status.BUILD_FAILED, result.error)
 
 
 class Preparation:
@@ -373,7 +383,7 @@ class Preparation:
         for impl in impls:
             self.sources.setdefault(impl.language.name, impl.source)
         self.k6: Path | None = None
-        self.generator = Readiness("ready")
+        self.generator = Readiness(READY)
         self.impls: dict[str, Readiness] = {}
         self.checked: dict[str, Readiness] = {}
         # what is settled: a language's name once its builds, installs and
@@ -409,10 +419,11 @@ class Preparation:
         for lang in self._languages:
             tool = detect_toolchain(lang)
             if not tool.present:
-                self._settle(lang.name, Readiness("skipped", f"toolchain missing: {tool.reason}"))
+                self._settle(lang.name,
+                             Readiness(Status.SKIPPED, f"toolchain missing: {tool.reason}"))
                 continue
             if not self._build:
-                self._settle(lang.name, Readiness("ready"))
+                self._settle(lang.name, Readiness(READY))
                 continue
             job = builds[lang.name] = LanguageBuild(lang, self._log_dir / f"build-{lang.name}.log",
                                                     board.view(lang.name))
@@ -428,7 +439,7 @@ class Preparation:
                 try:
                     self.k6 = ensure_k6(board.view("k6"))
                 except Unavailable as exc:
-                    self.generator = Readiness("skipped", f"no load generator: {exc}")
+                    self.generator = Readiness(Status.SKIPPED, f"no load generator: {exc}")
                 return True
             board.tell(self._say, "checking the load generator (k6) ...")
             jobs.append(Job("k6", [Step("compile", k6)], expected_build_s("k6")[0]))
@@ -437,8 +448,8 @@ class Preparation:
             if name == "k6":
                 self._settle(name, self.generator)
             else:
-                self._settle(name, Readiness("ready") if ok else
-                             Readiness("build-failed", builds[name].result.error))
+                self._settle(name, Readiness(READY) if ok else
+                             Readiness(Status.BUILD_FAILED, builds[name].result.error))
 
         run_jobs(jobs, on_done=done)
 
@@ -456,15 +467,16 @@ class Preparation:
                     log = self._log_dir / f"build-{re.sub(r'[^A-Za-z0-9._-]', '_', impl.id)}.log"
                     self.impls[impl.id] = install_release(impl, log, self._say)
                 elif not built(impl):
-                    self.impls[impl.id] = Readiness("skipped", "this release is not built yet "
-                                                               "(a run without --no-build builds it)")
+                    self.impls[impl.id] = Readiness(
+                        Status.SKIPPED, "this release is not built yet (a run without --no-build "
+                                        "builds it)")
             # Each built implementation's own check (toolchains.available), here
             # and not at its first run: no command runs between measured runs.
             for impl in mine:
                 if impl.id not in self.impls and ready.ready:
                     avail = available(impl)
-                    self.checked[impl.id] = Readiness("ready") if avail.present else Readiness(
-                        "skipped", f"not available: {avail.reason}")
+                    self.checked[impl.id] = Readiness(READY) if avail.present else Readiness(
+                        Status.SKIPPED, f"not available: {avail.reason}")
             detect_runtimes(mine)
         with self._changed:
             self._settled.add(name)
@@ -501,12 +513,12 @@ class Preparation:
         lines = []
         by_name = {lang.name: lang for lang in self._languages}
         for name, ready in self.languages.items():
-            if ready.status == "skipped":
+            if ready.status == Status.SKIPPED:
                 lines.append(f"{name}: {ready.reason}; {setup_hint(by_name[name], self.sources.get(name))}")
         for impl_id, ready in (self.impls | self.checked).items():
-            if ready.status == "skipped":
+            if ready.status == Status.SKIPPED:
                 lines.append(f"{impl_id}: {ready.reason}")
-        if self.generator.status == "skipped":
+        if self.generator.status == Status.SKIPPED:
             lines.append(f"http: {self.generator.reason} (`run` builds k6 with go when a run "
                          f"includes http, unless {SKIP_VARIABLE}=1)")
         return lines
@@ -520,5 +532,5 @@ class Preparation:
         if ready.ready:
             ready = self.impls.get(impl.id) or self.checked[impl.id]
         if ready.ready and (left_out := release_lacks(impl, workload)):
-            return Readiness("skipped", left_out)
+            return Readiness(Status.SKIPPED, left_out)
         return self.generator if ready.ready and server else ready

@@ -28,7 +28,7 @@ from .loadtest import measure_server
 from .machineload import LoadProbe
 from ..plan.plan import Planned
 from ..core.registry import program_env
-from ..core.schema import Row, utc_now
+from ..core.schema import Row, Status, utc_now
 from ..core.workloads import CPUS
 from ..plan.settings import Settings
 from .validation import Answer, validate
@@ -48,7 +48,7 @@ class Executor(Protocol):
         """Run one planned program to its row."""
 
 
-def make_row(run_id: str, p: Planned, status: str, started_at: str | None = None,
+def make_row(run_id: str, p: Planned, status: Status, started_at: str | None = None,
              **figures: Any) -> Row:
     """The row of one planned run: its configuration from the plan, then
     what was measured (Row's fields, as keywords)."""
@@ -107,18 +107,19 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def classify(p: Planned, s: Settings, out: Outcome) -> tuple[str, str, dict[str, Any]]:
+def classify(p: Planned, s: Settings, out: Outcome) -> tuple[Status, str, dict[str, Any]]:
     """(status, error, program JSON) for one finished process."""
     if out.launcher_failure:  # the instrument failed, not the program: never blamed on it
-        return "crashed", (f"the launcher {out.launcher_failure}; its program tree was killed "
-                           f"by the harness"), {}
+        return Status.CRASHED, (f"the launcher {out.launcher_failure}; its program tree was "
+                                f"killed by the harness"), {}
     if out.status == "oom":
-        return "oom", f"RSS passed --max-rss {fmt_bytes(s.max_rss_bytes)}; process tree killed", {}
+        return (Status.OOM, f"RSS passed --max-rss {fmt_bytes(s.max_rss_bytes)}; process tree "
+                "killed", {})
     if out.status == "timeout":
-        return "timeout", f"no exit within {p.timeout_s:g} s; process tree killed", {}
+        return Status.TIMEOUT, f"no exit within {p.timeout_s:g} s; process tree killed", {}
     if out.stdout_truncated:  # the launcher stopped it with SIGKILL: before the signal
-        return "invalid", f"output too large (over {fmt_bytes(STDOUT_CAP_BYTES)} on stdout); " \
-                          "process tree killed", {}
+        return Status.INVALID, (f"output too large (over {fmt_bytes(STDOUT_CAP_BYTES)} on "
+                                "stdout); process tree killed"), {}
     detail = _last_line(out.stderr_tail)
     if out.signal is not None:
         try:
@@ -127,11 +128,11 @@ def classify(p: Planned, s: Settings, out: Outcome) -> tuple[str, str, dict[str,
             name = f"signal {out.signal}"
         # Named only on evidence: the kernel's OOM-kill count rose during the run.
         hint = " by the kernel's OOM killer" if out.oom_killed else ""
-        return "crashed", f"killed by {name}{hint}" + (f": {detail}" if detail else ""), {}
+        return Status.CRASHED, f"killed by {name}{hint}" + (f": {detail}" if detail else ""), {}
     if out.exit_code != 0:
-        return "crashed", f"exit {out.exit_code}: {detail or 'no message'}", {}
+        return Status.CRASHED, f"exit {out.exit_code}: {detail or 'no message'}", {}
     verdict = validate(out.stdout, p.request)
-    return ("ok" if verdict.ok else "invalid"), verdict.error, verdict.data
+    return (Status.OK if verdict.ok else Status.INVALID), verdict.error, verdict.data
 
 
 # Runtimes keep caches between runs (Deno's V8 code cache in ~/.cache/deno,
@@ -144,7 +145,7 @@ def fresh_caches(folder: str) -> dict[str, str]:
             "NODE_COMPILE_CACHE": os.path.join(folder, "node")}
 
 
-Measured = tuple[Outcome, str, str, Answer, dict[str, Any], float | None]
+Measured = tuple[Outcome, Status, str, Answer, dict[str, Any], float | None]
 
 # Each run's runtime caches: a folder in TMPDIR named for the harness's pid,
 # removed after the run; one left by a harness that was SIGKILLed is removed
@@ -205,7 +206,7 @@ class ProcessExecutor:
             sampled_peak_rss_bytes=out.sampled_peak_rss_bytes, max_threads=out.max_threads,
             result=answer.result, capacity=answer.capacity, error=error,
             load_avg_1m=probe.load_avg_1m, other_cpu_frac=probe.other_cpu_frac(measured_cpu),
-            stderr_tail=out.stderr_tail.strip() if status != "ok" else None, strays=out.strays,
+            stderr_tail=out.stderr_tail.strip() if status != Status.OK else None, strays=out.strays,
             output=scrub(out.stdout.strip(), secrets)[:2000], **figures)  # masked before it is cut
         return Executed(masked_output(row, secrets), list(out.samples))
 
@@ -226,7 +227,7 @@ class ProcessExecutor:
             if served.status is not None:
                 return served.outcome, served.status, served.error, Answer(), figures, cpu
             status, error, _ = classify(p, s, served.outcome)
-            if status == "timeout":  # a server is not expected to exit: its load did not finish
+            if status == Status.TIMEOUT:  # a server need not exit: its load did not finish
                 error = f"the load did not finish within {p.timeout_s:g} s; server tree killed"
             if served.error:  # what the load generator saw before the server died or was killed
                 error += f"; k6: {served.error}"
@@ -238,7 +239,7 @@ class ProcessExecutor:
         status, error, data = classify(p, s, out)
         answer = Answer.of(data)
         figures: dict[str, Any] = {}
-        if status == "ok":
+        if status == Status.OK:
             figures.update(dataclasses.asdict(iteration_fields(answer.iter_ns,
                                                                answer.warmup_ns or [])))
             if p.workload.fields is not None:  # the workload's declared figures

@@ -18,6 +18,7 @@ from typing import Iterable
 
 from ..core.registry import Language
 from ..processes.children import run_contained
+from ..core.schema import Status
 from .builder import prepare
 from .toolchains import detect_toolchain
 
@@ -50,7 +51,7 @@ def run_tests_of(lang: Language, outcome: Outcome) -> None:
     ready = prepare(lang, None)
     if not ready.ready:
         print(f"{lang.name}: {ready.status.upper()}, {ready.reason}", flush=True)
-        if ready.status == "skipped":
+        if ready.status == Status.SKIPPED:
             outcome.skipped[lang.name] = ready.reason
         else:
             outcome.failed.append(lang.name)

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..processes.launcher import Outcome, start_process
 from .loadgen import SCRIPT, k6_env
+from ..core.schema import Status, StepVerdict
 from ..core.workloads import (CPUS, DELAY_MS, GEN_BUSY_LIMIT, GEN_LAG_LIMIT_S, LADDER_GRACE_S,
                               RATE, REQUESTS, STEP_S, STYLE, USERS, WORKLOADS, Request,
                               ladder_p99_bound_s, ladder_vus, style_floor_ms)
@@ -65,7 +66,7 @@ class LoadFigures:
     gen_cpus: int | None = None
     gen_busy: float | None = None
     gen_lag_p99_s: float | None = None
-    step_verdict: str | None = None
+    step_verdict: StepVerdict | None = None
 
 
 assert [f.name for f in fields(LoadFigures)] == [
@@ -76,7 +77,7 @@ assert [f.name for f in fields(LoadFigures)] == [
 class ServerRun:
     """What happened: the launcher's outcome for the server, and a verdict."""
     outcome: Outcome
-    status: str | None = None  # None: judge the outcome (exit, signal) as for any program
+    status: Status | None = None  # None: judge the outcome (exit, signal) as for any program
     error: str = ""
     figures: LoadFigures = field(default_factory=LoadFigures)
     # The load generator's CPU: the machine's load, but part of the measurement.
@@ -195,7 +196,7 @@ def _below_floor(req: Request, median_ms: float) -> str | None:
     return None
 
 
-def _judge(summary: dict[str, Any], req: Request, figures: LoadFigures) -> tuple[str, str]:
+def _judge(summary: dict[str, Any], req: Request, figures: LoadFigures) -> tuple[Status, str]:
     """(status, error) of a closed loop from k6's summary, its figures filled in."""
     users, requests = req.param(USERS.name), req.param(REQUESTS.name)
     expected = users * requests
@@ -210,19 +211,19 @@ def _judge(summary: dict[str, Any], req: Request, figures: LoadFigures) -> tuple
     figures.load_s = load_s or None
     _latencies(figures, duration, done)
     if done < expected:  # k6 stopped at the run's time limit (its maxDuration)
-        return "timeout", (f"only {done} of {expected} requests answered within the run's "
-                           f"--timeout")
+        return Status.TIMEOUT, (f"only {done} of {expected} requests answered within the "
+                                f"run's --timeout")
     if bad_status:
-        return "invalid", f"{bad_status} of {done} responses were not 200"
+        return Status.INVALID, f"{bad_status} of {done} responses were not 200"
     if bad_body:
-        return "invalid", f"{bad_body} of {done} response bodies were not 2*NUM + NUM/2"
+        return Status.INVALID, f"{bad_body} of {done} response bodies were not 2*NUM + NUM/2"
     if (low := _below_floor(req, duration.get("med", 0))) is not None:
-        return "invalid", low
-    return "ok", ""
+        return Status.INVALID, low
+    return Status.OK, ""
 
 
 def _judge_step(summary: dict[str, Any], req: Request, figures: LoadFigures,
-                gen: Generated) -> tuple[str, str]:
+                gen: Generated) -> tuple[Status, str]:
     """(status, error) of a ladder step from k6's summary, its figures and
     its verdict filled in. A step is `ok` when it measured the server
     (saturated or not); `invalid` on a wrong answer, an answer below the
@@ -248,32 +249,32 @@ def _judge_step(summary: dict[str, Any], req: Request, figures: LoadFigures,
     figures.gen_lag_p99_s = lag.get("p(99)", 0) / MS if lag.get("count") else None
     figures.gen_busy = gen.cpu_s / (gen.wall_s * gen.cpus) if gen.wall_s > 0 else None
     if figures.dropped or figures.unanswered or refused:
-        figures.step_verdict = "saturated"
+        figures.step_verdict = StepVerdict.SATURATED
     elif done and figures.latency_p99_s > ladder_p99_bound_s(req.param(DELAY_MS.name)):
-        figures.step_verdict = "slow"
+        figures.step_verdict = StepVerdict.SLOW
     else:
-        figures.step_verdict = "sustained"
+        figures.step_verdict = StepVerdict.SUSTAINED
     if bad_body:
-        return "invalid", f"{bad_body} of {done} response bodies were not 2*NUM + NUM/2"
+        return Status.INVALID, f"{bad_body} of {done} response bodies were not 2*NUM + NUM/2"
     if bad_status > refused:
-        return "invalid", (f"{bad_status - refused} of {done} responses were neither 200 nor an "
-                           f"overloaded server's 503")
+        return Status.INVALID, (f"{bad_status - refused} of {done} responses were neither 200 "
+                                f"nor an overloaded server's 503")
     if unscheduled > 0:
-        return "invalid", (f"the load generator fell behind its schedule: {unscheduled} of the "
-                           f"{due} requests due were neither sent nor dropped")
+        return Status.INVALID, (f"the load generator fell behind its schedule: {unscheduled} of "
+                                f"the {due} requests due were neither sent nor dropped")
     if figures.gen_busy is not None and figures.gen_busy > GEN_BUSY_LIMIT:
-        return "invalid", (f"the load generator used {figures.gen_busy:.0%} of its {gen.cpus} "
-                           f"core{'s' if gen.cpus != 1 else ''} (limit {GEN_BUSY_LIMIT:.0%}): "
-                           f"the step measured k6, not the server")
+        return Status.INVALID, (f"the load generator used {figures.gen_busy:.0%} of its "
+                                f"{gen.cpus} core{'s' if gen.cpus != 1 else ''} (limit "
+                                f"{GEN_BUSY_LIMIT:.0%}): the step measured k6, not the server")
     if figures.gen_lag_p99_s is not None and figures.gen_lag_p99_s > GEN_LAG_LIMIT_S:
-        return "invalid", (f"the load generator ran 1% of its schedule over "
-                           f"{figures.gen_lag_p99_s * MS:.0f} ms late (limit "
-                           f"{GEN_LAG_LIMIT_S * MS:g} ms): it could not keep the schedule")
+        return Status.INVALID, (f"the load generator ran 1% of its schedule over "
+                                f"{figures.gen_lag_p99_s * MS:.0f} ms late (limit "
+                                f"{GEN_LAG_LIMIT_S * MS:g} ms): it could not keep the schedule")
     if not done:
-        return "invalid", f"none of the {started} requests sent was answered"
+        return Status.INVALID, f"none of the {started} requests sent was answered"
     if (low := _below_floor(req, latency.get("med", 0))) is not None:
-        return "invalid", low
-    return "ok", ""
+        return Status.INVALID, low
+    return Status.OK, ""
 
 
 def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request, k6: Path,
@@ -294,30 +295,30 @@ def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request,
             if not server.running():  # died before listening: judged as any crash
                 return ServerRun(server.finish(STOP_S))
             server.signal(signal.SIGKILL)
-            return ServerRun(server.finish(STOP_S), "timeout",
+            return ServerRun(server.finish(STOP_S), Status.TIMEOUT,
                              f"the server printed no listening line within {READY_S:g} s")
         port = ready.get("listening")
         if not isinstance(port, int) or not 0 < port < 65536:
             server.signal(signal.SIGKILL)
-            return ServerRun(server.finish(STOP_S), "invalid",
+            return ServerRun(server.finish(STOP_S), Status.INVALID,
                              f"the first stdout line is not {{\"listening\": PORT, ...}}: "
                              f"{server.stdout_now().partition(chr(10))[0][:200]!r}")
         style = req.param(STYLE.name)
         if style not in (ready.get("styles") or []):
             server.signal(signal.SIGTERM)
-            return ServerRun(server.finish(STOP_S), "skipped",
+            return ServerRun(server.finish(STOP_S), Status.SKIPPED,
                              f"this server has no {style!r} style (its README says why)")
         figures = LoadFigures()
         cpu = None
-        status, error = "ok", ""
+        status, error = Status.OK, ""
         if (problem := _health(port)) is not None:
-            status, error = "invalid", problem
+            status, error = Status.INVALID, problem
         else:
             gen = _k6(k6, port, req, deadline - time.monotonic())
             cpu = figures.gen_cpu_s = gen.cpu_s
             figures.gen_cpus = gen.cpus
             if gen.summary is None:
-                status, error = "invalid", f"k6 failed: {gen.last}"
+                status, error = Status.INVALID, f"k6 failed: {gen.last}"
             elif req.param(RATE.name) is not None:
                 status, error = _judge_step(gen.summary, req, figures, gen)
             else:
@@ -330,7 +331,7 @@ def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request,
         if out.status == "exited" and out.signal is None and out.exit_code == 0:
             return ServerRun(out, status, error, figures, cpu)
         if out.status == "timeout":  # still busy (a blocked event loop's backlog): killed
-            return ServerRun(out, "timeout", f"the server did not exit within {STOP_S:g} s of "
-                             f"SIGTERM, and was killed" + (f"; k6: {error}" if error else ""),
+            return ServerRun(out, Status.TIMEOUT, f"the server did not exit within {STOP_S:g} s "
+                             f"of SIGTERM, and was killed" + (f"; k6: {error}" if error else ""),
                              figures, cpu)
         return ServerRun(out, None, error, figures, cpu)  # did not exit 0 on SIGTERM: judged as a crash

@@ -13,7 +13,7 @@ import dataclasses
 from typing import Callable, Iterable, Protocol
 
 from ..core.formatting import fmt_percent
-from ..core.schema import ConfigKey, Row
+from ..core.schema import ConfigKey, Row, Status
 from ..core.workloads import WORKLOADS, adaptive_sleep_ms
 from ..plan.plan import Planned
 from .builder import Readiness
@@ -38,7 +38,7 @@ def start_times(rows: Iterable[Row]) -> dict[ConfigKey, list[float]]:
     for r in rows:
         workload = WORKLOADS.get(r.workload)
         column = workload.adaptive_column if workload is not None else None
-        if column and r.status == "ok" and r.figure(column) is not None:
+        if column and r.status == Status.OK and r.figure(column) is not None:
             out.setdefault(ConfigKey.of(r), []).append(r.figure(column))
     return out
 
@@ -57,7 +57,7 @@ class Record(Protocol):
 class Rules(Protocol):
     """When to run a configuration again (sequential.py)."""
 
-    def repeated(self, p: Planned, statuses: list[str]) -> bool: ...
+    def repeated(self, p: Planned, statuses: list[Status]) -> bool: ...
 
     def more_runs(self, rows: Iterable[Row], runs: list[Planned]) -> list[Planned]: ...
 
@@ -84,15 +84,15 @@ def _next(pending: list[Planned], ready: Ready, wait: Callable[[], None]
 
 def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
             executor: Executor, progress: Progress, first: int = 0, past: Iterable[Row] = (),
-            wait: Callable[[], None] = no_wait) -> dict[str, int]:
+            wait: Callable[[], None] = no_wait) -> dict[Status, int]:
     """Run the runs in order, recording each row as it finishes; a run whose
     build is still going on (ready answers None) waits, the next ready one
     first (wait: until another build ends). Returns the count of rows per
     status. first: the progress line's index of runs[0]. past: the rows of
     OUT's earlier runs, for --adaptive-sleep, which takes the longest start
     time of those and this run's."""
-    counts: dict[str, int] = {}
-    statuses: dict[ConfigKey, list[str]] = {}
+    counts: dict[Status, int] = {}
+    statuses: dict[ConfigKey, list[Status]] = {}
     recorded = record.rows()
     for r in recorded:
         statuses.setdefault(ConfigKey.of(r), []).append(r.status)
@@ -126,7 +126,7 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
 def execute_until_settled(record: Record, runs: list[Planned], planned: list[Planned],
                           rules: Rules, ready: Ready, executor: Executor, progress: Progress,
                           estimate: Callable[[Planned], float], past: Iterable[Row] = (),
-                          wait: Callable[[], None] = no_wait) -> dict[str, int]:
+                          wait: Callable[[], None] = no_wait) -> dict[Status, int]:
     """execute() the runs still to do of the plan, then (run --until-ci,
     --until-settled) pass after pass, each decided by rules.more_runs from
     the rows recorded so far, until no configuration of the plan needs

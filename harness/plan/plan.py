@@ -13,7 +13,7 @@ from typing import Iterable
 
 from .. import relative
 from ..core.registry import Impl
-from ..core.schema import ConfigKey, Row, RowKey
+from ..core.schema import ConfigKey, Row, RowKey, Status
 from .settings import Part, Settings
 from ..core.workloads import WORKLOADS, Request, Workload
 
@@ -128,7 +128,7 @@ def history_from(rows: Iterable[Row]) -> History:
     seen: dict[HistoryKey, list[float]] = {}
     for r in rows:
         workload = WORKLOADS.get(r.workload)
-        if workload is None or r.status != "ok" or r.iterations is None:
+        if workload is None or r.status != Status.OK or r.iterations is None:
             continue
         value = r.figure(workload.history_column)
         if value is not None:

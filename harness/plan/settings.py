@@ -121,8 +121,11 @@ class Settings:
         return record
 
 
+# What `run` uses where neither an option nor the suite says; max_rss_of_ram:
+# --max-rss as a share of the machine's RAM. cli.py's help reads them; the
+# Makefile and docs/usage.md quote them, checked by tests/wiring/test_defaults.py.
 DEFAULTS = {"n": [1000], "buffers": [1], "repeat": 4, "duration_ms": 10000, "timeout_s": 300.0,
-            "sample_interval_ms": 10.0}
+            "sample_interval_ms": 10.0, "max_rss_of_ram": 0.8}
 # --until-ci without --max-repeat: at most this many runs of a configuration
 # (or its --repeat, when higher). 95% needs 6 (stats.runs_needed); 10 leaves
 # room for a noisy configuration to narrow, and bounds the time it may take.
@@ -431,7 +434,7 @@ def settings_from(opts: Options, ram_bytes: int) -> Settings:
                    else timeout(suite["timeout_s"], f"suites.toml: {opts.suite}: timeout_s")
                    if "timeout_s" in suite else DEFAULTS["timeout_s"]),
         max_rss_bytes=(parse_size(opts.max_rss, MAX_RSS[0]) if opts.max_rss is not None
-                       else int(ram_bytes * 0.8)),
+                       else int(ram_bytes * DEFAULTS["max_rss_of_ram"])),
         sample_interval_s=within(opts.sample_interval_ms if opts.sample_interval_ms is not None
                                  else DEFAULTS["sample_interval_ms"], "--sample-interval-ms",
                                  SAMPLE_INTERVAL_MS, "ms", "1 ms to a minute") / 1000,

@@ -27,6 +27,7 @@ from ..analyse import analysis, questions, standings, verdicts
 from ..analyse.analysis import Group, Results
 from ..core.formatting import visible
 from ..core.presentation import PRESENTATIONS
+from ..core.schema import Status
 from .report import (CHECK_SUITES, CLAIMS_HEADER, CLAIMS_INTRO, HEADLINE_HEADER, RANKING_HEADER,
                      RANKINGS_INTRO, STANDINGS_HEADER, VERDICTS_INTRO, build_table, check_lines,
                      claim_rows, environment_rows, headline_cells, legend_rows, overlap_note,
@@ -188,7 +189,7 @@ def _attr(value: Any) -> str:
 def _details(g: Group) -> str:
     """A configuration's command lines (runs.csv), runtime and statuses."""
     commands = sorted({r.command for r in g.rows if r.command})
-    errors = sorted({r.error for r in g.rows if r.error and r.status != "ok"})
+    errors = sorted({r.error for r in g.rows if r.error and r.status != Status.OK})
     parts = [f"<b>{_esc(g.label)}</b>",
              f"runtime: {_esc(g.runtime or '—')}",
              f"runs: {_esc(g.statuses)}"]

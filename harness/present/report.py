@@ -23,7 +23,7 @@ from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import METRICS, Metric
 from ..core.formatting import fmt_metric
 from ..core.presentation import PRESENTATIONS
-from ..core.schema import Env
+from ..core.schema import Env, Status
 from ..plan.settings import Settings
 
 from ..core.stats import Interval, runs_needed
@@ -531,20 +531,20 @@ def headline_cells(h: verdicts.Headline) -> list[str]:
 def check_lines(groups: list[Group]) -> list[str]:
     """A check's result, for the quick suite: its statuses, then each
     configuration that failed with its command (Markdown); no ranking."""
-    counts: dict[str, int] = defaultdict(int)
+    counts: dict[Status, int] = defaultdict(int)
     failed = []
     for g in groups:
-        bad: dict[str, int] = defaultdict(int)
+        bad: dict[Status, int] = defaultdict(int)
         for r in g.rows:
             counts[r.status] += 1
-            if r.status not in ("ok", "skipped"):
+            if r.status not in (Status.OK, Status.SKIPPED):
                 bad[r.status] += 1
         if bad:
             command = next((r.command for r in g.rows if r.command), None)
             failed.append(f"{md_text(g.label)}: "
                           + ", ".join(f"{n} {status}" for status, n in sorted(bad.items()))
                           + (f", {md_code(command)}" if command else ""))
-    order = sorted(counts, key=lambda k: (k != "ok", k))
+    order = sorted(counts, key=lambda k: (k != Status.OK, k))
     head = ("**Check: " + ", ".join(f"{counts[k]} {k}" for k in order)
             + (f": {len(failed)} configurations failed.**" if failed else
                ": every implementation that ran answered right.**"))

@@ -15,7 +15,7 @@ from . import calibration, goals
 from .published import ENV, LOAD, RUNS, SUMMARY, Run
 from ..analyse import analysis, questions
 from ..core.formatting import fmt_elapsed
-from ..core.schema import Env
+from ..core.schema import Env, Status
 from ..execute.machineload import LOADED_FRAC
 from ..present.report import (CLAIMS_HEADER, CLAIMS_INTRO, RANKING_HEADER, RANKINGS_INTRO,
                               ask_run, build_table, check_lines, claim_rows, legend_block,
@@ -62,11 +62,11 @@ def sources(run: Run, name: str) -> str:
 def describe(run: Run) -> str:
     env = run.env
     host, git = env.host, env.git
-    statuses: Counter = Counter()
+    statuses: Counter[Status] = Counter()
     for g in run.groups + run.skipped:
         statuses.update(g.status_counts)
     status_text = ", ".join(f"{c:,} {md_text(s)}" for s, c in
-                            sorted(statuses.items(), key=lambda sc: (sc[0] != "ok", -sc[1])))
+                            sorted(statuses.items(), key=lambda sc: (sc[0] != Status.OK, -sc[1])))
     ram = host.get("ram_bytes")
     commit = md_text(str(git.get("commit") or "unknown")[:7]) + (" (dirty tree)" if git.get("dirty")
                                                                 else "")
@@ -75,7 +75,7 @@ def describe(run: Run) -> str:
         load_text = "Whether a run ran under load is not recorded for this run."
     else:
         under = sum(run.under_load(g) or 0 for g in run.groups)
-        load_text = (f"{under:,} of {statuses['ok']:,} ok runs ran **under load**: other "
+        load_text = (f"{under:,} of {statuses[Status.OK]:,} ok runs ran **under load**: other "
                      f"processes used more than {LOADED_FRAC:.0%} of the cores while they ran; "
                      "the tables' runs column says how many of each configuration's did"
                      + (", and their figures are less reliable than the others." if under

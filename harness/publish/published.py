@@ -28,7 +28,8 @@ from typing import Any, Callable
 
 from ..analyse import analysis
 from ..core.metrics import METRICS
-from ..core.schema import DIMENSIONS, RUN_COLUMNS, ConfigKey, Env, Row, unescape_cell
+from ..core.schema import (DIMENSIONS, RUN_COLUMNS, ConfigKey, Env, Row, Status, parse_status,
+                           unescape_cell)
 from ..record.rundir import RunDir, read_env
 
 # A configuration's columns, as summary.csv, load.csv and runs.csv name them:
@@ -39,11 +40,12 @@ KEY_COLUMNS = CONFIG_BASE + tuple(d.name for d in DIMENSIONS)
 _PARSERS: dict[str, Callable[[str], Any]] = {c.name: c.parse for c in RUN_COLUMNS}
 
 
-def parse_statuses(text: str) -> Counter:
-    counts: Counter = Counter()
+def parse_statuses(text: str) -> Counter[Status]:
+    """summary.csv's statuses cell ("2 ok, 1 oom", Group.statuses)."""
+    counts: Counter[Status] = Counter()
     for part in filter(None, (p.strip() for p in text.split(","))):
         count, status = part.split(" ", 1)
-        counts[status] = int(count)
+        counts[parse_status(status)] = int(count)
     return counts
 
 
@@ -88,7 +90,7 @@ class SummaryRow:
     n: int | None = _summary_column()
     buffer: int | None = _summary_column()
     runs: int | None = _summary_column(_whole)  # checked against statuses (rows)
-    statuses: Counter = _summary_column(parse_statuses)
+    statuses: Counter[Status] = _summary_column(parse_statuses)
     params: tuple[tuple[str, Any], ...] = ()  # the dimensions' columns (DIMENSIONS), in order
     values: dict[str, tuple[float, ...]] = field(default_factory=dict)  # by metric, name order
 
@@ -134,7 +136,8 @@ class SummaryRow:
         per ok run, the k-th carrying the k-th of each metric's values (a
         metric with fewer values than ok runs fills the first rows only),
         then one Row per run of each other status (statuses)."""
-        ok = [self._row(rep=rep, status="ok") for rep in range(1, self.statuses["ok"] + 1)]
+        ok = [self._row(rep=rep, status=Status.OK)
+              for rep in range(1, self.statuses[Status.OK] + 1)]
         for metric, values in self.values.items():
             if len(values) > len(ok):
                 raise ValueError(f"{self.impl} {self.workload}: {len(values)} values of "
@@ -142,7 +145,7 @@ class SummaryRow:
             for row, value in zip(ok, values):
                 setattr(row, metric, value)
         runs = ok + [self._row(status=status) for status, count in self.statuses.items()
-                     if status != "ok" for _ in range(count)]
+                     if status != Status.OK for _ in range(count)]
         if self.runs is not None and len(runs) != self.runs:
             raise ValueError(f"{self.impl} {self.workload}: statuses count {len(runs)} runs, "
                              f"runs says {self.runs}")
@@ -212,7 +215,7 @@ def load_run(folder: Path) -> Run:
     else:
         groups = read_summary(folder / SUMMARY)
         loaded = read_load(folder / LOAD)
-    only_skipped = {id(g) for g in groups if set(g.status_counts) == {"skipped"}}
+    only_skipped = {id(g) for g in groups if set(g.status_counts) == {Status.SKIPPED}}
     return Run(read_env(folder / ENV), [g for g in groups if id(g) not in only_skipped],
                [g for g in groups if id(g) in only_skipped], loaded,
                from_runs=(folder / RUNS).is_file())

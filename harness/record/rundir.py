@@ -39,7 +39,8 @@ from ..core.schema import (ADDED_IN, ENV_KEYS, ENV_TYPES, FIRST_ESCAPED, FORMAT_
                            FORMATS, FORMULA_STARTS, MACHINE_KEYS, REQUIRED, RUN_COLUMNS, RUN_NAMES,
                            SAMPLE_COLUMNS, SAMPLE_KEY, SAMPLE_NAMES, SAMPLE_REQUIRED, Column,
                            ConfigKey, Env, Row, RowKey, RUN_FILLED, SAMPLE_FILLED, SampleRow,
-                           WITHOUT_N, escape_cell, parse_date, row_key, unescape_cell, utc_now)
+                           Status, WITHOUT_N, escape_cell, parse_date, row_key, unescape_cell,
+                           utc_now)
 
 class RunDirError(Exception):
     """A run directory's file is not what this harness writes."""
@@ -412,8 +413,8 @@ class RunDir:
         leaves the directory as it was."""
         table = self.runs()
         self.check_resumable()
-        moved = [r for r in table.rows if r.status != "ok" and row_key(r) in rerun]
-        kept = [r for r in table.rows if not (r.status != "ok" and row_key(r) in rerun)]
+        moved = [r for r in table.rows if r.status != Status.OK and row_key(r) in rerun]
+        kept = [r for r in table.rows if not (r.status != Status.OK and row_key(r) in rerun)]
         samples = (_read_table(self.samples_path, SAMPLE_COLUMNS, SAMPLE_REQUIRED,
                                _dir_version(self.samples_path), SAMPLE_FILLED)
                    if self.samples_path.exists() else None)

@@ -30,7 +30,7 @@ from ..colors import Palette
 from ...core.formatting import fmt_bytes, fmt_plain
 from ...core.registry import RegistryError, load_registry
 from ...record.rundir import RunDir
-from ...core.schema import Env
+from ...core.schema import Env, Status
 from ...core.stats import LEVEL, Interval
 
 MIB = 1 << 20
@@ -205,7 +205,7 @@ class Run:
 
     def __init__(self, run: RunDir) -> None:
         # Languages that never ran are not results; every other failure is drawn.
-        results = analysis.analyse(run, leave_out=("skipped",))
+        results = analysis.analyse(run, leave_out=(Status.SKIPPED,))
         self.groups = results.groups
         self.env: Env = results.env
         self.samples = run.samples()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...analyse import analysis
 from ...analyse.analysis import Group
 from ...core.formatting import fmt_bytes
+from ...core.metrics import RSS
 from ...core.stats import Interval
 from .draw import Run
 
@@ -20,7 +21,7 @@ def below_resolution(run: Run, g: Group) -> tuple[int, ...]:
                         if (h.impl, h.workload, h.buffer, h.params)
                         == (g.impl, g.workload, g.buffer, g.params)
                         and h.n is not None and h.n <= g.n
-                        and h.median("peak_rss_bytes") is not None))
+                        and h.median(RSS) is not None))
 
 
 def resolution_text(points: list[tuple[int, ...]]) -> str:

@@ -16,6 +16,7 @@ from ...analyse import analysis
 from ...analyse.analysis import Group
 from ...core.formatting import fmt_bytes, fmt_seconds
 from ...core.presentation import PRESENTATIONS, Panel
+from ...core.schema import Status
 from ...core.stats import Interval
 from ...core.workloads import workload_rank
 from .draw import (BELOW_COLOR, FAIL_COLOR, WHISKER_COLOR, Run, Whiskers, draw_whiskers, fit,
@@ -161,7 +162,7 @@ def group_bars(groups: list[Group], value: Callable[[Group], float | None],
     return [Bar(g.series, v, interval(g) if v is not None else None, g.ok,
                 (g.failure or "") if v is None else "", partial=partly_failed(g))
             for g in groups for v in [value(g)]
-            if v is not None or (g.failure and g.failure != "skipped")]
+            if v is not None or (g.failure and g.failure != Status.SKIPPED)]
 
 
 def _heading_rows(heading: str, width: int = 62) -> int:

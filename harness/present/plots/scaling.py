@@ -8,9 +8,9 @@ from pathlib import Path
 
 from ...analyse import analysis
 from ...analyse.analysis import Group
-from ...core.metrics import METRICS
+from ...core.metrics import METRICS, RSS
 from ...core.presentation import Presentation
-from ...core.schema import ConfigKey
+from ...core.schema import ConfigKey, Status
 from ...core.workloads import COMMON_DIMENSIONS, CPUS, MACHINE
 from .draw import (MIB, Run, Whiskers, draw_whiskers, finish_panels, legend, mark_failed,
                    panel_grid, scaled, time_unit)
@@ -32,7 +32,7 @@ def scaling_axis(presented: Presentation, groups: list[Group]) -> tuple[str, str
     """A scaling or sweep plot's figure, its y label and the factor that
     puts its values in the label's unit (MiB, or the time unit that fits)."""
     metric, ylabel = _scaling_metric(presented, groups)
-    if metric == "peak_rss_bytes":
+    if metric == RSS:
         return metric, "peak RSS (MiB)", 1 / MIB
     if METRICS[metric].unit == "s":
         scale, unit = time_unit([s.max for g in groups if (s := g.metrics.get(metric))] or [1.0])
@@ -73,7 +73,7 @@ def cpu_scaling(run: Run, out: Path, workload: str, presented: Presentation) -> 
                 draw_whiskers(ax, xs, ys, [scaled(g.interval(metric), scale) for g in have],
                               [g.ok for g in have], color, shown)
             for g in points:
-                if metric not in g.metrics and g.failure and g.failure != "skipped":
+                if metric not in g.metrics and g.failure and g.failure != Status.SKIPPED:
                     mark_failed(ax, g.param(CPUS.name), g.failure)
                     failed.add(g.failure)
         cpus = sorted({g.param(CPUS.name) for g in members})

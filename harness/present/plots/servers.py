@@ -12,8 +12,9 @@ from matplotlib.lines import Line2D
 from ...analyse.analysis import Group
 from ..colors import MARKERS
 from ...core.formatting import fmt_plain
-from ...core.metrics import LATENCIES, METRICS, THROUGHPUT
+from ...core.metrics import LATENCIES, METRICS, THREADS, THROUGHPUT
 from ...core.presentation import Presentation
+from ...core.schema import Status
 from ...core.workloads import POOL_THREADS, STYLE, STYLES, USERS
 from .draw import (FAIL_COLOR, WHISKER_COLOR, Run, Whiskers, draw_whiskers, fit, log_y,
                    layout, mark_failed, panel_grid, plain_log, save, scaled)
@@ -93,7 +94,7 @@ def _per_impl_panels(run: Run, workload: str, metric: str, ylabel: str, title: s
                 draw_whiskers(ax, xs, ys, [g.interval(metric) for g in have],
                               [g.ok for g in have], color or WHISKER_COLOR, shown)
             for g in members:
-                if metric not in g.metrics and g.failure and g.failure != "skipped":
+                if metric not in g.metrics and g.failure and g.failure != Status.SKIPPED:
                     mark_failed(ax, at[g.key.param(USERS.name)], g.failure)
                     failed.add(g.failure)
         ax.set_xticks(range(len(users)), [f"{u:,}" for u in users])
@@ -129,7 +130,7 @@ def http_throughput(run: Run, out: Path, workload: str, presented: Presentation)
 
 def http_threads(run: Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """The server's peak thread count against users."""
-    return _per_impl_panels(run, workload, "max_threads", "peak threads of the server",
+    return _per_impl_panels(run, workload, THREADS, "peak threads of the server",
                             "the server's peak threads against users",
                             out / f"{workload}_threads.png")
 

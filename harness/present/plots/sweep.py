@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...analyse.analysis import Group
 from ...core.presentation import Presentation
-from ...core.schema import ConfigKey
+from ...core.schema import ConfigKey, Status
 from ...core.variants import parse, release_key
 from .draw import (Run, Whiskers, draw_whiskers, finish_panels, legend, mark_failed, panel_grid,
                    scaled)
@@ -66,7 +66,7 @@ def version_sweep(run: Run, out: Path, workload: str, presented: Presentation) -
                 draw_whiskers(ax, xs, ys, [scaled(g.interval(metric), scale) for _, g in have],
                               [g.ok for _, g in have], color, shown)
             for v, g in points:
-                if metric not in g.metrics and g.failure and g.failure != "skipped":
+                if metric not in g.metrics and g.failure and g.failure != Status.SKIPPED:
                     mark_failed(ax, at[v], g.failure)
                     failed.add(g.failure)
         ax.set_xticks(range(len(releases)), releases, rotation=45 if len(releases) > 4 else 0,

@@ -14,8 +14,9 @@ from matplotlib.ticker import NullFormatter
 from ...analyse import analysis
 from ...analyse.analysis import Group
 from ...core.formatting import fmt_bytes, fmt_plain, fmt_seconds
+from ...core.metrics import COLD, RSS, WARM
 from ...core.presentation import Presentation
-from ...core.schema import SampleRow
+from ...core.schema import SampleRow, Status
 from ...core.stats import Interval
 from .draw import (BELOW_COLOR, FAIL_COLOR, MIB, WHISKER_COLOR, Run, Whiskers, draw_whiskers,
                    finish_figure, fit, label_ends, layout, legend, log_y, mark_failed, partly_failed,
@@ -108,13 +109,13 @@ def rss_bars(run: Run, out: Path, workload: str, presented: Presentation) -> lis
         return []
 
     def rss(g: Group) -> float | None:
-        m = g.median("peak_rss_bytes")
+        m = g.median(RSS)
         return m / MIB if m is not None else None
 
     return [_grouped_bars(
         run, groups, rss, f"{workload}: {presented.plot_caption or 'peak RSS against N'}",
         "peak RSS (MiB, log scale)", out / f"{workload}_rss.png",
-        log=True, interval=lambda g: scaled(g.interval("peak_rss_bytes"), 1 / MIB),
+        log=True, interval=lambda g: scaled(g.interval(RSS), 1 / MIB),
         label=lambda v: f"{v:,.0f}" if v >= 100 else f"{v:.3g}")]
 
 
@@ -227,8 +228,7 @@ def _loglog(ax: Axes, xs: list[float]) -> None:
 
 # The iteration times a time plot draws, a panel each: the metric
 # (metrics.METRICS) and the panel's title.
-ITERATION_PANELS = (("first_iter_s", "cold (first) iteration"),
-                    ("warm_iter_s", "warm (median of later) iteration"))
+ITERATION_PANELS = ((COLD, "cold (first) iteration"), (WARM, "warm (median of later) iteration"))
 
 
 def time_lines(run: Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
@@ -277,13 +277,13 @@ def rss_lines(run: Run, out: Path, workload: str, presented: Presentation) -> li
         return []
     if len({g.n for g in groups}) == 1:
         return [ranked_figure(
-            run, groups, [("", *_scaled("peak_rss_bytes", 1.0))], fmt_bytes,
+            run, groups, [("", *_scaled(RSS, 1.0))], fmt_bytes,
             f"{workload}: peak RSS, N = {groups[0].n:,}; lower is better, best at the top",
             "peak RSS (log scale)", out / f"{workload}_rss.png")]
     fig, ax = plt.subplots(figsize=(10, 5.6))
     failed: set[str] = set()
     shown = Whiskers()
-    y, interval = _scaled("peak_rss_bytes", 1 / MIB)
+    y, interval = _scaled(RSS, 1 / MIB)
     ends: list = []
     partial, zero = _lines(ax, run, groups, lambda g: g.n, y, interval, failed, shown, ends)
     _loglog(ax, [g.n for g in groups])
@@ -319,7 +319,7 @@ def buffer_grid(run: Run, out: Path, workload: str, presented: Presentation) -> 
             sections = ranked_sections(group_bars(members, y, interval))
             draw_ranked(ax, run, sections, fmt_seconds, shown)
             ax.set_title(f"N = {n:,} producers, buffer {members[0].buffer:,}")
-            ax.set_xlabel(f"time per iteration, {'warm' if metric == 'warm_iter_s' else 'cold'}"
+            ax.set_xlabel(f"time per iteration, {'warm' if metric == WARM else 'cold'}"
                           " (log scale); best at the top")
             continue
         ends: list = []
@@ -331,7 +331,7 @@ def buffer_grid(run: Run, out: Path, workload: str, presented: Presentation) -> 
         plain_log(ax)
         ax.grid(alpha=0.3, which="both")
         label_ends(ax, ends)
-        kind = "warm" if metric == "warm_iter_s" else "cold"
+        kind = "warm" if metric == WARM else "cold"
         ax.set_title(f"N = {n:,} producers")
         ax.set_xlabel("channel buffer size (log scale)")
         ax.set_ylabel(f"time per iteration, {kind} ({unit}, log scale)")
@@ -357,7 +357,7 @@ def rss_over_time(run: Run, out: Path, workload: str, presented: Presentation) -
     for key in series:
         impl, n, buffer, rep = key
         # largest N (then buffer), preferring an ok rep, then the first rep
-        rank = (n or 0, buffer or 0, status.get(key) == "ok", -(rep or 0))
+        rank = (n or 0, buffer or 0, status.get(key) == Status.OK, -(rep or 0))
         if impl not in chosen or rank > chosen[impl][0]:
             chosen[impl] = (rank, key)
     fig, (ax, norm) = plt.subplots(1, 2, figsize=(18, 5.6), sharey=True)
@@ -371,7 +371,7 @@ def rss_over_time(run: Run, out: Path, workload: str, presented: Presentation) -
         _, n, buffer, rep = key
         st = status.get(key, "?")
         label = f"{impl} N={n:,}" + (f" buffer={buffer}" if buffer is not None else "")
-        if st != "ok":
+        if st != Status.OK:
             label += f" ({st})"
         ys = [s.rss_bytes / MIB for s in rows]
         end = rows[-1].t_s or 1.0
@@ -381,9 +381,9 @@ def rss_over_time(run: Run, out: Path, workload: str, presented: Presentation) -
                           (norm, [s.t_s / end for s in rows])):
             panel.plot(xs, ys, color=run.color[impl], label=label, linewidth=1.4,
                        linestyle=run.line[impl])
-            if st != "ok":  # the process ended here without a valid result
+            if st != Status.OK:  # the process ended here without a valid result
                 panel.plot([xs[-1]], [ys[-1]], marker="X", color=FAIL_COLOR, markersize=9)
-        if st != "ok":
+        if st != Status.OK:
             failed.add(st)
         # named at the line's end on the right panel, where every run ends at 1
         ends.append((label, 1.0, ys[-1], run.color[impl], run.line[impl], ""))

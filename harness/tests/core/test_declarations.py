@@ -30,13 +30,14 @@ ALLOWED: dict[str, set[str]] = {
 
 
 def _own_names() -> set[str]:
-    """Workload names, the columns only some workloads fill, and the
-    workloads' own dimensions (the harness's, cpus and machine, every
-    workload has)."""
+    """Workload names, the columns only some workloads fill, the workloads'
+    own dimensions (the harness's, cpus and machine, every workload has) and
+    their choices (http's STYLES)."""
     common = {d.name for d in COMMON_DIMENSIONS}
     return (set(WORKLOADS) | {m.name for m in METRICS.values() if not m.common}
             | {name for w in WORKLOADS.values() for name, _ in w.row_columns}
-            | {d.name for w in WORKLOADS.values() for d in w.dimensions} - common)
+            | {d.name for w in WORKLOADS.values() for d in w.dimensions} - common
+            | {c for w in WORKLOADS.values() for d in w.dimensions for c in d.choices})
 
 
 def _string_literals(path: Path) -> list[tuple[int, str]]:
@@ -88,7 +89,8 @@ def test_metrics_name_only_what_exists() -> None:
 
 def test_no_other_module_names_a_workload_or_its_own_figures() -> None:
     own = _own_names()
-    assert {"sleep", "http", "spawn_s", "rps", "requests_done", "users", "style"} <= own  # checks
+    assert {"sleep", "http", "spawn_s", "rps", "requests_done", "users", "style",
+            "when-all"} <= own  # checks
     assert not own & {"wall_s", "cpu_s", "first_iter_s", "warm_iter_s", "peak_rss_bytes",
                       "max_threads"}
     found = [(path.name, line, value)

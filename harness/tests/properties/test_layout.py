@@ -115,14 +115,29 @@ def _format_names() -> set[str]:
     return set(RUN_NAMES) | set(SAMPLE_NAMES) | set(ENV_KEYS) | set(DERIVED)
 
 
+def _metric_names() -> set[str]:
+    from harness.core.metrics import METRICS
+    return set(METRICS)
+
+
+# The accessors that take a figure's or a dimension's name: Group's
+# (analysis) and Row's (schema).
+ACCESSORS = {"median", "values", "interval", "by_node", "figure", "param"}
+
+
 def format_literals(name: str) -> list[tuple[int, str]]:
     """(line, name) where a module names a runs.csv column or an env.json key
     as a string literal: a subscript (row["wall_s"]), a get or getattr
-    (row.get("node")), a dict literal's key or a keyword-like tuple of
-    names."""
-    names = _format_names()
-    found = []
+    (row.get("node")), an accessor's argument (g.median("peak_rss_bytes")),
+    a dict literal's key or a keyword-like tuple of names; and a metric's
+    name (metrics.METRICS) as any literal at all (metric == "wall_s",
+    rank(groups, "peak_rss_bytes")), a metric being named by its
+    declaration's constant."""
+    names, metrics = _format_names(), _metric_names()
+    found = set()
     for node in ast.walk(ast.parse(MODULES[name].read_text())):
+        if isinstance(node, ast.Constant) and node.value in metrics:
+            found.add((node.lineno, node.value))
         keys: list[ast.expr] = []
         if isinstance(node, ast.Subscript):
             keys = [node.slice]
@@ -131,14 +146,16 @@ def format_literals(name: str) -> list[tuple[int, str]]:
                 or getattr(node.func, "id", None) in ("getattr", "setattr", "hasattr")):
             keys = [node.args[1] if getattr(node.func, "id", None) else node.args[0]] \
                 if len(node.args) > (1 if getattr(node.func, "id", None) else 0) else []
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ACCESSORS:
+            keys = node.args[:1]
         elif isinstance(node, ast.Dict):
             keys = [k for k in node.keys if k is not None]
         elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn))
                                                    for op in node.ops):
             keys = [node.left]
-        found += [(k.lineno, k.value) for k in keys
-                  if isinstance(k, ast.Constant) and k.value in names]
-    return found
+        found |= {(k.lineno, k.value) for k in keys
+                  if isinstance(k, ast.Constant) and k.value in names}
+    return sorted(found)
 
 
 # Words other formats share with the run format's, each with its reason; a
@@ -146,11 +163,17 @@ def format_literals(name: str) -> list[tuple[int, str]]:
 OTHER_FORMATS: dict[str, set[str]] = {
     # suites.toml's keys, which the Settings they become name otherwise
     "plan.settings": {"n", "duration_ms", "iterations", "warmup_ms"},
+    "cli": {"n", "duration_ms"},  # settings.DEFAULTS' keys (the options' names), in the help
     # impls.toml's tables ([language], [[impl]])
     "core.registry": {"language", "impl"},
     "execute.builder": {"language", "node"},  # impls.toml's [language]; Node.js's folder
     "execute.loadtest": {"status"},  # the name of a k6 check in load.js
     "cluster.layout": {"status"},  # build.json's readiness tables ({status, reason})
+    # launch.c's report keys and Counters' fields, spelled as runs.csv's
+    # columns: the processes stage ranks below core and cannot import them
+    "processes.launcher": {"max_threads", "perf_cpu_migrations", "perf_cycles",
+                           "perf_instructions"},
+    "core.formatting": {"rps"},  # a unit kind (Metric.unit), not the metric
 }
 
 

@@ -1,0 +1,75 @@
+"""`run`'s defaults are plan/settings.py's: the Makefile's variables and
+docs/usage.md, which quote them, are checked against its constants here (the
+CLI's help reads them), so that none can drift alone."""
+
+from __future__ import annotations
+
+import re
+
+from harness.plan.settings import DEFAULT_MAX_REPEAT, DEFAULTS, GATE_BUDGET_S, GATE_MAX_REPEAT
+
+from ..conftest import ROOT
+
+USAGE = ROOT / "docs" / "usage.md"
+
+
+def _listed(values: list[int]) -> str:
+    return ",".join(map(str, values))
+
+
+# make's variables as `run`'s defaults (docs/usage.md's table): the
+# implementations ("all", --impl's word for them) and what settings declares.
+MAKE_DEFAULTS = {"IMPL": "all", "N": _listed(DEFAULTS["n"]), "BUF": _listed(DEFAULTS["buffers"]),
+                 "REPEAT": str(DEFAULTS["repeat"]), "DURATION": str(DEFAULTS["duration_ms"])}
+# The Makefile's ?= variables that are not run's options.
+MAKE_OWN = {"PYTHON"}
+
+# Where docs/usage.md's prose quotes a default (its spaces and line breaks
+# read as one space): each phrase appears, and says the constant's value.
+PHRASES = {
+    r"uses its own defaults \(N = ([\d,]+), \d+ repeats\)": _listed(DEFAULTS["n"]),
+    r"uses its own defaults \(N = [\d,]+, (\d+) repeats\)": str(DEFAULTS["repeat"]),
+    r"\(with `--max-repeat M`, default (\d+)\)": str(DEFAULT_MAX_REPEAT),
+    r"`--max-repeat` runs each \(default (\d+), or `--repeat` when higher": str(DEFAULT_MAX_REPEAT),
+    r"two more runs at a time up to `--max-repeat` \(default (\d+)\)": str(DEFAULT_MAX_REPEAT),
+    r"`--budget` \(default (\d+) minutes": f"{GATE_BUDGET_S / 60:g}",
+    r"at `--max-repeat` runs a side \(default (\d+)\)": str(GATE_MAX_REPEAT),
+}
+
+
+def _make_defaults() -> dict[str, str]:
+    text = (ROOT / "Makefile").read_text()
+    return {m[1]: m[2].strip() for m in re.finditer(r"^(\w+) \?= (.*)$", text, re.M)}
+
+
+def _usage_table() -> dict[str, str]:
+    """docs/usage.md's table of make's variables: variable -> default."""
+    rows = re.findall(r"^\| (`\w+`(?: or `\w+`)*) \|.*\| (.+?) \|$", USAGE.read_text(), re.M)
+    return {name: default.strip("`") for names, default in rows
+            for name in re.findall(r"`(\w+)`", names)}
+
+
+def test_the_makefile_defaults_are_settings() -> None:
+    found = _make_defaults()
+    assert set(found) - MAKE_OWN <= set(MAKE_DEFAULTS), \
+        f"a Makefile default not checked here: {set(found) - MAKE_OWN - set(MAKE_DEFAULTS)}"
+    differ = {name: (value, MAKE_DEFAULTS[name]) for name, value in found.items()
+              if name not in MAKE_OWN and value != MAKE_DEFAULTS[name]}
+    assert not differ, f"the Makefile's defaults differ from settings' (found, declared): {differ}"
+
+
+def test_the_usage_table_quotes_settings() -> None:
+    table = _usage_table()
+    assert set(MAKE_DEFAULTS) <= set(table), f"not in docs/usage.md's table: " \
+                                             f"{set(MAKE_DEFAULTS) - set(table)}"
+    differ = {name: (table[name], value) for name, value in MAKE_DEFAULTS.items()
+              if table[name] != value}
+    assert not differ, f"docs/usage.md's table differs from settings (found, declared): {differ}"
+
+
+def test_the_usage_prose_quotes_settings() -> None:
+    text = " ".join(USAGE.read_text().split())
+    for phrase, value in PHRASES.items():
+        found = re.findall(phrase, text)
+        assert found, f"docs/usage.md no longer says {phrase!r}: reword this test with it"
+        assert set(found) == {value}, f"docs/usage.md: {phrase!r} says {found}, settings {value}"
