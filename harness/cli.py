@@ -12,16 +12,16 @@ from typing import NoReturn, Sequence
 from . import ROOT, HarnessError, UsageError, __version__, relative
 from .execute.builder import prepare
 from .execute.langtests import ci, run_language_tests
-from .execute.toolchains import detect_runtime, detect_toolchain
 from .processes.children import stoppable
 from .core.envinfo import ram_bytes
-from .core.presentation import PRESENTATIONS
 from .core.registry import Impl, RegistryError, languages, resolve
 from .core.schema import Status
+from .present.listing import listing_lines, versions_lines
 from .record.rundir import RunDirError, check_out, open_run_dir, point_latest
 from .session import run_suite
+from .plan.options import Options, dimensions
 from .plan.settings import (DEFAULT_MAX_REPEAT, DEFAULTS, GATE_BUDGET_S, GATE_MAX_REPEAT,
-                            dimensions, impl_list, name_list, percentage, settings_from)
+                            impl_list, name_list, percentage, settings_from)
 from .cluster.slurm import cluster_options, run_on_slurm
 from .core.workloads import WORKLOADS
 from .core.local_builds import is_git
@@ -102,7 +102,20 @@ def add_measure_options(run: argparse.ArgumentParser) -> None:
                           "clock, and cycles and instructions where the machine exposes them")
 
 
+def add_registry(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--registry", action="append", default=[], metavar="FILE",
+                   help="also the implementations of this impls.toml, kept outside the "
+                        "repository ({dir} = its folder); repeatable")
+
+
+def add_source(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--source", default=None, metavar="DIR",
+                   help="the git checkout that IMPL@git:REV names a commit of (bisect: "
+                        "--good and --bad are then revisions of it)")
+
+
 def build_parser() -> Parser:
+    """Every command's options, each command's declared by its own function."""
     parser = Parser(prog="python -m harness", description=(
         "Benchmark harness for concurrency runtimes: runs each implementation's built "
         "program, measures wall time, CPU and peak RSS, validates its answer and records "
@@ -110,7 +123,16 @@ def build_parser() -> Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    add_run_parser(sub)
+    add_bisect_parser(sub)
+    add_setup_parsers(sub)
+    add_report_parsers(sub)
+    add_compare_parser(sub)
+    add_export_parser(sub)
+    return parser
 
+
+def add_run_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     run = sub.add_parser("run", help="build, run and record a suite of benchmarks")
     run.add_argument("--impl", default=None,
                      help="comma-separated implementation ids or language names, or 'all' (default: "
@@ -173,7 +195,11 @@ def build_parser() -> Parser:
                      help="with --on slurm: more sbatch options for every job, as a shell would "
                           "split them, given after an = (e.g. "
                           "--slurm-opt='--account=A --time=2:00:00')")
+    add_registry(run)
+    add_source(run)
 
+
+def add_bisect_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     bis = sub.add_parser("bisect", help="the first release between two where a figure changed "
                                         "(each step's verdict a 95%% interval)")
     bis.add_argument("impl", metavar="IMPL", help="an implementation with [impl.versions]")
@@ -189,7 +215,12 @@ def build_parser() -> Parser:
                      help="continue an interrupted bisect in its run directory (the one its first "
                           "line names), with the same arguments: its rows are kept")
     add_measure_options(bis)
+    add_registry(bis)
+    add_source(bis)
 
+
+def add_setup_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
+    """list, build and test."""
     lst = sub.add_parser("list", help="implementations, workloads and toolchains")
     lst.add_argument("names", nargs="?", default=None, metavar="IMPL",
                      help="the implementations, as --impl names them (e.g. list --versions go)")
@@ -198,20 +229,17 @@ def build_parser() -> Parser:
                      help="the releases that IMPL@VERSION can name for IMPL's implementations "
                           "(from the registry, cached for a day), newest first; for IMPL@VERSION, "
                           "whether the registry lists that release")
+    add_registry(lst)
     bld = sub.add_parser("build", help="set up and build implementations")
     tst = sub.add_parser("test", help="run each language's own unit tests (after building); exit 3 "
                          "when none was tested, 1 when one failed (under CI=true, or was skipped)")
-    for p in (run, lst, bld, tst, bis):
-        if p in (bld, tst):
-            p.add_argument("--impl", default="all")
-        p.add_argument("--registry", action="append", default=[], metavar="FILE",
-                       help="also the implementations of this impls.toml, kept outside the "
-                            "repository ({dir} = its folder); repeatable")
-    for p in (run, bis):
-        p.add_argument("--source", default=None, metavar="DIR",
-                       help="the git checkout that IMPL@git:REV names a commit of (bisect: "
-                            "--good and --bad are then revisions of it)")
+    for p in (bld, tst):
+        p.add_argument("--impl", default="all")
+        add_registry(p)
 
+
+def add_report_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
+    """report and plot, which read one run, and merge, which joins several."""
     for name, text in (("report", "write report.md, summary.csv, results.json and plots"),
                        ("plot", "redraw the plots of a run")):
         p = sub.add_parser(name, help=text)
@@ -233,6 +261,8 @@ def build_parser() -> Parser:
                      help="results folder for the merged run directory (default: results/)")
     mrg.add_argument("--no-report", action="store_true", help="do not write report.md and plots")
 
+
+def add_compare_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     cmp_ = sub.add_parser("compare", help="NEW against OLD: each figure's change, its 95%% "
                                           "interval and a verdict, per configuration")
     cmp_.add_argument("old", help="the old run directory (with --baseline: the one run)")
@@ -262,6 +292,8 @@ def build_parser() -> Parser:
                            "summary: the verdict first, the table folded, within GitHub's 1 MiB) "
                            "or json")
 
+
+def add_export_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     exp = sub.add_parser("export", help="a run's figures as JSON for Bencher or "
                                         "github-action-benchmark, to keep history and alerts")
     exp.add_argument("run_dir", nargs="?", default=str(ROOT / "results" / "latest"),
@@ -282,7 +314,8 @@ def build_parser() -> Parser:
     exp.add_argument("--partial", action="store_true",
                      help="export a run that did not finish (no finished_at), marked as partial "
                           "in the document; refused without it")
-    return parser
+
+
 
 
 def _impls(args: argparse.Namespace) -> list[Impl]:
@@ -290,55 +323,31 @@ def _impls(args: argparse.Namespace) -> list[Impl]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    settings = settings_from(vars(args), ram_bytes())
+    opts = Options.from_namespace(args)
+    settings = settings_from(opts, ram_bytes())
     if settings.source is not None and not any(is_git(parse(i).version) for i in settings.impls):
         raise UsageError("--source names the checkout of IMPL@git:REV, and no --impl names a "
                          "commit (python-asyncio@git:REV)")
-    if (cluster := cluster_options(vars(args))) is not None:
+    if (cluster := cluster_options(opts)) is not None:
         if settings.gate is not None:  # its passes are decided between runs, here
             raise UsageError("--gate runs on this machine: not with --on slurm")
-        return run_on_slurm(settings, cluster, vars(args), Path(args.out), resume=args.resume,
+        return run_on_slurm(settings, cluster, opts, Path(args.out), resume=args.resume,
                             dry_run=args.dry_run, report=not args.no_report)
     return run_suite(settings, Path(args.out), resume=args.resume, dry_run=args.dry_run,
                      report=not args.no_report)
 
 
-# bisect's own options; the others are run's measuring options, for each step
-BISECT_OWN = ("command", "impl", "good", "bad", "figure", "max_repeat", "resume")
+# bisect's own options named as run's are (its IMPL, its ceiling); the
+# others are run's measuring options, for each step
+BISECT_OWN = ("impl", "max_repeat")
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
     from .bisect import run_bisect
-    opts = {k: v for k, v in vars(args).items() if k not in BISECT_OWN}
+    opts = Options.from_namespace(args, own=BISECT_OWN)
     return run_bisect(args.impl, args.good, args.bad, opts, Path(args.out), ram_bytes(),
                       args.figure, args.max_repeat,
                       Path(args.resume) if args.resume is not None else None)
-
-
-def list_versions(impls: list[Impl]) -> int:
-    """list --versions: each implementation's releases, newest first; for
-    IMPL@VERSION, whether its registry lists that release."""
-    from .core.variants import parse, stable
-    from .releases.versions import Unreachable, available, check, where
-    check(impls)  # a release the registry does not list: one line, before any output
-    for impl in impls:
-        if impl.versions is None:
-            print(f"{impl.id}: no other releases (its impls.toml has no [impl.versions])")
-            continue
-        try:
-            found = available(impl)
-        except Unreachable as exc:
-            print(f"{impl.id}: cannot list its releases: {exc}")
-            continue
-        releases = [v for v in found if stable(v)]
-        if impl.release:
-            print(f"{impl.id}: a release of {where(impl)} (newest: {releases[0] if releases else '-'})")
-            continue
-        stock = f"; the stock build: {impl.versions.stock}" if impl.versions.stock else ""
-        print(f"{impl.id}: {len(releases)} releases of {where(impl)} (newest first{stock}; "
-              f"run one as {parse(impl.id).at('VERSION').label})")
-        print("  " + " ".join(releases))
-    return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -346,24 +355,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         raise UsageError("list: name the implementations once, as IMPL or with --impl")
     names = args.names if args.names is not None else args.impl
     impls = resolve(impl_list(names if names is not None else "all"), args.registry)
-    if args.versions:
-        return list_versions(impls)
-    names = list(WORKLOADS)
-    width = max(len("implementation"), *(len(i.id) for i in impls)) + 2
-    print("workloads:")
-    for w in WORKLOADS.values():
-        print(f"  {w.name:<12} {PRESENTATIONS[w.name].summary}")
-    print()
-    print(f"{'implementation':<{width}}{'language':<10}" + "".join(f"{w:<13}" for w in names) + "toolchain")
-    for i in impls:
-        tool = detect_toolchain(i.language)
-        status = detect_runtime(i) if tool.present else f"MISSING: {tool.reason}"
-        cells = "".join(f"{('yes' if w in i.workloads else '-'):<13}" for w in names)
-        print(f"{i.id:<{width}}{i.language.name:<10}{cells}{status}")
-        if i.description:
-            print(f"{'':<{width}}{i.description}")
-        if i.source is not None:
-            print(f"{'':<{width}}from {relative(i.source)}")
+    for line in versions_lines(impls) if args.versions else listing_lines(impls):
+        print(line)
     return 0
 
 

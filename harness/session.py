@@ -8,33 +8,32 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from . import ROOT, HarnessError, UsageError, ab_gate, relative, sequential
 from .analyse.noise import Noise
-from .core.envinfo import (cpu_times, git, host, machine_state, mask_text, mask_value, redact,
-                           steal_frac)
+from .core.envinfo import host
 from .core.formatting import fmt_duration, fmt_percent
-from .core.registry import Impl, Language, languages, program_env, resolve
-from .core.schema import RowKey, Status, VariantRecord
+from .core.registry import Impl, Language, languages, resolve
+from .core.schema import Row, RowKey, Status
 from .execute.builder import Preparation, build_estimate
 from .execute.executor import ProcessExecutor
-from .execute.machineload import load_avg_1m
 from .execute.perfstat import find_perf
 from .execute.progress import Progress
 from .execute.scheduler import execute_until_settled
-from .execute.toolchains import detect_runtimes, detect_toolchain
+from .execute.toolchains import detect_toolchain
 from .plan.plan import Planned
-from .plan.runplan import plan_run
+from .plan.runplan import RunPlan, plan_run
 from .plan.settings import Settings
 from .present.compare import calibration_noise, compare_baseline, render
 from .processes.interrupts import Interrupted, interruptible
 from .processes.launcher import LauncherError, ensure_launcher
 from .record import published_timings
-from .record.rundir import (RowWriteError, RunDir, RunDirError, check_out, earlier_runs,
-                            finish_invocation, invocation, latest, new_env, open_run_dir,
-                            point_latest, start_invocation)
+from .record.run_env import end_run, start_run, write_env
+from .record.rundir import (RowWriteError, RunDir, RunDirError, check_out, earlier_runs, latest,
+                            new_env, open_run_dir, point_latest)
 from .releases.versions import check as check_releases
 
 
@@ -50,19 +49,6 @@ def _builds(runs: list[Planned], build: bool, langs: list[Language] | None = Non
     if langs is None:
         langs = languages([p.impl for p in runs])
     return build_estimate(langs, any(p.workload.kind == "server" for p in runs))[1]
-
-
-def _registries(s: Settings) -> dict[str, str]:
-    """The --registry files' contents: a run says how its programs were
-    declared (credentials in them masked, envinfo.mask_text)."""
-    out = {}
-    for name in s.registries:
-        path = Path(name).resolve()
-        try:
-            out[str(path)] = mask_text(path.read_text())
-        except OSError:
-            out[str(path)] = ""
-    return out
 
 
 def _open(out: Path, runs: list[Planned], resume: bool) -> tuple[RunDir, list[Planned],
@@ -94,14 +80,6 @@ def _open(out: Path, runs: list[Planned], resume: bool) -> tuple[RunDir, list[Pl
     return run, runs, env
 
 
-def variant_record(impl: Impl) -> dict[str, Any]:
-    """env.json's `variants` entry: what a variant or release is, with a
-    credential in a setting masked as in its label."""
-    return VariantRecord(impl.base, impl.release or None,
-                         {k: mask_value(v) for k, v in impl.settings_env},
-                         [mask_value(f) for f in impl.flags], impl.local or None).as_json()
-
-
 def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = False,
               report: bool = True,
               only: Callable[[list[Planned]], list[Planned]] | None = None) -> int:
@@ -113,16 +91,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     impls = resolve(s.impls, s.registries, Path(s.source) if s.source else None)
     gate = _gate(s, impls)  # bad input: said before anything is written
     past = earlier_runs(out)
-    published = published_timings.newest(ROOT / "docs" / "results", s.suite)
-    planned = plan_run(impls, s, past, out, only,
-                       (published.times, published.source) if published else None)
-    # a release that does not exist is bad input: said before anything is written
-    for line in check_releases(impls):
-        print(f"note: {line}", file=sys.stderr)
-    for line in planned.notes:
-        print(line, file=sys.stderr)
-    if not planned.runs:
-        raise UsageError("nothing to run: no selected implementation supports those workloads")
+    planned = _planned(s, impls, past, out, only)
     if dry_run:
         first, *rest = planned.dry_run
         print("\n".join([f"{first}; {_builds(planned.runs, s.build) or 'no builds'}",
@@ -136,23 +105,69 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     perf = find_perf() if s.counters else None
 
     run, runs, env = _open(out, planned.runs, resume)
-    start_invocation(
-        env, invocation(sys.argv, resume, git(), [i.id for i in impls], planned.recorded,
-                        load_avg_1m()),
-        toolchains={lang.name: detect_toolchain(lang).version or None for lang in languages(impls)},
-        program_env=redact(program_env(inherit=s.inherit_env)), registries=_registries(s),
-        floor_impls=[i.id for i in impls if i.floor], machine_state=machine_state(),
-        variants={i.id: variant_record(i) for i in impls if i.id != i.base})
-    ticks = cpu_times()
+    ticks = start_run(env, s, impls, planned.recorded, resume)
     write_env(run, env)
-
     estimates = [planned.estimates[p.row_key] for p in runs]
+    # --resume with a budget: the runs recorded already spent part of it
+    spent = sequential.spent_before(run.runs().rows) if resume and s.budget_s else 0.0
+    _announce(s, planned, runs, estimates, gate, run, spent)
+
+    progress = Progress(len(runs), estimates)
+    measured = _measure(s, run, runs, planned, past, gate, perf, progress, spent)
+    if isinstance(measured, int):
+        return measured
+    end_run(env, impls, ticks)
+    write_env(run, env)
+    counts = measured.counts
+    if any(p.until_settled for p in planned.runs):
+        print("; ".join(filter(None, [measured.budget.stopped if measured.budget is not None
+                                      else "", sequential.forecast(run.runs().rows, planned.runs)])))
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing new"
+    print(f"done: {summary}; rows in {relative(run.runs_path)}")
+    if report:
+        try:
+            with interruptible():
+                write_report(run.path)
+        except Interrupted as exc:  # the report process dies with it (children.py)
+            print(f"\ninterrupted while writing the report; every row is kept: write it with "
+                  f"`python -m harness report {relative(run.path)}`", file=sys.stderr)
+            return 128 + exc.signum
+    if counts and set(counts) == {Status.SKIPPED}:
+        print("harness: nothing was measured: every run was skipped (exit status "
+              f"{ALL_SKIPPED})", file=sys.stderr)
+        for line in measured.prepared.hints():
+            print(f"  {line}", file=sys.stderr)
+        return ALL_SKIPPED
+    if gate is not None and measured.gating is not None:
+        return _gate_status(s, gate[0], run, measured.gating.stopped)
+    return 0 if set(counts) <= {Status.OK, Status.SKIPPED} else 1
+
+
+def _planned(s: Settings, impls: list[Impl], past: list[Row], out: Path,
+             only: Callable[[list[Planned]], list[Planned]] | None) -> RunPlan:
+    """The run's plan, its notes said; refused when nothing would run."""
+    published = published_timings.newest(ROOT / "docs" / "results", s.suite)
+    planned = plan_run(impls, s, past, out, only,
+                       (published.times, published.source) if published else None)
+    # a release that does not exist is bad input: said before anything is written
+    for line in check_releases(impls):
+        print(f"note: {line}", file=sys.stderr)
+    for line in planned.notes:
+        print(line, file=sys.stderr)
+    if not planned.runs:
+        raise UsageError("nothing to run: no selected implementation supports those workloads")
+    return planned
+
+
+def _announce(s: Settings, planned: RunPlan, runs: list[Planned], estimates: list[float],
+              gate: tuple[str, Noise | None] | None, run: RunDir, spent: float) -> None:
+    """What will run, for how long (spent: the budget's seconds a resumed
+    run's rows took), and where it is recorded."""
     builds = _builds(runs, s.build, [lang for lang in languages([p.impl for p in runs])
                                      if detect_toolchain(lang).present])
     print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
           f"estimated {fmt_duration(sum(estimates))} for the runs; "
           f"{planned.basis}" + (f"; {builds}" if builds else ""))
-    spent = sequential.spent_before(run.runs().rows) if resume and s.budget_s else 0.0
     if spent:  # the plan's line is the whole run's: what is left of it
         print(f"resumed: {len(run.runs().rows)} runs recorded took {fmt_duration(spent)} of the "
               f"budget of {fmt_duration(s.budget_s)}; {len(runs)} runs of the minimum left "
@@ -164,7 +179,22 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         print(f"then {_gate_plan(s, gate, planned.runs, planned.estimates)}")
     print(f"recording to {relative(run.path)}")
 
-    progress = Progress(len(runs), estimates)
+
+@dataclass(frozen=True)
+class _Measured:
+    """What measuring left: each status's count, the builds (their hints
+    when every run was skipped), and the rule that stopped the passes."""
+    counts: dict[Status, int]
+    prepared: Preparation
+    budget: sequential.Budgeted | None
+    gating: ab_gate.Gate | None
+
+
+def _measure(s: Settings, run: RunDir, runs: list[Planned], planned: RunPlan, past: list[Row],
+             gate: tuple[str, Noise | None] | None, perf: str | None,
+             progress: Progress, spent: float) -> _Measured | int:
+    """The builds and the runs, pass after pass; an exit status instead
+    when a signal stopped them or a row could not be written."""
     may_run = runs + planned.extra
     try:
         with interruptible():
@@ -208,31 +238,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         return 1
     finally:
         progress.close()
-    finish_invocation(env, detect_runtimes(impls),
-                      load_avg_1m(), steal_frac(ticks, cpu_times()))
-    write_env(run, env)
-    if any(p.until_settled for p in planned.runs):
-        print("; ".join(filter(None, [budget.stopped if budget is not None else "",
-                                      sequential.forecast(run.runs().rows, planned.runs)])))
-    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing new"
-    print(f"done: {summary}; rows in {relative(run.runs_path)}")
-    if report:
-        try:
-            with interruptible():
-                write_report(run.path)
-        except Interrupted as exc:  # the report process dies with it (children.py)
-            print(f"\ninterrupted while writing the report; every row is kept: write it with "
-                  f"`python -m harness report {relative(run.path)}`", file=sys.stderr)
-            return 128 + exc.signum
-    if counts and set(counts) == {Status.SKIPPED}:
-        print("harness: nothing was measured: every run was skipped (exit status "
-              f"{ALL_SKIPPED})", file=sys.stderr)
-        for line in prepared.hints():
-            print(f"  {line}", file=sys.stderr)
-        return ALL_SKIPPED
-    if gate is not None and gating is not None:
-        return _gate_status(s, gate[0], run, gating.stopped)
-    return 0 if set(counts) <= {Status.OK, Status.SKIPPED} else 1
+    return _Measured(counts, prepared, budget, gating)
 
 
 def _gate(s: Settings, impls: list[Impl]) -> tuple[str, Noise | None] | None:
@@ -277,13 +283,6 @@ def _gate_status(s: Settings, baseline: str, run: RunDir, stopped: str) -> int:
     if stopped:
         print(stopped)
     return verdict.exit_status
-
-
-def write_env(run: RunDir, env: dict[str, Any]) -> None:
-    try:
-        run.write_env(env)
-    except OSError as exc:
-        raise HarnessError(f"cannot write {run.env_path}: {exc.strerror or exc}") from None
 
 
 def write_report(run_dir: Path) -> None:

@@ -39,7 +39,9 @@ from ..record.rundir import RunDirError, latest
 from ..core.schema import utc_now
 from ..session import run_suite
 from ..plan.settings import settings_from
-from .slurm import RECORDED, TOKENS, BuildRecord, Layout, TaskRecord, failed_builds, write_json
+from .layout import BuildRecord, Layout, TaskRecord, failed_builds, write_json
+from .slurm import TOKENS
+from .waiting import RECORDED
 
 USAGE = "usage: python -m harness.cluster.slurm_task build RUN_DIR | task RUN_DIR REPLICATE"
 

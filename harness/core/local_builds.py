@@ -167,6 +167,29 @@ def first_parent_commits(source: Path, good: str, bad: str) -> list[str]:
     return [good] + text.split()
 
 
+def names_commit(source: Path, rev: str) -> bool:
+    """Whether rev (a tag, say) names a commit of the checkout source."""
+    try:
+        commit_of(source, rev)
+    except GitError:
+        return False
+    return True
+
+
+def commits_between(source: Path, good: str, bad: str) -> list[str]:
+    """git:COMMIT steps from good to bad (each git:REV) along the first
+    parents (either may be the older), both ends included; GitError when
+    they are not on one first-parent line."""
+    old, new = good[len(GIT):], bad[len(GIT):]
+    steps = first_parent_commits(source, old, new)
+    if len(steps) == 1:  # bad is not after good: the other way round
+        steps = first_parent_commits(source, new, old)[::-1]
+    last = new if steps[0] == old else old
+    if len(steps) < 2 or not steps[-1].startswith(last):
+        raise GitError(f"{old} and {new} are not on one first-parent line of {source}")
+    return [GIT + c[:SHORT] for c in steps]
+
+
 def done_marker(where: Path) -> Path:
     """The file that says a commit's worktree is complete: written last,
     once `git worktree add` succeeded and the worktree's HEAD is the commit."""

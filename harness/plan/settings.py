@@ -10,13 +10,14 @@ import re
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from .. import UsageError
 from ..core.envinfo import usable_cores
 from ..core.variants import split_names
 from ..core.workloads import (CPUS, DELAY_MS, POOL_THREADS, REQUESTS, USERS, WORKLOADS,
                               Dimension)
+from .options import Options, dimensions
 
 SUITES_PATH = Path(__file__).resolve().parent / "suites.toml"
 
@@ -293,14 +294,14 @@ def _max_repeat(part: dict[str, Any]) -> int | None:
     return value
 
 
-def _check_ceilings(s: Settings, opts: dict[str, Any]) -> None:
+def _check_ceilings(s: Settings, opts: Options) -> None:
     """Every part that re-runs for width may run at least its minimum."""
     for part in s.parts:
         if s.target(part) is None and not s.until_settled and s.gate is None:
             continue
         minimum, ceiling = part.repeat or s.repeat, s.ceiling(part)
         if ceiling < minimum:
-            where = ("--max-repeat" if opts.get("max_repeat") is not None
+            where = ("--max-repeat" if opts.max_repeat is not None
                      else f"suites.toml: {s.suite}: max_repeat")
             raise UsageError(f"{where} {ceiling} is below the minimum of {minimum} runs "
                              f"(--repeat or the suite's repeat): it must be >= {minimum}")
@@ -337,14 +338,9 @@ def timeout(value: Any, name: str) -> float:
     return within(value, name, TIMEOUT_S, "seconds", "1 ms to 30 days")
 
 
-def dimensions() -> dict[str, Dimension]:
-    """Every dimension a run can be given (an option), by name."""
-    return {d.name: d for w in WORKLOADS.values() for d in w.dimensions if d.option}
-
-
-def _params(source: dict[str, Any], suite: bool = False) -> dict[str, list[Any]]:
-    """The dimensions' values given in the options (argparse's dest names)
-    or in a suite's part (TOML lists under the dimension's name)."""
+def _params(source: Mapping[str, Any], suite: bool = False) -> dict[str, list[Any]]:
+    """The dimensions' values given in the options (Options.params) or in a
+    suite's part (TOML lists under the dimension's name)."""
     params: dict[str, list[Any]] = {}
     for d in dimensions().values():
         value = source.get(d.name)
@@ -386,152 +382,188 @@ def load_suites() -> dict[str, dict[str, Any]]:
     return tomllib.loads(SUITES_PATH.read_text())
 
 
-def settings_from(opts: dict[str, Any], ram_bytes: int) -> Settings:
-    """Settings from the options (argparse's, as a dict; None = not given).
-    With a suite, the suite supplies the workloads, sizes, repeat count and
-    sleep time; an option given on the command line overrides every part's
-    own value."""
-    suite: dict[str, Any] = {}
-    if opts.get("suite"):
-        suites = load_suites()
-        if opts["suite"] not in suites:
-            raise UsageError(f"unknown suite {opts['suite']!r} (known: {', '.join(suites)})")
-        suite = suites[opts["suite"]]
+def settings_from(opts: Options, ram_bytes: int) -> Settings:
+    """Settings from the options (None = not given). With a suite, the
+    suite supplies the workloads, sizes, repeat count and sleep time; an
+    option given on the command line overrides every part's own value."""
+    suite = _suite(opts.suite)
     workloads = None
-    if opts.get("workload") is not None:
-        workloads = name_list(opts["workload"], "--workload")
+    if opts.workload is not None:
+        workloads = name_list(opts.workload, "--workload")
         workloads = None if workloads == ["all"] else workloads
     for w in workloads or []:
         if w not in WORKLOADS:
             raise UsageError(f"unknown workload {w!r} (known: {', '.join(WORKLOADS)})")
-    ns = int_list(opts["n"], "--n", 1) if opts.get("n") is not None else None
-    buffers = int_list(opts["buffer"], "--buffer", 0) if opts.get("buffer") is not None else None
-    repeat, duration_ms, iterations = opts.get("repeat"), opts.get("duration_ms"), opts.get("iterations")
-    if opts.get("out") is not None and not str(opts["out"]).strip():
+    ns = int_list(opts.n, "--n", 1) if opts.n is not None else None
+    buffers = int_list(opts.buffer, "--buffer", 0) if opts.buffer is not None else None
+    if opts.out is not None and not str(opts.out).strip():
         raise UsageError("--out is empty: name the results folder")
-    for value, name in ((repeat, "--repeat"), (duration_ms, "--duration-ms"),
-                        (iterations, "--iterations")):
-        if value is not None and value < 1:
-            raise UsageError(f"{name} must be a positive integer")
-        if value is not None and name in LIMITS:
-            bounded(value, name)
-    for value, name in ((repeat, "--repeat"), (opts.get("max_repeat"), "--max-repeat")):
-        if value is not None and value > MAX_REPEAT:
-            raise UsageError(f"{name} {value} is too many: at most {MAX_REPEAT} runs of a "
-                             f"configuration")
-    target = (until_ci(opts["until_ci"], "--until-ci") if opts.get("until_ci") is not None
-              else None)
-    max_repeat = opts.get("max_repeat")
-    if max_repeat is not None and max_repeat < 1:
+    _check_counts(opts)
+    target = until_ci(opts.until_ci, "--until-ci") if opts.until_ci is not None else None
+    if opts.max_repeat is not None and opts.max_repeat < 1:
         raise UsageError("--max-repeat must be a positive integer")
-    warmup = opts.get("warmup_ms")
-    if warmup is not None:
-        if warmup < 0:
-            raise UsageError("--warmup-ms must be an integer >= 0")
-        bounded(warmup, "--warmup-ms")
-        if workloads and all(WORKLOADS[w].default_warmup_ms is None for w in workloads):
-            raise UsageError(f"--warmup-ms: {', '.join(workloads)} take no warm-up")
+    _check_warmup(opts.warmup_ms, workloads)
     for w in workloads or []:  # a workload named on the command line must run at every N
         for n in ns or DEFAULTS["n"]:
             if WORKLOADS[w].n_refused(n):
                 raise UsageError(f"--n {n}: {WORKLOADS[w].n_refused(n)}")
-    params = _params(opts)
-    if suite:
-        parts = [Part(workloads=[w for w in part["workloads"] if workloads is None or w in workloads],
-                      ns=ns or part.get("n", DEFAULTS["n"]), buffers=buffers or part.get("buffers", DEFAULTS["buffers"]),
-                      repeat=None if repeat is not None else part.get("repeat"),
-                      duration_ms=None if duration_ms is not None else part.get("duration_ms"),
-                      iterations=None if iterations is not None else part.get("iterations"),
-                      warmup_ms=None if warmup is not None else _warmup(part),
-                      timeout_s=None if opts.get("timeout") is not None else (
-                          timeout(part["timeout_s"], f"suites.toml: {opts['suite']}: timeout_s")
-                          if "timeout_s" in part else None),
-                      until_ci=None if target is not None else (
-                          until_ci(part["until_ci"], "suites.toml: until_ci")
-                          if "until_ci" in part else None),
-                      max_repeat=None if max_repeat is not None else _max_repeat(part),
-                      judged=_judged(part),
-                      params={**_params(part, suite=True), **params})
-                 for part in suite["part"]]
-    else:
-        parts = [Part(workloads or list(WORKLOADS), ns or DEFAULTS["n"],
-                      buffers or DEFAULTS["buffers"], params=params)]
-    interval_ms = opts.get("sample_interval_ms")
+    parts = _parts(opts, suite, workloads, ns, buffers, target)
     if target is None and "until_ci" in suite:
         target = until_ci(suite["until_ci"], "suites.toml: until_ci")
-    if max_repeat is None:
-        max_repeat = _max_repeat(suite)
-    until_settled = bool(opts.get("until_settled")) or suite.get("until_settled", False)
-    if not isinstance(until_settled, bool):
-        raise UsageError(f"suites.toml: until_settled {until_settled!r} must be true or false")
-    budget_s = (duration(opts["budget"], "--budget") if opts.get("budget") is not None
-                else duration(suite["budget"], f"suites.toml: {opts['suite']}: budget")
-                if "budget" in suite else None)
-    gate, calibration = _gate(opts)
-    if gate is not None:  # the gate decides the passes: the suite's own rules give way
-        until_settled, target = False, None
-        parts = [dataclasses.replace(p, until_ci=None, max_repeat=None) for p in parts]
-        max_repeat = opts.get("max_repeat") or max(
-            [GATE_MAX_REPEAT, repeat or 0, suite.get("repeat", 0)] + [p.repeat or 0 for p in parts])
-        budget_s = budget_s or GATE_BUDGET_S
-    if budget_s is not None and not until_settled and target is None and gate is None:
-        raise UsageError("--budget bounds the passes of --until-settled, --until-ci or --gate: "
-                         "give one of them too")
-    adaptive = bool(opts.get("adaptive_sleep")) or suite.get("adaptive_sleep", False)
+    passes = _passes(opts, suite, parts, target)
+    adaptive = opts.adaptive_sleep or suite.get("adaptive_sleep", False)
     if not isinstance(adaptive, bool):
         raise UsageError(f"suites.toml: adaptive_sleep {adaptive!r} must be true or false")
     overlap = suite.get("overlap_builds", False)
     if not isinstance(overlap, bool):
         raise UsageError(f"suites.toml: overlap_builds {overlap!r} must be true or false")
-    if (opts.get("max_repeat") is not None and not until_settled and target is None
-            and gate is None and not any(p.until_ci is not None for p in parts)):
+    if (opts.max_repeat is not None and not passes.until_settled and passes.target is None
+            and passes.gate is None and not any(p.until_ci is not None for p in passes.parts)):
         raise UsageError("--max-repeat is the ceiling of --until-ci, --until-settled or --gate: "
                          "give one of them too (or --repeat for a fixed count)")
     s = Settings(
         # `--impl ""` is refused, never read as "all"
-        impls=impl_list(opts["impl"]) if opts.get("impl") is not None else _suite_impls(suite),
-        suite=opts.get("suite"),
-        parts=[p for p in parts if p.workloads],
-        repeat=repeat if repeat is not None else suite.get("repeat", DEFAULTS["repeat"]),
-        duration_ms=(duration_ms if duration_ms is not None
+        impls=impl_list(opts.impl) if opts.impl is not None else _suite_impls(suite),
+        suite=opts.suite,
+        parts=[p for p in passes.parts if p.workloads],
+        repeat=opts.repeat if opts.repeat is not None else suite.get("repeat", DEFAULTS["repeat"]),
+        duration_ms=(opts.duration_ms if opts.duration_ms is not None
                      else suite.get("duration_ms", DEFAULTS["duration_ms"])),
-        iterations=iterations, warmup_ms=warmup,
-        timeout_s=(timeout(opts["timeout"], "--timeout") if opts.get("timeout") is not None
-                   else timeout(suite["timeout_s"], f"suites.toml: {opts['suite']}: timeout_s")
+        iterations=opts.iterations, warmup_ms=opts.warmup_ms,
+        timeout_s=(timeout(opts.timeout, "--timeout") if opts.timeout is not None
+                   else timeout(suite["timeout_s"], f"suites.toml: {opts.suite}: timeout_s")
                    if "timeout_s" in suite else DEFAULTS["timeout_s"]),
-        max_rss_bytes=(parse_size(opts["max_rss"], MAX_RSS[0]) if opts.get("max_rss") is not None
+        max_rss_bytes=(parse_size(opts.max_rss, MAX_RSS[0]) if opts.max_rss is not None
                        else int(ram_bytes * DEFAULTS["max_rss_of_ram"])),
-        sample_interval_s=within(interval_ms if interval_ms is not None
+        sample_interval_s=within(opts.sample_interval_ms if opts.sample_interval_ms is not None
                                  else DEFAULTS["sample_interval_ms"], "--sample-interval-ms",
                                  SAMPLE_INTERVAL_MS, "ms", "1 ms to a minute") / 1000,
-        build=not opts.get("no_build"), registries=list(opts.get("registry") or []),
-        source=_source(opts.get("source")),
-        until_ci=target, max_repeat=max_repeat, until_settled=until_settled,
-        budget_s=budget_s, gate=gate, calibration=calibration, adaptive_sleep=adaptive,
+        build=not opts.no_build, registries=list(opts.registry),
+        source=_source(opts.source),
+        until_ci=passes.target, max_repeat=passes.max_repeat, until_settled=passes.until_settled,
+        budget_s=passes.budget_s, gate=passes.gate, calibration=passes.calibration,
+        adaptive_sleep=adaptive,
         # `--inherit-env ""` is refused, never read as "none"
-        inherit_env=(env_names(opts["inherit_env"]) if opts.get("inherit_env") is not None
-                     else []),
-        counters=bool(opts.get("counters")), overlap_builds=overlap)
+        inherit_env=env_names(opts.inherit_env) if opts.inherit_env is not None else [],
+        counters=opts.counters, overlap_builds=overlap)
     _check_ceilings(s, opts)
     _check_plan_size(s)
     return s
 
 
-def _gate(opts: dict[str, Any]) -> tuple[float | None, str | None]:
+def _suite(name: str | None) -> dict[str, Any]:
+    """The named suite's table from suites.toml; {} for none."""
+    if not name:
+        return {}
+    suites = load_suites()
+    if name not in suites:
+        raise UsageError(f"unknown suite {name!r} (known: {', '.join(suites)})")
+    return suites[name]
+
+
+def _check_counts(opts: Options) -> None:
+    """--repeat, --duration-ms, --iterations and --max-repeat within their bounds."""
+    for value, name in ((opts.repeat, "--repeat"), (opts.duration_ms, "--duration-ms"),
+                        (opts.iterations, "--iterations")):
+        if value is not None and value < 1:
+            raise UsageError(f"{name} must be a positive integer")
+        if value is not None and name in LIMITS:
+            bounded(value, name)
+    for value, name in ((opts.repeat, "--repeat"), (opts.max_repeat, "--max-repeat")):
+        if value is not None and value > MAX_REPEAT:
+            raise UsageError(f"{name} {value} is too many: at most {MAX_REPEAT} runs of a "
+                             f"configuration")
+
+
+def _check_warmup(warmup: int | None, workloads: list[str] | None) -> None:
+    """--warmup-ms within bounds, and for a workload that takes a warm-up."""
+    if warmup is None:
+        return
+    if warmup < 0:
+        raise UsageError("--warmup-ms must be an integer >= 0")
+    bounded(warmup, "--warmup-ms")
+    if workloads and all(WORKLOADS[w].default_warmup_ms is None for w in workloads):
+        raise UsageError(f"--warmup-ms: {', '.join(workloads)} take no warm-up")
+
+
+def _parts(opts: Options, suite: dict[str, Any], workloads: list[str] | None,
+           ns: list[int] | None, buffers: list[int] | None, target: float | None) -> list[Part]:
+    """The suite's parts, each value given on the command line overriding
+    the part's own; without a suite, one part of the options."""
+    params = _params(opts.params)
+    if not suite:
+        return [Part(workloads or list(WORKLOADS), ns or DEFAULTS["n"],
+                     buffers or DEFAULTS["buffers"], params=params)]
+    return [Part(workloads=[w for w in part["workloads"] if workloads is None or w in workloads],
+                 ns=ns or part.get("n", DEFAULTS["n"]), buffers=buffers or part.get("buffers", DEFAULTS["buffers"]),
+                 repeat=None if opts.repeat is not None else part.get("repeat"),
+                 duration_ms=None if opts.duration_ms is not None else part.get("duration_ms"),
+                 iterations=None if opts.iterations is not None else part.get("iterations"),
+                 warmup_ms=None if opts.warmup_ms is not None else _warmup(part),
+                 timeout_s=None if opts.timeout is not None else (
+                     timeout(part["timeout_s"], f"suites.toml: {opts.suite}: timeout_s")
+                     if "timeout_s" in part else None),
+                 until_ci=None if target is not None else (
+                     until_ci(part["until_ci"], "suites.toml: until_ci")
+                     if "until_ci" in part else None),
+                 max_repeat=None if opts.max_repeat is not None else _max_repeat(part),
+                 judged=_judged(part),
+                 params={**_params(part, suite=True), **params})
+            for part in suite["part"]]
+
+
+@dataclass(frozen=True)
+class _Passes:
+    """The rules for the passes after the minimum, the suite's and the
+    options' merged (Settings' fields of the same names)."""
+    parts: list[Part]
+    target: float | None
+    max_repeat: int | None
+    until_settled: bool
+    budget_s: float | None
+    gate: float | None
+    calibration: str | None
+
+
+def _passes(opts: Options, suite: dict[str, Any], parts: list[Part],
+            target: float | None) -> _Passes:
+    """--until-ci, --until-settled, --gate, --max-repeat and --budget, each
+    from the options, else the suite; a gate overrides the suite's rules."""
+    max_repeat = opts.max_repeat if opts.max_repeat is not None else _max_repeat(suite)
+    until_settled = opts.until_settled or suite.get("until_settled", False)
+    if not isinstance(until_settled, bool):
+        raise UsageError(f"suites.toml: until_settled {until_settled!r} must be true or false")
+    budget_s = (duration(opts.budget, "--budget") if opts.budget is not None
+                else duration(suite["budget"], f"suites.toml: {opts.suite}: budget")
+                if "budget" in suite else None)
+    gate, calibration = _gate(opts)
+    if gate is not None:  # the gate decides the passes: the suite's own rules give way
+        until_settled, target = False, None
+        parts = [dataclasses.replace(p, until_ci=None, max_repeat=None) for p in parts]
+        max_repeat = opts.max_repeat or max(
+            [GATE_MAX_REPEAT, opts.repeat or 0, suite.get("repeat", 0)] + [p.repeat or 0 for p in parts])
+        budget_s = budget_s or GATE_BUDGET_S
+    if budget_s is not None and not until_settled and target is None and gate is None:
+        raise UsageError("--budget bounds the passes of --until-settled, --until-ci or --gate: "
+                         "give one of them too")
+    return _Passes(parts, target, max_repeat, until_settled, budget_s, gate, calibration)
+
+
+def _gate(opts: Options) -> tuple[float | None, str | None]:
     """--gate PCT (a fraction above 0) and --calibration RUN_DIR (absolute;
     the session reads it before anything is written); the other sequential
     rules are refused beside it."""
-    calibration = opts.get("calibration")
-    if opts.get("gate") is None:
+    calibration = opts.calibration
+    if opts.gate is None:
         if calibration is not None:
             raise UsageError("--calibration names the figures a gate cannot decide: give --gate "
                              "PCT too")
         return None, None
-    for name in ("until_settled", "until_ci"):
-        if opts.get(name):
+    for name, given in (("until_settled", opts.until_settled), ("until_ci", opts.until_ci)):
+        if given:
             raise UsageError(f"--gate decides which runs come after the minimum: not with "
                              f"--{name.replace('_', '-')}")
-    gate = until_ci(opts["gate"], "--gate")
+    gate = until_ci(opts.gate, "--gate")
     return gate, str(Path(calibration).expanduser().resolve()) if calibration else None
 
 

@@ -236,7 +236,7 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
     """report.html's text; plots: the PNGs to embed by file name (default:
     those in the run's plots/); found, asked: the run's standings and
     questions (default: report.run_standings, report.run_questions)."""
-    run_dir, groups, env = results.run.path, results.groups, results.env
+    run_dir, env = results.run.path, results.env
     if plots is None:
         folder = run_dir / "plots"
         plots = {p.name: p for p in sorted(folder.glob("*.png"))} if folder.is_dir() else {}
@@ -247,26 +247,45 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
            f"<title>Benchmark report: run {_esc(run_id)}</title>",
            f"<style>{CSS}</style></head><body>",
            f"<h1>Benchmark report: run {_esc(run_id)}</h1>"]
-    shown = list(workload_groups(groups))
-    # one line of links, kept in view: the sections a reader jumps between
+    standing = run_standings(results) if found is None else found
+    out += _nav(results, standing)
+    out += _verdicts_section(results, standing, asked)
+    out += _warnings_section(results)
+    if "summary.png" in plots:
+        out.append("<h2>At a glance</h2>" + _png(plots["summary.png"], "summary"))
+    out += _workload_sections(results, plots)
+    out += _closing_sections(results, plots, standing)
+    out.append(f"<script>{JS}</script></body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _nav(results: Results, standing: list[standings.Standing]) -> list[str]:
+    """One line of links, kept in view: the sections a reader jumps
+    between; then a check's banner."""
+    env = results.env
+    shown = list(workload_groups(results.groups))
     links = [("verdicts", "Verdicts"), ("warnings", "Warnings")]
     links += [(_anchor("workload", w), w) for w in shown]
     links += [("implementations", "Implementations")] if shown else []
     suite = env.settings.get("suite")
-    standing = run_standings(results) if found is None else found
     links += [("standings", "Standings")] if standing else []
     links += [("environment", "Environment")]
-    out.append("<nav>" + "".join(f'<a href="#{_anchor(target)}">{_esc(text)}</a>'
-                                 for target, text in links) + "</nav>")
+    out = ["<nav>" + "".join(f'<a href="#{_anchor(target)}">{_esc(text)}</a>'
+                             for target, text in links) + "</nav>"]
     if suite in CHECK_SUITES:
         out.append(f'<p class="banner"><b>This is a check, not a measurement.</b> The '
                    f"<code>{_esc(suite)}</code> suite runs every implementation at tiny "
                    f"N, once each: its figures carry no spread and no weight."
                    + (f" {_esc(note)}" if (note := overlap_note(env)) else "") + "</p>")
+    return out
 
-    # the verdicts: report.md's first-screen table, or a check's result
-    out.append('<section id="verdicts"><h2>Verdicts</h2>')
-    if suite in CHECK_SUITES:
+
+def _verdicts_section(results: Results, standing: list[standings.Standing],
+                      asked: questions.Questions | None) -> list[str]:
+    """report.md's first-screen table, or a check's result; the failures."""
+    groups, env = results.groups, results.env
+    out = ['<section id="verdicts"><h2>Verdicts</h2>']
+    if env.settings.get("suite") in CHECK_SUITES:
         check = check_lines(groups)
         out.append(f'<p class="settled">{_inline(check[0])}</p>')
         items = [line[2:] for line in check[1:] if line.startswith("- ")]
@@ -300,21 +319,26 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
         out.append('<h3>Failures</h3><ul class="failures">'
                    + "".join(f"<li>{_esc(f)}</li>" for f in failed) + "</ul>")
     out.append("</section>")
+    return out
 
-    warned = analysis.warnings(groups, env, results.notes)
-    notes = analysis.design_notes(groups)
-    out.append('<section id="warnings"><h2>Warnings</h2>')
+
+def _warnings_section(results: Results) -> list[str]:
+    warned = analysis.warnings(results.groups, results.env, results.notes)
+    notes = analysis.design_notes(results.groups)
+    out = ['<section id="warnings"><h2>Warnings</h2>']
     out.append('<ul class="warnings">' + "".join(f"<li>{_esc(w)}</li>" for w in warned)
                + "</ul>" if warned else "<p>None.</p>")
     if notes:
         out.append("<h3>Notes</h3><ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes)
                    + "</ul>")
     out.append("</section>")
-    if "summary.png" in plots:
-        out.append("<h2>At a glance</h2>" + _png(plots["summary.png"], "summary"))
+    return out
 
-    by_workload = workload_groups(groups)
-    for workload, members in by_workload.items():
+
+def _workload_sections(results: Results, plots: dict[str, Path]) -> list[str]:
+    """Each workload's table and plots."""
+    out = []
+    for workload, members in workload_groups(results.groups).items():
         presented = PRESENTATIONS.get(workload)
         table = build_table(workload, members, results.ranks)
         out.append(f'<section id="{_anchor("workload", workload)}">'
@@ -326,7 +350,15 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
                       reverse=True)
         out += [_png(plots[n], n[:-4].replace("_", " ")) for n in mine]
         out.append("</section>")
+    return out
 
+
+def _closing_sections(results: Results, plots: dict[str, Path],
+                      standing: list[standings.Standing]) -> list[str]:
+    """The implementations, RSS over time, the standings and the environment."""
+    groups, env = results.groups, results.env
+    by_workload = workload_groups(groups)
+    out = []
     if by_workload:
         out.append('<section id="implementations"><h2>Implementations</h2>')
         out.append(_table_html("table-implementations", ["impl", "language", "runtime", "flags"],
@@ -351,8 +383,7 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
                            if env else [[("(no env.json in this run directory)", None)]],
                            sortable=False))
     out.append("</section>")
-    out.append(f"<script>{JS}</script></body></html>")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def write_html(results: Results, into: Path | None = None,

@@ -14,6 +14,7 @@ import pytest
 
 from harness.analyse.analysis import group_runs
 from harness.sequential import more_runs
+from harness.plan.options import Options
 from harness.plan.settings import settings_from
 from harness.plan.plan import plan
 from harness.core.registry import resolve
@@ -134,8 +135,8 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _planned(repeat: int = 4, max_repeat: int | None = 8):
-    s = settings_from({"impl": "fake-good,fake-wrong", "workload": "chain", "n": "5,6",
-                       "repeat": repeat, "until_settled": True, "max_repeat": max_repeat},
+    s = settings_from(Options(impl="fake-good,fake-wrong", workload="chain", n="5,6",
+                              repeat=repeat, until_settled=True, max_repeat=max_repeat),
                       ram_bytes=1 << 30)
     return plan(resolve(s.impls), s)
 

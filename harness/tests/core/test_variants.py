@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from harness import UsageError
-from harness.bisect import Bisection, classify, report_lines
+from harness.analyse.bisection import Bisection, classify
+from harness.present.bisect_report import report_lines
 from harness.present.colors import Palette
 from harness.core.registry import load_registry, select
 from harness.core.stats import Interval

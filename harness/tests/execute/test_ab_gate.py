@@ -25,6 +25,7 @@ from harness.execute.builder import Readiness
 from harness.execute.executor import Executed, make_row
 from harness.execute.progress import Progress
 from harness.plan.plan import Planned, plan
+from harness.plan.options import Options
 from harness.plan.settings import GATE_BUDGET_S, GATE_MAX_REPEAT, Settings, settings_from
 from harness.record.rundir import read_runs
 
@@ -94,9 +95,9 @@ class Memory:
 def _settings(**more: object) -> Settings:
     """Seven workloads' configurations at two sizes (bounded at two buffers
     too): 14 configurations a side, 27 headline figures."""
-    return settings_from({"impl": f"{BASE},{HEAD}", "workload": "sleep,chain,chain-await,bounded,"
-                          "skynet", "n": "10,100", "buffer": "1,100", "repeat": 3, "gate": "5%",
-                          **more}, ram_bytes=1 << 30)
+    return settings_from(Options.from_record({
+        "impl": f"{BASE},{HEAD}", "workload": "sleep,chain,chain-await,bounded,skynet",
+        "n": "10,100", "buffer": "1,100", "repeat": 3, "gate": "5%", **more}), ram_bytes=1 << 30)
 
 
 @dataclasses.dataclass
@@ -263,4 +264,4 @@ def test_bad_gate_input_is_one_line_and_writes_nothing(
 def test_calibration_without_a_gate_is_refused() -> None:
     from harness import UsageError
     with pytest.raises(UsageError, match="--calibration names the figures a gate cannot decide"):
-        settings_from({"impl": BASE, "calibration": "x"}, ram_bytes=1 << 30)
+        settings_from(Options(impl=BASE, calibration="x"), ram_bytes=1 << 30)

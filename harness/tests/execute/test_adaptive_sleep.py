@@ -18,6 +18,7 @@ from harness.execute.progress import Progress
 from harness.core.registry import resolve
 from harness.core.schema import Row
 from harness.record.rundir import RunDir
+from harness.plan.options import Options
 from harness.plan.settings import settings_from
 from harness.core.workloads import adaptive_sleep_ms
 
@@ -63,7 +64,8 @@ class Scripted:
 
 def _execute(tmp_path: Path, opts: dict, spawn_s: float | list[float] = 0.5,
              past: list[Row] = ()) -> tuple[Scripted, RunDir]:
-    s = settings_from({"impl": "fake-good", "repeat": 3, **opts}, ram_bytes=1 << 30)
+    s = settings_from(Options.from_record({"impl": "fake-good", "repeat": 3, **opts}),
+                      ram_bytes=1 << 30)
     runs = plan(resolve(s.impls), s)
     run = RunDir.create_new(tmp_path)
     fake = Scripted(run.name, spawn_s)
@@ -88,7 +90,7 @@ def test_one_slow_start_lengthens_every_later_sleep(tmp_path: Path) -> None:
 
 
 def test_an_earlier_run_in_out_sets_the_first_sleep(tmp_path: Path) -> None:
-    s = settings_from({"impl": "fake-good", "workload": "sleep", "n": "10"}, ram_bytes=1 << 30)
+    s = settings_from(Options(impl="fake-good", workload="sleep", n="10"), ram_bytes=1 << 30)
     earlier = make_row("earlier", plan(resolve(s.impls), s)[0], "ok", spawn_s=1.0)
     fake, _ = _execute(tmp_path, {"workload": "sleep", "n": "10", "duration_ms": 5000,
                                   "adaptive_sleep": True}, past=[earlier])

@@ -23,6 +23,7 @@ from harness.execute.builder import Readiness
 from harness.execute.executor import Executed, make_row
 from harness.execute.progress import Progress
 from harness.plan.plan import Planned, configurations, plan
+from harness.plan.options import Options
 from harness.plan.settings import settings_from
 from harness.record.rundir import RunDir
 
@@ -73,8 +74,9 @@ class RoundRobin:
 
 def _session(tmp_path: Path, seed: int, round_robin: bool = False
              ) -> tuple[RunDir, FakeExecutor, sequential.Budgeted, list[Planned]]:
-    s = settings_from({"impl": ",".join(IMPLS), "workload": "chain", "n": "5,6", "repeat": 2,
-                       "until_settled": True, "max_repeat": 10}, ram_bytes=1 << 30)
+    s = settings_from(Options(impl=",".join(IMPLS), workload="chain",
+                              n="5,6", repeat=2, until_settled=True,
+                              max_repeat=10), ram_bytes=1 << 30)
     runs = plan(resolve(s.impls), s)
     run = RunDir.create_new(tmp_path / ("rr" if round_robin else "value"))
     fake = FakeExecutor(run.name, seed)

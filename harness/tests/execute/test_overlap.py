@@ -20,6 +20,7 @@ from harness.execute.progress import Progress
 from harness.core.registry import resolve
 from harness.plan import settings as settings_module
 from harness.plan.plan import Planned, plan
+from harness.plan.options import Options
 from harness.plan.settings import settings_from
 from harness.record.rundir import RunDir
 from harness import UsageError
@@ -97,8 +98,8 @@ class Gate:
 def test_the_run_loop_takes_the_next_ready_run_and_waits_when_none_is(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BENCH_IMPLS_PATH", str(FAKES))
-    s = settings_from({"impl": "fake-good,fake-wrong", "workload": "chain", "n": "3,4",
-                       "repeat": 1}, ram_bytes=1 << 30)
+    s = settings_from(Options(impl="fake-good,fake-wrong", workload="chain", n="3,4",
+                              repeat=1), ram_bytes=1 << 30)
     runs = plan(resolve(s.impls), s)
     assert [p.impl.id for p in runs] == ["fake-good", "fake-good", "fake-wrong", "fake-wrong"]
     run = RunDir.create_new(tmp_path)
@@ -119,7 +120,7 @@ def test_the_run_loop_takes_the_next_ready_run_and_waits_when_none_is(
 def test_without_a_gate_a_build_still_going_on_is_a_fault(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BENCH_IMPLS_PATH", str(FAKES))
-    s = settings_from({"impl": "fake-good", "workload": "chain", "n": "3"}, ram_bytes=1 << 30)
+    s = settings_from(Options(impl="fake-good", workload="chain", n="3"), ram_bytes=1 << 30)
     runs = plan(resolve(s.impls), s)
     run = RunDir.create_new(tmp_path)
     with pytest.raises(AssertionError, match="still going on"):
@@ -184,12 +185,12 @@ def test_a_fault_in_an_overlapped_build_reaches_the_run_loop(
 
 def test_the_quick_suite_overlaps_its_builds_and_nothing_else_does(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert settings_from({"suite": "quick"}, ram_bytes=1 << 30).overlap_builds
-    assert settings_from({"suite": "quick"}, ram_bytes=1 << 30).record()["overlap_builds"]
-    assert not settings_from({"suite": "default"}, ram_bytes=1 << 30).overlap_builds
-    assert not settings_from({"workload": "chain"}, ram_bytes=1 << 30).overlap_builds
+    assert settings_from(Options(suite="quick"), ram_bytes=1 << 30).overlap_builds
+    assert settings_from(Options(suite="quick"), ram_bytes=1 << 30).record()["overlap_builds"]
+    assert not settings_from(Options(suite="default"), ram_bytes=1 << 30).overlap_builds
+    assert not settings_from(Options(workload="chain"), ram_bytes=1 << 30).overlap_builds
     suites = tmp_path / "suites.toml"
     suites.write_text('[s]\noverlap_builds = "yes"\n[[s.part]]\nworkloads = ["chain"]\n')
     monkeypatch.setattr(settings_module, "SUITES_PATH", suites)
     with pytest.raises(UsageError, match="overlap_builds 'yes' must be true or false"):
-        settings_from({"suite": "s"}, ram_bytes=1 << 30)
+        settings_from(Options(suite="s"), ram_bytes=1 << 30)

@@ -23,6 +23,7 @@ from harness.execute.progress import Progress
 from harness.core.registry import resolve
 from harness.execute.toolchains import detect_runtime, detect_toolchain
 from harness.record.rundir import RunDir
+from harness.plan.options import Options
 from harness.plan.settings import settings_from
 
 HARNESS = Path(__file__).resolve().parents[2]
@@ -44,8 +45,8 @@ class FakeExecutor:
 
 def test_the_session_records_what_the_executor_returns(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
-    s = settings_from({"impl": "fake-good,fake-wrong", "workload": "chain", "n": "3,4",
-                       "repeat": 2}, ram_bytes=1 << 30)
+    s = settings_from(Options(impl="fake-good,fake-wrong", workload="chain", n="3,4",
+                              repeat=2), ram_bytes=1 << 30)
     runs = plan(resolve(s.impls), s)
     run = RunDir.create_new(tmp_path)
     fake = FakeExecutor(run.name)
@@ -88,8 +89,9 @@ def test_no_property_starts_a_process_and_a_row_reads_the_runtime_found_before(
     detect and version commands run only when toolchains is asked, before
     the runs, and the row takes the runtime found then."""
     monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
-    s = settings_from({"impl": "fake-good,fake-good[FAKE_X=1],fake-releases@1.0.0,fake-unavailable",
-                       "workload": "chain", "n": "3"}, ram_bytes=1 << 30)
+    s = settings_from(Options(
+        impl="fake-good,fake-good[FAKE_X=1],fake-releases@1.0.0,fake-unavailable",
+        workload="chain", n="3"), ram_bytes=1 << 30)
     impls = resolve(s.impls)
     runs = plan(impls, s)
     started: list[Any] = []

@@ -22,6 +22,7 @@ from harness.execute.progress import Progress
 from harness.core.registry import resolve
 from harness.core.schema import Row
 from harness.record.rundir import RunDir
+from harness.plan.options import Options
 from harness.plan.settings import settings_from
 from harness.core.stats import runs_needed
 
@@ -37,8 +38,8 @@ def fakes(monkeypatch) -> None:
 
 def _plan(until_ci: str | None = "5%", max_repeat: int | None = 7, repeat: int = 3,
           ns: str = "3,4,5") -> list[Planned]:
-    s = settings_from({"impl": "fake-good", "workload": "chain", "n": ns, "repeat": repeat,
-                       "until_ci": until_ci, "max_repeat": max_repeat}, ram_bytes=1 << 30)
+    s = settings_from(Options(impl="fake-good", workload="chain", n=ns, repeat=repeat,
+                              until_ci=until_ci, max_repeat=max_repeat), ram_bytes=1 << 30)
     return plan(resolve(s.impls), s)
 
 
@@ -261,13 +262,13 @@ n = [5]
 until_ci = 2
 """)
     monkeypatch.setattr(settings_module, "SUITES_PATH", suites)
-    s = settings_from({"impl": "fake-good", "suite": "s"}, ram_bytes=1 << 30)
+    s = settings_from(Options(impl="fake-good", suite="s"), ram_bytes=1 << 30)
     by_n = {p.key.n: (p.until_ci, p.max_repeat) for p in plan(resolve(s.impls), s)}
     assert by_n == {3: (0.05, 8), 4: (None, None), 5: (0.02, 10)}
-    s = settings_from({"impl": "fake-good", "suite": "s", "until_ci": "1%", "max_repeat": 6},
+    s = settings_from(Options(impl="fake-good", suite="s", until_ci="1%", max_repeat=6),
                       ram_bytes=1 << 30)
     assert {(p.until_ci, p.max_repeat) for p in plan(resolve(s.impls), s)} == {(0.01, 6)}
     assert s.record()["until_ci"] == 0.01 and s.record()["max_repeat"] == 6
     suites.write_text(suites.read_text().replace("max_repeat = 8", "max_repeat = 2"))
     with pytest.raises(Exception, match="suites.toml: s: max_repeat 2 is below the minimum of 3"):
-        settings_from({"impl": "fake-good", "suite": "s"}, ram_bytes=1 << 30)
+        settings_from(Options(impl="fake-good", suite="s"), ram_bytes=1 << 30)

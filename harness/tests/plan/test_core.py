@@ -13,6 +13,7 @@ from harness.plan.plan import Planned, estimate_s, history_from, plan
 from harness.core.registry import Impl, Language, select
 from harness.record.rundir import RunDir, earlier_runs
 from harness.core.schema import ConfigKey, Row
+from harness.plan.options import Options
 from harness.plan.settings import Part, load_suites, parse_size, settings_from
 from harness.core.workloads import LADDER_STEP_S, WORKLOADS
 
@@ -32,7 +33,7 @@ IMPLS = [Impl("go", GO, "Go", ["go-bin"], ["sleep", "chain", "bounded"]),
 
 
 def settings(**opts: Any):
-    return settings_from(opts, ram_bytes=10 * GIB)
+    return settings_from(Options.from_record(opts), ram_bytes=10 * GIB)
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -26,6 +26,7 @@ from harness.core.metrics import METRICS
 from harness.core.registry import resolve
 from harness.core.schema import RUN_NAMES
 from harness.plan.plan import configurations, plan
+from harness.plan.options import Options
 from harness.plan.settings import settings_from
 
 from ..conftest import ROOT, harness
@@ -280,7 +281,7 @@ def default_sized_run(folder: Path) -> tuple[Path, int]:
     (`run --suite default`), 3 ok runs each with figures of 10 significant
     digits as a real run records them, and its count of configurations.
     Counters are sometimes 0, as the kernel's are."""
-    s = settings_from({"suite": "default"}, ram_bytes=64 << 30)
+    s = settings_from(Options(suite="default"), ram_bytes=64 << 30)
     planned = configurations(plan(resolve(s.impls), s))
     rng = random.Random(50)
     rows = []

@@ -28,6 +28,7 @@ import pytest
 from harness import cli
 from harness.record.rundir import RunDir
 from harness.core.schema import FORMAT_VERSION
+from harness.plan.options import Options
 from harness.plan.settings import LIMITS, MAX_REPEAT, PROGRAM_MAX
 
 from ..conftest import FAKES, ROOT, harness
@@ -834,7 +835,7 @@ def test_15_options_of_the_users_own_pass(capsys: pytest.CaptureFixture[str]) ->
     from harness.cluster.slurm import cluster_options
     for value in ("--time=5", "--time 5", "-t 5", "-t5", "--account=a --qos q", "--exclusive",
                   "--mem=4G -J name --comment '--array=1'", "--nodelist=n[1-2]", "--hold"):
-        assert cluster_options({"on": "slurm", "slurm_opt": value}) is not None, value
+        assert cluster_options(Options(on="slurm", slurm_opt=value)) is not None, value
 
 
 @pytest.mark.skipif(shutil.which("sbatch") is None, reason="no sbatch here (make test installs it)")

@@ -161,16 +161,14 @@ def format_literals(name: str) -> list[tuple[int, str]]:
 # Words other formats share with the run format's, each with its reason; a
 # stale entry fails, so the list only shrinks.
 OTHER_FORMATS: dict[str, set[str]] = {
-    # the run's options (argparse's names, suites.toml's keys), which the
-    # Settings they become name otherwise
-    "plan.settings": {"n", "buffer", "workload", "impl", "duration_ms", "iterations", "warmup_ms"},
-    "bisect": {"impl"},  # --impl, for each step's settings
+    # suites.toml's keys, which the Settings they become name otherwise
+    "plan.settings": {"n", "duration_ms", "iterations", "warmup_ms"},
     "cli": {"n", "duration_ms"},  # settings.DEFAULTS' keys (the options' names), in the help
     # impls.toml's tables ([language], [[impl]])
     "core.registry": {"language", "impl"},
     "execute.builder": {"language", "node"},  # impls.toml's [language]; Node.js's folder
     "execute.loadtest": {"status"},  # the name of a k6 check in load.js
-    "cluster.slurm": {"status"},  # build.json's readiness tables ({status, reason})
+    "cluster.layout": {"status"},  # build.json's readiness tables ({status, reason})
     # launch.c's report keys and Counters' fields, spelled as runs.csv's
     # columns: the processes stage ranks below core and cannot import them
     "processes.launcher": {"max_threads", "perf_cpu_migrations", "perf_cycles",

@@ -11,6 +11,7 @@ from pathlib import Path
 from harness.core.registry import resolve
 from harness.core.schema import ConfigKey
 from harness.plan.runplan import plan_run
+from harness.plan.options import Options
 from harness.plan.settings import settings_from
 from harness.record.published_timings import newest
 
@@ -35,7 +36,7 @@ def test_the_newest_page_of_the_suite_gives_its_medians(tmp_path: Path) -> None:
 
 
 def test_the_plan_borrows_only_what_out_never_timed() -> None:
-    s = settings_from({"impl": "go", "workload": "chain", "n": "20000", "repeat": 2},
+    s = settings_from(Options(impl="go", workload="chain", n="20000", repeat=2),
                       ram_bytes=1 << 30)
     impls = resolve(s.impls)
     key = ConfigKey("go", "chain", 20000, None)

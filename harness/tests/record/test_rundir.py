@@ -23,6 +23,7 @@ from harness.processes.launcher import Sample
 from harness.core.presentation import PRESENTATIONS, Presentation
 from harness.record.rundir import RunDir, RunDirError, read_runs
 from harness.core.schema import RUN_NAMES, Row
+from harness.plan.options import Options
 from harness.plan.settings import settings_from
 from harness.core.workloads import WORKLOADS, Workload
 
@@ -156,7 +157,7 @@ def test_a_full_disk_stops_the_suite_and_loses_no_written_row(
             return self.inner.writerows(rows)
 
     monkeypatch.setattr(rundir.csv, "writer", FullDisk)
-    s = settings_from({"impl": "fake-good", "workload": "chain", "n": "5,6,7", "repeat": 1},
+    s = settings_from(Options(impl="fake-good", workload="chain", n="5,6,7", repeat=1),
                       ram_bytes=1 << 30)
     assert session.run_suite(s, out, report=False) == 1
     err = capsys.readouterr().err.strip().splitlines()
@@ -192,7 +193,7 @@ def test_a_new_workload_is_one_declaration(tmp_path: Path, monkeypatch: pytest.M
         'workloads = ["double"]\n')
     monkeypatch.setenv("BENCH_IMPLS_PATH", str(lang.parent))
     out = tmp_path / "results"
-    s = settings_from({"impl": "doubler", "n": "10,100", "buffer": "2", "repeat": 2},
+    s = settings_from(Options(impl="doubler", n="10,100", buffer="2", repeat=2),
                       ram_bytes=1 << 30)
     assert session.run_suite(s, out, report=False) == 0
     rows = read_rows(out)

@@ -30,9 +30,11 @@ from harness.core.registry import resolve
 from harness.cluster.replicates import complete, count, missing, replicate
 from harness.record.rundir import RunDir, new_env, point_latest
 from harness.core.schema import utc_now
+from harness.plan.options import Options
 from harness.plan.settings import Part, settings_from
-from harness.cluster.slurm import (OPTIONS_ENV, TOKENS, Cluster, JobState, Layout, cluster_options, ranges,
-                           run_on_slurm, task_options, write_json)
+from harness.cluster.layout import OPTIONS_ENV, Layout, write_json
+from harness.cluster.sbatch import JobState, ranges
+from harness.cluster.slurm import TOKENS, Cluster, cluster_options, run_on_slurm, task_options
 
 from ..conftest import FAKES, ROOT, harness, tool_missing
 
@@ -45,7 +47,7 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def planned(opts: dict[str, Any]) -> list[Planned]:
-    s = settings_from(opts, ram_bytes=1 << 30)
+    s = settings_from(Options.from_record(opts), ram_bytes=1 << 30)
     return plan(resolve(s.impls), s)
 
 
@@ -64,7 +66,7 @@ def test_each_replicate_is_the_whole_plan_once_in_plan_order() -> None:
 
 
 def test_a_part_with_fewer_repeats_is_in_the_first_replicates_only() -> None:
-    s = settings_from(SUITE, ram_bytes=1 << 30)
+    s = settings_from(Options.from_record(SUITE), ram_bytes=1 << 30)
     s = s.__class__(**{**s.__dict__, "parts": [
         Part(["chain"], [10], [1]), Part(["bounded"], [10], [1], repeat=1)]})
     runs = plan(resolve(s.impls), s)
@@ -110,13 +112,13 @@ def test_ranges_are_slurm_array_lists() -> None:
 ])
 def test_bad_cluster_options_are_usage_errors(opts: dict[str, Any], message: str) -> None:
     with pytest.raises(UsageError, match=re.escape(message)):
-        cluster_options(opts)
+        cluster_options(Options.from_record(opts))
 
 
 def test_cluster_options() -> None:
-    assert cluster_options({}) is None and cluster_options({"on": "local"}) is None
-    assert cluster_options({"on": "slurm", "partition": "amd", "nodes": 4,
-                            "slurm_opt": "--account=a --time='1:00:00'"}) == \
+    assert cluster_options(Options()) is None and cluster_options(Options(on="local")) is None
+    assert cluster_options(Options(on="slurm", partition="amd", nodes=4,
+                                   slurm_opt="--account=a --time='1:00:00'")) == \
         Cluster("amd", 4, ("--account=a", "--time=1:00:00"))
 
 
@@ -143,10 +145,12 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(args: list[str], path: 
 def test_task_options_are_the_runs_own_with_absolute_paths(tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    opts = {"command": "run", "on": "slurm", "nodes": 2, "out": "res", "resume": True,
-            "impl": "go", "registry": ["mine/impls.toml"], "n": "10"}
-    assert task_options(opts) == {"impl": "go", "n": "10",
-                                  "registry": [str(tmp_path / "mine" / "impls.toml")]}
+    opts = Options(on="slurm", nodes=2, out="res", impl="go", registry=("mine/impls.toml",),
+                   n="10")
+    kept = task_options(opts)
+    assert not {"on", "partition", "nodes", "slurm_opt", "out"} & set(kept)
+    assert kept == {k: v for k, v in Options(impl="go", n="10").record().items() if k in kept} | {
+        "registry": [str(tmp_path / "mine" / "impls.toml")]}
 
 
 # ---------------------------------------------------------------- a fake cluster
@@ -281,8 +285,9 @@ class FakeCluster:
 def on_fake(cluster: FakeCluster, out: Path, resume: bool = False, nodes: int = 1,
             opts: dict[str, Any] | None = None) -> int:
     opts = {**SUITE, **(opts or {})}
-    return run_on_slurm(settings_from(opts, ram_bytes=1 << 30), Cluster(None, nodes, ()),
-                        {"command": "run", "on": "slurm", **opts}, out, resume=resume,
+    options = Options.from_record({"on": "slurm", **opts})
+    return run_on_slurm(settings_from(options, ram_bytes=1 << 30), Cluster(None, nodes, ()),
+                        options, out, resume=resume,
                         report=False, scheduler=cluster, poll_s=0)
 
 

@@ -1,0 +1,94 @@
+"""The options of `run` and `bisect` as one typed record, built once from
+the command line (or, on a cluster's node, from the record a task is given)
+and read by settings.py, bisect.py and cluster/. Values stay as typed:
+settings.py checks them and says what is wrong in one line."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from .. import UsageError
+from ..core.workloads import WORKLOADS, Dimension
+
+
+def dimensions() -> dict[str, Dimension]:
+    """Every dimension a run can be given (an option), by name."""
+    return {d.name: d for w in WORKLOADS.values() for d in w.dimensions if d.option}
+
+
+@dataclass(frozen=True)
+class Options:
+    """`run`'s options by argparse's names (None or False: not given), in the
+    order the parser declares them: record() keeps it, options.json too."""
+    impl: str | None = None
+    suite: str | None = None
+    workload: str | None = None
+    n: str | None = None
+    buffer: str | None = None
+    repeat: int | None = None
+    duration_ms: int | None = None
+    iterations: int | None = None
+    warmup_ms: int | None = None
+    # the workloads' own dimensions (dimensions()) given, by name, as typed
+    params: dict[str, str] = field(default_factory=dict)
+    timeout: float | None = None
+    max_rss: str | None = None
+    sample_interval_ms: float | None = None
+    out: str | None = None
+    inherit_env: str | None = None
+    no_build: bool = False
+    counters: bool = False
+    until_ci: str | None = None
+    until_settled: bool = False
+    budget: str | None = None
+    gate: str | None = None
+    calibration: str | None = None
+    adaptive_sleep: bool = False
+    max_repeat: int | None = None
+    on: str | None = None
+    partition: str | None = None
+    nodes: int | None = None
+    slurm_opt: str | None = None
+    registry: tuple[str, ...] = ()
+    source: str | None = None
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Options:
+        """From argparse's names and values (record()'s shape: the
+        dimensions among the others); an unknown name is a UsageError."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"params"}
+        dims = dimensions()
+        unknown = [k for k in record if k not in names and k not in dims]
+        if unknown:
+            raise UsageError(f"unknown option {unknown[0]!r}")
+        given = {k: v for k, v in record.items() if k in names}
+        if given.get("registry") is not None:
+            given["registry"] = tuple(given["registry"])
+        else:
+            given.pop("registry", None)
+        params = {k: v for k, v in record.items() if k in dims and v is not None}
+        return cls(**given, params=params)
+
+    @classmethod
+    def from_namespace(cls, args: argparse.Namespace, own: Iterable[str] = ()) -> Options:
+        """The options a command parsed, but for those that are its own
+        (`own`, and whatever no Options field or dimension names)."""
+        known = {f.name for f in dataclasses.fields(cls)} | set(dimensions())
+        return cls.from_record({k: v for k, v in vars(args).items()
+                                if k in known and k not in own})
+
+    def record(self) -> dict[str, Any]:
+        """Every option by argparse's name, the dimensions in their place
+        (after --warmup-ms, as the parser adds them): JSON for a task."""
+        record: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name == "params":
+                record.update({name: self.params.get(name) for name in dimensions()})
+            elif f.name == "registry":
+                record[f.name] = list(self.registry)
+            else:
+                record[f.name] = getattr(self, f.name)
+        return record
