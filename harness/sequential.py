@@ -161,11 +161,14 @@ def _open_goal(v: GoalVerdict) -> Open | None:
 
 def _aim(o: Open, ceiling: dict[ConfigKey, int], cost: dict[ConfigKey, float]) -> int:
     """The runs a side an open verdict aims at: its forecast (runs_to_settle),
-    at least FEWEST, and AIM where both sides are cheap; never past either
-    side's ceiling."""
+    at least FEWEST, and AIM where both sides are cheap, one more than it
+    has where it has that many already; never past either side's ceiling."""
     cap = min(ceiling.get(k, 0) for k in o.keys)
     fewest = AIM if max(cost.get(k, 1.0) for k in o.keys) <= CHEAP_S else FEWEST
-    return min(cap, max(fewest, math.ceil(o.needed)) if o.needed < math.inf else cap)
+    aim = min(cap, max(fewest, math.ceil(o.needed)) if o.needed < math.inf else cap)
+    # still open at its aim (the family's rule wants a lower p than its runs
+    # give, or the forecast was short): one more run a side
+    return min(cap, max(o.runs) + 1) if min(o.runs) >= aim else aim
 
 
 def wanting(found: list[Open], reps: dict[ConfigKey, int], ceiling: dict[ConfigKey, int],
