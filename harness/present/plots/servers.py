@@ -43,6 +43,19 @@ def _style_label(g: Group) -> str:
     return g.key.param(STYLE.name) + (f" T={threads}" if threads is not None else "")
 
 
+def _style_lines(members_of: list[Group], along: str
+                 ) -> list[tuple[str, list[Group], str, str | None]]:
+    """A panel's lines: (label, its groups in order of the `along` column,
+    the style, its colour), in STYLES' order."""
+    lines: dict[str, list[Group]] = defaultdict(list)
+    for g in members_of:
+        lines[_style_label(g)].append(g)
+    return [(label, sorted(members, key=lambda g: g.key.param(along)), label.split()[0],
+             STYLE_COLORS.get(label.split()[0]))
+            for label, members in sorted(lines.items(),
+                                         key=lambda kv: STYLES.index(kv[0].split()[0]))]
+
+
 STYLE_MARKERS = dict(zip(STYLES, MARKERS))
 
 
@@ -79,13 +92,7 @@ def _per_impl_panels(run: Run, workload: str, metric: str, ylabel: str, title: s
     keyed: dict[str, Line2D] = {}
     at = {u: i for i, u in enumerate(users)}  # categorical: a load is a place, not a number
     for ax, (impl, members_of) in zip(axes, by_impl.items()):
-        lines: dict[str, list[Group]] = defaultdict(list)
-        for g in members_of:
-            lines[_style_label(g)].append(g)
-        for label, members in sorted(lines.items(), key=lambda kv: STYLES.index(kv[0].split()[0])):
-            members.sort(key=lambda g: g.key.param(USERS.name))
-            style = label.split()[0]
-            color = STYLE_COLORS.get(style)
+        for label, members, style, color in _style_lines(members_of, USERS.name):
             have = [g for g in members if metric in g.metrics]
             if have:
                 xs = [at[g.key.param(USERS.name)] for g in have]
@@ -208,13 +215,7 @@ def http_ladder(run: Run, out: Path, workload: str, presented: Presentation) -> 
     shown = Whiskers()
     failed: set[str] = set()
     for ax, (impl, members_of) in zip(axes, by_impl.items()):
-        lines: dict[str, list[Group]] = defaultdict(list)
-        for g in members_of:
-            lines[_style_label(g)].append(g)
-        for label, members in sorted(lines.items(), key=lambda kv: STYLES.index(kv[0].split()[0])):
-            members.sort(key=lambda g: g.key.param(RATE.name))
-            style = label.split()[0]
-            color = STYLE_COLORS.get(style)
+        for label, members, style, color in _style_lines(members_of, RATE.name):
             have = [g for g in members if P99 in g.metrics]
             whole = ladders.get((impl, style, members[0].key.param(POOL_THREADS.name)))
             said = (f"{label}: sustains {fmt_plain(whole.median(SUSTAINED))} req/s"
