@@ -51,16 +51,24 @@ def _builds(runs: list[Planned], build: bool, langs: list[Language] | None = Non
     return build_estimate(langs, any(p.workload.kind == "server" for p in runs))[1]
 
 
-def _open(out: Path, runs: list[Planned], resume: bool) -> tuple[RunDir, list[Planned],
-                                                                  dict[str, Any]]:
-    """The run directory to record into (new, or the newest for --resume),
-    the runs still to do, and its env.json so far."""
+def _open(out: Path, runs: list[Planned], resume: bool, suite: str | None = None
+          ) -> tuple[RunDir, list[Planned], dict[str, Any]]:
+    """The run directory to record into (new, or the newest for --resume,
+    which must be a run of the same suite: a narrower selection of its
+    implementations or sizes is fine, another suite's plan would mix two
+    runs in one directory), the runs still to do, and its env.json so far."""
     try:
         check_out(out)
         if resume:
             run = latest(out)
             if run is None:
                 raise UsageError(f"--resume: no previous run in {out}")
+            if (was := run.env().settings.get("suite")) != suite:
+                raise UsageError(f"--resume: the newest run, {run.name}, is "
+                                 + (f"the {was} suite's" if was else "a run without a suite")
+                                 + ", not " + (f"the {suite} suite's" if suite else
+                                               "one without a suite")
+                                 + ": resume it with its own options, or start a new run")
             run.lock()
             kept, torn = run.prepare_resume({p.row_key for p in runs})
             if torn:
@@ -104,7 +112,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
         raise HarnessError(str(exc)) from None
     perf = find_perf() if s.counters else None
 
-    run, runs, env = _open(out, planned.runs, resume)
+    run, runs, env = _open(out, planned.runs, resume, s.suite)
     ticks = start_run(env, s, impls, planned.recorded, resume)
     write_env(run, env)
     estimates = [planned.estimates[p.row_key] for p in runs]

@@ -329,3 +329,19 @@ def test_rows_no_run_writes_are_refused_in_one_line(case: str, command: str, rec
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("harness: error:"), proc.stderr
     assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+
+
+def test_resume_of_another_suites_run_is_refused_before_anything_is_written(out: Path) -> None:
+    """--resume continues the newest run only with its own suite: the default
+    suite resumed onto a calibrate run would record both plans in one
+    directory (and rewrite its settings)."""
+    args = [*RUN, "--impl", "fake-good", "--workload", "chain", "--n", "5", "--out", str(out)]
+    assert harness(*args).returncode == 0
+    before = (out / "latest" / "runs.csv").read_bytes(), (out / "latest" / "env.json").read_bytes()
+    proc = harness(*RUN, "--suite", "quick", "--impl", "fake-good", "--out", str(out), "--resume")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].endswith(
+        "is a run without a suite, not the quick suite's: resume it with its own options, "
+        "or start a new run")
+    assert ((out / "latest" / "runs.csv").read_bytes(),
+            (out / "latest" / "env.json").read_bytes()) == before
