@@ -456,6 +456,20 @@ class Env:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Env) and self.data == other.data
 
+    def elapsed_s(self) -> float | None:
+        """The run's own time: each invocation's, start to finish, summed (a
+        resumed run lay interrupted between them, and that is not the run's);
+        from started_at to finished_at where an invocation's ends are not
+        recorded. None: not finished."""
+        if not self.started_at or not self.finished_at:
+            return None
+        spans = [(i.get("started_at"), i.get("finished_at")) for i in self.invocations
+                 if isinstance(i, dict)]
+        if not spans or not all(a and b for a, b in spans):
+            spans = [(self.started_at, self.finished_at)]
+        return sum((datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds()
+                   for a, b in spans)
+
 
 _ENV_DECLARED = {name: key for name, key in vars(Env).items() if isinstance(key, _Key)}
 # env.json's top-level keys (formats 2 and later; format 1 files may hold any).

@@ -6,7 +6,6 @@ intervals; anything else is "not settled", saying why."""
 
 from __future__ import annotations
 
-from datetime import datetime
 
 from ..analyse import goals as decided
 from ..analyse import questions
@@ -60,10 +59,9 @@ def _within_of(goal: WithinOf, v: decided.GoalVerdict) -> tuple[str, str]:
 
 
 def _minutes(goal: SuiteMinutes, env: Env, runs: int) -> tuple[str, str] | None:
-    if env.settings.get("suite") != goal.suite or not env.started_at or not env.finished_at:
+    seconds = env.elapsed_s()
+    if env.settings.get("suite") != goal.suite or seconds is None:
         return None
-    seconds = (datetime.fromisoformat(env.finished_at)
-               - datetime.fromisoformat(env.started_at)).total_seconds()
     return (f"{fmt_elapsed(seconds)}, {runs:,} process runs",
             HOLDS if seconds <= goal.minutes * 60 else MISSED)
 

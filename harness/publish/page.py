@@ -9,7 +9,6 @@ the project's goals (goals.py) and, for a calibration run, the A/A section
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime
 
 from . import calibration, goals
 from .published import ENV, LOAD, RUNS, SUMMARY, Run
@@ -33,11 +32,13 @@ def is_measurement(env: Env) -> bool:
 
 
 def elapsed(env: Env) -> str:
-    start, end = env.started_at, env.finished_at
-    if not start or not end:
+    """The run's own time (Env.elapsed_s), saying so when it was resumed."""
+    seconds = env.elapsed_s()
+    if seconds is None:
         return "not finished when summarised"
-    return fmt_elapsed((datetime.fromisoformat(end) - datetime.fromisoformat(start))
-                       .total_seconds())
+    parts = len(env.invocations)
+    return fmt_elapsed(seconds) + (f" in {parts} invocations (resumed; the time between them "
+                                   "not counted)" if parts > 1 else "")
 
 
 def machine(env: Env) -> str:

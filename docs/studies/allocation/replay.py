@@ -38,6 +38,7 @@ from harness.execute import scheduler  # noqa: E402
 from harness.execute.builder import Readiness  # noqa: E402
 from harness.execute.executor import Executed  # noqa: E402
 from harness.execute.progress import Progress  # noqa: E402
+from harness.plan.options import Options  # noqa: E402
 from harness.plan.plan import Planned, plan  # noqa: E402
 from harness.plan.settings import duration, settings_from  # noqa: E402
 from harness.record.rundir import RunDir, read_runs  # noqa: E402
@@ -78,7 +79,7 @@ def replay(source: Path, budget_s: float, repeat: int, max_repeat: int, seed: in
     recorded: dict[ConfigKey, list[Row]] = defaultdict(list)
     for r in read_runs(source / "runs.csv").rows:
         recorded[ConfigKey.of(r)].append(r)
-    s = settings_from({"suite": "default", "repeat": repeat, "max_repeat": max_repeat},
+    s = settings_from(Options(suite="default", repeat=repeat, max_repeat=max_repeat),
                       ram_bytes=24 << 30)
     runs = [p for p in plan(resolve(s.impls), s) if p.key in recorded]
     run = RunDir.create_new(Path(tempfile.mkdtemp()) / "replay")
