@@ -54,16 +54,17 @@ def _builds(runs: list[Planned], build: bool, langs: list[Language] | None = Non
 def _open(out: Path, runs: list[Planned], resume: bool, suite: str | None = None
           ) -> tuple[RunDir, list[Planned], dict[str, Any]]:
     """The run directory to record into (new, or the newest for --resume,
-    which must be a run of the same suite: a narrower selection of its
-    implementations or sizes is fine, another suite's plan would mix two
-    runs in one directory), the runs still to do, and its env.json so far."""
+    which must be a run of the suite named, if one is: another suite's plan
+    would mix two runs in one directory; options alone may resume any run,
+    a narrower selection of it too), the runs still to do, and its env.json
+    so far."""
     try:
         check_out(out)
         if resume:
             run = latest(out)
             if run is None:
                 raise UsageError(f"--resume: no previous run in {out}")
-            if (was := run.env().settings.get("suite")) != suite:
+            if suite is not None and (was := run.env().settings.get("suite")) != suite:
                 raise UsageError(f"--resume: the newest run, {run.name}, is "
                                  + (f"the {was} suite's" if was else "a run without a suite")
                                  + ", not " + (f"the {suite} suite's" if suite else

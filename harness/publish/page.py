@@ -32,13 +32,14 @@ def is_measurement(env: Env) -> bool:
 
 
 def elapsed(env: Env) -> str:
-    """The run's own time (Env.elapsed_s), saying so when it was resumed."""
+    """The run's own time (Env.elapsed_s: a pause before --resume not
+    counted), saying so when it was resumed."""
     seconds = env.elapsed_s()
     if seconds is None:
         return "not finished when summarised"
-    parts = len(env.invocations)
-    return fmt_elapsed(seconds) + (f" in {parts} invocations (resumed; the time between them "
-                                   "not counted)" if parts > 1 else "")
+    resumed = len(env.invocations) - 1
+    return fmt_elapsed(seconds) + (f", resumed {'once' if resumed == 1 else f'{resumed} times'}"
+                                   if resumed > 0 else "")
 
 
 def machine(env: Env) -> str:

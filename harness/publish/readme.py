@@ -21,13 +21,24 @@ from ..present.report import floor_multiple, md_anchor, md_table, md_text
 HEADLINE_START, HEADLINE_END = "<!-- headline -->", "<!-- /headline -->"
 CLAIMS_SUITE = "claims"  # the suite that measures the articles' claims (suites.toml)
 TIER_NAMES = 3  # names shown of a tier, the rest counted
+TOP_PLACES = 4  # tiers shown of a ranking: those starting at these places
 VERDICTS = (questions.HOLDS, questions.DOES_NOT_HOLD, questions.NOT_SETTLED)
 
 
 def compact_tiers(r: questions.Ranking) -> str:
-    """Ranking.tier_text with a long tier cut: '1–30: a ~ b ~ c ~ d ~ … (26 more)'."""
+    """Ranking.tier_text with a long tier cut ('1–30: a ~ b ~ c ~ … (27 more)')
+    and the tiers past TOP_PLACES counted ('6–18: 7 more tiers'): the page
+    has the whole ranking."""
     parts = []
-    for first, members in r.tiers():
+    tiers = r.tiers()
+    shown = [t for t in tiers if t[0] <= TOP_PLACES]
+    if len(shown) < len(tiers):
+        rest = len(tiers) - len(shown)
+        last_place = len(r.order)
+        tail = f"{tiers[len(shown)][0]}–{last_place}: {rest} more tier{'s' if rest != 1 else ''}"
+    else:
+        tail = ""
+    for first, members in shown:
         last = first + len(members) - 1
         names = members[0].impl
         for place in range(first, min(last, first + TIER_NAMES - 1)):
@@ -36,7 +47,7 @@ def compact_tiers(r: questions.Ranking) -> str:
         if len(members) > TIER_NAMES:
             names += f" ~ … ({len(members) - TIER_NAMES} more)"
         parts.append(f"{first}{f'–{last}' if last != first else ''}: {names}")
-    return "; ".join(parts)
+    return "; ".join(parts + ([tail] if tail else []))
 
 
 def headline_rankings(q: questions.Questions) -> list[questions.Ranking]:

@@ -20,6 +20,7 @@ from harness.execute.executor import Executed, make_row
 from harness.execute.progress import Progress
 from harness.plan.plan import Planned, plan
 from harness.plan.settings import settings_from
+from harness.plan.options import Options
 from harness.record.rundir import RunDir
 from harness.core.workloads import GEN_LAG_LIMIT_S, Request, ladder_p99_bound_s
 from harness.execute.loadtest import Generated, LoadFigures, _judge_step, generator_cpus
@@ -126,8 +127,9 @@ class SaturatingExecutor:
 def test_steps_above_the_one_that_ended_a_ladder_are_recorded_skipped_not_run(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
-    s = settings_from({"impl": "fake-serve", "workload": "http", "style": "async,sync",
-                       "rate": "25,50,100,200,400", "repeat": 2}, ram_bytes=1 << 30)
+    s = settings_from(Options.from_record({
+        "impl": "fake-serve", "workload": "http", "style": "async,sync",
+        "rate": "25,50,100,200,400", "repeat": 2}), ram_bytes=1 << 30)
     runs = plan(resolve(s.impls), s)
     run = RunDir.create_new(tmp_path)
     fake = SaturatingExecutor(run.name)
@@ -155,9 +157,10 @@ def test_a_step_not_run_past_its_ladders_end_is_no_failure_for_until_settled(
     again; 400 was not run in repeats 1 and 2 (skipped past the end), which
     is no failure: repeat 3, whose ladder does not end, runs it."""
     monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
-    s = settings_from({"impl": "fake-serve", "workload": "http", "style": "async",
-                       "rate": "25,50,100,200,400", "repeat": 3, "until_settled": True,
-                       "max_repeat": 6}, ram_bytes=1 << 30)
+    s = settings_from(Options.from_record({
+        "impl": "fake-serve", "workload": "http", "style": "async",
+        "rate": "25,50,100,200,400", "repeat": 3, "until_settled": True,
+        "max_repeat": 6}), ram_bytes=1 << 30)
     runs = [p for p in plan(resolve(s.impls), s) if p.rep <= 3]
     assert all(p.until_settled for p in runs)
     run = RunDir.create_new(tmp_path)
