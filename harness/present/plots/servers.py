@@ -26,12 +26,13 @@ from .ranked import ranked_figure
 STYLE_COLORS = dict(zip(STYLES, ("#d62728", "#ff7f0e", "#9467bd", "#1f77b4", "#2ca02c")))
 
 
-def _served(run: Run, workload: str) -> dict[str, list[Group]]:
-    """A server workload's closed-loop groups (the users a load; a rate
-    ladder's steps have none) by implementation."""
+def _by_impl(run: Run, workload: str, column: str) -> dict[str, list[Group]]:
+    """A server workload's groups that have `column` by implementation:
+    USERS, the closed-loop loads (a rate ladder's steps have none); RATE,
+    the ladder's steps (an arrival rate each)."""
     out: dict[str, list[Group]] = defaultdict(list)
     for g in run.groups:
-        if g.workload == workload and g.key.param(USERS.name) is not None:
+        if g.workload == workload and g.key.param(column) is not None:
             out[g.series].append(g)
     return dict(sorted(out.items()))
 
@@ -66,7 +67,7 @@ def _per_impl_panels(run: Run, workload: str, metric: str, ylabel: str, title: s
     key for the figure. When the run has one load only, a ranked chart per
     style instead (ranked_figure): the implementations named, best at the
     top."""
-    by_impl = _served(run, workload)
+    by_impl = _by_impl(run, workload, USERS.name)
     if not by_impl:
         return []
     groups = [g for members in by_impl.values() for g in members]
@@ -148,7 +149,7 @@ def http_latency(run: Run, out: Path, workload: str, presented: Presentation) ->
     """Response-time distribution at the most users of each implementation:
     per style, a bar from the median to the slowest response, with ticks at
     p90 and p99."""
-    by_impl = _served(run, workload)
+    by_impl = _by_impl(run, workload, USERS.name)
     if not by_impl:
         return []
     fig, axes = panel_grid(len(by_impl), 4.2, 4.4)
@@ -187,15 +188,6 @@ def http_latency(run: Run, out: Path, workload: str, presented: Presentation) ->
 P99 = LATENCIES[2]
 
 
-def _steps(run: Run, workload: str) -> dict[str, list[Group]]:
-    """A server workload's ladder steps (an arrival rate each) by implementation."""
-    out: dict[str, list[Group]] = defaultdict(list)
-    for g in run.groups:
-        if g.workload == workload and g.key.param(RATE.name) is not None:
-            out[g.series].append(g)
-    return dict(sorted(out.items()))
-
-
 def _saturated(g: Group) -> bool:
     return any(r.status == Status.OK and r.step_verdict == StepVerdict.SATURATED for r in g.rows)
 
@@ -206,7 +198,7 @@ def http_ladder(run: Run, out: Path, workload: str, presented: Presentation) -> 
     where the step saturated (its latencies understate), a red ✕ where no
     run of it measured the server, the p99 bound dotted, and each style's
     sustained rate (median over the repeats) in the key."""
-    by_impl = _steps(run, workload)
+    by_impl = _by_impl(run, workload, RATE.name)
     if not by_impl:
         return []
     ladders = {(g.series, g.key.param(STYLE.name), g.key.param(POOL_THREADS.name)): g
