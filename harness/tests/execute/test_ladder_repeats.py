@@ -1,9 +1,9 @@
-"""run --until-settled and --budget on rate ladders, driven through the
-scheduler by a fake executor with known answers (no process, no clock): a
-verdict on a ladder's figure (a neighbour pair of the sustained rate, a
-Vaughan capacity claim) or on one of its steps asks for whole repeats of
-its ladders, every step at once, and a settled one for none; the budget
-counts a ladder's repeat as the sum of its steps' runs."""
+"""run --until-settled, --until-ci and --budget on rate ladders, driven
+through the scheduler by a fake executor with known answers (no process,
+no clock): a verdict on a ladder's figure (a neighbour pair of the
+sustained rate, a Vaughan capacity claim) or on one of its steps asks for
+whole repeats of its ladders, every step at once, and a settled one for
+none; the budget counts a ladder's repeat as the sum of its steps' runs."""
 
 from __future__ import annotations
 
@@ -150,6 +150,19 @@ def test_an_open_verdict_on_a_step_repeats_its_ladders_whole(tmp_path: Path) -> 
         ("go", style, rep, RATES) for rep in (3, 4) for style in ("async", "parallel")]
 
 
+def test_until_ci_repeats_a_ladder_whole(tmp_path: Path) -> None:
+    """--until-ci: two repeats give the sustained rate no interval, so each
+    ladder runs a third repeat, every step."""
+    s = settings_from(Options.from_record({
+        "impl": "fake-serve,fake-serve-fast", "workload": "http", "style": "async",
+        "delay_ms": "100", "rate": ",".join(map(str, RATES)), "repeat": 2, "until_ci": "5%",
+        "max_repeat": 6}), ram_bytes=1 << 30)
+    runs = plan(resolve(s.impls), s)
+    rows = _run(tmp_path, runs).runs().rows
+    assert _repeats(sequential.more_runs(rows, runs)) == [
+        (impl, "async", 3, RATES) for impl in ("fake-serve", "fake-serve-fast")]
+
+
 def test_the_budget_counts_a_ladders_repeat_as_all_its_steps_runs(tmp_path: Path) -> None:
     """The pair's next pass, 2 more repeats of each ladder, costs the runs of
     their steps that run: a cent less and it does not fit, nor does any part."""
@@ -174,8 +187,8 @@ def test_under_a_budget_every_ladder_repeat_is_whole(tmp_path: Path, budget_s: f
     budget = sequential.Budgeted(budget_s, clock=lambda: sum(
         sequential.OVERHEAD_S + (r.wall_s or 0) for r in run.runs().rows))
     scheduler.execute_until_settled(run, runs, runs, budget, lambda p: Readiness("ready"),
-                                    LadderExecutor(run.name), Progress(len(runs), [1.0] * len(runs)),
-                                    lambda p: 1.0)
+                                    LadderExecutor(run.name),
+                                    Progress(len(runs), [1.0] * len(runs)), lambda p: 1.0)
     rows = run.runs().rows
     assert budget.left() >= 0
     ladders: dict[tuple[str, int], list[int]] = {}
