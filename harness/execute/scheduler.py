@@ -68,6 +68,17 @@ class Rules(Protocol):
 Ready = Callable[[Planned], Readiness | None]
 
 
+# By ladder and repeat, the lowest step that ended it and the error of the
+# steps above it, recorded skipped.
+Ends = dict[tuple[ConfigKey, int], tuple[int, str]]
+
+
+def _end(ended: Ends, ladder: ConfigKey, rep: int, rate: int, error: str) -> None:
+    known = ended.get((ladder, rep))
+    if known is None or rate < known[0]:
+        ended[(ladder, rep)] = (rate, error)
+
+
 def no_wait() -> None:
     """What a run loop whose every build is done before it starts waits for:
     nothing (ready never answers None)."""
@@ -133,17 +144,6 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
         counts[done.row.status] = counts.get(done.row.status, 0) + 1
         progress.finish(done.row)
     return counts
-
-
-# By ladder and repeat, the lowest step that ended it and the error of the
-# steps above it, recorded skipped.
-Ends = dict[tuple[ConfigKey, int], tuple[int, str]]
-
-
-def _end(ended: Ends, ladder: ConfigKey, rep: int, rate: int, error: str) -> None:
-    known = ended.get((ladder, rep))
-    if known is None or rate < known[0]:
-        ended[(ladder, rep)] = (rate, error)
 
 
 def _note(statuses: dict[ConfigKey, list[str]], ended: Ends, row: Row) -> None:
