@@ -21,6 +21,11 @@ of the configurations whose rule still asks for one, up to their max_repeat:
   then says what is still open and what another 10 minutes would likely
   settle.
 
+What runs again is a unit (Unit): a configuration, or a rate ladder whole,
+every step in one repeat (a verdict on a ladder's figure, or on one of its
+steps, asks for another repeat of the ladder, at the cost of its steps'
+runs), so that a ladder's figures are always read from whole repeats.
+
 A configuration with no ok row failed: it is not run again. Under
 --until-settled, neither is one with no ok run that timed out or failed
 twice, even within the minimum (repeated): a timeout takes the whole
@@ -43,6 +48,7 @@ from .analyse.goals import MEDIAN_RUNS, GoalVerdict
 from .analyse.questions import ClaimVerdict, Questions, ask
 from .analyse.standings import Standing
 from .core.formatting import fmt_duration
+from .core.ladder import ladder_key
 from .core.metrics import METRICS
 from .core.presentation import FigureWithin, WithinOf
 from .core.schema import ConfigKey, Row, Status
@@ -225,62 +231,158 @@ def run_seconds(g: Group) -> float:
     return OVERHEAD_S + (statistics.fmean(walls) if walls else 1.0)
 
 
-def _state(rows: Iterable[Row], runs: list[Planned]
-           ) -> tuple[dict[ConfigKey, Group], dict[ConfigKey, Planned], dict[ConfigKey, int],
-                      dict[ConfigKey, int], Questions | None]:
+def ladder_seconds(steps: Iterable[Group]) -> float:
+    """The seconds a repeat of a rate ladder takes: the mean, over its
+    repeats, of the runs of its steps in that repeat (each as run_seconds
+    counts it; a step not run past the ladder's end costs nothing)."""
+    by_rep: dict[int, float] = {}
+    for g in steps:
+        for r in g.rows:
+            if r.wall_s is not None:
+                by_rep[r.rep] = by_rep.get(r.rep, 0.0) + OVERHEAD_S + r.wall_s
+    return statistics.fmean(by_rep.values()) if by_rep else OVERHEAD_S + 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Unit:
+    """What one more run of a verdict's side is: a run of a configuration,
+    or a repeat of a whole rate ladder, each of its steps at once. A
+    ladder's figures are read from all its steps of one repeat
+    (core/ladder.py), and the scheduler stops a ladder only at a lower step
+    of the same repeat: a step run again alone would be a repeat of one
+    step, its ladder's figures read from it alone, run past its end."""
+    key: ConfigKey  # the configuration's, or the ladder's (ladder_key)
+    runs: tuple[Planned, ...]  # each configuration's last planned run, in plan order
+
+    @property
+    def ceiling(self) -> int | None:
+        caps = [p.max_repeat for p in self.runs if p.max_repeat is not None]
+        return min(caps) if len(caps) == len(self.runs) else None
+
+    @property
+    def until_settled(self) -> bool:
+        return all(p.until_settled for p in self.runs)
+
+    def ok(self, groups: dict[ConfigKey, Group]) -> bool:
+        """Whether any of its configurations has an ok run: a unit with none
+        failed and is not run again (a ladder whose every repeat ended at
+        its first step still measured that step)."""
+        return any(p.key in groups and groups[p.key].ok for p in self.runs)
+
+    def seconds(self, groups: dict[ConfigKey, Group]) -> float:
+        if len(self.runs) == 1 and self.runs[0].key == self.key:
+            return run_seconds(groups[self.key]) if self.key in groups else OVERHEAD_S + 1.0
+        return ladder_seconds(groups[p.key] for p in self.runs if p.key in groups)
+
+
+def units(runs: list[Planned]) -> dict[ConfigKey, Unit]:
+    """The plan's units of repetition, by key: each configuration, but the
+    steps of a rate ladder as one, keyed by their ladder (Unit)."""
+    found: dict[ConfigKey, list[Planned]] = {}
+    for key, last in configurations(runs).items():
+        found.setdefault(ladder_key(key) or key, []).append(last)
+    return {key: Unit(key, tuple(members)) for key, members in found.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class _State:
+    """The recorded rows as the rules read them, by unit (units()): reps,
+    the most repeats recorded; ceiling, for the units --until-settled may
+    run again; cost, a run's (a ladder's repeat's) seconds; unit_of, a
+    configuration's or ladder's unit; q, the run's questions (None when no
+    unit may run again)."""
+    groups: dict[ConfigKey, Group]
+    units: dict[ConfigKey, Unit]
+    unit_of: dict[ConfigKey, ConfigKey]
+    reps: dict[ConfigKey, int]
+    ceiling: dict[ConfigKey, int]
+    cost: dict[ConfigKey, float]
+    q: Questions | None
+
+    def open(self) -> list[Open]:
+        """The open verdicts, each side named by its unit: a verdict on a
+        ladder's figure, or on one of its steps, is one on the whole ladder."""
+        if self.q is None:
+            return []
+        return [dataclasses.replace(o, keys=tuple(self.unit_of.get(k, k) for k in o.keys))
+                for o in _open(self.q)]
+
+
+def _state(rows: Iterable[Row], runs: list[Planned]) -> _State:
     table = list(rows)
     groups = {g.key: g for g in group_runs(table)}
-    last_of = configurations(runs)
+    found = units(runs)
+    unit_of = {p.key: key for key, u in found.items() for p in u.runs} | {k: k for k in found}
     reps: dict[ConfigKey, int] = {}
     for r in table:
-        key = ConfigKey.of(r)
+        key = unit_of.get(ConfigKey.of(r), ConfigKey.of(r))
         reps[key] = max(reps.get(key, 0), r.rep)
-    ceiling = {key: p.max_repeat for key, p in last_of.items()
-               if p.until_settled and p.max_repeat is not None and key in groups
-               and groups[key].ok}
-    judged = [g for key, g in groups.items() if key not in last_of or last_of[key].judged]
+    ceiling = {key: u.ceiling for key, u in found.items()
+               if u.until_settled and u.ceiling is not None and u.ok(groups)}
+    # a ladder is judged as its steps are (its group is the analysis's own)
+    judged = [g for key, g in groups.items()
+              if key not in unit_of or all(p.judged for p in found[unit_of[key]].runs)]
     floors = {p.impl.id for p in runs if p.impl.floor}
     q = ask(judged, floors) if ceiling else None
-    return groups, last_of, reps, ceiling, q
+    cost = {key: u.seconds(groups) for key, u in found.items()}
+    return _State(groups, found, unit_of, reps, ceiling, cost, q)
+
+
+def _due(st: _State) -> dict[ConfigKey, list[Planned]]:
+    """Each unit's next run (a ladder's: its every step, one repeat), for
+    the units that may have one: below their ceiling, and not failed."""
+    due = {}
+    for key, u in st.units.items():
+        rep = max(max(p.rep for p in u.runs), st.reps.get(key, 0)) + 1
+        if u.ceiling is not None and rep <= u.ceiling and u.ok(st.groups):
+            due[key] = [dataclasses.replace(p, rep=rep) for p in u.runs]
+    return due
+
+
+def _widening(st: _State, due: dict[ConfigKey, list[Planned]]) -> list[ConfigKey]:
+    """--until-ci's units, in plan order: a headline figure of one of its
+    configurations (or of its ladder) unsettled or wider than its target."""
+    out = []
+    for key, again in due.items():
+        targets = [p.until_ci for p in again if p.until_ci is not None]
+        looked = [st.groups[k] for k in dict.fromkeys([key, *(p.key for p in again)])
+                  if k in st.groups]
+        if targets and any(wide_figures(g, min(targets)) for g in looked):
+            out.append(key)
+    return out
 
 
 def more_runs(rows: Iterable[Row], runs: list[Planned], budget_s: float | None = None
               ) -> list[Planned]:
     """The next pass, from the rows recorded so far (every recorded rep
-    counts toward max_repeat, failed ones too): --until-ci's configurations
-    in plan order, then --until-settled's in wanting's order; with a
-    budget, only what fits in budget_s seconds."""
-    groups, last_of, reps, ceiling, q = _state(rows, runs)
-    cost = {k: run_seconds(g) for k, g in groups.items()}
-    due: dict[ConfigKey, Planned] = {}
-    for key, last in last_of.items():
-        g = groups.get(key)
-        rep = max(last.rep, reps.get(key, 0)) + 1
-        if last.max_repeat is not None and rep <= last.max_repeat and g is not None and g.ok:
-            due[key] = dataclasses.replace(last, rep=rep)
-    widening = [p for key, p in due.items()
-                if p.until_ci is not None and wide_figures(groups[key], p.until_ci)]
+    counts toward max_repeat, failed ones too): --until-ci's units in plan
+    order, then --until-settled's in wanting's order, a rate ladder's
+    steps together (Unit); with a budget, only what fits in budget_s
+    seconds."""
+    st = _state(rows, runs)
+    due = _due(st)
+    widening = _widening(st, due)
     spent = 0.0
     if budget_s is not None:
         fit = []
-        for p in widening:
-            if spent + cost[p.key] <= budget_s:
-                fit.append(p)
-                spent += cost[p.key]
+        for key in widening:
+            if spent + st.cost[key] <= budget_s:
+                fit.append(key)
+                spent += st.cost[key]
         widening = fit
-    settling = wanting(_open(q), reps, ceiling, cost,
-                       None if budget_s is None else budget_s - spent) if q is not None else []
-    taken = {p.key for p in widening}
+    settling = wanting(st.open(), st.reps, st.ceiling, st.cost,
+                       None if budget_s is None else budget_s - spent) if st.q is not None else []
+    out = [p for key in widening for p in due[key]]
+    taken = set(widening)
     nth: dict[ConfigKey, int] = {}
-    out = list(widening)
-    for k in settling:
-        p = due.get(k)
-        if p is None or not p.until_settled or k in taken:
+    for key in settling:
+        again = due.get(key)
+        if again is None or key in taken or not st.units[key].until_settled:
             continue
-        rep = p.rep + nth.get(k, 0)
-        if rep <= (p.max_repeat or 0):
-            out.append(dataclasses.replace(p, rep=rep))
-            nth[k] = nth.get(k, 0) + 1
+        rep = again[0].rep + nth.get(key, 0)
+        if rep <= (st.units[key].ceiling or 0):
+            out += [dataclasses.replace(p, rep=rep) for p in again]
+            nth[key] = nth.get(key, 0) + 1
     return out
 
 
@@ -294,18 +396,19 @@ def spent_before(rows: Iterable[Row]) -> float:
 def forecast(rows: Iterable[Row], runs: list[Planned], seconds: float = MORE_S) -> str:
     """What is still open, and how many of the open verdicts another
     `seconds` of runs would likely settle (their sides' runs_to_settle,
-    cheapest first)."""
-    groups, _, reps, ceiling, q = _state(rows, runs)
-    if q is None:
+    cheapest first; a side on a rate ladder costs its ladder's repeats)."""
+    st = _state(rows, runs)
+    if st.q is None:
         return ""
-    found = _open(q)
+    found = st.open()
     if not found:
         return "every verdict the run asks is settled"
     costs = []
     for o in found:
-        extra = sum(max(0.0, min(o.needed, ceiling.get(k, 0)) - n) * run_seconds(groups[k])
-                    for k, n in zip(o.keys, o.runs) if k in groups)
-        costs.append(extra if o.needed <= min(ceiling.get(k, 0) for k in o.keys) else math.inf)
+        extra = sum(max(0.0, min(o.needed, st.ceiling.get(k, 0)) - n) * st.cost[k]
+                    for k, n in zip(o.keys, o.runs) if k in st.cost)
+        costs.append(extra if o.needed <= min(st.ceiling.get(k, 0) for k in o.keys)
+                     else math.inf)
     spent, likely = 0.0, 0
     for c in sorted(costs):
         if spent + c > seconds:

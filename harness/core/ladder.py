@@ -64,6 +64,14 @@ def past_end_error(row: Row) -> str:
             f"in repeat {row.rep}; no higher step is measured")
 
 
+def not_repeated_error(rate: int, rep: int, statuses: list[str]) -> str:
+    """A skipped step's error where a step below it was not run again in its
+    repeat (--until-settled: its earlier runs failed, and would again):
+    the ladder ends there, as it would have had that step run and failed."""
+    return (f"not run: this ladder's step at {rate} requests a second was not run again in "
+            f"repeat {rep} (its earlier runs: {', '.join(statuses)}); no higher step is measured")
+
+
 @dataclass(frozen=True)
 class Figures:
     """One ladder in one repeat: the sustained rate (None: not even its

@@ -1,7 +1,8 @@
 """The run loop: the planned runs in order, one at a time, each row handed
 to the record as it finishes (a run that cannot start gets its skipped or
 build-failed row, and so does a rate ladder's step above the one that
-ended the ladder in its repeat: core/ladder.py); a run whose build is still going on (a check's builds
+ended the ladder in its repeat, or above one not run again for its earlier
+failures: core/ladder.py); a run whose build is still going on (a check's builds
 overlap its runs: builder.Preparation) waits, and the next run whose
 build is done goes first; then, under --until-ci or --until-settled, pass after
 pass while the sequential rules ask for more. The rules (sequential.py)
@@ -14,7 +15,7 @@ import dataclasses
 from typing import Callable, Iterable, Protocol
 
 from ..core.formatting import fmt_percent
-from ..core.ladder import end_reason, ladder_key, past_end, past_end_error
+from ..core.ladder import end_reason, ladder_key, not_repeated_error, past_end, past_end_error
 from ..core.schema import PAST_END, ConfigKey, Row, Status
 from ..core.workloads import RATE, WORKLOADS, adaptive_sleep_ms
 from ..plan.plan import Planned
@@ -67,6 +68,17 @@ class Rules(Protocol):
 Ready = Callable[[Planned], Readiness | None]
 
 
+# By ladder and repeat, the lowest step that ended it and the error of the
+# steps above it, recorded skipped.
+Ends = dict[tuple[ConfigKey, int], tuple[int, str]]
+
+
+def _end(ended: Ends, ladder: ConfigKey, rep: int, rate: int, error: str) -> None:
+    known = ended.get((ladder, rep))
+    if known is None or rate < known[0]:
+        ended[(ladder, rep)] = (rate, error)
+
+
 def no_wait() -> None:
     """What a run loop whose every build is done before it starts waits for:
     nothing (ready never answers None)."""
@@ -96,7 +108,7 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
     counts: dict[Status, int] = {}
     statuses: dict[ConfigKey, list[Status]] = {}
     recorded = record.rows()
-    ended: dict[tuple[ConfigKey, int], Row] = {}  # a ladder's lowest step that ended it, by rep
+    ended: Ends = {}
     for r in recorded:
         _note(statuses, ended, r)
     spawns = start_times(recorded)
@@ -111,12 +123,15 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
             progress.estimates[i] = 0.0
             progress.message(f"{p.label}: not run: its earlier runs failed "
                              f"({', '.join(statuses[p.key])}; --until-settled; their rows are kept)")
+            if (ladder := ladder_key(p.key)) is not None:  # it would end its ladder again
+                rate = p.key.param(RATE.name)
+                _end(ended, ladder, p.rep, rate, not_repeated_error(rate, p.rep, statuses[p.key]))
             continue
         p = held(p, spawns.get(p.key, []) + past_spawns.get(p.key, []))
         progress.start(i, p.label)
         below = ended.get((ladder, p.rep)) if (ladder := ladder_key(p.key)) else None
-        if below is not None and below.rate < p.key.param(RATE.name):
-            done = Executed(make_row(record.name, p, Status.SKIPPED, error=past_end_error(below),
+        if below is not None and below[0] < p.key.param(RATE.name):
+            done = Executed(make_row(record.name, p, Status.SKIPPED, error=below[1],
                                      step_verdict=PAST_END))
         else:
             done = executor.run(p) if readiness.ready else unready_row(record.name, p, readiness)
@@ -131,8 +146,7 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
     return counts
 
 
-def _note(statuses: dict[ConfigKey, list[str]], ended: dict[tuple[ConfigKey, int], Row],
-          row: Row) -> None:
+def _note(statuses: dict[ConfigKey, list[str]], ended: Ends, row: Row) -> None:
     """Note a row's status for rules.repeated (a step not run past its
     ladder's end says nothing of how its runs end), and a step that ends its
     ladder in its repeat (ladder.end_reason): the scheduler runs none of
@@ -141,11 +155,8 @@ def _note(statuses: dict[ConfigKey, list[str]], ended: dict[tuple[ConfigKey, int
     if not past_end(row):
         statuses.setdefault(key, []).append(row.status)
     ladder = ladder_key(key)
-    if ladder is None or end_reason(row) is None:
-        return
-    known = ended.get((ladder, row.rep))
-    if known is None or row.rate < known.rate:
-        ended[(ladder, row.rep)] = row
+    if ladder is not None and end_reason(row) is not None:
+        _end(ended, ladder, row.rep, row.rate, past_end_error(row))
 
 
 def execute_until_settled(record: Record, runs: list[Planned], planned: list[Planned],

@@ -169,3 +169,40 @@ def test_a_step_not_run_past_its_ladders_end_is_no_failure_for_until_settled(
                       Progress(len(runs), [0.0] * len(runs)))
     assert (3, 400) in fake.ran
     assert [r.status for r in run.runs().rows if r.rate == 400] == ["skipped", "skipped", "ok"]
+
+
+class CrashingExecutor(SaturatingExecutor):
+    """A server that crashes at 100 requests a second in repeats 1 and 2,
+    and would sustain every step after."""
+
+    def run(self, p: Planned) -> Executed:
+        rate = p.key.param("rate")
+        self.ran.append((p.rep, rate))
+        if p.rep <= 2 and rate == 100:
+            return Executed(make_row(self.run_id, p, "crashed", error="exit 1"))
+        return Executed(make_row(self.run_id, p, "ok", step_verdict="sustained"))
+
+
+def test_a_step_not_run_again_for_its_failures_ends_its_ladder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under --until-settled a step that failed twice is not run again; in
+    repeat 3 its ladder ends there, as if it had failed a third time: the
+    steps above are recorded skipped, not measured above a gap (a sustained
+    rate is a range from no load up)."""
+    monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
+    s = settings_from(Options.from_record({
+        "impl": "fake-serve", "workload": "http", "style": "async",
+        "rate": "25,50,100,200,400", "repeat": 3, "until_settled": True,
+        "max_repeat": 6}), ram_bytes=1 << 30)
+    runs = plan(resolve(s.impls), s)
+    run = RunDir.create_new(tmp_path)
+    fake = CrashingExecutor(run.name)
+    scheduler.execute(run, runs, sequential, lambda p: Readiness("ready"), fake,
+                      Progress(len(runs), [0.0] * len(runs)))
+    assert [rate for rep, rate in fake.ran if rep == 3] == [25, 50]
+    third = [(r.rate, r.status, r.step_verdict) for r in run.runs().rows if r.rep == 3]
+    assert third == [(25, "ok", "sustained"), (50, "ok", "sustained"),
+                     (200, "skipped", PAST_END), (400, "skipped", PAST_END)]
+    assert next(r for r in run.runs().rows if r.rep == 3 and r.rate == 400).error == (
+        "not run: this ladder's step at 100 requests a second was not run again in repeat 3 "
+        "(its earlier runs: crashed, crashed); no higher step is measured")

@@ -150,7 +150,9 @@ def test_seed004_scales_vaughans_loads() -> None:
     [ladder] = s.parts[3:]
     assert ladder.params["rate"] == [25 * 2 ** i for i in range(7)]
     assert ladder.params["cpus"] == [1] and ladder.params["step_s"] == [10]
-    assert s.timeout_s == 30 and s.repeat == 2
+    # once, then more runs (a ladder's: whole repeats) while a claim is open
+    assert s.timeout_s == 30 and s.repeat == 1 and s.until_settled
+    assert s.budget_s == 4 * 3600 and (s.max_repeat, ladder.max_repeat) == (8, 5)
 
 
 def test_plan_repeats_are_the_outer_loop_and_buffers_only_where_used() -> None:
