@@ -41,12 +41,14 @@ import dataclasses
 import math
 import statistics
 import time
+from statistics import NormalDist
 from typing import Callable, Iterable
 
 from .analyse.analysis import Group, group_runs, wide_figures
 from .analyse.goals import MEDIAN_RUNS, GoalVerdict
 from .analyse.questions import ClaimVerdict, Questions, ask
 from .analyse.standings import Standing
+from .core.claims import Claim
 from .core.formatting import fmt_duration
 from .core.ladder import ladder_key
 from .core.metrics import METRICS
@@ -116,6 +118,11 @@ class Open:
     runs: tuple[int, ...]
     needed: float  # runs_to_settle
     weight: float = 1.0
+    # a neighbour pair: its two sides are neighbours because of the medians
+    # its forecast reads, so a close pair's gap is overstated (the order was
+    # chosen by it) and a forecast past the ceiling is rougher than a
+    # claim's or a goal's, whose sides were named before any run
+    ranked: bool = False
 
 
 def _open(q: Questions) -> list[Open]:
@@ -130,14 +137,26 @@ def _open(q: Questions) -> list[Open]:
 
 def _open_pair(p: Standing) -> Open:
     a, b = p.leader.values(p.metric), p.other.values(p.metric)
-    return Open((p.leader.key, p.other.key), p.runs, runs_to_settle(a, b, 1.0, p.margin))
+    return Open((p.leader.key, p.other.key), p.runs, runs_to_settle(a, b, 1.0, p.margin),
+                ranked=True)
 
 
 def _open_claim(c: ClaimVerdict) -> Open:
     a, b = c.den.values(c.claim.den.metric), c.num.values(c.claim.num.metric)
-    margin = METRICS[c.claim.num.metric].margin if c.claim.above == 1.0 else 0.0
-    return Open((c.num.key, c.den.key), c.runs,
-                runs_to_settle(a, b, c.claim.above, margin))
+    return Open((c.num.key, c.den.key), c.runs, claim_runs(c.claim, a, b))
+
+
+def claim_runs(c: Claim, den: tuple[float, ...], num: tuple[float, ...]) -> float:
+    """runs_to_settle for a claim: its side of its threshold; for an "about
+    equal" claim (near), the nearer of its two bounds, which the interval
+    must clear either way (inside both: holds; outside one: does not),
+    not the distance from the threshold itself, which settles nothing."""
+    if c.near and den and num and min(den + num) > 0:
+        ratio = statistics.median(num) / statistics.median(den)
+        bound = c.above * c.near if ratio >= c.above else c.above / c.near
+        return runs_to_settle(den, num, bound, 0.0)
+    margin = METRICS[c.num.metric].margin if c.above == 1.0 and not c.near else 0.0
+    return runs_to_settle(den, num, c.above, margin)
 
 
 def _open_goal(v: GoalVerdict) -> Open | None:
@@ -177,6 +196,15 @@ def _aim(o: Open, ceiling: dict[ConfigKey, int], cost: dict[ConfigKey, float]) -
     return min(cap, max(o.runs) + 1) if min(o.runs) >= aim else aim
 
 
+def _odds(o: Open, aim: int) -> float:
+    """The chance that the verdict settles at `aim` runs a side, from its
+    forecast: the power of the test runs_to_settle sizes (Z, 80% at the
+    forecast), Phi(Z sqrt(aim / needed) - 1.96); about 2.5% where the
+    forecast is infinite."""
+    ratio = 0.0 if o.needed == math.inf else aim / o.needed
+    return NormalDist().cdf(Z * math.sqrt(ratio) - 1.96)
+
+
 def wanting(found: list[Open], reps: dict[ConfigKey, int], ceiling: dict[ConfigKey, int],
             cost: dict[ConfigKey, float], budget_s: float | None = None) -> list[ConfigKey]:
     """The runs --until-settled adds this pass, a configuration once per run,
@@ -188,18 +216,22 @@ def wanting(found: list[Open], reps: dict[ConfigKey, int], ceiling: dict[ConfigK
     before a neighbour pair of the same cost, one of hundreds), counting
     the runs already taken this pass as free (shortest job first, a run
     shared by several verdicts paid once: the most of each family settled
-    per second). With a budget, a verdict whose runs do not
-    fit is left for a cheaper one, and a long shot (forecast past the
-    ceiling) gets only what the others leave over, aiming at the ceiling;
-    without one, it gets none. The runs come round by round (every chosen
+    per second), in expectation: the cost over the weight and over the
+    odds of settling at the aim (_odds). With a budget, a verdict whose
+    runs do not fit is left for a cheaper one; a long shot (forecast past
+    the ceiling) aims at the ceiling, a claim or goal at its lower odds
+    (one forecast a little past it can still go before pairs of
+    hundreds), a neighbour pair after every other verdict (Open.ranked);
+    without a budget, a long shot gets none. The runs come round by round (every chosen
     configuration's next run before any one's second), so a drift during
     the pass falls on every side alike."""
-    steps: list[tuple[bool, Open, int]] = []
+    steps: list[tuple[bool, Open, int, float]] = []
     for o in found:
         long_shot = o.needed > min(ceiling.get(k, 0) for k in o.keys)
         if long_shot and budget_s is None:
             continue  # cannot settle within the ceiling: more runs would buy nothing
-        steps.append((long_shot, o, _aim(o, ceiling, cost)))
+        aim = _aim(o, ceiling, cost)
+        steps.append((long_shot and o.ranked, o, aim, _odds(o, aim)))
     planned = dict(reps)
     added: dict[ConfigKey, int] = {}
     spent = 0.0
@@ -208,10 +240,10 @@ def wanting(found: list[Open], reps: dict[ConfigKey, int], ceiling: dict[ConfigK
         return sum(max(0, aim - planned.get(k, 0)) * cost.get(k, 1.0) for k in set(keys))
 
     while steps:
-        best = min(steps, key=lambda s: (s[0], extra(s[2], s[1].keys) / s[1].weight,
+        best = min(steps, key=lambda s: (s[0], extra(s[2], s[1].keys) / (s[1].weight * s[3]),
                                          [k.sort_key for k in s[1].keys]))
         steps.remove(best)
-        _, o, aim = best
+        _, o, aim, _ = best
         step = extra(aim, o.keys)
         if step <= 0 or (budget_s is not None and spent + step > budget_s):
             continue

@@ -75,7 +75,7 @@ class Replay:
                                             run_id=self.run_id, **drawn))
 
 
-def replay(source: Path, budget_s: float, repeat: int, max_repeat: int, seed: int) -> str:
+def replay(source: Path, budget_s: float, repeat: int, max_repeat: int | None, seed: int) -> str:
     recorded: dict[ConfigKey, list[Row]] = defaultdict(list)
     for r in read_runs(source / "runs.csv").rows:
         recorded[ConfigKey.of(r)].append(r)
@@ -95,10 +95,13 @@ def replay(source: Path, budget_s: float, repeat: int, max_repeat: int, seed: in
     rows = run.runs().rows
     floors = {p.impl.id for p in runs if p.impl.floor}
     judged = [g for g in group_runs(rows) if not g.rows[0].workload == "http"]
-    families = "; ".join(f"{name} {settled} of {total}"
-                         for name, settled, total in ask(judged, floors).families())
+    q = ask(judged, floors)
+    families = "; ".join(f"{name} {settled} of {total}" for name, settled, total in q.families())
+    open_claims = "; ".join(f"{c.claim.text} ({c.runs[0]} and {c.runs[1]} runs)"
+                            for c in q.claims if not c.settled) or "none"
     per_config = Counter(len(g.rows) for g in group_runs(rows))
     return (f"seed {seed}: {clock():.0f} s of runs, {len(rows)} runs; settled: {families}; "
+            f"claims open: {open_claims}; "
             f"{sequential.forecast(rows, runs)}; configurations by runs: "
             + ", ".join(f"{n} runs: {c}" for n, c in sorted(per_config.items())))
 
@@ -108,7 +111,8 @@ def main() -> None:
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--budget", default="45m")
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--max-repeat", type=int, default=12)
+    parser.add_argument("--max-repeat", type=int, default=None,
+                        help="the most runs of a configuration (default: the suite's, part by part)")
     parser.add_argument("--seeds", default="0,1,2")
     args = parser.parse_args()
     for seed in (int(s) for s in args.seeds.split(",")):

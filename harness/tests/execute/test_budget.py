@@ -16,6 +16,7 @@ import pytest
 from harness import sequential
 from harness.analyse.analysis import group_runs
 from harness.analyse.questions import ask
+from harness.core.claims import CLAIMS
 from harness.core.registry import resolve
 from harness.core.schema import ConfigKey, Row
 from harness.execute import scheduler
@@ -142,6 +143,18 @@ def test_a_verdict_that_cannot_settle_within_the_ceiling_buys_no_runs() -> None:
         sequential.FEWEST
 
 
+def test_an_about_equal_claim_is_forecast_from_its_nearer_bound() -> None:
+    """"C# takes about Go's time" (within 1.25x): at 1.2x with 10% noise the
+    interval must clear 1.25, a few percent away (dozens of runs), though
+    1.2x is far from 1x; at 1.0x, both bounds are far (the fewest)."""
+    claim = next(c for c in CLAIMS if c.near)
+    noisy = (1.0, 1.1, 0.9, 1.05, 0.95)
+    near_bound = sequential.claim_runs(claim, noisy, tuple(1.2 * v for v in noisy))
+    assert near_bound > 30
+    assert near_bound > sequential.runs_to_settle(noisy, tuple(1.2 * v for v in noisy), 1.0, 0.0)
+    assert sequential.claim_runs(claim, noisy, noisy) == sequential.FEWEST
+
+
 
 def test_a_resumed_run_spends_only_what_the_budget_has_left(tmp_path: Path) -> None:
     """--resume: the recorded rows' runs count against the budget (their wall
@@ -154,3 +167,24 @@ def test_a_resumed_run_spends_only_what_the_budget_has_left(tmp_path: Path) -> N
     assert resumed.left() == pytest.approx(BUDGET_S - spent)
     assert resumed.more_runs(rows, runs) == []  # the budget was spent before the interruption
     assert resumed.stopped == "the budget of 7:30 ends the runs"
+
+
+def test_a_claim_forecast_a_little_past_its_ceiling_goes_before_a_pair() -> None:
+    """Runs go by verdicts settled per second in expectation: a claim (one of
+    12) forecast at 35 runs a side against a ceiling of 30 still settles
+    there about three times in four, and goes before a cheaper neighbour
+    pair (one of 460); a verdict whose estimate sits on its margin
+    (forecast infinite) goes after both."""
+    a, b, c, d, e, f = (ConfigKey("fake-good", "sleep", n, None) for n in range(1, 7))
+    claim = sequential.Open((a, b), (5, 5), 35.0, weight=1 / 12)
+    pair = sequential.Open((c, d), (1, 1), float(sequential.FEWEST), weight=1 / 460,
+                           ranked=True)
+    hopeless = sequential.Open((e, f), (5, 5), float("inf"), weight=1 / 12)
+    ceiling = {a: 30, b: 30, c: 12, d: 12, e: 30, f: 30}
+    cost = dict.fromkeys(ceiling, 1.0)
+    reps = {a: 5, b: 5, c: 1, d: 1, e: 5, f: 5}
+    chosen = sequential.wanting([pair, hopeless, claim], reps, ceiling, cost, budget_s=50.0)
+    assert set(chosen) == {a, b} and len(chosen) == 50
+    chosen = sequential.wanting([pair, hopeless, claim], reps, ceiling, cost, budget_s=58.0)  # the pair: 4 runs a side of 2, cheap (AIM)
+    assert set(chosen) == {a, b, c, d}
+    assert 0.7 < sequential._odds(claim, 30) < 0.8
