@@ -177,7 +177,9 @@ def test_plan_skips_undeclared_workloads_and_duplicates_across_parts() -> None:
 def test_per_part_repeat_and_iterations() -> None:
     s = settings(suite="default", impl="go", workload="bounded")
     runs = plan([IMPLS[0]], s)
-    assert {p.iterations for p in runs} == {3} and max(p.rep for p in runs) == 1  # the suite's repeat
+    # each part's own: 60 timed runs at 10 producers (microseconds each), 3 at 10k
+    assert {(p.key.n, p.iterations) for p in runs} == {(10, 60), (10000, 3)}
+    assert max(p.rep for p in runs) == 1  # the suite's repeat
 
 
 def test_program_arguments_come_from_the_declaration() -> None:

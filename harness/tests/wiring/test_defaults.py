@@ -5,8 +5,10 @@ CLI's help reads them), so that none can drift alone."""
 from __future__ import annotations
 
 import re
+import tomllib
 
-from harness.plan.settings import DEFAULT_MAX_REPEAT, DEFAULTS, GATE_BUDGET_S, GATE_MAX_REPEAT
+from harness.plan.settings import (DEFAULT_MAX_REPEAT, DEFAULTS, GATE_BUDGET_S, GATE_MAX_REPEAT,
+                                   SUITES_PATH)
 
 from ..conftest import ROOT
 
@@ -73,3 +75,17 @@ def test_the_usage_prose_quotes_settings() -> None:
         found = re.findall(phrase, text)
         assert found, f"docs/usage.md no longer says {phrase!r}: reword this test with it"
         assert set(found) == {value}, f"docs/usage.md: {phrase!r} says {found}, settings {value}"
+
+
+def test_the_usage_example_quotes_the_default_suite() -> None:
+    """usage.md's `--suite default` line gives the suite's minimum, its
+    ceilings (the suite's, and its parts' own where they differ) and its
+    budget."""
+    suite = tomllib.loads(SUITES_PATH.read_text())["default"]
+    caps = {p["max_repeat"] for p in suite["part"] if "max_repeat" in p} - {suite["max_repeat"]}
+    found = re.search(r"--suite default +# --until-settled from (\d+) runs?, up to (\d+)"
+                      r"(?: \((\d+) where a claim needs it\))?, --budget (\w+)", USAGE.read_text())
+    assert found, "docs/usage.md no longer quotes the default suite: reword this test with it"
+    assert (int(found[1]), int(found[2]), found[4]) == (
+        suite["repeat"], suite["max_repeat"], suite["budget"])
+    assert ({int(found[3])} if found[3] else set()) == caps
