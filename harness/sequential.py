@@ -155,7 +155,7 @@ def claim_runs(c: Claim, den: tuple[float, ...], num: tuple[float, ...]) -> floa
         ratio = statistics.median(num) / statistics.median(den)
         bound = c.above * c.near if ratio >= c.above else c.above / c.near
         return runs_to_settle(den, num, bound, 0.0)
-    margin = METRICS[c.num.metric].margin if c.above == 1.0 and not c.near else 0.0
+    margin = METRICS[c.num.metric].margin if c.above == 1.0 else 0.0
     return runs_to_settle(den, num, c.above, margin)
 
 
@@ -267,12 +267,13 @@ def ladder_seconds(steps: Iterable[Group]) -> float:
     """The seconds a repeat of a rate ladder takes: the mean, over its
     repeats, of the runs of its steps in that repeat (each as run_seconds
     counts it; a step not run past the ladder's end costs nothing)."""
-    by_rep: dict[int, float] = {}
+    by_rep: dict[int, list[Row]] = {}
     for g in steps:
         for r in g.rows:
             if r.wall_s is not None:
-                by_rep[r.rep] = by_rep.get(r.rep, 0.0) + OVERHEAD_S + r.wall_s
-    return statistics.fmean(by_rep.values()) if by_rep else OVERHEAD_S + 1.0
+                by_rep.setdefault(r.rep, []).append(r)
+    return (statistics.fmean(spent_before(rows) for rows in by_rep.values()) if by_rep
+            else OVERHEAD_S + 1.0)
 
 
 @dataclasses.dataclass(frozen=True)
