@@ -42,7 +42,7 @@ import math
 import statistics
 import time
 from statistics import NormalDist
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 from .analyse.analysis import Group, group_runs, wide_figures
 from .analyse.goals import MEDIAN_RUNS, GoalVerdict
@@ -86,6 +86,33 @@ def repeated(p: Planned, statuses: list[Status]) -> bool:
     if not p.until_settled or Status.OK in statuses:
         return True
     return not (Status.TIMEOUT in statuses or len(statuses) >= 2)
+
+
+# The failures whose cause grows with a configuration's size: it ran out of
+# its time (the suites' timeouts grow far less than their sizes: chain's
+# 30 s at 20k, 90 s at 1M), of its memory, or its tasks did not all overlap
+# (their start outlasted the sleep). A crash is left out, as in repeated():
+# it may be the machine's once.
+GROWING = (Status.TIMEOUT, Status.OOM, Status.INVALID)
+
+
+def outgrown(p: Planned, statuses: Mapping[ConfigKey, list[Status]]) -> ConfigKey | None:
+    """Under --until-settled, the smaller configuration of p's family
+    (ConfigKey.family: the same but for its size) whose runs so far failed
+    by a limit that grows with size (GROWING), none ok: p would fail the same
+    way, later, so it is recorded, not run (csharp-threads took 84 s to be
+    invalid at 100k sleeping tasks and its whole 300 s timeout at 1M after
+    its 10k failed so, in the default run of 2026-11-28 evening). None: p
+    runs."""
+    size = p.key.size
+    if not p.until_settled or size is None:
+        return None
+    for key, seen in statuses.items():
+        smaller = key.size
+        if (smaller is not None and smaller < size and key.family == p.key.family
+                and Status.OK not in seen and any(s in GROWING for s in seen)):
+            return key
+    return None
 
 
 def runs_to_settle(base: tuple[float, ...], other: tuple[float, ...], threshold: float,
@@ -464,6 +491,7 @@ class Budgeted:
         self.stopped = ""  # set when the budget ends a run with verdicts open
 
     repeated = staticmethod(repeated)
+    outgrown = staticmethod(outgrown)
 
     def left(self) -> float:
         return self.budget_s - self.spent_s - (self.clock() - self.started)

@@ -501,8 +501,10 @@ def choice_params(g: Group) -> tuple:
 def by_design(g: Group, workload_groups: Iterable[Group]) -> bool:
     """A skipped configuration of an implementation that ran this workload
     in other configurations: one it cannot have by design (a server's
-    style it lacks, its README says why), not a failure."""
-    return (all(r.status == Status.SKIPPED and not past_end(r) for r in g.rows)
+    style it lacks, its README says why), not a failure; nor one not run for
+    a smaller size's failure (Row.outgrown_at)."""
+    return (all(r.status == Status.SKIPPED and not past_end(r) and r.outgrown_at is None
+                for r in g.rows)
             and any(o.impl == g.impl and o.ok for o in workload_groups))
 
 
@@ -517,7 +519,20 @@ def design_notes(groups: list[Group]) -> list[str]:
                 designed[g.impl].append(f"{g.workload} {choice or g.key.settings}".strip())
     return [f"{impl} has no {' or '.join(sorted(set(where)))}, by design "
             f"(skipped; its README says why)." for impl, where in sorted(designed.items())
-            ] + ladder_notes(groups)
+            ] + outgrown_notes(groups) + ladder_notes(groups)
+
+
+def outgrown_notes(groups: list[Group]) -> list[str]:
+    """One line per configuration family whose larger sizes were not run
+    for a smaller one's failure (Row.outgrown_at, sequential.outgrown)."""
+    after: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for g in groups:
+        smaller = next((r.outgrown_at for r in g.rows if r.outgrown_at is not None), None)
+        if smaller is not None and not g.ok:
+            after[(g.impl, g.workload, smaller)].append(g.key.settings)
+    return [f"{impl} {workload} not run at {', '.join(sizes)}: it failed at {smaller}, by a "
+            f"limit that grows with size (--until-settled; the runs' errors say how)."
+            for (impl, workload, smaller), sizes in sorted(after.items())]
 
 
 def ladder_notes(groups: list[Group]) -> list[str]:
@@ -561,7 +576,7 @@ def warnings(groups: list[Group], env: Env, notes: Iterable[str] = ()) -> list[s
         if by_design(g, sets[g.workload]):
             continue
         for r in g.rows:
-            if r.status in SETUP_STATUSES and not past_end(r):
+            if r.status in SETUP_STATUSES and not past_end(r) and r.outgrown_at is None:
                 setup.setdefault((g.impl, r.status), r.error or "no reason recorded")
     for (impl, status), error in sorted(setup.items()):
         out.append(f"{impl}: {status} ({error}).")

@@ -50,9 +50,13 @@ class Status(enum.StrEnum):
 #    and each step's offered, dropped and unanswered requests, p99.9, its
 #    generator's cores, busy share and lateness, and its verdict. 9: a
 #    ladder's steps past its first saturated or failed one are not run, but
-#    recorded `skipped` with the step verdict `past-saturation`.
-FORMAT_VERSION = 9
-FORMATS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+#    recorded `skipped` with the step verdict `past-saturation`. 10:
+#    runs.csv's `outgrown_at`: under --until-settled, a configuration whose
+#    smaller size failed by a limit that grows with size (a timeout, out of
+#    memory, a wrong answer) is not run but recorded `skipped`, this cell
+#    naming the smaller size (sequential.outgrown).
+FORMAT_VERSION = 10
+FORMATS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 # OWASP's rule for CSV cells from untrusted text: a cell starting with one of
 # = + - @ tab CR is a formula to a spreadsheet, so it is written after a `'`.
 # A cell already starting with `'`s before one of them gets one more, so the
@@ -297,6 +301,7 @@ class Row:
     gen_busy: float | None = _column(_seconds, added_in=8)
     gen_lag_p99_s: float | None = _column(_seconds, added_in=8)
     step_verdict: StepVerdict | None = _column(_step_verdict, added_in=8)
+    outgrown_at: str | None = _column(str, added_in=10)
     # Added by the reader, never written: CPU time, user + system.
     cpu_s: float | None = field(default=None, metadata={"derived": True})
     # A ladder's row (core/ladder.py, made by the analysis): its sustained
@@ -507,6 +512,30 @@ class ConfigKey:
 
     def param(self, name: str) -> Any:
         return dict(self.params).get(name)
+
+    @property
+    def size(self) -> int | None:
+        """What its runs' time and footprint grow with (the workload's
+        grows_with, multiplied), None where it declares none or one is unset."""
+        declared = WORKLOADS.get(self.workload)
+        if declared is None:
+            return None
+        size = 1
+        for name in declared.grows_with:
+            value = self.n if name == "n" else self.param(name)
+            if value is None:
+                return None
+            size *= value
+        return size
+
+    @property
+    def family(self) -> tuple[object, ...]:
+        """The configuration with its size left out: the keys of one family
+        differ by size alone."""
+        declared = WORKLOADS.get(self.workload)
+        grows = declared.grows_with if declared else ()
+        return (self.impl, self.workload, None if "n" in grows else self.n, self.buffer,
+                tuple((name, value) for name, value in self.params if name not in grows))
 
     @property
     def label(self) -> str:

@@ -97,6 +97,12 @@ class Workload:
     # Its dimensions as a configuration's key holds them (schema.ConfigKey),
     # where a mode leaves some unused or fills a default: what the run was.
     key_rule: Callable[[tuple[Param, ...]], tuple[Param, ...]] | None = None
+    # What a run's time and footprint grow with: its size is the product of
+    # these ("n", or a dimension's name), None where one is unset (a rate
+    # ladder's step, which core/ladder.py ends instead). Under
+    # --until-settled, a configuration whose smaller size failed by a limit
+    # that grows with it is not run (sequential.outgrown).
+    grows_with: tuple[str, ...] = ("n",)
 
     def __post_init__(self) -> None:
         # Every workload also varies by the harness's own dimensions.
@@ -346,6 +352,8 @@ WORKLOADS: dict[str, Workload] = {
             "http", default_iterations=1, default_warmup_ms=None, expected=None, kind="server",
             uses_n=False, dimensions=HTTP_DIMENSIONS + LADDER_DIMENSIONS,
             estimate=_http_estimate, key_rule=_http_key,
+            # a closed loop's load: its users' requests, each at least D
+            grows_with=(USERS.name, REQUESTS.name),
             row_columns=(("requests_done", int), ("http_errors", int), ("rps", float),
                          ("latency_p50_s", float), ("latency_p90_s", float),
                          ("latency_p99_s", float), ("latency_max_s", float),

@@ -2,7 +2,8 @@
 to the record as it finishes (a run that cannot start gets its skipped or
 build-failed row, and so does a rate ladder's step above the one that
 ended the ladder in its repeat, or above one not run again for its earlier
-failures: core/ladder.py); a run whose build is still going on (a check's builds
+failures: core/ladder.py, and a configuration whose smaller size failed
+by a limit that grows with size: rules.outgrown); a run whose build is still going on (a check's builds
 overlap its runs: builder.Preparation) waits, and the next run whose
 build is done goes first; then, under --until-ci or --until-settled, pass after
 pass while the sequential rules ask for more. The rules (sequential.py)
@@ -12,7 +13,7 @@ say and decides nothing itself (hyperfine's scheduler, our executor)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Iterable, Protocol
+from typing import Callable, Iterable, Mapping, Protocol
 
 from ..core.formatting import fmt_percent
 from ..core.ladder import end_reason, ladder_key, not_repeated_error, past_end, past_end_error
@@ -61,6 +62,9 @@ class Rules(Protocol):
     """When to run a configuration again (sequential.py)."""
 
     def repeated(self, p: Planned, statuses: list[Status]) -> bool: ...
+
+    def outgrown(self, p: Planned, statuses: Mapping[ConfigKey, list[Status]]
+                 ) -> ConfigKey | None: ...
 
     def more_runs(self, rows: Iterable[Row], runs: list[Planned]) -> list[Planned]: ...
 
@@ -130,9 +134,17 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
         p = held(p, spawns.get(p.key, []) + past_spawns.get(p.key, []))
         progress.start(i, p.label)
         below = ended.get((ladder, p.rep)) if (ladder := ladder_key(p.key)) else None
+        smaller = rules.outgrown(p, statuses)
         if below is not None and below[0] < p.key.param(RATE.name):
             done = Executed(make_row(record.name, p, Status.SKIPPED, error=below[1],
                                      step_verdict=PAST_END))
+        elif smaller is not None:
+            progress.estimates[i] = 0.0
+            done = Executed(make_row(
+                record.name, p, Status.SKIPPED, outgrown_at=smaller.settings,
+                error=f"not run: at {smaller.settings} its runs failed "
+                      f"({', '.join(statuses[smaller])}), none ok, and that failure grows with "
+                      f"size (--until-settled; their rows are kept)"))
         else:
             done = executor.run(p) if readiness.ready else unready_row(record.name, p, readiness)
         if done.samples:

@@ -14,7 +14,8 @@ from typing import Callable
 from . import calibration
 from .page import elapsed
 from .published import ENV, Run, load_run
-from ..analyse import standings
+from ..analyse import questions, standings
+from ..present.report import ask_run
 from ..record.rundir import read_env
 
 DOCS = ("README.md", "docs/usage.md", "docs/statistics.md", "docs/releases.md")
@@ -48,6 +49,16 @@ def _beyond_minimum(run: Run) -> str:
     return f"{sum(extra):,} runs after the minimum of {least}, in {len(extra):,} configurations"
 
 
+def _family(name: str) -> Callable[[Run], str]:
+    """A family's settled verdicts, "193 of 460", as the page's summary counts them."""
+    def settled(run: Run) -> str:
+        asked = ask_run(run.groups, run.env)
+        found = {family: (n, total) for family, n, total in asked.families()} if asked else {}
+        n, total = found.get(name, (0, 0))
+        return f"{n:,} of {total:,}"
+    return settled
+
+
 def _called_different(run: Run) -> str:
     found = calibration.comparisons(run.groups)
     return f"{sum(c.different for c in found)} of {len(found)}"
@@ -59,6 +70,8 @@ FIGURES: dict[str, tuple[str, Callable[[Run], str]]] = {
     "default-elapsed": (DEFAULT_SUITE, lambda run: elapsed(run.env)),
     "default-standings": (DEFAULT_SUITE, _standings),
     "default-beyond-minimum": (DEFAULT_SUITE, _beyond_minimum),
+    "default-pairs": (DEFAULT_SUITE, _family(questions.RANKINGS)),
+    "default-claims": (DEFAULT_SUITE, _family(questions.CLAIMS_FAMILY)),
     "calibration-different": (CALIBRATE_SUITE, _called_different),
 }
 

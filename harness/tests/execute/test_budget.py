@@ -58,6 +58,7 @@ class RoundRobin:
         self.budget = budget
 
     repeated = staticmethod(sequential.repeated)
+    outgrown = staticmethod(sequential.outgrown)
 
     def more_runs(self, rows: Iterable[Row], runs: list[Planned]) -> list[Planned]:
         reps: dict[ConfigKey, int] = {}

@@ -13,6 +13,7 @@ from harness.plan.settings import (DEFAULT_MAX_REPEAT, DEFAULTS, GATE_BUDGET_S, 
 from ..conftest import ROOT
 
 USAGE = ROOT / "docs" / "usage.md"
+STATISTICS = ROOT / "docs" / "statistics.md"
 
 
 def _listed(values: list[int]) -> str:
@@ -89,3 +90,13 @@ def test_the_usage_example_quotes_the_default_suite() -> None:
     assert (int(found[1]), int(found[2]), found[4]) == (
         suite["repeat"], suite["max_repeat"], suite["budget"])
     assert ({int(found[3])} if found[3] else set()) == caps
+
+
+def test_statistics_quotes_the_default_suite() -> None:
+    suite = tomllib.loads(SUITES_PATH.read_text())["default"]
+    text = " ".join(STATISTICS.read_text().split())
+    found = re.search(r"The default suite runs `--until-settled` from (\d+) runs?, up to (\d+), "
+                      r"within a budget of \d+ minutes of runs \(`--budget (\w+)`\)", text)
+    assert found, "docs/statistics.md no longer quotes the default suite: reword this test with it"
+    assert (int(found[1]), int(found[2]), found[3]) == (
+        suite["repeat"], suite["max_repeat"], suite["budget"])
