@@ -25,7 +25,7 @@ from .execute.progress import Progress
 from .execute.scheduler import execute_until_settled
 from .execute.toolchains import detect_toolchain
 from .plan.plan import Planned
-from .plan.runplan import RunPlan, plan_run
+from .plan.runplan import RunPlan, estimated, plan_run
 from .plan.settings import Settings
 from .present.compare import calibration_noise, compare_baseline, render
 from .processes.interrupts import Interrupted, interruptible
@@ -174,8 +174,9 @@ def _announce(s: Settings, planned: RunPlan, runs: list[Planned], estimates: lis
     run's rows took), and where it is recorded."""
     builds = _builds(runs, s.build, [lang for lang in languages([p.impl for p in runs])
                                      if detect_toolchain(lang).present])
+    minimum = sum(estimates)
     print(f"{len(runs)} runs of {len({p.impl.id for p in runs})} implementations, "
-          f"estimated {fmt_duration(sum(estimates))} for the runs; "
+          f"{estimated(minimum, minimum if spent else planned.expected_s)}; "
           f"{planned.basis}" + (f"; {builds}" if builds else ""))
     if spent:  # the plan's line is the whole run's: what is left of it
         print(f"resumed: {len(run.runs().rows)} runs recorded took {fmt_duration(spent)} of the "

@@ -28,6 +28,9 @@ class RunPlan:
     estimates: dict[RowKey, float]  # each run's, and each run a pass may add
     basis: str  # what the estimates rest on, in words
     sequential: str  # what --until-ci or --until-settled may add, in words ("" without)
+    # The runs' expected seconds: the minimum's; with a budget and passes,
+    # the budget (the passes fill it), or the minimum where that is longer.
+    expected_s: float
     extra: list[Planned]  # the configurations a pass may run again (their last planned run)
     dry_run: list[str]  # run --dry-run's lines (the first one's builds said by the session)
     recorded: dict[str, Any]  # the settings as env.json records them (Settings.record)
@@ -39,6 +42,15 @@ def most_runs(runs: list[Planned]) -> list[Planned]:
     extra = [dataclasses.replace(last, rep=rep) for key, last in configurations(runs).items()
              if last.max_repeat is not None for rep in range(last.rep + 1, last.max_repeat + 1)]
     return runs + extra
+
+
+def expected_s(minimum_s: float, most_s: float, budget_s: float | None, passes: bool) -> float:
+    """How long the runs should take: the minimum, or with passes and a
+    budget as long as the passes may go (the most they could take, the
+    budget) but never less than the minimum, which runs whole."""
+    if not passes or not budget_s:
+        return minimum_s
+    return max(minimum_s, min(budget_s, most_s))
 
 
 def _sequential_note(runs: list[Planned], most: list[Planned], seconds: float,
@@ -53,8 +65,18 @@ def _sequential_note(runs: list[Planned], most: list[Planned], seconds: float,
             f"{'/'.join(map(str, ceilings))} runs each (at most {len(most)} runs in all, "
             f"{fmt_duration(seconds)})"
             + (f", within a budget of {fmt_duration(budget_s)} for all the runs, the minimum "
-               f"included: about {fmt_duration(max(minimum_s, min(budget_s, seconds)))} in all"
+               f"included: about "
+               f"{fmt_duration(expected_s(minimum_s, seconds, budget_s, True))} in all"
                if budget_s else ""))
+
+
+def estimated(minimum_s: float, expected: float) -> str:
+    """The first line's estimate: the runs', and where passes within a
+    budget add to the minimum, both (a user decides on the first line)."""
+    if expected > minimum_s:
+        return (f"estimated {fmt_duration(expected)} for the runs with the passes within the "
+                f"budget (the minimum {fmt_duration(minimum_s)})")
+    return f"estimated {fmt_duration(minimum_s)} for the runs"
 
 
 def plan_run(impls: list[Impl], s: Settings, past: list[Row], out: Path,
@@ -80,8 +102,9 @@ def plan_run(impls: list[Impl], s: Settings, past: list[Row], out: Path,
             history[key] = times[p.key]
     borrowed = sum((p.key, p.iterations, p.warmup_ms) not in own and p.key in times for p in runs)
     estimates = {p.row_key: estimate_s(p, history) for p in most}
-    sequential = _sequential_note(runs, most, sum(estimates[p.row_key] for p in most),
-                                  s.budget_s, sum(estimates[p.row_key] for p in runs))
+    minimum_s, most_s = (sum(estimates[p.row_key] for p in group) for group in (runs, most))
+    sequential = _sequential_note(runs, most, most_s, s.budget_s, minimum_s)
+    expected = expected_s(minimum_s, most_s, s.budget_s, bool(sequential))
     notes = omitted(s)
     if sequential and any(p.max_repeat < runs_needed()[0] for p in configurations(runs).values()
                           if p.max_repeat and p.until_ci is not None):
@@ -90,13 +113,12 @@ def plan_run(impls: list[Impl], s: Settings, past: list[Row], out: Path,
     basis = estimate_basis(runs, own, out)
     if borrowed:
         basis += f" ({borrowed} of them from {source}, the suite's newest published run)"
-    dry_run = [f"{len(runs)} runs, estimated "
-               f"{fmt_duration(sum(estimates[p.row_key] for p in runs))} for the runs; {basis}"]
+    dry_run = [f"{len(runs)} runs, {estimated(minimum_s, expected)}; {basis}"]
     if sequential:
         dry_run.append(f"the plan is {sequential}")
     for p in runs:
         settings = [f"{k}={v}" for k, v in p.impl.settings_env]  # a variant's own environment
         dry_run.append(f"  {p.label}: {shlex.join(settings + p.argv())}")
-    return RunPlan(runs, notes, estimates, basis, sequential,
+    return RunPlan(runs, notes, estimates, basis, sequential, expected,
                    [p for p in configurations(runs).values() if p.max_repeat is not None],
                    dry_run, s.record())
