@@ -65,7 +65,8 @@ def plan(impls: list[Impl], s: Settings) -> list[Planned]:
     for rep in range(1, max((p.repeat or s.repeat for p in s.parts), default=0) + 1):
         for impl in impls:
             for part in s.parts:
-                if rep > (part.repeat or s.repeat):
+                if rep > (part.repeat or s.repeat) or (
+                        part.impls is not None and impl.base not in part.impls):
                     continue
                 for name in part.workloads:
                     if name not in impl.workloads:

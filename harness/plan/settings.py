@@ -45,6 +45,9 @@ class Part:
     # Values of the workloads' own dimensions (workloads.Dimension) by name;
     # a dimension absent here runs at its declared default.
     params: dict[str, list[Any]] = field(default_factory=dict)
+    # suites.toml `impls`: the implementations this part runs (of those the
+    # run selects); None: every one
+    impls: list[str] | None = None
 
     def values(self, dimension: Dimension) -> list[Any]:
         return self.params.get(dimension.name) or list(dimension.default) or [None]
@@ -378,6 +381,11 @@ def _suite_impls(suite: dict[str, Any]) -> list[str]:
     return names
 
 
+def _part_impls(part: dict[str, Any]) -> list[str] | None:
+    """A part's own implementations (suites.toml `impls`), else None: all."""
+    return _suite_impls(part) if "impls" in part else None
+
+
 def load_suites() -> dict[str, dict[str, Any]]:
     return tomllib.loads(SUITES_PATH.read_text())
 
@@ -507,7 +515,7 @@ def _parts(opts: Options, suite: dict[str, Any], workloads: list[str] | None,
                      until_ci(part["until_ci"], "suites.toml: until_ci")
                      if "until_ci" in part else None),
                  max_repeat=None if opts.max_repeat is not None else _max_repeat(part),
-                 judged=_judged(part),
+                 judged=_judged(part), impls=_part_impls(part),
                  params={**_params(part, suite=True), **params})
             for part in suite["part"]]
 

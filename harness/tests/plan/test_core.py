@@ -10,10 +10,11 @@ import pytest
 
 from harness import UsageError
 from harness.plan.plan import Planned, estimate_s, history_from, plan
-from harness.core.registry import Impl, Language, select
+from harness.core.registry import Impl, Language, load_registry, select
 from harness.record.rundir import RunDir, earlier_runs
 from harness.core.schema import ConfigKey, Row
 from harness.plan.options import Options
+from harness.plan import settings as settings_module
 from harness.plan.settings import Part, load_suites, parse_size, settings_from
 from harness.core.workloads import LADDER_STEP_S, WORKLOADS
 
@@ -242,3 +243,27 @@ def test_select(names: list[str], expected: list[str]) -> None:
 def test_select_unknown_names_the_known() -> None:
     with pytest.raises(UsageError, match="known: go, odd, rust"):
         select(IMPLS, ["nope"])
+
+
+def test_a_part_may_name_its_own_implementations() -> None:
+    """suites.toml `impls` on a part: that part runs only those (of the run's),
+    the other parts every one; each name is a declared implementation."""
+    go_http = Impl("go", GO, "Go", ["go-bin"], ["sleep", "http"])
+    cs_http = Impl("csharp-async", lang("csharp"), "C#", ["cs-bin"], ["sleep", "http"])
+    runs = plan([go_http, cs_http], settings(suite="default"))
+    judged = {(p.impl.id, p.key.param("style")) for p in runs
+              if p.key.workload == "http" and p.key.param("users") == 50}
+    assert judged == {("csharp-async", s) for s in ("async", "parallel", "sync", "when-all")}
+    assert {p.impl.id for p in runs if p.key.param("users") == 10} == {"go", "csharp-async"}
+    assert {p.impl.id for p in runs if p.key.workload == "sleep"} == {"go", "csharp-async"}
+    declared = {impl.id for impl in load_registry()}
+    named = {name for suite in load_suites().values() for part in suite.get("part", [])
+             for name in part.get("impls", [])}
+    assert named and named <= declared
+
+
+def test_a_part_impls_that_is_not_a_list_of_names_is_a_usage_error(monkeypatch) -> None:
+    bad = {"x": {"part": [{"workloads": ["sleep"], "impls": "go"}]}}
+    monkeypatch.setattr(settings_module, "load_suites", lambda: bad)
+    with pytest.raises(UsageError, match="impls must be a list"):
+        settings(suite="x")

@@ -335,6 +335,10 @@ def test_a_default_run_fits_bencher_in_a_day(default_run: tuple[Path, int]) -> N
     # one benchmark per configuration, and the day's allowance holds them all
     assert len(loaded["benchmarks"]) == configs <= UNCLAIMED_LIMIT
     assert "unclaimed" not in proc.stderr
+    # and docs/usage.md quotes that count
+    usage = " ".join((Path(__file__).resolve().parents[3] / "docs" / "usage.md").read_text().split())
+    found = re.search(r"one per configuration \((\d+) with today's default suite", usage)
+    assert found and int(found[1]) == configs, "docs/usage.md's count of a default run's benchmarks"
 
 
 def test_a_default_run_fits_the_actions_comment(default_run: tuple[Path, int],
