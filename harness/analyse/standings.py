@@ -33,6 +33,7 @@ from typing import Any
 
 from .analysis import Group, comparable_sets, headline, node_blocks, ratio_of, several_nodes
 from ..core.formatting import fmt_percent
+from ..core.variants import base_of
 from ..core.metrics import METRICS
 from ..core.stats import (Block, Interval, blocked_ratio_interval, blocked_ratio_p, discoveries,
                     smallest_p)
@@ -125,18 +126,30 @@ def unjudged_parts(settings: dict[str, Any]) -> list[dict[str, Any]]:
     return [p for p in settings.get("parts") or [] if p.get("judged") is False]
 
 
+def in_part(g: Group, part: dict[str, Any]) -> bool:
+    """Whether a group is one of a part's configurations (env.json's record
+    of the part): its workload, N, implementations and dimensions' values
+    (the http check at 10 users is not the judged load at 50)."""
+    impls = part.get("impls")
+    return (g.workload in part.get("workloads", ())
+            and (g.n is None or g.n in (part.get("ns") or ()))
+            and (impls is None or base_of(g.impl) in impls)
+            and all(g.key.param(name) in values
+                    for name, values in (part.get("params") or {}).items()
+                    if g.key.param(name) is not None))
+
+
 def judged(groups: list[Group], settings: dict[str, Any]) -> list[Group]:
     """The groups a run's verdicts are about: all but those of a part
     declared `judged = false` (suites.toml: a check, too few runs to judge)."""
-    def unjudged(g: Group) -> bool:
-        return any(g.workload in p.get("workloads", ()) and (
-            g.n is None or g.n in (p.get("ns") or ())) for p in unjudged_parts(settings))
-    return [g for g in groups if not unjudged(g)]
+    return [g for g in groups if not any(in_part(g, p) for p in unjudged_parts(settings))]
 
 
 def unjudged_note(settings: dict[str, Any]) -> str:
     """One sentence naming the workloads a run checked without judging ("" if none)."""
-    names = sorted({w for p in unjudged_parts(settings) for w in p.get("workloads", ())})
+    names = sorted({w + "".join(f" {k}={'/'.join(map(str, v))}"
+                                for k, v in (p.get("params") or {}).items() if v)
+                    for p in unjudged_parts(settings) for w in p.get("workloads", ())})
     if not names:
         return ""
     return (f"Not judged: {', '.join(names)}, a check that every program works (its part of "

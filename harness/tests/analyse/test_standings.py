@@ -170,3 +170,31 @@ def test_a_part_declared_not_judged_has_no_verdicts_and_no_more_runs(fakes: None
     # N = 5's pair is open at 3 runs a side: both sides run again, N = 6 not at all
     assert {(p.key.impl, p.key.n) for p in more_runs(table, runs)} == {
         ("fake-good", 5), ("fake-wrong", 5)}
+
+
+def test_a_check_and_a_judged_load_of_one_workload_are_told_apart() -> None:
+    """The default suite's http: a check at 10 users on every server, not
+    judged, and C#'s styles at 50 users, judged: a part is matched by its
+    dimensions' values and its own implementations, not by workload alone
+    (the default run of 2026-11-28 night left Vaughan's claims out so)."""
+    settings = {"parts": [
+        {"workloads": ["http"], "ns": [1000], "judged": False,
+         "params": {"users": [10], "requests": [3], "delay_ms": [50], "style": ["async"]}},
+        {"workloads": ["http"], "ns": [1000], "judged": True, "impls": ["csharp-async"],
+         "params": {"users": [50], "requests": [20], "delay_ms": [100],
+                    "style": ["async", "sync"]}}]}
+
+    def http(impl: str, users: int, style: str) -> list[Row]:
+        return [Row(impl=impl, language="fake", runtime="Fake", workload="http", rep=1,
+                    status="ok", users=users, requests=3 if users == 10 else 20,
+                    delay_ms=50 if users == 10 else 100, style=style, rps=100.0)]
+
+    groups = group_runs(http("go", 10, "async") + http("csharp-async", 10, "async")
+                        + http("csharp-async", 50, "async") + http("csharp-async", 50, "sync")
+                        + http("csharp-async[X=1]", 50, "sync"))
+    assert sorted((g.impl, g.key.param("users"), g.key.param("style"))
+                  for g in judged(groups, settings)) == [
+        ("csharp-async", 50, "async"), ("csharp-async", 50, "sync"),
+        ("csharp-async[X=1]", 50, "sync")]
+    assert unjudged_note(settings).startswith(
+        "Not judged: http users=10 requests=3 delay_ms=50 style=async, a check")
