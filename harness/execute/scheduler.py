@@ -3,10 +3,11 @@ to the record as it finishes (a run that cannot start gets its skipped or
 build-failed row, and so does a rate ladder's step above the one that
 ended the ladder in its repeat, or above one not run again for its earlier
 failures: core/ladder.py, and a configuration whose smaller size failed
-by a limit that grows with size: rules.outgrown); a run whose build is still going on (a check's builds
-overlap its runs: builder.Preparation) waits, and the next run whose
-build is done goes first; then, under --until-ci or --until-settled, pass after
-pass while the sequential rules ask for more. The rules (sequential.py)
+by a limit that grows with size: rules.outgrown); a run whose build is
+still going on (a check's builds overlap its runs: builder.Preparation)
+waits, and the next run whose build is done goes first; then, under
+--until-ci or --until-settled, pass after pass while the sequential rules
+ask for more. The rules (sequential.py)
 and the record (a run directory) are handed in: this module runs what they
 say and decides nothing itself (hyperfine's scheduler, our executor)."""
 
