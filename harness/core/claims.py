@@ -100,6 +100,7 @@ CLAIMS = [
 SERVERS = ["csharp-async", "go", "java-platform", "java-virtual", "rust-tokio", "nodejs", "bun",
            "deno", "python-asyncio", "python-uvloop"]
 REQUESTS_PER_USER = {50: 20, 150: 10, 2000: 5}  # as harness/plan/suites.toml's seed004
+SEED004_STEP_S = 5  # the seconds of a step of seed004's ladder (suites.toml)
 
 
 def _http(impl: str, style: str, users: int, metric: str) -> Side:
@@ -109,17 +110,17 @@ def _http(impl: str, style: str, users: int, metric: str) -> Side:
 
 
 def _step(impl: str, style: str, rate: int, metric: str) -> Side:
-    """A step of seed004's rate ladder: 10 s, the server on one core."""
+    """A step of seed004's rate ladder: the server on one core."""
     return Side(impl, "http", None, metric, None,  # type: ignore[arg-type]
                 ((DELAY_MS, 100), (POOL_THREADS, None), (STYLE, style), (RATE, rate),
-                 (STEP_S, 10), (CPUS.name, 1)))
+                 (STEP_S, SEED004_STEP_S), (CPUS.name, 1)))
 
 
 def _ladder(impl: str, style: str, metric: str) -> Side:
     """seed004's whole rate ladder (core/ladder.py): its figures, a value a repeat."""
     return Side(impl, "http", None, metric, None,  # type: ignore[arg-type]
-                ((DELAY_MS, 100), (POOL_THREADS, None), (STYLE, style), (STEP_S, 10),
-                 (CPUS.name, 1)))
+                ((DELAY_MS, 100), (POOL_THREADS, None), (STYLE, style),
+                 (STEP_S, SEED004_STEP_S), (CPUS.name, 1)))
 
 
 CLAIMS += [c for impl in SERVERS for c in (

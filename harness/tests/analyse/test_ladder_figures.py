@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from harness.analyse.analysis import group_runs
 from harness.analyse.questions import HOLDS, claims, rankings
-from harness.core.claims import CLAIMS, Claim, Side
+from harness.core.claims import CLAIMS, SEED004_STEP_S, Claim, Side
 from harness.core.ladder import end_reason, figures, ladder_key, ladder_rows
 from harness.core.metrics import KNEE, SUSTAINED
 from harness.core.schema import PAST_END, ConfigKey, Row
@@ -19,7 +19,7 @@ def step(rate: int, verdict: str | None = "sustained", p99: float = FIRST_P99,
          status: str = "ok", impl: str = "go", style: str = "async", rep: int = 1,
          **more: object) -> Row:
     return Row(run_id="r", impl=impl, language="go", runtime="go", workload="http", rep=rep,
-               delay_ms=100, style=style, rate=rate, step_s=10, status=status,
+               delay_ms=100, style=style, rate=rate, step_s=SEED004_STEP_S, status=status,
                step_verdict=verdict, latency_p99_s=p99, **more)
 
 
@@ -68,7 +68,7 @@ def test_a_ladder_is_a_group_of_its_own_a_value_a_repeat() -> None:
     assert {(r.rep, r.sustained_rps, r.knee_rps) for r in made} == {(1, 50, 100), (2, 100, 200)}
     whole = ladder_key(ConfigKey.of(rows[0]))
     assert all(ConfigKey.of(r) == whole for r in made)
-    assert whole.param("step_s") == 10 and whole.param("rate") is None
+    assert whole.param("step_s") == SEED004_STEP_S and whole.param("rate") is None
     group = next(g for g in group_runs(rows) if g.key == whole)
     assert group.values(SUSTAINED) == (50, 100) and group.values(KNEE) == (100, 200)
     assert group.ok == 2 and group.values("peak_rss_bytes") == ()  # no step's own figure
@@ -90,7 +90,7 @@ def test_rankings_and_claims_judge_the_sustained_rate_across_repeats() -> None:
     groups = group_runs(rows)
     ranked = next(r for r in rankings(groups) if r.metric == SUSTAINED)
     assert [g.impl for g in ranked.order] == ["go", "node"] and ranked.pairs[0].settled
-    params = (("delay_ms", 100), ("pool_threads", None), ("style", "async"), ("step_s", 10))
+    params = (("delay_ms", 100), ("pool_threads", None), ("style", "async"), ("step_s", SEED004_STEP_S))
     claim = Claim("test", "go sustains more than node", "more",
                   Side("go", "http", None, SUSTAINED, params=params),
                   Side("node", "http", None, SUSTAINED, params=params), 1.0)

@@ -10,6 +10,7 @@ import pytest
 
 from harness import UsageError
 from harness.plan.plan import Planned, estimate_s, history_from, plan
+from harness.core.claims import REQUESTS_PER_USER, SEED004_STEP_S
 from harness.core.registry import Impl, Language, load_registry, select
 from harness.record.rundir import RunDir, earlier_runs
 from harness.core.schema import ConfigKey, Row
@@ -147,13 +148,18 @@ def test_seed004_scales_vaughans_loads() -> None:
     s = settings(suite="seed004")
     assert [(p.params.get("users"), p.params.get("requests"), p.params.get("rate"))
             for p in s.parts][:3] == [([50], [20], None), ([150], [10], None), ([2000], [5], None)]
-    # then the open loop: a doubling ladder, the server on one core and k6 on the other
+    # then the open loop: a doubling ladder up to k6's one-core ceiling, the
+    # server on one core and k6 on the other
     [ladder] = s.parts[3:]
-    assert ladder.params["rate"] == [25 * 2 ** i for i in range(7)]
-    assert ladder.params["cpus"] == [1] and ladder.params["step_s"] == [10]
-    # once, then more runs (a ladder's: whole repeats) while a claim is open
+    assert ladder.params["rate"] == [25 * 2 ** i for i in range(6)]
+    assert ladder.params["cpus"] == [1] and ladder.params["step_s"] == [SEED004_STEP_S]
+    # the claims name these loads and steps
+    assert {u: r for p in s.parts[:3] for u, r in zip(p.params["users"], p.params["requests"])} \
+        == REQUESTS_PER_USER
+    # once, then more runs (a ladder's: whole repeats) while a claim is open,
+    # within one sitting
     assert s.timeout_s == 30 and s.repeat == 1 and s.until_settled
-    assert s.budget_s == 4 * 3600 and (s.max_repeat, ladder.max_repeat) == (8, 5)
+    assert s.budget_s == 80 * 60 and (s.max_repeat, ladder.max_repeat) == (8, 5)
 
 
 def test_plan_repeats_are_the_outer_loop_and_buffers_only_where_used() -> None:
