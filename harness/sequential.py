@@ -47,7 +47,7 @@ from typing import Callable, Iterable, Mapping
 from .analyse.analysis import Group, group_runs, wide_figures
 from .analyse.goals import MEDIAN_RUNS, GoalVerdict
 from .analyse.questions import ClaimVerdict, Questions, ask
-from .analyse.standings import Standing
+from .analyse.standings import BOUND, Standing
 from .core.claims import Claim
 from .core.formatting import fmt_duration
 from .core.ladder import ladder_key
@@ -153,11 +153,13 @@ class Open:
 
 
 def _open(q: Questions) -> list[Open]:
+    # A verdict held open by a bound from below no run can settle: the bound
+    # stays one however often its ladder runs again.
     pairs = [p for r in q.rankings for p in r.pairs]
     return ([dataclasses.replace(_open_pair(p), weight=1 / len(pairs))
-             for p in pairs if not p.settled]
+             for p in pairs if not p.settled and p.why != BOUND]
             + [dataclasses.replace(_open_claim(c), weight=1 / len(q.claims))
-               for c in q.claims if not c.settled]
+               for c in q.claims if not c.settled and c.why != BOUND]
             + [dataclasses.replace(o, weight=1 / len(q.goals))
                for g in q.goals if not g.settled and (o := _open_goal(g)) is not None])
 

@@ -17,7 +17,7 @@ from ..core.envinfo import instability
 from ..core.ladder import ladder_rows, past_end, whole
 from ..core.formatting import fmt_percent
 from ..execute.machineload import LOADED_FRAC
-from ..core.metrics import COLD, METRICS, RSS, WARM
+from ..core.metrics import COLD, METRICS, RSS, SUSTAINED, WARM
 from ..core.formatting import fmt_metric
 from ..core.presentation import PRESENTATIONS, TIME_HEADLINE
 from ..record.rundir import RunDir
@@ -535,10 +535,20 @@ def outgrown_notes(groups: list[Group]) -> list[str]:
             for (impl, workload, smaller), sizes in sorted(after.items())]
 
 
+def bound_from_below(g: Group, metric: str) -> bool:
+    """Whether a repeat's value of this figure is a bound from below, not
+    the server's: a ladder's sustained rate at its top step or below a step
+    the generator could not keep (core/ladder.py). Such a value may be
+    beaten by the server, so it can show a lead over it but no lead of it
+    over another, nor a tie."""
+    return metric == SUSTAINED and any(r.status == Status.OK and r.ladder_top for r in g.rows)
+
+
 def ladder_notes(groups: list[Group]) -> list[str]:
     """Where the rate ladders stopped measuring: the steps not run past a
-    saturated or failed one, and the ladders sustained up to their top step,
-    whose sustained rate is then a bound from below, not the server's."""
+    saturated or failed one, and the ladders sustained up to their top step
+    or to a step the generator could not keep, whose sustained rate is then
+    a bound from below, not the server's."""
     out = []
     for workload, members in _by_workload(groups).items():
         skipped = sum(past_end(r) for g in members for r in g.rows)
@@ -550,9 +560,10 @@ def ladder_notes(groups: list[Group]) -> list[str]:
                        f"step (the rows of the steps above are kept, skipped, and name it); "
                        f"latency past saturation is not measured.")
         if topped:
-            out.append(f"{workload}: sustained up to the ladder's top step, so the sustained "
-                       f"rate is a bound from below (no higher rate was tried): "
-                       f"{'; '.join(topped)}.")
+            out.append(f"{workload}: sustained up to the ladder's top step, or to the step "
+                       f"below one where the load generator could not keep its schedule, so "
+                       f"the sustained rate is a bound from below (no higher rate measured "
+                       f"the server): {'; '.join(topped)}.")
     return out
 
 

@@ -26,15 +26,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-from .analysis import Group, comparable_sets, headline
+from .analysis import Group, bound_from_below, comparable_sets, headline
 from .goals import GoalVerdict, goals
 from ..core.claims import CLAIMS, Claim
 from ..core.formatting import fmt_percent
 from ..core.metrics import METRICS
 from ..core.schema import ConfigKey
 from ..core.stats import Interval, discoveries, ratio_interval, ratio_p, smallest_p
-from .standings import (BEHIND, FDR_RATE, LEVEL_WORD, NOT_SETTLED, Standing, decide, pair,
-                        ranked)
+from .standings import (BEHIND, BOUND, FDR_RATE, LEVEL_WORD, NOT_SETTLED, Standing, decide,
+                        pair, ranked)
 
 HOLDS, DOES_NOT_HOLD = "holds", "does not hold"
 RANKINGS, CLAIMS_FAMILY, GOALS_FAMILY = "rankings", "claims", "goals"
@@ -198,6 +198,13 @@ def _claim(c: Claim, num: Group, den: Group) -> ClaimVerdict:
         margin = METRICS[c.num.metric].margin
         up, down = ratio_p(b, a, 1 / (1 + margin), True), ratio_p(b, a, 1 + margin, False)
         level = None if up is None or down is None else max(up, down)
+    # A side whose value is a bound from below may be higher: "num above"
+    # needs den's values to be the server's, "num below" num's, a tie both.
+    num_bound, den_bound = bound_from_below(num, c.num.metric), bound_from_below(den, c.den.metric)
+    if num_bound or den_bound:
+        level = None
+        holds = None if (num_bound if c.less else den_bound) else holds
+        against = None if (den_bound if c.less else num_bound) else against
     return ClaimVerdict(c, num, den, iv, holds, against, level)
 
 
@@ -237,6 +244,8 @@ def _verdict(v: ClaimVerdict, verdict: str, why: str = "") -> ClaimVerdict:
 
 def _claim_why(v: ClaimVerdict) -> str:
     n, m = v.runs
+    if bound_from_below(v.num, v.claim.num.metric) and bound_from_below(v.den, v.claim.den.metric):
+        return BOUND  # neither direction can be read, however many runs (one bound leaves one)
     if min(n, m) < 2:
         return f"one run on a side ({n} and {m})"
     if v.floor > CLAIM_RATE:

@@ -31,7 +31,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from .analysis import Group, comparable_sets, headline, node_blocks, ratio_of, several_nodes
+from .analysis import (Group, bound_from_below, comparable_sets, headline, node_blocks, ratio_of,
+                       several_nodes)
 from ..core.formatting import fmt_percent
 from ..core.variants import base_of
 from ..core.metrics import METRICS
@@ -43,6 +44,8 @@ FDR_RATE = 0.05  # the expected share of wrong verdicts among the settled ones
 FEW_RUNS, ACROSS_MARGIN, FAMILY = (
     "too few runs", "its interval reaches across the margin", "not significant among the "
     "run's verdicts (false discovery rate 5%)")
+BOUND = ("a bound from below: a ladder sustained to its top step or to where the load "
+         "generator could not keep up, so the server may sustain more")
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,12 @@ def pair(metric: str, leader: Group, other: Group, margin: float) -> Standing:
     low = blocked_ratio_p(paired, 1 / (1 + margin), True)
     high = blocked_ratio_p(paired, 1 + margin, False)
     level = None if low is None or high is None else max(low, high)
+    # A bound from below may be beaten: the other's lead no one can see, a tie
+    # neither (analysis.bound_from_below).
+    if bound_from_below(other, metric):
+        differ = level = None
+    elif bound_from_below(leader, metric):
+        level = None
     return Standing(metric, leader, other, iv, margin, differ, level, blocks=blocks)
 
 
@@ -200,6 +209,8 @@ def _with(s: Standing, verdict: str, why: str = "") -> Standing:
 
 def _why(s: Standing) -> str:
     n, m = s.runs
+    if s.p_differ is None and bound_from_below(s.other, s.metric):
+        return BOUND
     if 2 * s.floor > 2 * FDR_RATE - 1e-12:
         if s.blocks:
             nodes = len(s.blocks)

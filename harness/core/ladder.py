@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from .schema import DIMENSIONS, PAST_END, ConfigKey, Row, Status
-from .workloads import RATE
+from .workloads import GEN_BUSY_LIMIT, GEN_LAG_LIMIT_S, RATE, unsent_allowed
 
 # Statuses that say nothing of the server under load (no style, no
 # build): they end no ladder.
@@ -72,12 +72,26 @@ def not_repeated_error(rate: int, rep: int, statuses: list[str]) -> str:
             f"repeat {rep} (its earlier runs: {', '.join(statuses)}); no higher step is measured")
 
 
+def generator_limited(row: Row) -> bool:
+    """A step invalid because k6 could not keep its schedule (busy, late, or
+    behind: loadtest._judge_step's limits): it measured k6, not the server,
+    so a ladder ending there says nothing of the server's capacity."""
+    if row.status != "invalid":
+        return False
+    busy = row.gen_busy is not None and row.gen_busy > GEN_BUSY_LIMIT
+    late = row.gen_lag_p99_s is not None and row.gen_lag_p99_s > GEN_LAG_LIMIT_S
+    sent = (row.requests_done or 0) + (row.unanswered or 0) + (row.dropped or 0)
+    behind = row.offered is not None and row.offered - sent > unsent_allowed(row.rate or 0)
+    return busy or late or behind
+
+
 @dataclass(frozen=True)
 class Figures:
     """One ladder in one repeat: the sustained rate (None: not even its
     first step was sustained), the knee (None: not reached, or a step
-    before it measured nothing), and whether the sustained rate is the
-    ladder's top step, so a bound from below of the server's."""
+    before it measured nothing), and whether the sustained rate is a bound
+    from below of the server's: the ladder's top step, or the last below a
+    step where the generator could not keep up (at_top)."""
     sustained_rps: float | None
     knee_rps: float | None
     at_top: bool
@@ -91,9 +105,10 @@ def figures(steps: list[Row]) -> Figures:
     luck, not capacity). Knee: the lowest rate whose step saturated or had
     its p99 past KNEE_FACTOR times the first step's."""
     order = sorted(steps, key=lambda r: r.rate)
-    sustained = None
+    sustained, ended = None, None
     for r in order:
         if r.status != "ok" or r.step_verdict != "sustained":
+            ended = r
             break
         sustained = float(r.rate)
     knee = None
@@ -105,7 +120,8 @@ def figures(steps: list[Row]) -> Figures:
             if r.step_verdict == "saturated" or r.latency_p99_s > KNEE_FACTOR * first:
                 knee = float(r.rate)
                 break
-    return Figures(sustained, knee, sustained is not None and sustained == order[-1].rate)
+    return Figures(sustained, knee, sustained is not None and (
+        ended is None or generator_limited(ended)))
 
 
 def ladder_rows(rows: list[Row]) -> list[Row]:

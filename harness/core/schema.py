@@ -305,7 +305,8 @@ class Row:
     # Added by the reader, never written: CPU time, user + system.
     cpu_s: float | None = field(default=None, metadata={"derived": True})
     # A ladder's row (core/ladder.py, made by the analysis): its sustained
-    # rate and knee, and whether the sustained rate is its top step.
+    # rate and knee, and whether the sustained rate is a bound from below (its
+    # top step, or the step above it measured the generator: ladder.figures).
     sustained_rps: float | None = field(default=None, metadata={"derived": True})
     knee_rps: float | None = field(default=None, metadata={"derived": True})
     ladder_top: bool | None = field(default=None, metadata={"derived": True})

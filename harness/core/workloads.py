@@ -268,6 +268,13 @@ GEN_BUSY_LIMIT = 0.8
 GEN_LAG_LIMIT_S = 0.010
 
 
+def unsent_allowed(rate: int) -> int:
+    """The requests due in a step's last GEN_LAG_LIMIT_S: a k6 late within
+    its limit may reach the step's end before sending them (neither sent nor
+    dropped), and has not fallen behind for that."""
+    return math.ceil(rate * GEN_LAG_LIMIT_S)
+
+
 def ladder_p99_bound_s(delay_ms: int) -> float:
     """A step is sustained only with its p99 within this: twice the slowest
     style's unloaded answer (3·D), one bound for every style."""

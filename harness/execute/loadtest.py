@@ -33,7 +33,7 @@ from .loadgen import SCRIPT, k6_env
 from ..core.schema import Status, StepVerdict
 from ..core.workloads import (CPUS, DELAY_MS, GEN_BUSY_LIMIT, GEN_LAG_LIMIT_S, LADDER_GRACE_S,
                               RATE, REQUESTS, STEP_S, STYLE, USERS, WORKLOADS, Request,
-                              ladder_p99_bound_s, ladder_vus, style_floor_ms)
+                              ladder_p99_bound_s, ladder_vus, style_floor_ms, unsent_allowed)
 
 READY_S = 60.0  # a server that does not print its listening line by then is a timeout
 STOP_S = 10.0  # SIGTERM to exit
@@ -237,7 +237,8 @@ def _judge_step(summary: dict[str, Any], req: Request, figures: LoadFigures,
     latency = _values(summary, "latency")
     figures.dropped = int(_values(summary, "dropped_iterations{scenario:load}").get("count", 0))
     # The schedule's requests (and the one due at the step's very end, which
-    # k6 may send): a k6 that fell behind leaves some neither sent nor dropped.
+    # k6 may send): a k6 that fell behind leaves some neither sent nor dropped
+    # (more than those due within its allowed lateness of the end).
     due = req.param(RATE.name) * step_s
     figures.offered = max(due, started + figures.dropped)
     unscheduled = due - started - figures.dropped
@@ -259,7 +260,7 @@ def _judge_step(summary: dict[str, Any], req: Request, figures: LoadFigures,
     if bad_status > refused:
         return Status.INVALID, (f"{bad_status - refused} of {done} responses were neither 200 "
                                 f"nor an overloaded server's 503")
-    if unscheduled > 0:
+    if unscheduled > unsent_allowed(req.param(RATE.name)):
         return Status.INVALID, (f"the load generator fell behind its schedule: {unscheduled} of "
                                 f"the {due} requests due were neither sent nor dropped")
     if figures.gen_busy is not None and figures.gen_busy > GEN_BUSY_LIMIT:

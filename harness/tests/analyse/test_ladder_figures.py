@@ -5,11 +5,14 @@ analysis adds, and that rankings and claims judge them across repeats."""
 from __future__ import annotations
 
 from harness.analyse.analysis import group_runs
-from harness.analyse.questions import HOLDS, claims, rankings
+from harness import sequential
+from harness.analyse.questions import DOES_NOT_HOLD, HOLDS, ask, claims, rankings
+from harness.analyse.standings import BEHIND, BOUND, NOT_SETTLED
 from harness.core.claims import CLAIMS, SEED004_STEP_S, Claim, Side
 from harness.core.ladder import end_reason, figures, ladder_key, ladder_rows
 from harness.core.metrics import KNEE, SUSTAINED
 from harness.core.schema import PAST_END, ConfigKey, Row
+from harness.core.workloads import GEN_LAG_LIMIT_S
 
 RATES = (25, 50, 100, 200, 400)
 FIRST_P99 = 0.32  # the unloaded p99 at D = 100 ms: three waits and a little
@@ -90,7 +93,8 @@ def test_rankings_and_claims_judge_the_sustained_rate_across_repeats() -> None:
     groups = group_runs(rows)
     ranked = next(r for r in rankings(groups) if r.metric == SUSTAINED)
     assert [g.impl for g in ranked.order] == ["go", "node"] and ranked.pairs[0].settled
-    params = (("delay_ms", 100), ("pool_threads", None), ("style", "async"), ("step_s", SEED004_STEP_S))
+    params = (("delay_ms", 100), ("pool_threads", None), ("style", "async"),
+              ("step_s", SEED004_STEP_S))
     claim = Claim("test", "go sustains more than node", "more",
                   Side("go", "http", None, SUSTAINED, params=params),
                   Side("node", "http", None, SUSTAINED, params=params), 1.0)
@@ -107,3 +111,58 @@ def test_a_declared_capacity_claim_names_seed004s_ladder() -> None:
                  "sync")
     assert groups[claim.num.key()].values(SUSTAINED) == (400, 400)
     assert groups[claim.den.key()].values(SUSTAINED) == (25, 25)
+
+
+def test_a_ladder_ended_by_its_generator_is_a_bound_from_below() -> None:
+    """The step k6 could not keep (late, busy, or behind its schedule) says
+    nothing of the server: the sustained rate below it is a bound. A wrong
+    answer is the server's: no bound."""
+    late = step(100, "sustained", status="invalid", gen_lag_p99_s=GEN_LAG_LIMIT_S * 2)
+    behind = step(100, "sustained", status="invalid", offered=1000, requests_done=990)
+    wrong = step(100, "sustained", status="invalid", error="1 of 1000 response bodies were not")
+    assert [figures(ladder(["sustained"] * 2) + [last]).at_top for last in (late, behind, wrong)] \
+        == [True, True, False]
+    assert figures(ladder(["sustained"] * 2) + [late]).sustained_rps == 50
+
+
+def test_a_bound_from_below_settles_a_lead_over_it_never_one_of_it_nor_a_tie() -> None:
+    """Six repeats: go and node both sustain every step to the top (two
+    bounds: no verdict, not "level"); deno saturates at 100. go over deno
+    holds, deno over go can never."""
+    rows = [r for rep in range(1, 7) for r in (
+        ladder(["sustained"] * 5, impl="go", rep=rep)
+        + ladder(["sustained"] * 5, impl="node", rep=rep)
+        + ladder(["sustained", "sustained", "saturated"], impl="deno", rep=rep))]
+    groups = group_runs(rows)
+    ranked = next(r for r in rankings(groups) if r.metric == SUSTAINED)
+    assert [g.impl for g in ranked.order] == ["go", "node", "deno"]
+    tie, lead = ranked.pairs
+    assert not tie.settled and tie.why == BOUND
+    assert lead.settled and lead.verdict == BEHIND
+    params = (("delay_ms", 100), ("pool_threads", None), ("style", "async"),
+              ("step_s", SEED004_STEP_S))
+
+    def side(impl: str) -> Side:
+        return Side(impl, "http", None, SUSTAINED, params=params)
+
+    more = Claim("test", "go sustains more than deno", "more", side("go"), side("deno"), 1.0)
+    less = Claim("test", "deno sustains less than go", "less", side("deno"), side("go"), 1.0,
+                 less=True)
+    wrong = Claim("test", "deno sustains more than go", "more", side("deno"), side("go"), 1.0)
+    level = Claim("test", "go sustains more than node", "more", side("go"), side("node"), 1.0)
+    verdicts = {v.claim.text: v for v in claims(groups, [more, less, wrong, level])}
+    assert verdicts[more.text].verdict == HOLDS and verdicts[less.text].verdict == HOLDS
+    assert verdicts[wrong.text].verdict == DOES_NOT_HOLD  # deno's 50 is the server's: go is above
+    assert verdicts[level.text].verdict == NOT_SETTLED and verdicts[level.text].why == BOUND
+
+
+def test_a_verdict_held_open_by_a_bound_asks_for_no_runs() -> None:
+    """Two repeats: go and node at the top (no run can settle their pair),
+    deno below: only node against deno is worth more runs."""
+    rows = [r for rep in (1, 2) for r in (
+        ladder(["sustained"] * 5, impl="go", rep=rep)
+        + ladder(["sustained"] * 5, impl="node", rep=rep)
+        + ladder(["sustained", "sustained", "saturated"], impl="deno", rep=rep))]
+    wanted = [o.keys for o in sequential._open(ask(group_runs(rows)))
+              if any(k.param("rate") is None and k.workload == "http" for k in o.keys)]
+    assert [tuple(k.impl for k in keys) for keys in wanted] == [("node", "deno")]

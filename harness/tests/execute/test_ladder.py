@@ -92,6 +92,14 @@ def test_what_makes_a_step_invalid(data: dict[str, Any], words: str) -> None:
     assert status == "invalid" and words in error, error
 
 
+def test_a_request_due_within_the_allowed_lateness_of_the_end_may_go_unsent() -> None:
+    """At 100 a second, k6 up to 10 ms late may reach the step's end before
+    the last request due: not behind its schedule; two unsent are."""
+    assert judge(summary(sent=RATE * STEP_S - 1))[0] == "ok"
+    status, error, _ = judge(summary(sent=RATE * STEP_S - 2))
+    assert status == "invalid" and "fell behind its schedule: 2 of the 1000" in error, error
+
+
 def test_a_busy_generator_makes_the_step_invalid() -> None:
     status, error, f = judge(summary(), Generated(None, cpu_s=10.0, wall_s=11.0, cpus=1, last=""))
     assert status == "invalid" and "load generator used 91%" in error, error

@@ -15,6 +15,7 @@ import pytest
 from harness import sequential
 from harness.analyse.analysis import group_runs
 from harness.analyse.questions import ask
+from harness.core.claims import SEED004_STEP_S
 from harness.core.metrics import SUSTAINED
 from harness.core.registry import resolve
 from harness.execute import scheduler
@@ -62,12 +63,13 @@ class LadderExecutor:
 
 
 def _plan(impl: str, styles: str, repeat: int, name: str | None = None) -> list[Planned]:
-    """A ladder per style at D = 100 ms, 10 s steps, the server on one core
+    """A ladder per style at D = 100 ms, seed004's steps, the server on one core
     (seed004's), --until-settled up to 8 repeats; name: the implementation
     renamed (the fakes play a server the claims name)."""
     s = settings_from(Options.from_record({
         "impl": impl, "workload": "http", "style": styles, "delay_ms": "100",
-        "rate": ",".join(map(str, RATES)), "step_s": "10", "cpus": "1", "repeat": repeat,
+        "rate": ",".join(map(str, RATES)), "step_s": str(SEED004_STEP_S), "cpus": "1",
+        "repeat": repeat,
         "until_settled": True, "max_repeat": 8}), ram_bytes=1 << 30)
     runs = plan(resolve(s.impls), s)
     if name is None:
