@@ -455,3 +455,13 @@ def test_a_published_page_shows_the_rate_ladders_plot(tmp_path):
     assert (tmp_path / "out" / "page" / "http_ladder.png").is_file()
     http = text[text.index("## http"):]
     assert "(page/http_ladder.png)" in http.split("\n## ")[0]
+
+
+def test_the_readme_headline_is_never_a_run_that_had_no_floor_program() -> None:
+    """A seed004 run records the floor among its implementations (it ran
+    every server), but the floor has no server: its page is newer than the
+    default run's and still not the README's headline."""
+    seed = [n for n in rt.pages(RESULTS) if n.endswith("-seed004")]
+    assert seed and all(read_env(RESULTS / n / published.ENV).floor_impls for n in seed)
+    assert rt.headline_page(RESULTS) not in seed
+    assert rt.pages(RESULTS).index(seed[0]) < rt.pages(RESULTS).index(rt.headline_page(RESULTS))
