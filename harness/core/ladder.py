@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from .schema import DIMENSIONS, PAST_END, ConfigKey, Row, Status
-from .workloads import GEN_BUSY_LIMIT, GEN_LAG_LIMIT_S, RATE, unsent_allowed
+from .workloads import GEN_BUSY_LIMIT, GEN_LAG_LIMIT_S, RATE
 
 # Statuses that say nothing of the server under load (no style, no
 # build): they end no ladder.
@@ -80,8 +80,11 @@ def generator_limited(row: Row) -> bool:
         return False
     busy = row.gen_busy is not None and row.gen_busy > GEN_BUSY_LIMIT
     late = row.gen_lag_p99_s is not None and row.gen_lag_p99_s > GEN_LAG_LIMIT_S
+    # Behind: requests due neither sent nor dropped, with no wrong answer to
+    # blame instead (a row judged before unsent_allowed was tolerated is
+    # invalid for as few as one).
     sent = (row.requests_done or 0) + (row.unanswered or 0) + (row.dropped or 0)
-    behind = row.offered is not None and row.offered - sent > unsent_allowed(row.rate or 0)
+    behind = row.offered is not None and row.offered > sent and not row.http_errors
     return busy or late or behind
 
 

@@ -118,8 +118,9 @@ def test_a_ladder_ended_by_its_generator_is_a_bound_from_below() -> None:
     nothing of the server: the sustained rate below it is a bound. A wrong
     answer is the server's: no bound."""
     late = step(100, "sustained", status="invalid", gen_lag_p99_s=GEN_LAG_LIMIT_S * 2)
-    behind = step(100, "sustained", status="invalid", offered=1000, requests_done=990)
-    wrong = step(100, "sustained", status="invalid", error="1 of 1000 response bodies were not")
+    behind = step(100, "sustained", status="invalid", offered=1000, requests_done=999)
+    wrong = step(100, "sustained", status="invalid", offered=1000, requests_done=999,
+                 http_errors=1, error="1 of 999 response bodies were not 2*NUM + NUM/2")
     assert [figures(ladder(["sustained"] * 2) + [last]).at_top for last in (late, behind, wrong)] \
         == [True, True, False]
     assert figures(ladder(["sustained"] * 2) + [late]).sustained_rps == 50
