@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import calibration
-from .page import elapsed
+from .page import elapsed, machine
 from .published import ENV, Run, load_run
 from ..analyse import questions, standings
 from ..present.report import ask_run
@@ -68,6 +68,7 @@ def _called_different(run: Run) -> str:
 FIGURES: dict[str, tuple[str, Callable[[Run], str]]] = {
     "default-date": (DEFAULT_SUITE, lambda run: str(run.env.started_at)[:10]),
     "default-elapsed": (DEFAULT_SUITE, lambda run: elapsed(run.env)),
+    "default-machine": (DEFAULT_SUITE, lambda run: machine(run.env)),
     "default-standings": (DEFAULT_SUITE, _standings),
     "default-beyond-minimum": (DEFAULT_SUITE, _beyond_minimum),
     "default-pairs": (DEFAULT_SUITE, _family(questions.RANKINGS)),
