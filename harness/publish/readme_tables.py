@@ -23,7 +23,6 @@ is committed.
 from __future__ import annotations
 
 import argparse
-import csv
 import re
 import shutil
 import sys
@@ -68,14 +67,13 @@ def headline_page(out: Path) -> str | None:
     the floor (a run of every implementation, not a suite of a few). A run
     records the floor among its implementations even where none of its
     workloads has a floor's program (seed004's servers): an ok run of it
-    in summary.csv is what says it was measured."""
+    is what says it was measured."""
     return next((n for n in pages(out) if _measured_floor(out / n)), None)
 
 
 def _measured_floor(folder: Path) -> bool:
     floors = set(read_env(folder / ENV).floor_impls)
-    with open(folder / SUMMARY, newline="", encoding="utf-8") as f:
-        return any(r["impl"] in floors and int(r["ok"] or 0) > 0 for r in csv.DictReader(f))
+    return bool(floors) and any(g.impl in floors and g.ok for g in load_run(folder).groups)
 
 
 def claims_page(out: Path) -> str | None:
