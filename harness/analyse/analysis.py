@@ -503,9 +503,14 @@ def by_design(g: Group, workload_groups: Iterable[Group]) -> bool:
     in other configurations: one it cannot have by design (a server's
     style it lacks, its README says why), not a failure; nor one not run for
     a smaller size's failure (Row.outgrown_at)."""
-    return (all(r.status == Status.SKIPPED and not past_end(r) and r.outgrown_at is None
-                for r in g.rows)
+    return (all(r.status == Status.SKIPPED and not not_run_by_rule(r) for r in g.rows)
             and any(o.impl == g.impl and o.ok for o in workload_groups))
+
+
+def not_run_by_rule(r: Row) -> bool:
+    """A row the run chose not to run: a ladder's step past its end, or a
+    size after a smaller one's failure (counted in the notes, not a skip)."""
+    return past_end(r) or r.outgrown_at is not None
 
 
 def design_notes(groups: list[Group]) -> list[str]:

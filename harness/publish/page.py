@@ -14,7 +14,6 @@ from . import calibration, goals
 from .published import ENV, LOAD, RUNS, SUMMARY, Run
 from ..analyse import analysis, questions
 from ..core.formatting import fmt_elapsed
-from ..core.ladder import past_end
 from ..core.presentation import PRESENTATIONS
 from ..core.schema import Env, Status
 from ..execute.machineload import LOADED_FRAC
@@ -104,8 +103,7 @@ def describe(run: Run) -> str:
                                                  for k, v in sorted(tools.items()) if v) + "."]
     # A ladder's steps past its end, and sizes not run after a smaller one's
     # failure, are the run's own choices, counted in the notes, not skips.
-    chosen = [g for g in run.skipped
-              if not any(past_end(r) or r.outgrown_at is not None for r in g.rows)]
+    chosen = [g for g in run.skipped if not any(map(analysis.not_run_by_rule, g.rows))]
     if chosen:
         skipped = sorted({md_text(g.label) for g in chosen})
         lines += ["", "Skipped (a toolchain missing or refused, or a style a server does not "
