@@ -12,14 +12,15 @@
 # CPU's use is sampled each second from /proc/stat into DIR.cpu (time,
 # share of both cores busy). Prints the phases: the harness's venv and the
 # plan, the builds before the first run, then the runs (beside the builds
-# still going on) to the report's end.
+# still going on) to the report's end; then the line to add to
+# docs/studies/first-run.tsv, from which README's figure is generated.
 #
 # Root only, and on a machine you can spare: it changes the system.
 # Without --yes it says what it would do and exits 2.
 set -euo pipefail
 
 if [ "${1:-}" != "--yes" ] || [ -z "${2:-}" ]; then
-    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 dest=$(realpath -m "$2")
@@ -82,4 +83,15 @@ echo "  the harness's venv and the plan: $((first - start)) s"
 echo "  from the plan to the first run: $((runs - first)) s (builds)"
 echo "  from the first run to the report's end: $((report - runs)) s (runs beside the builds left)"
 echo "  $(tail -1 "$dest.log")"
+# the study's line (docs/studies/first-run.tsv, in the order measured): the
+# machine as the run's env.json names it, as the results pages do
+python3 - "$run/env.json" "$(git rev-parse --short HEAD)" "$((end - start))" "$dest.log" <<'PY'
+import datetime, json, re, sys
+host = json.load(open(sys.argv[1]))["host"]
+cpu = re.search(r"cpu: ([\d.]+) s user, ([\d.]+) s system", open(sys.argv[4]).read())
+print("line for docs/studies/first-run.tsv:")
+print("\t".join([datetime.date.today().isoformat(), sys.argv[2],
+                 f"{host.get('cpu_model', 'unknown CPU')}, {host.get('cores', '?')} cores",
+                 sys.argv[3], *(cpu.groups() if cpu else ("", ""))]))
+PY
 echo "caches moved to $moved; CPU use each second in $dest.cpu"

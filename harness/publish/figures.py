@@ -7,6 +7,7 @@ figure is what this module writes."""
 
 from __future__ import annotations
 
+import csv
 import re
 from pathlib import Path
 from typing import Callable
@@ -15,12 +16,16 @@ from . import calibration
 from .page import elapsed, machine
 from .published import ENV, Run, load_run
 from ..analyse import questions, standings
+from ..core.formatting import fmt_elapsed
 from ..present.report import ask_run
 from ..record.rundir import read_env
 
 DOCS = ("README.md", "docs/usage.md", "docs/statistics.md", "docs/releases.md")
 MARK = re.compile(r"<!-- figure ([\w-]+) -->(.*?)<!-- /figure -->", re.S)
 RESULTS = Path("docs") / "results"
+# Each first `./run.sh --quick` on a new machine that benchmarks/first_run.sh
+# timed, a line each (it prints the line): the study's data.
+FIRST_RUNS = Path("docs") / "studies" / "first-run.tsv"
 DEFAULT_SUITE, CALIBRATE_SUITE = "default", "calibrate"
 
 
@@ -77,14 +82,41 @@ FIGURES: dict[str, tuple[str, Callable[[Run], str]]] = {
 }
 
 
+def first_run(root: Path) -> str:
+    """Each machine's first `./run.sh --quick` at the newest commit measured
+    on it, the slowest of that commit's measurements (the study's table),
+    newest machine first."""
+    with open(root / FIRST_RUNS, newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    if not rows:
+        raise ValueError(f"figure first-run: no measurement in {FIRST_RUNS}")
+    newest_row: dict[str, dict[str, str]] = {}
+    for row in rows:  # in the order measured: the last of a machine is its newest
+        newest_row[row["machine"]] = row
+    said = []
+    for machine_name, last in sorted(newest_row.items(), key=lambda kv: kv[1]["date"],
+                                     reverse=True):
+        slowest = max(int(r["seconds"]) for r in rows
+                      if r["machine"] == machine_name and r["commit"] == last["commit"])
+        cpu, _, cores = machine_name.rpartition(", ")
+        said.append(f"{fmt_elapsed(slowest)} on a new {cores.removesuffix(' cores')}-core "
+                    f"{cpu} ({last['date']}, commit {last['commit']})")
+    return " and ".join(said)
+
+
+# name -> the figure, from the repository's committed data other than a run
+STUDIES: dict[str, Callable[[Path], str]] = {"first-run": first_run}
+
+
 def values(root: Path, names: set[str]) -> dict[str, str]:
-    """Each named figure as the newest published run of its suite gives it."""
-    unknown = names - set(FIGURES)
+    """Each named figure as the newest published run of its suite gives it
+    (or, for a study's, its data)."""
+    unknown = names - set(FIGURES) - set(STUDIES)
     if unknown:
         raise ValueError(f"no such figure: {', '.join(sorted(unknown))} (figures.FIGURES)")
     runs: dict[str, Run | None] = {}
-    out = {}
-    for name in sorted(names):
+    out = {name: STUDIES[name](root) for name in names & set(STUDIES)}
+    for name in sorted(names - set(STUDIES)):
         suite, figure = FIGURES[name]
         if suite not in runs:
             runs[suite] = newest(root, suite)

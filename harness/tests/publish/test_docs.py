@@ -197,6 +197,22 @@ def test_a_figure_edited_by_hand_is_found(tmp_path):
         figures.rewritten(tmp_path)
 
 
+def test_the_first_run_figure_is_each_machines_slowest_at_its_newest_commit(tmp_path):
+    """README's first-run time: per machine, the newest commit measured on
+    it and the slowest of its measurements there; older commits' do not
+    count, nor another machine's."""
+    (tmp_path / figures.FIRST_RUNS).parent.mkdir(parents=True)
+    (tmp_path / figures.FIRST_RUNS).write_text(
+        "date\tcommit\tmachine\tseconds\tuser_cpu_s\tsystem_cpu_s\n"
+        "2026-01-01\taaa\tXeon, 2 cores\t400\t\t\n"
+        "2026-01-02\tbbb\tXeon, 2 cores\t200\t\t\n"
+        "2026-01-02\tbbb\tXeon, 2 cores\t210\t\t\n"
+        "2026-01-03\tccc\tEPYC, 2 cores\t290\t445.3\t70.0\n")
+    assert figures.values(tmp_path, {"first-run"}) == {"first-run": (
+        "4 min 50 s on a new 2-core EPYC (2026-01-03, commit ccc) and "
+        "3 min 30 s on a new 2-core Xeon (2026-01-02, commit bbb)")}
+
+
 FIXTURE_RUN = Path(__file__).resolve().parents[1] / "fixtures" / "run"
 SUMMARY_COLUMNS = (["impl", "workload", "n", "buffer", "users", "requests", "delay_ms",
                     "pool_threads", "style", "cpus", "machine", "runs", "ok", "statuses"]
