@@ -196,8 +196,22 @@ def _below_floor(req: Request, median_ms: float) -> str | None:
     return None
 
 
-def _judge(summary: dict[str, Any], req: Request, figures: LoadFigures) -> tuple[Status, str]:
-    """(status, error) of a closed loop from k6's summary, its figures filled in."""
+def _busy(figures: LoadFigures, gen: Generated) -> str | None:
+    """k6's share of its cores' time (gen_busy), and why the run measured k6
+    if it was over GEN_BUSY_LIMIT."""
+    figures.gen_busy = gen.cpu_s / (gen.wall_s * gen.cpus) if gen.wall_s > 0 else None
+    if figures.gen_busy is not None and figures.gen_busy > GEN_BUSY_LIMIT:
+        return (f"the load generator used {figures.gen_busy:.0%} of its {gen.cpus} "
+                f"core{'s' if gen.cpus != 1 else ''} (limit {GEN_BUSY_LIMIT:.0%}): the run "
+                f"measured k6, not the server")
+    return None
+
+
+def _judge(summary: dict[str, Any], req: Request, figures: LoadFigures,
+           gen: Generated) -> tuple[Status, str]:
+    """(status, error) of a closed loop from k6's summary, its figures filled
+    in. Its k6 shares the server's cores (nothing is pinned): a k6 busy over
+    the limit on all of them left the server too little to measure it."""
     users, requests = req.param(USERS.name), req.param(REQUESTS.name)
     expected = users * requests
     done = int(_values(summary, "http_reqs").get("count", 0))
@@ -217,6 +231,8 @@ def _judge(summary: dict[str, Any], req: Request, figures: LoadFigures) -> tuple
         return Status.INVALID, f"{bad_status} of {done} responses were not 200"
     if bad_body:
         return Status.INVALID, f"{bad_body} of {done} response bodies were not 2*NUM + NUM/2"
+    if (busy := _busy(figures, gen)) is not None:
+        return Status.INVALID, busy
     if (low := _below_floor(req, duration.get("med", 0))) is not None:
         return Status.INVALID, low
     return Status.OK, ""
@@ -248,7 +264,7 @@ def _judge_step(summary: dict[str, Any], req: Request, figures: LoadFigures,
     figures.load_s = summary.get("state", {}).get("testRunDurationMs", 0) / MS or None
     _latencies(figures, latency, done)
     figures.gen_lag_p99_s = lag.get("p(99)", 0) / MS if lag.get("count") else None
-    figures.gen_busy = gen.cpu_s / (gen.wall_s * gen.cpus) if gen.wall_s > 0 else None
+    busy = _busy(figures, gen)
     if figures.dropped or figures.unanswered or refused:
         figures.step_verdict = StepVerdict.SATURATED
     elif done and figures.latency_p99_s > ladder_p99_bound_s(req.param(DELAY_MS.name)):
@@ -263,10 +279,8 @@ def _judge_step(summary: dict[str, Any], req: Request, figures: LoadFigures,
     if unscheduled > unsent_allowed(req.param(RATE.name)):
         return Status.INVALID, (f"the load generator fell behind its schedule: {unscheduled} of "
                                 f"the {due} requests due were neither sent nor dropped")
-    if figures.gen_busy is not None and figures.gen_busy > GEN_BUSY_LIMIT:
-        return Status.INVALID, (f"the load generator used {figures.gen_busy:.0%} of its "
-                                f"{gen.cpus} core{'s' if gen.cpus != 1 else ''} (limit "
-                                f"{GEN_BUSY_LIMIT:.0%}): the step measured k6, not the server")
+    if busy is not None:
+        return Status.INVALID, busy
     if figures.gen_lag_p99_s is not None and figures.gen_lag_p99_s > GEN_LAG_LIMIT_S:
         return Status.INVALID, (f"the load generator ran 1% of its schedule over "
                                 f"{figures.gen_lag_p99_s * MS:.0f} ms late (limit "
@@ -323,7 +337,7 @@ def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request,
             elif req.param(RATE.name) is not None:
                 status, error = _judge_step(gen.summary, req, figures, gen)
             else:
-                status, error = _judge(gen.summary, req, figures)
+                status, error = _judge(gen.summary, req, figures, gen)
         if not server.running():  # died under load: a crash, with what k6 saw
             out = server.finish(STOP_S)
             return ServerRun(out, None, error, figures, cpu)

@@ -23,7 +23,7 @@ from harness.plan.settings import settings_from
 from harness.plan.options import Options
 from harness.record.rundir import RunDir
 from harness.core.workloads import GEN_LAG_LIMIT_S, Request, ladder_p99_bound_s
-from harness.execute.loadtest import Generated, LoadFigures, _judge_step, generator_cpus
+from harness.execute.loadtest import Generated, LoadFigures, _judge, _judge_step, generator_cpus
 
 HARNESS = Path(__file__).resolve().parents[2]
 RATE, STEP_S, DELAY_MS = 100, 10, 100
@@ -104,6 +104,33 @@ def test_a_busy_generator_makes_the_step_invalid() -> None:
     status, error, f = judge(summary(), Generated(None, cpu_s=10.0, wall_s=11.0, cpus=1, last=""))
     assert status == "invalid" and "load generator used 91%" in error, error
     assert f.gen_busy == pytest.approx(10 / 11)
+
+
+def test_a_closed_loop_whose_generator_took_the_machine_is_invalid() -> None:
+    """A closed loop's k6 shares the server's cores: its share of all of
+    them is recorded, and over the limit the row measured k6 (Vaughan's
+    2000 users at D = 100 ms: every fast server at k6's ceiling)."""
+    users, requests = 2000, 5
+    closed = ConfigKey("srv", "http", None, None, (
+        ("users", users), ("requests", requests), ("delay_ms", DELAY_MS), ("pool_threads", None),
+        ("style", "when-all"), ("rate", None), ("step_s", None)))
+    done = users * requests
+    trend = {"med": 450.0, "p(90)": 600.0, "p(99)": 700.0, "p(99.9)": 800.0, "max": 900.0}
+    data = {"metrics": {"http_reqs": {"values": {"count": done}},
+                        "http_req_duration": {"values": trend}},
+            "root_group": {"checks": []}, "state": {"testRunDurationMs": 4000}}
+    req = Request("http", None, None, 1, 0, params=closed.params)
+
+    def closed_judge(cpu_s: float) -> tuple[str, str, LoadFigures]:
+        figures = LoadFigures()
+        status, error = _judge(data, req, figures, Generated(None, cpu_s, 4.5, 2, ""))
+        return status, error, figures
+
+    status, error, f = closed_judge(7.3)  # go's k6 in the seed004 run of 2026-11-29
+    assert status == "invalid" and "load generator used 81% of its 2 cores" in error, error
+    assert f.gen_busy == pytest.approx(7.3 / 9) and f.rps == done / 4.0  # its figures kept
+    status, error, f = closed_judge(3.0)
+    assert (status, error) == ("ok", "") and f.gen_busy == pytest.approx(3 / 9)
 
 
 def test_the_generator_runs_on_the_cores_the_server_is_not_pinned_to(monkeypatch) -> None:

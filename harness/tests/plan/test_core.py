@@ -146,16 +146,19 @@ def test_a_rate_ladder_is_a_step_per_rate_without_users() -> None:
 
 def test_seed004_scales_vaughans_loads() -> None:
     s = settings(suite="seed004")
-    assert [(p.params.get("users"), p.params.get("requests"), p.params.get("rate"))
-            for p in s.parts][:3] == [([50], [20], None), ([150], [10], None), ([2000], [5], None)]
+    assert [(p.params.get("users"), p.params.get("requests"), p.params.get("delay_ms"),
+             p.params.get("style"), p.params.get("rate")) for p in s.parts][:3] == [
+        ([50], [20], [100], None, None), ([150], [10], [100], None, None),
+        # his growth to 2000 users at his own D, within what k6 can send
+        ([50, 2000], [5], [1000], ["when-all"], None)]
     # then the open loop: a doubling ladder up to k6's one-core ceiling, the
     # server on one core and k6 on the other
     [ladder] = s.parts[3:]
     assert ladder.params["rate"] == [25 * 2 ** i for i in range(6)]
     assert ladder.params["cpus"] == [1] and ladder.params["step_s"] == [SEED004_STEP_S]
     # the claims name these loads and steps
-    assert {u: r for p in s.parts[:3] for u, r in zip(p.params["users"], p.params["requests"])} \
-        == REQUESTS_PER_USER
+    assert {(u, p.params["delay_ms"][0]): p.params["requests"][0]
+            for p in s.parts[:3] for u in p.params["users"]} == REQUESTS_PER_USER
     # once, then more runs (a ladder's: whole repeats) while a claim is open,
     # within one sitting
     assert s.timeout_s == 30 and s.repeat == 1 and s.until_settled
