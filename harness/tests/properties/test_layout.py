@@ -174,6 +174,7 @@ OTHER_FORMATS: dict[str, set[str]] = {
     "processes.launcher": {"max_threads", "perf_cpu_migrations", "perf_cycles",
                            "perf_instructions"},
     "core.formatting": {"rps"},  # a unit kind (Metric.unit), not the metric
+    "publish.figures": {"machine"},  # a column of docs/studies/first-run.tsv, the study's data
 }
 
 
