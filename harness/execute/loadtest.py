@@ -210,8 +210,8 @@ def _busy(figures: LoadFigures, gen: Generated) -> str | None:
 def _judge(summary: dict[str, Any], req: Request, figures: LoadFigures,
            gen: Generated) -> tuple[Status, str]:
     """(status, error) of a closed loop from k6's summary, its figures filled
-    in. Its k6 shares the server's cores (nothing is pinned): a k6 busy over
-    the limit on all of them left the server too little to measure it."""
+    in. Unless the server is pinned, k6 shares its cores: a k6 busy over the
+    limit on all of them left the server too little to measure it."""
     users, requests = req.param(USERS.name), req.param(REQUESTS.name)
     expected = users * requests
     done = int(_values(summary, "http_reqs").get("count", 0))

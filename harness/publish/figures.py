@@ -17,7 +17,7 @@ from .page import elapsed, machine
 from .published import ENV, Run, load_run
 from ..analyse import questions, standings
 from ..core.formatting import fmt_elapsed
-from ..present.report import ask_run
+from ..present.report import ask_run, md_text
 from ..record.rundir import read_env
 
 DOCS = ("README.md", "docs/usage.md", "docs/statistics.md", "docs/releases.md")
@@ -99,8 +99,9 @@ def first_run(root: Path) -> str:
         slowest = max(int(r["seconds"]) for r in rows
                       if r["machine"] == machine_name and r["commit"] == last["commit"])
         cpu, _, cores = machine_name.rpartition(", ")
-        said.append(f"{fmt_elapsed(slowest)} on a new {cores.removesuffix(' cores')}-core "
-                    f"{cpu} ({last['date']}, commit {last['commit']})")
+        # the machine's name is a run's data (env.json): escaped, as the pages do
+        said.append(md_text(f"{fmt_elapsed(slowest)} on a new {cores.removesuffix(' cores')}"
+                            f"-core {cpu} ({last['date']}, commit {last['commit']})"))
     return " and ".join(said)
 
 
@@ -113,7 +114,8 @@ def values(root: Path, names: set[str]) -> dict[str, str]:
     (or, for a study's, its data)."""
     unknown = names - set(FIGURES) - set(STUDIES)
     if unknown:
-        raise ValueError(f"no such figure: {', '.join(sorted(unknown))} (figures.FIGURES)")
+        raise ValueError(f"no such figure: {', '.join(sorted(unknown))} (figures.FIGURES, "
+                         "figures.STUDIES)")
     runs: dict[str, Run | None] = {}
     out = {name: STUDIES[name](root) for name in names & set(STUDIES)}
     for name in sorted(names - set(STUDIES)):

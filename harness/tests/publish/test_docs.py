@@ -213,6 +213,34 @@ def test_the_first_run_figure_is_each_machines_slowest_at_its_newest_commit(tmp_
         "3 min 30 s on a new 2-core Xeon (2026-01-02, commit bbb)")}
 
 
+def test_protocols_k6_ceiling_at_2000_users_is_the_seed004_pages():
+    """docs/protocol.md's figures for why seed004 runs its 2000 users at
+    D = 1000 ms, recomputed from the page it cites: each server's medians of
+    k6's CPU a request, and the five fastest servers' throughput and k6's
+    share of both cores at 2000 users, D = 100 ms."""
+    with open(RESULTS / "2026-11-29-amd-epyc-2c-seed004" / "runs.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["users"] == "2000" and r["delay_ms"] == "100"
+                and r["style"] == "when-all" and r["status"] == "ok"]
+    by: dict[str, list[dict[str, str]]] = {}
+    for r in rows:
+        by.setdefault(r["impl"], []).append(r)
+
+    def median(impl: str, f) -> float:
+        return statistics.median(f(r) for r in by[impl])
+
+    ms = [median(i, lambda r: float(r["gen_cpu_s"]) / int(r["requests_done"]) * 1000) for i in by]
+    fastest = sorted(by, key=lambda i: -median(i, lambda r: float(r["rps"])))[:5]
+    rps = [median(i, lambda r: float(r["rps"])) for i in fastest]
+    share = [median(i, lambda r: float(r["gen_cpu_s"]) / float(r["load_s"]) / int(r["gen_cpus"]))
+             for i in fastest]
+    text = " ".join((ROOT / "docs" / "protocol.md").read_text().split())
+    assert f"k6 spent {min(ms):.2f}-{max(ms):.2f} ms of CPU a request" in text
+    named = ["go", "rust-tokio", "bun", "deno", "nodejs"]
+    assert set(fastest) == set(named) and f"({', '.join(named)})" in text
+    assert f"medians of {min(rps):,.0f}-{max(rps):,.0f} a second" in text
+    assert f"on {min(share) * 100:.0f}-{max(share):.0%} of both cores" in text
+
+
 FIXTURE_RUN = Path(__file__).resolve().parents[1] / "fixtures" / "run"
 SUMMARY_COLUMNS = (["impl", "workload", "n", "buffer", "users", "requests", "delay_ms",
                     "pool_threads", "style", "cpus", "machine", "runs", "ok", "statuses"]
