@@ -23,6 +23,7 @@ README_LIMIT = 14_500
 
 from harness.analyse import questions, standings
 from harness.analyse.analysis import group_runs, ratios
+from harness.core.formatting import fmt_elapsed
 from harness.core.schema import ConfigKey, Env
 from harness.present.exports import SUMMARY_FIELDS
 from harness.present.outputs import write_report
@@ -211,6 +212,17 @@ def test_the_first_run_figure_is_each_machines_slowest_at_its_newest_commit(tmp_
     assert figures.values(tmp_path, {"first-run"}) == {"first-run": (
         "4 min 50 s on a new 2-core EPYC (2026-01-03, commit ccc) and "
         "3 min 30 s on a new 2-core Xeon (2026-01-02, commit bbb)")}
+
+
+def test_the_first_run_studys_epyc_table_is_its_data():
+    """docs/studies/first-run.md's EPYC table: its times and CPU are the
+    lines of first-run.tsv it reports, in the order measured."""
+    with open(ROOT / figures.FIRST_RUNS, newline="") as f:
+        epyc = [r for r in csv.DictReader(f, delimiter="\t") if "EPYC" in r["machine"]]
+    text = (ROOT / "docs" / "studies" / "first-run.md").read_text()
+    assert "| in all | " + " | ".join(fmt_elapsed(int(r["seconds"])) for r in epyc) + " |" in text
+    assert "| CPU, user + system | " + " | ".join(
+        f"{float(r['user_cpu_s']):.0f} + {float(r['system_cpu_s']):.0f} s" for r in epyc) + " |" in text
 
 
 def test_protocols_k6_ceiling_at_2000_users_is_the_seed004_pages():
