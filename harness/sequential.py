@@ -47,7 +47,7 @@ from typing import Callable, Iterable, Mapping
 from .analyse.analysis import Group, group_runs, wide_figures
 from .analyse.goals import MEDIAN_RUNS, GoalVerdict
 from .analyse.questions import ClaimVerdict, Questions, ask
-from .analyse.standings import BOUND, Standing
+from .analyse.standings import Standing
 from .core.claims import Claim
 from .core.formatting import fmt_duration
 from .core.ladder import ladder_key
@@ -153,13 +153,14 @@ class Open:
 
 
 def _open(q: Questions) -> list[Open]:
-    # A verdict held open by a bound from below no run can settle: the bound
-    # stays one however often its ladder runs again.
-    pairs = [p for r in q.rankings for p in r.pairs]
+    # Not the verdicts held open by a bound from below (not measured): the
+    # bound stays one however often its ladder runs again.
+    pairs = [p for r in q.rankings for p in r.pairs if p.measured]
+    claims = [c for c in q.claims if c.measured]
     return ([dataclasses.replace(_open_pair(p), weight=1 / len(pairs))
-             for p in pairs if not p.settled and p.why != BOUND]
-            + [dataclasses.replace(_open_claim(c), weight=1 / len(q.claims))
-               for c in q.claims if not c.settled and c.why != BOUND]
+             for p in pairs if not p.settled]
+            + [dataclasses.replace(_open_claim(c), weight=1 / len(claims))
+               for c in claims if not c.settled]
             + [dataclasses.replace(o, weight=1 / len(q.goals))
                for g in q.goals if not g.settled and (o := _open_goal(g)) is not None])
 
@@ -184,7 +185,10 @@ def claim_runs(c: Claim, den: tuple[float, ...], num: tuple[float, ...]) -> floa
         ratio = statistics.median(num) / statistics.median(den)
         bound = c.above * c.near if ratio >= c.above else c.above / c.near
         return runs_to_settle(den, num, bound, 0.0)
-    margin = METRICS[c.num.metric].margin if c.above == 1.0 else 0.0
+    margin = 0.0
+    if c.above == 1.0:  # questions.claim_margin, from the values at hand
+        margin = METRICS[c.num.metric].level_margin(
+            *(statistics.median(side) for side in (den, num) if side))
     return runs_to_settle(den, num, c.above, margin)
 
 

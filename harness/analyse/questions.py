@@ -33,10 +33,15 @@ from ..core.formatting import fmt_percent
 from ..core.metrics import METRICS
 from ..core.schema import ConfigKey
 from ..core.stats import Interval, discoveries, ratio_interval, ratio_p, smallest_p
-from .standings import (BEHIND, BOUND, FDR_RATE, LEVEL_WORD, NOT_SETTLED, Standing, decide,
+from .standings import (BEHIND, FDR_RATE, LEVEL_WORD, NOT_SETTLED, Standing, decide,
                         pair, ranked)
 
-HOLDS, DOES_NOT_HOLD = "holds", "does not hold"
+HOLDS, DOES_NOT_HOLD, NOT_MEASURED = "holds", "does not hold", "not measured"
+# A claim whose two sides are both bounds from below (analysis.bound_from_below):
+# neither server's figure was measured, only the reach of what loaded it.
+BEYOND_REACH = ("both ladders sustained every rate offered, up to their top step or to where "
+                "the load generator could not keep up: each sustained rate is a bound from "
+                "below, and no run of this machine's ladder can order them")
 RANKINGS, CLAIMS_FAMILY, GOALS_FAMILY = "rankings", "claims", "goals"
 
 
@@ -100,7 +105,13 @@ class ClaimVerdict:
 
     @property
     def settled(self) -> bool:
-        return self.verdict != NOT_SETTLED
+        return self.verdict in (HOLDS, DOES_NOT_HOLD)
+
+    @property
+    def measured(self) -> bool:
+        """False where both sides are bounds from below (BEYOND_REACH): the
+        claim is shown but out of its family's count."""
+        return self.verdict != NOT_MEASURED
 
     @property
     def keys(self) -> tuple[ConfigKey, ConfigKey]:
@@ -129,13 +140,21 @@ class Questions:
     goals: list[GoalVerdict] = field(default_factory=list)
 
     def families(self) -> list[tuple[str, int, int]]:
-        """(family, settled, total), each family counted on its own; the
-        goals only where the run measured one."""
-        pairs = [p for r in self.rankings for p in r.pairs]
+        """(family, settled, total), each family counted on its own, of the
+        verdicts a run can measure (not those whose sides are bounds from
+        below: unmeasured()); the goals only where the run measured one."""
+        pairs = [p for r in self.rankings for p in r.pairs if p.measured]
+        claims = [c for c in self.claims if c.measured]
         return [(RANKINGS, sum(p.settled for p in pairs), len(pairs)),
-                (CLAIMS_FAMILY, sum(c.settled for c in self.claims), len(self.claims))] + (
+                (CLAIMS_FAMILY, sum(c.settled for c in claims), len(claims))] + (
             [(GOALS_FAMILY, sum(g.settled for g in self.goals), len(self.goals))]
             if self.goals else [])
+
+    def unmeasured(self) -> tuple[int, int]:
+        """(neighbour pairs, claims) out of the counts: a side's figure a
+        bound from below that no run can turn into the server's."""
+        return (sum(not p.measured for r in self.rankings for p in r.pairs),
+                sum(not c.measured for c in self.claims))
 
     def summary(self) -> str:
         """'Verdicts settled: rankings 410 of 524 neighbour pairs (78%); claims 11 of 12 (92%).'"""
@@ -147,7 +166,13 @@ class Questions:
         control = (f"false discovery rate {FDR_RATE:.0%} within the rankings and within the "
                    "claims; a goal on its own 95% interval" if self.goals else
                    f"false discovery rate {FDR_RATE:.0%} within each")
-        return f"Verdicts settled, each family on its own ({control}): " + "; ".join(parts) + "."
+        pairs, claims = self.unmeasured()
+        beyond = [f"{n:,} {word}{'s' if n != 1 else ''}" for n, word in
+                  ((pairs, "neighbour pair"), (claims, "claim")) if n]
+        return (f"Verdicts settled, each family on its own ({control}): " + "; ".join(parts) + "."
+                + (f" Not counted, since not measured: {' and '.join(beyond)} whose sides are "
+                   "sustained rates bounded from below (ladders that ran to their top step or "
+                   "to the load generator's limit)." if beyond else ""))
 
 
 def rankings(groups: list[Group], floor_impls: Iterable[str] = (),
@@ -180,6 +205,12 @@ def rankings(groups: list[Group], floor_impls: Iterable[str] = (),
 CLAIM_RATE = FDR_RATE * 3 / 2
 
 
+def claim_margin(c: Claim, num: Group, den: Group) -> float:
+    """A claimed lead's level margin: its figure's, at the two medians."""
+    return METRICS[c.num.metric].level_margin(num.median(c.num.metric),
+                                              den.median(c.den.metric))
+
+
 def _claim(c: Claim, num: Group, den: Group) -> ClaimVerdict:
     a, b = num.values(c.num.metric), den.values(c.den.metric)
     iv = ratio_interval(b, a)  # new / old: numerator over denominator
@@ -195,7 +226,7 @@ def _claim(c: Claim, num: Group, den: Group) -> ClaimVerdict:
     against = ratio_p(b, a, c.above, c.less)
     level = None
     if c.above == 1.0:
-        margin = METRICS[c.num.metric].margin
+        margin = claim_margin(c, num, den)
         up, down = ratio_p(b, a, 1 / (1 + margin), True), ratio_p(b, a, 1 + margin, False)
         level = None if up is None or down is None else max(up, down)
     # A side whose value is a bound from below may be higher: "num above"
@@ -226,9 +257,11 @@ def claims(groups: list[Group], declared: Iterable[Claim] = CLAIMS) -> list[Clai
     out = []
     for i, v in enumerate(raw):
         holds, against, level = hit[i]
-        if level:
-            margin = METRICS[v.claim.num.metric].margin
-            out.append(_verdict(v, DOES_NOT_HOLD, f"level (within ±{fmt_percent(margin)})"))
+        if beyond_reach(v):
+            out.append(_verdict(v, NOT_MEASURED, BEYOND_REACH))
+        elif level:
+            margin = claim_margin(v.claim, v.num, v.den)
+            out.append(_verdict(v, DOES_NOT_HOLD, f"level (within {_margin_text(v, margin)})"))
         elif holds:
             out.append(_verdict(v, HOLDS))
         elif against:
@@ -238,14 +271,28 @@ def claims(groups: list[Group], declared: Iterable[Claim] = CLAIMS) -> list[Clai
     return out
 
 
+def _margin_text(v: ClaimVerdict, margin: float) -> str:
+    """'±10%', or '±2 of 6: 33%' where the margin is the figure's units."""
+    m = METRICS[v.claim.num.metric]
+    if margin == m.margin:
+        return f"±{fmt_percent(margin)}"
+    smaller = min(v.num.median(v.claim.num.metric), v.den.median(v.claim.den.metric))
+    return f"±{m.margin_units:g} of {smaller:g}: {margin:.0%}"
+
+
 def _verdict(v: ClaimVerdict, verdict: str, why: str = "") -> ClaimVerdict:
     return replace(v, verdict=verdict, why=why)
 
 
+def beyond_reach(v: ClaimVerdict) -> bool:
+    """Both sides bounds from below: neither direction can be read, however
+    many runs (one bound leaves one)."""
+    return (bound_from_below(v.num, v.claim.num.metric)
+            and bound_from_below(v.den, v.claim.den.metric))
+
+
 def _claim_why(v: ClaimVerdict) -> str:
     n, m = v.runs
-    if bound_from_below(v.num, v.claim.num.metric) and bound_from_below(v.den, v.claim.den.metric):
-        return BOUND  # neither direction can be read, however many runs (one bound leaves one)
     if min(n, m) < 2:
         return f"one run on a side ({n} and {m})"
     if v.floor > CLAIM_RATE:

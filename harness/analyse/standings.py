@@ -81,6 +81,12 @@ class Standing:
     def settled(self) -> bool:
         return self.verdict != NOT_SETTLED
 
+    @property
+    def measured(self) -> bool:
+        """False where the lower side's figure is a bound from below: no run
+        can order the two, so the pair is out of its family's count."""
+        return self.why != BOUND
+
 
 def pair(metric: str, leader: Group, other: Group, margin: float) -> Standing:
     # (base, compared) so that compared/base > 1 means other is worse

@@ -586,8 +586,9 @@ CLAIMS_HEADER = ["article", "claim", "article's figure", "this run: numerator / 
 CLAIMS_INTRO = ("The articles' claims (harness/core/claims.py, docs/articles.md) whose two "
                 "configurations this run measured, judged as one family (false discovery "
                 "rate 5%): *holds* on the side the article gave, *does not hold* on the other or "
-                "level within the margin; the article's own size, where it gave one, against the "
-                "95% interval.")
+                "level within the margin; *not measured* where both sides are sustained rates "
+                "bounded from below (out of the count); the article's own size, where it gave "
+                "one, against the 95% interval.")
 
 
 def floor_multiple(r: questions.Ranking) -> float | None:
@@ -615,12 +616,14 @@ def claim_rows(q: questions.Questions) -> list[list[str]]:
     rows = []
     for c in q.claims:
         n, m = c.runs
-        runs = f"{n} and {m} runs" if n != m else f"{n} runs a side"
+        runs = f"{n} and {m} runs" if n != m else f"{n} run{'s' if n != 1 else ''} a side"
         iv = c.interval
-        ratio = (f"{iv.estimate:.2f}× [{iv.low:.2f}, {iv.high:.2f}] ({runs}, "
+        num, den = c.num.median(c.claim.num.metric), c.den.median(c.claim.den.metric)
+        ratio = (f"at least {fmt_metric(c.claim.num.metric, num)} / at least "
+                 f"{fmt_metric(c.claim.den.metric, den)} (medians; {runs})" if not c.measured else
+                 f"{iv.estimate:.2f}× [{iv.low:.2f}, {iv.high:.2f}] ({runs}, "
                  f"{iv.confidence:.0%})" if iv is not None else
-                 f"{c.num.median(c.claim.num.metric) / c.den.median(c.claim.den.metric):.2f}× "
-                 f"({runs}, no interval)")
+                 f"{num / den:.2f}× ({runs}, no interval)")
         said = c.verdict + (f": {c.why}" if c.why else "") + (f"; {c.size}" if c.size else "")
         rows.append([md_text(c.claim.article), md_text(c.claim.text), md_text(c.claim.published),
                      md_text(ratio), md_text(said)])

@@ -22,7 +22,8 @@ HEADLINE_START, HEADLINE_END = "<!-- headline -->", "<!-- /headline -->"
 CLAIMS_SUITE = "claims"  # the suite that measures the articles' claims (suites.toml)
 TIER_NAMES = 3  # names shown of a tier, the rest counted
 TOP_PLACES = 4  # tiers shown of a ranking: those starting at these places
-VERDICTS = (questions.HOLDS, questions.DOES_NOT_HOLD, questions.NOT_SETTLED)
+VERDICTS = (questions.HOLDS, questions.DOES_NOT_HOLD, questions.NOT_SETTLED,
+            questions.NOT_MEASURED)
 
 
 def compact_tiers(r: questions.Ranking) -> str:
@@ -96,7 +97,8 @@ def claims_part(run: Run, name: str) -> list[str]:
              + ", ".join(f"{md_text(v)} {counts[v]}" for v in VERDICTS if counts[v]) + ".", ""]
     rows = [[md_text(c.claim.text), md_text(c.claim.published),
              f"{fmt_ratio(c.interval.estimate, best_in_bold=False)} "
-             f"{fmt_bounds(c.interval, fmt_ratio_bound)}" if c.interval is not None else "—",
+             f"{fmt_bounds(c.interval, fmt_ratio_bound)}" if c.interval is not None and c.measured
+             else "—",
              md_text(c.verdict + (f": {c.why}" if c.why else ""))]
             for c in found.claims]
     return lines + md_table(["claim", "article", "this run", "verdict"], rows)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from harness.analyse.analysis import group_runs
 from harness import sequential
-from harness.analyse.questions import DOES_NOT_HOLD, HOLDS, ask, claims, rankings
-from harness.analyse.standings import BEHIND, BOUND, NOT_SETTLED
+from harness.analyse.questions import (CLAIMS_FAMILY, DOES_NOT_HOLD, HOLDS, NOT_MEASURED, RANKINGS,
+                                       ask, claims, rankings)
+from harness.analyse.standings import BEHIND, BOUND
 from harness.core.claims import CLAIMS, SEED004_STEP_S, Claim, Side
 from harness.core.ladder import end_reason, figures, ladder_key, ladder_rows
 from harness.core.metrics import KNEE, SUSTAINED
@@ -128,8 +129,9 @@ def test_a_ladder_ended_by_its_generator_is_a_bound_from_below() -> None:
 
 def test_a_bound_from_below_settles_a_lead_over_it_never_one_of_it_nor_a_tie() -> None:
     """Six repeats: go and node both sustain every step to the top (two
-    bounds: no verdict, not "level"); deno saturates at 100. go over deno
-    holds, deno over go can never."""
+    bounds: no verdict, not "level", and out of the families' counts: not
+    measured); deno saturates at 100. go over deno holds, deno over go can
+    never."""
     rows = [r for rep in range(1, 7) for r in (
         ladder(["sustained"] * 5, impl="go", rep=rep)
         + ladder(["sustained"] * 5, impl="node", rep=rep)
@@ -154,7 +156,15 @@ def test_a_bound_from_below_settles_a_lead_over_it_never_one_of_it_nor_a_tie() -
     verdicts = {v.claim.text: v for v in claims(groups, [more, less, wrong, level])}
     assert verdicts[more.text].verdict == HOLDS and verdicts[less.text].verdict == HOLDS
     assert verdicts[wrong.text].verdict == DOES_NOT_HOLD  # deno's 50 is the server's: go is above
-    assert verdicts[level.text].verdict == NOT_SETTLED and verdicts[level.text].why == BOUND
+    assert verdicts[level.text].verdict == NOT_MEASURED and not verdicts[level.text].settled
+    found = ask(groups)
+    found = type(found)(found.rankings, list(verdicts.values()))
+    families = dict((name, (settled, total)) for name, settled, total in found.families())
+    pairs = [p for r in found.rankings for p in r.pairs]
+    # the tie of two bounds counts in neither family; every other verdict does
+    assert families[RANKINGS][1] == len(pairs) - 1 and families[CLAIMS_FAMILY] == (3, 3)
+    assert found.unmeasured() == (1, 1)
+    assert "Not counted, since not measured: 1 neighbour pair and 1 claim" in found.summary()
 
 
 def test_a_verdict_held_open_by_a_bound_asks_for_no_runs() -> None:

@@ -5,6 +5,8 @@ families' wrong verdicts under 5% when nothing differs (A/A)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from harness.analyse.analysis import group_runs
@@ -60,6 +62,27 @@ def test_claims_hold_fail_or_are_level_as_planted() -> None:
                       + rows("b", [v * 1.001 * MS for v in jitter]))
     level = claims(same, [_claim()])[0]
     assert level.verdict == DOES_NOT_HOLD and level.why.startswith("level")
+
+
+def test_thread_counts_are_level_within_two_threads_and_a_real_lead_still_holds() -> None:
+    """Go's seed004 counts, 8 runs a side: parallel 8 8 9 8 8 8 8 8 against
+    sync 8 8 8 8 7 8 8 8 is level within two threads of 8, as no 2% margin
+    of whole threads could be; 2 threads against 108 still holds."""
+    def threads(impl: str, counts: list[int]) -> list:
+        return [replace(r, max_threads=c) for r, c in zip(rows(impl, [MS] * len(counts)), counts)]
+
+    groups = group_runs(threads("a", [8, 8, 8, 8, 7, 8, 8, 8])
+                        + threads("b", [8, 8, 9, 8, 8, 8, 8, 8])
+                        + threads("c", [2, 2, 3, 2, 2, 2, 2, 2])
+                        + threads("d", [108, 110, 107, 108, 109, 108, 108, 108]))
+
+    def claim(num: str, den: str) -> Claim:
+        return Claim("test", f"{num} over {den}", "", Side(num, "chain", 5, "max_threads"),
+                     Side(den, "chain", 5, "max_threads"), 1.0)
+
+    same, lead = claims(groups, [claim("b", "a"), claim("d", "c")])
+    assert same.verdict == DOES_NOT_HOLD and same.why == "level (within ±2 of 8: 25%)"
+    assert lead.verdict == HOLDS
 
 
 def test_a_claim_not_measured_is_left_out_and_each_family_counts_its_own() -> None:
