@@ -24,8 +24,11 @@ DOCS = ("README.md", "docs/usage.md", "docs/statistics.md", "docs/releases.md")
 MARK = re.compile(r"<!-- figure ([\w-]+) -->(.*?)<!-- /figure -->", re.S)
 RESULTS = Path("docs") / "results"
 # Each first `./run.sh --quick` on a new machine that benchmarks/first_run.sh
-# timed, a line each (it prints the line): the study's data.
+# timed, a line each (it prints the line): the study's data. NEXT_RUNS: the
+# same for a second `./run.sh --quick` in that clone (its builds and caches
+# kept), timed with `/usr/bin/time -f "%e %U %S"`.
 FIRST_RUNS = Path("docs") / "studies" / "first-run.tsv"
+NEXT_RUNS = Path("docs") / "studies" / "next-run.tsv"
 DEFAULT_SUITE, CALIBRATE_SUITE = "default", "calibrate"
 
 
@@ -82,22 +85,29 @@ FIGURES: dict[str, tuple[str, Callable[[Run], str]]] = {
 }
 
 
-def first_run(root: Path) -> str:
-    """Each machine's first `./run.sh --quick` at the newest commit measured
-    on it, the slowest of that commit's measurements (the study's table),
-    newest machine first."""
-    with open(root / FIRST_RUNS, newline="") as f:
+def _newest_measurements(root: Path, path: Path,
+                         figure: str) -> list[tuple[str, dict[str, str], int]]:
+    """Each machine's `./run.sh --quick` at the newest commit measured on it:
+    (machine, its newest line, the slowest of that commit's seconds), newest
+    machine first."""
+    with open(root / path, newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
     if not rows:
-        raise ValueError(f"figure first-run: no measurement in {FIRST_RUNS}")
+        raise ValueError(f"figure {figure}: no measurement in {path}")
     newest_row: dict[str, dict[str, str]] = {}
     for row in rows:  # in the order measured: the last of a machine is its newest
         newest_row[row["machine"]] = row
+    return [(machine_name, last, max(int(r["seconds"]) for r in rows if r["machine"] ==
+                                     machine_name and r["commit"] == last["commit"]))
+            for machine_name, last in sorted(newest_row.items(), key=lambda kv: kv[1]["date"],
+                                             reverse=True)]
+
+
+def first_run(root: Path) -> str:
+    """The first `./run.sh --quick` on a new machine (FIRST_RUNS), with the
+    day and commit measured."""
     said = []
-    for machine_name, last in sorted(newest_row.items(), key=lambda kv: kv[1]["date"],
-                                     reverse=True):
-        slowest = max(int(r["seconds"]) for r in rows
-                      if r["machine"] == machine_name and r["commit"] == last["commit"])
+    for machine_name, last, slowest in _newest_measurements(root, FIRST_RUNS, "first-run"):
         cpu, _, cores = machine_name.rpartition(", ")
         # the machine's name is a run's data (env.json): escaped, as the pages do
         said.append(md_text(f"{fmt_elapsed(slowest)} on a new {cores.removesuffix(' cores')}"
@@ -105,8 +115,16 @@ def first_run(root: Path) -> str:
     return " and ".join(said)
 
 
+def next_run(root: Path) -> str:
+    """The second, in the same clone (NEXT_RUNS): the machines only (the
+    study gives days and commits)."""
+    return " and ".join(
+        md_text(f"{fmt_elapsed(slowest)} on the {machine_name.rpartition(', ')[0]}")
+        for machine_name, _, slowest in _newest_measurements(root, NEXT_RUNS, "next-run"))
+
+
 # name -> the figure, from the repository's committed data other than a run
-STUDIES: dict[str, Callable[[Path], str]] = {"first-run": first_run}
+STUDIES: dict[str, Callable[[Path], str]] = {"first-run": first_run, "next-run": next_run}
 
 
 def values(root: Path, names: set[str]) -> dict[str, str]:

@@ -214,6 +214,19 @@ def test_the_first_run_figure_is_each_machines_slowest_at_its_newest_commit(tmp_
         "3 min 30 s on a new 2-core Xeon (2026-01-02, commit bbb)")}
 
 
+def test_the_next_run_figure_reads_its_own_table(tmp_path):
+    """README's next-run time: the same rule on next-run.tsv, not on the
+    first runs'."""
+    (tmp_path / figures.NEXT_RUNS).parent.mkdir(parents=True)
+    (tmp_path / figures.NEXT_RUNS).write_text(
+        "date\tcommit\tmachine\tseconds\tuser_cpu_s\tsystem_cpu_s\n"
+        "2026-01-02\tbbb\tXeon, 2 cores\t88\t\t\n"
+        "2026-01-03\tccc\tEPYC, 2 cores\t134\t146.5\t20.0\n"
+        "2026-01-03\tccc\tEPYC, 2 cores\t141\t156.0\t22.0\n")
+    assert figures.values(tmp_path, {"next-run"}) == {
+        "next-run": "2 min 21 s on the EPYC and 1 min 28 s on the Xeon"}
+
+
 def test_the_first_run_studys_epyc_table_is_its_data():
     """docs/studies/first-run.md's EPYC table: its times and CPU are the
     lines of first-run.tsv it reports, in the order measured."""
@@ -223,6 +236,17 @@ def test_the_first_run_studys_epyc_table_is_its_data():
     assert "| in all | " + " | ".join(fmt_elapsed(int(r["seconds"])) for r in epyc) + " |" in text
     assert "| CPU, user + system | " + " | ".join(
         f"{float(r['user_cpu_s']):.0f} + {float(r['system_cpu_s']):.0f} s" for r in epyc) + " |" in text
+
+
+def test_the_first_run_studys_next_time_is_its_data():
+    """docs/studies/first-run.md's "The next time": the EPYC's times and CPU
+    are next-run.tsv's lines, in the order measured."""
+    with open(ROOT / figures.NEXT_RUNS, newline="") as f:
+        epyc = [r for r in csv.DictReader(f, delimiter="\t") if "EPYC" in r["machine"]]
+    text = " ".join((ROOT / "docs" / "studies" / "first-run.md").read_text().split())
+    assert " and ".join(fmt_elapsed(int(r["seconds"])) for r in epyc) + " (" + " and ".join(
+        f"{float(r['user_cpu_s']):.0f} + {float(r['system_cpu_s']):.0f} s" for r in epyc
+    ) + " of CPU)" in text
 
 
 def test_protocols_k6_ceiling_at_2000_users_is_the_seed004_pages():
