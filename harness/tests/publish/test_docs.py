@@ -545,3 +545,21 @@ def test_the_readme_headline_is_never_a_run_that_had_no_floor_program() -> None:
     assert seed and all(read_env(RESULTS / n / published.ENV).floor_impls for n in seed)
     assert rt.headline_page(RESULTS) not in seed
     assert rt.pages(RESULTS).index(seed[0]) < rt.pages(RESULTS).index(rt.headline_page(RESULTS))
+
+
+def test_statistics_thread_spreads_are_the_seed004_reruns():
+    """docs/statistics.md's (and metrics.py's) thread spreads behind the
+    two-thread margin, recomputed from the page they come from: Go's async
+    at 150 users, java-virtual's parallel at 50, D = 100 ms."""
+    with open(RESULTS / "2026-11-29-amd-epyc-2c-seed004-rerun" / "runs.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["status"] == "ok" and r["workload"] == "http"
+                and r["delay_ms"] == "100" and not r["rate"]]
+
+    def spread(impl: str, style: str, users: str) -> str:
+        counts = [int(r["max_threads"]) for r in rows
+                  if (r["impl"], r["style"], r["users"]) == (impl, style, users)]
+        return f"{min(counts)}–{max(counts)}"
+
+    text = " ".join((ROOT / "docs" / "statistics.md").read_text().split())
+    assert (f"Go's {spread('go', 'async', '150')} and java-virtual's "
+            f"{spread('java-virtual', 'parallel', '50')}") in text
