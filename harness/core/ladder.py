@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from .schema import DIMENSIONS, PAST_END, ConfigKey, Row, Status
-from .workloads import GEN_BUSY_LIMIT, GEN_LAG_LIMIT_S, RATE
+from .workloads import GENERATOR_FAULT, RATE
 
 # Statuses that say nothing of the server under load (no style, no
 # build): they end no ladder.
@@ -74,18 +74,10 @@ def not_repeated_error(rate: int, rep: int, statuses: list[str]) -> str:
 
 def generator_limited(row: Row) -> bool:
     """A step invalid because k6 could not keep its schedule (busy, late, or
-    behind: loadtest._judge_step's limits): it measured k6, not the server,
-    so a ladder ending there says nothing of the server's capacity."""
-    if row.status != "invalid":
-        return False
-    busy = row.gen_busy is not None and row.gen_busy > GEN_BUSY_LIMIT
-    late = row.gen_lag_p99_s is not None and row.gen_lag_p99_s > GEN_LAG_LIMIT_S
-    # Behind: requests due neither sent nor dropped, with no wrong answer to
-    # blame instead (a row judged before unsent_allowed was tolerated is
-    # invalid for as few as one).
-    sent = (row.requests_done or 0) + (row.unanswered or 0) + (row.dropped or 0)
-    behind = row.offered is not None and row.offered > sent and not row.http_errors
-    return busy or late or behind
+    behind it: loadtest._judge_step, which says so in the row's reason): it
+    measured k6, not the server, so a ladder ending there says nothing of
+    the server's capacity."""
+    return row.status == "invalid" and (row.error or "").startswith(GENERATOR_FAULT)
 
 
 @dataclass(frozen=True)

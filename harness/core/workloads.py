@@ -266,6 +266,13 @@ LADDER_GRACE_S = 5
 # this after its schedule.
 GEN_BUSY_LIMIT = 0.8
 GEN_LAG_LIMIT_S = 0.010
+# Every reason loadtest gives a step it found invalid because k6 could not
+# keep its schedule (busy, late or behind it) starts so, and no other
+# reason does: ladder.generator_limited reads the recorded reason rather
+# than judge the row's figures again by today's limits (a row of an older
+# run was judged by its own: one unsent request was "behind" before
+# unsent_allowed).
+GENERATOR_FAULT = "the load generator"
 
 
 def unsent_allowed(rate: int) -> int:

@@ -31,8 +31,8 @@ from typing import Any
 from ..processes.launcher import Outcome, start_process
 from .loadgen import SCRIPT, k6_env
 from ..core.schema import Status, StepVerdict
-from ..core.workloads import (CPUS, DELAY_MS, GEN_BUSY_LIMIT, GEN_LAG_LIMIT_S, LADDER_GRACE_S,
-                              RATE, REQUESTS, STEP_S, STYLE, USERS, WORKLOADS, Request,
+from ..core.workloads import (CPUS, DELAY_MS, GEN_BUSY_LIMIT, GEN_LAG_LIMIT_S, GENERATOR_FAULT,
+                              LADDER_GRACE_S, RATE, REQUESTS, STEP_S, STYLE, USERS, WORKLOADS, Request,
                               ladder_p99_bound_s, ladder_vus, style_floor_ms, unsent_allowed)
 
 READY_S = 60.0  # a server that does not print its listening line by then is a timeout
@@ -201,7 +201,7 @@ def _busy(figures: LoadFigures, gen: Generated) -> str | None:
     if it was over GEN_BUSY_LIMIT."""
     figures.gen_busy = gen.cpu_s / (gen.wall_s * gen.cpus) if gen.wall_s > 0 else None
     if figures.gen_busy is not None and figures.gen_busy > GEN_BUSY_LIMIT:
-        return (f"the load generator used {figures.gen_busy:.0%} of its {gen.cpus} "
+        return (f"{GENERATOR_FAULT} used {figures.gen_busy:.0%} of its {gen.cpus} "
                 f"core{'s' if gen.cpus != 1 else ''} (limit {GEN_BUSY_LIMIT:.0%}): the run "
                 f"measured k6, not the server")
     return None
@@ -277,12 +277,12 @@ def _judge_step(summary: dict[str, Any], req: Request, figures: LoadFigures,
         return Status.INVALID, (f"{bad_status - refused} of {done} responses were neither 200 "
                                 f"nor an overloaded server's 503")
     if unscheduled > unsent_allowed(req.param(RATE.name)):
-        return Status.INVALID, (f"the load generator fell behind its schedule: {unscheduled} of "
+        return Status.INVALID, (f"{GENERATOR_FAULT} fell behind its schedule: {unscheduled} of "
                                 f"the {due} requests due were neither sent nor dropped")
     if busy is not None:
         return Status.INVALID, busy
     if figures.gen_lag_p99_s is not None and figures.gen_lag_p99_s > GEN_LAG_LIMIT_S:
-        return Status.INVALID, (f"the load generator ran 1% of its schedule over "
+        return Status.INVALID, (f"{GENERATOR_FAULT} ran 1% of its schedule over "
                                 f"{figures.gen_lag_p99_s * MS:.0f} ms late (limit "
                                 f"{GEN_LAG_LIMIT_S * MS:g} ms): it could not keep the schedule")
     if not done:

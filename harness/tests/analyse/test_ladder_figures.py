@@ -13,7 +13,7 @@ from harness.core.claims import CLAIMS, SEED004_STEP_S, Claim, Side
 from harness.core.ladder import end_reason, figures, ladder_key, ladder_rows
 from harness.core.metrics import KNEE, SUSTAINED
 from harness.core.schema import PAST_END, ConfigKey, Row
-from harness.core.workloads import GEN_LAG_LIMIT_S
+from harness.core.workloads import GEN_LAG_LIMIT_S, GENERATOR_FAULT
 
 RATES = (25, 50, 100, 200, 400)
 FIRST_P99 = 0.32  # the unloaded p99 at D = 100 ms: three waits and a little
@@ -115,15 +115,22 @@ def test_a_declared_capacity_claim_names_seed004s_ladder() -> None:
 
 
 def test_a_ladder_ended_by_its_generator_is_a_bound_from_below() -> None:
-    """The step k6 could not keep (late, busy, or behind its schedule) says
-    nothing of the server: the sustained rate below it is a bound. A wrong
-    answer is the server's: no bound."""
-    late = step(100, "sustained", status="invalid", gen_lag_p99_s=GEN_LAG_LIMIT_S * 2)
-    behind = step(100, "sustained", status="invalid", offered=1000, requests_done=999)
+    """The step k6 could not keep (late, busy, or behind its schedule, as the
+    step's recorded reason says) says nothing of the server: the sustained
+    rate below it is a bound. A wrong answer, or one below the style's
+    floor, is the server's: no bound, even with a request or two unsent
+    (within unsent_allowed, so not "behind")."""
+    late = step(100, "sustained", status="invalid", gen_lag_p99_s=GEN_LAG_LIMIT_S * 2,
+                error=f"{GENERATOR_FAULT} ran 1% of its schedule over 20 ms late (limit 10 ms)")
+    behind = step(100, "sustained", status="invalid", offered=1000, requests_done=999,
+                  error=f"{GENERATOR_FAULT} fell behind its schedule: 1 of the 1000 requests "
+                        "due were neither sent nor dropped")  # an older run's rule: one behind
     wrong = step(100, "sustained", status="invalid", offered=1000, requests_done=999,
                  http_errors=1, error="1 of 999 response bodies were not 2*NUM + NUM/2")
-    assert [figures(ladder(["sustained"] * 2) + [last]).at_top for last in (late, behind, wrong)] \
-        == [True, True, False]
+    fast = step(100, "sustained", status="invalid", offered=1000, requests_done=999,
+                error="the median answer, 12 ms, is below the async style's floor of 300 ms")
+    assert [figures(ladder(["sustained"] * 2) + [last]).at_top
+            for last in (late, behind, wrong, fast)] == [True, True, False, False]
     assert figures(ladder(["sustained"] * 2) + [late]).sustained_rps == 50
 
 

@@ -22,7 +22,7 @@ from harness.plan.plan import Planned, plan
 from harness.plan.settings import settings_from
 from harness.plan.options import Options
 from harness.record.rundir import RunDir
-from harness.core.workloads import GEN_LAG_LIMIT_S, Request, ladder_p99_bound_s
+from harness.core.workloads import GEN_LAG_LIMIT_S, GENERATOR_FAULT, Request, ladder_p99_bound_s
 from harness.execute.loadtest import Generated, LoadFigures, _judge, _judge_step, generator_cpus
 
 HARNESS = Path(__file__).resolve().parents[2]
@@ -98,6 +98,22 @@ def test_a_request_due_within_the_allowed_lateness_of_the_end_may_go_unsent() ->
     assert judge(summary(sent=RATE * STEP_S - 1))[0] == "ok"
     status, error, _ = judge(summary(sent=RATE * STEP_S - 2))
     assert status == "invalid" and "fell behind its schedule: 2 of the 1000" in error, error
+
+
+@pytest.mark.parametrize("data,gen,generator", [
+    (summary(), Generated(None, cpu_s=10.0, wall_s=11.0, cpus=1, last=""), True),
+    (summary(lag_p99_ms=GEN_LAG_LIMIT_S * 1000 + 5), QUIET, True),
+    (summary(sent=600), QUIET, True),
+    (summary(median_ms=100.0), QUIET, False),
+    (summary(fails={"body": 1}), QUIET, False),
+])
+def test_the_generators_own_reasons_and_only_they_name_it(data: dict[str, Any], gen: Generated,
+                                                           generator: bool) -> None:
+    """ladder.generator_limited reads a step's recorded reason: each of the
+    generator's (busy, late, behind) starts with GENERATOR_FAULT, no other
+    does."""
+    status, error, _ = judge(data, gen)
+    assert status == "invalid" and error.startswith(GENERATOR_FAULT) == generator, error
 
 
 def test_a_busy_generator_makes_the_step_invalid() -> None:
