@@ -16,11 +16,12 @@ from . import calibration
 from .page import elapsed, machine
 from .published import ENV, Run, load_run
 from ..analyse import questions, standings
-from ..core.formatting import fmt_elapsed
+from ..core.formatting import fmt_count, fmt_elapsed
+from ..core.schema import Row
 from ..present.report import ask_run, md_text
-from ..record.rundir import read_env
+from ..record.rundir import read_env, read_runs
 
-DOCS = ("README.md", "docs/usage.md", "docs/statistics.md", "docs/releases.md")
+DOCS = ("README.md", "docs/usage.md", "docs/statistics.md", "docs/releases.md", "docs/protocol.md")
 MARK = re.compile(r"<!-- figure ([\w-]+) -->(.*?)<!-- /figure -->", re.S)
 RESULTS = Path("docs") / "results"
 # Each first `./run.sh --quick` on a new machine that benchmarks/first_run.sh
@@ -29,6 +30,9 @@ RESULTS = Path("docs") / "results"
 # kept), timed with `/usr/bin/time -f "%e %U %S"`.
 FIRST_RUNS = Path("docs") / "studies" / "first-run.tsv"
 NEXT_RUNS = Path("docs") / "studies" / "next-run.tsv"
+# The load generator's ceiling (docs/protocol.md): run directories of a
+# rate ladder against a server that does next to nothing, the newest read.
+CEILING_RUNS = Path("docs") / "studies" / "generator-ceiling"
 DEFAULT_SUITE, CALIBRATE_SUITE = "default", "calibrate"
 
 
@@ -123,8 +127,55 @@ def next_run(root: Path) -> str:
         for machine_name, _, slowest in _newest_measurements(root, NEXT_RUNS, "next-run"))
 
 
+def _ceiling_steps(root: Path) -> tuple[str, list[Row]]:
+    """The newest ceiling run: its machine and day, and its measured steps
+    (those past a ladder's end were not run), by repeat and rate."""
+    runs = sorted((root / CEILING_RUNS).glob("*/runs.csv"))
+    if not runs:
+        raise ValueError(f"figure generator-ceiling: no run in {CEILING_RUNS}")
+    env = read_env(runs[-1].parent / ENV)
+    steps = sorted((r for r in read_runs(runs[-1]).rows if r.status in ("ok", "invalid")),
+                   key=lambda r: (r.rep, r.rate or 0))
+    return f"{machine(env)}, {str(env.started_at)[:10]}", steps
+
+
+def generator_ceiling(root: Path) -> str:
+    """Each measured step of the newest ceiling run, a table row each."""
+    said, steps = _ceiling_steps(root)
+
+    def late(row: Row) -> str:
+        # to k6's clock, interpolated: 10.01 ms is past the 10 ms limit
+        return "" if row.gen_lag_p99_s is None else f"{row.gen_lag_p99_s * 1000:.4g} ms"
+    lines = [f"Measured on {said}:", "",
+             "| ladder | offered (req/s) | answered (req/s) | k6 busy | k6 late, p99 | step |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {r.rep} | {fmt_count(r.rate)} | {fmt_count(round(r.rps or 0))}"
+              f"{f' ({fmt_count(r.dropped)} dropped)' if r.dropped else ''} | "
+              f"{f'{r.gen_busy:.0%}' if r.gen_busy is not None else ''} | {late(r)} | "
+              f"{r.status}{' (k6)' if r.status == 'invalid' else ''} |" for r in steps]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def generator_kept(root: Path) -> str:
+    """The highest rate k6 kept in every ladder of the newest ceiling run,
+    and the lowest it did not."""
+    _, steps = _ceiling_steps(root)
+    kept = {r.rate for r in steps if r.status == "ok"}
+    every = [rate for rate in sorted(kept) if all(
+        any(r.rep == rep and r.rate == rate and r.status == "ok" for r in steps)
+        for rep in {r.rep for r in steps})]
+    missed = [r.rate for r in steps if r.status == "invalid" and r.rate is not None]
+    if not missed:
+        return f"every step, up to {fmt_count(max(kept))} requests a second" if kept else "no step"
+    return (f"up to {fmt_count(max(kept, default=0))} requests a second in some ladders, "
+            f"{f'up to {fmt_count(max(every))} in every one' if every else 'no rate in every one'}"
+            f", and missed it from {fmt_count(min(missed))}")
+
+
 # name -> the figure, from the repository's committed data other than a run
-STUDIES: dict[str, Callable[[Path], str]] = {"first-run": first_run, "next-run": next_run}
+STUDIES: dict[str, Callable[[Path], str]] = {"first-run": first_run, "next-run": next_run,
+                                             "generator-ceiling": generator_ceiling,
+                                             "generator-kept": generator_kept}
 
 
 def values(root: Path, names: set[str]) -> dict[str, str]:

@@ -24,7 +24,7 @@ README_LIMIT = 14_500
 from harness.analyse import questions, standings
 from harness.analyse.analysis import group_runs, ratios
 from harness.core.formatting import fmt_elapsed
-from harness.core.schema import ConfigKey, Env
+from harness.core.schema import ConfigKey, Env, Row
 from harness.present.exports import SUMMARY_FIELDS
 from harness.present.outputs import write_report
 from harness.present.report import build_table, claim_rows, md_text, ranking_rows, workload_groups
@@ -225,6 +225,31 @@ def test_the_next_run_figure_reads_its_own_table(tmp_path):
         "2026-01-03\tccc\tEPYC, 2 cores\t141\t156.0\t22.0\n")
     assert figures.values(tmp_path, {"next-run"}) == {
         "next-run": "2 min 21 s on the EPYC and 1 min 28 s on the Xeon"}
+
+
+def test_the_generator_ceiling_figures_read_the_newest_ladders(tmp_path):
+    """protocol.md's k6 ceiling: every measured step a row (those past a
+    ladder's end were not run), and the rates k6 kept in some ladders, in
+    every one, and the lowest it missed; an older run is not read."""
+    def step(rep: int, rate: int, status: str, lag_ms: float | None = 4.0) -> Row:
+        return Row(run_id="r", impl="go", language="go", runtime="go", workload="http", rep=rep,
+                   delay_ms=1, style="when-all", rate=rate, step_s=5, status=status,
+                   rps=float(rate) if status != "skipped" else None, gen_busy=0.4,
+                   gen_lag_p99_s=None if lag_ms is None else lag_ms / 1000)
+    older = RunDir.create_new(tmp_path / figures.CEILING_RUNS)
+    older.append_run(step(1, 100, "invalid", 50.0))
+    newer = RunDir.create_new(tmp_path / figures.CEILING_RUNS)
+    assert newer.name > older.name
+    for row in (step(1, 200, "ok"), step(1, 400, "ok"), step(1, 600, "invalid", 15.0),
+                step(2, 200, "ok"), step(2, 400, "invalid", 12.0),
+                step(2, 600, "skipped", None)):
+        newer.append_run(row)
+    found = figures.values(tmp_path, {"generator-ceiling", "generator-kept"})
+    assert found["generator-kept"] == ("up to 400 requests a second in some ladders, up to 200 "
+                                       "in every one, and missed it from 400")
+    table = found["generator-ceiling"]
+    assert "| 1 | 600 | 600 | 40% | 15 ms | invalid (k6) |" in table
+    assert "| 2 | 400 |" in table and "| 2 | 600 |" not in table and "| 1 | 100 |" not in table
 
 
 def test_the_first_run_studys_epyc_table_is_its_data():
