@@ -44,6 +44,9 @@ CPUS = Dimension("cpus", "--cpus", int, (),
 # Set by `harness merge` (env.json's host), never by a run: no option.
 MACHINE = Dimension("machine", "", str, (), "the machine a merged row ran on")
 COMMON_DIMENSIONS = (CPUS, MACHINE)
+# The switch every collected runtime's program reads (docs/protocol.md,
+# "Collection between passes"): no collection between passes.
+NO_COLLECTION = ("BENCH_COLLECT", "0")
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,12 @@ class Workload:
     # --until-settled, a configuration whose smaller size failed by a limit
     # that grows with it is not run (sequential.outgrown).
     grows_with: tuple[str, ...] = ("n",)
+    # The collection between passes (docs/protocol.md, "Collection between
+    # passes") from this N on; below it the run sets BENCH_COLLECT=0 (env):
+    # a pass there leaves too little garbage to matter, and a full
+    # collection before each made the next pass slower than the garbage
+    # would have. None: at every N.
+    collect_from_n: int | None = None
 
     def __post_init__(self) -> None:
         # Every workload also varies by the harness's own dimensions.
@@ -110,6 +119,12 @@ class Workload:
 
     def n_refused(self, n: int | None) -> str | None:
         return self.n_rule(n) if self.n_rule is not None and n is not None else None
+
+    def env(self, req: Request) -> dict[str, str]:
+        """What this request sets in the program's environment."""
+        if self.collect_from_n is not None and req.n is not None and req.n < self.collect_from_n:
+            return {NO_COLLECTION[0]: NO_COLLECTION[1]}
+        return {}
 
     def argv(self, req: Request) -> list[str]:
         """The program's arguments after its run argv (docs/protocol.md)."""
@@ -358,7 +373,11 @@ WORKLOADS: dict[str, Workload] = {
             # A JIT needs about a second of runs at N = 10000 before its
             # times settle (docs/protocol.md, --warmup-ms).
             default_iterations=10, default_warmup_ms=1000, expected=lambda n: n * (n - 1) // 2,
-            uses_buffer=True, estimate=_bounded_estimate),
+            uses_buffer=True, estimate=_bounded_estimate,
+            # Below 10,000 producers a pass takes microseconds to a
+            # millisecond: collected before each, it ran 1.4-47x slower than
+            # without (V8 most; docs/protocol.md, "Collection between passes")
+            collect_from_n=10_000),
         Workload(
             "skynet", default_iterations=2, default_warmup_ms=0,
             expected=lambda n: n * (n - 1) // 2, n_rule=_power_of_ten),

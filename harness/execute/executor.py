@@ -61,7 +61,7 @@ def make_row(run_id: str, p: Planned, status: Status, started_at: str | None = N
         iterations=p.iterations, warmup_ms=p.warmup_ms,
         started_at=started_at if started_at is not None else utc_now(),
         duration_ms=p.duration_ms if p.workload.uses_duration else None,
-        command=shlex.join(mask_value(arg) for arg in p.argv()), **figures)
+        command=shlex.join(mask_value(arg) for arg in p.command()), **figures)
 
 
 def masked_output(row: Row, secrets: list[str]) -> Row:
@@ -190,8 +190,8 @@ class ProcessExecutor:
         started = utc_now()
         probe = LoadProbe.start()
         with tempfile.TemporaryDirectory(prefix=f"{CACHE_PREFIX}{os.getpid()}-") as cache:
-            env = (program_env(p.impl.env_for(p.request.param(CPUS.name)), self.s.inherit_env)
-                   | fresh_caches(cache))
+            env = (program_env(p.workload.env(p.request) | p.impl.env_for(
+                p.request.param(CPUS.name)), self.s.inherit_env) | fresh_caches(cache))
             secrets = secrets_in(env, p.argv())
             out, status, error, answer, figures, generator_cpu = self._measure(p, env, secrets)
         # The load generator's CPU is the machine's load too, but it is part of

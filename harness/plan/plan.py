@@ -54,6 +54,14 @@ class Planned:
     def argv(self) -> list[str]:
         return [*self.impl.argv(), *self.workload.argv(self.request)]
 
+    def command(self) -> list[str]:
+        """The run as a shell line runs it: the environment its workload
+        sets (Workload.env; a variant's own, which wins, is in its name),
+        then argv."""
+        variant = dict(self.impl.settings_env)
+        return [f"{k}={v}" for k, v in self.workload.env(self.request).items()
+                if k not in variant] + self.argv()
+
 
 def plan(impls: list[Impl], s: Settings) -> list[Planned]:
     """Repeats are the outer loop, so that a drift in the machine's state

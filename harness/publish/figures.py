@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import csv
 import re
+import statistics
+from collections import Counter
 from pathlib import Path
 from typing import Callable
 
@@ -16,7 +18,8 @@ from . import calibration
 from .page import elapsed, machine
 from .published import ENV, Run, load_run
 from ..analyse import questions, standings
-from ..core.formatting import fmt_count, fmt_elapsed
+from ..core.formatting import fmt_bytes, fmt_count, fmt_elapsed, fmt_seconds
+from ..core.variants import base_of
 from ..core.schema import Row
 from ..present.report import ask_run, md_text
 from ..record.rundir import read_env, read_runs
@@ -33,6 +36,10 @@ NEXT_RUNS = Path("docs") / "studies" / "next-run.tsv"
 # The load generator's ceiling (docs/protocol.md): run directories of a
 # rate ladder against a server that does next to nothing, the newest read.
 CEILING_RUNS = Path("docs") / "studies" / "generator-ceiling"
+# The collection between passes at bounded's smallest N (docs/protocol.md):
+# each collected runtime with and without it (IMPL[BENCH_COLLECT=0]),
+# interleaved, the newest run read.
+COLLECTION_RUNS = Path("docs") / "studies" / "collection"
 DEFAULT_SUITE, CALIBRATE_SUITE = "default", "calibrate"
 
 
@@ -172,10 +179,90 @@ def generator_kept(root: Path) -> str:
             f", and missed it from {fmt_count(min(missed))}")
 
 
+Medians = dict[tuple[str, int | None, int | None], tuple[tuple[float, float], tuple[float, float]]]
+
+
+def _collection_medians(root: Path) -> tuple[str, Medians]:
+    """The collection runs (COLLECTION_RUNS): the newest's machine and day,
+    and per (runtime, N, buffer) the medians of the warm pass and of the
+    peak RSS, (with the collection, without), from every run."""
+    runs = sorted((root / COLLECTION_RUNS).glob("*/runs.csv"))
+    if not runs:
+        raise ValueError(f"figure collection: no run in {COLLECTION_RUNS}")
+    env = read_env(runs[-1].parent / ENV)
+    by: dict[tuple[str, int | None, int | None, bool], list[Row]] = {}
+    for path in runs:
+        for r in read_runs(path).rows:
+            if r.status == "ok":
+                base = base_of(r.impl)
+                by.setdefault((base, r.n, r.buffer, r.impl != base), []).append(r)
+
+    def median(rows: list[Row], column: str) -> float:
+        return statistics.median(getattr(r, column) for r in rows)
+    out: Medians = {}
+    for impl, n, buffer, off in by:
+        if off and (impl, n, buffer, False) in by:
+            on_rows, off_rows = by[(impl, n, buffer, False)], by[(impl, n, buffer, True)]
+            warm, rss = ((median(on_rows, c), median(off_rows, c))
+                         for c in ("warm_iter_s", "peak_rss_bytes"))
+            out[(impl, n, buffer)] = (warm, rss)
+    return f"{machine(env)}, {str(env.started_at)[:10]}", out
+
+
+def collection_table(root: Path) -> str:
+    """Each runtime at N = 10, B = 1 with and without the collection."""
+    said, medians = _collection_medians(root)
+    runs = sorted((root / COLLECTION_RUNS).glob("*/runs.csv"))
+    at_10 = [r for path in runs for r in read_runs(path).rows
+             if (r.n, r.buffer, r.status) == (10, 1, "ok")]
+    per_side = min(Counter(r.impl for r in at_10).values())
+    passes = min(r.iterations or 0 for r in at_10)
+    lines = [f"Measured on {said}, bounded at N = 10, B = 1, medians of {per_side} runs of "
+             f"{passes} passes:",
+             "", "| runtime | warm pass, collected before | not collected | × | "
+             "peak RSS, collected | not collected |", "| --- | --- | --- | --- | --- | --- |"]
+    for (impl, n, buffer), ((warm_on, warm_off), (rss_on, rss_off)) in sorted(medians.items()):
+        if (n, buffer) == (10, 1):
+            lines.append(f"| {impl} | {fmt_seconds(warm_on)} | {fmt_seconds(warm_off)} | "
+                         f"{warm_on / warm_off:.1f}× | {fmt_bytes(rss_on)} | {fmt_bytes(rss_off)} |")
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _ratio_range(medians: Medians, n: int, impls: set[str] | None = None,
+                 rss: bool = False) -> str:
+    """The runtimes' range at N of the warm pass with the collection over
+    without it, or (rss) of the peak RSS without it over with it."""
+    ratios = [off / on if rss else on / off
+              for (impl, at, _), figures in medians.items()
+              if at == n and (impls is None or impl in impls)
+              for on, off in [figures[1 if rss else 0]]]
+    return f"{min(ratios):.1f}-{max(ratios):.1f}×"
+
+
+def collection_range(root: Path) -> str:
+    """How much slower the warm pass was with the collection at N = 10,
+    both buffers: the runtimes' range."""
+    return _ratio_range(_collection_medians(root)[1], 10)
+
+
+def collection_larger(root: Path) -> str:
+    """The same at the larger sizes the runs measured (V8's apart), and the
+    peak RSS without the collection over with it."""
+    medians = _collection_medians(root)[1]
+    v8 = {"nodejs", "deno"}
+    return "; ".join(f"at N = {n:,}, {_ratio_range(medians, n)} (Node.js and Deno "
+                     f"{_ratio_range(medians, n, v8)}), and the peak RSS without it "
+                     f"{_ratio_range(medians, n, rss=True)} with it"
+                     for n in sorted({n for _, n, _ in medians if n is not None and n != 10}))
+
+
 # name -> the figure, from the repository's committed data other than a run
 STUDIES: dict[str, Callable[[Path], str]] = {"first-run": first_run, "next-run": next_run,
                                              "generator-ceiling": generator_ceiling,
-                                             "generator-kept": generator_kept}
+                                             "generator-kept": generator_kept,
+                                             "collection-small": collection_table,
+                                             "collection-range": collection_range,
+                                             "collection-larger": collection_larger}
 
 
 def values(root: Path, names: set[str]) -> dict[str, str]:

@@ -199,6 +199,16 @@ def test_program_arguments_come_from_the_declaration() -> None:
     assert p.argv()[-2:] == ["--warmup-ms", "250"]
     p = Planned(IMPLS[0], ConfigKey("go", "sleep", 10, None), 1, 500, 1)
     assert p.argv() == ["go-bin", "sleep", "--n", "10", "--duration-ms", "500", "--iterations", "1"]
+    assert p.command() == p.argv()  # the collection between passes: on, nothing to set
+
+
+def test_bounded_below_10000_producers_is_planned_without_the_collection() -> None:
+    """docs/protocol.md, "Not at the smallest passes": the run's command
+    (runs.csv's, and the dry run's) begins with BENCH_COLLECT=0 there."""
+    small = Planned(IMPLS[0], ConfigKey("go", "bounded", 10, 1), 1, 500, 60)
+    assert small.command() == ["BENCH_COLLECT=0", *small.argv()]
+    large = Planned(IMPLS[0], ConfigKey("go", "bounded", 10_000, 1), 1, 500, 3)
+    assert large.command() == large.argv()
 
 
 def row(impl: str, workload: str, n: int, status: str = "ok", **kw: Any) -> Row:

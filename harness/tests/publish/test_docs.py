@@ -252,6 +252,33 @@ def test_the_generator_ceiling_figures_read_the_newest_ladders(tmp_path):
     assert "| 2 | 400 |" in table and "| 2 | 600 |" not in table and "| 1 | 100 |" not in table
 
 
+def test_the_collection_figures_compare_each_runtime_with_itself(tmp_path):
+    """protocol.md's collection study: per runtime, the medians with the
+    collection against its BENCH_COLLECT=0 variant, from every run of the
+    folder; a runtime without its variant is left out."""
+    def run(impl: str, n: int, warm: float, rss: int, rep: int = 1) -> Row:
+        return Row(run_id="r", impl=impl, language="go", runtime="go", workload="bounded", n=n,
+                   buffer=1, rep=rep, status="ok", iterations=60, warm_iter_s=warm,
+                   peak_rss_bytes=rss)
+    small = RunDir.create_new(tmp_path / figures.COLLECTION_RUNS)
+    for rep, (warm, off) in enumerate(((20e-6, 5e-6), (30e-6, 7e-6), (25e-6, 6e-6)), 1):
+        small.append_run(run("go", 10, warm, 4 << 20, rep))
+        small.append_run(run("go[BENCH_COLLECT=0]", 10, off, 8 << 20, rep))
+        small.append_run(run("alone", 10, warm, 4 << 20, rep))
+    larger = RunDir.create_new(tmp_path / figures.COLLECTION_RUNS)
+    larger.append_run(run("nodejs", 1000, 3e-3, 40 << 20))
+    larger.append_run(run("nodejs[BENCH_COLLECT=0]", 1000, 1e-3, 60 << 20))
+    larger.append_run(run("go", 1000, 1e-3, 4 << 20))
+    larger.append_run(run("go[BENCH_COLLECT=0]", 1000, 1e-3, 6 << 20))
+    found = figures.values(tmp_path, {"collection-small", "collection-range", "collection-larger"})
+    assert "| go | 25 µs | 6 µs | 4.2× | 4 MiB | 8 MiB |" in found["collection-small"]
+    assert "alone" not in found["collection-small"] and "3 runs of 60 passes" in found[
+        "collection-small"]
+    assert found["collection-range"] == "4.2-4.2×"
+    assert found["collection-larger"] == ("at N = 1,000, 1.0-3.0× (Node.js and Deno 3.0-3.0×), "
+                                          "and the peak RSS without it 1.5-1.5× with it")
+
+
 def test_the_first_run_studys_epyc_table_is_its_data():
     """docs/studies/first-run.md's EPYC table: its times and CPU are the
     lines of first-run.tsv it reports, in the order measured."""

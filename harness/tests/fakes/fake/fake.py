@@ -91,5 +91,5 @@ out.update(result=result, results=[result] * k, lang_env=os.environ.get("LANG"),
            make_env=os.environ.get("MAKEFLAGS"), cache_found=found,
            pycache_prefix=sys.pycache_prefix, writes_bytecode=not sys.dont_write_bytecode,
            cpus_seen=len(os.sched_getaffinity(0)), cpus_knob=os.environ.get("FAKE_CPUS"),
-           env_names=sorted(os.environ))
+           env_names=sorted(os.environ), collect_env=os.environ.get("BENCH_COLLECT"))
 print(json.dumps(out))
