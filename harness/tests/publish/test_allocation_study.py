@@ -16,7 +16,8 @@ from ..conftest import ROOT
 STUDY = ROOT / "docs" / "studies" / "allocation.md"
 RUNS = {"morning": ROOT / "docs" / "results" / "2026-11-28-intel-xeon-2c",
         "evening": ROOT / "docs" / "studies" / "allocation" / "20261128-190332",
-        "night": ROOT / "docs" / "studies" / "allocation" / "20261128-221945"}
+        "night": ROOT / "docs" / "studies" / "allocation" / "20261128-221945",
+        "next day": ROOT / "docs" / "results" / "2026-11-29-amd-epyc-2c"}
 
 
 def _row(label: str) -> list[str]:
@@ -41,4 +42,18 @@ def test_the_runs_table_is_the_committed_rows() -> None:
     assert _row("claims settled") == claims
     assert _row("goals settled") == goals
     assert [cell.removesuffix(" of runs") for cell in
-            _row("the minimum, one run of each configuration (248; the night's 252)")] == minimum
+            _row("the minimum, one run of each configuration (248; the night's and the next "
+                 "day's 252)")] == minimum
+
+
+def test_the_javascript_runs_at_10_producers_are_the_rows() -> None:
+    """The last section: bounded at 10 producers on a JavaScript runtime took
+    5-9 s a run the night before, under a second without the collection."""
+    def walls(label: str) -> list[float]:
+        return [r.wall_s for r in read_runs(RUNS[label] / "runs.csv").rows
+                if r.workload == "bounded" and r.n == 10 and r.status == "ok"
+                and r.impl in ("nodejs", "bun", "deno") and r.wall_s is not None]
+    night, next_day = walls("night"), walls("next day")
+    assert 5 <= min(night) and max(night) <= 9, (min(night), max(night))
+    assert max(next_day) < 1, max(next_day)
+    assert "JavaScript runtime had taken 5–9 s" in " ".join(STUDY.read_text().split())
