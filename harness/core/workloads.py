@@ -123,7 +123,7 @@ class Workload:
     def env(self, req: Request) -> dict[str, str]:
         """What this request sets in the program's environment."""
         if self.collect_from_n is not None and req.n is not None and req.n < self.collect_from_n:
-            return {NO_COLLECTION[0]: NO_COLLECTION[1]}
+            return dict([NO_COLLECTION])
         return {}
 
     def argv(self, req: Request) -> list[str]:
@@ -375,8 +375,9 @@ WORKLOADS: dict[str, Workload] = {
             default_iterations=10, default_warmup_ms=1000, expected=lambda n: n * (n - 1) // 2,
             uses_buffer=True, estimate=_bounded_estimate,
             # Below 10,000 producers a pass takes microseconds to a
-            # millisecond: collected before each, it ran 1.4-47x slower than
-            # without (V8 most; docs/protocol.md, "Collection between passes")
+            # millisecond: collected before each, it ran up to tens of times
+            # slower than without (V8 most; docs/protocol.md, "Not at the
+            # smallest passes", has the figures)
             collect_from_n=10_000),
         Workload(
             "skynet", default_iterations=2, default_warmup_ms=0,

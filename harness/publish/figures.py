@@ -197,15 +197,15 @@ def _collection_medians(root: Path) -> tuple[str, Medians]:
                 base = base_of(r.impl)
                 by.setdefault((base, r.n, r.buffer, r.impl != base), []).append(r)
 
-    def median(rows: list[Row], column: str) -> float:
-        return statistics.median(getattr(r, column) for r in rows)
+    def medians(rows: list[Row]) -> tuple[float, float]:
+        return (statistics.median(r.warm_iter_s or 0.0 for r in rows),
+                statistics.median(r.peak_rss_bytes or 0 for r in rows))
     out: Medians = {}
     for impl, n, buffer, off in by:
         if off and (impl, n, buffer, False) in by:
-            on_rows, off_rows = by[(impl, n, buffer, False)], by[(impl, n, buffer, True)]
-            warm, rss = ((median(on_rows, c), median(off_rows, c))
-                         for c in ("warm_iter_s", "peak_rss_bytes"))
-            out[(impl, n, buffer)] = (warm, rss)
+            (warm_on, rss_on), (warm_off, rss_off) = (medians(by[(impl, n, buffer, False)]),
+                                                      medians(by[(impl, n, buffer, True)]))
+            out[(impl, n, buffer)] = ((warm_on, warm_off), (rss_on, rss_off))
     return f"{machine(env)}, {str(env.started_at)[:10]}", out
 
 
