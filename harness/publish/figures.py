@@ -223,7 +223,7 @@ def collection_table(root: Path) -> str:
              "peak RSS, collected | not collected |", "| --- | --- | --- | --- | --- | --- |"]
     for (impl, n, buffer), ((warm_on, warm_off), (rss_on, rss_off)) in sorted(medians.items()):
         if (n, buffer) == (10, 1):
-            lines.append(f"| {impl} | {fmt_seconds(warm_on)} | {fmt_seconds(warm_off)} | "
+            lines.append(f"| {md_text(impl)} | {fmt_seconds(warm_on)} | {fmt_seconds(warm_off)} | "
                          f"{warm_on / warm_off:.1f}× | {fmt_bytes(rss_on)} | {fmt_bytes(rss_off)} |")
     return "\n" + "\n".join(lines) + "\n"
 
