@@ -54,6 +54,7 @@ from .core.ladder import ladder_key
 from .core.metrics import METRICS
 from .core.presentation import FigureWithin, WithinOf
 from .core.schema import ConfigKey, Row, Status
+from .core.workloads import WORKLOADS, adaptive_sleep_ms
 from .plan.plan import Planned, configurations
 
 # 1.96 + 0.84: a two-sided 5% test with 80% power, for the runs a verdict
@@ -289,11 +290,39 @@ def wanting(found: list[Open], reps: dict[ConfigKey, int], ceiling: dict[ConfigK
             for k, n in added.items() if n > round_no]
 
 
-def run_seconds(g: Group) -> float:
+def run_seconds(g: Group, p: Planned | None = None) -> float:
     """The seconds a run of the configuration takes: its runs' mean wall
-    time, plus what a run costs besides (OVERHEAD_S)."""
+    time, plus what a run costs besides (OVERHEAD_S). A run of
+    --adaptive-sleep (p, its planned run) counts the sleep its next run
+    will have, not the one each earlier run had: the first run, with no
+    start time known, sleeps the part's whole duration (5 s at 10k tasks),
+    the next ones about a second, and a cost read from the first would
+    price the cheapest sets of the run among its dearest."""
     walls = [r.wall_s for r in g.rows if r.wall_s is not None]
+    if (sleep_ms := _next_sleep_ms(g, p)) is not None:
+        walls = [r.wall_s - _sleep_s(r, r.duration_ms) + _sleep_s(r, sleep_ms)
+                 for r in g.rows if r.wall_s is not None]
     return OVERHEAD_S + (statistics.fmean(walls) if walls else 1.0)
+
+
+def _next_sleep_ms(g: Group, p: Planned | None) -> int | None:
+    """The sleep of the configuration's next run (scheduler.held, from this
+    run's start times); None: it does not adapt its sleep."""
+    workload = WORKLOADS.get(g.key.workload)
+    column = workload.adaptive_column if workload is not None else None
+    if p is None or not p.adaptive_sleep or column is None or p.duration_ms is None:
+        return None
+    starts = [r.figure(column) for r in g.rows
+              if r.status == Status.OK and r.figure(column) is not None]
+    return adaptive_sleep_ms(p.duration_ms, max(starts) if starts else None)
+
+
+def _sleep_s(r: Row, sleep_ms: int | None) -> float:
+    """The seconds a row's iterations sleep at sleep_ms (0: a row with no
+    sleep recorded)."""
+    if sleep_ms is None or r.duration_ms is None:
+        return 0.0
+    return (r.iterations or 1) * sleep_ms / 1000
 
 
 def ladder_seconds(steps: Iterable[Group]) -> float:
@@ -337,7 +366,8 @@ class Unit:
 
     def seconds(self, groups: dict[ConfigKey, Group]) -> float:
         if len(self.runs) == 1 and self.runs[0].key == self.key:
-            return run_seconds(groups[self.key]) if self.key in groups else OVERHEAD_S + 1.0
+            return (run_seconds(groups[self.key], self.runs[0]) if self.key in groups
+                    else OVERHEAD_S + 1.0)
         return ladder_seconds(groups[p.key] for p in self.runs if p.key in groups)
 
 

@@ -15,7 +15,7 @@ from .. import relative
 from ..core.registry import Impl
 from ..core.schema import ConfigKey, Row, RowKey, Status
 from .settings import Part, Settings
-from ..core.workloads import WORKLOADS, Request, Workload
+from ..core.workloads import WORKLOADS, Request, Workload, adaptive_sleep_ms
 
 
 @dataclass(frozen=True)
@@ -160,8 +160,20 @@ def estimate_s(p: Planned, history: History | None = None) -> float:
     """How long one run should take: from this machine's earlier runs when
     there are any (_past), else the workload's rough guess."""
     past = _past(p, history or {})
+    req = p.request
+    if (p.adaptive_sleep and past is not None and p.key.size
+            and p.workload.history_column == p.workload.adaptive_column):
+        # --adaptive-sleep: a later run sleeps what its start time gives; a
+        # first, what its smaller size's start grown in proportion gives
+        # (scheduler.held), or the whole duration
+        start: float | None = past
+        if p.rep == 1:
+            smaller = [(k.size, t) for (k, _, _), t in (history or {}).items()
+                       if k.family == p.key.family and k.size and k.size < p.key.size]
+            start = max(smaller)[1] * p.key.size / max(smaller)[0] if smaller else None
+        req = dataclasses.replace(req, duration_ms=adaptive_sleep_ms(req.duration_ms, start))
     # no run outlasts its timeout
-    return min(p.workload.estimate_s(p.request, past), p.timeout_s)
+    return min(p.workload.estimate_s(req, past), p.timeout_s)
 
 
 def estimate_basis(runs: list[Planned], history: History, out: Path) -> str:

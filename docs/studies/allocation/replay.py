@@ -6,7 +6,8 @@ each configuration's runs from that run's own rows (docs/studies/allocation.md).
         [--repeat 1] [--max-repeat 12] [--seeds 0,1,2]
 
 A drawn run keeps the recorded row's shape and costs its recorded wall time
-(plus the harness's overhead); each figure is the configuration's median
+(plus the harness's overhead; a sleeping run, its time awake plus the sleep
+--adaptive-sleep gives it); each figure is the configuration's median
 times a log-normal draw of the spread its recorded runs show (at least 1%),
 so verdicts settle as they would on that machine's noise. A configuration
 with no ok row repeats its first row's failure. Prints, per seed, the
@@ -67,12 +68,24 @@ class Replay:
             return Executed(dataclasses.replace(rows[0], rep=p.rep, run_id=self.run_id))
         drawn = {}
         for name in DRAWN:
-            values = [getattr(r, name) for r in ok if getattr(r, name)]
+            values = [_awake(r, name) for r in ok if getattr(r, name)]
             if values:
                 value = statistics.median(values) * math.exp(self.rng.gauss(0, _log_sd(values)))
                 drawn[name] = int(value) if isinstance(values[0], int) else value
-        return Executed(dataclasses.replace(self.rng.choice(ok), rep=p.rep,
-                                            run_id=self.run_id, **drawn))
+        row = self.rng.choice(ok)
+        if row.duration_ms is not None and p.duration_ms is not None:
+            # --adaptive-sleep: the run sleeps what the scheduler gave it (p)
+            drawn["wall_s"] = drawn["wall_s"] + (row.iterations or 1) * p.duration_ms / 1000
+            drawn["duration_ms"] = p.duration_ms
+        return Executed(dataclasses.replace(row, rep=p.rep, run_id=self.run_id, **drawn))
+
+
+def _awake(r: Row, name: str) -> float:
+    """A recorded figure; a sleeping run's wall time without its sleep."""
+    value = getattr(r, name)
+    if name == "wall_s" and r.duration_ms is not None:
+        return value - (r.iterations or 1) * r.duration_ms / 1000
+    return value
 
 
 def replay(source: Path, budget_s: float, repeat: int, max_repeat: int | None, seed: int) -> str:

@@ -98,6 +98,39 @@ def test_an_earlier_run_in_out_sets_the_first_sleep(tmp_path: Path) -> None:
     assert [p.duration_ms for p in fake.ran] == [3000, 3000, 3000]
 
 
+def test_a_first_run_sleeps_from_a_smaller_size_grown_in_proportion(tmp_path: Path) -> None:
+    fake, run = _execute(tmp_path, {"workload": "sleep", "n": "10,1000", "duration_ms": 5000,
+                                    "adaptive_sleep": True, "repeat": 1}, 0.004)
+    # N = 10 first: nothing known, the full 5 s; N = 1000: 0.004 s x 100 = 0.4 s
+    # to start, slept 2 x 0.4 + 1 s
+    assert [(p.key.n, p.duration_ms) for p in fake.ran] == [(10, 5000), (1000, 1800)]
+
+
+class FirstInvalid(Scripted):
+    """The first run at N = 1000 invalid (its tasks did not all overlap)."""
+
+    def run(self, p: Planned) -> Executed:
+        if p.key.n == 1000 and p.rep == 1:
+            self.ran.append(p)
+            return Executed(make_row(self.run_id, p, "invalid", error="tasks did not overlap"))
+        return super().run(p)
+
+
+def test_after_a_failed_first_run_the_next_sleeps_in_full(tmp_path: Path) -> None:
+    s = settings_from(Options.from_record({"impl": "fake-good", "repeat": 2, "workload": "sleep",
+                                           "n": "10,1000", "duration_ms": 5000,
+                                           "adaptive_sleep": True}), ram_bytes=1 << 30)
+    runs = plan(resolve(s.impls), s)
+    run = RunDir.create_new(tmp_path)
+    fake = FirstInvalid(run.name, 0.004)
+    scheduler.execute_until_settled(
+        run, runs, runs, sequential, lambda p: Readiness("ready"), fake,
+        Progress(len(runs), [0.0] * len(runs)), lambda p: 0.0)
+    # no longer a first run, and no start of its own yet: the whole duration
+    assert [(p.key.n, p.rep, p.duration_ms) for p in fake.ran] == [
+        (10, 1, 5000), (1000, 1, 1800), (10, 2, 1100), (1000, 2, 5000)]
+
+
 def test_without_the_option_every_run_sleeps_in_full(tmp_path: Path) -> None:
     fake, run = _execute(tmp_path, {"workload": "sleep", "n": "10", "duration_ms": 5000})
     assert [p.duration_ms for p in fake.ran] == [5000] * 3

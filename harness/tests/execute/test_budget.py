@@ -189,3 +189,20 @@ def test_a_claim_forecast_a_little_past_its_ceiling_goes_before_a_pair() -> None
     chosen = sequential.wanting([pair, hopeless, claim], reps, ceiling, cost, budget_s=58.0)  # the pair: 4 runs a side of 2, cheap (AIM)
     assert set(chosen) == {a, b, c, d}
     assert 0.7 < sequential._odds(claim, 30) < 0.8
+
+
+def test_a_sleeping_run_costs_the_sleep_its_next_run_will_have() -> None:
+    """The first run of --adaptive-sleep sleeps the part's whole duration;
+    the next sleeps twice the start time plus a second: the next run's cost
+    is the latter's, not the first run's."""
+    s = settings_from(Options(impl="fake-good", workload="sleep", n="10000",
+                              duration_ms=5000, adaptive_sleep=True), ram_bytes=1 << 30)
+    planned = plan(resolve(s.impls), s)[0]
+    first = make_row("r", planned, "ok", wall_s=5.05, spawn_s=0.03)
+    assert first.duration_ms == 5000 and first.iterations == 1
+    g = group_runs([first])[0]
+    # awake 0.05 s, then a sleep of 2 x 0.03 + 1 s, rounded up to 1.1 s
+    assert sequential.run_seconds(g, planned) == pytest.approx(sequential.OVERHEAD_S + 1.15)
+    fixed = dataclasses.replace(planned, adaptive_sleep=False)
+    assert sequential.run_seconds(g, fixed) == pytest.approx(sequential.OVERHEAD_S + 5.05)
+    assert sequential.run_seconds(g) == pytest.approx(sequential.OVERHEAD_S + 5.05)
