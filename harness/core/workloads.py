@@ -198,6 +198,19 @@ def _sleep_check(data: dict[str, Any], req: Request) -> str | None:
 ADAPTIVE_FLOOR_MS = 1000
 
 
+# run --adaptive-sleep, a configuration's first run: its start time is
+# guessed from its smaller size's, grown with the tasks and by half again
+# (start times grow a little faster than the tasks: docs/usage.md gives
+# the most measured, figure start-growth), so that twice the guess plus a
+# second stays ahead of the start.
+FIRST_START_GROWTH = 1.5
+
+
+def first_start_s(size: int, smaller: tuple[int, float]) -> float:
+    """A first run's start time, from (size, start time) of its smaller size."""
+    return FIRST_START_GROWTH * smaller[1] * size / smaller[0]
+
+
 def adaptive_sleep_ms(ceiling_ms: int, spawn_s: float | None) -> int:
     """The sleep of a run of --adaptive-sleep, from the longest start time of
     its configuration's earlier runs (None: none yet, the full ceiling)."""

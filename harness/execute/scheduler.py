@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Mapping, Protocol
 from ..core.formatting import fmt_percent
 from ..core.ladder import end_reason, ladder_key, not_repeated_error, past_end, past_end_error
 from ..core.schema import PAST_END, ConfigKey, Row, Status
-from ..core.workloads import RATE, WORKLOADS, adaptive_sleep_ms
+from ..core.workloads import RATE, WORKLOADS, adaptive_sleep_ms, first_start_s
 from ..plan.plan import Planned
 from .builder import Readiness
 from .executor import Executed, Executor, make_row, unready_row
@@ -31,17 +31,15 @@ def held(p: Planned, starts: list[float], smaller: tuple[int, float] | None = No
     start times of its configuration's earlier runs (start_times): the
     sleep is decided as the runs go, from what they measured. smaller, for
     a configuration never run before: (size, longest start time) of its
-    largest smaller size run ok, whose start time, grown in proportion to
-    the size, stands in for its own (start times grow about linearly with
-    the tasks: at most 1.5 times faster per tenfold in the default run of
-    2026-11-29, which twice the start plus a second covers; a first run
-    whose tasks did not all overlap is invalid, and the next one, no
-    longer a first, sleeps the whole duration)."""
+    largest smaller size run ok, whose start time, grown with the size
+    (workloads.first_start_s), stands in for its own; a first run whose
+    tasks did not all overlap is invalid, and the next one, no longer a
+    first, sleeps the whole duration."""
     if not p.adaptive_sleep:
         return p
     spawn = max(starts) if starts else None
     if spawn is None and smaller is not None and p.key.size:
-        spawn = smaller[1] * p.key.size / smaller[0]
+        spawn = first_start_s(p.key.size, smaller)
     return dataclasses.replace(p, duration_ms=adaptive_sleep_ms(p.duration_ms, spawn))
 
 

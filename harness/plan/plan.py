@@ -15,7 +15,7 @@ from .. import relative
 from ..core.registry import Impl
 from ..core.schema import ConfigKey, Row, RowKey, Status
 from .settings import Part, Settings
-from ..core.workloads import WORKLOADS, Request, Workload, adaptive_sleep_ms
+from ..core.workloads import WORKLOADS, Request, Workload, adaptive_sleep_ms, first_start_s
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ def estimate_s(p: Planned, history: History | None = None) -> float:
         if p.rep == 1:
             smaller = [(k.size, t) for (k, _, _), t in (history or {}).items()
                        if k.family == p.key.family and k.size and k.size < p.key.size]
-            start = max(smaller)[1] * p.key.size / max(smaller)[0] if smaller else None
+            start = first_start_s(p.key.size, max(smaller)) if smaller else None
         req = dataclasses.replace(req, duration_ms=adaptive_sleep_ms(req.duration_ms, start))
     # no run outlasts its timeout
     return min(p.workload.estimate_s(req, past), p.timeout_s)

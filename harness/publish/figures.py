@@ -40,6 +40,9 @@ CEILING_RUNS = Path("docs") / "studies" / "generator-ceiling"
 # each collected runtime with and without it (IMPL[BENCH_COLLECT=0]),
 # interleaved, the newest run read.
 COLLECTION_RUNS = Path("docs") / "studies" / "collection"
+# The sleeps' start times by size (run --adaptive-sleep's first runs,
+# docs/usage.md): run directories of every runtime's sleeps, all read.
+START_RUNS = Path("docs") / "studies" / "sleep-duration" / "start-growth"
 DEFAULT_SUITE, CALIBRATE_SUITE = "default", "calibrate"
 
 
@@ -256,13 +259,40 @@ def collection_larger(root: Path) -> str:
                      for n in sorted({n for _, n, _ in medians if n is not None and n != 10}))
 
 
+def start_growth(root: Path) -> str:
+    """The most the tasks' start time grew faster than the tasks from one
+    size to the next tenfold, over the runtimes and runs of START_RUNS
+    (each size's longest start): what workloads.FIRST_START_GROWTH covers."""
+    runs = sorted((root / START_RUNS).glob("*/runs.csv"))
+    if not runs:
+        raise ValueError(f"figure start-growth: no run in {START_RUNS}")
+    starts: dict[tuple[str, str, int], float] = {}
+    for path in runs:
+        for r in read_runs(path).rows:
+            if r.status == "ok" and r.workload == "sleep" and r.n and r.spawn_s:
+                key = (r.run_id, r.impl, r.n)
+                starts[key] = max(starts.get(key, 0.0), r.spawn_s)
+    growth = [(start / (starts[(run, impl, n // 10)] * 10), impl, n)
+              for (run, impl, n), start in starts.items()
+              if n % 10 == 0 and (run, impl, n // 10) in starts]
+    if not growth:
+        raise ValueError(f"figure start-growth: no runtime at two sizes a tenfold apart "
+                         f"in {START_RUNS}")
+    ratio, impl, n = max(growth)
+    env = read_env(runs[-1].parent / ENV)
+    return (f"{ratio:.2f} times faster than the tasks per tenfold ({md_text(impl)}'s, from "
+            f"{n // 10:,} to {n:,} tasks; {len(growth)} steps of {len({i for _, i, _ in growth})} "
+            f"runtimes on {machine(env)}, {str(env.started_at)[:10]})")
+
+
 # name -> the figure, from the repository's committed data other than a run
 STUDIES: dict[str, Callable[[Path], str]] = {"first-run": first_run, "next-run": next_run,
                                              "generator-ceiling": generator_ceiling,
                                              "generator-kept": generator_kept,
                                              "collection-small": collection_table,
                                              "collection-range": collection_range,
-                                             "collection-larger": collection_larger}
+                                             "collection-larger": collection_larger,
+                                             "start-growth": start_growth}
 
 
 def values(root: Path, names: set[str]) -> dict[str, str]:

@@ -101,9 +101,9 @@ def test_an_earlier_run_in_out_sets_the_first_sleep(tmp_path: Path) -> None:
 def test_a_first_run_sleeps_from_a_smaller_size_grown_in_proportion(tmp_path: Path) -> None:
     fake, run = _execute(tmp_path, {"workload": "sleep", "n": "10,1000", "duration_ms": 5000,
                                     "adaptive_sleep": True, "repeat": 1}, 0.004)
-    # N = 10 first: nothing known, the full 5 s; N = 1000: 0.004 s x 100 = 0.4 s
-    # to start, slept 2 x 0.4 + 1 s
-    assert [(p.key.n, p.duration_ms) for p in fake.ran] == [(10, 5000), (1000, 1800)]
+    # N = 10 first: nothing known, the full 5 s; N = 1000: 0.004 s x 100 x 1.5
+    # = 0.6 s to start, slept 2 x 0.6 + 1 s
+    assert [(p.key.n, p.duration_ms) for p in fake.ran] == [(10, 5000), (1000, 2200)]
 
 
 class FirstInvalid(Scripted):
@@ -128,7 +128,7 @@ def test_after_a_failed_first_run_the_next_sleeps_in_full(tmp_path: Path) -> Non
         Progress(len(runs), [0.0] * len(runs)), lambda p: 0.0)
     # no longer a first run, and no start of its own yet: the whole duration
     assert [(p.key.n, p.rep, p.duration_ms) for p in fake.ran] == [
-        (10, 1, 5000), (1000, 1, 1800), (10, 2, 1100), (1000, 2, 5000)]
+        (10, 1, 5000), (1000, 1, 2200), (10, 2, 1100), (1000, 2, 5000)]
 
 
 def test_without_the_option_every_run_sleeps_in_full(tmp_path: Path) -> None:

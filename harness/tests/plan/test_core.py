@@ -292,8 +292,9 @@ def test_an_adaptive_sleep_is_estimated_as_the_scheduler_will_set_it() -> None:
     small, big = ConfigKey("go", "sleep", 10, None), ConfigKey("go", "sleep", 1000, None)
     history = {(small, 1, 0): 0.004, (big, 1, 0): 0.5}
     first = Planned(IMPLS[0], big, 1, 5000, 1, adaptive_sleep=True)
-    # the first run: the smaller size's start grown 100 times, 0.4 s: 2 x 0.4 + 1 s
-    assert estimate_s(first, history) == pytest.approx(0.3 + 1.8 + 0.5)
+    # the first run: the smaller size's start grown 100 times and by half
+    # again, 0.6 s: 2 x 0.6 + 1 s
+    assert estimate_s(first, history) == pytest.approx(0.3 + 2.2 + 0.5)
     # a later one: its own start, 0.5 s: 2 s
     assert estimate_s(Planned(IMPLS[0], big, 2, 5000, 1, adaptive_sleep=True), history) == \
         pytest.approx(0.3 + 2.0 + 0.5)

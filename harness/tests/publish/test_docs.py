@@ -279,6 +279,25 @@ def test_the_collection_figures_compare_each_runtime_with_itself(tmp_path):
                                           "and the peak RSS without it 1.5-1.5× with it")
 
 
+def test_the_start_growth_is_the_steepest_tenfold_step(tmp_path):
+    """usage.md's start growth: each runtime's longest start at a size over
+    ten times its longest at a tenth of it, the steepest of every run; a
+    size with no tenth (1 -> 10,000) and a failed row are not read."""
+    def run(impl: str, n: int, spawn: float, status: str = "ok") -> Row:
+        return Row(run_id="r", impl=impl, language="go", runtime="go", workload="sleep", n=n,
+                   rep=1, status=status, spawn_s=spawn)
+    folder = RunDir.create_new(tmp_path / figures.START_RUNS)
+    for row in (run("go", 1, 1e-3), run("go", 10_000, 0.03), run("go", 100_000, 0.3),
+                run("go", 100_000, 0.45), run("go", 1_000_000, 6.0),
+                run("rust", 10_000, 0.01), run("rust", 100_000, 0.5, "invalid"),
+                run("rust", 100_000, 0.12)):
+        folder.append_run(row)
+    found = figures.values(tmp_path, {"start-growth"})["start-growth"]
+    # go: 0.45 / 0.3 = 1.50, 6.0 / 4.5 = 1.33; rust: 0.12 / 0.1 = 1.20
+    assert found.startswith("1.50 times faster than the tasks per tenfold (go's, from 10,000 to "
+                            "100,000 tasks; 3 steps of 2 runtimes on ")
+
+
 def test_the_first_run_studys_epyc_table_is_its_data():
     """docs/studies/first-run.md's EPYC table: its times and CPU are the
     lines of first-run.tsv it reports, in the order measured."""
