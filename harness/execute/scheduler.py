@@ -31,7 +31,8 @@ def held(p: Planned, starts: list[float], smaller: tuple[int, float] | None = No
     start times of its configuration's earlier runs (start_times): the
     sleep is decided as the runs go, from what they measured. smaller, for
     a configuration never run before: (size, longest start time) of its
-    largest smaller size run ok, whose start time, grown with the size
+    largest smaller size run ok (in this run, else in OUT's earlier runs),
+    whose start time, grown with the size
     (workloads.first_start_s), stands in for its own; a first run whose
     tasks did not all overlap is invalid, and the next one, no longer a
     first, sleeps the whole duration."""
@@ -152,7 +153,7 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
             continue
         starts = spawns.get(p.key, []) + past_spawns.get(p.key, [])
         p = held(p, starts, None if p.key in statuses or starts else
-                 smaller_start(p.key, {**past_spawns, **spawns}))
+                 smaller_start(p.key, spawns) or smaller_start(p.key, past_spawns))
         progress.start(i, p.label)
         below = ended.get((ladder, p.rep)) if (ladder := ladder_key(p.key)) else None
         smaller = rules.outgrown(p, statuses)

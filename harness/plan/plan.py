@@ -164,7 +164,7 @@ def estimate_s(p: Planned, history: History | None = None) -> float:
     if (p.adaptive_sleep and past is not None and p.key.size
             and p.workload.history_column == p.workload.adaptive_column):
         # --adaptive-sleep: a later run sleeps what its start time gives; a
-        # first, what its smaller size's start grown in proportion gives
+        # first, what its smaller size's start gives, grown with the tasks
         # (scheduler.held), or the whole duration
         start: float | None = past
         if p.rep == 1:
