@@ -54,13 +54,16 @@ class Planned:
     def argv(self) -> list[str]:
         return [*self.impl.argv(), *self.workload.argv(self.request)]
 
-    def command(self) -> list[str]:
+    def command(self, variant: bool = False) -> list[str]:
         """The run as a shell line runs it: the environment its workload
-        sets (Workload.env; a variant's own, which wins, is in its name),
-        then argv."""
-        variant = dict(self.impl.settings_env)
-        return [f"{k}={v}" for k, v in self.workload.env(self.request).items()
-                if k not in variant] + self.argv()
+        sets (Workload.env), then argv. A variant's own environment wins
+        over the workload's; runs.csv has it in the variant's name, and
+        variant=True puts it in front too (the dry run's line, run as
+        printed)."""
+        own = dict(self.impl.settings_env)
+        env = [*(own.items() if variant else ()),
+               *((k, v) for k, v in self.workload.env(self.request).items() if k not in own)]
+        return [f"{k}={v}" for k, v in env] + self.argv()
 
 
 def plan(impls: list[Impl], s: Settings) -> list[Planned]:

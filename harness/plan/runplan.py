@@ -117,8 +117,7 @@ def plan_run(impls: list[Impl], s: Settings, past: list[Row], out: Path,
     if sequential:
         dry_run.append(f"the plan is {sequential}")
     for p in runs:
-        settings = [f"{k}={v}" for k, v in p.impl.settings_env]  # a variant's own environment
-        dry_run.append(f"  {p.label}: {shlex.join(settings + p.command())}")
+        dry_run.append(f"  {p.label}: {shlex.join(p.command(variant=True))}")
     return RunPlan(runs, notes, estimates, basis, sequential, expected,
                    [p for p in configurations(runs).values() if p.max_repeat is not None],
                    dry_run, s.record())

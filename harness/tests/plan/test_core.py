@@ -3,6 +3,7 @@ estimates from history, implementation selection, sizes."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -209,6 +210,12 @@ def test_bounded_below_10000_producers_is_planned_without_the_collection() -> No
     assert small.command() == ["BENCH_COLLECT=0", *small.argv()]
     large = Planned(IMPLS[0], ConfigKey("go", "bounded", 10_000, 1), 1, 500, 3)
     assert large.command() == large.argv()
+    # a variant's own value wins; runs.csv has it in the variant's name, the
+    # dry run in front of the line
+    collected = dataclasses.replace(IMPLS[0], settings_env=(("BENCH_COLLECT", "1"),))
+    mine = dataclasses.replace(small, impl=collected)
+    assert mine.command() == mine.argv()
+    assert mine.command(variant=True) == ["BENCH_COLLECT=1", *mine.argv()]
 
 
 def row(impl: str, workload: str, n: int, status: str = "ok", **kw: Any) -> Row:
