@@ -54,8 +54,7 @@ from .core.ladder import ladder_key
 from .core.metrics import METRICS
 from .core.presentation import FigureWithin, WithinOf
 from .core.schema import ConfigKey, Row, Status
-from .core.workloads import WORKLOADS, adaptive_sleep_ms
-from .plan.plan import Planned, configurations
+from .plan.plan import Planned, configurations, held, start_times
 
 # 1.96 + 0.84: a two-sided 5% test with 80% power, for the runs a verdict
 # needs (runs_to_settle), a forecast that orders the runs, never a verdict.
@@ -294,35 +293,17 @@ def run_seconds(g: Group, p: Planned | None = None) -> float:
     """The seconds a run of the configuration takes: its runs' mean wall
     time, plus what a run costs besides (OVERHEAD_S). A run of
     --adaptive-sleep (p, its planned run) counts the sleep its next run
-    will have, not the one each earlier run had: the first run, with no
-    start time known, sleeps the part's whole duration (5 s at 10k tasks),
-    the next ones about a second, and a cost read from the first would
-    price the cheapest sets of the run among its dearest."""
-    walls = [r.wall_s for r in g.rows if r.wall_s is not None]
-    if (sleep_ms := _next_sleep_ms(g, p)) is not None:
-        walls = [r.wall_s - _sleep_s(r, r.duration_ms) + _sleep_s(r, sleep_ms)
-                 for r in g.rows if r.wall_s is not None]
+    will have (plan.held), not the one each earlier run had: the first
+    run sleeps as long as the part allows when nothing is known (5 s at
+    10k tasks), the next ones about a second, and a cost read from the
+    first would price the cheapest sets of the run among its dearest."""
+    sleep_s = None
+    if p is not None and p.adaptive_sleep:
+        sleep_s = held(p, start_times(g.rows).get(g.key, [])).duration_ms / 1000
+    walls = [r.wall_s + (r.iterations or 1) * (sleep_s - r.duration_ms / 1000)
+             if sleep_s is not None and r.duration_ms is not None else r.wall_s
+             for r in g.rows if r.wall_s is not None]
     return OVERHEAD_S + (statistics.fmean(walls) if walls else 1.0)
-
-
-def _next_sleep_ms(g: Group, p: Planned | None) -> int | None:
-    """The sleep of the configuration's next run (scheduler.held, from this
-    run's start times); None: it does not adapt its sleep."""
-    workload = WORKLOADS.get(g.key.workload)
-    column = workload.adaptive_column if workload is not None else None
-    if p is None or not p.adaptive_sleep or column is None or p.duration_ms is None:
-        return None
-    starts = [r.figure(column) for r in g.rows
-              if r.status == Status.OK and r.figure(column) is not None]
-    return adaptive_sleep_ms(p.duration_ms, max(starts) if starts else None)
-
-
-def _sleep_s(r: Row, sleep_ms: int | None) -> float:
-    """The seconds a row's iterations sleep at sleep_ms (0: a row with no
-    sleep recorded)."""
-    if sleep_ms is None or r.duration_ms is None:
-        return 0.0
-    return (r.iterations or 1) * sleep_ms / 1000
 
 
 def ladder_seconds(steps: Iterable[Group]) -> float:

@@ -206,11 +206,6 @@ ADAPTIVE_FLOOR_MS = 1000
 FIRST_START_GROWTH = 1.5
 
 
-def first_start_s(size: int, smaller: tuple[int, float]) -> float:
-    """A first run's start time, from (size, start time) of its smaller size."""
-    return FIRST_START_GROWTH * smaller[1] * size / smaller[0]
-
-
 def adaptive_sleep_ms(ceiling_ms: int, spawn_s: float | None) -> int:
     """The sleep of a run of --adaptive-sleep, from the longest start time of
     its configuration's earlier runs (None: none yet, the full ceiling)."""

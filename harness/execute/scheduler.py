@@ -13,58 +13,16 @@ say and decides nothing itself (hyperfine's scheduler, our executor)."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable, Iterable, Mapping, Protocol
 
 from ..core.formatting import fmt_percent
 from ..core.ladder import end_reason, ladder_key, not_repeated_error, past_end, past_end_error
 from ..core.schema import PAST_END, ConfigKey, Row, Status
-from ..core.workloads import RATE, WORKLOADS, adaptive_sleep_ms, first_start_s
-from ..plan.plan import Planned
+from ..core.workloads import RATE
+from ..plan.plan import Planned, held, start_times
 from .builder import Readiness
 from .executor import Executed, Executor, make_row, unready_row
 from .progress import Progress
-
-
-def held(p: Planned, starts: list[float], smaller: tuple[int, float] | None = None) -> Planned:
-    """A planned run with its sleep as --adaptive-sleep sets it, from the
-    start times of its configuration's earlier runs (start_times): the
-    sleep is decided as the runs go, from what they measured. smaller, for
-    a configuration never run before: (size, longest start time) of its
-    largest smaller size run ok (in this run, else in OUT's earlier runs),
-    whose start time, grown with the size
-    (workloads.first_start_s), stands in for its own; a first run whose
-    tasks did not all overlap is invalid, and the next one, no longer a
-    first, sleeps the whole duration."""
-    if not p.adaptive_sleep:
-        return p
-    spawn = max(starts) if starts else None
-    if spawn is None and smaller is not None and p.key.size:
-        spawn = first_start_s(p.key.size, smaller)
-    return dataclasses.replace(p, duration_ms=adaptive_sleep_ms(p.duration_ms, spawn))
-
-
-def smaller_start(key: ConfigKey, spawns: Mapping[ConfigKey, list[float]]
-                  ) -> tuple[int, float] | None:
-    """(size, longest start time) of the largest size of key's family
-    below its own with a start time (held's smaller), None if none."""
-    size = key.size
-    found = [(k.size, max(v)) for k, v in spawns.items()
-             if v and k.family == key.family and k.size is not None and size is not None
-             and 0 < k.size < size]
-    return max(found) if found else None
-
-
-def start_times(rows: Iterable[Row]) -> dict[ConfigKey, list[float]]:
-    """The tasks' start times of ok rows, by configuration, for the
-    workloads that adapt their sleep to it (Workload.adaptive_column)."""
-    out: dict[ConfigKey, list[float]] = {}
-    for r in rows:
-        workload = WORKLOADS.get(r.workload)
-        column = workload.adaptive_column if workload is not None else None
-        if column and r.status == Status.OK and r.figure(column) is not None:
-            out.setdefault(ConfigKey.of(r), []).append(r.figure(column))
-    return out
 
 
 class Record(Protocol):
@@ -151,9 +109,9 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
                 rate = p.key.param(RATE.name)
                 _end(ended, ladder, p.rep, rate, not_repeated_error(rate, p.rep, statuses[p.key]))
             continue
-        starts = spawns.get(p.key, []) + past_spawns.get(p.key, [])
-        p = held(p, starts, None if p.key in statuses or starts else
-                 smaller_start(p.key, spawns) or smaller_start(p.key, past_spawns))
+        known = [] if p.key in statuses else [  # a first run: the smaller sizes' starts
+            (k, max(v)) for spawned in (spawns, past_spawns) for k, v in spawned.items()]
+        p = held(p, spawns.get(p.key, []) + past_spawns.get(p.key, []), known)
         progress.start(i, p.label)
         below = ended.get((ladder, p.rep)) if (ladder := ladder_key(p.key)) else None
         smaller = rules.outgrown(p, statuses)

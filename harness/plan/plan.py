@@ -15,7 +15,8 @@ from .. import relative
 from ..core.registry import Impl
 from ..core.schema import ConfigKey, Row, RowKey, Status
 from .settings import Part, Settings
-from ..core.workloads import WORKLOADS, Request, Workload, adaptive_sleep_ms, first_start_s
+from ..core.workloads import (FIRST_START_GROWTH, WORKLOADS, Request, Workload,
+                              adaptive_sleep_ms)
 
 
 @dataclass(frozen=True)
@@ -162,21 +163,59 @@ def _past(p: Planned, history: History) -> float | None:
 def estimate_s(p: Planned, history: History | None = None) -> float:
     """How long one run should take: from this machine's earlier runs when
     there are any (_past), else the workload's rough guess."""
-    past = _past(p, history or {})
+    history = history or {}
+    past = _past(p, history)
     req = p.request
-    if (p.adaptive_sleep and past is not None and p.key.size
-            and p.workload.history_column == p.workload.adaptive_column):
-        # --adaptive-sleep: a later run sleeps what its start time gives; a
-        # first, what its smaller size's start gives, grown with the tasks
-        # (scheduler.held), or the whole duration
-        start: float | None = past
-        if p.rep == 1:
-            smaller = [(k.size, t) for (k, _, _), t in (history or {}).items()
-                       if k.family == p.key.family and k.size and k.size < p.key.size]
-            start = first_start_s(p.key.size, max(smaller)) if smaller else None
-        req = dataclasses.replace(req, duration_ms=adaptive_sleep_ms(req.duration_ms, start))
+    if p.adaptive_sleep and past is not None and p.workload.history_column == \
+            p.workload.adaptive_column:
+        # the sleep held() will give it: a first run has only the smaller
+        # sizes' start times to go by
+        known = [(k, t) for (k, _, _), t in history.items()]
+        req = held(p, [past] if p.rep > 1 else [], known).request
     # no run outlasts its timeout
     return min(p.workload.estimate_s(req, past), p.timeout_s)
+
+
+def held(p: Planned, starts: Iterable[float], known: Iterable[tuple[ConfigKey, float]] = ()
+         ) -> Planned:
+    """A planned run with its sleep as --adaptive-sleep sets it, decided as
+    the runs go from what they measured: from the longest start time of its
+    configuration's earlier runs (starts, start_times); a first run with
+    none, from the configurations' start times known (known: this run's
+    and OUT's earlier runs'), its family's largest smaller size's grown
+    with the tasks (first_start_s); else the whole duration. A first run
+    whose tasks did not all overlap is invalid, and the next one, no longer
+    a first, is given no known: it sleeps the whole duration."""
+    if not p.adaptive_sleep:
+        return p
+    longest = max(starts, default=None)
+    spawn = longest if longest is not None else first_start_s(p.key, known)
+    return dataclasses.replace(p, duration_ms=adaptive_sleep_ms(p.duration_ms, spawn))
+
+
+def first_start_s(key: ConfigKey, known: Iterable[tuple[ConfigKey, float]]) -> float | None:
+    """The start time a configuration's first run is guessed to take: its
+    family's largest smaller size's longest known start, grown with the
+    tasks and by FIRST_START_GROWTH; None where none is known."""
+    size = key.size
+    smaller = [(k.size, t) for k, t in known
+               if size and k.family == key.family and k.size and k.size < size]
+    if not smaller:
+        return None
+    below, start = max(smaller)
+    return FIRST_START_GROWTH * start * size / below
+
+
+def start_times(rows: Iterable[Row]) -> dict[ConfigKey, list[float]]:
+    """The tasks' start times of ok rows, by configuration, for the
+    workloads that adapt their sleep to it (Workload.adaptive_column)."""
+    out: dict[ConfigKey, list[float]] = {}
+    for r in rows:
+        workload = WORKLOADS.get(r.workload)
+        column = workload.adaptive_column if workload is not None else None
+        if column and r.status == Status.OK and r.figure(column) is not None:
+            out.setdefault(ConfigKey.of(r), []).append(r.figure(column))
+    return out
 
 
 def estimate_basis(runs: list[Planned], history: History, out: Path) -> str:

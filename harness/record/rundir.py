@@ -639,7 +639,7 @@ def point_latest(out: Path, run: RunDir) -> None:
 def earlier_runs(out: Path) -> list[dict[str, Any]]:
     """Every readable row of every earlier run in OUT (none when OUT does
     not exist), read once for the plan's estimates (plan.history_from) and
-    --adaptive-sleep (scheduler.start_times); unreadable files are skipped: they
+    --adaptive-sleep (plan.start_times); unreadable files are skipped: they
     only cost an estimate."""
     rows: list[dict[str, Any]] = []
     for path in sorted(out.glob("*/runs.csv")) if out.is_dir() else ():
