@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from harness.analyse.analysis import group_runs
+from harness.core.schema import ConfigKey
 from harness.present.report import ask_run
 from harness.record.rundir import read_env, read_runs
 from harness.sequential import spent_before
@@ -58,3 +59,60 @@ def test_the_javascript_runs_at_10_producers_are_the_rows() -> None:
     assert 5 <= min(night) and max(night) <= 9, (min(night), max(night))
     assert max(next_day) < 1, max(next_day)
     assert "JavaScript runtime had taken 5–9 s" in " ".join(STUDY.read_text().split())
+
+
+def test_the_afternoon_sections_figures_are_the_rows() -> None:
+    """The last section's figures: the start growth, the minimum's sleeps,
+    what the rule saves on the morning's starts, the sleeps at 1M, the
+    machine's speed against the morning's and the goals on their bounds."""
+    import statistics
+
+    from harness.core.workloads import adaptive_sleep_ms
+    from harness.plan.plan import first_start_s
+    from harness.publish import figures
+
+    text = " ".join(STUDY.read_text().split())
+    growth = figures.start_growth(ROOT)
+    assert f"growing up to {growth.split(' times')[0]} times faster" in text
+    study = read_runs(ROOT / figures.START_RUNS / "20261129-153100" / "runs.csv").rows
+    assert len(study) == 72 and {r.status for r in study} == {"ok"}
+    assert "72 runs, all ok" in text
+
+    morning = read_runs(RUNS["next day"] / "runs.csv").rows
+    afternoon = read_runs(RUNS["next afternoon"] / "runs.csv").rows
+
+    def walls(rows, **match) -> float:
+        return sum(r.wall_s or 0 for r in rows if r.workload == "sleep"
+                   and all(getattr(r, k) == v for k, v in match.items()))
+    assert (f"its sleeps {walls(afternoon, rep=1):.0f} s against "
+            f"{walls(morning, rep=1):.0f} s") in text
+    assert (f"({walls(afternoon, n=1_000_000):.0f} s of runs against "
+            f"{walls(morning, n=1_000_000):.0f} s)") in text
+
+    # the first-sleep rule on the morning's start times: the sleep it saves
+    known = {}
+    for r in morning:
+        if r.workload == "sleep" and r.status == "ok" and r.spawn_s:
+            key = ConfigKey.of(r)
+            known[key] = max(known.get(key, 0.0), r.spawn_s)
+    ceiling = {10_000: 5000, 100_000: 5000, 1_000_000: 10_000}
+    saved = sum(ceiling[k.n] - adaptive_sleep_ms(ceiling[k.n], first_start_s(k, known.items()))
+                for k in known if k.n in ceiling) / 1000
+    assert f"{saved:.0f} s off its minimum of 1,577 s" in text
+
+    def fastest(rows):
+        out = {}
+        for r in rows:
+            if r.status == "ok" and r.workload not in ("sleep", "http") and r.first_iter_s:
+                out[ConfigKey.of(r)] = min(out.get(ConfigKey.of(r), r.first_iter_s), r.first_iter_s)
+        return out
+    early, late = fastest(morning), fastest(afternoon)
+    ratios = [late[k] / early[k] for k in early if k in late]
+    q1, median, q3 = statistics.quantiles(ratios, n=4)
+    assert (f"over the {len(ratios)} configurations both ran (the sleeps and http aside), "
+            f"the fastest cold iteration took a median {median:.2f} times the morning's "
+            f"(quartiles {q1:.2f} and {q3:.2f})") in text
+
+    jv = [round(r.peak_rss_bytes / 2**20) for r in afternoon if (r.impl, r.workload, r.n, r.status)
+          == ("java-virtual", "sleep", 1_000_000, "ok")]
+    assert f"spread {min(jv):,}-{max(jv):,} MiB over its {len(jv)} runs" in text
