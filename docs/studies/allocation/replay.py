@@ -88,7 +88,28 @@ def _awake(r: Row, name: str) -> float:
     return value
 
 
-def replay(source: Path, budget_s: float, repeat: int, max_repeat: int | None, seed: int) -> str:
+@dataclasses.dataclass(frozen=True)
+class Replayed:
+    """One replay's outcome: what the run spent and what it settled."""
+    seed: int
+    seconds: float  # the runs' time, the minimum included
+    runs: int
+    families: dict[str, tuple[int, int]]  # family: (settled, total)
+    open_claims: tuple[str, ...]
+    forecast: str  # sequential.forecast: what is still open at the end
+    per_config: dict[int, int]  # runs: configurations with that many
+
+    def text(self) -> str:
+        families = "; ".join(f"{name} {settled} of {total}"
+                             for name, (settled, total) in self.families.items())
+        return (f"seed {self.seed}: {self.seconds:.0f} s of runs, {self.runs} runs; "
+                f"settled: {families}; claims open: {'; '.join(self.open_claims) or 'none'}; "
+                f"{self.forecast}; configurations by runs: "
+                + ", ".join(f"{n} runs: {c}" for n, c in sorted(self.per_config.items())))
+
+
+def replay(source: Path, budget_s: float, repeat: int, max_repeat: int | None,
+           seed: int) -> Replayed:
     recorded: dict[ConfigKey, list[Row]] = defaultdict(list)
     for r in read_runs(source / "runs.csv").rows:
         recorded[ConfigKey.of(r)].append(r)
@@ -109,14 +130,13 @@ def replay(source: Path, budget_s: float, repeat: int, max_repeat: int | None, s
     floors = {p.impl.id for p in runs if p.impl.floor}
     judged = [g for g in group_runs(rows) if not g.rows[0].workload == "http"]
     q = ask(judged, floors)
-    families = "; ".join(f"{name} {settled} of {total}" for name, settled, total in q.families())
-    open_claims = "; ".join(f"{c.claim.text} ({c.runs[0]} and {c.runs[1]} runs)"
-                            for c in q.claims if not c.settled) or "none"
-    per_config = Counter(len(g.rows) for g in group_runs(rows))
-    return (f"seed {seed}: {clock():.0f} s of runs, {len(rows)} runs; settled: {families}; "
-            f"claims open: {open_claims}; "
-            f"{sequential.forecast(rows, runs)}; configurations by runs: "
-            + ", ".join(f"{n} runs: {c}" for n, c in sorted(per_config.items())))
+    return Replayed(
+        seed, clock(), len(rows),
+        {name: (settled, total) for name, settled, total in q.families()},
+        tuple(f"{c.claim.text} ({c.runs[0]} and {c.runs[1]} runs)"
+              for c in q.claims if not c.settled),
+        sequential.forecast(rows, runs),
+        dict(Counter(len(g.rows) for g in group_runs(rows))))
 
 
 def main() -> None:
@@ -129,7 +149,8 @@ def main() -> None:
     parser.add_argument("--seeds", default="0,1,2")
     args = parser.parse_args()
     for seed in (int(s) for s in args.seeds.split(",")):
-        print(replay(args.run_dir, duration(args.budget, "--budget"), args.repeat, args.max_repeat, seed))
+        print(replay(args.run_dir, duration(args.budget, "--budget"), args.repeat,
+                     args.max_repeat, seed).text())
 
 
 if __name__ == "__main__":
