@@ -180,3 +180,35 @@ def test_the_targets_cost_table_is_replayed() -> None:
     assert "`--budget 6h --max-repeat 30`" in (ROOT / "README.md").read_text()
     low, high = (round(100 * n / 459) for n in sorted(settled["24 h", 12]))
     assert f"out of reach whatever the time ({low}-{high}%)" in text
+
+
+def test_the_90_minute_run_is_its_rows() -> None:
+    """The real run of 90 minutes: its families from its committed rows,
+    its minimum, and the replays of its rows at 90 and 45 minutes."""
+    from harness.publish.page import elapsed
+
+    folder = ROOT / "docs" / "studies" / "allocation" / "20261129-190906"
+    rows = read_runs(folder / "runs.csv").rows
+    families = {name: (settled, total) for name, settled, total in
+                ask_run(group_runs(rows), read_env(folder / "env.json")).families()}
+    section = STUDY.read_text().split("### A real run of 90 minutes")[1]
+    text = " ".join(section.split())
+    assert (f"{len(rows):,} runs in its 90 minutes of runs, "
+            f"{elapsed(read_env(folder / 'env.json'))} in all") in text
+    assert f"the minimum took {spent_before(r for r in rows if r.rep == 1):,.0f} s" in text
+    replay = _replay_module().replay
+    replays = {budget: [replay(folder, minutes * 60.0, 1, None, seed).families
+                        for seed in (0, 1)] for budget, minutes in (("90", 90), ("45", 45))}
+    for family, label in (("rankings", "neighbour pairs"), ("claims", "claims"),
+                          ("goals", "goals")):
+        settled, total = families[family]
+        cells = [f"{settled} of {total}"]
+        for budget in ("90", "45"):
+            got = [str(f[family][0]) for f in replays[budget]]
+            cells.append(", ".join(got) + (" of 12" if family == "claims" else ""))
+        assert f"| {label} | {' | '.join(cells)} |" in section, (family, cells)
+    settled, total = families["rankings"]
+    assert f"({settled} pairs against {replays['90'][0]['rankings'][0]})" in text
+    assert f"90 minutes still fall short of 80% ({round(100 * settled / total)}%)" in text
+    settled, total = families["claims"]
+    assert f"of 90% of the claims ({round(100 * settled / total)}%" in text
