@@ -1,8 +1,11 @@
 #!/bin/sh
 # A one-node Slurm cluster on this machine, for `run --on slurm` without a
 # cluster and for make test (harness/tests/wiring/test_slurm.py).
-# Usage: cluster/slurm-local.sh up|down|env|status
+# Usage: cluster/slurm-local.sh install|up|down|env|status
 #
+#   install install Debian's slurmctld, slurmd, slurm-client and munge when
+#           missing, as up does, and start nothing (a test of sbatch's own
+#           parser needs no daemon)
 #   up      install Debian's slurmctld, slurmd, slurm-client and munge when
 #           missing (system-wide with apt-get, said first; refused under
 #           BENCH_NO_SYSTEM_INSTALL=1), then start munged, slurmctld and slurmd
@@ -201,9 +204,10 @@ down() {
 }
 
 case "${1:-}" in
+    install) installed || { as_root "$@"; install; } ;;
     up) as_root "$@"; up ;;
     down) as_root "$@"; down ;;
     env) env_line ;;
     status) SLURM_CONF="$CONF" sinfo ;;
-    *) echo "usage: cluster/slurm-local.sh up|down|env|status" >&2; exit 2 ;;
+    *) echo "usage: cluster/slurm-local.sh install|up|down|env|status" >&2; exit 2 ;;
 esac

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -41,6 +42,33 @@ def tool_missing(tool: str, reason: str) -> NoReturn:
         exc = pytest.skip.Exception(f"{tool} missing: {reason}")
     setattr(exc, TOOL, tool)
     raise exc from None  # the reason is in the message: no second traceback of what raised it
+
+
+SLURM_LOCAL = ROOT / "cluster" / "slurm-local.sh"
+
+
+def install_slurm(pytestconfig: pytest.Config, for_what: str) -> None:
+    """Debian's Slurm packages (cluster/slurm-local.sh install), so that a
+    test of Slurm runs on a fresh machine whichever test comes first; said
+    before it is installed. tool_missing where it cannot be."""
+    if all(shutil.which(t) or Path("/usr/sbin", t).exists()
+           for t in ("slurmctld", "slurmd", "sbatch", "munged")):
+        return
+    if os.geteuid() != 0 and subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode:
+        tool_missing("Slurm", "not installed, and installing it needs root or sudo that asks no "
+                              "password")
+    if not shutil.which("apt-get"):
+        tool_missing("Slurm", "not installed, and no apt-get to install it")
+    if os.environ.get("BENCH_NO_SYSTEM_INSTALL") == "1":
+        tool_missing("Slurm", "not installed, and BENCH_NO_SYSTEM_INSTALL=1 refuses to install it")
+    # said while pytest captures the output: the script's own line would wait for the end
+    with pytestconfig.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
+        print(f"harness tests: cluster/slurm-local.sh installs Debian's slurmctld, slurmd, "
+              f"slurm-client and munge system-wide for {for_what} (about 3.3 MB to download, "
+              "13 MB on disk; BENCH_NO_SYSTEM_INSTALL=1 refuses) ...", file=sys.stderr, flush=True)
+    done = subprocess.run([str(SLURM_LOCAL), "install"], capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
 
 
 # tool: {test file: tests it kept from running}

@@ -31,7 +31,7 @@ from harness.core.schema import FORMAT_VERSION
 from harness.plan.options import Options
 from harness.plan.settings import LIMITS, MAX_REPEAT, PROGRAM_MAX
 
-from ..conftest import FAKES, ROOT, harness
+from ..conftest import FAKES, ROOT, harness, install_slurm
 
 V2 = Path(__file__).resolve().parents[1] / "fixtures" / "formats" / "v2"
 RUN = ["run", "--no-build", "--no-report", "--impl", "fake-good", "--workload", "chain",
@@ -838,12 +838,12 @@ def test_15_options_of_the_users_own_pass(capsys: pytest.CaptureFixture[str]) ->
         assert cluster_options(Options(on="slurm", slurm_opt=value)) is not None, value
 
 
-@pytest.mark.skipif(shutil.which("sbatch") is None, reason="no sbatch here (make test installs it)")
 def test_15_the_owned_options_are_sbatchs_and_its_every_abbreviation_is_refused(
-        tmp_path: Path) -> None:
+        tmp_path: Path, pytestconfig: pytest.Config) -> None:
     """Against sbatch's own parser (a configuration it can read, no
     controller): each owned name is an option sbatch knows, and every
     prefix sbatch accepts of it is refused here."""
+    install_slurm(pytestconfig, "the test of sbatch's options")
     from harness import UsageError
     from harness.cluster.slurm_options import FLAG_LONG, OWNED_LONG, check
     conf = tmp_path / "slurm.conf"

@@ -11,10 +11,8 @@ import fcntl
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -36,7 +34,7 @@ from harness.cluster.layout import OPTIONS_ENV, Layout, write_json
 from harness.cluster.sbatch import JobState, ranges
 from harness.cluster.slurm import TOKENS, Cluster, cluster_options, run_on_slurm, task_options
 
-from ..conftest import FAKES, ROOT, harness, tool_missing
+from ..conftest import FAKES, ROOT, SLURM_LOCAL, harness, install_slurm, tool_missing
 
 SUITE = {"impl": "fake-good,fake-wrong", "workload": "chain,bounded", "n": "10", "repeat": 3}
 
@@ -465,15 +463,10 @@ def test_a_task_measures_its_replicate_with_what_the_build_job_built(
 
 # ---------------------------------------------------------------- a real Slurm
 
-SCRIPT = ROOT / "cluster" / "slurm-local.sh"
+SCRIPT = SLURM_LOCAL
 LOCK = Path("/var/tmp/bench-slurm.lock")
 SMALL = ["--impl", "fake-good,fake-wrong", "--workload", "chain,bounded", "--n", "10",
          "--repeat", "3", "--no-report"]
-
-
-def _installed() -> bool:
-    return all(shutil.which(t) or Path("/usr/sbin", t).exists()
-               for t in ("slurmctld", "slurmd", "sbatch", "munged"))
 
 
 @pytest.fixture
@@ -483,17 +476,7 @@ def local_slurm(pytestconfig: pytest.Config) -> Iterator[dict[str, str]]:
     down after it unless it was up before."""
     if os.geteuid() != 0 and subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode:
         tool_missing("Slurm", "its daemons need root: run as root, or with sudo that asks no password")
-    if not _installed():
-        if not shutil.which("apt-get"):
-            tool_missing("Slurm", "not installed, and no apt-get to install it")
-        if os.environ.get("BENCH_NO_SYSTEM_INSTALL") == "1":
-            tool_missing("Slurm", "not installed, and BENCH_NO_SYSTEM_INSTALL=1 refuses to install it")
-        # said while pytest captures the output: the script's own line would wait for the end
-        with pytestconfig.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
-            print("harness tests: cluster/slurm-local.sh up installs Debian's slurmctld, slurmd, "
-                  "slurm-client and munge system-wide for the Slurm test (about 3.3 MB to "
-                  "download, 13 MB on disk; BENCH_NO_SYSTEM_INSTALL=1 refuses) ...",
-                  file=sys.stderr, flush=True)
+    install_slurm(pytestconfig, "the Slurm test")
     with LOCK.open("a") as lock:
         deadline = time.monotonic() + 600
         while True:
