@@ -160,8 +160,8 @@ def test_the_targets_cost_table_is_replayed() -> None:
     for budget, ceiling, cells in rows:
         pairs, claims, used = [], [], []
         for seed in (0, 1):
-            got = replay(RUNS["next afternoon"], duration(budget.replace(" min", "m").replace(" h", "h"), "--budget"),
-                         1, int(ceiling), seed)
+            seconds = duration(budget.replace(" min", "m").replace(" h", "h"), "--budget")
+            got = replay(RUNS["next afternoon"], seconds, 1, int(ceiling), seed)
             pairs.append(str(got.families["rankings"][0]))
             claims.append(str(got.families["claims"][0]))
             used.append(_hours(got.seconds))

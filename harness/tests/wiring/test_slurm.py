@@ -463,7 +463,6 @@ def test_a_task_measures_its_replicate_with_what_the_build_job_built(
 
 # ---------------------------------------------------------------- a real Slurm
 
-SCRIPT = SLURM_LOCAL
 LOCK = Path("/var/tmp/bench-slurm.lock")
 SMALL = ["--impl", "fake-good,fake-wrong", "--workload", "chain,bounded", "--n", "10",
          "--repeat", "3", "--no-report"]
@@ -486,14 +485,14 @@ def local_slurm(pytestconfig: pytest.Config) -> Iterator[dict[str, str]]:
             except BlockingIOError:
                 assert time.monotonic() < deadline, f"{LOCK} held for 10 minutes by another test"
                 time.sleep(1)
-        up = subprocess.run([str(SCRIPT), "up"], capture_output=True, text=True, timeout=900)
+        up = subprocess.run([str(SLURM_LOCAL), "up"], capture_output=True, text=True, timeout=900)
         assert up.returncode == 0, up.stderr
-        conf = subprocess.run([str(SCRIPT), "env"], capture_output=True, text=True, timeout=10)
+        conf = subprocess.run([str(SLURM_LOCAL), "env"], capture_output=True, text=True, timeout=10)
         try:
             yield {"SLURM_CONF": conf.stdout.strip().split("=", 1)[1]}
         finally:
             if "already up" not in up.stderr:
-                down = subprocess.run([str(SCRIPT), "down"], capture_output=True, text=True,
+                down = subprocess.run([str(SLURM_LOCAL), "down"], capture_output=True, text=True,
                                       timeout=300)
                 assert down.returncode == 0, down.stderr
                 assert "no daemon or job of it left" in down.stderr
