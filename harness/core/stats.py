@@ -358,3 +358,178 @@ def describe(iv: Interval | None, runs: int,
         return f"{runs} run{'s' if runs != 1 else ''}, no interval"
     text = f"[{fmt(iv.low)}, {fmt(iv.high)}]"
     return text if iv.settled else f"{text} ({iv.confidence:.0%})"
+
+
+# --- A variance borrowed across configurations (docs/statistics.md,
+# "Borrowing a variance"): the log figures of one configuration have a
+# spread of their own, which 1 to 3 runs cannot estimate; moderated toward
+# the spread of the run's other configurations of the same figure (Smyth,
+# "Linear models and empirical Bayes methods", 2004: limma's moderated t),
+# a difference of two log means can be tested with few runs a side.
+
+def digamma(x: float) -> float:
+    """ψ(x) for x > 0: the recurrence up to 6, then the asymptotic series."""
+    out = 0.0
+    while x < 6:
+        out -= 1 / x
+        x += 1
+    f = 1 / (x * x)
+    return out + math.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f / 240)))
+
+
+def trigamma(x: float) -> float:
+    """ψ'(x) for x > 0: the recurrence up to 6, then the asymptotic series."""
+    out = 0.0
+    while x < 6:
+        out += 1 / (x * x)
+        x += 1
+    f = 1 / (x * x)
+    return out + 1 / x + f / 2 + f / x * (1 / 6 - f * (1 / 30 - f * (1 / 42 - f / 30)))
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularised incomplete beta (Lentz)."""
+    tiny = 1e-300
+    c, d = 1.0, 1 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1 + num * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1) < 1e-14:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularised incomplete beta I_x(a, b)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _betacf(a, b, x) / a
+    return 1 - front * _betacf(b, a, 1 - x) / b
+
+
+def student_sf(t: float, df: float) -> float:
+    """P(T > t) for Student's t with df degrees of freedom (df = inf: the
+    normal). Computed here, as the sign and U counts are, so that the
+    measuring process never imports scipy; the tests check it against it."""
+    if math.isinf(df) or df > 1e7:
+        return 1 - statistics.NormalDist().cdf(t)
+    tail = 0.5 * _betainc(df / 2, 0.5, df / (df + t * t))
+    return tail if t > 0 else 1 - tail
+
+
+@lru_cache(maxsize=4096)
+def student_isf(p: float, df: float) -> float:
+    """The t whose upper tail is p (bisection on student_sf)."""
+    lo, hi = -1e3, 1e3
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if student_sf(mid, df) > p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-10:
+            break
+    return (lo + hi) / 2
+
+
+@dataclass(frozen=True)
+class Prior:
+    """The spread borrowed for one figure: its prior variance of a log
+    figure (var), the degrees of freedom it counts as (df; inf: every
+    configuration's own spread is that one), and the factor its test
+    statistic is divided by (scale, >= 1), calibrated on the run's own
+    no-change splits (analyse/ranks.calibrate)."""
+    var: float
+    df: float
+    scale: float = 1.0
+    configurations: int = 0  # how many configurations it was fitted on
+
+    def moderated(self, own: float, df: int) -> tuple[float, float]:
+        """A configuration's variance moderated toward var, with its df."""
+        if math.isinf(self.df):
+            return self.var, math.inf
+        if df <= 0:
+            return self.var, self.df
+        return (self.df * self.var + df * own) / (self.df + df), self.df + df
+
+
+def fit_prior(variances: Sequence[tuple[float, int]]) -> Prior | None:
+    """The prior of Smyth (2004, sec. 6.2) from configurations' sample
+    variances of log figures and their df ((s², d), d >= 1, s² > 0): the
+    moments of log s², less their sampling part (digamma, trigamma), give
+    the prior's df and variance. None from fewer than 3 variances."""
+    kept = [(s2, d) for s2, d in variances if s2 > 0 and d >= 1]
+    if len(kept) < 3:
+        return None
+    e = [math.log(s2) - digamma(d / 2) + math.log(d / 2) for s2, d in kept]
+    mean = statistics.fmean(e)
+    excess = statistics.variance(e) - statistics.fmean(trigamma(d / 2) for _, d in kept)
+    if excess <= 0:
+        return Prior(math.exp(mean), math.inf, configurations=len(kept))
+    df = 2 * _trigamma_inverse(excess)
+    return Prior(math.exp(mean + digamma(df / 2) - math.log(df / 2)), df,
+                 configurations=len(kept))
+
+
+def _trigamma_inverse(y: float) -> float:
+    """The x with trigamma(x) = y (Smyth's Newton iteration)."""
+    if y > 1e7:
+        return 1 / math.sqrt(y)
+    if y < 1e-6:
+        return 1 / y
+    x = 0.5 + 1 / y
+    for _ in range(50):
+        tri = trigamma(x)
+        step = tri * (1 - tri / y) / _tetragamma(x)
+        x += step
+        if -step / x < 1e-8:
+            break
+    return x
+
+
+def _tetragamma(x: float) -> float:
+    """ψ''(x), by a central difference of trigamma (smooth for x > 0)."""
+    h = 1e-4 * min(1.0, x)
+    return (trigamma(x + h) - trigamma(x - h)) / (2 * h)
+
+
+def borrowed_t(old: Sequence[float], new: Sequence[float], prior: Prior,
+               ratio: float = 1.0) -> tuple[float, float]:
+    """(t, df) of log(new/old) against log(ratio): the difference of the two
+    sides' mean log figures over its standard error, the pair's pooled
+    within-side variance moderated toward the prior's (limma's moderated
+    t), divided by the prior's calibration scale. Needs a run a side and
+    positive values; 1 and 1 rest on the prior alone."""
+    a, b = [math.log(v) for v in old], [math.log(v) for v in new]
+    ma, mb = statistics.fmean(a), statistics.fmean(b)
+    df = len(a) + len(b) - 2
+    own = (sum((x - ma) ** 2 for x in a) + sum((y - mb) ** 2 for y in b)) / df if df else 0.0
+    var, dof = prior.moderated(own, df)
+    se = math.sqrt(var * (1 / len(a) + 1 / len(b))) * prior.scale
+    diff = mb - ma - math.log(ratio)
+    if se == 0:
+        return (math.copysign(math.inf, diff) if diff else 0.0), dof
+    return diff / se, dof
+
+
+def borrowed_p(old: Sequence[float], new: Sequence[float], prior: Prior, ratio: float,
+               above: bool) -> float | None:
+    """The one-sided p-value of "new/old lies above ratio" (above) or below
+    it, by the moderated t (borrowed_t); None without a run a side or with
+    a value that is not positive."""
+    if not old or not new or min(*old, *new) <= 0:
+        return None
+    t, df = borrowed_t(old, new, prior, ratio)
+    return student_sf(t if above else -t, df)

@@ -1,0 +1,314 @@
+"""Places you can quote: each ranking's joint 95% rank intervals, the set
+that could be best, and the tiers they make (docs/statistics.md, "Rank
+intervals").
+
+A ranking is one figure of one comparable set (analysis.comparable_sets),
+the floor (impls.toml `floor = true`) beside it, not in it. Every ordered
+pair (j, k) of its K implementations asks one one-sided question, "is j
+worse than k?", on the log figures; Holm's step-down over all K·(K−1) of
+them (stats.holm) keeps the chance of any wrong "worse" at most 5%, so
+that, jointly for all K with 95% confidence (Mogstad, Romano, Shaikh and
+Wilhelm, "Inference for Ranks", 2024, sec. 3):
+
+- j's place is at least 1 + (how many are settled better than j) and at
+  most K − (how many j is settled better than): "3rd–5th of 16";
+- the set that could be best is those whose interval starts at 1st;
+- a tier ends after place i when the first i by estimate all have places
+  within 1..i (and so the rest within i+1..K): tiers are places a reader
+  can quote as a group.
+
+Each question is the moderated t on log figures with a variance borrowed
+across the run's configurations of the same workload and figure
+(stats.borrowed_p, calibrate below), so that 1 to 3 runs a side can place
+clear gaps; where no variance can be borrowed (fewer than 3 configurations
+with 2 runs), the exact Mann–Whitney test (stats.ratio_p), which needs 5
+runs a side for Holm's first step in a small ranking.
+
+Pure: reads groups, writes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from dataclasses import dataclass, replace
+from typing import Iterable, Sequence
+
+from .analysis import Group, SetKey, comparable_sets, headline
+from ..core.metrics import METRICS
+from ..core.stats import (LEVEL, Prior, borrowed_p, borrowed_t, fit_prior, holm, ratio_p,
+                          smallest_p, student_isf)
+
+# The articles' sizes: each workload's headline rankings are at this N
+# (bounded: producers, both buffers), for these figures.
+HEADLINE_N = {"sleep": 1_000_000, "chain": 1_000_000, "chain-await": 1_000_000,
+              "skynet": 1_000_000, "bounded": 10_000}
+HEADLINE_FIGURES = {"sleep": ("peak_rss_bytes",)}
+RANKED_FIGURES = ("warm_iter_s", "peak_rss_bytes")  # the others' headline figures
+# "Level" in a ranking: within 10% for a time, 5% for peak RSS
+# (docs/statistics.md, "Level in a ranking" says why).
+RANK_MARGINS = {"warm_iter_s": 0.10, "first_iter_s": 0.10, "peak_rss_bytes": 0.05}
+SEED = 64  # the calibration's splits are the same every time a run is read
+SPLITS = 8  # random no-change splits per configuration and runs a side
+CALIBRATION_SIDES = (1, 2, 3)  # runs a side of those splits
+
+
+def rank_margin(metric: str) -> float:
+    """The margin within which two neighbours of a ranking are level."""
+    return RANK_MARGINS.get(metric, METRICS[metric].margin)
+
+
+def is_headline(workload: str, n: int | None, metric: str) -> bool:
+    """Whether a ranking is one the articles published: its workload's
+    articles' size and a figure they ranked."""
+    return (HEADLINE_N.get(workload) == n and n is not None
+            and metric in HEADLINE_FIGURES.get(workload, RANKED_FIGURES))
+
+
+@dataclass(frozen=True)
+class Place:
+    """One implementation's joint 95% rank interval in its ranking."""
+    group: Group
+    estimate: float  # the geometric mean of its ok runs' figure, what the tests compare
+    lo: int  # 1-based: the best place it can hold at 95%, jointly with the others
+    hi: int  # the worst
+    best: bool  # in the 95% set that could be best (lo == 1)
+    tier: int  # 1-based, tiers (RankIntervals.tiers)
+    runs: int  # ok runs with the figure
+    tier_start: int = 1  # its tier's first place
+
+    @property
+    def impl(self) -> str:
+        return self.group.impl
+
+    @property
+    def width(self) -> int:
+        """How many places the interval spans less one: 0 for a place settled."""
+        return self.hi - self.lo
+
+    @property
+    def text(self) -> str:
+        """'3rd–5th', or '2nd' where settled."""
+        return ordinal(self.lo) if self.lo == self.hi else f"{ordinal(self.lo)}–{ordinal(self.hi)}"
+
+
+def ordinal(k: int) -> str:
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
+@dataclass(frozen=True)
+class RankIntervals:
+    """One ranking: its places, best first by estimate."""
+    key: SetKey  # (workload, n, buffer, params)
+    metric: str
+    places: tuple[Place, ...]
+    headline: bool  # the articles' size and figure (is_headline)
+    borrowed: bool  # its tests used a borrowed variance (else the exact test)
+    floor: Group | None = None  # the floor implementation, beside the ranking
+
+    @property
+    def workload(self) -> str:
+        return self.key[0]
+
+    @property
+    def n(self) -> int | None:
+        return self.key[1]
+
+    @property
+    def margin(self) -> float:
+        return rank_margin(self.metric)
+
+    @property
+    def best_set(self) -> tuple[Place, ...]:
+        return tuple(p for p in self.places if p.best)
+
+    def tiers(self) -> list[tuple[Place, ...]]:
+        out: list[list[Place]] = []
+        for p in self.places:
+            if not out or p.tier != out[-1][0].tier:
+                out.append([])
+            out[-1].append(p)
+        return [tuple(t) for t in out]
+
+    def tier_text(self) -> str:
+        """'1st–2nd: go, bun; 3rd: rust-tokio'."""
+        parts = []
+        for members in self.tiers():
+            first = members[0].tier_start
+            last = first + len(members) - 1
+            span = ordinal(first) if last == first else f"{ordinal(first)}–{ordinal(last)}"
+            parts.append(f"{span}: {', '.join(p.impl for p in members)}")
+        return "; ".join(parts)
+
+    def place_of(self, impl: str) -> Place | None:
+        return next((p for p in self.places if p.impl == impl), None)
+
+
+# --- the borrowed variance ---------------------------------------------
+
+def logs(g: Group, metric: str) -> tuple[float, ...]:
+    return tuple(math.log(v) for v in g.values(metric) if v > 0)
+
+
+def _own(sample: Sequence[float]) -> tuple[float, int]:
+    """A configuration's sample variance of its log figures, and its df."""
+    return statistics.variance([math.log(v) for v in sample]), len(sample) - 1
+
+
+def calibrate(samples: Sequence[Sequence[float]], seed: int = SEED) -> Prior | None:
+    """The prior of one figure from its configurations' ok runs (positive
+    values), its scale calibrated leave-one-configuration-out: each
+    configuration with 2 or more runs is split at random into two sides of
+    1, 2 and 3 runs (no change between them), tested with the prior fitted
+    on the other configurations, and the scale is the smallest factor >= 1
+    by which those no-change |t| must be divided so that at most 5% pass
+    the two-sided 5% cut and at most 1% the 1% cut, each configuration
+    weighing the same. None where fewer than 3 configurations have 2 runs."""
+    own = [(i, _own(s)) for i, s in enumerate(samples) if len(s) >= 2]
+    prior = fit_prior([v for _, v in own])
+    if prior is None:
+        return None
+    rng = random.Random(seed)
+    ratios: list[tuple[float, float, float]] = []  # (|t|/cut at 5%, at 1%, weight)
+    for i, _ in own:
+        loo = fit_prior([v for j, v in own if j != i]) or prior
+        sample = list(samples[i])
+        sides = [m for m in CALIBRATION_SIDES if 2 * m <= len(sample)]
+        for m in sides:
+            for _ in range(SPLITS):
+                rng.shuffle(sample)
+                t, df = borrowed_t(sample[:m], sample[m:2 * m], loo)
+                key = _df_key(df)
+                ratios.append((abs(t) / student_isf(0.025, key), abs(t) / student_isf(0.005, key),
+                               1 / (len(sides) * SPLITS)))
+    scale = max(1.0, _quantile([(r, w) for r, _, w in ratios], 0.95),
+                _quantile([(r, w) for _, r, w in ratios], 0.99))
+    return replace(prior, scale=scale)
+
+
+def _df_key(df: float) -> float:
+    """df rounded for student_isf's cache (a quarter under 100; inf above)."""
+    return math.inf if df > 100 else round(df * 4) / 4
+
+
+def _quantile(weighted: list[tuple[float, float]], q: float) -> float:
+    """The weighted q-quantile: the smallest value with at least q of the weight at or below."""
+    if not weighted:
+        return 0.0
+    total = sum(w for _, w in weighted)
+    run = 0.0
+    for value, w in sorted(weighted):
+        run += w
+        if run >= q * total - 1e-12:
+            return value
+    return max(v for v, _ in weighted)
+
+
+ANY = "*"  # the workload of a prior fitted on every workload's configurations
+
+
+def priors(groups: Iterable[Group]) -> dict[tuple[str, str], Prior]:
+    """The borrowed variance of each (workload, figure) of a run, from all
+    its configurations of that workload (calibrate), and of each figure
+    over every workload, (ANY, figure): prior_for's fallback for a workload
+    with too few configurations of 2 runs."""
+    samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
+    for g in groups:
+        for metric in headline(g.workload):
+            if (values := tuple(v for v in g.values(metric) if v > 0)):
+                samples.setdefault((g.workload, metric), []).append(values)
+                samples.setdefault((ANY, metric), []).append(values)
+    out = {}
+    for key, found in samples.items():
+        if (prior := calibrate(found)) is not None:
+            out[key] = prior
+    return out
+
+
+def prior_for(borrowed: dict[tuple[str, str], Prior], workload: str,
+              metric: str) -> Prior | None:
+    """A ranking's prior: its workload's, else the figure's over every workload."""
+    return borrowed.get((workload, metric)) or borrowed.get((ANY, metric))
+
+
+# --- the rank intervals --------------------------------------------------
+
+def worse_p(better: Group, worse: Group, metric: str, prior: Prior | None) -> tuple[float | None, float]:
+    """(p, floor) of "worse's figure is worse than better's": the moderated t
+    with the borrowed prior, else the exact one-sided Mann–Whitney test."""
+    a, b = better.values(metric), worse.values(metric)
+    up = not METRICS[metric].higher_is_better
+    if prior is not None:
+        return borrowed_p(a, b, prior, 1.0, up), 0.0
+    if not a or not b:
+        return None, 1.0
+    return ratio_p(a, b, 1.0, up), smallest_p(len(a), len(b))
+
+
+def rank_intervals(members: Sequence[Group], metric: str, key: SetKey,
+                   prior: Prior | None, floor: Group | None = None,
+                   rate: float = 1 - LEVEL) -> RankIntervals | None:
+    """The joint rank intervals of the members that have the figure; None
+    below two of them."""
+    ranked = [g for g in members if any(v > 0 for v in g.values(metric))]
+    if len(ranked) < 2:
+        return None
+    sign = -1 if METRICS[metric].higher_is_better else 1
+    est = {id(g): math.exp(statistics.fmean(logs(g, metric))) for g in ranked}
+    ranked.sort(key=lambda g: (sign * est[id(g)], g.impl))
+    pairs = [(j, k) for j in range(len(ranked)) for k in range(len(ranked)) if j != k]
+    tests = [worse_p(ranked[k], ranked[j], metric, prior) for j, k in pairs]  # j worse than k
+    rejected = holm([p for p, _ in tests], [f for _, f in tests], rate)
+    size = len(ranked)
+    above = [0] * size  # settled better than j
+    below = [0] * size  # j settled better than
+    for (j, k), r in zip(pairs, rejected):
+        if r:
+            above[j] += 1
+            below[k] += 1
+    lo = [1 + above[j] for j in range(size)]
+    hi = [size - below[j] for j in range(size)]
+    tier_of, start = _tiers(lo, hi)
+    places = tuple(Place(g, est[id(g)], lo[j], hi[j], lo[j] == 1, tier_of[j],
+                          len(g.values(metric)), start[tier_of[j]])
+                   for j, g in enumerate(ranked))
+    return RankIntervals(key, metric, places, is_headline(key[0], key[1], metric),
+                         prior is not None, floor)
+
+
+def _tiers(lo: list[int], hi: list[int]) -> tuple[list[int], dict[int, int]]:
+    """Each position's tier (1-based) and each tier's first place: a cut
+    after position i where the first i all have places within 1..i and the
+    rest within i+1..K."""
+    size, tier, tier_of, start = len(lo), 1, [], {1: 1}
+    for i in range(size):
+        tier_of.append(tier)
+        cut = i + 1
+        if cut < size and max(hi[:cut]) <= cut and min(lo[cut:]) >= cut + 1:
+            tier += 1
+            start[tier] = cut + 1
+    return tier_of, start
+
+
+def all_rank_intervals(groups: list[Group], floor_impls: Iterable[str] = (),
+                       headline_only: bool = False,
+                       borrowed: dict[tuple[str, str], Prior] | None = None) -> list[RankIntervals]:
+    """Every ranking of the run (each headline figure of each comparable
+    set), or its headline rankings only; borrowed: priors(groups) when the
+    caller has them."""
+    floors = set(floor_impls)
+    borrowed = priors(groups) if borrowed is None else borrowed
+    out = []
+    for key, members in sorted(comparable_sets(groups).items(),
+                               key=lambda kv: kv[1][0].key.sort_key):
+        for metric in headline(key[0]):
+            if headline_only and not is_headline(key[0], key[1], metric):
+                continue
+            floor = next((g for g in members if g.impl in floors and g.values(metric)), None)
+            found = rank_intervals([g for g in members if g.impl not in floors], metric, key,
+                                   prior_for(borrowed, key[0], metric), floor)
+            if found is not None:
+                out.append(found)
+    return out
