@@ -20,7 +20,7 @@ Wilhelm, "Inference for Ranks", 2024, sec. 3):
 Each question is the moderated t on log figures with a variance borrowed
 across the run's configurations of the same workload and figure
 (stats.borrowed_p, calibrate below), so that 1 to 3 runs a side can place
-clear gaps; where no variance can be borrowed (fewer than 3 configurations
+clear gaps; where no variance can be borrowed (fewer than 8 configurations
 with 2 runs), the exact Mann–Whitney test (stats.ratio_p), which needs 5
 runs a side for Holm's first step in a small ranking.
 
@@ -52,6 +52,7 @@ RANK_MARGINS = {"warm_iter_s": 0.10, "first_iter_s": 0.10, "peak_rss_bytes": 0.0
 SEED = 64  # the calibration's splits are the same every time a run is read
 SPLITS = 8  # random no-change splits per configuration and runs a side
 CALIBRATION_SIDES = (1, 2, 3)  # runs a side of those splits
+MIN_CONFIGURATIONS = 8  # with 2 runs or more, to borrow from (fewer: no prior)
 
 
 def rank_margin(metric: str) -> float:
@@ -163,28 +164,30 @@ def calibrate(samples: Sequence[Sequence[float]], seed: int = SEED) -> Prior | N
     configuration with 2 or more runs is split at random into two sides of
     1, 2 and 3 runs (no change between them), tested with the prior fitted
     on the other configurations, and the scale is the smallest factor >= 1
-    by which those no-change |t| must be divided so that at most 5% pass
-    the two-sided 5% cut and at most 1% the 1% cut, each configuration
-    weighing the same. None where fewer than 3 configurations have 2 runs."""
+    by which those no-change |t| must be divided so that, at each of 1, 2
+    and 3 runs a side, at most 5% pass the two-sided 5% cut and at most 1%
+    the 1% cut, each configuration weighing the same. None where fewer than
+    MIN_CONFIGURATIONS configurations have 2 runs."""
     own = [(i, _own(s)) for i, s in enumerate(samples) if len(s) >= 2]
     prior = fit_prior([v for _, v in own])
-    if prior is None:
+    if prior is None or len(own) < MIN_CONFIGURATIONS:
         return None
     rng = random.Random(seed)
-    ratios: list[tuple[float, float, float]] = []  # (|t|/cut at 5%, at 1%, weight)
+    # by runs a side: (|t| / the two-sided 5% cut, / the 1% cut, weight)
+    ratios: dict[int, list[tuple[float, float, float]]] = {m: [] for m in CALIBRATION_SIDES}
     for i, _ in own:
         loo = fit_prior([v for j, v in own if j != i]) or prior
         sample = list(samples[i])
-        sides = [m for m in CALIBRATION_SIDES if 2 * m <= len(sample)]
-        for m in sides:
+        for m in (m for m in CALIBRATION_SIDES if 2 * m <= len(sample)):
             for _ in range(SPLITS):
                 rng.shuffle(sample)
                 t, df = borrowed_t(sample[:m], sample[m:2 * m], loo)
                 key = _df_key(df)
-                ratios.append((abs(t) / student_isf(0.025, key), abs(t) / student_isf(0.005, key),
-                               1 / (len(sides) * SPLITS)))
-    scale = max(1.0, _quantile([(r, w) for r, _, w in ratios], 0.95),
-                _quantile([(r, w) for _, r, w in ratios], 0.99))
+                ratios[m].append((abs(t) / student_isf(0.025, key),
+                                  abs(t) / student_isf(0.005, key), 1 / SPLITS))
+    scale = max([1.0] + [max(_quantile([(r, w) for r, _, w in found], 0.95),
+                             _quantile([(r, w) for _, r, w in found], 0.99))
+                         for found in ratios.values() if len(found) >= MIN_CONFIGURATIONS * SPLITS])
     return replace(prior, scale=scale)
 
 
@@ -312,3 +315,56 @@ def all_rank_intervals(groups: list[Group], floor_impls: Iterable[str] = (),
             if found is not None:
                 out.append(found)
     return out
+
+
+# --- how often the borrowed test is wrong: resampled A/A ------------------
+
+FOLDS = 5  # the configurations are held out a fifth at a time
+
+
+@dataclass(frozen=True)
+class FalseAhead:
+    """Resampled A/A of one figure at some runs a side: how many no-change
+    comparisons the borrowed test called one side ahead, of how many."""
+    metric: str
+    runs_a_side: int
+    ahead: int
+    comparisons: int
+
+    @property
+    def rate(self) -> float:
+        return self.ahead / self.comparisons if self.comparisons else 0.0
+
+
+def resampled_aa(groups: Iterable[Group], runs_a_side: int, trials: int = 10,
+                 seed: int = SEED, rate: float = 1 - LEVEL) -> list[FalseAhead]:
+    """Each configuration with 2·runs_a_side ok runs or more, split at
+    random `trials` times into two sides of runs_a_side runs (one build's
+    runs: nothing changed), each split asked "is one side ahead?" by the
+    borrowed test at `rate` two-sided, one test on its own (no family
+    correction: a family's rule only calls fewer). The prior is calibrated
+    on the other configurations of its workload and figure only (a fifth of
+    them held out at a time), as a run's prior is fitted before it meets a
+    new configuration. One record per figure."""
+    by_key: dict[tuple[str, str], list[tuple[float, ...]]] = {}
+    for g in groups:
+        for metric in headline(g.workload):
+            if (values := tuple(v for v in g.values(metric) if v > 0)):
+                by_key.setdefault((g.workload, metric), []).append(values)
+    counts: dict[str, list[int]] = {}
+    rng = random.Random(seed)
+    for (_, metric), samples in sorted(by_key.items()):
+        tally = counts.setdefault(metric, [0, 0])
+        for fold in range(FOLDS):
+            held = [s for i, s in enumerate(samples) if i % FOLDS == fold
+                    and len(s) >= 2 * runs_a_side]
+            prior = calibrate([s for i, s in enumerate(samples) if i % FOLDS != fold], seed)
+            if prior is None or not held:
+                continue
+            for sample in held:
+                for _ in range(trials):
+                    drawn = rng.sample(list(sample), 2 * runs_a_side)
+                    p = borrowed_p(drawn[:runs_a_side], drawn[runs_a_side:], prior, 1.0, True)
+                    tally[0] += p is not None and min(p, 1 - p) <= rate / 2
+                    tally[1] += 1
+    return [FalseAhead(m, runs_a_side, a, n) for m, (a, n) in sorted(counts.items())]

@@ -201,3 +201,40 @@ def test_the_false_discovery_rate_holds_on_a_mixed_family() -> None:
         shares.append(false / max(sum(chosen), 1))
         found.append(sum(c for c, f in zip(chosen, factors) if f == 2.0) / 20)
     assert np.mean(shares) < 0.05 and np.mean(found) > 0.8
+
+
+def test_student_t_digamma_and_trigamma_match_scipy() -> None:
+    from scipy import special
+    from scipy.stats import t as student
+    from harness.core.stats import digamma, student_isf, student_sf, trigamma
+    for x in (0.2, 1.0, 2.5, 7.0, 40.0):
+        assert abs(digamma(x) - special.digamma(x)) < 1e-9
+        assert abs(trigamma(x) - special.polygamma(1, x)) < 1e-9
+    for t, df in ((1.5, 1), (2.0, 3), (-1.0, 5), (4.0, 20), (0.1, 100), (3.0, 2.5)):
+        assert abs(student_sf(t, df) - student.sf(t, df)) < 1e-9
+    assert abs(student_isf(0.025, 4) - student.isf(0.025, 4)) < 1e-8
+
+
+def test_a_prior_fitted_on_known_variances_recovers_it() -> None:
+    """Each configuration's true variance drawn from a scaled inverse χ²
+    with d0 = 10 and s0² = 0.04, 6 runs each: Smyth's moments give both
+    back, the variance within 10% and the df within 8 to 14 (2,000
+    configurations)."""
+    import numpy as np
+    from harness.core.stats import fit_prior
+    rng = np.random.default_rng(5)
+    true = 10 * 0.04 / rng.chisquare(10, 2000)
+    found = fit_prior([(float(np.var(rng.normal(0, np.sqrt(v), 6), ddof=1)), 5) for v in true])
+    assert abs(found.var / 0.04 - 1) < 0.1 and 8 < found.df < 14
+
+
+def test_the_borrowed_test_needs_one_run_a_side_and_reads_a_clear_gap() -> None:
+    """With a prior of sd 0.1 (many df), one run a side 2x apart is far
+    beyond chance; equal figures are not; the scale weakens the test."""
+    from harness.core.stats import Prior, borrowed_p
+    prior = Prior(0.01, math.inf)
+    assert borrowed_p([1.0], [2.0], prior, 1.0, True) < 1e-5
+    assert borrowed_p([1.0], [1.0], prior, 1.0, True) == 0.5
+    assert borrowed_p([1.0], [2.0], prior, 1.0, False) > 0.99
+    assert borrowed_p([1.0], [2.0], Prior(0.01, math.inf, scale=3.0), 1.0, True) > 1e-3
+    assert borrowed_p([], [2.0], prior, 1.0, True) is None

@@ -1,0 +1,128 @@
+"""analyse/ranks.py on synthetic samples with known orders: joint rank
+intervals hold the true places, clear gaps are placed with 2 runs a side
+once a variance is borrowed, the best set and tiers follow, the headline
+rankings are the articles' sizes, and on no change the borrowed test calls
+a side ahead in at most 5% of resampled A/A splits."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from harness.analyse.analysis import group_runs
+from harness.analyse.ranks import (all_rank_intervals, calibrate, is_headline, ordinal, priors,
+                                   rank_margin, resampled_aa)
+
+from .test_standings import MS, rows
+
+SIGMA = 0.2  # the sd of a log figure, as warm passes spread here (15-25%)
+
+
+def _background(rng: np.random.Generator, impls: str, runs: int = 4) -> list:
+    """Other sizes of the same workload, every impl equal: what the variance is borrowed from."""
+    return [r for n in (10, 100, 1000) for impl in impls
+            for r in rows(impl, list(MS * np.exp(rng.normal(0, SIGMA, runs))), n=n)]
+
+
+def _planted(rng: np.random.Generator, factors: dict[str, float], runs: int) -> list:
+    return [r for impl, f in factors.items()
+            for r in rows(impl, list(f * MS * np.exp(rng.normal(0, SIGMA, runs))), n=1_000_000)]
+
+
+def _ranking(groups, metric: str = "warm_iter_s"):
+    return next(r for r in all_rank_intervals(groups) if r.n == 1_000_000 and r.metric == metric)
+
+
+FACTORS = {"a": 1.0, "b": 1.05, "c": 3.0, "d": 3.1, "e": 10.0, "f": 30.0}
+
+
+def test_two_runs_a_side_place_clear_gaps_and_every_interval_holds_the_truth() -> None:
+    """Three clusters (a~b, c~d, then e and f), 3x to 10x apart, 2 runs a
+    side: over 20 seeds, every rank interval holds the implementation's
+    true place set (a and b share 1st-2nd), the best set never loses a or b,
+    and most seeds settle at least the e and f places."""
+    truth = {"a": (1, 2), "b": (1, 2), "c": (3, 4), "d": (3, 4), "e": (5, 5), "f": (6, 6)}
+    settled = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        r = _ranking(group_runs(_planted(rng, FACTORS, 2) + _background(rng, "abcdef")))
+        assert r.borrowed and r.headline  # chain at 1M: an articles' size
+        for p in r.places:
+            lo, hi = truth[p.impl]
+            assert p.lo <= hi and p.hi >= lo, (seed, p.impl, p.lo, p.hi)
+        assert {"a", "b"} <= {p.impl for p in r.best_set}
+        settled += r.place_of("f").text == "6th"
+    assert settled >= 15
+
+
+def test_tiers_and_texts() -> None:
+    rng = np.random.default_rng(7)
+    r = _ranking(group_runs(_planted(rng, {"a": 1.0, "b": 1.02, "c": 20.0}, 3)
+                            + _background(rng, "abc")))
+    assert [[p.impl for p in t] for t in r.tiers()] in (
+        [["a", "b"], ["c"]], [["b", "a"], ["c"]])
+    assert r.tier_text().startswith("1st–2nd: ") and r.tier_text().endswith("; 3rd: c")
+    assert r.place_of("c").text == "3rd" and r.place_of("a").text == "1st–2nd"
+    assert len(r.best_set) == 2
+    assert [ordinal(k) for k in (1, 2, 3, 4, 11, 12, 13, 21, 22)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd"]
+
+
+def test_one_run_a_side_without_a_borrowed_variance_places_nothing() -> None:
+    """No configuration with 2 runs to borrow from: the exact test, whose
+    smallest p at 1 and 1 is 1/2, leaves every place open."""
+    rng = np.random.default_rng(1)
+    r = _ranking(group_runs(_planted(rng, FACTORS, 1)))
+    assert not r.borrowed
+    assert all((p.lo, p.hi) == (1, 6) for p in r.places) and len(r.tiers()) == 1
+
+
+def test_equal_implementations_stay_one_tier_in_almost_every_seed() -> None:
+    """Six equal implementations, 2 runs a side, 40 seeds: the joint 95%
+    intervals claim an order (a place off 1st-6th) in at most 2 of them."""
+    wrong = 0
+    for seed in range(40):
+        rng = np.random.default_rng(100 + seed)
+        r = _ranking(group_runs(_planted(rng, dict.fromkeys("abcdef", 1.0), 2)
+                                + _background(rng, "abcdef")))
+        wrong += any((p.lo, p.hi) != (1, 6) for p in r.places)
+    assert wrong <= 2
+
+
+def test_the_headline_rankings_are_the_articles_sizes() -> None:
+    assert is_headline("chain", 1_000_000, "warm_iter_s")
+    assert is_headline("bounded", 10_000, "peak_rss_bytes")
+    assert is_headline("sleep", 1_000_000, "peak_rss_bytes")
+    assert not is_headline("sleep", 1_000_000, "warm_iter_s")
+    assert not is_headline("chain", 1_000_000, "first_iter_s")
+    assert not is_headline("chain", 10_000, "warm_iter_s")
+    assert (rank_margin("warm_iter_s"), rank_margin("peak_rss_bytes")) == (0.10, 0.05)
+
+
+def test_the_calibration_inflates_a_heavy_tailed_figure() -> None:
+    """Configurations whose runs are a t with 2 df (heavy tails): the
+    calibrated scale is above 1; normal runs keep a scale near 1."""
+    rng = np.random.default_rng(3)
+    heavy = [tuple(np.exp(0.1 * rng.standard_t(2, 6))) for _ in range(40)]
+    normal = [tuple(np.exp(0.1 * rng.normal(0, 1, 6))) for _ in range(40)]
+    assert calibrate(heavy).scale > 1.2
+    assert calibrate(normal).scale < 1.3
+    assert calibrate(normal[:5]) is None  # too few to borrow from
+
+
+def test_resampled_aa_calls_at_most_5_percent_ahead() -> None:
+    """Configurations with their own spreads (sd 0.1 to 0.4 of a log,
+    some heavy-tailed), 6 runs each: split A/A at 1, 2 and 3 runs a side,
+    the borrowed test calls a side ahead in at most 5% of the splits."""
+    rng = np.random.default_rng(11)
+    table = []
+    for i in range(40):
+        sd = rng.uniform(0.1, 0.4)
+        noise = rng.standard_t(4, 6) if i % 3 == 0 else rng.normal(0, 1, 6)
+        table += rows(f"x{i}", list(MS * np.exp(sd * noise)), n=10 * (i % 4 + 1))
+    groups = group_runs(table)
+    assert priors(groups)[("chain", "warm_iter_s")].configurations == 40
+    for n in (1, 2, 3):
+        found = {f.metric: f for f in resampled_aa(groups, n, trials=10)}["warm_iter_s"]
+        assert found.comparisons == 400 and found.rate <= 0.05, (n, found)
