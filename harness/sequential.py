@@ -46,7 +46,7 @@ from typing import Callable, Iterable, Mapping
 
 from .analyse.analysis import Group, group_runs, wide_figures
 from .analyse.goals import MEDIAN_RUNS, GoalVerdict
-from .analyse.questions import ClaimVerdict, Questions, ask
+from .analyse.questions import ClaimVerdict, Questions, Ranking, ask
 from .analyse.standings import Standing
 from .core.claims import Claim
 from .core.formatting import fmt_duration
@@ -68,6 +68,13 @@ FEWEST = 4
 # pairs at 1/126 need one in twelve, so the cheap ones carry the dear ones.
 AIM = 5
 CHEAP_S = 2.0
+# The headline rankings: the warm pass and the peak RSS of each workload at
+# its articles' size (sleep has no pass: its peak RSS alone). The figures
+# the articles published; every other size and the cold first pass are
+# answered after them.
+HEADLINE_SIZE = {"sleep": 1_000_000, "chain": 1_000_000, "chain-await": 1_000_000,
+                 "skynet": 1_000_000, "bounded": 10_000}
+HEADLINE_METRICS = ("warm_iter_s", "peak_rss_bytes")
 # What one run costs besides its program's wall time (launch, the
 # launcher's sampling, writing the row), in seconds.
 OVERHEAD_S = 0.3
@@ -75,6 +82,31 @@ OVERHEAD_S = 0.3
 PASS_S = 300.0
 # What `stopped` forecasts: the verdicts another this many seconds would settle.
 MORE_S = 600.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Allocation:
+    """How --until-settled weighs the verdicts (docs/statistics.md,
+    "Sequential runs"). NOW: the headline rankings first, every headline
+    configuration at least headline_runs runs (a second mode can show only
+    from a second run), and every pair aiming at AIM a side, never FEWEST (4
+    against 4 gives 2/70, above the cut Benjamini-Hochberg takes in a real
+    run). BEFORE: every verdict of a family weighs the same, a dear pair
+    aims at 4 (the allocation of the runs published before 2026-12-02, kept
+    for the replays of docs/studies/allocation.md)."""
+    headline_first: bool = True
+    headline_runs: int = 2
+    fewest: int = AIM
+
+
+NOW = Allocation()
+BEFORE = Allocation(headline_first=False, headline_runs=1, fewest=FEWEST)
+
+
+def headline(r: Ranking) -> bool:
+    """Whether a ranking is a headline one (HEADLINE_SIZE, HEADLINE_METRICS)."""
+    return (r.metric in HEADLINE_METRICS and bool(r.order)
+            and r.order[0].key.n == HEADLINE_SIZE.get(r.workload))
 
 
 def repeated(p: Planned, statuses: list[Status]) -> bool:
@@ -150,19 +182,40 @@ class Open:
     # chosen by it) and a forecast past the ceiling is rougher than a
     # claim's or a goal's, whose sides were named before any run
     ranked: bool = False
+    # a pair of a headline ranking (headline()), or a headline configuration
+    # short of Allocation.headline_runs: under Allocation.headline_first,
+    # these go before every other verdict
+    headline: bool = False
+    aim: int | None = None  # the runs it aims at, where not its forecast's (_aim)
+    claim: bool = False  # an article's claim
 
 
-def _open(q: Questions) -> list[Open]:
+def _open(q: Questions, allocation: Allocation = NOW) -> list[Open]:
     # Not the verdicts held open by a bound from below (not measured): the
     # bound stays one however often its ladder runs again.
-    pairs = [p for r in q.rankings for p in r.pairs if p.measured]
+    first = [r for r in q.rankings if allocation.headline_first and headline(r)]
+    top = [p for r in first for p in r.pairs if p.measured]
+    pairs = [p for r in q.rankings if not any(r is f for f in first)
+             for p in r.pairs if p.measured]
     claims = [c for c in q.claims if c.measured]
-    return ([dataclasses.replace(_open_pair(p), weight=1 / len(pairs))
-             for p in pairs if not p.settled]
-            + [dataclasses.replace(_open_claim(c), weight=1 / len(claims))
+    return (_short(first, allocation.headline_runs)
+            + [dataclasses.replace(_open_pair(p), weight=1 / len(top), headline=True)
+               for p in top if not p.settled]
+            + [dataclasses.replace(_open_pair(p), weight=1 / len(pairs))
+               for p in pairs if not p.settled]
+            + [dataclasses.replace(_open_claim(c), weight=1 / len(claims), claim=True)
                for c in claims if not c.settled]
             + [dataclasses.replace(o, weight=1 / len(q.goals))
                for g in q.goals if not g.settled and (o := _open_goal(g)) is not None])
+
+
+def _short(first: list[Ranking], runs: int) -> list[Open]:
+    """The headline configurations with fewer than `runs` runs of their
+    figure, each an open verdict of its own that aims at `runs`: a
+    configuration's second mode cannot show in one run."""
+    short = {g.key: len(g.values(r.metric)) for r in first for g in r.order
+             if len(g.values(r.metric)) < runs}
+    return [Open((key,), (n,), float(runs), headline=True, aim=runs) for key, n in short.items()]
 
 
 def _open_pair(p: Standing) -> Open:
@@ -217,12 +270,17 @@ def _open_goal(v: GoalVerdict) -> Open | None:
     return None
 
 
-def _aim(o: Open, ceiling: dict[ConfigKey, int], cost: dict[ConfigKey, float]) -> int:
-    """The runs a side an open verdict aims at: its forecast (runs_to_settle),
-    at least FEWEST, and AIM where both sides are cheap, one more than it
-    has where it has that many already; never past either side's ceiling."""
+def _aim(o: Open, ceiling: dict[ConfigKey, int], cost: dict[ConfigKey, float],
+         allocation: Allocation = NOW) -> int:
+    """The runs a side an open verdict aims at: its own (Open.aim), else its
+    forecast (runs_to_settle), at least the allocation's fewest, and AIM
+    where both sides are cheap, one more than it has where it has that many
+    already; never past either side's ceiling."""
     cap = min(ceiling.get(k, 0) for k in o.keys)
-    fewest = AIM if max(cost.get(k, 1.0) for k in o.keys) <= CHEAP_S else FEWEST
+    if o.aim is not None:
+        return min(cap, o.aim)
+    fewest = (AIM if max(cost.get(k, 1.0) for k in o.keys) <= CHEAP_S
+              else max(allocation.fewest, FEWEST))
     aim = min(cap, max(fewest, math.ceil(o.needed)) if o.needed < math.inf else cap)
     # still open at its aim (the family's rule wants a lower p than its runs
     # give, or the forecast was short): one more run a side
@@ -239,7 +297,8 @@ def _odds(o: Open, aim: int) -> float:
 
 
 def wanting(found: list[Open], reps: dict[ConfigKey, int], ceiling: dict[ConfigKey, int],
-            cost: dict[ConfigKey, float], budget_s: float | None = None) -> list[ConfigKey]:
+            cost: dict[ConfigKey, float], budget_s: float | None = None,
+            allocation: Allocation = NOW) -> list[ConfigKey]:
     """The runs --until-settled adds this pass, a configuration once per run,
     in the order they should run. Each open verdict that can settle within
     both sides' ceilings takes both sides to the runs it aims at (_aim):
@@ -258,13 +317,13 @@ def wanting(found: list[Open], reps: dict[ConfigKey, int], ceiling: dict[ConfigK
     without a budget, a long shot gets none. The runs come round by round (every chosen
     configuration's next run before any one's second), so a drift during
     the pass falls on every side alike."""
-    steps: list[tuple[bool, Open, int, float]] = []
+    steps: list[tuple[int, Open, int, float]] = []
     for o in found:
         long_shot = o.needed > min(ceiling.get(k, 0) for k in o.keys)
         if long_shot and budget_s is None:
             continue  # cannot settle within the ceiling: more runs would buy nothing
-        aim = _aim(o, ceiling, cost)
-        steps.append((long_shot and o.ranked, o, aim, _odds(o, aim)))
+        aim = _aim(o, ceiling, cost, allocation)
+        steps.append((_tier(o, long_shot, allocation), o, aim, _odds(o, aim)))
     planned = dict(reps)
     added: dict[ConfigKey, int] = {}
     spent = 0.0
@@ -287,6 +346,18 @@ def wanting(found: list[Open], reps: dict[ConfigKey, int], ceiling: dict[ConfigK
         spent += step
     return [k for round_no in range(max(added.values(), default=0))
             for k, n in added.items() if n > round_no]
+
+
+def _tier(o: Open, long_shot: bool, allocation: Allocation) -> int:
+    """The order of the verdicts before their cost: a headline configuration
+    short of its runs (0), a headline pair or a claim (1: the articles'
+    questions), every other verdict (2), a neighbour pair forecast past the
+    ceiling (3)."""
+    if o.headline and not o.ranked:
+        return 0
+    if long_shot and o.ranked:
+        return 3
+    return 1 if o.headline or (allocation.headline_first and o.claim) else 2
 
 
 def run_seconds(g: Group, p: Planned | None = None) -> float:
@@ -376,13 +447,13 @@ class _State:
     cost: dict[ConfigKey, float]
     q: Questions | None
 
-    def open(self) -> list[Open]:
+    def open(self, allocation: Allocation = NOW) -> list[Open]:
         """The open verdicts, each side named by its unit: a verdict on a
         ladder's figure, or on one of its steps, is one on the whole ladder."""
         if self.q is None:
             return []
         return [dataclasses.replace(o, keys=tuple(self.unit_of.get(k, k) for k in o.keys))
-                for o in _open(self.q)]
+                for o in _open(self.q, allocation)]
 
 
 def _state(rows: Iterable[Row], runs: list[Planned]) -> _State:
@@ -429,8 +500,8 @@ def _widening(st: _State, due: dict[ConfigKey, list[Planned]]) -> list[ConfigKey
     return out
 
 
-def more_runs(rows: Iterable[Row], runs: list[Planned], budget_s: float | None = None
-              ) -> list[Planned]:
+def more_runs(rows: Iterable[Row], runs: list[Planned], budget_s: float | None = None,
+              allocation: Allocation = NOW) -> list[Planned]:
     """The next pass, from the rows recorded so far (every recorded rep
     counts toward max_repeat, failed ones too): --until-ci's units in plan
     order, then --until-settled's in wanting's order, a rate ladder's
@@ -447,8 +518,9 @@ def more_runs(rows: Iterable[Row], runs: list[Planned], budget_s: float | None =
                 fit.append(key)
                 spent += st.cost[key]
         widening = fit
-    settling = wanting(st.open(), st.reps, st.ceiling, st.cost,
-                       None if budget_s is None else budget_s - spent) if st.q is not None else []
+    settling = wanting(st.open(allocation), st.reps, st.ceiling, st.cost,
+                       None if budget_s is None else budget_s - spent,
+                       allocation) if st.q is not None else []
     out = [p for key in widening for p in due[key]]
     taken = set(widening)
     nth: dict[ConfigKey, int] = {}
@@ -477,7 +549,7 @@ def forecast(rows: Iterable[Row], runs: list[Planned], seconds: float = MORE_S) 
     st = _state(rows, runs)
     if st.q is None:
         return ""
-    found = st.open()
+    found = [o for o in st.open() if o.aim is None]  # verdicts, not a configuration's runs
     if not found:
         return "every verdict the run asks is settled"
     costs = []
@@ -499,11 +571,13 @@ class Budgeted:
     """The rules with a time budget (run --budget): each pass fits in what
     is left of budget_s, counted on `clock` from when this was made (the
     first run; a fake clock in tests), less spent_s (what a resumed run's
-    recorded rows took: spent_before)."""
+    recorded rows took: spent_before); allocation, how the verdicts are
+    weighed (NOW; BEFORE for the replays of the allocation before it)."""
 
     def __init__(self, budget_s: float, clock: Callable[[], float] = time.monotonic,
-                 spent_s: float = 0.0) -> None:
+                 spent_s: float = 0.0, allocation: Allocation = NOW) -> None:
         self.budget_s, self.clock, self.spent_s = budget_s, clock, spent_s
+        self.allocation = allocation
         self.started = clock()
         self.stopped = ""  # set when the budget ends a run with verdicts open
 
@@ -519,7 +593,7 @@ class Budgeted:
         the new runs before the rest of the budget is spent."""
         table = list(rows)
         left = max(0.0, self.left())
-        fits = more_runs(table, runs, min(left, max(PASS_S, left / 3)))
-        if not fits and more_runs(table, runs):
+        fits = more_runs(table, runs, min(left, max(PASS_S, left / 3)), self.allocation)
+        if not fits and more_runs(table, runs, allocation=self.allocation):
             self.stopped = f"the budget of {fmt_duration(self.budget_s)} ends the runs"
         return fits

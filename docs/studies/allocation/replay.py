@@ -3,7 +3,7 @@ the plan of `run --suite default`, executed by a fake executor that draws
 each configuration's runs from that run's own rows (docs/studies/allocation.md).
 
     .venv/bin/python docs/studies/allocation/replay.py RUN_DIR [--budget 45m]
-        [--repeat 1] [--max-repeat 12] [--seeds 0,1,2]
+        [--repeat 1] [--max-repeat 12] [--seeds 0,1,2] [--allocation now|before]
 
 A drawn run keeps the recorded row's shape and costs its recorded wall time
 (plus the harness's overhead; a sleeping run, its time awake plus the sleep
@@ -48,6 +48,7 @@ from harness.record.rundir import RunDir, read_runs  # noqa: E402
 DRAWN = ("wall_s", "first_iter_s", "warm_iter_s", "spawn_s", "peak_rss_bytes", "rps",
          "sleep_wait_s")
 FLOOR_SD = 0.01
+ALLOCATIONS = {"now": sequential.NOW, "before": sequential.BEFORE}
 
 
 def _log_sd(values: list[float]) -> float:
@@ -98,18 +99,24 @@ class Replayed:
     open_claims: tuple[str, ...]
     forecast: str  # sequential.forecast: what is still open at the end
     per_config: dict[int, int]  # runs: configurations with that many
+    # the headline rankings' (sequential.headline) neighbour pairs settled,
+    # of; their configurations with fewer than 2 ok runs
+    headline: tuple[int, int] = (0, 0)
+    headline_short: int = 0
 
     def text(self) -> str:
         families = "; ".join(f"{name} {settled} of {total}"
                              for name, (settled, total) in self.families.items())
         return (f"seed {self.seed}: {self.seconds:.0f} s of runs, {self.runs} runs; "
-                f"settled: {families}; claims open: {'; '.join(self.open_claims) or 'none'}; "
+                f"settled: {families}; headline pairs {self.headline[0]} of "
+                f"{self.headline[1]}, headline configurations under 2 runs "
+                f"{self.headline_short}; claims open: {'; '.join(self.open_claims) or 'none'}; "
                 f"{self.forecast}; configurations by runs: "
                 + ", ".join(f"{n} runs: {c}" for n, c in sorted(self.per_config.items())))
 
 
 def replay(source: Path, budget_s: float, repeat: int, max_repeat: int | None,
-           seed: int) -> Replayed:
+           seed: int, allocation: sequential.Allocation = sequential.NOW) -> Replayed:
     recorded: dict[ConfigKey, list[Row]] = defaultdict(list)
     for r in read_runs(source / "runs.csv").rows:
         recorded[ConfigKey.of(r)].append(r)
@@ -121,7 +128,7 @@ def replay(source: Path, budget_s: float, repeat: int, max_repeat: int | None,
     def clock() -> float:
         return sum(sequential.OVERHEAD_S + (r.wall_s or 0) for r in run.runs().rows)
 
-    budget = sequential.Budgeted(budget_s, clock=clock)
+    budget = sequential.Budgeted(budget_s, clock=clock, allocation=allocation)
     scheduler.execute_until_settled(run, runs, runs, budget, lambda p: Readiness("ready"),
                                     Replay(run.name, recorded, seed),
                                     Progress(len(runs), [1.0] * len(runs), io.StringIO()),
@@ -130,13 +137,16 @@ def replay(source: Path, budget_s: float, repeat: int, max_repeat: int | None,
     floors = {p.impl.id for p in runs if p.impl.floor}
     judged = [g for g in group_runs(rows) if not g.rows[0].workload == "http"]
     q = ask(judged, floors)
+    top = [r for r in q.rankings if sequential.headline(r)]
     return Replayed(
         seed, clock(), len(rows),
         {name: (settled, total) for name, settled, total in q.families()},
         tuple(f"{c.claim.text} ({c.runs[0]} and {c.runs[1]} runs)"
               for c in q.claims if not c.settled),
         sequential.forecast(rows, runs),
-        dict(Counter(len(g.rows) for g in group_runs(rows))))
+        dict(Counter(len(g.rows) for g in group_runs(rows))),
+        (sum(p.settled for r in top for p in r.pairs), sum(len(r.pairs) for r in top)),
+        len({g.key for r in top for g in r.order if len(g.values(r.metric)) < 2}))
 
 
 def main() -> None:
@@ -147,10 +157,13 @@ def main() -> None:
     parser.add_argument("--max-repeat", type=int, default=None,
                         help="the most runs of a configuration (default: the suite's, part by part)")
     parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--allocation", choices=ALLOCATIONS, default="now",
+                        help="now: the headline rankings first (sequential.NOW); before: "
+                             "every verdict of a family alike, as before 2026-12-02")
     args = parser.parse_args()
     for seed in (int(s) for s in args.seeds.split(",")):
         print(replay(args.run_dir, duration(args.budget, "--budget"), args.repeat,
-                     args.max_repeat, seed).text())
+                     args.max_repeat, seed, ALLOCATIONS[args.allocation]).text())
 
 
 if __name__ == "__main__":
