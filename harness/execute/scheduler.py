@@ -20,6 +20,7 @@ from ..core.ladder import end_reason, ladder_key, not_repeated_error, past_end, 
 from ..core.schema import PAST_END, ConfigKey, Row, Status
 from ..core.workloads import RATE
 from ..plan.plan import Planned, held, start_times
+from ..plan.timeouts import timed, walls
 from .builder import Readiness
 from .executor import Executed, Executor, make_row, unready_row
 from .progress import Progress
@@ -93,8 +94,10 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
     ended: Ends = {}
     for r in recorded:
         _note(statuses, ended, r)
+    past = list(past)
     spawns = start_times(recorded)
     past_spawns = start_times(past)
+    took = walls(past) | walls(recorded)  # this run's runs over OUT's, for timed()
     pending = list(runs)
     for i in range(first, first + len(runs)):
         j, readiness = _next(pending, ready, wait)
@@ -112,6 +115,7 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
         known = [] if p.key in statuses else [  # a first run: the smaller sizes' starts
             (k, max(v)) for spawned in (spawns, past_spawns) for k, v in spawned.items()]
         p = held(p, spawns.get(p.key, []) + past_spawns.get(p.key, []), known)
+        p = timed(p, took)
         progress.start(i, p.label)
         below = ended.get((ladder, p.rep)) if (ladder := ladder_key(p.key)) else None
         smaller = rules.outgrown(p, statuses)
@@ -133,6 +137,8 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
         _note(statuses, ended, done.row)
         for key, starts in start_times([done.row]).items():
             spawns.setdefault(key, []).extend(starts)
+        for key, wall in walls([done.row]).items():
+            took[key] = max(took.get(key, 0.0), wall)
         counts[done.row.status] = counts.get(done.row.status, 0) + 1
         progress.finish(done.row)
     return counts

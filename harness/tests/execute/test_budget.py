@@ -206,3 +206,47 @@ def test_a_sleeping_run_costs_the_sleep_its_next_run_will_have() -> None:
     fixed = dataclasses.replace(planned, adaptive_sleep=False)
     assert sequential.run_seconds(g, fixed) == pytest.approx(sequential.OVERHEAD_S + 5.05)
     assert sequential.run_seconds(g) == pytest.approx(sequential.OVERHEAD_S + 5.05)
+
+
+def test_the_headline_rankings_reach_their_runs_first(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """With N = 6 as the articles' size (sequential.HEADLINE_SIZE) and a
+    minimum of one run: every configuration of its rankings gets its second
+    run before any configuration at N = 5 gets one, though N = 6's runs are
+    40 times dearer; before (sequential.BEFORE), the cheap set went first."""
+    monkeypatch.setattr(sequential, "HEADLINE_SIZE", {"chain": 6})
+    s = settings_from(Options(impl=",".join(IMPLS), workload="chain", n="5,6", repeat=1,
+                              until_settled=True, max_repeat=10), ram_bytes=1 << 30)
+    runs = plan(resolve(s.impls), s)
+    firsts = {}
+    for name, allocation in (("now", sequential.NOW), ("before", sequential.BEFORE)):
+        run = RunDir.create_new(tmp_path / name)
+        fake = FakeExecutor(run.name, 4)
+        budget = sequential.Budgeted(BUDGET_S, clock=lambda: sum(
+            sequential.OVERHEAD_S + (r.wall_s or 0) for r in run.runs().rows),
+            allocation=allocation)
+        scheduler.execute_until_settled(run, runs, runs, budget, lambda p: Readiness("ready"),
+                                        fake, Progress(len(runs), [1.0] * len(runs)),
+                                        lambda p: 1.0)
+        extra = fake.ran[len(runs):]
+        firsts[name] = [p.key.n for p in extra[:len(IMPLS)]]
+        if allocation is sequential.NOW:
+            seconds = [p for p in extra if p.rep == 2]
+            assert {p.key for p in seconds if p.key.n == 6} == {p.key for p in runs
+                                                                if p.key.n == 6}
+            last_six = max(i for i, p in enumerate(seconds) if p.key.n == 6)
+            assert all(p.key.n == 6 for p in seconds[:last_six + 1])
+    assert firsts["now"] == [6] * len(IMPLS) and 6 not in firsts["before"]
+
+
+def test_a_dear_pair_aims_at_five_a_side_never_four() -> None:
+    """4 against 4 gives at best p = 2/70, above Benjamini-Hochberg's cut
+    in a real run: a pair whose runs take 20 s aims at AIM, as a cheap one
+    does; before, at FEWEST."""
+    a, b = (ConfigKey("fake-good", "chain", n, None) for n in (5, 6))
+    pair = sequential.Open((a, b), (1, 1), float(sequential.FEWEST), ranked=True)
+    ceiling, cost = {a: 12, b: 12}, {a: 20.0, b: 20.0}
+    assert sequential._aim(pair, ceiling, cost) == sequential.AIM == 5
+    assert sequential._aim(pair, ceiling, cost, sequential.BEFORE) == sequential.FEWEST == 4
+    short = sequential.Open((a,), (1,), 2.0, headline=True, aim=2)
+    assert sequential._aim(short, ceiling, cost) == 2

@@ -1,0 +1,83 @@
+"""A run's timeout follows its configuration's expected cost on this
+machine (harness/plan/timeouts.py): from its own earlier runs, else its
+smaller size's grown with the size, times a wide factor, never below the
+part's nor above the ceiling; driven through the scheduler by a fake
+executor that records the timeout each run was given (no process, no clock)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import sequential
+from harness.core.registry import resolve
+from harness.core.schema import ConfigKey
+from harness.execute import scheduler
+from harness.execute.builder import Readiness
+from harness.execute.executor import Executed, make_row
+from harness.execute.progress import Progress
+from harness.plan import timeouts
+from harness.plan.options import Options
+from harness.plan.plan import Planned, plan
+from harness.plan.settings import settings_from
+from harness.record.rundir import RunDir
+
+from ..conftest import FAKES
+
+# seconds a run takes, by N: chain at 20k about a second, at 1M about 60 s
+# (python-asyncio's on the 2-core EPYC: 53-88 s), past a fixed 90 s once.
+WALL = {20_000: 1.2, 1_000_000: 70.0}
+
+
+@pytest.fixture(autouse=True)
+def fakes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BENCH_IMPLS_PATH", str(FAKES))
+
+
+class Recording:
+    def __init__(self, run_id: str) -> None:
+        self.run_id, self.given = run_id, []
+
+    def run(self, p: Planned) -> Executed:
+        self.given.append((p.key.n, p.rep, p.timeout_s))
+        status = "ok" if WALL[p.key.n] <= p.timeout_s else "timeout"
+        return Executed(make_row(self.run_id, p, status, wall_s=min(WALL[p.key.n], p.timeout_s),
+                                 first_iter_s=1e-3, warm_iter_s=1e-3, peak_rss_bytes=1 << 20))
+
+
+def _run(tmp_path: Path, until_settled: bool, timeout: float = 90.0) -> Recording:
+    s = settings_from(Options(impl="fake-good", workload="chain", n="20000,1000000", repeat=2,
+                              until_settled=until_settled, timeout=timeout), ram_bytes=1 << 30)
+    runs = plan(resolve(s.impls), s)
+    run = RunDir.create_new(tmp_path / str(until_settled))
+    fake = Recording(run.name)
+    scheduler.execute(run, runs, sequential, lambda p: Readiness("ready"), fake,
+                      Progress(len(runs), [1.0] * len(runs)))
+    return fake
+
+
+def test_a_first_run_is_timed_from_its_smaller_size_and_a_next_from_its_own(
+        tmp_path: Path) -> None:
+    given = _run(tmp_path, until_settled=True, timeout=30.0).given
+    assert given[0] == (20_000, 1, 30.0)  # nothing known: the part's own
+    # 1M's first run: 20k's 1.2 s grown 50 times, 60 s, times 4
+    assert given[1] == (1_000_000, 1, pytest.approx(timeouts.FACTOR * 60.0))
+    assert given[2] == (20_000, 2, 30.0)  # 4 x 1.2 s is below the part's
+    assert given[3] == (1_000_000, 2, pytest.approx(timeouts.FACTOR * 70.0))
+
+
+def test_a_plain_run_keeps_the_timeout_it_was_given(tmp_path: Path) -> None:
+    given = _run(tmp_path, until_settled=False).given
+    assert {t for _, _, t in given} == {90.0}
+
+
+def test_the_timeout_stays_within_its_floor_and_ceiling() -> None:
+    small, large = (ConfigKey("fake-good", "chain", n, None) for n in (20_000, 1_000_000))
+    s = settings_from(Options(impl="fake-good", workload="chain", n="1000000", repeat=1,
+                              until_settled=True, timeout=90.0), ram_bytes=1 << 30)
+    p = plan(resolve(s.impls), s)[0]
+    assert timeouts.timed(p, {}).timeout_s == 90.0
+    assert timeouts.timed(p, {small: 0.1}).timeout_s == 90.0  # 4 x 5 s: the part's floor
+    assert timeouts.timed(p, {small: 100.0}).timeout_s == timeouts.CEILING_S
+    assert timeouts.expected_s(large, {small: 2.0, large: 33.0}) == 33.0
