@@ -1,9 +1,11 @@
-"""The second-modes study's tables (README.md here), from the rows committed
-beside this file: each block of csharp/README.md between
-`<!-- second-modes NAME -->` and `<!-- /second-modes -->` is what this writes.
+"""The second-modes study's tables (README.md here), from committed rows: each
+block of a language README between `<!-- second-modes NAME -->` and
+`<!-- /second-modes -->` is what this writes. Before-and-after blocks read the
+rows beside this file; mode blocks split a configuration of a committed run
+into its two modes.
 
     .venv/bin/python docs/studies/second-modes/table.py          # print the blocks
-    .venv/bin/python docs/studies/second-modes/table.py --write  # rewrite csharp/README.md
+    .venv/bin/python docs/studies/second-modes/table.py --write  # rewrite the READMEs
 
 harness/tests/publish/test_second_modes.py checks that the committed blocks are
 what it writes now.
@@ -26,13 +28,18 @@ from harness.core.stats import Interval, median_interval, ratio_interval  # noqa
 from harness.record.rundir import read_runs  # noqa: E402
 
 STUDY = Path(__file__).resolve().parent
-README = ROOT / "csharp" / "README.md"
 MARK = re.compile(r"(<!-- second-modes ([\w-]+) -->)(.*?)(<!-- /second-modes -->)", re.S)
 # A run is in a second mode when its figure is this many times its
 # configuration's median or more (the issue's two clusters "more than 1.5x apart").
 MODE_FACTOR = 1.5
-# (block, rows' folder, workload, the sides in the table's order, the side the others are divided by)
-BLOCKS = {"chain": ("chain", "chain", ("csharp-async-before", "csharp-async", "csharp-article"))}
+# before-and-after blocks of csharp/README.md: (rows' folder, workload, the sides: before, after, article)
+SIDES = ("csharp-async-before", "csharp-async", "csharp-article")
+COMPARED = {"chain": ("chain", "chain", SIDES)}
+# mode blocks: the README, a committed run, and the configuration (impl, workload, N, B)
+QUIET_RUN = ROOT / "docs" / "studies" / "allocation" / "20261129-190906"
+SPLIT = {"smol-bounded": (ROOT / "rust" / "README.md", QUIET_RUN, ("rust-smol", "bounded", 10000, 1)),
+         "java-chain-await": (ROOT / "java" / "README.md", QUIET_RUN,
+                              ("java-virtual", "chain-await", 1000000, None))}
 SIDE_NAMES = {"csharp-async-before": "before: arrays + join", "csharp-async": "after",
               "csharp-article": "the article's program"}
 FIGURES: tuple[tuple[str, Callable[[Row], float | None], Callable[[float], str]], ...] = (
@@ -73,7 +80,7 @@ def _ratio(iv: Interval | None) -> str:
 def table(name: str) -> str:
     """One block: per N and figure, each side's median [95% interval], then
     after / before and after / article with their intervals."""
-    folder, workload, sides = BLOCKS[name]
+    folder, workload, sides = COMPARED[name]
     found = rows(folder, workload)
     head = ["N", "figure", *(f"{SIDE_NAMES[s]}" for s in sides), "after / before", "after / article"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
@@ -92,17 +99,77 @@ def table(name: str) -> str:
             f"{MODE_FACTOR}× its side's median or more (or as far below): {said}.\n")
 
 
+def split(xs: list[float]) -> float:
+    """The boundary between two modes: the midpoint of the widest ratio
+    between neighbouring sorted values."""
+    x = sorted(xs)
+    _, i = max((x[i + 1] / x[i], i) for i in range(len(x) - 1))
+    return (x[i] + x[i + 1]) / 2
+
+
+def _range(xs: list[float], fmt: Callable[[float], str]) -> str:
+    return f"{fmt(min(xs))}–{fmt(max(xs))}" if xs else ""
+
+
+def modes(name: str) -> str:
+    """A mode block: the configuration's ok runs split at the widest gap of
+    their warm pass, each mode's runs and ranges of what they spent."""
+    _, run, (impl, workload, n, buffer) = SPLIT[name]
+    found = [r for r in read_runs(run / "runs.csv").rows if r.status == "ok" and r.impl == impl
+             and r.workload == workload and r.n == n and r.buffer == buffer and r.warm_iter_s]
+    cut = split([r.warm_iter_s or 0.0 for r in found])
+    lines = ["| mode | runs | cold pass | warm pass | user CPU | voluntary switches | peak RSS |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    fast, slow = ([r for r in found if (r.warm_iter_s or 0) < cut],
+                  [r for r in found if (r.warm_iter_s or 0) >= cut])
+    for label, side in (("fast", fast), ("slow", slow)):
+        def of(figure: Callable[[Row], float | None]) -> list[float]:
+            return [float(v) for r in side for v in [figure(r)] if v is not None]
+        lines.append(f"| {label} | {len(side)} | {_range(of(lambda r: r.first_iter_s), fmt_seconds)} | "
+                     f"{_range(of(lambda r: r.warm_iter_s), fmt_seconds)} | "
+                     f"{_range(of(lambda r: r.cpu_user_s), fmt_seconds)} | "
+                     f"{_range(of(lambda r: r.ctx_switches_voluntary), lambda v: f'{v:,.0f}')} | "
+                     f"{_range(of(lambda r: r.peak_rss_bytes), fmt_bytes)} |")
+
+    def times(figure: Callable[[Row], float | None]) -> str:
+        """The slow mode's median over the fast mode's."""
+        medians = [statistics.median(float(v) for r in side for v in [figure(r)] if v is not None)
+                   for side in (slow, fast)]
+        return f"{medians[0] / medians[1]:.1f}×"
+    loads = [r.load_avg_1m for r in found if r.load_avg_1m is not None]
+    gap = min(r.warm_iter_s or 0.0 for r in slow) / max(r.warm_iter_s or 0.0 for r in fast)
+    return ("\n" + "\n".join(lines) + f"\n\nThe slow mode's medians over the fast one's: warm pass "
+            f"{times(lambda r: r.warm_iter_s)}, user CPU {times(lambda r: r.cpu_user_s)}, voluntary "
+            f"switches {times(lambda r: r.ctx_switches_voluntary)}, peak RSS "
+            f"{times(lambda r: r.peak_rss_bytes)}; the gap between the modes' nearest warm passes "
+            f"{gap:.1f}×. Load average (1 minute) at the runs' start: "
+            f"{min(loads):.1f}–{max(loads):.1f}, median {statistics.median(loads):.1f}.\n")
+
+
+def block(name: str) -> str:
+    return table(name) if name in COMPARED else modes(name)
+
+
+def readmes() -> dict[Path, set[str]]:
+    """Each README this writes, with the blocks it holds."""
+    found: dict[Path, set[str]] = {ROOT / "csharp" / "README.md": set(COMPARED)}
+    for name, (readme, _, _) in SPLIT.items():
+        found.setdefault(readme, set()).add(name)
+    return found
+
+
 def rewritten(text: str) -> str:
-    """The README's text with every marked block as generated now."""
-    return MARK.sub(lambda m: f"{m[1]}{table(m[2])}{m[4]}", text)
+    """A README's text with every marked block as generated now."""
+    return MARK.sub(lambda m: f"{m[1]}{block(m[2])}{m[4]}", text)
 
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--write"]:
-        README.write_text(rewritten(README.read_text()))
+        for path in readmes():
+            path.write_text(rewritten(path.read_text()))
     elif sys.argv[1:]:
         print("usage: table.py [--write]", file=sys.stderr)
         sys.exit(2)
     else:
-        for block in BLOCKS:
-            print(f"<!-- second-modes {block} -->{table(block)}<!-- /second-modes -->")
+        for name in [*COMPARED, *SPLIT]:
+            print(f"<!-- second-modes {name} -->{block(name)}<!-- /second-modes -->")
