@@ -54,11 +54,13 @@ from .. import UsageError
 from ..core.formatting import fmt_change, fmt_percent
 from ..core.metrics import METRICS, margins
 from ..core.schema import ConfigKey, Env, Status
-from ..core.stats import (LEVEL, Block, Interval, blocked_ratio_bound, blocked_ratio_interval,
-                          blocked_ratio_p, blocked_smallest_p, holm, runs_to_reject, smallest_p)
+from ..core.stats import (LEVEL, Block, Interval, Prior, blocked_ratio_bound,
+                          blocked_ratio_interval, blocked_ratio_p, blocked_smallest_p,
+                          borrowed_p, holm, runs_to_reject, smallest_p)
 from ..core.variants import base_of
 from .analysis import Group, group_sort_key, headline, node_blocks
 from .noise import Noise
+from .ranks import calibrate
 
 COMPARED = tuple(m.name for m in METRICS.values() if m.compared)
 IMPROVED, REGRESSED, LEVEL_WITHIN, NO_CHANGE, NOT_ENOUGH = (
@@ -177,6 +179,21 @@ class Change:
         fail_above"."""
         return blocked_ratio_p(self.paired, self.limit(fail_above),
                                above=not self.higher_is_better)
+
+    def p_worse_borrowed(self, fail_above: float, prior: Prior | None,
+                         reach: float) -> tuple[float | None, float]:
+        """(p, floor) of "worse by more than fail_above": the exact test with
+        its smallest attainable p where that reaches `reach` (Holm's first
+        step: its run counts can fail it), or where there is no prior or the
+        runs are paired within nodes; else the moderated t with a variance
+        borrowed across the compared figures (prior: the figure's,
+        calibrated on both runs' configurations; floor 0). The choice rests
+        on run counts alone, never on the values, so Holm's guarantee holds."""
+        floor = blocked_smallest_p(self.paired) or 1.0
+        if prior is None or self.blocks or floor <= reach + 1e-12:
+            return self.p_worse(fail_above), floor
+        return borrowed_p(self.old_values, self.new_values, prior, self.limit(fail_above),
+                          above=not self.higher_is_better), 0.0
 
     def p_within(self, fail_above: float) -> float | None:
         """The exact one-sided p-value of "not worse by fail_above"."""
@@ -399,8 +416,11 @@ class Verdict:
         # a figure its calibration noise cannot gate at fa leaves the family:
         # chosen from other runs than these, it costs Holm's guarantee nothing
         gateable = [(f := self.floor_of(c, ch)) is None or f <= fa for c, ch in figures]
-        worse = holm([ch.p_worse(fa) if ok else None for (_, ch), ok in zip(figures, gateable)],
-                     [blocked_smallest_p(ch.paired) or 1.0 for _, ch in figures], self.rate)
+        reach = self.rate / max(1, sum(gateable))
+        tests = [ch.p_worse_borrowed(fa, self.borrowed.get((c.key.workload, ch.metric)), reach)
+                 for c, ch in figures]
+        worse = holm([p if ok else None for (p, _), ok in zip(tests, gateable)],
+                     [floor for _, floor in tests], self.rate)
         out = []
         for figure, ok, rejected in zip(figures, gateable, worse):
             ch = figure[1]
@@ -410,6 +430,22 @@ class Verdict:
                      PASSES if within is not None and within <= alpha else UNDECIDED)
             out.append((figure, state))
         return out
+
+    @cached_property
+    def borrowed(self) -> dict[tuple[str, str], Prior]:
+        """Each (workload, figure)'s variance borrowed across the
+        configurations of both runs (ranks.calibrate: each side's runs of a
+        configuration are one sample, a change between the runs moving
+        none of their spreads), with which 2 or 3 runs a side can fail a
+        figure that Holm over the whole family needs 7 to fail exactly."""
+        samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
+        for c in self.common:
+            for ch in c.figures():
+                for side in (ch.old_values, ch.new_values):
+                    if side and min(side) > 0:
+                        samples.setdefault((c.key.workload, ch.metric), []).append(side)
+        return {key: prior for key, found in samples.items()
+                if (prior := calibrate(found)) is not None}
 
     def floor_of(self, c: GroupComparison, ch: Change) -> float | None:
         """The figure's floor on the calibration's machine at its runs a side

@@ -28,11 +28,12 @@ from typing import Iterable
 
 from .analysis import Group, bound_from_below, comparable_sets, headline
 from .goals import GoalVerdict, goals
+from .ranks import is_headline, prior_for, priors, rank_margin
 from ..core.claims import CLAIMS, Claim
 from ..core.formatting import fmt_percent
 from ..core.metrics import METRICS
 from ..core.schema import ConfigKey
-from ..core.stats import Interval, discoveries, ratio_interval, ratio_p, smallest_p
+from ..core.stats import Interval, Prior, discoveries, ratio_interval, ratio_p, smallest_p
 from .standings import (BEHIND, FDR_RATE, LEVEL_WORD, NOT_SETTLED, Standing, decide,
                         pair, ranked)
 
@@ -43,6 +44,7 @@ BEYOND_REACH = ("both ladders sustained every rate offered, up to their top step
                 "the load generator could not keep up: each sustained rate is a bound from "
                 "below, and no run of this machine's ladder can order them")
 RANKINGS, CLAIMS_FAMILY, GOALS_FAMILY = "rankings", "claims", "goals"
+HEADLINE_FAMILY = "headline rankings"  # the neighbour pairs of the articles' sizes (ranks.is_headline)
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class Ranking:
     order: tuple[Group, ...]  # the floor left out
     floor: Group | None
     pairs: tuple[Standing, ...]  # pairs[i]: order[i] (leader) against order[i + 1] (other)
+    headline: bool = False  # the articles' size and figure (ranks.is_headline)
 
     def tiers(self) -> list[tuple[int, list[Group]]]:
         """(first place, members): a new tier starts after each neighbour
@@ -144,9 +147,11 @@ class Questions:
         verdicts a run can measure (not those whose sides are bounds from
         below: unmeasured()); the goals only where the run measured one."""
         pairs = [p for r in self.rankings for p in r.pairs if p.measured]
+        top = [p for r in self.rankings if r.headline for p in r.pairs if p.measured]
         claims = [c for c in self.claims if c.measured]
-        return [(RANKINGS, sum(p.settled for p in pairs), len(pairs)),
-                (CLAIMS_FAMILY, sum(c.settled for c in claims), len(claims))] + (
+        return ([(HEADLINE_FAMILY, sum(p.settled for p in top), len(top))] if top else []) + [
+            (RANKINGS, sum(p.settled for p in pairs), len(pairs)),
+            (CLAIMS_FAMILY, sum(c.settled for c in claims), len(claims))] + (
             [(GOALS_FAMILY, sum(g.settled for g in self.goals), len(self.goals))]
             if self.goals else [])
 
@@ -158,8 +163,9 @@ class Questions:
 
     def summary(self) -> str:
         """'Verdicts settled: rankings 410 of 524 neighbour pairs (78%); claims 11 of 12 (92%).'"""
-        words = {RANKINGS: "neighbour pairs in the rankings", CLAIMS_FAMILY: "the articles' claims",
-                 GOALS_FAMILY: "the project's goals"}
+        words = {HEADLINE_FAMILY: "neighbour pairs in the headline rankings (the articles' sizes)",
+                 RANKINGS: "neighbour pairs in the rankings",
+                 CLAIMS_FAMILY: "the articles' claims", GOALS_FAMILY: "the project's goals"}
         parts = [f"{words[name]} {settled:,} of {total:,}"
                  + (f" ({settled / total:.0%})" if total else "")
                  for name, settled, total in self.families()]
@@ -176,25 +182,48 @@ class Questions:
 
 
 def rankings(groups: list[Group], floor_impls: Iterable[str] = (),
-             margins: dict[str, float] | None = None) -> list[Ranking]:
-    """Every ranking of the run, its neighbour pairs decided as one family."""
+             margins: dict[str, float] | None = None,
+             borrowed: dict[tuple[str, str], Prior] | None = None) -> list[Ranking]:
+    """Every ranking of the run, its neighbour pairs level within the
+    ranking's margin (ranks.rank_margin: 10% for a time, 5% for peak RSS;
+    margins: the caller's instead) and tested with the variance borrowed
+    across the run's configurations (ranks.priors; borrowed: the caller's),
+    the headline rankings' pairs decided as one family and the others' as
+    another (a count of the first is what readers compare)."""
     floors = set(floor_impls)
-    drafts: list[tuple[str, str, list[Group], Group | None]] = []
+    borrowed = priors(groups) if borrowed is None else borrowed
+    drafts: list[tuple[str, int | None, str, list[Group], Group | None]] = []
     raw: list[Standing] = []
-    for (workload, *_), members in sorted(comparable_sets(groups).items(),
-                                          key=lambda kv: kv[1][0].key.sort_key):
+    for (workload, n, *_), members in sorted(comparable_sets(groups).items(),
+                                             key=lambda kv: kv[1][0].key.sort_key):
         for metric in headline(workload):
             order = [g for g in ranked(members, metric) if g.impl not in floors]
             if len(order) < 2:
                 continue
             floor = next((g for g in members if g.impl in floors and g.values(metric)), None)
-            margin = (margins or {}).get(metric, METRICS[metric].margin)
-            drafts.append((workload, metric, order, floor))
-            raw += [pair(metric, a, b, margin) for a, b in zip(order, order[1:])]
-    decided = iter(decide(raw))
-    return [Ranking(workload, metric, tuple(order), floor,
-                    tuple(next(decided) for _ in order[1:]))
-            for workload, metric, order, floor in drafts]
+            margin = (margins or {}).get(metric, rank_margin(metric))
+            prior = prior_for(borrowed, workload, metric)
+            drafts.append((workload, n, metric, order, floor))
+            raw += [pair(metric, a, b, margin, prior) for a, b in zip(order, order[1:])]
+    top = [is_headline(w, n, m) for w, n, m, order, _ in drafts for _ in order[1:]]
+    decided = _decide_apart(raw, top)
+    out, i = [], 0
+    for workload, n, metric, order, floor in drafts:
+        out.append(Ranking(workload, metric, tuple(order), floor,
+                           tuple(decided[i:i + len(order) - 1]), is_headline(workload, n, metric)))
+        i += len(order) - 1
+    return out
+
+
+def _decide_apart(raw: list[Standing], top: list[bool]) -> list[Standing]:
+    """standings.decide over the headline pairs and over the others, each
+    its own family, back in raw's order."""
+    out: list[Standing | None] = [None] * len(raw)
+    for want in (True, False):
+        index = [i for i, t in enumerate(top) if t == want]
+        for i, s in zip(index, decide([raw[i] for i in index])):
+            out[i] = s
+    return out  # type: ignore[return-value]
 
 
 # Of a claim's tests (holds; against; level, for a claimed lead) at most two

@@ -20,9 +20,10 @@ Wilhelm, "Inference for Ranks", 2024, sec. 3):
 Each question is the moderated t on log figures with a variance borrowed
 across the run's configurations of the same workload and figure
 (stats.borrowed_p, calibrate below), so that 1 to 3 runs a side can place
-clear gaps; where no variance can be borrowed (fewer than 8 configurations
-with 2 runs), the exact Mann–Whitney test (stats.ratio_p), which needs 5
-runs a side for Holm's first step in a small ranking.
+clear gaps; the exact Mann–Whitney test (stats.ratio_p) where its run
+counts can reach Holm's first step (rate / K(K−1)) or no variance can be
+borrowed (fewer than 8 configurations with 2 runs). The choice rests on
+run counts alone, never on the values.
 
 Pure: reads groups, writes nothing.
 """
@@ -238,16 +239,20 @@ def prior_for(borrowed: dict[tuple[str, str], Prior], workload: str,
 
 # --- the rank intervals --------------------------------------------------
 
-def worse_p(better: Group, worse: Group, metric: str, prior: Prior | None) -> tuple[float | None, float]:
-    """(p, floor) of "worse's figure is worse than better's": the moderated t
-    with the borrowed prior, else the exact one-sided Mann–Whitney test."""
+def worse_p(better: Group, worse: Group, metric: str, prior: Prior | None,
+            reach: float = 0.0) -> tuple[float | None, float]:
+    """(p, floor) of "worse's figure is worse than better's": the exact
+    one-sided Mann–Whitney test where its smallest p reaches `reach` (the
+    family's first Holm step) or there is no prior; else the moderated t
+    with the borrowed prior. The choice rests on run counts alone."""
     a, b = better.values(metric), worse.values(metric)
     up = not METRICS[metric].higher_is_better
-    if prior is not None:
-        return borrowed_p(a, b, prior, 1.0, up), 0.0
     if not a or not b:
         return None, 1.0
-    return ratio_p(a, b, 1.0, up), smallest_p(len(a), len(b))
+    floor = smallest_p(len(a), len(b))
+    if prior is None or floor <= reach + 1e-12:
+        return ratio_p(a, b, 1.0, up), floor
+    return borrowed_p(a, b, prior, 1.0, up), 0.0
 
 
 def rank_intervals(members: Sequence[Group], metric: str, key: SetKey,
@@ -262,7 +267,8 @@ def rank_intervals(members: Sequence[Group], metric: str, key: SetKey,
     est = {id(g): math.exp(statistics.fmean(logs(g, metric))) for g in ranked}
     ranked.sort(key=lambda g: (sign * est[id(g)], g.impl))
     pairs = [(j, k) for j in range(len(ranked)) for k in range(len(ranked)) if j != k]
-    tests = [worse_p(ranked[k], ranked[j], metric, prior) for j, k in pairs]  # j worse than k
+    reach = rate / len(pairs)
+    tests = [worse_p(ranked[k], ranked[j], metric, prior, reach) for j, k in pairs]  # j worse than k
     rejected = holm([p for p, _ in tests], [f for _, f in tests], rate)
     size = len(ranked)
     above = [0] * size  # settled better than j

@@ -36,8 +36,8 @@ from .analysis import (Group, bound_from_below, comparable_sets, headline, node_
 from ..core.formatting import fmt_percent
 from ..core.variants import base_of
 from ..core.metrics import METRICS
-from ..core.stats import (Block, Interval, blocked_ratio_interval, blocked_ratio_p, discoveries,
-                    smallest_p)
+from ..core.stats import (Block, Interval, Prior, blocked_ratio_interval, blocked_ratio_p,
+                          borrowed_p, discoveries, smallest_p)
 
 LEVEL_WORD, BEHIND, NOT_SETTLED = "level", "behind", "not settled"
 FDR_RATE = 0.05  # the expected share of wrong verdicts among the settled ones
@@ -61,6 +61,7 @@ class Standing:
     verdict: str = NOT_SETTLED
     why: str = ""  # for NOT_SETTLED
     blocks: tuple[Block, ...] = ()  # the runs paired node by node (node_blocks); (): pooled
+    borrowed: bool = False  # tested with a borrowed variance (pair's prior): no floor
 
     @property
     def runs(self) -> tuple[int, int]:
@@ -72,7 +73,10 @@ class Standing:
         """The smallest one-sided p-value its tests can give: every pair
         beyond, in every node at once where runs are paired within nodes
         (fewer orderings than the pooled runs': 3 nodes of one run a side
-        give 1/8, not 1/20)."""
+        give 1/8, not 1/20); 0 where the variance is borrowed (a t test
+        has no smallest p)."""
+        if self.borrowed:
+            return 0.0
         if not self.blocks:
             return smallest_p(*self.runs)
         return math.prod(smallest_p(len(a), len(b)) for a, b in self.blocks)
@@ -88,16 +92,26 @@ class Standing:
         return self.why != BOUND
 
 
-def pair(metric: str, leader: Group, other: Group, margin: float) -> Standing:
+def pair(metric: str, leader: Group, other: Group, margin: float,
+         prior: Prior | None = None) -> Standing:
+    """The two questions of other against leader: exact, or with prior (a
+    variance borrowed across the run's configurations, ranks.priors) by
+    the moderated t, where the runs are not paired within nodes."""
     # (base, compared) so that compared/base > 1 means other is worse
     base, compared = (other, leader) if METRICS[metric].higher_is_better else (leader, other)
     blocks = tuple(node_blocks(base, compared, metric) or ())
     paired = blocks or ((base.values(metric), compared.values(metric)),)
     iv = blocked_ratio_interval(paired)
-    up, down = blocked_ratio_p(paired, 1.0, True), blocked_ratio_p(paired, 1.0, False)
+    borrowed = prior is not None and not blocks
+
+    def p(ratio: float, above: bool) -> float | None:
+        if borrowed:
+            return borrowed_p(base.values(metric), compared.values(metric), prior, ratio, above)
+        return blocked_ratio_p(paired, ratio, above)
+
+    up, down = p(1.0, True), p(1.0, False)
     differ = None if up is None or down is None else min(1.0, 2 * min(up, down))
-    low = blocked_ratio_p(paired, 1 / (1 + margin), True)
-    high = blocked_ratio_p(paired, 1 + margin, False)
+    low, high = p(1 / (1 + margin), True), p(1 + margin, False)
     level = None if low is None or high is None else max(low, high)
     # A bound from below may be beaten: the other's lead no one can see, a tie
     # neither (analysis.bound_from_below).
@@ -105,7 +119,8 @@ def pair(metric: str, leader: Group, other: Group, margin: float) -> Standing:
         differ = level = None
     elif bound_from_below(leader, metric):
         level = None
-    return Standing(metric, leader, other, iv, margin, differ, level, blocks=blocks)
+    return Standing(metric, leader, other, iv, margin, differ, level, blocks=blocks,
+                    borrowed=borrowed)
 
 
 def ranked(members: list[Group], metric: str) -> list[Group]:
