@@ -12,6 +12,7 @@ from typing import NoReturn, Sequence
 from . import ROOT, HarnessError, UsageError, __version__, relative
 from .execute.builder import prepare
 from .execute.langtests import ci, run_language_tests
+from .execute.loadgen import retired_switch
 from .processes.children import stoppable
 from .core.envinfo import ram_bytes
 from .core.registry import Impl, RegistryError, languages, resolve
@@ -466,6 +467,9 @@ def one_line(message: object) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if (retired := retired_switch()) is not None:
+        print(f"harness: error: {retired}", file=sys.stderr)
+        return 2
     try:
         return COMMANDS[args.command](args)
     except (UsageError, RegistryError, RunDirError) as exc:

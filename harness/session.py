@@ -229,7 +229,7 @@ def _measure(s: Settings, run: RunDir, runs: list[Planned], planned: RunPlan, pa
             counts = execute_until_settled(
                 run, runs, planned.runs, gating or budget or sequential,
                 lambda p: prepared.readiness(p.impl, p.key.workload, p.workload.kind == "server"),
-                ProcessExecutor(run.name, s, lambda: prepared.k6, perf), progress,
+                ProcessExecutor(run.name, s, lambda: prepared.loadgen, perf), progress,
                 # a gate's extra run: its configuration's first run's estimate
                 lambda p: planned.estimates.get(p.row_key, planned.estimates[(p.key, 1)]),
                 past, wait)

@@ -21,7 +21,8 @@ from .build_lanes import Job, Step, run_jobs
 from ..processes.children import run_contained
 from ..core.formatting import fmt_duration
 from .build_records import build_lock, record_build, recorded_builds
-from .loadgen import SKIP_VARIABLE, Unavailable, ensure_k6, k6_installed
+from .loadgen import NAME as GENERATOR, SKIP_VARIABLE, Unavailable, ensure_generator, \
+    generator_installed
 from .progress import Board, BoardView, BuildStatus, StatusLine, tool_progress
 from ..core.registry import Impl, Language, languages
 from ..core.schema import Status, parse_status
@@ -37,7 +38,7 @@ BUILD_TIMEOUT_S = 1800
 # this machine has built the language once (.tools/build-times.json then
 # holds its last build).
 FIRST_BUILD_S = {"cpp": 2, "csharp": 15, "elixir": 8, "erlang": 3, "go": 19, "java": 2,
-                 "kotlin": 18, "node": 4, "python": 24, "rust": 63, "k6": 93}
+                 "kotlin": 18, "node": 4, "python": 24, "rust": 63, GENERATOR: 82}
 UNKNOWN_BUILD_S = 30  # a language not measured here (a --registry one)
 
 
@@ -155,7 +156,7 @@ def build_language(lang: Language, log_path: Path | None) -> BuildResult:
 
 
 def expected_build_s(name: str) -> tuple[float, bool]:
-    """How long building this language (or "k6") should take: its last
+    """How long building this language (or the load generator) should take: its last
     build's seconds here (True), else a first build's measured figure (False)."""
     last = recorded_builds().get(name, {}).get("seconds")
     if isinstance(last, (int, float)):
@@ -165,11 +166,11 @@ def expected_build_s(name: str) -> tuple[float, bool]:
 
 def build_estimate(langs: list[Language], servers: bool) -> tuple[float, str]:
     """The builds' share of an estimate, in seconds and words: each
-    language's last build here, or a first build's measured figure; k6's
-    build when a server workload is planned and k6 is not installed."""
+    language's last build here, or a first build's measured figure; the load
+    generator's build when a server workload is planned and it is not installed."""
     names = [lang.name for lang in langs]
-    if servers and not k6_installed() and os.environ.get(SKIP_VARIABLE) != "1":
-        names.append("k6")
+    if servers and not generator_installed() and os.environ.get(SKIP_VARIABLE) != "1":
+        names.append(GENERATOR)
     if not names:
         return 0.0, ""
     seen = {name: expected_build_s(name) for name in names}
@@ -382,12 +383,12 @@ class Preparation:
         self.sources: dict[str, Path | None] = {}
         for impl in impls:
             self.sources.setdefault(impl.language.name, impl.source)
-        self.k6: Path | None = None
+        self.loadgen: Path | None = None
         self.generator = Readiness(READY)
         self.impls: dict[str, Readiness] = {}
         self.checked: dict[str, Readiness] = {}
         # what is settled: a language's name once its builds, installs and
-        # checks are done; "k6" once the load generator is found
+        # checks are done; GENERATOR once the load generator is found
         self._settled: set[str] = set()
         self._servers = servers
         self._changed = threading.Condition()
@@ -410,7 +411,7 @@ class Preparation:
                 self._changed.notify_all()
 
     def _build_all(self, board: Board) -> None:
-        """Every language's set-up and build, and k6 when a server workload
+        """Every language's set-up and build, and the load generator when a server workload
         is planned, overlapped (build_lanes): a set-up downloads while
         others compile, at most one compile per core. Each language is
         settled as its build ends."""
@@ -435,17 +436,18 @@ class Preparation:
                 else [Step("compile", begin(job.build))]
             jobs.append(Job(lang.name, steps, seconds, lang.build_cores))
         if self._servers:
-            def k6() -> bool:
+            def loadgen() -> bool:
                 try:
-                    self.k6 = ensure_k6(board.view("k6"))
+                    self.loadgen = ensure_generator(board.view(GENERATOR))
                 except Unavailable as exc:
                     self.generator = Readiness(Status.SKIPPED, f"no load generator: {exc}")
                 return True
-            board.tell(self._say, "checking the load generator (k6) ...")
-            jobs.append(Job("k6", [Step("compile", k6)], expected_build_s("k6")[0]))
+            board.tell(self._say, "checking the load generator ...")
+            jobs.append(Job(GENERATOR, [Step("compile", loadgen)],
+                            expected_build_s(GENERATOR)[0]))
 
         def done(name: str, ok: bool) -> None:
-            if name == "k6":
+            if name == GENERATOR:
                 self._settle(name, self.generator)
             else:
                 self._settle(name, Readiness(READY) if ok else
@@ -454,10 +456,10 @@ class Preparation:
         run_jobs(jobs, on_done=done)
 
     def _settle(self, name: str, ready: Readiness) -> None:
-        """One language's (or k6's) preparation ends: its releases installed
+        """One language's (or the load generator's) preparation ends: its releases installed
         and each of its implementations checked, once built, and each one's
         runtime asked for its version; then its runs may be answered."""
-        if name != "k6":
+        if name != GENERATOR:
             self.languages[name] = ready
             mine = [i for i in self._impls if i.language.name == name]
             for impl in mine:
@@ -487,7 +489,7 @@ class Preparation:
         if self._error is not None:
             raise self._error
         return impl.language.name in self._settled and (
-            not server or not self._servers or "k6" in self._settled)
+            not server or not self._servers or GENERATOR in self._settled)
 
     def wait(self, timeout_s: float = 0.5) -> None:
         """Until another language is settled, or timeout_s (short, so that a
@@ -519,7 +521,8 @@ class Preparation:
             if ready.status == Status.SKIPPED:
                 lines.append(f"{impl_id}: {ready.reason}")
         if self.generator.status == Status.SKIPPED:
-            lines.append(f"http: {self.generator.reason} (`run` builds k6 with go when a run "
+            lines.append(f"http: {self.generator.reason} (`run` builds the load generator with go "
+                         f"when a run "
                          f"includes http, unless {SKIP_VARIABLE}=1)")
         return lines
 

@@ -179,11 +179,12 @@ def sweep_caches() -> None:
 
 class ProcessExecutor:
     """Runs each planned program as a real process under the launcher (a
-    server workload: under load from k6)."""
+    server workload: under load from the load generator)."""
 
     def __init__(self, run_id: str, s: Settings,
-                 k6: Callable[[], Path | None] = lambda: None, perf: str | None = None) -> None:
-        self.run_id, self.s, self.k6, self.perf = run_id, s, k6, perf
+                 loadgen: Callable[[], Path | None] = lambda: None,
+                 perf: str | None = None) -> None:
+        self.run_id, self.s, self.loadgen, self.perf = run_id, s, loadgen, perf
         sweep_caches()
 
     def run(self, p: Planned) -> Executed:
@@ -217,9 +218,10 @@ class ProcessExecutor:
         stdout after it is validated (a mask must not change the answer)."""
         s, argv, cwd = self.s, p.argv(), str(p.impl.language.dir)
         if p.workload.kind == "server":
-            k6 = self.k6()  # found by the time a server's run is ready (builder.Preparation)
-            assert k6 is not None
-            served = measure_server(argv, env, cwd, p.request, k6, p.timeout_s,
+            # found by the time a server's run is ready (builder.Preparation)
+            loadgen = self.loadgen()
+            assert loadgen is not None
+            served = measure_server(argv, env, cwd, p.request, loadgen, p.timeout_s,
                                     s.max_rss_bytes, s.sample_interval_s, self.perf)
             cpu = served.generator_cpu_s
             served.outcome = _masked_stderr(served.outcome, secrets)
@@ -230,7 +232,7 @@ class ProcessExecutor:
             if status == Status.TIMEOUT:  # a server need not exit: its load did not finish
                 error = f"the load did not finish within {p.timeout_s:g} s; server tree killed"
             if served.error:  # what the load generator saw before the server died or was killed
-                error += f"; k6: {served.error}"
+                error += f"; the load generator: {served.error}"
             return served.outcome, status, error, Answer(), figures, cpu
         out = _masked_stderr(run_process(argv, env, cwd, p.timeout_s, s.max_rss_bytes,
                                          s.sample_interval_s, p.request.param(CPUS.name),

@@ -1,13 +1,17 @@
-"""The http workload's load generator, k6: where it lives, how it is
-installed, and the environment it runs in.
+"""The http workload's load generator: vegeta (github.com/tsenart/vegeta/v12,
+MIT), driven by our own small Go program (harness/execute/vegeta/main.go,
+the module pinned in its go.mod and go.sum): where it lives, how it is
+installed, and the environment it runs in. The rest of the harness speaks
+of "the load generator"; only this module and the user docs name the tool.
 
-k6 is built from the Go module proxy (one of the registries this project
-may use) with the Go toolchain the go implementation needs anyway, pinned
-to K6_VERSION, into .tools/bin/ of the repository. The install says what it
-fetches before it starts, and shows go's progress as one status line on a
-terminal (the whole output is kept in .tools/k6-build.log); BENCH_SKIP_K6=1
+It is built from the Go module proxy (one of the registries this project
+may use) with the Go toolchain the go implementation needs anyway, into
+.tools/bin/loadgen of the repository. The install says what it fetches
+before it starts, and shows go's progress as one status line on a terminal
+(the whole output is kept in .tools/loadgen-build.log); BENCH_SKIP_LOADGEN=1
 skips it (http rows are then `skipped` with that reason). It is built only
-when a run includes the http workload (builder.Preparation).
+when a run includes the http workload (builder.Preparation), and again
+whenever its source changes (a stamp of the source beside the binary).
 
 Its build's seconds and count of progress lines are recorded with the
 languages' (build_records): the next run's estimate and status line read them.
@@ -15,9 +19,9 @@ languages' (build_records): the next run's estimate and status line read them.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,72 +30,80 @@ from .. import ROOT
 from .build_records import TOOLS, record_build, recorded_builds
 from .progress import BoardView, BuildStatus, StatusLine
 
-K6_MODULE = "go.k6.io/k6"
-K6_VERSION = "v1.8.1"
-K6 = TOOLS / "bin" / "k6"
-SCRIPT = Path(__file__).resolve().parent / "k6" / "load.js"
-SKIP_VARIABLE = "BENCH_SKIP_K6"
-BUILD_LOG = TOOLS / "k6-build.log"
+NAME = "loadgen"  # its build record's and its preparation job's name
+MODULE = "github.com/tsenart/vegeta/v12"
+VERSION = "v12.13.0"  # go.mod's, checked by a test
+SOURCE = Path(__file__).resolve().parent / "vegeta"
+BINARY = TOOLS / "bin" / "loadgen"
+STAMP = TOOLS / "loadgen.stamp"
+SKIP_VARIABLE = "BENCH_SKIP_LOADGEN"
+# The switch's name when k6 was the generator: refused, naming the new one.
+RETIRED_SKIP_VARIABLE = "BENCH_SKIP_K6"
+BUILD_LOG = TOOLS / "loadgen-build.log"
 
 
 class Unavailable(Exception):
-    """k6 is not there and cannot be installed: the reason, in one line."""
+    """The generator is not there and cannot be installed: the reason, in one line."""
 
 
-def _installed_version() -> str | None:
-    if not K6.exists():
-        return None
+def retired_switch() -> str | None:
+    """The one line refusing the generator's old skip switch, when it is set."""
+    if RETIRED_SKIP_VARIABLE in os.environ:
+        return (f"{RETIRED_SKIP_VARIABLE} is no longer read (the load generator is now vegeta): "
+                f"use {SKIP_VARIABLE}=1")
+    return None
+
+
+def _source_stamp() -> str:
+    digest = hashlib.sha256()
+    for name in ("go.mod", "go.sum", "main.go"):
+        digest.update(name.encode() + b"\0" + (SOURCE / name).read_bytes())
+    return digest.hexdigest()
+
+
+def generator_installed() -> bool:
     try:
-        out = subprocess.run([str(K6), "version"], capture_output=True, text=True, timeout=30,
-                             env=k6_env(str(TOOLS))).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.split()[1] if out.startswith("k6 ") and len(out.split()) > 1 else None
+        return BINARY.exists() and STAMP.read_text().strip() == _source_stamp()
+    except OSError:
+        return False
 
 
-def k6_installed() -> bool:
-    return _installed_version() == K6_VERSION
-
-
-def ensure_k6(line: StatusLine | BoardView | None = None) -> Path:
-    """The k6 binary, installed first when missing or not K6_VERSION. Its
-    announcement and go's progress go to line (the terminal's own by default)."""
+def ensure_generator(line: StatusLine | BoardView | None = None) -> Path:
+    """The generator's binary, built first when missing or its source changed.
+    Its announcement and go's progress go to line (the terminal's own by default)."""
     from ..processes.children import run_contained
-    if k6_installed():
-        return K6
+    if generator_installed():
+        return BINARY
     if os.environ.get(SKIP_VARIABLE) == "1":
-        raise Unavailable(f"k6 is not installed and {SKIP_VARIABLE}=1 skips its install")
+        raise Unavailable(f"the load generator is not installed and {SKIP_VARIABLE}=1 skips "
+                          f"its install")
     go = shutil.which("go")
     if go is None:
-        raise Unavailable("k6 is built with Go, and there is no go on PATH")
+        raise Unavailable("the load generator (vegeta) is built with Go, and there is no go "
+                          "on PATH")
     line = line or StatusLine(sys.stderr)
-    line.say(f"installing k6 {K6_VERSION}, the http workload's load generator, into "
-             f"{TOOLS.relative_to(ROOT)}/bin: go install {K6_MODULE}@{K6_VERSION} from the Go "
-             f"module proxy (about 370 MB of module downloads into Go's cache, a 70 MB binary, "
-             f"2-3 minutes on 2 cores; {SKIP_VARIABLE}=1 skips it; its output goes to "
-             f"{BUILD_LOG.relative_to(ROOT)})")
-    # go's "go: downloading ..." lines and, with -v, each package as it is
-    # compiled: one status line on a terminal, all of it in the log.
-    # GOGC=400: the compiler's own collector runs a quarter as often, which
-    # takes a sixth of k6's compile away (measured on 2 cores: 150 s of
-    # user CPU to 120, 90 s to 75 wall) for 1.3 GB of memory at most
-    # instead of 0.85; the binary is the same, byte for byte.
-    env = dict(os.environ, GOBIN=str(K6.parent), CGO_ENABLED="0",
-               GOGC=os.environ.get("GOGC", "400"))
-    argv = [go, "install", "-v", "-trimpath", f"{K6_MODULE}@{K6_VERSION}"]
-    status = BuildStatus("k6", recorded_builds().get("k6", {}).get("steps"))
+    line.say(f"installing the http workload's load generator into {TOOLS.relative_to(ROOT)}/bin: "
+             f"vegeta {VERSION} ({MODULE}, MIT) and our driver "
+             f"{SOURCE.relative_to(ROOT)}, go build from the Go module proxy (about 100 MB of "
+             f"module downloads into Go's cache, a 10 MB binary, 1-2 minutes on 2 cores; "
+             f"{SKIP_VARIABLE}=1 skips it; its output goes to {BUILD_LOG.relative_to(ROOT)})")
+    # -mod=readonly: the modules go.sum pins, or the build fails; -v names
+    # each package as it is compiled: one status line on a terminal.
+    env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-mod=readonly -buildvcs=false")
+    argv = [go, "build", "-v", "-trimpath", "-o", str(BINARY), "."]
+    status = BuildStatus(NAME, recorded_builds().get(NAME, {}).get("steps"))
 
     def show(text: str) -> None:
         if (progress := status.feed(text)) is not None:
             line.update(progress)
 
     started = time.monotonic()
-    line.update("building k6")
-    TOOLS.mkdir(exist_ok=True)
+    line.update("building the load generator")
+    BINARY.parent.mkdir(parents=True, exist_ok=True)
     try:
-        done = run_contained(argv, ROOT, env=env, on_stderr_line=show, timeout_s=3600)
+        done = run_contained(argv, SOURCE, env=env, on_stderr_line=show, timeout_s=3600)
     except OSError as exc:
-        raise Unavailable(f"installing k6 failed: {exc}") from None
+        raise Unavailable(f"installing the load generator failed: {exc}") from None
     finally:
         line.clear()
     try:
@@ -100,16 +112,28 @@ def ensure_k6(line: StatusLine | BoardView | None = None) -> Path:
     except OSError:
         pass
     if done.returncode != 0:
-        tail = [ln for ln in done.stderr.strip().splitlines() if not ln.startswith("go: downloading")]
-        raise Unavailable(f"installing k6 failed (go install exited {done.returncode}: "
-                          f"{tail[-1] if tail else 'no message'}; log: {BUILD_LOG.relative_to(ROOT)})")
-    record_build("k6", time.monotonic() - started, status.steps)
-    return K6
+        tail = [ln for ln in done.stderr.strip().splitlines()
+                if not ln.startswith("go: downloading")]
+        raise Unavailable(f"installing the load generator failed (go build exited "
+                          f"{done.returncode}: {tail[-1] if tail else 'no message'}; log: "
+                          f"{BUILD_LOG.relative_to(ROOT)})")
+    STAMP.write_text(_source_stamp() + "\n")
+    record_build(NAME, time.monotonic() - started, status.steps)
+    return BINARY
 
 
-def k6_env(home: str) -> dict[str, str]:
-    """What k6 sees: a path, a throw-away home, and no usage report (it
-    would call out to Grafana's servers). Nothing else of the harness's
-    environment reaches it."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home,
-            "K6_NO_USAGE_REPORT": "true", "K6_NO_COLOR": "true"}
+def generator_env(home: str) -> dict[str, str]:
+    """What the generator sees: a path and a throw-away home. Nothing else of
+    the harness's environment reaches it."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home}
+
+
+def generator_argv(binary: Path, base_url: str, summary: Path, rate: int | None,
+                   step_s: int | None, grace_s: int, workers: int, requests: int,
+                   max_s: float) -> list[str]:
+    """One run of the generator: the open loop's step when rate is given
+    (at most `workers` requests in flight), else the closed loop's `workers`
+    users sending `requests` in all within max_s."""
+    load = (["-rate", str(rate), "-step-s", str(step_s), "-grace-s", str(grace_s)]
+            if rate is not None else ["-requests", str(requests), "-max-s", f"{max_s:g}"])
+    return [str(binary), "-base", base_url, "-workers", str(workers), *load, "-out", str(summary)]

@@ -131,7 +131,7 @@ GO_PACKAGE = re.compile(r"^[\w.\-~+]+(?:/[\w.\-~+]+)+$")
 def tool_progress(line: str) -> str | None:
     """A build tool's own progress line, in a few words ("Compiling tokio
     v1.47.1", "Downloading kotlin-stdlib-2.4.21.pom", "downloading
-    github.com/x/y v1.2.3", "compiling go.k6.io/k6/lib"), or None for any
+    github.com/x/y v1.2.3", "compiling golang.org/x/net/http2"), or None for any
     other line (an announcement, a warning, an error)."""
     line = ANSI.sub("", line).rstrip()
     if m := CARGO.match(line):

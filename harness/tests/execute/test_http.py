@@ -4,12 +4,17 @@ outlives its row. The real servers are loaded by test_smoke."""
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+import time
 import uuid
 from pathlib import Path
 
+import psutil
 import pytest
 
-from harness.execute.loadgen import Unavailable, ensure_k6
+from harness.execute.loadgen import Unavailable, ensure_generator
 from harness.core.schema import PAST_END
 from harness.core.workloads import STYLES, style_floor_ms
 
@@ -22,16 +27,19 @@ HTTP = ["run", "--no-report", "--repeat", "1", "--inherit-env", "FAKE_TOKEN", "-
 
 
 @pytest.fixture(scope="module", autouse=True)
-def k6() -> None:
+def loadgen() -> None:
     try:
-        ensure_k6()
+        ensure_generator()
     except Unavailable as exc:
-        tool_missing("k6", str(exc))
+        tool_missing("the load generator", str(exc))
 
 
 def _run(out: Path, impl: str, *extra: str) -> tuple[list[dict[str, str]], str]:
     token = uuid.uuid4().hex
-    proc = harness(*HTTP, "--impl", impl, "--out", str(out), *extra,
+    # a ladder step (--rate) is an open loop: no users, no requests
+    base = [a for i, a in enumerate(HTTP) if not ("--rate" in extra and (
+        a in ("--users", "--requests") or HTTP[i - 1] in ("--users", "--requests")))]
+    proc = harness(*base, "--impl", impl, "--out", str(out), *extra,
                    extra_env={"FAKE_TOKEN": token})
     rows = read_rows(out)
     assert not leftovers(token), "a server outlived its row"
@@ -61,7 +69,7 @@ def test_a_server_dying_under_load_is_crashed(out: Path) -> None:
     rows, _ = _run(out, "fake-serve-die", "--style", "async")
     [row] = rows
     assert row["status"] == "crashed" and row["exit_code"] == "3", row
-    assert "k6: " in row["error"], row["error"]
+    assert "the load generator: " in row["error"], row["error"]
 
 
 def test_a_server_that_never_listens_is_a_timeout(out: Path) -> None:
@@ -98,8 +106,8 @@ STALL_S = 0.6  # fakes/fake/server.py's stall
 
 
 def _generator_kept_up(row: dict[str, str]) -> bool:
-    """A step is ok, or invalid only because the machine's load held k6
-    back (the run says so rather than keep the figures)."""
+    """A step is ok, or invalid only because the machine's load held the
+    generator back (the run says so rather than keep the figures)."""
     return row["status"] == "ok" or "load generator" in row["error"]
 
 
@@ -107,15 +115,15 @@ def test_a_ladder_gives_a_row_per_step_with_its_columns(out: Path) -> None:
     rows, log = _run(out, "fake-serve", *LADDER, "--rate", "20,40", "--step-s", "2")
     assert [r["rate"] for r in rows] == ["20", "40"], log
     if rows[0]["status"] != "ok" or rows[0]["step_verdict"] == "saturated":
-        # a loaded machine held k6 back (or the server): the ladder ends there
+        # a loaded machine held the generator back (or the server): the ladder ends there
         assert (rows[1]["status"], rows[1]["step_verdict"]) == ("skipped", PAST_END), log
         rows = rows[:1]
     for r in rows:
         assert _generator_kept_up(r), r["error"]
         # an open loop has no users; its step's length is recorded
         assert (r["users"], r["requests"], r["step_s"]) == ("", "", "2")
-        # every request due is answered, dropped or unanswered, unless k6 fell
-        # behind its schedule (then the step is invalid)
+        # every request due is answered, dropped or unanswered, unless the
+        # generator fell behind its schedule (then the step is invalid)
         sent = int(r["requests_done"]) + int(r["dropped"]) + int(r["unanswered"])
         assert int(r["offered"]) >= 2 * int(r["rate"])
         assert sent == int(r["offered"]) or "fell behind" in r["error"], r
@@ -129,18 +137,60 @@ def test_a_ladder_gives_a_row_per_step_with_its_columns(out: Path) -> None:
 def test_a_stall_is_in_the_open_loops_tail_and_hidden_by_the_closed_loops_p99(
         out: Path) -> None:
     """Coordinated omission: through the fake's 0.6 s stall, the open loop
-    keeps sending on schedule, so every request that arrived in it waited
-    and is counted: p99 holds the stall. The closed loop's two users each
-    wait out the stall with one request and send nothing meanwhile: 2 of
-    300 requests, below its p99 (its slowest still shows it)."""
+    keeps its schedule, and every request due in it is timed from when it
+    was due, whether it waited in the server or for a free connection: p99
+    holds the stall, and the step is no sustained one (its ladder ends
+    there). The closed loop's two users each wait out the stall with one
+    request and send nothing meanwhile: 2 of 300 requests, below its p99
+    (its slowest still shows it)."""
     rows, log = _run(out / "open", "fake-serve-stall", *LADDER, "--rate", "100", "--step-s", "3")
     [step] = rows
     assert _generator_kept_up(step), step["error"]
-    assert step["dropped"] == "0" and step["unanswered"] == "0", log
-    assert float(step["latency_p99_s"]) >= 0.8 * STALL_S, step
+    if step["status"] == "ok":
+        assert step["step_verdict"] in ("slow", "saturated"), step
+        assert step["unanswered"] == "0", log
+        assert float(step["latency_p99_s"]) >= 0.8 * STALL_S, step
     rows, log = _run(out / "closed", "fake-serve-stall", *LADDER, "--users", "2",
                      "--requests", "150")
     [closed] = rows
     assert closed["status"] == "ok", closed["error"]
     assert float(closed["latency_max_s"]) >= 0.8 * STALL_S, closed
     assert float(closed["latency_p99_s"]) < 0.8 * STALL_S, closed
+
+
+def _stop_generator_once(after_s: float, for_s: float, stopped: list[int]) -> None:
+    """SIGSTOP this test's load generator (a descendant of this process)
+    after_s after it starts, for for_s, then SIGCONT: a generator the
+    machine held back, as a pause of its own would."""
+    binary = str(ensure_generator())
+    me, deadline = os.getpid(), time.monotonic() + 60
+    while time.monotonic() < deadline and not stopped:
+        for p in psutil.process_iter():
+            try:
+                if p.exe() == binary and me in (q.pid for q in p.parents()):
+                    time.sleep(after_s)
+                    os.kill(p.pid, signal.SIGSTOP)
+                    stopped.append(p.pid)
+                    time.sleep(for_s)
+                    os.kill(p.pid, signal.SIGCONT)
+                    return
+            except (psutil.Error, ProcessLookupError):
+                continue
+        time.sleep(0.02)
+
+
+def test_a_stalled_generator_makes_the_step_invalid_never_a_good_one(out: Path) -> None:
+    """A generator stopped for 0.5 s in the middle of a step sent nothing
+    meanwhile, then its late requests in a burst: the step measured the
+    generator, and says so (its own reason), whatever the server did."""
+    stopped: list[int] = []
+    thread = threading.Thread(target=_stop_generator_once, args=(1.0, 0.5, stopped))
+    thread.start()
+    try:
+        rows, log = _run(out, "fake-serve", *LADDER, "--rate", "100", "--step-s", "3")
+    finally:
+        thread.join()
+    assert stopped, "the generator was never found running"
+    [step] = rows
+    assert step["status"] == "invalid", (step["status"], step["step_verdict"], log)
+    assert step["error"].startswith("the load generator"), step["error"]

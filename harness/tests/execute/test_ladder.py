@@ -1,4 +1,4 @@
-"""A rate ladder step judged from k6's summary (loadtest._judge_step), with
+"""A rate ladder step judged from the load generator's summary (loadtest._judge_step), with
 summaries written here: what marks a step saturated, slow or sustained,
 and what makes it no measurement of the server; and, with a fake
 executor, the steps past a ladder's end recorded, not run. No process is
@@ -36,18 +36,19 @@ QUIET = Generated(None, cpu_s=1.0, wall_s=12.0, cpus=1, last="")
 def summary(sent: int = RATE * STEP_S, done: int | None = None, dropped: int = 0,
             p99_ms: float = 320.0, median_ms: float = 305.0, lag_p99_ms: float = 1.0,
             fails: dict[str, int] | None = None) -> dict[str, Any]:
-    """k6's summary as load.js leaves it (only what the judge reads)."""
+    """The generator's summary as harness/execute/vegeta/main.go writes it
+    (only what the judge reads). dropped: unsent requests while the server
+    held every worker (the most in flight reached them all)."""
     done = sent if done is None else done
-    trend = {"med": median_ms, "p(90)": p99_ms, "p(99)": p99_ms, "p(99.9)": p99_ms,
-             "max": p99_ms, "count": done}
-    metrics = {"http_reqs": {"values": {"count": done}}, "sent": {"values": {"count": sent}},
-               "latency": {"values": trend},
-               "schedule_lag": {"values": {"p(99)": lag_p99_ms, "count": 1000}}}
-    if dropped:
-        metrics["dropped_iterations{scenario:load}"] = {"values": {"count": dropped}}
-    checks = [{"name": name, "fails": n} for name, n in (fails or {}).items()]
-    return {"metrics": metrics, "root_group": {"checks": checks},
-            "state": {"testRunDurationMs": STEP_S * 1000 + 400}}
+    fails = fails or {}
+    trend = {"p50_ms": median_ms, "p90_ms": p99_ms, "p99_ms": p99_ms, "p999_ms": p99_ms,
+             "max_ms": p99_ms, "count": done}
+    workers = 200
+    return {"due": RATE * STEP_S, "sent": sent, "answered": done, "unanswered": sent - done,
+            "bad_status": fails.get("status", 0), "bad_body": fails.get("body", 0),
+            "refused": fails.get("answered", 0), "workers": workers,
+            "max_in_flight": workers if dropped else 10, "load_s": STEP_S + 0.4,
+            "latency": trend, "lag": {"p99_ms": lag_p99_ms, "count": 1000}}
 
 
 def judge(data: dict[str, Any], gen: Generated = QUIET) -> tuple[str, str, LoadFigures]:
@@ -93,7 +94,7 @@ def test_what_makes_a_step_invalid(data: dict[str, Any], words: str) -> None:
 
 
 def test_a_request_due_within_the_allowed_lateness_of_the_end_may_go_unsent() -> None:
-    """At 100 a second, k6 up to 10 ms late may reach the step's end before
+    """At 100 a second, a generator up to 10 ms late may reach the step's end before
     the last request due: not behind its schedule; two unsent are."""
     assert judge(summary(sent=RATE * STEP_S - 1))[0] == "ok"
     status, error, _ = judge(summary(sent=RATE * STEP_S - 2))
@@ -123,18 +124,19 @@ def test_a_busy_generator_makes_the_step_invalid() -> None:
 
 
 def test_a_closed_loop_whose_generator_took_the_machine_is_invalid() -> None:
-    """A closed loop's k6 shares the server's cores: its share of all of
-    them is recorded, and over the limit the row measured k6 (Vaughan's
-    2000 users at D = 100 ms: every fast server at k6's ceiling)."""
+    """A closed loop's generator shares the server's cores: its share of all
+    of them is recorded, and over the limit the row measured the generator
+    (Vaughan's 2000 users at D = 100 ms: every fast server at the old
+    generator's ceiling)."""
     users, requests = 2000, 5
     closed = ConfigKey("srv", "http", None, None, (
         ("users", users), ("requests", requests), ("delay_ms", DELAY_MS), ("pool_threads", None),
         ("style", "when-all"), ("rate", None), ("step_s", None)))
     done = users * requests
-    trend = {"med": 450.0, "p(90)": 600.0, "p(99)": 700.0, "p(99.9)": 800.0, "max": 900.0}
-    data = {"metrics": {"http_reqs": {"values": {"count": done}},
-                        "http_req_duration": {"values": trend}},
-            "root_group": {"checks": []}, "state": {"testRunDurationMs": 4000}}
+    trend = {"p50_ms": 450.0, "p90_ms": 600.0, "p99_ms": 700.0, "p999_ms": 800.0,
+             "max_ms": 900.0, "count": done}
+    data = {"sent": done, "answered": done, "bad_status": 0, "bad_body": 0, "load_s": 4.0,
+            "latency": trend}
     req = Request("http", None, None, 1, 0, params=closed.params)
 
     def closed_judge(cpu_s: float) -> tuple[str, str, LoadFigures]:
@@ -142,7 +144,7 @@ def test_a_closed_loop_whose_generator_took_the_machine_is_invalid() -> None:
         status, error = _judge(data, req, figures, Generated(None, cpu_s, 4.5, 2, ""))
         return status, error, figures
 
-    status, error, f = closed_judge(7.3)  # go's k6 in the seed004 run of 2026-11-29
+    status, error, f = closed_judge(7.3)  # go's generator in the seed004 run of 2026-11-29
     assert status == "invalid" and "load generator used 81% of its 2 cores" in error, error
     assert f.gen_busy == pytest.approx(7.3 / 9) and f.rps == done / 4.0  # its figures kept
     status, error, f = closed_judge(3.0)
@@ -171,7 +173,7 @@ class SaturatingExecutor:
             return Executed(make_row(self.run_id, p, "ok", step_verdict="saturated", dropped=7,
                                      unanswered=0))
         if p.rep == 2 and rate >= 200:
-            return Executed(make_row(self.run_id, p, "invalid", error="k6 too busy"))
+            return Executed(make_row(self.run_id, p, "invalid", error="the generator too busy"))
         return Executed(make_row(self.run_id, p, "ok", step_verdict="sustained"))
 
 
