@@ -44,6 +44,11 @@ FDR_RATE = 0.05  # the expected share of wrong verdicts among the settled ones
 FEW_RUNS, ACROSS_MARGIN, FAMILY = (
     "too few runs", "its interval reaches across the margin", "not significant among the "
     "run's verdicts (false discovery rate 5%)")
+# The exact test where its run counts give a smallest p this low (5 runs a
+# side: 1/252), a borrowed variance below: the exact one assumes nothing of
+# a configuration's spread, and from there it settles as much (the choice
+# rests on run counts alone).
+EXACT_FROM = 1 / 252
 BOUND = ("a bound from below: a ladder sustained to its top step or to where the load "
          "generator could not keep up, so the server may sustain more")
 
@@ -102,7 +107,8 @@ def pair(metric: str, leader: Group, other: Group, margin: float,
     blocks = tuple(node_blocks(base, compared, metric) or ())
     paired = blocks or ((base.values(metric), compared.values(metric)),)
     iv = blocked_ratio_interval(paired)
-    borrowed = prior is not None and not blocks
+    borrowed = (prior is not None and not blocks
+                and smallest_p(len(base.values(metric)), len(compared.values(metric))) > EXACT_FROM)
 
     def p(ratio: float, above: bool) -> float | None:
         if borrowed:
