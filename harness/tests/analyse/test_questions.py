@@ -15,7 +15,7 @@ from harness.analyse.questions import (CLAIMS_FAMILY, DOES_NOT_HOLD, HOLDS, RANK
 from harness.analyse.standings import BEHIND, LEVEL_WORD, NOT_SETTLED
 from harness.core.claims import Claim, Side
 
-from .test_standings import MS, rows
+from .test_standings import MIB, MS, rows
 
 
 def _ranking(groups, metric: str = "warm_iter_s", floor: tuple[str, ...] = ()):
@@ -111,3 +111,31 @@ def test_when_nothing_differs_the_families_call_under_five_percent_ahead() -> No
                       Side("impl0", "chain", 1, "warm_iter_s"), 1.0)
         holds += claims(groups, [claim])[0].verdict == HOLDS
     assert apart / pairs < 0.05 and holds / 40 < 0.05
+
+
+def test_the_headline_rankings_are_a_family_of_their_own_settled_with_two_runs_a_side() -> None:
+    """chain at 1M (an articles' size), 4 implementations 3x apart, 2 runs
+    a side, and smaller sizes to borrow a variance from (sd 0.05 of a log):
+    the headline family counts the 1M pairs and settles them all, where the
+    exact test alone (2 and 2: p >= 1/6) could settle none; peak RSS, equal
+    to 0.1%, is level within its 5% margin."""
+    from harness.analyse.questions import HEADLINE_FAMILY
+    rng = np.random.default_rng(4)
+    def rss(k: int) -> list[float]:
+        return list(10 * MIB * np.exp(rng.normal(0, 0.001, k)))
+
+    table = [r for i, impl in enumerate("abcd")
+             for r in rows(impl, list(3 ** i * MS * np.exp(rng.normal(0, 0.05, 2))), rss(2),
+                           n=1_000_000)]
+    table += [r for n in (10, 100, 1000) for impl in "abcd"
+              for r in rows(impl, list(MS * np.exp(rng.normal(0, 0.05, 4))), rss(4), n=n)]
+    q = ask(group_runs(table))
+    top = [r for r in q.rankings if r.headline]
+    assert {(r.metric, len(r.pairs)) for r in top} == {("warm_iter_s", 3), ("peak_rss_bytes", 3)}
+    families = {f: (s, t) for f, s, t in q.families()}
+    assert families[HEADLINE_FAMILY] == (6, 6)
+    warm = next(r for r in top if r.metric == "warm_iter_s")
+    assert [p.verdict for p in warm.pairs] == [BEHIND] * 3 and all(p.borrowed for p in warm.pairs)
+    assert warm.pairs[0].margin == 0.10
+    rss = next(r for r in top if r.metric == "peak_rss_bytes")
+    assert {p.verdict for p in rss.pairs} == {LEVEL_WORD} and rss.pairs[0].margin == 0.05
