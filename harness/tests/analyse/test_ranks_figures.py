@@ -1,0 +1,68 @@
+"""docs/statistics.md's figures on rank intervals, the headline neighbour
+pairs and the borrowed variance's resampled A/A, recomputed from the
+committed runs they quote."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from functools import lru_cache
+from pathlib import Path
+
+from harness.analyse import questions, ranks, standings
+from harness.analyse.analysis import Results, analyse
+from harness.record.rundir import RunDir
+
+ROOT = Path(__file__).parents[3]
+STUDY = ROOT / "docs" / "studies" / "allocation" / "20261129-190906"
+AFTERNOON = ROOT / "docs" / "results" / "2026-11-29-amd-epyc-2c-afternoon"
+DOC = (ROOT / "docs" / "statistics.md").read_text()
+
+
+@lru_cache(maxsize=None)
+def _run(path: Path) -> Results:
+    return analyse(RunDir(path))
+
+
+def _figure(name: str) -> str:
+    return re.search(f"<!-- figure {name} -->(.*?)<!-- /figure -->", DOC, re.S).group(1)
+
+
+def _headline(path: Path) -> tuple[int, int, int, int, int]:
+    """(median width, % within ±1, best sets of at most 3, rankings, single tiers)."""
+    res = _run(path)
+    groups = standings.judged(res.groups, res.env.settings)
+    found = ranks.all_rank_intervals(groups, res.env.floor_impls, headline_only=True)
+    widths = [p.width for r in found for p in r.places]
+    return (statistics.median(widths), round(100 * sum(w <= 2 for w in widths) / len(widths)),
+            sum(len(r.best_set) <= 3 for r in found), len(found),
+            sum(len(r.tiers()) == 1 for r in found))
+
+
+def test_the_rank_interval_figures_are_the_committed_runs() -> None:
+    assert _headline(STUDY) == (1, 68, 11, 11, 0)
+    assert "median width of 1 place,\n68% of runtimes within ±1 place, a best set of at most 3 " \
+           "in 11 of 11\nrankings and no single-tier ranking" in DOC
+    assert _headline(AFTERNOON) == (7, 26, 6, 11, 5)
+    assert "7 places, 26%, 6 of 11\nand 5 single tiers" in DOC
+
+
+def test_the_headline_neighbour_pairs_of_the_study_run() -> None:
+    res = _run(STUDY)
+    q = questions.ask(standings.judged(res.groups, res.env.settings), res.env.floor_impls)
+    families = {name: (settled, total) for name, settled, total in q.families()}
+    assert families[questions.HEADLINE_FAMILY] == (125, 160)
+    assert "settles 125 of its 160 headline neighbour pairs (78%)" in DOC
+
+
+def test_the_resampled_aa_row_of_the_study_run() -> None:
+    groups = _run(STUDY).groups
+    found = {(f.metric, n): f for n in (1, 2, 3) for f in ranks.resampled_aa(groups, n, trials=5)}
+
+    def row(metric: str) -> str:
+        return ", ".join(f"{found[(metric, n)].ahead} of {found[(metric, n)].comparisons:,}"
+                         for n in (1, 2, 3))
+
+    assert _figure("aa-study") == f"warm pass {row('warm_iter_s')}; peak RSS {row('peak_rss_bytes')}"
+    for n in (1, 2, 3):
+        assert all(f.rate <= 0.05 for (_, k), f in found.items() if k == n and f.comparisons >= 100)
