@@ -28,6 +28,7 @@ from typing import Iterable
 
 from .analysis import Group, bound_from_below, comparable_sets, headline
 from .goals import GoalVerdict, goals
+from .modes import bimodal
 from .ranks import is_headline, prior_for, priors, rank_margin
 from ..core.claims import CLAIMS, Claim
 from ..core.formatting import fmt_percent
@@ -119,6 +120,12 @@ class ClaimVerdict:
     @property
     def keys(self) -> tuple[ConfigKey, ConfigKey]:
         return self.num.key, self.den.key
+
+    @property
+    def bimodal(self) -> tuple[Group, ...]:
+        """The sides whose runs fall into two modes (modes.bimodal)."""
+        return tuple(g for g, side in ((self.num, self.claim.num), (self.den, self.claim.den))
+                     if bimodal(g.values(side.metric)))
 
     @property
     def size(self) -> str:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 from .analysis import Group, SetKey, comparable_sets, headline
+from .modes import Modes, bimodal
 from ..core.metrics import METRICS
 from ..core.stats import (LEVEL, Prior, borrowed_p, borrowed_t, fit_prior, holm, ratio_p,
                           smallest_p, student_isf)
@@ -79,6 +80,7 @@ class Place:
     tier: int  # 1-based, tiers (RankIntervals.tiers)
     runs: int  # ok runs with the figure
     tier_start: int = 1  # its tier's first place
+    modes: Modes | None = None  # its runs fall into two modes (modes.bimodal): flag it
 
     @property
     def impl(self) -> str:
@@ -281,7 +283,7 @@ def rank_intervals(members: Sequence[Group], metric: str, key: SetKey,
     hi = [size - below[j] for j in range(size)]
     tier_of, start = _tiers(lo, hi)
     places = tuple(Place(g, est[id(g)], lo[j], hi[j], lo[j] == 1, tier_of[j],
-                          len(g.values(metric)), start[tier_of[j]])
+                         len(g.values(metric)), start[tier_of[j]], bimodal(g.values(metric)))
                    for j, g in enumerate(ranked))
     return RankIntervals(key, metric, places, is_headline(key[0], key[1], metric),
                          prior is not None, floor)

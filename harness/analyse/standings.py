@@ -34,6 +34,7 @@ from typing import Any
 from .analysis import (Group, bound_from_below, comparable_sets, headline, node_blocks, ratio_of,
                        several_nodes)
 from ..core.formatting import fmt_percent
+from .modes import bimodal
 from ..core.variants import base_of
 from ..core.metrics import METRICS
 from ..core.stats import (Block, Interval, Prior, blocked_ratio_interval, blocked_ratio_p,
@@ -95,6 +96,12 @@ class Standing:
         """False where the lower side's figure is a bound from below: no run
         can order the two, so the pair is out of its family's count."""
         return self.why != BOUND
+
+    @property
+    def bimodal(self) -> tuple[Group, ...]:
+        """The sides whose runs fall into two modes (modes.bimodal): the
+        verdict rests on a figure that is one mode or between two."""
+        return tuple(g for g in (self.leader, self.other) if bimodal(g.values(self.metric)))
 
 
 def pair(metric: str, leader: Group, other: Group, margin: float,

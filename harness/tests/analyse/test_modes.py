@@ -50,3 +50,13 @@ def test_a_groups_bimodal_figure_is_named() -> None:
     times = [MS] * 6 + [2.5 * MS] * 2
     found = bimodal_groups(group_runs(rows("a", times) + rows("b", [MS] * 8)))
     assert {(b.group.impl, b.metric) for b in found} == {("a", "first_iter_s"), ("a", "warm_iter_s")}
+
+
+def test_verdicts_and_places_say_they_rest_on_a_bimodal_side() -> None:
+    from harness.analyse.questions import ask
+    from harness.analyse.ranks import all_rank_intervals
+    groups = group_runs(rows("a", [MS] * 6 + [2.5 * MS] * 2) + rows("b", [4 * MS] * 8))
+    pair = next(r for r in ask(groups).rankings if r.metric == "warm_iter_s").pairs[0]
+    assert [g.impl for g in pair.bimodal] == ["a"]
+    ranking = next(r for r in all_rank_intervals(groups) if r.metric == "warm_iter_s")
+    assert ranking.place_of("a").modes.upper.runs == 2 and ranking.place_of("b").modes is None
