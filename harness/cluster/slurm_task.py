@@ -5,7 +5,7 @@ on the node Slurm gives them:
     python -m harness.cluster.slurm_task task RUN R    replicate R
 
 The build job sets up and builds every language of the plan, installs
-each release and finds k6, once, as a run's preparation does
+each release and finds the load generator, once, as a run's preparation does
 (builder.Preparation), and writes its outcome to RUN/slurm/build.json with
 a token it leaves in the repository's .tools/slurm-builds/. A task that
 sees that token in its own checkout shares the build folder: it measures

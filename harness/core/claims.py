@@ -101,9 +101,9 @@ SERVERS = ["csharp-async", "go", "java-platform", "java-virtual", "rust-tokio", 
            "deno", "python-asyncio", "python-uvloop"]
 # seed004's closed loops (harness/plan/suites.toml): (users, D in ms) -> requests
 # a user. At D = 100 ms, his 50 and 150 users; at his own D = 1000 ms, the
-# growth from 50 to 2000 users, whose 1,000 requests a second k6 can send
+# growth from 50 to 2000 users, whose 1,000 requests a second the load generator can send
 # beside the server (at D = 100 they would ask 10,000, and the fast servers
-# read k6's ceiling: docs/protocol.md, "The HTTP server").
+# read the old generator's ceiling: docs/protocol.md, "The HTTP server").
 REQUESTS_PER_USER = {(50, 100): 20, (150, 100): 10, (50, 1000): 5, (2000, 1000): 5}
 SEED004_STEP_S = 5  # the seconds of a step of seed004's ladder (suites.toml)
 

@@ -73,9 +73,9 @@ def not_repeated_error(rate: int, rep: int, statuses: list[str]) -> str:
 
 
 def generator_limited(row: Row) -> bool:
-    """A step invalid because k6 could not keep its schedule (busy, late, or
+    """A step invalid because the load generator could not keep its schedule (busy, late, or
     behind it: loadtest._judge_step, which says so in the row's reason): it
-    measured k6, not the server, so a ladder ending there says nothing of
+    measured the generator, not the server, so a ladder ending there says nothing of
     the server's capacity."""
     return row.status == "invalid" and (row.error or "").startswith(GENERATOR_FAULT)
 

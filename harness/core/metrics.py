@@ -96,16 +96,16 @@ METRICS: dict[str, Metric] = _metrics(
     Metric("latency_p90_s", "p90 response", "p90 response", "s", workloads=("http",)),
     Metric("latency_p99_s", "p99 response", "p99 response", "s", workloads=("http",)),
     Metric("latency_max_s", "slowest response", "slowest", "s", workloads=("http",)),
-    Metric("gen_cpu_s", "load generator CPU", "k6 CPU", "s", workloads=("http",)),
+    Metric("gen_cpu_s", "load generator CPU", "generator CPU", "s", workloads=("http",)),
     Metric("load_s", "time under load", "total time", "s", workloads=("http",)),
     # A rate ladder's step (the open loop): the tail beyond p99, the requests
-    # it could not send or had no answer to, and how late k6 sent them.
+    # it could not send or had no answer to, and how late the generator sent them.
     Metric("latency_p999_s", "p99.9 response", "p99.9 response", "s", workloads=("http",)),
     Metric("dropped", "requests not sent (no free virtual user)", "dropped", "count",
            workloads=("http",)),
     Metric("unanswered", "requests unanswered at the step's end", "unanswered", "count",
            workloads=("http",)),
-    Metric("gen_lag_p99_s", "load generator's lateness, p99", "k6 late p99", "s",
+    Metric("gen_lag_p99_s", "load generator's lateness, p99", "generator late p99", "s",
            workloads=("http",)),
     # A whole ladder's, one value per repeat (core/ladder.py): the highest
     # rate sustained (MLPerf's server scenario) and where the p99 bends.

@@ -280,16 +280,16 @@ def _http_estimate(req: Request, past: float | None) -> float:
 # The open loop, a rate ladder (docs/protocol.md, "The rate ladder"): each
 # step a configuration of its own, RATE requests a second for STEP_S seconds.
 LADDER_STEP_S = 10  # a step's length where --step-s is not given
-# After a step, k6 waits this long for the answers still due; a request
+# After a step, the load generator waits this long for the answers still due; a request
 # unanswered by then is counted (unanswered) and the step saturated.
 LADDER_GRACE_S = 5
 # The generator is the bottleneck, and the step no measurement of the
-# server, when k6 used more than this share of its cores' time, or ran 1%
-# of its probe (load.js: an iteration every 10 ms, no request) later than
+# server, when the generator used more than this share of its cores' time, or ran 1%
+# of its probe (a timer every 10 ms, no request) later than
 # this after its schedule.
 GEN_BUSY_LIMIT = 0.8
 GEN_LAG_LIMIT_S = 0.010
-# Every reason loadtest gives a step it found invalid because k6 could not
+# Every reason loadtest gives a step it found invalid because the generator could not
 # keep its schedule (busy, late or behind it) starts so, and no other
 # reason does: ladder.generator_limited reads the recorded reason rather
 # than judge the row's figures again by today's limits (a row of an older
@@ -299,7 +299,7 @@ GENERATOR_FAULT = "the load generator"
 
 
 def unsent_allowed(rate: int) -> int:
-    """The requests due in a step's last GEN_LAG_LIMIT_S: a k6 late within
+    """The requests due in a step's last GEN_LAG_LIMIT_S: a generator late within
     its limit may reach the step's end before sending them (neither sent nor
     dropped), and has not fallen behind for that."""
     return math.ceil(rate * GEN_LAG_LIMIT_S)
@@ -312,8 +312,9 @@ def ladder_p99_bound_s(delay_ms: int) -> float:
 
 
 def ladder_vus(rate: int, delay_ms: int) -> int:
-    """k6's virtual users for a step: enough for every request of a second
-    (or of twice the p99 bound, if longer) to be in flight at once, so that
+    """The generator's workers for a step (the most requests in flight):
+    enough for every request of a second (or of twice the p99 bound, if
+    longer) to be in flight at once, so that
     below saturation, and through a stall of a second, none is dropped."""
     return max(10, math.ceil(rate * max(1.0, 2 * ladder_p99_bound_s(delay_ms))))
 

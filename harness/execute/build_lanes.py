@@ -5,7 +5,7 @@ Set-ups run one at a time: several of them apt-get install system-wide, and
 apt takes its lock without waiting, so two at once would fail one of them;
 one lane of downloads also leaves the cores to the compiles. A compile
 that keeps every core busy (Cargo, go, Ninja) never runs beside another
-such one (measured on 2 cores: rust and k6 side by side took 173 s and
+such one (measured on 2 cores: rust and the old load generator side by side took 173 s and
 215 s, against 63 s and 93 s one after the other); a one-core compile
 (javac, erlc) may run beside it, so that a language whose build is short
 is ready long before the long ones end (a check's runs start as soon as

@@ -1,6 +1,6 @@
 """The builds' record on this machine: .tools/build-times.json holds each
 last successful build's seconds and count of progress lines, a language
-folder's (builder) and k6's (loadgen). The next run's estimate and status
+folder's (builder) and the load generator's (loadgen). The next run's estimate and status
 line read them. And the lock that makes one build at a time of a release
 or a commit: two runs naming it build it once, the second using the first's
 build."""

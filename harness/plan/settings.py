@@ -149,7 +149,7 @@ LIMITS: dict[str, tuple[str, int, int]] = {
     "--warmup-ms": ("warmup_ms", 0, PROGRAM_MAX),
 }
 # http's integer dimensions: 2·D must fit 31 bits, and --threads the .NET
-# pool's maximum (python/bench.py, csharp/README.md); users and requests go to k6.
+# pool's maximum (python/bench.py, csharp/README.md); users and requests go to the load generator.
 LIMITS.update({d.option: (d.name, low, high) for d, low, high in (
     (USERS, 1, PROGRAM_MAX), (REQUESTS, 1, PROGRAM_MAX), (DELAY_MS, 1, 2**30 - 1),
     (POOL_THREADS, 1, 32767))})

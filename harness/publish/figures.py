@@ -154,20 +154,20 @@ def generator_ceiling(root: Path) -> str:
     said, steps = _ceiling_steps(root)
 
     def late(row: Row) -> str:
-        # to k6's clock, interpolated: 10.01 ms is past the 10 ms limit
+        # to the generator's clock, interpolated: 10.01 ms is past the 10 ms limit
         return "" if row.gen_lag_p99_s is None else f"{row.gen_lag_p99_s * 1000:.4g} ms"
     lines = [f"Measured on {said}:", "",
-             "| ladder | offered (req/s) | answered (req/s) | k6 busy | k6 late, p99 | step |",
+             "| ladder | offered (req/s) | answered (req/s) | generator busy | generator late, p99 | step |",
              "| --- | --- | --- | --- | --- | --- |"]
     lines += [f"| {r.rep} | {fmt_count(r.rate)} | {fmt_count(round(r.rps or 0))}"
               f"{f' ({fmt_count(r.dropped)} dropped)' if r.dropped else ''} | "
               f"{f'{r.gen_busy:.0%}' if r.gen_busy is not None else ''} | {late(r)} | "
-              f"{r.status}{' (k6)' if r.status == 'invalid' else ''} |" for r in steps]
+              f"{r.status}{' (generator)' if r.status == 'invalid' else ''} |" for r in steps]
     return "\n" + "\n".join(lines) + "\n"
 
 
 def generator_kept(root: Path) -> str:
-    """The highest rate k6 kept in every ladder of the newest ceiling run,
+    """The highest rate the generator kept in every ladder of the newest ceiling run,
     and the lowest it did not."""
     _, steps = _ceiling_steps(root)
     kept = {r.rate for r in steps if r.status == "ok"}

@@ -27,7 +27,7 @@ TOOL = "untested_for_want_of"
 
 def tool_missing(tool: str, reason: str) -> NoReturn:
     """A tool that `make test` installs (docs/usage.md, "What make test
-    runs": k6, Chromium, perf, Slurm, shellcheck, a language's toolchain) is
+    runs": the load generator, Chromium, perf, Slurm, shellcheck, a language's toolchain) is
     not here and could not be installed. On a developer's machine the test is
     skipped with the reason; under CI (CI=true, as .ci/run sets) it fails,
     since a test that did not run there is a feature left untested. A tool

@@ -58,8 +58,8 @@ def test_a_failed_step_before_any_bend_leaves_the_knee_unknown() -> None:
 def test_what_ends_a_ladder() -> None:
     assert end_reason(step(100, "saturated", dropped=3, unanswered=0)) == (
         "was saturated (3 requests dropped, 0 unanswered)")
-    assert end_reason(step(100, None, status="invalid", error="k6 too busy")) == (
-        "was invalid (k6 too busy)")
+    assert end_reason(step(100, None, status="invalid", error="the generator too busy")) == (
+        "was invalid (the generator too busy)")
     assert end_reason(step(100, "slow")) is None  # still a measurement of the server
     assert end_reason(step(100, None, status="skipped", error="no style")) is None
 
@@ -115,7 +115,7 @@ def test_a_declared_capacity_claim_names_seed004s_ladder() -> None:
 
 
 def test_a_ladder_ended_by_its_generator_is_a_bound_from_below() -> None:
-    """The step k6 could not keep (late, busy, or behind its schedule, as the
+    """The step the load generator could not keep (late, busy, or behind its schedule, as the
     step's recorded reason says) says nothing of the server: the sustained
     rate below it is a bound. A wrong answer, or one below the style's
     floor, is the server's: no bound, even with a request or two unsent

@@ -59,9 +59,9 @@ def test_at_most_one_setup_and_one_compile_a_core() -> None:
 def test_the_longest_compile_starts_first() -> None:
     rec = Recorder()
     jobs = [Job(name, [rec.step("compile", name)], seconds)
-            for name, seconds in [("cpp", 4), ("k6", 75), ("rust", 44), ("go", 18)]]
+            for name, seconds in [("cpp", 4), ("loadgen", 75), ("rust", 44), ("go", 18)]]
     run_jobs(jobs, Limits(setup=1, compile=1))
-    assert rec.order == ["compile:k6", "compile:rust", "compile:go", "compile:cpp"]
+    assert rec.order == ["compile:loadgen", "compile:rust", "compile:go", "compile:cpp"]
 
 
 def test_a_failed_setup_ends_its_job_and_no_other() -> None:
@@ -106,11 +106,11 @@ def test_a_compile_on_every_core_runs_alone_one_core_compiles_share() -> None:
             return True
         return Step("compile", run)
 
-    jobs = [Job("k6", [rec.step("compile", "k6")], 90),
+    jobs = [Job("loadgen", [rec.step("compile", "loadgen")], 90),
             Job("rust", [rec.step("compile", "rust")], 60),
             Job("javac", [pair("javac", first, second)], 2, cores=1),
             Job("erlc", [pair("erlc", second, first)], 1, cores=1)]
     assert all(run_jobs(jobs, Limits(setup=1, compile=2)).values())
-    assert rec.most["compile"] == 1  # k6 and rust one after the other
-    assert rec.order == ["compile:k6", "compile:rust"]
+    assert rec.most["compile"] == 1  # the generator and rust one after the other
+    assert rec.order == ["compile:loadgen", "compile:rust"]
     assert both.is_set()  # the two one-core compiles ran side by side

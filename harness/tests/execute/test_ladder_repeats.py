@@ -30,7 +30,7 @@ from harness.record.rundir import RunDir
 from ..conftest import FAKES
 
 RATES = (25, 50, 100, 200, 400)
-STEP_WALL_S = 12.0  # a 10 s step, k6's start and the wait for late answers
+STEP_WALL_S = 12.0  # a 10 s step, the generator's start and the wait for late answers
 # The highest rate each server and style sustains; above it, a saturated step.
 CAPACITY = {("fake-serve", "async"): 400, ("fake-serve-fast", "async"): 50,
             ("go", "when-all"): 400, ("go", "sync"): 50,

@@ -43,20 +43,20 @@ def test_a_one_core_compile_runs_beside_one_on_every_core_two_of_those_never() -
                 if now["whole"] and now["one"]:
                     most["both"] = 1
                     beside.set()
-            if kind == "whole" and name == "k6":
-                beside.wait(5)  # k6 runs until a one-core compile has joined it
+            if kind == "whole" and name == "loadgen":
+                beside.wait(5)  # the generator runs until a one-core compile has joined it
             with lock:
                 now[kind] -= 1
             return True
         return Step("compile", run)
 
     ended: list[str] = []
-    jobs = [Job("k6", [step("whole", "k6")], 90), Job("rust", [step("whole", "rust")], 60),
+    jobs = [Job("loadgen", [step("whole", "loadgen")], 90), Job("rust", [step("whole", "rust")], 60),
             Job("javac", [step("one", "javac")], 2, cores=1)]
     assert all(run_jobs(jobs, Limits(setup=1, compile=2),
                         on_done=lambda name, ok: ended.append(name)).values())
     assert most == {"whole": 1, "both": 1}
-    assert sorted(ended) == ["javac", "k6", "rust"]  # each job told once, as it ended
+    assert sorted(ended) == ["javac", "loadgen", "rust"]  # each job told once, as it ended
 
 
 def test_on_one_core_every_compile_runs_alone() -> None:
@@ -74,7 +74,7 @@ def test_on_one_core_every_compile_runs_alone() -> None:
             return True
         return Step("compile", run)
 
-    jobs = [Job("k6", [step()], 90), Job("javac", [step()], 2, cores=1),
+    jobs = [Job("loadgen", [step()], 90), Job("javac", [step()], 2, cores=1),
             Job("erlc", [step()], 1, cores=1)]
     assert all(run_jobs(jobs, Limits(setup=1, compile=1)).values())
     assert most == [1]

@@ -150,10 +150,10 @@ def test_seed004_scales_vaughans_loads() -> None:
     assert [(p.params.get("users"), p.params.get("requests"), p.params.get("delay_ms"),
              p.params.get("style"), p.params.get("rate")) for p in s.parts][:3] == [
         ([50], [20], [100], None, None), ([150], [10], [100], None, None),
-        # his growth to 2000 users at his own D, within what k6 can send
+        # his growth to 2000 users at his own D, within what the load generator can send
         ([50, 2000], [5], [1000], ["when-all"], None)]
-    # then the open loop: a doubling ladder up to k6's one-core ceiling, the
-    # server on one core and k6 on the other
+    # then the open loop: a doubling ladder up to the generator's one-core ceiling, the
+    # server on one core and the generator on the other
     [ladder] = s.parts[3:]
     assert ladder.params["rate"] == [25 * 2 ** i for i in range(6)]
     assert ladder.params["cpus"] == [1] and ladder.params["step_s"] == [SEED004_STEP_S]

@@ -72,10 +72,10 @@ def test_redact_keeps_runtime_variables_and_only_names_of_the_rest() -> None:
 
 
 def test_the_load_generator_gets_no_variable_of_ours(monkeypatch) -> None:
-    from harness.execute.loadgen import k6_env
+    from harness.execute.loadgen import generator_env
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "planted-secret")
-    env = k6_env("/tmp/home")
-    assert set(env) == {"PATH", "HOME", "K6_NO_USAGE_REPORT", "K6_NO_COLOR"}
+    env = generator_env("/tmp/home")
+    assert set(env) == {"PATH", "HOME"}
     assert "planted-secret" not in env.values()
 
 

@@ -228,8 +228,8 @@ def test_the_next_run_figure_reads_its_own_table(tmp_path):
 
 
 def test_the_generator_ceiling_figures_read_the_newest_ladders(tmp_path):
-    """protocol.md's k6 ceiling: every measured step a row (those past a
-    ladder's end were not run), and the rates k6 kept in some ladders, in
+    """protocol.md's generator ceiling: every measured step a row (those past a
+    ladder's end were not run), and the rates the generator kept in some ladders, in
     every one, and the lowest it missed; an older run is not read."""
     def step(rep: int, rate: int, status: str, lag_ms: float | None = 4.0) -> Row:
         return Row(run_id="r", impl="go", language="go", runtime="go", workload="http", rep=rep,
@@ -248,7 +248,7 @@ def test_the_generator_ceiling_figures_read_the_newest_ladders(tmp_path):
     assert found["generator-kept"] == ("up to 400 requests a second in some ladders, up to 200 "
                                        "in every one, and missed it from 400")
     table = found["generator-ceiling"]
-    assert "| 1 | 600 | 600 | 40% | 15 ms | invalid (k6) |" in table
+    assert "| 1 | 600 | 600 | 40% | 15 ms | invalid (generator) |" in table
     assert "| 2 | 400 |" in table and "| 2 | 600 |" not in table and "| 1 | 100 |" not in table
 
 

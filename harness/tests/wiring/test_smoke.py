@@ -1,7 +1,7 @@
 """Every registered implementation whose toolchain is present: build it and
 run each of its workloads at a tiny N through the harness, with validation;
 a server (http) serves 5 users x 3 requests in each style, every response
-checked by k6."""
+checked by the load generator."""
 
 from __future__ import annotations
 
@@ -34,17 +34,17 @@ def test_every_workload_validates_at_tiny_n(language: str, tmp_path: Path) -> No
     rows = read_rows(out)
     assert rows, proc.stdout + proc.stderr
     # a server may lack a style that cannot exist in it (its README says why): skipped
-    no_k6 = [r["error"] for r in rows if r["workload"] == "http" and r["status"] == "skipped"
+    no_loadgen = [r["error"] for r in rows if r["workload"] == "http" and r["status"] == "skipped"
              and r["error"].startswith("no load generator")]
     bad = [(r["impl"], r["workload"], r["buffer"], r["status"], r["error"]) for r in rows
            if r["status"] != "ok" and not (r["workload"] == "http" and r["status"] == "skipped"
-                                           and ("has no" in r["error"] or r["error"] in no_k6))]
+                                           and ("has no" in r["error"] or r["error"] in no_loadgen))]
     assert not bad, bad
     expected = {(i.id, w) for i in IMPLS if i.language.name == language for w in i.workloads}
     assert {(r["impl"], r["workload"]) for r in rows} == expected
     assert_warmed_up(rows)
-    if no_k6:  # every other workload checked: the servers alone went unloaded
-        tool_missing("k6", f"{language}'s servers not loaded: {no_k6[0]}")
+    if no_loadgen:  # every other workload checked: the servers alone went unloaded
+        tool_missing("the load generator", f"{language}'s servers not loaded: {no_loadgen[0]}")
 
 
 def assert_warmed_up(rows: list[dict[str, str]]) -> None:

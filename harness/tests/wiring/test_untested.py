@@ -19,8 +19,8 @@ TESTS = """
 import pytest
 from harness.tests.conftest import tool_missing
 
-def test_needs_k6():
-    tool_missing("k6", "k6 is built with Go, and there is no go on PATH")
+def test_needs_actionlint():
+    tool_missing("actionlint", "actionlint is built with Go, and there is no go on PATH")
 
 def test_refused_by_the_kernel():
     pytest.skip("perf is installed but cannot count here")
@@ -49,11 +49,11 @@ def test_a_missing_tool_is_a_skip_with_its_reason_on_a_developers_machine(tmp_pa
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed, 2 skipped" in proc.stdout
     # each reason printed, at the test's own line, not only a count
-    assert ("SKIPPED [1] test_tools.py:6: k6 missing: k6 is built with Go, and there is no "
-            "go on PATH") in proc.stdout
+    assert ("SKIPPED [1] test_tools.py:6: actionlint missing: actionlint is built with Go, "
+            "and there is no go on PATH") in proc.stdout
     assert "SKIPPED [1] test_tools.py:9: perf is installed but cannot count here" in proc.stdout
     assert "CI=true fails on these" in proc.stdout
-    assert "k6:\n  test_tools.py: 1 test skipped for want of it" in proc.stdout
+    assert "actionlint:\n  test_tools.py: 1 test skipped for want of it" in proc.stdout
 
 
 @pytest.mark.parametrize("ci", ["true", "1"])
@@ -62,10 +62,10 @@ def test_under_ci_a_missing_tool_fails_naming_the_tool_and_its_tests(tmp_path: P
     proc = pytest_run(tmp_path, ci)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "1 failed, 1 passed, 1 skipped" in proc.stdout
-    assert ("FAILED test_tools.py::test_needs_k6 - Failed: CI: k6 missing, and make test "
-            "installs it: k6 is built with Go") in proc.stdout
+    assert ("FAILED test_tools.py::test_needs_actionlint - Failed: CI: actionlint missing, "
+            "and make test installs it: actionlint is built with Go") in proc.stdout
     assert "CI: failed, tools make test installs were missing" in proc.stdout
-    assert "k6:\n  test_tools.py: 1 test failed for want of it" in proc.stdout
+    assert "actionlint:\n  test_tools.py: 1 test failed for want of it" in proc.stdout
     # the machine refusing a tool that is there is still a skip, with its reason
     assert "SKIPPED [1] test_tools.py:9: perf is installed but cannot count here" in proc.stdout
 

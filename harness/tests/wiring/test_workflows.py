@@ -1,7 +1,7 @@
 """The GitHub Actions workflows (.github/workflows/*.yml) linted by
 actionlint, and the bench workflow's job summary in place.
 
-actionlint is built from the Go module proxy as k6 is (harness/execute/loadgen.py):
+actionlint is built from the Go module proxy as the load generator is (harness/execute/loadgen.py):
 `go install` of ACTIONLINT_VERSION into .tools/bin/ (git-ignored), announced
 in one line, its output kept in .tools/actionlint-build.log, and built again
 only when the binary there is missing or another version. No go on PATH:
