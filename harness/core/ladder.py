@@ -8,6 +8,7 @@ ladder's figures")."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 from .schema import DIMENSIONS, PAST_END, ConfigKey, Row, Status
@@ -19,6 +20,9 @@ NOT_MEASURED = (Status.SKIPPED, Status.BUILD_FAILED)
 # The knee is where the p99 has grown past this multiple of the ladder's
 # first step's (the server nearly idle): where the curve bends.
 KNEE_FACTOR = 2.0
+# A knee is refined until its last sustained rate and its first saturated
+# one are within this ratio (10%): bisected between them (refinement).
+REFINE_RATIO = 1.1
 # What a ladder's row takes of its first step: who ran, where, which ladder.
 _IDENTITY = ("run_id", "impl", "variant", "version", "language", "runtime", "workload", "n",
              "buffer", "rep", "node", "started_at", *(c.name for c in DIMENSIONS))
@@ -45,6 +49,37 @@ def end_reason(row: Row) -> str | None:
     if row.step_verdict == "saturated":
         return (f"was saturated ({row.dropped or 0} requests dropped, {row.unanswered or 0} "
                 f"unanswered)")
+    if row.step_verdict == "slow":
+        return (f"was saturated (its p99, {row.latency_p99_s or 0:.3f} s, over the "
+                f"ladder's bound)")
+    return None
+
+
+def with_rate(key: ConfigKey, rate: int) -> ConfigKey:
+    """A ladder step's key at another rate."""
+    return dataclasses.replace(key, params=tuple(
+        (name, rate if name == RATE.name else value) for name, value in key.params))
+
+
+def refinement(steps: list[Row]) -> int | None:
+    """The next rate to run of one ladder in one repeat, from its steps run
+    so far: the geometric middle of its last sustained step (every one below
+    it sustained) and the first above that saturated (p99 over the bound, or
+    requests dropped or unanswered), until the two are within REFINE_RATIO.
+    None where there is nothing to refine: no step sustained, none saturated
+    yet, or the first not sustained was no measurement of the server
+    (invalid: the generator's limit, a wrong answer; a crash)."""
+    order = sorted((r for r in steps if not past_end(r) and r.status not in NOT_MEASURED),
+                   key=lambda r: r.rate)
+    low = None
+    for r in order:
+        if r.status == "ok" and r.step_verdict == "sustained":
+            low = r.rate
+            continue
+        if low is None or r.status != "ok" or r.rate <= low * REFINE_RATIO:
+            return None
+        middle = round(math.sqrt(low * r.rate))
+        return middle if low < middle < r.rate else None
     return None
 
 

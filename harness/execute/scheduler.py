@@ -13,10 +13,12 @@ say and decides nothing itself (hyperfine's scheduler, our executor)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Iterable, Mapping, Protocol
 
 from ..core.formatting import fmt_percent
-from ..core.ladder import end_reason, ladder_key, not_repeated_error, past_end, past_end_error
+from ..core.ladder import (end_reason, ladder_key, not_repeated_error, past_end, past_end_error,
+                           refinement, with_rate)
 from ..core.schema import PAST_END, ConfigKey, Row, Status
 from ..core.workloads import RATE
 from ..plan.plan import Planned, held, start_times
@@ -99,7 +101,9 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
     past_spawns = start_times(past)
     took = walls(past) | walls(recorded)  # this run's runs over OUT's, for timed()
     pending = list(runs)
-    for i in range(first, first + len(runs)):
+    i = first - 1
+    while pending:
+        i += 1
         j, readiness = _next(pending, ready, wait)
         p = pending.pop(j)
         if j:  # taken out of order: its estimate moves with it
@@ -141,7 +145,22 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
             took[key] = max(took.get(key, 0.0), wall)
         counts[done.row.status] = counts.get(done.row.status, 0) + 1
         progress.finish(done.row)
+        if (knee := _refined(p, done.row, record)) is not None:  # run next
+            pending.insert(0, knee)
+            progress.total += 1
+            progress.estimates.insert(i + 1, progress.estimates[i])
     return counts
+
+
+def _refined(p: Planned, row: Row, record: Record) -> Planned | None:
+    """A ladder's next step between its last sustained rate and its first
+    saturated one, where they are not yet within 10% (ladder.refinement)."""
+    ladder = ladder_key(p.key)
+    if ladder is None or past_end(row):
+        return None
+    rate = refinement([r for r in record.rows()
+                       if r.rep == p.rep and ladder_key(ConfigKey.of(r)) == ladder])
+    return None if rate is None else dataclasses.replace(p, key=with_rate(p.key, rate))
 
 
 def _note(statuses: dict[ConfigKey, list[str]], ended: Ends, row: Row) -> None:

@@ -13,7 +13,8 @@ import pytest
 
 from harness import sequential
 from harness.core.registry import resolve
-from harness.core.schema import PAST_END, ConfigKey
+from harness.core.ladder import refinement
+from harness.core.schema import PAST_END, ConfigKey, Row
 from harness.execute import scheduler
 from harness.execute.builder import Readiness
 from harness.execute.executor import Executed, make_row
@@ -189,11 +190,15 @@ def test_steps_above_the_one_that_ended_a_ladder_are_recorded_skipped_not_run(
     scheduler.execute(run, runs, sequential, lambda p: Readiness("ready"), fake,
                       Progress(len(runs), [0.0] * len(runs)))
     rows = run.runs().rows
-    assert len(rows) == len(runs)  # a row for every step planned
+    # a row for every step planned, and the knee's refinement between 50 and
+    # 100 in repeat 1: 71, 84 and 92 sustained, 92 within 10% of 100
+    assert len(rows) == len(runs) + 2 * 3
     for style in ("async", "sync"):
         got = [(r.rep, r.rate, r.status, r.step_verdict) for r in rows if r.style == style]
         assert got == [(1, 25, "ok", "sustained"), (1, 50, "ok", "sustained"),
-                       (1, 100, "ok", "saturated"), (1, 200, "skipped", PAST_END),
+                       (1, 100, "ok", "saturated"), (1, 71, "ok", "sustained"),
+                       (1, 84, "ok", "sustained"), (1, 92, "ok", "sustained"),
+                       (1, 200, "skipped", PAST_END),
                        (1, 400, "skipped", PAST_END), (2, 25, "ok", "sustained"),
                        (2, 50, "ok", "sustained"), (2, 100, "ok", "sustained"),
                        (2, 200, "invalid", None), (2, 400, "skipped", PAST_END)]
@@ -259,3 +264,21 @@ def test_a_step_not_run_again_for_its_failures_ends_its_ladder(
     assert next(r for r in run.runs().rows if r.rep == 3 and r.rate == 400).error == (
         "not run: this ladder's step at 100 requests a second was not run again in repeat 3 "
         "(its earlier runs: crashed, crashed); no higher step is measured")
+
+
+def _step(rate: int, verdict: str | None = "sustained", status: str = "ok") -> Row:
+    return Row(run_id="r", impl="srv", workload="http", rep=1, rate=rate, status=status,
+               step_verdict=verdict)
+
+
+@pytest.mark.parametrize("steps,next_rate", [
+    ([_step(100), _step(200), _step(400, "saturated")], 283),  # geometric middle
+    ([_step(100), _step(200), _step(283, "slow"), _step(400, PAST_END, "skipped")], 238),
+    ([_step(200), _step(219, "saturated")], None),  # within 10%: the knee is found
+    ([_step(100), _step(200), _step(400)], None),  # not saturated yet
+    ([_step(100, "saturated")], None),  # nothing sustained below it
+    ([_step(100), _step(200, None, "invalid")], None),  # the generator's limit: a bound
+    ([_step(100), _step(200, None, "crashed")], None),
+])
+def test_a_knee_is_bisected_to_within_ten_percent(steps: list[Row], next_rate: int | None) -> None:
+    assert refinement(steps) == next_rate
