@@ -68,13 +68,6 @@ FEWEST = 4
 # pairs at 1/126 need one in twelve, so the cheap ones carry the dear ones.
 AIM = 5
 CHEAP_S = 2.0
-# The headline rankings: the warm pass and the peak RSS of each workload at
-# its articles' size (sleep has no pass: its peak RSS alone). The figures
-# the articles published; every other size and the cold first pass are
-# answered after them.
-HEADLINE_SIZE = {"sleep": 1_000_000, "chain": 1_000_000, "chain-await": 1_000_000,
-                 "skynet": 1_000_000, "bounded": 10_000}
-HEADLINE_METRICS = ("warm_iter_s", "peak_rss_bytes")
 # What one run costs besides its program's wall time (launch, the
 # launcher's sampling, writing the row), in seconds.
 OVERHEAD_S = 0.3
@@ -104,9 +97,11 @@ BEFORE = Allocation(headline_first=False, headline_runs=1, fewest=FEWEST)
 
 
 def headline(r: Ranking) -> bool:
-    """Whether a ranking is a headline one (HEADLINE_SIZE, HEADLINE_METRICS)."""
-    return (r.metric in HEADLINE_METRICS and bool(r.order)
-            and r.order[0].key.n == HEADLINE_SIZE.get(r.workload))
+    """Whether a ranking is a headline one (ranks.is_headline, as questions
+    sets it: the warm pass and peak RSS at each workload's articles' size,
+    the figures the articles published; every other size and the cold pass
+    come after)."""
+    return r.headline
 
 
 def repeated(p: Planned, statuses: list[Status]) -> bool:

@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from harness import sequential  # noqa: E402
+from harness.analyse import ranks  # noqa: E402
 from harness.analyse.analysis import group_runs  # noqa: E402
 from harness.analyse.questions import ask  # noqa: E402
 from harness.core.registry import resolve  # noqa: E402
@@ -103,6 +104,13 @@ class Replayed:
     # of; their configurations with fewer than 2 ok runs
     headline: tuple[int, int] = (0, 0)
     headline_short: int = 0
+    # the headline rankings' joint 95% rank intervals (analyse/ranks.py,
+    # the variance borrowed): their median width in places, the share of
+    # runtimes placed within ±1 (an interval of at most 3 places), and each
+    # ranking's 95% best set's size
+    width: float = 0.0
+    within_one: float = 0.0
+    best_sets: tuple[int, ...] = ()
 
     def text(self) -> str:
         families = "; ".join(f"{name} {settled} of {total}"
@@ -110,7 +118,9 @@ class Replayed:
         return (f"seed {self.seed}: {self.seconds:.0f} s of runs, {self.runs} runs; "
                 f"settled: {families}; headline pairs {self.headline[0]} of "
                 f"{self.headline[1]}, headline configurations under 2 runs "
-                f"{self.headline_short}; claims open: {'; '.join(self.open_claims) or 'none'}; "
+                f"{self.headline_short}; rank intervals: median width {self.width:g}, "
+                f"{self.within_one:.0%} within ±1, best sets "
+                f"{', '.join(map(str, self.best_sets))}; claims open: {'; '.join(self.open_claims) or 'none'}; "
                 f"{self.forecast}; configurations by runs: "
                 + ", ".join(f"{n} runs: {c}" for n, c in sorted(self.per_config.items())))
 
@@ -138,6 +148,8 @@ def replay(source: Path, budget_s: float, repeat: int, max_repeat: int | None,
     judged = [g for g in group_runs(rows) if not g.rows[0].workload == "http"]
     q = ask(judged, floors)
     top = [r for r in q.rankings if sequential.headline(r)]
+    places = ranks.all_rank_intervals(judged, floors, headline_only=True)
+    widths = [p.width for r in places for p in r.places]
     return Replayed(
         seed, clock(), len(rows),
         {name: (settled, total) for name, settled, total in q.families()},
@@ -146,7 +158,10 @@ def replay(source: Path, budget_s: float, repeat: int, max_repeat: int | None,
         sequential.forecast(rows, runs),
         dict(Counter(len(g.rows) for g in group_runs(rows))),
         (sum(p.settled for r in top for p in r.pairs), sum(len(r.pairs) for r in top)),
-        len({g.key for r in top for g in r.order if len(g.values(r.metric)) < 2}))
+        len({g.key for r in top for g in r.order if len(g.values(r.metric)) < 2}),
+        statistics.median(widths) if widths else 0.0,
+        sum(w <= 2 for w in widths) / len(widths) if widths else 0.0,
+        tuple(len(r.best_set) for r in places))
 
 
 def main() -> None:
