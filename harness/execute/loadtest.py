@@ -136,7 +136,10 @@ def _generate(binary: Path, port: int, req: Request, max_s: float) -> Generated:
     cpus = generator_cpus(req.param(CPUS.name))
     pin = ["taskset", "-c", ",".join(map(str, cpus))] if cpus else []
     count = len(cpus) if cpus else len(os.sched_getaffinity(0))
-    with tempfile.TemporaryDirectory(prefix="harness-loadgen-") as tmp:
+    # named as the runs' cache folders are: one a killed harness left is
+    # swept by the next (executor.sweep_caches)
+    from .executor import CACHE_PREFIX
+    with tempfile.TemporaryDirectory(prefix=f"{CACHE_PREFIX}{os.getpid()}-loadgen-") as tmp:
         summary = Path(tmp) / "summary.json"
         argv = [*pin, *generator_argv(
             binary, f"http://127.0.0.1:{port}/{req.param(STYLE.name)}/", summary, rate, step_s,
