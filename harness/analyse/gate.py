@@ -26,7 +26,10 @@ than OLD by more than PCT? Answered by the exact one-sided test of
 stats.ratio_p:
 - fails: Holm's rule over every gated figure rejects "not worse by PCT"
   (stats.holm), so the whole gate fails on no change at most 5% of the time
-  whatever the number of figures;
+  whatever the number of figures; a figure whose run counts cannot reach
+  Holm's first step is asked by the moderated t with a variance borrowed
+  across both runs' configurations instead (Verdict.borrowed,
+  Change.p_worse_borrowed), chosen by run counts alone;
 - passes: not worse by PCT at 95% (every figure must pass for the gate to,
   so the claim "none is worse" needs no correction over the figures);
 - undecided: neither, with the runs it would need;
