@@ -111,6 +111,8 @@ class RankIntervals:
     headline: bool  # the articles' size and figure (is_headline)
     borrowed: bool  # its tests used a borrowed variance (else the exact test)
     floor: Group | None = None  # the floor implementation, beside the ranking
+    # (better, worse) impls of every pair Holm settled: what the places rest on
+    settled: frozenset[tuple[str, str]] = frozenset()
 
     @property
     def workload(self) -> str:
@@ -145,6 +147,10 @@ class RankIntervals:
             span = ordinal(first) if last == first else f"{ordinal(first)}–{ordinal(last)}"
             parts.append(f"{span}: {', '.join(p.impl for p in members)}")
         return "; ".join(parts)
+
+    def ahead(self, better: str, worse: str) -> bool:
+        """Whether the ranking settled `better` ahead of `worse`."""
+        return (better, worse) in self.settled
 
     def place_of(self, impl: str) -> Place | None:
         return next((p for p in self.places if p.impl == impl), None)
@@ -285,8 +291,10 @@ def rank_intervals(members: Sequence[Group], metric: str, key: SetKey,
     places = tuple(Place(g, est[id(g)], lo[j], hi[j], lo[j] == 1, tier_of[j],
                          len(g.values(metric)), start[tier_of[j]], bimodal(g.values(metric)))
                    for j, g in enumerate(ranked))
+    settled = frozenset((ranked[k].impl, ranked[j].impl)
+                        for (j, k), r in zip(pairs, rejected) if r)
     return RankIntervals(key, metric, places, is_headline(key[0], key[1], metric),
-                         prior is not None, floor)
+                         prior is not None, floor, settled)
 
 
 def _tiers(lo: list[int], hi: list[int]) -> tuple[list[int], dict[int, int]]:

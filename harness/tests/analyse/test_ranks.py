@@ -126,3 +126,11 @@ def test_resampled_aa_calls_at_most_5_percent_ahead() -> None:
     for n in (1, 2, 3):
         found = {f.metric: f for f in resampled_aa(groups, n, trials=10)}["warm_iter_s"]
         assert found.comparisons == 400 and found.rate <= 0.05, (n, found)
+
+
+def test_the_settled_pairs_are_those_the_places_rest_on() -> None:
+    rng = np.random.default_rng(7)
+    r = _ranking(group_runs(_planted(rng, {"a": 1.0, "b": 1.02, "c": 20.0}, 3)
+                            + _background(rng, "abc")))
+    assert r.ahead("a", "c") and r.ahead("b", "c")
+    assert not r.ahead("c", "a") and not r.ahead("a", "b") and not r.ahead("b", "a")
