@@ -125,7 +125,8 @@ def generator_cpus(server_cpus: int | None) -> list[int] | None:
     return allowed[server_cpus:]
 
 
-def _generate(binary: Path, port: int, req: Request, max_s: float) -> Generated:
+def _generate(binary: Path, port: int, req: Request, max_s: float,
+              scratch: str | None) -> Generated:
     """Run the generator on the cores the server does not have
     (generator_cpus), through the launcher: it dies with the harness, and
     nothing of it outlives this call; its temporary folder is removed."""
@@ -136,10 +137,9 @@ def _generate(binary: Path, port: int, req: Request, max_s: float) -> Generated:
     cpus = generator_cpus(req.param(CPUS.name))
     pin = ["taskset", "-c", ",".join(map(str, cpus))] if cpus else []
     count = len(cpus) if cpus else len(os.sched_getaffinity(0))
-    # named as the runs' cache folders are: one a killed harness left is
-    # swept by the next (executor.sweep_caches)
-    from .executor import CACHE_PREFIX
-    with tempfile.TemporaryDirectory(prefix=f"{CACHE_PREFIX}{os.getpid()}-loadgen-") as tmp:
+    # inside the run's cache folder (scratch): one a killed harness left is
+    # swept with it by the next (executor.sweep_caches)
+    with tempfile.TemporaryDirectory(prefix="loadgen-", dir=scratch) as tmp:
         summary = Path(tmp) / "summary.json"
         argv = [*pin, *generator_argv(
             binary, f"http://127.0.0.1:{port}/{req.param(STYLE.name)}/", summary, rate, step_s,
@@ -198,7 +198,7 @@ def _judge(summary: dict[str, Any], req: Request, figures: LoadFigures,
     done = int(summary.get("answered", 0))
     bad_status, bad_body = int(summary.get("bad_status", 0)), int(summary.get("bad_body", 0))
     latency = summary.get("latency", {})
-    load_s = float(summary.get("load_s", 0))
+    load_s = float(summary.get("elapsed_s", 0))
     errors = bad_status + bad_body  # the body is checked on a 200 only
     figures.requests_done, figures.http_errors = done, errors
     figures.rps = (done - errors) / load_s if load_s > 0 else None
@@ -230,11 +230,11 @@ def _step_counts(summary: dict[str, Any], req: Request, figures: LoadFigures) ->
     held = int(summary.get("max_in_flight", 0)) >= int(summary.get("workers", 1))
     figures.offered = max(due, sent)
     figures.dropped = unsent if held else 0
-    figures.unanswered = int(summary.get("unanswered", 0))
+    figures.unanswered = int(summary.get("cut_at_end", 0))
     bad = int(summary.get("bad_status", 0)) + int(summary.get("bad_body", 0))
     figures.requests_done, figures.http_errors = done, bad
     figures.rps = (done - bad) / req.param(STEP_S.name)
-    figures.load_s = float(summary.get("load_s", 0)) or None
+    figures.load_s = float(summary.get("elapsed_s", 0)) or None
     return 0 if held else unsent
 
 
@@ -317,7 +317,8 @@ def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request,
         if (problem := _health(port)) is not None:
             status, error = Status.INVALID, problem
         else:
-            gen = _generate(generator, port, req, deadline - time.monotonic())
+            gen = _generate(generator, port, req, deadline - time.monotonic(),
+                            env.get("XDG_CACHE_HOME"))
             cpu = figures.gen_cpu_s = gen.cpu_s
             figures.gen_cpus = gen.cpus
             if gen.summary is None:

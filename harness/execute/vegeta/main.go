@@ -44,13 +44,13 @@ type summary struct {
 	Due         uint64  `json:"due"`
 	Sent        int     `json:"sent"`
 	Answered    int     `json:"answered"`
-	Unanswered  int     `json:"unanswered"`
+	Unanswered  int     `json:"cut_at_end"`
 	BadStatus   int     `json:"bad_status"`
 	BadBody     int     `json:"bad_body"`
 	Refused     int     `json:"refused"`
 	MaxInFlight int64   `json:"max_in_flight"`
 	Workers     uint64  `json:"workers"`
-	LoadS       float64 `json:"load_s"`
+	LoadS       float64 `json:"elapsed_s"`
 	FirstError  string  `json:"first_error"`
 	Latency     trend   `json:"latency"`
 	Lag         trend   `json:"lag"`

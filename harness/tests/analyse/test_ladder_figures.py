@@ -60,7 +60,9 @@ def test_what_ends_a_ladder() -> None:
         "was saturated (3 requests dropped, 0 unanswered)")
     assert end_reason(step(100, None, status="invalid", error="the generator too busy")) == (
         "was invalid (the generator too busy)")
-    assert end_reason(step(100, "slow")) is None  # still a measurement of the server
+    # p99 over the bound: saturated too, the climb ends (and its knee is bisected)
+    assert end_reason(step(100, "slow", p99=0.32)) == (
+        "was saturated (its p99, 0.320 s, over the ladder's bound)")
     assert end_reason(step(100, None, status="skipped", error="no style")) is None
 
 

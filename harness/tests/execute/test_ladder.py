@@ -45,10 +45,10 @@ def summary(sent: int = RATE * STEP_S, done: int | None = None, dropped: int = 0
     trend = {"p50_ms": median_ms, "p90_ms": p99_ms, "p99_ms": p99_ms, "p999_ms": p99_ms,
              "max_ms": p99_ms, "count": done}
     workers = 200
-    return {"due": RATE * STEP_S, "sent": sent, "answered": done, "unanswered": sent - done,
+    return {"due": RATE * STEP_S, "sent": sent, "answered": done, "cut_at_end": sent - done,
             "bad_status": fails.get("status", 0), "bad_body": fails.get("body", 0),
             "refused": fails.get("answered", 0), "workers": workers,
-            "max_in_flight": workers if dropped else 10, "load_s": STEP_S + 0.4,
+            "max_in_flight": workers if dropped else 10, "elapsed_s": STEP_S + 0.4,
             "latency": trend, "lag": {"p99_ms": lag_p99_ms, "count": 1000}}
 
 
@@ -136,7 +136,7 @@ def test_a_closed_loop_whose_generator_took_the_machine_is_invalid() -> None:
     done = users * requests
     trend = {"p50_ms": 450.0, "p90_ms": 600.0, "p99_ms": 700.0, "p999_ms": 800.0,
              "max_ms": 900.0, "count": done}
-    data = {"sent": done, "answered": done, "bad_status": 0, "bad_body": 0, "load_s": 4.0,
+    data = {"sent": done, "answered": done, "bad_status": 0, "bad_body": 0, "elapsed_s": 4.0,
             "latency": trend}
     req = Request("http", None, None, 1, 0, params=closed.params)
 
