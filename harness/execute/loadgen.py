@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from .. import ROOT
-from .build_records import TOOLS, record_build, recorded_builds
+from .build_records import TOOLS, build_lock, record_build, recorded_builds
 from .progress import BoardView, BuildStatus, StatusLine
 
 NAME = "loadgen"  # its build record's and its preparation job's name
@@ -70,11 +70,20 @@ def generator_installed() -> bool:
 
 
 def ensure_generator(line: StatusLine | BoardView | None = None) -> Path:
-    """The generator's binary, built first when missing or its source changed.
+    """The generator's binary, built first when missing or its source changed
+    (one build at a time: another run building it is waited for).
     Its announcement and go's progress go to line (the terminal's own by default)."""
-    from ..processes.children import run_contained
     if generator_installed():
         return BINARY
+    shown = line or StatusLine(sys.stderr)
+    with build_lock(BINARY, shown.say, "the load generator"):
+        if generator_installed():  # built by the run waited for
+            return BINARY
+        return _build(shown)
+
+
+def _build(line: StatusLine | BoardView) -> Path:
+    from ..processes.children import run_contained
     if os.environ.get(SKIP_VARIABLE) == "1":
         raise Unavailable(f"the load generator is not installed and {SKIP_VARIABLE}=1 skips "
                           f"its install")
@@ -82,7 +91,6 @@ def ensure_generator(line: StatusLine | BoardView | None = None) -> Path:
     if go is None:
         raise Unavailable("the load generator (vegeta) is built with Go, and there is no go "
                           "on PATH")
-    line = line or StatusLine(sys.stderr)
     line.say(f"installing the http workload's load generator into {TOOLS.relative_to(ROOT)}/bin: "
              f"vegeta {VERSION} ({MODULE}, MIT) and our driver "
              f"{SOURCE_SHOWN}, go build from the Go module proxy (about 100 MB of "
