@@ -200,3 +200,15 @@ def fit_rows(head: list[str], rows: list[str], tail: list[str], limit: int) -> t
 def fmt_metric(name: str, value: float | None) -> str:
     """A metric's value in its unit (metrics.METRICS)."""
     return fmt_value(METRICS[name].unit, value)
+
+
+def fmt_ordinal(k: int) -> str:
+    """A place: 1st, 2nd, 3rd, 11th, 22nd."""
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
+def fmt_places(lo: int, hi: int, of: int | None = None) -> str:
+    """A rank interval: '3rd–5th of 16', '2nd of 16' where settled."""
+    text = fmt_ordinal(lo) if lo == hi else f"{fmt_ordinal(lo)}–{fmt_ordinal(hi)}"
+    return text + (f" of {of}" if of is not None else "")

@@ -23,16 +23,17 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ..analyse import analysis, questions, standings, verdicts
+from ..analyse import analysis, questions, ranks, standings, verdicts
 from ..analyse.analysis import Group, Results
 from ..core.formatting import visible
 from ..core.presentation import PRESENTATIONS
 from ..core.schema import Status
-from .report import (CHECK_SUITES, CLAIMS_HEADER, CLAIMS_INTRO, HEADLINE_HEADER, RANKING_HEADER,
-                     RANKINGS_INTRO, STANDINGS_HEADER, VERDICTS_INTRO, build_table, check_lines,
-                     claim_rows, environment_rows, headline_cells, legend_rows, overlap_note,
-                     ranking_rows, run_questions, run_standings, standings_rows,
-                     workload_groups)
+from .report import (CHECK_SUITES, CLAIMS_HEADER, CLAIMS_INTRO, HEADLINE_HEADER, LEADERS_TITLE,
+                     PLACES_HEADER, PLACES_INTRO, PLACES_TITLE, RANKING_HEADER, RANKINGS_INTRO,
+                     STANDINGS_HEADER, VERDICTS_INTRO, build_table, check_lines, claim_rows,
+                     environment_rows, headline_cells, headline_places, legend_rows,
+                     overlap_note, place_rows, places_summary, ranking_rows, run_questions,
+                     run_standings, standings_rows, workload_groups)
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;
@@ -63,14 +64,15 @@ ul.warnings li{margin:.2em 0}
 
 # Click a header: sort its table by that column, ascending then descending.
 # A cell sorts by its data-value when it has one (a number), else by its text;
-# cells without a value go last either way. #sort=TABLE_ID:COLUMN[:desc] in
+# cells whose data-value is empty (no value) go last either way. #sort=TABLE_ID:COLUMN[:desc] in
 # the address sorts on load (a link can show a table already sorted).
 JS = r"""
 (function(){
 function key(td){
   if(!td) return null;
   var v=td.getAttribute('data-value');
-  if(v===null||v==='') return null;
+  if(v===null) v=td.textContent;
+  if(v==='') return null;
   var n=Number(v);
   return isNaN(n)?v.toLowerCase():n;
 }
@@ -178,8 +180,13 @@ def _anchor(*parts: Any) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", "-".join(str(p) for p in parts if p is not None)).strip("-")
 
 
-def _attr(value: Any) -> str:
+def _attr(value: Any, shown: str) -> str:
+    """A cell's sort value: none where it is the text the cell shows (the
+    script sorts by the text then; repeating every text in an attribute made
+    a default run's page a tenth larger), empty where the cell has none."""
     if value is None:
+        return ' data-value=""'
+    if isinstance(value, str) and value == shown:
         return ""
     if isinstance(value, float):
         return f' data-value="{value!r}"'
@@ -214,11 +221,12 @@ def _table_html(table_id: str, header: list[str], rows: Iterable[list[tuple[str,
         for j, (text, value) in enumerate(row):
             klass = ' class="num"' if isinstance(value, (int, float)) else ""
             shown = _inline(text)
-            if j == 0 and links:
+            if j == 0 and links and links[i]:
                 shown = f'<a href="#{_anchor(links[i])}">{shown}</a>'
-            cells.append(f"<td{klass}{_attr(value)}>{shown}</td>")
+            attr = _attr(value, _plain(text)) if sortable else ""
+            cells.append(f"<td{klass}{attr}>{shown}</td>")
         if details:
-            cells.append(f"<td>{_details(details[i])}</td>")
+            cells.append(f'<td data-value="">{_details(details[i])}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     klass = ' class="sortable"' if sortable else ""
     return (f'<div class="scroll"><table id="{table_id}"{klass}><thead><tr>{head}</tr></thead>'
@@ -232,10 +240,12 @@ def _png(path: Path, alt: str) -> str:
 
 def render_html(results: Results, plots: dict[str, Path] | None = None,
                 found: list[standings.Standing] | None = None,
-                asked: questions.Questions | None = None) -> str:
+                asked: questions.Questions | None = None,
+                placed: list[ranks.RankIntervals] | None = None) -> str:
     """report.html's text; plots: the PNGs to embed by file name (default:
-    those in the run's plots/); found, asked: the run's standings and
-    questions (default: report.run_standings, report.run_questions)."""
+    those in the run's plots/); found, asked, placed: the run's standings,
+    questions and headline rankings (default: report.run_standings,
+    run_questions, headline_places)."""
     run_dir, env = results.run.path, results.env
     if plots is None:
         folder = run_dir / "plots"
@@ -249,7 +259,7 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
            f"<h1>Benchmark report: run {_esc(run_id)}</h1>"]
     standing = run_standings(results) if found is None else found
     out += _nav(results, standing)
-    out += _verdicts_section(results, standing, asked)
+    out += _verdicts_section(results, standing, asked, placed)
     out += _warnings_section(results)
     if "summary.png" in plots:
         out.append("<h2>At a glance</h2>" + _png(plots["summary.png"], "summary"))
@@ -281,8 +291,10 @@ def _nav(results: Results, standing: list[standings.Standing]) -> list[str]:
 
 
 def _verdicts_section(results: Results, standing: list[standings.Standing],
-                      asked: questions.Questions | None) -> list[str]:
-    """report.md's first-screen table, or a check's result; the failures."""
+                      asked: questions.Questions | None,
+                      placed: list[ranks.RankIntervals] | None) -> list[str]:
+    """report.md's first screen: the headline rankings, the claims, every
+    ranking in tiers and the leaders, or a check's result; the failures."""
     groups, env = results.groups, results.env
     out = ['<section id="verdicts"><h2>Verdicts</h2>']
     if env.settings.get("suite") in CHECK_SUITES:
@@ -298,14 +310,9 @@ def _verdicts_section(results: Results, standing: list[standings.Standing],
             out.append(f'<p class="settled"><b>{_esc(asked.summary())}</b></p>')
         if note := standings.unjudged_note(env.settings):
             out.append(f"<p>{_esc(note)}</p>")
-        found = verdicts.headlines(groups, standing)
-        rows = [[(c, _plain(c)) for c in headline_cells(h)] for h in found]
-        if rows:
-            out.append(_table_html("table-verdicts", HEADLINE_HEADER, rows,
-                                   links=[_anchor("workload", h.workload) for h in found]))
-        else:
-            out.append("<p>No runs were recorded.</p>")
-        out.append(f"<p>{_inline(VERDICTS_INTRO)}</p>")
+        placed = headline_places(groups, env) if placed is None else placed
+        if placed:
+            out += _places_html(placed)
         if asked is not None and asked.claims:
             out.append(f"<h3>The articles' claims</h3><p>{_inline(CLAIMS_INTRO)}</p>")
             out.append(_table_html("table-claims", CLAIMS_HEADER,
@@ -314,12 +321,33 @@ def _verdicts_section(results: Results, standing: list[standings.Standing],
             out.append(f"<h3>Rankings</h3><p>{_inline(RANKINGS_INTRO)}</p>")
             out.append(_table_html("table-rankings", RANKING_HEADER,
                                    [[(c, _plain(c)) for c in row] for row in ranking_rows(asked)]))
+        found = verdicts.headlines(groups, standing)
+        rows = [[(c, _plain(c)) for c in headline_cells(h)] for h in found]
+        out.append(f"<h3>{_esc(LEADERS_TITLE)}</h3>")
+        if rows:
+            out.append(_table_html("table-verdicts", HEADLINE_HEADER, rows,
+                                   links=[_anchor("workload", h.workload) for h in found]))
+        else:
+            out.append("<p>No runs were recorded.</p>")
+        out.append(f"<p>{_inline(VERDICTS_INTRO)}</p>")
     failed = verdicts.failures(groups)
     if failed:
         out.append('<h3>Failures</h3><ul class="failures">'
                    + "".join(f"<li>{_esc(f)}</li>" for f in failed) + "</ul>")
     out.append("</section>")
     return out
+
+
+def _places_html(placed: list[ranks.RankIntervals]) -> list[str]:
+    """The headline rankings: their summary, intro and table, each ranking's
+    first row linking to its workload's section; unsortable (a ranking's
+    rows read in its order)."""
+    rows = place_rows(placed)
+    links = [_anchor("workload", r.workload) for r in placed for _ in r.places]
+    return [f"<h3>{_esc(PLACES_TITLE)}</h3><p><b>{_esc(places_summary(placed))}</b></p>"
+            f"<p>{_inline(PLACES_INTRO)}</p>",
+            _table_html("table-places", PLACES_HEADER, [[(c, None) for c in row] for row in rows],
+                        sortable=False, links=[a if row[0] else "" for a, row in zip(links, rows)])]
 
 
 def _warnings_section(results: Results) -> list[str]:
@@ -389,7 +417,8 @@ def _closing_sections(results: Results, plots: dict[str, Path],
 def write_html(results: Results, into: Path | None = None,
                plots: dict[str, Path] | None = None,
                found: list[standings.Standing] | None = None,
-               asked: questions.Questions | None = None) -> Path:
+               asked: questions.Questions | None = None,
+               placed: list[ranks.RankIntervals] | None = None) -> Path:
     path = (into or results.run.path) / "report.html"
-    path.write_text(render_html(results, plots, found, asked), encoding="utf-8")
+    path.write_text(render_html(results, plots, found, asked, placed), encoding="utf-8")
     return path

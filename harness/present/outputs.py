@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..analyse import analysis
 from . import exports, html_report, plots
-from .report import run_questions, run_standings, write_markdown
+from .report import headline_places, run_questions, run_standings, write_markdown
 from ..record.rundir import Outputs, RunDir
 
 
@@ -32,8 +32,9 @@ def write_report(run_dir: Path, draw: bool = True) -> Path:
         exports.write_exports(dataclasses.replace(results, run=RunDir(staged.dir)))
         # decided once, for both reports
         found, asked = run_standings(results), run_questions(results)
-        write_markdown(results, staged.dir, pngs, found, asked)
+        placed = headline_places(results.groups, results.env)
+        write_markdown(results, staged.dir, pngs, found, asked, placed)
         html_report.write_html(results, staged.dir, {
             name: staged.dir / "plots" / name if (staged.dir / "plots" / name).is_file()
-            else old / name for name in pngs}, found, asked)
+            else old / name for name in pngs}, found, asked, placed)
     return run.path / "report.md"

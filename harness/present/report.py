@@ -8,6 +8,7 @@ its tables, and no control character reaches the file."""
 from __future__ import annotations
 
 import re
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -15,10 +16,10 @@ from types import SimpleNamespace
 from typing import Any, Callable
 from urllib.parse import quote
 
-from ..analyse import analysis, questions, standings, verdicts
+from ..analyse import analysis, questions, ranks, standings, verdicts
 from ..analyse.analysis import Group, Ranks, Results
-from ..core.formatting import (fmt_bytes, fmt_interval, fmt_percent, fmt_ratio, fmt_ratio_bound,
-                         visible)
+from ..core.formatting import (fmt_bytes, fmt_interval, fmt_percent, fmt_places, fmt_ratio,
+                               fmt_ratio_bound, visible)
 from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import METRICS, Metric
 from ..core.formatting import fmt_metric
@@ -478,6 +479,7 @@ def standings_rows(found: list[standings.Standing]) -> list[list[str]]:
     return rows
 
 
+LEADERS_TITLE = "Leaders at the largest sizes"
 HEADLINE_HEADER = ["workload", "figure", "at", "leader", "runner-up", "× leader", "verdict",
                    "runs"]
 
@@ -630,12 +632,119 @@ def claim_rows(q: questions.Questions) -> list[list[str]]:
     return rows
 
 
+PLACES_TITLE = "Rankings at the articles' sizes"
+PLACES_HEADER = ["ranking", "runtime", "place (95%)", "tier", "could be best", "figure",
+                 "× the one above", "×floor"]
+PLACES_INTRO = ("Each ranking the articles published (warm iteration and peak RSS at each "
+                "workload's articles' size; sleep: peak RSS), best first by the geometric mean "
+                "of its ok runs, the floor left out. **place (95%)**: the places the runtime "
+                "can hold, jointly for the whole ranking with 95% confidence; **could be "
+                "best**: in the set that holds the best with 95% confidence; **tier**: places "
+                "to quote as a group, a new tier starting where every runtime above is placed "
+                "above every one below. **× the one above**: the runtime's figure over its "
+                "neighbour's above, with its 95% interval. **×floor**: its median over the "
+                "floor's. How: docs/statistics.md, \"Rank intervals\".")
+
+
+def headline_places(groups: list[Group], env: Env) -> list[ranks.RankIntervals]:
+    """The run's headline rankings with their joint rank intervals
+    (ranks.py): none for a check suite."""
+    if env.settings.get("suite") in CHECK_SUITES:
+        return []
+    found = ranks.all_rank_intervals(standings.judged(groups, env.settings), env.floor_impls,
+                                     headline_only=True)
+    return sorted(found, key=lambda r: (workload_rank(r.workload), r.metric != "warm_iter_s"))
+
+
+def ranking_title(r: ranks.RankIntervals) -> str:
+    """'chain, N = 1M: warm iteration' (plain text)."""
+    return f"{r.workload}, {verdicts.where(r.places[0].group)}: {METRICS[r.metric].label}"
+
+
+def neighbour_note(r: ranks.RankIntervals, i: int) -> str:
+    """Place i's figure over the one above it, with its 95% interval (worse
+    side above 1); "" for the first."""
+    if i == 0:
+        return ""
+    above, this = r.places[i - 1].group, r.places[i].group
+    iv = standings.pair(r.metric, above, this, r.margin).interval
+    if iv is None:
+        a, b = above.median(r.metric), this.median(r.metric)
+        if not a or not b:
+            return "—"
+        ratio = a / b if METRICS[r.metric].higher_is_better else b / a
+        return f"{fmt_ratio(ratio, best_in_bold=False)} (no interval)"
+    return f"{fmt_ratio(iv.estimate, best_in_bold=False)} {ratio_interval_text(iv)}"
+
+
+def floor_ratio(r: ranks.RankIntervals, g: Group) -> str:
+    """A runtime's median as a multiple of the floor's (worse side above 1)."""
+    own, base = g.median(r.metric), r.floor.median(r.metric) if r.floor else None
+    if not own or not base:
+        return "—"
+    return fmt_ratio(base / own if METRICS[r.metric].higher_is_better else own / base,
+                     best_in_bold=False)
+
+
+def tier_cell(r: ranks.RankIntervals, p: ranks.Place) -> str:
+    """'2 (3rd–5th)': the tier's number and the places it spans."""
+    size = len(r.tiers()[p.tier - 1])
+    return f"{p.tier} ({fmt_places(p.tier_start, p.tier_start + size - 1)})"
+
+
+def place_rows(found: list[ranks.RankIntervals],
+               link: Callable[[str], str] | None = None) -> list[list[str]]:
+    """The first table: a row per runtime of each headline ranking, the
+    ranking named on its first row (linked by link(workload) where given);
+    Markdown, the data escaped."""
+    rows = []
+    for r in found:
+        count = len(r.places)
+        title = md_text(ranking_title(r))
+        if link is not None:
+            title = f"[{title}]({link(r.workload)})"
+        for i, p in enumerate(r.places):
+            rows.append([title if i == 0 else "", md_text(p.impl), fmt_places(p.lo, p.hi, count),
+                         tier_cell(r, p),
+                         "yes" if p.best else "", cell(p.group, r.metric),
+                         neighbour_note(r, i), floor_ratio(r, p.group)])
+    return rows
+
+
+def places_summary(found: list[ranks.RankIntervals]) -> str:
+    """One sentence over the headline rankings: the median width of the rank
+    intervals, the share placed within ±1, the best sets' sizes and how many
+    rankings are one tier."""
+    places = [p for r in found for p in r.places]
+    if not places:
+        return ""
+    widths = sorted(p.width for p in places)
+    median = statistics.median(widths)
+    within = sum(p.width <= 2 for p in places)
+    small = sum(len(r.best_set) <= 3 for r in found)
+    single = sum(len(r.tiers()) == 1 for r in found)
+    return (f"Headline rankings: {len(found)}; the median rank interval spans {median + 1:g} "
+            f"places; {within} of {len(places)} runtimes ({within / len(places):.0%}) are placed "
+            f"within ±1; {small} of {len(found)} best sets hold at most 3; {single} of "
+            f"{len(found)} rankings are a single tier.")
+
+
+def places_block(found: list[ranks.RankIntervals],
+                 link: Callable[[str], str] | None = None) -> list[str]:
+    """The headline rankings' section body (Markdown): its summary, intro and table."""
+    if not found:
+        return []
+    return [f"**{md_text(places_summary(found))}**", "", PLACES_INTRO, ""] + md_table(
+        PLACES_HEADER, place_rows(found, link)) + [""]
+
+
 def render_markdown(results: Results, pngs: list[str] | None = None,
                     found: list[standings.Standing] | None = None,
-                    asked: questions.Questions | None = None) -> str:
+                    asked: questions.Questions | None = None,
+                    placed: list[ranks.RankIntervals] | None = None) -> str:
     """report.md; pngs: the plots' file names (default: those in plots/);
-    found, asked: the run's standings and questions (default: run_standings,
-    run_questions)."""
+    found, asked, placed: the run's standings, questions and headline
+    rankings (default: run_standings, run_questions, headline_places)."""
     run_dir, groups, env = results.run.path, results.groups, results.env
     plots_dir = run_dir / "plots"
     if pngs is None:
@@ -656,19 +765,24 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
             lines += [f"**{md_text(asked.summary())}**", ""]
         if note := standings.unjudged_note(env.settings):
             lines += [md_text(note), ""]
-        rows = []
-        for h in verdicts.headlines(groups, standing):
-            cells = headline_cells(h)
-            cells[0] = f"[{cells[0]}](#{md_anchor(section_title(h.workload))})"
-            rows.append(cells)
-        lines += (md_table(HEADLINE_HEADER, rows) if rows else ["No runs were recorded."]) + [""]
-        lines += [VERDICTS_INTRO, ""]
+        placed = headline_places(groups, env) if placed is None else placed
+        if placed:
+            lines += [f"### {PLACES_TITLE}", ""]
+            lines += places_block(placed, lambda w: "#" + md_anchor(section_title(w)))
         if asked is not None and asked.claims:
             lines += ["### The articles' claims", "", CLAIMS_INTRO, ""]
             lines += md_table(CLAIMS_HEADER, claim_rows(asked)) + [""]
         if asked is not None and asked.rankings:
             lines += ["### Rankings", "", RANKINGS_INTRO, ""]
             lines += md_table(RANKING_HEADER, ranking_rows(asked)) + [""]
+        rows = []
+        for h in verdicts.headlines(groups, standing):
+            cells = headline_cells(h)
+            cells[0] = f"[{cells[0]}](#{md_anchor(section_title(h.workload))})"
+            rows.append(cells)
+        lines += [f"### {LEADERS_TITLE}", ""]
+        lines += (md_table(HEADLINE_HEADER, rows) if rows else ["No runs were recorded."]) + [""]
+        lines += [VERDICTS_INTRO, ""]
     failed = verdicts.failures(groups)
     if failed:
         lines += ["**Failures**", ""] + [f"- {md_text(f)}" for f in failed] + [""]
@@ -715,7 +829,8 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
 def write_markdown(results: Results, into: Path | None = None,
                    pngs: list[str] | None = None,
                    found: list[standings.Standing] | None = None,
-                   asked: questions.Questions | None = None) -> Path:
+                   asked: questions.Questions | None = None,
+                   placed: list[ranks.RankIntervals] | None = None) -> Path:
     path = (into or results.run.path) / "report.md"
-    path.write_text(render_markdown(results, pngs, found, asked), encoding="utf-8")
+    path.write_text(render_markdown(results, pngs, found, asked, placed), encoding="utf-8")
     return path

@@ -17,9 +17,10 @@ from ..core.formatting import fmt_elapsed
 from ..core.presentation import PRESENTATIONS
 from ..core.schema import Env, Status
 from ..execute.machineload import LOADED_FRAC
-from ..present.report import (CLAIMS_HEADER, CLAIMS_INTRO, RANKING_HEADER, RANKINGS_INTRO,
-                              ask_run, build_table, check_lines, claim_rows, legend_block,
-                              md_table, md_text, ranking_rows, section_title, workload_groups)
+from ..present.report import (CLAIMS_HEADER, CLAIMS_INTRO, PLACES_TITLE, RANKING_HEADER,
+                              RANKINGS_INTRO, ask_run, build_table, check_lines, claim_rows,
+                              headline_places, legend_block, md_anchor, md_table, md_text,
+                              places_block, ranking_rows, section_title, workload_groups)
 
 # The claims' heading, which README links to.
 CLAIMS_TITLE = "What the articles claimed, and what this run measured"
@@ -128,6 +129,9 @@ def render_page(run: Run, name: str) -> str:
                   "one run each) or did not finish: it shows that every implementation runs "
                   "and answers right, not how fast or how large it is.", ""]
     lines += [f"**{md_text(found.summary())}**" if found else check_lines(run.groups)[0], ""]
+    if placed := headline_places(run.groups, env):
+        lines += [f"## {PLACES_TITLE}", ""]
+        lines += places_block(placed, lambda w: "#" + md_anchor(section_title(w)))
     lines += [describe(run), ""]
     if found is not None and found.claims:
         lines += [f"## {CLAIMS_TITLE}", "", CLAIMS_INTRO, ""]

@@ -1,11 +1,11 @@
 """README.md's generated block (between its `<!-- headline -->` markers),
 from two published pages: the newest run that measured the floor (a run of
-every implementation) gives the families' settled counts and, per workload
-and headline figure, the ranking of its largest configuration in tiers,
-the floor beside it, never in it; the newest run of the claims suite gives
-the articles' claims judged. The pages' own tables (report.ranking_rows,
-claim_rows), shortened: a tier of many shows its first names and how many
-more."""
+every implementation) gives its headline rankings (report.headline_places:
+each runtime's joint 95% place, the set that could be best, the tiers, the
+leader's multiple of the floor, which is never ranked) and the families'
+settled counts; the newest run of the claims suite gives the articles'
+claims judged. The pages' own figures, shortened: a ranking shows its
+first runtimes' places and counts the rest."""
 
 from __future__ import annotations
 
@@ -13,52 +13,32 @@ from collections import Counter
 
 from .page import CLAIMS_TITLE, asked, elapsed, machine
 from .published import Run
-from ..analyse import questions, verdicts
-from ..core.formatting import fmt_bounds, fmt_ratio, fmt_ratio_bound
+from ..analyse import questions, ranks
+from ..core.formatting import fmt_bounds, fmt_places, fmt_ratio, fmt_ratio_bound
 from ..core.metrics import METRICS
-from ..present.report import floor_multiple, md_anchor, md_table, md_text
+from ..present.report import (PLACES_TITLE, headline_places, md_anchor, md_table, md_text,
+                              places_summary, ranking_title)
 
 HEADLINE_START, HEADLINE_END = "<!-- headline -->", "<!-- /headline -->"
 CLAIMS_SUITE = "claims"  # the suite that measures the articles' claims (suites.toml)
-TIER_NAMES = 3  # names shown of a tier, the rest counted
-TOP_PLACES = 4  # tiers shown of a ranking: those starting at these places
+PLACES_SHOWN = 3  # runtimes shown of a ranking with their places, the rest counted
 VERDICTS = (questions.HOLDS, questions.DOES_NOT_HOLD, questions.NOT_SETTLED,
             questions.NOT_MEASURED)
 
 
-def compact_tiers(r: questions.Ranking) -> str:
-    """Ranking.tier_text with a long tier cut ('1–30: a ~ b ~ c ~ … (27 more)')
-    and the tiers past TOP_PLACES counted ('6–18: 7 more tiers'): the page
-    has the whole ranking."""
-    parts = []
-    tiers = r.tiers()
-    shown = [t for t in tiers if t[0] <= TOP_PLACES]
-    if len(shown) < len(tiers):
-        rest = len(tiers) - len(shown)
-        last_place = len(r.order)
-        tail = f"{tiers[len(shown)][0]}–{last_place}: {rest} more tier{'s' if rest != 1 else ''}"
-    else:
-        tail = ""
-    for first, members in shown:
-        last = first + len(members) - 1
-        names = members[0].impl
-        for place in range(first, min(last, first + TIER_NAMES - 1)):
-            pair = r.pairs[place - 1]
-            names += f" {'=' if pair.verdict == questions.LEVEL_WORD else '~'} {pair.other.impl}"
-        if len(members) > TIER_NAMES:
-            names += f" ~ … ({len(members) - TIER_NAMES} more)"
-        parts.append(f"{first}{f'–{last}' if last != first else ''}: {names}")
-    return "; ".join(parts + ([tail] if tail else []))
+def compact_places(r: ranks.RankIntervals) -> str:
+    """The first PLACES_SHOWN runtimes with their joint 95% places, the rest
+    counted: the page has the whole ranking."""
+    shown = [f"{p.impl} {fmt_places(p.lo, p.hi)}" for p in r.places[:PLACES_SHOWN]]
+    rest = len(r.places) - PLACES_SHOWN
+    return "; ".join(shown + ([f"{rest} more"] if rest > 0 else []))
 
 
-def headline_rankings(q: questions.Questions) -> list[questions.Ranking]:
-    """Per workload and figure, the ranking of the largest configuration."""
-    chosen: dict[tuple[str, str], questions.Ranking] = {}
-    for r in q.rankings:
-        held = chosen.get((r.workload, r.metric))
-        if held is None or r.order[0].key.sort_key >= held.order[0].key.sort_key:
-            chosen[(r.workload, r.metric)] = r
-    return list(chosen.values())
+def best_text(r: ranks.RankIntervals) -> str:
+    """The set that could be best: its first PLACES_SHOWN names, the rest counted."""
+    names = [p.impl for p in r.best_set]
+    more = len(names) - PLACES_SHOWN
+    return ", ".join(names[:PLACES_SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
 def link(name: str, anchor: str = "") -> str:
@@ -66,23 +46,29 @@ def link(name: str, anchor: str = "") -> str:
 
 
 def rankings_part(run: Run, name: str) -> list[str]:
-    found = asked(run)
-    if found is None:
+    placed = headline_places(run.groups, run.env)
+    if not placed:
         return []
     env = run.env
     floors = ", ".join(map(md_text, env.floor_impls))
     lines = [f"The `{md_text(env.settings.get('suite') or 'chosen options')}` suite on "
              f"{machine(env)}, run `{md_text(env.run_id)}` of {md_text(str(env.started_at)[:10])} "
-             f"({elapsed(env)}; [its page]({link(name)})). {md_text(found.summary())} "
-             f"The floor ({floors}) is not ranked.", ""]
-    rows = [[md_text(r.workload), md_text(verdicts.where(r.order[0])),
-             md_text(METRICS[r.metric].label), md_text(compact_tiers(r)),
-             fmt_ratio(m, best_in_bold=False) if (m := floor_multiple(r)) is not None else "—"]
-            for r in headline_rankings(found)]
-    if not rows:
-        return lines
-    return lines + md_table(["workload", "at", "figure", "ranking, best first (tiers)",
-                             "leader × floor"], rows) + [""]
+             f"({elapsed(env)}; [its page]({link(name, md_anchor(PLACES_TITLE))})). "
+             f"{md_text(places_summary(placed))} The floor ({floors}) is not ranked.", ""]
+    rows = [[md_text(ranking_title(r)), md_text(best_text(r)), md_text(compact_places(r)),
+             str(len(r.tiers())),
+             fmt_ratio(m, best_in_bold=False) if (m := leader_floor(r)) is not None else "—"]
+            for r in placed]
+    return lines + md_table(["ranking", "could be best (95%)", "joint 95% places, best first",
+                             "tiers", "leader × floor"], rows) + [""]
+
+
+def leader_floor(r: ranks.RankIntervals) -> float | None:
+    """The ranking's first runtime as a multiple of the floor (worse side above 1)."""
+    lead, base = r.places[0].group.median(r.metric), r.floor.median(r.metric) if r.floor else None
+    if not base or not lead:
+        return None
+    return base / lead if METRICS[r.metric].higher_is_better else lead / base
 
 
 def claims_part(run: Run, name: str) -> list[str]:
@@ -99,7 +85,7 @@ def claims_part(run: Run, name: str) -> list[str]:
              f"{fmt_ratio(c.interval.estimate, best_in_bold=False)} "
              f"{fmt_bounds(c.interval, fmt_ratio_bound)}" if c.interval is not None and c.measured
              else "—",
-             md_text(c.verdict + (f": {c.why}" if c.why else ""))]
+             md_text(c.verdict)]  # the page says why
             for c in found.claims]
     return lines + md_table(["claim", "article", "this run", "verdict"], rows)
 

@@ -10,7 +10,8 @@ from ...analyse import standings, verdicts
 from ...analyse.analysis import Results
 from ...core.formatting import GITHUB_LIMIT, fit_rows
 from ..report import (CHECK_SUITES, CLAIMS_HEADER, HEADLINE_HEADER, check_lines, claim_rows,
-                      headline_cells, md_text, run_questions, run_standings)
+                      headline_cells, headline_places, md_text, places_block, run_questions,
+                      run_standings)
 
 
 def job_summary(results: Results, limit: int = GITHUB_LIMIT) -> str:
@@ -29,6 +30,7 @@ def job_summary(results: Results, limit: int = GITHUB_LIMIT) -> str:
         lines += [f"**{md_text(asked.summary())}**", ""]
     if note := standings.unjudged_note(settings):
         lines += [md_text(note), ""]
+    lines += places_block(headline_places(groups, env))  # the headline: places to quote
     if asked is not None and asked.claims:
         lines += ["| " + " | ".join(CLAIMS_HEADER) + " |",
                   "|" + "|".join("---" for _ in CLAIMS_HEADER) + "|"]
