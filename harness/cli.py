@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn, Sequence
+from typing import Callable, NoReturn, Sequence
 
 from . import ROOT, HarnessError, UsageError, __version__, relative
 from .execute.builder import prepare
@@ -325,7 +325,9 @@ def _impls(args: argparse.Namespace) -> list[Impl]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     opts = Options.from_namespace(args)
+    opts.refuse_unused()
     settings = settings_from(opts, ram_bytes())
+    check_out(Path(args.out))  # --dry-run refuses the OUT the run would
     if settings.source is not None and not any(is_git(parse(i).version) for i in settings.impls):
         raise UsageError("--source names the checkout of IMPL@git:REV, and no --impl names a "
                          "commit (python-asyncio@git:REV)")
@@ -470,8 +472,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if (retired := retired_switch()) is not None:
         print(f"harness: error: {retired}", file=sys.stderr)
         return 2
+    return guarded(lambda: COMMANDS[args.command](args))
+
+
+def guarded(command: Callable[[], int]) -> int:
+    """A command's exit status, its errors each one line on stderr (bad
+    input and a file that cannot be read or written: 2); the publishing
+    tools' mains run through it too."""
     try:
-        return COMMANDS[args.command](args)
+        return command()
     except (UsageError, RegistryError, RunDirError) as exc:
         print(f"harness: error: {one_line(exc)}", file=sys.stderr)
         return 2

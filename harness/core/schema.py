@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import json
 import re
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
@@ -83,9 +84,21 @@ class Column:
 
 
 INT64_MAX = 2**63 - 1
+# The largest magnitude of a number a run file may hold (a time in seconds,
+# a rate, a load): far above any real one, and low enough that sums over a
+# million rows stay finite (1.7e308 would overflow math.fsum).
+NUMBER_MAX = 1e15
 
 
 def _int(text: str) -> int:
+    """A 64-bit integer (a result, a count): a larger one is no figure of a run."""
+    value = _any_int(text)
+    if not -INT64_MAX - 1 <= value <= INT64_MAX:
+        raise ValueError(f"{text!r} is out of range (a 64-bit integer)")
+    return value
+
+
+def _any_int(text: str) -> int:
     try:
         return int(text)
     except ValueError:
@@ -122,6 +135,8 @@ def _finite(text: str) -> float:
         raise ValueError(f"{text!r} is not a number") from None
     if not math.isfinite(value):
         raise ValueError(f"{text!r} is not a finite number")
+    if abs(value) > NUMBER_MAX:
+        raise ValueError(f"{text!r} is out of range (at most {NUMBER_MAX:g} either side of 0)")
     return value
 
 
@@ -586,3 +601,134 @@ FILLED = ("impl", "workload", "rep")
 WITHOUT_N = ("http",)
 RUN_FILLED = FILLED + ("status",)
 SAMPLE_FILLED = FILLED + ("t_s", "rss_bytes", "threads")
+
+
+# ---------------------------------------------------------------- env.json to the leaf
+# Every value env.json's readers use, declared by type and range: a run
+# directory travels (a CI artifact, a colleague's results), and whoever made
+# it wrote every byte of it. env_problem walks a file against them: a value
+# of another type, out of range, or a number that is not finite and bounded
+# is one line naming the field and the value. Any value may be null (older
+# formats left fields empty); keys not declared here are not read, but their
+# numbers are bounded too.
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A scalar of env.json: its types and, for numbers, its range."""
+    what: str
+    types: tuple[type, ...]
+    low: float = -NUMBER_MAX
+    high: float = NUMBER_MAX
+
+    def wrong(self, value: Any) -> str | None:
+        if isinstance(value, bool) != (bool in self.types) or not isinstance(value, self.types):
+            return f"must be {self.what}"
+        if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and not self.low <= value <= self.high:
+            return f"must be {self.what} from {self.low:g} to {self.high:g}"
+        if self is DATE:
+            try:
+                parse_date(value)
+            except ValueError:
+                return "must be an ISO 8601 time"
+        return None
+
+
+@dataclass(frozen=True)
+class ListOf:
+    item: Any
+
+
+@dataclass(frozen=True)
+class MapOf:
+    item: Any
+
+
+TEXT = Leaf("a string", (str,))
+COUNT = Leaf("an integer", (int,), 0, INT64_MAX)
+SECONDS = Leaf("a number", (int, float), 0)
+REAL = Leaf("a number", (int, float))
+FLAG = Leaf("true or false", (bool,))
+DATE = Leaf("a time (a string)", (str,))
+SCALAR = Leaf("a string or a number", (str, int, float))
+HOST = {"hostname": TEXT, "cpu_model": TEXT, "cores": COUNT, "ram_bytes": COUNT,
+        "kernel": TEXT, "os": TEXT, "python": TEXT}
+GIT = {"commit": TEXT, "dirty": FLAG}
+PART = {"workloads": ListOf(TEXT), "ns": ListOf(COUNT), "buffers": ListOf(COUNT),
+        "repeat": COUNT, "duration_ms": COUNT, "iterations": COUNT, "warmup_ms": COUNT,
+        "timeout_s": SECONDS, "until_ci": SECONDS, "max_repeat": COUNT, "judged": FLAG,
+        "params": MapOf(ListOf(SCALAR)), "impls": ListOf(TEXT)}
+SETTINGS = {"impls": ListOf(TEXT), "suite": TEXT, "parts": ListOf(PART), "repeat": COUNT,
+            "duration_ms": COUNT, "iterations": COUNT, "warmup_ms": COUNT,
+            "timeout_s": SECONDS, "max_rss_bytes": COUNT, "sample_interval_s": SECONDS,
+            "build": FLAG, "registries": ListOf(TEXT), "source": TEXT, "until_ci": SECONDS,
+            "max_repeat": COUNT, "until_settled": FLAG, "budget_s": SECONDS, "gate": SECONDS,
+            "calibration": TEXT, "adaptive_sleep": FLAG, "inherit_env": ListOf(TEXT),
+            "counters": FLAG, "overlap_builds": FLAG, "workloads": ListOf(TEXT),
+            "n": ListOf(COUNT), "buffers": ListOf(COUNT)}
+MACHINE_STATE = {"governor": TEXT, "turbo": FLAG, "aslr": COUNT, "clocksource": TEXT,
+                 "virtual_machine": FLAG, "isolated_cpus": TEXT}
+INVOCATION = {"started_at": DATE, "finished_at": DATE, "command": ListOf(TEXT),
+              "resumed": FLAG, "git": GIT, "impls": ListOf(TEXT), "settings": SETTINGS,
+              "load_avg_1m": {"start": SECONDS, "end": SECONDS}, "steal_frac": REAL}
+MACHINE = {"run_id": TEXT, "started_at": DATE, "finished_at": DATE, "host": HOST, "git": GIT,
+           "toolchains": MapOf(TEXT), "settings": SETTINGS, "runtimes": MapOf(TEXT),
+           "machine_state": MACHINE_STATE, "dir": TEXT}
+VARIANT = {"impl": TEXT, "version": TEXT, "env": MapOf(TEXT), "flags": ListOf(TEXT)}
+ENV_SPEC: dict[str, Any] = {
+    "format_version": COUNT, "run_id": TEXT, "started_at": DATE, "finished_at": DATE,
+    "merged_at": DATE, "host": HOST, "git": GIT, "settings": SETTINGS,
+    "toolchains": MapOf(TEXT), "runtimes": MapOf(TEXT), "program_env": MapOf(TEXT),
+    "registries": MapOf(TEXT), "floor_impls": ListOf(TEXT), "invocations": ListOf(INVOCATION),
+    "machine_state": MACHINE_STATE, "variants": MapOf(VARIANT), "machines": MapOf(MACHINE)}
+
+
+def _kind(spec: Any) -> str:
+    return ("a list" if isinstance(spec, ListOf) else "an object" if isinstance(spec, (dict, MapOf))
+            else spec.what)
+
+
+def env_problem(value: Any, spec: Any = None, where: str = "") -> str | None:
+    """The first value of env.json (or of its part at `where`) that is not
+    what spec declares: 'FIELD must be ..., not VALUE'; None when all is."""
+    spec = ENV_SPEC if spec is None else spec
+    if value is None:
+        return None
+    if isinstance(spec, Leaf):
+        problem = spec.wrong(value)
+    elif isinstance(spec, ListOf):
+        problem = None if isinstance(value, list) else f"must be {_kind(spec)}"
+        items: Any = ((f"{where}[{i}]", v, spec.item) for i, v in enumerate(value)) \
+            if problem is None else ()
+    else:
+        problem = None if isinstance(value, dict) else f"must be {_kind(spec)}"
+        items = () if problem else ((f"{where}.{k}" if where else k, v,
+                                     spec.item if isinstance(spec, MapOf) else spec.get(k))
+                                    for k, v in value.items())
+    if problem:
+        return f"{where or 'the file'} {problem}, not {_shown(value)}"
+    if isinstance(spec, Leaf):
+        return None
+    for at, item, inner in items:
+        found = env_problem(item, inner, at) if inner is not None else _unread(item, at)
+        if found:
+            return found
+    return None
+
+
+def _unread(value: Any, where: str) -> str | None:
+    """A key no reader uses: only its numbers are checked (finite, bounded)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return env_problem(value, REAL, where)
+    children = value.items() if isinstance(value, dict) else enumerate(value) \
+        if isinstance(value, list) else ()
+    for key, item in children:
+        if found := _unread(item, f"{where}.{key}" if isinstance(value, dict) else f"{where}[{key}]"):
+            return found
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -92,3 +92,27 @@ class Options:
             else:
                 record[f.name] = getattr(self, f.name)
         return record
+
+    def refuse_unused(self) -> None:
+        """An option the chosen workloads or mode would not read is refused
+        in one line (docs/usage.md: "refused, never guessed"): an empty
+        --suite, a dimension no named workload has, --step-s without --rate,
+        --users or --requests beside --rate (an open loop has neither)."""
+        if self.suite is not None and not self.suite.strip():
+            raise UsageError("--suite is empty: name a suite, or leave the option out")
+        dims = dimensions()
+        if self.workload is not None:
+            named = [w.strip() for w in self.workload.split(",")]
+            if "all" not in named:
+                have = {d.name for w in named if w in WORKLOADS for d in WORKLOADS[w].dimensions}
+                unused = [dims[n].option for n in self.params if n not in have]
+                if unused:
+                    raise UsageError(f"{unused[0]}: {self.workload} does not take it "
+                                     f"(only a workload with that dimension does)")
+        given = {n for n, v in self.params.items() if v is not None}
+        if "step_s" in given and "rate" not in given:
+            raise UsageError("--step-s is the length of a --rate ladder's step: give --rate too")
+        if "rate" in given and given & {"users", "requests"}:
+            closed = sorted(dims[n].option for n in given & {"users", "requests"})[0]
+            raise UsageError(f"{closed} is the closed loop's, and --rate runs an open loop: "
+                             f"give one or the other")

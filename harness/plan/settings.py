@@ -15,8 +15,8 @@ from typing import Any, Mapping
 from .. import UsageError
 from ..core.envinfo import usable_cores
 from ..core.variants import split_names
-from ..core.workloads import (CPUS, DELAY_MS, POOL_THREADS, REQUESTS, USERS, WORKLOADS,
-                              Dimension)
+from ..core.workloads import (CPUS, DELAY_MS, POOL_THREADS, RATE, REQUESTS, STEP_S, USERS,
+                              WORKLOADS, Dimension)
 from .options import Options, dimensions
 
 SUITES_PATH = Path(__file__).resolve().parent / "suites.toml"
@@ -140,6 +140,11 @@ DEFAULT_MAX_REPEAT = 10
 # these limits live: a value past them is refused here, before it could
 # reach a program and come back as a `crashed` row.
 PROGRAM_MAX = 2**31 - 1
+# An open loop's rate (requests a second) and step (seconds): far above what
+# one machine's generator sends over loopback, and a step within an hour,
+# so that a recorded row is one every reader takes (docs/usage.md).
+MAX_RATE = 1_000_000
+MAX_STEP_S = 3600
 # option: (its name in the options' dict, minimum, maximum)
 LIMITS: dict[str, tuple[str, int, int]] = {
     "--n": ("n", 1, PROGRAM_MAX),
@@ -152,7 +157,7 @@ LIMITS: dict[str, tuple[str, int, int]] = {
 # pool's maximum (python/bench.py, csharp/README.md); users and requests go to the load generator.
 LIMITS.update({d.option: (d.name, low, high) for d, low, high in (
     (USERS, 1, PROGRAM_MAX), (REQUESTS, 1, PROGRAM_MAX), (DELAY_MS, 1, 2**30 - 1),
-    (POOL_THREADS, 1, 32767))})
+    (POOL_THREADS, 1, 32767), (RATE, 1, MAX_RATE), (STEP_S, 1, MAX_STEP_S))})
 # Runs of one configuration (--repeat, --max-repeat, a suite's repeat), and
 # planned runs of one implementation (every part's configurations times its
 # repeats, or --until-ci's ceiling): a plan, even a dry run's, stays bounded.

@@ -15,6 +15,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .. import UsageError
+from ..cli import guarded
 from .published import RUNS, SUMMARY, load_run
 from ..present.report import CLAIMS_HEADER, ask_run, claim_rows, md_table
 
@@ -27,11 +29,15 @@ def table(folder: Path) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    return guarded(lambda: _main(argv))
+
+
+def _main(argv: list[str]) -> int:
     if len(argv) != 1:
-        sys.exit("usage: python -m harness.publish.claims RUN_DIR")
+        raise UsageError("usage: python -m harness.publish.claims RUN_DIR")
     folder = Path(argv[0])
     if not (folder / RUNS).is_file() and not (folder / SUMMARY).is_file():
-        sys.exit(f"{folder} has neither {RUNS} nor {SUMMARY}")
+        raise UsageError(f"{folder} has neither {RUNS} nor {SUMMARY}")
     lines = table(folder)
     print("\n".join(lines) if lines else "This run measured no claim's two configurations.")
     return 0

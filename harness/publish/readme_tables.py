@@ -32,9 +32,12 @@ from . import figures, readme
 from .page import is_measurement, machine, render_page
 from .published import ENV, RUNS, SUMMARY, Run, load_run
 from ..core.presentation import PRESENTATIONS
+from .. import UsageError
+from ..cli import guarded
 from ..core.schema import Env
 from ..present.report import md_table, md_text
 from ..record.rundir import RunDir, read_env
+from ..record.safe_output import component, replace_folder, whole
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = ROOT / "docs" / "results"
@@ -127,19 +130,22 @@ def publish(run_dir: Path, out: Path, name: str | None = None, root: Path | None
     source = RunDir(run_dir)
     summary = run_dir / SUMMARY
     if not summary.is_file():
-        raise SystemExit(f"{summary} is missing: run `python -m harness report {run_dir}` first")
-    name = name or page_name(source.env())
-    folder = out / name
-    folder.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(summary, folder / SUMMARY)
-    shutil.copyfile(source.env_path, folder / ENV)
-    if source.runs_path.is_file():
-        shutil.copyfile(source.runs_path, folder / RUNS)
-    for plot in {name for shown in PRESENTATIONS.values() for name in shown.page_plots}:
-        if (drawn := run_dir / "plots" / plot).is_file():
-            shutil.copyfile(drawn, folder / plot)
-    (out / f"{name}.md").write_text(render_page(load_page(out, name), name))
-    (out / "README.md").write_text(render_index(out))
+        raise UsageError(f"{summary} is missing: run `python -m harness report {run_dir}` first")
+    # a name from the run's env.json (its host): one path component, or refused
+    name = component(name or page_name(source.env()), "the page's name")
+    out.mkdir(parents=True, exist_ok=True)
+
+    def fill(folder: Path) -> None:
+        shutil.copyfile(summary, folder / SUMMARY)
+        shutil.copyfile(source.env_path, folder / ENV)
+        if source.runs_path.is_file():
+            shutil.copyfile(source.runs_path, folder / RUNS)
+        for plot in {name for shown in PRESENTATIONS.values() for name in shown.page_plots}:
+            if (drawn := run_dir / "plots" / plot).is_file():
+                shutil.copyfile(drawn, folder / plot)
+    replace_folder(out / name, fill)  # whole or not at all (a full disk)
+    whole(out / f"{name}.md", render_page(load_page(out, name), name))
+    whole(out / "README.md", render_index(out))
     if root is not None:
         regenerate_docs(out, root)
     return out / f"{name}.md"
@@ -166,17 +172,21 @@ def main(argv: list[str]) -> int:
                         "beside it, and the index (in docs/results, README.md's block and the "
                         "docs' figures too)")
     args = parser.parse_args(argv)
+    return guarded(lambda: _main(args))
+
+
+def _main(args: argparse.Namespace) -> int:
     root = ROOT if args.out.resolve() == DEFAULT_OUT else None
     if args.index:
         args.out.mkdir(parents=True, exist_ok=True)
         for name in pages(args.out):
-            (args.out / f"{name}.md").write_text(render_page(load_page(args.out, name), name))
-        (args.out / "README.md").write_text(render_index(args.out))
+            whole(args.out / f"{name}.md", render_page(load_page(args.out, name), name))
+        whole(args.out / "README.md", render_index(args.out))
         if root is not None:
             regenerate_docs(args.out, root)
         return 0
     if args.run_dir is None:
-        parser.error("give a run directory, or --index")
+        raise UsageError("give a run directory, or --index")
     print(publish(args.run_dir, args.out, args.name, root))
     return 0
 

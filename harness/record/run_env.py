@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import HarnessError
 from ..core.envinfo import (cpu_times, git, machine_state, mask_text, mask_value, redact,
                             steal_frac)
 from ..core.registry import Impl, languages, program_env
@@ -17,7 +16,7 @@ from ..core.schema import VariantRecord
 from ..execute.machineload import load_avg_1m
 from ..execute.toolchains import detect_runtimes, detect_toolchain
 from ..plan.settings import Settings
-from .rundir import RunDir, finish_invocation, invocation, start_invocation
+from .rundir import RunDir, RunDirError, finish_invocation, invocation, start_invocation
 
 
 def registries(s: Settings) -> dict[str, str]:
@@ -65,4 +64,4 @@ def write_env(run: RunDir, env: dict[str, Any]) -> None:
     try:
         run.write_env(env)
     except OSError as exc:
-        raise HarnessError(f"cannot write {run.env_path}: {exc.strerror or exc}") from None
+        raise RunDirError(f"cannot write {run.env_path}: {exc.strerror or exc}") from None

@@ -39,7 +39,7 @@ from ..core.schema import (ADDED_IN, ENV_KEYS, ENV_TYPES, FIRST_ESCAPED, FORMAT_
                            FORMATS, FORMULA_STARTS, MACHINE_KEYS, REQUIRED, RUN_COLUMNS, RUN_NAMES,
                            SAMPLE_COLUMNS, SAMPLE_KEY, SAMPLE_NAMES, SAMPLE_REQUIRED, Column,
                            ConfigKey, Env, Row, RowKey, RUN_FILLED, SAMPLE_FILLED, SampleRow,
-                           Status, WITHOUT_N, escape_cell, parse_date, row_key, unescape_cell,
+                           Status, WITHOUT_N, env_problem, escape_cell, parse_date, row_key, unescape_cell,
                            utc_now)
 
 class RunDirError(Exception):
@@ -60,7 +60,7 @@ def format_version(env: Env | dict[str, Any], where: Path) -> int:
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise RunDirError(f"{where}: format_version {version!r} is not a format this harness knows")
     if version > FORMAT_VERSION:
-        raise RunDirError(f"{where}: written in format {version} by a newer harness; this one "
+        raise RunDirError(f"{where}: format_version {version}: a newer harness's; this one "
                           f"reads formats {FORMATS[0]} to {FORMAT_VERSION}: update the harness")
     return version
 
@@ -177,6 +177,8 @@ def read_env(path: Path) -> Env:
         raise RunDirError(f"{path}: not a format {env['format_version']} file of this harness "
                           f"(unknown keys {unknown})")
     _check_env_types(env, path)
+    if problem := env_problem(env):
+        raise RunDirError(f"{path}: {problem}")
     return Env(env)
 
 
@@ -507,8 +509,15 @@ class RunDir:
         if unknown:  # a key docs/data-format.md does not describe: a new format version
             raise ValueError(f"env.json keys outside format {FORMAT_VERSION}: {unknown}")
         tmp = self.env_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(env, indent=2) + "\n")
-        tmp.replace(self.env_path)
+        try:  # a full disk leaves the file as it was, and no env.tmp beside it
+            with tmp.open("w") as f:
+                f.write(json.dumps(env, indent=2) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            tmp.replace(self.env_path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
 
 # A staging folder: STAGING, the writer's pid, the run directory it will
@@ -618,6 +627,13 @@ def check_out(out: Path) -> None:
     name is the user's."""
     if not str(out).strip():
         raise RunDirError("--out is empty: name the results folder")
+    try:
+        os.stat(out)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # ELOOP (a symlink loop), ENOTDIR, EACCES
+        raise RunDirError(f"--out {out}: {exc.strerror or exc}"
+                          + (" (a symlink loop)" if exc.errno == errno.ELOOP else "")) from None
     if (out.exists() or out.is_symlink()) and not out.is_dir():
         raise RunDirError(f"{out} exists and is not a folder: --out names the results folder")
     link = out / "latest"

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
+import tempfile
 from pathlib import Path
+from typing import Callable
 
 from .. import UsageError
 
@@ -54,8 +57,14 @@ def write_text(out: Path, text: str, read: Path, option: str = "--out") -> None:
     """OUT checked (target), then written whole: a temporary file beside it,
     fsynced, renamed onto it. An OSError (a full disk) is a UsageError
     naming OUT, and the temporary file is removed."""
-    real = target(out, read, option)
+    whole(target(out, read, option), text, shown=out)
+
+
+def whole(real: Path, text: str, shown: Path | None = None) -> None:
+    """real written whole or not at all (see write_text); a failure is a
+    UsageError naming `shown` (default: real)."""
     sweep(real.parent)
+    out = shown or real
     tmp = real.with_name(f".{real.name}.{os.getpid()}{SUFFIX}")
     try:
         with tmp.open("x") as f:  # "x": never through a file or link already there
@@ -96,3 +105,42 @@ def sweep(folder: Path) -> None:
             continue
         if ours and pid.isdigit() and not alive(int(pid)):
             path.unlink(missing_ok=True)
+
+
+# A folder being written (component): the writer's pid, then the name.
+FOLDER_STAGING = ".writing-"
+
+
+def component(text: str, what: str) -> str:
+    """A file or folder name built from run data: one clean path component
+    (no '/', NUL or other control character, not '.' or '..', at most 255
+    bytes), else a UsageError naming what it came from."""
+    if not text or text in (".", "..") or "/" in text or not text.isprintable() \
+            or len(text.encode()) > 255:
+        raise UsageError(f"{what} {text!r} is not a name a file can have: the run is refused")
+    return text
+
+
+def replace_folder(folder: Path, fill: Callable[[Path], None]) -> None:
+    """folder written whole by fill(staged) beside itself, then put in the
+    place of the earlier one; on any error (a full disk) the earlier one is
+    left as it was and nothing of the new one stays: an OSError becomes a
+    UsageError naming the folder."""
+    parent = folder.parent
+    staged = old = None
+    try:
+        staged = Path(tempfile.mkdtemp(prefix=f"{FOLDER_STAGING}{os.getpid()}-", dir=parent))
+        fill(staged)
+        if folder.exists():
+            old = Path(tempfile.mkdtemp(prefix=f"{FOLDER_STAGING}{os.getpid()}-", dir=parent))
+            folder.replace(old / folder.name)
+        staged.replace(folder)
+        staged = None
+    except OSError as exc:
+        if old is not None and not folder.exists():
+            (old / folder.name).replace(folder)
+        raise UsageError(f"cannot write {folder}: {exc.strerror or exc}") from None
+    finally:
+        for tmp in (staged, old):
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)

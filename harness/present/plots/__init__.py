@@ -3,7 +3,10 @@ workload's presentation may name, and draw_all, which draws every plot a run all
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
+import signal
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable
@@ -91,14 +94,31 @@ def _draw(data: Run, out: Path) -> list[Path]:
         if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
             drawn = [_one(kind, w, out) for kind, w in tasks]
         else:
-            with ProcessPoolExecutor(workers, multiprocessing.get_context("fork")) as pool:
-                drawn = list(pool.map(_one, *zip(*tasks), [out] * len(tasks)))
+            with ProcessPoolExecutor(workers, multiprocessing.get_context("fork"),
+                                     initializer=_die_with, initargs=(os.getpid(),)) as pool:
+                try:
+                    drawn = list(pool.map(_one, *zip(*tasks), [out] * len(tasks)))
+                except BaseException:  # a signal, a plot's error: no worker draws on
+                    for worker in list(getattr(pool, "_processes", {}).values()):
+                        worker.kill()
+                    raise
     finally:
         _DATA = None
     return [p for paths in drawn for p in paths]
 
 
 _DATA: Run | None = None  # the run being drawn, which forked workers inherit
+
+
+def _die_with(parent: int) -> None:
+    """A plot worker ends with the report or merge that forked it: killed
+    (SIGKILL) when that process dies however it dies, and stopped by the
+    signals that stop it (a Ctrl-C to the group: no worker handles it)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+    if os.getppid() != parent:  # it died before the line above
+        os._exit(1)
 
 
 def _one(kind: str, workload: str, out: Path) -> list[Path]:

@@ -1,0 +1,438 @@
+"""A run someone sends you (a CI artifact, a colleague's results, a page to
+publish) decides nothing but its own figures: whoever made it wrote every
+byte of its env.json and runs.csv. Each wrong value is one line on stderr
+naming the file, the field and the value, exit status 2, for every command
+that reads a run; nothing is written outside the folder a command was given
+(docs/promises.md, "A run from elsewhere").
+
+The generated cases check every field at the one reader (record/rundir.py,
+fast, in-process), then that every command goes through that reader and
+says so in one line. Tests named test_66_N are the issue's reproductions."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from harness import cli
+from harness.core.schema import ENV_SPEC, RUN_COLUMNS, _count, _finite, _int, _seconds, _signed
+from harness.publish import claims, readme_tables
+from harness.record.rundir import RunDirError, read_env, read_runs
+
+from ..conftest import ROOT
+from .test_hostile import (RESUME, call, fill, latest_of, refused, run_dir, set_cell, snapshot,
+                           tmpfs)
+
+V10 = Path(__file__).resolve().parents[1] / "fixtures" / "formats" / "v10"
+__all__ = ["tmpfs"]  # the fixture, imported for the full-disk tests
+
+
+def sent(parent: Path, name: str = "run") -> Path:
+    """A copy of the committed format 10 run, as someone sends it."""
+    return run_dir(parent, name, V10)
+
+
+def set_at(run: Path, where: tuple[Any, ...], value: object) -> None:
+    """env.json's value at a path of keys and indices set to value."""
+    env = json.loads((run / "env.json").read_text())
+    node = env
+    for step in where[:-1]:
+        node = node[step]
+    node[where[-1]] = value
+    (run / "env.json").write_text(json.dumps(env))
+
+
+def any_call(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[object, str]:
+    """cli.main, or a publishing tool's main when argv starts with one."""
+    tools = {"claims": claims.main, "publish": readme_tables.main}
+    if argv[0] not in tools:
+        return call(capsys, argv)
+    capsys.readouterr()
+    try:
+        status: object = tools[argv[0]]([str(a) for a in argv[1:]])
+    except SystemExit as exc:
+        status = exc.code
+    except BaseException as exc:  # noqa: BLE001 (a traceback is what is tested for)
+        status = f"raised {type(exc).__name__}: {exc}"
+    return status, capsys.readouterr().err
+
+
+def readers(run: Path, tmp: Path) -> dict[str, list[str]]:
+    """Every command that reads a run, on `run` (--resume: resume())."""
+    other = tmp / "other" if (tmp / "other").exists() else sent(tmp, "other")
+    return {
+        "report": ["report", run],
+        "report-github": ["report", run, "--format", "github"],
+        "compare": ["compare", run, "--baseline", "go", "--fail-above", "5%"],
+        "export": ["export", run, "--format", "bencher", "--out", tmp / "bmf.json"],
+        "merge": ["merge", other, run, "--out", tmp / "merged"],
+        "claims": ["claims", run],
+        "publish": ["publish", run, "--out", tmp / "published" / "a"],
+    }
+
+
+def one_line_or_fine(status: object, err: str, what: str) -> None:
+    """Refused in one line (exit 2), or done (0, 1 or 3: a verdict); never a traceback."""
+    assert "Traceback" not in err and not str(status).startswith("raised"), (what, status, err)
+    if status == 2:
+        refused(status, err)
+    else:
+        assert status in (0, 1, 3), (what, status, err)
+
+
+# ---------------------------------------------------------------- env.json, every field
+
+def leaves(value: Any, where: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            yield from leaves(item, (*where, key))
+    elif isinstance(value, list) and value:
+        for i, item in enumerate(value):
+            yield from leaves(item, (*where, i))
+    else:
+        yield where, value
+
+
+WRONG_TYPES: tuple[object, ...] = ("x", 5, -1, 2.5, True, [1], {"a": 1}, 1e300, -1e300, 10**30)
+
+
+def _kind(value: object) -> str:
+    return "bool" if isinstance(value, bool) else "number" if isinstance(value, (int, float)) \
+        else type(value).__name__
+
+
+def _shown(where: tuple[Any, ...]) -> str:
+    return "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in where).lstrip(".")
+
+
+def _env_leaves() -> list[tuple[tuple[Any, ...], Any]]:
+    env = json.loads((V10 / "env.json").read_text())
+    found = [(w, v) for w, v in leaves(env) if w]
+    return found
+
+
+def test_every_field_of_env_json_of_a_wrong_type_is_refused_naming_it(tmp_path: Path) -> None:
+    """Each leaf of env.json set to each value of another JSON type (and
+    numbers past any bound): read_env refuses it naming the field and the
+    file; a value of the leaf's own type and range reads."""
+    checked = 0
+    for where, original in _env_leaves():
+        for value in WRONG_TYPES:
+            run = tmp_path / f"r{checked}"
+            run.mkdir()
+            shutil.copyfile(V10 / "env.json", run / "env.json")
+            set_at(run, where, value)
+            wrong = _kind(value) != _kind(original) or isinstance(value, (int, float)) \
+                and not isinstance(value, bool) and abs(value) > 1e15 \
+                or original is not None and _kind(value) == "number" and value == -1 \
+                and where[-1] in ("cores", "ram_bytes", "repeat", "max_rss_bytes")
+            try:
+                read_env(run / "env.json")
+            except RunDirError as exc:
+                assert str(run / "env.json") in str(exc) and _shown(where) in str(exc), exc
+                assert "\n" not in str(exc)
+            else:
+                assert not wrong or original is None, (where, value)
+            shutil.rmtree(run)
+            checked += 1
+    assert checked > 500  # every leaf of the fixture, not a handful
+
+
+def test_the_leaf_declarations_cover_every_key_the_writer_writes() -> None:
+    """Every key of the fixture's env.json (and of its settings and parts)
+    is declared, so that its type is checked, not only its numbers."""
+    env = json.loads((V10 / "env.json").read_text())
+    assert set(env) <= set(ENV_SPEC)
+    settings = ENV_SPEC["settings"]
+    assert set(env["settings"]) <= set(settings)
+    assert set(env["settings"]["parts"][0]) <= set(settings["parts"].item)
+    assert set(env["host"]) <= set(ENV_SPEC["host"])
+
+
+# One leaf of each top-level key, and the issue's own cases, through every reader.
+ISSUE_4 = [(("settings", "parts"), "abc"), (("settings", "parts"), [1]),
+           (("settings", "parts", 0, "workloads"), 5), (("settings", "until_ci"), "abc"),
+           (("settings", "max_rss_bytes"), "x"), (("host", "ram_bytes"), "x"),
+           (("variants",), [1, 2]), (("settings", "gate"), "x"),
+           (("settings", "max_repeat"), "x")]
+
+
+def _per_key() -> list[tuple[tuple[Any, ...], object]]:
+    seen: dict[Any, tuple[Any, ...]] = {}
+    for where, value in _env_leaves():
+        if value is not None:  # a null's every type is right
+            seen.setdefault(where[0], where)
+    return [(w, v) for w in seen.values() for v in ("x", [1], 1e300)] + ISSUE_4
+
+
+@pytest.mark.parametrize("command", ["report", "report-github", "compare", "export", "merge",
+                                     "claims", "publish", "resume"])
+def test_66_4_every_reader_refuses_a_wrong_field_in_one_line(
+        command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for i, (where, value) in enumerate(_per_key()):
+        tmp = tmp_path / str(i)
+        tmp.mkdir()
+        if command == "resume":
+            out, run = latest_of(tmp)
+            argv: list[Any] = [*RESUME, "--out", out]
+        else:
+            run = sent(tmp)
+            argv = readers(run, tmp)[command]
+        if where[0] == "format_version" or _kind(value) == _kind(_get(run, where)):
+            continue
+        if command in ("claims", "publish"):  # they read the report's summary.csv too
+            call(capsys, ["report", run])
+        set_at(run, where, value)
+        before = snapshot(tmp)
+        status, err = any_call(capsys, argv)
+        assert status == 2, (where, value, status, err)
+        refused(status, err)
+        assert "env.json" in err and _shown(where).split("[")[0] in err, err
+        assert snapshot(tmp) == before, (command, where, value)
+
+
+def _get(run: Path, where: tuple[Any, ...]) -> Any:
+    node = json.loads((run / "env.json").read_text())
+    for step in where:
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
+# ---------------------------------------------------------------- runs.csv, every number
+
+NUMERIC = {_count, _signed, _int, _finite, _seconds}
+NUMERIC_COLUMNS = [c.name for c in RUN_COLUMNS if c.parse in NUMERIC]
+HOSTILE_NUMBERS = ("inf", "-inf", "nan", "NaN", "1e308", "1.7e308", "-1e308", "-0",
+                   str(2**64), "1" + "0" * 30, "-" + "9" * 40)
+
+
+def test_every_numeric_column_at_every_hostile_number_is_refused_or_read(tmp_path: Path) -> None:
+    """Every number runs.csv may hold is finite and bounded once read: a
+    cell past that is one line naming the file, line, column and value."""
+    run = sent(tmp_path)
+    original = (run / "runs.csv").read_text()
+    for column in NUMERIC_COLUMNS:
+        for value in HOSTILE_NUMBERS:
+            (run / "runs.csv").write_text(original)
+            set_cell(run / "runs.csv", column, value)
+            try:
+                rows = read_runs(run / "runs.csv").rows
+            except RunDirError as exc:
+                assert "runs.csv: line 2" in str(exc) and column in str(exc), exc
+                continue
+            read = getattr(rows[0], column)
+            assert value == "-0" or read is None, (column, value, read)
+            assert read is None or math.isfinite(read) and abs(read) <= 1e15
+
+
+@pytest.mark.parametrize("command", ["report", "report-github", "compare", "export", "merge",
+                                     "claims", "publish"])
+def test_66_5_huge_numbers_in_runs_csv_are_one_line_for_every_reader(
+        command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for i, (column, value) in enumerate((c, v) for c in ("wall_s", "warm_iter_s", "peak_rss_bytes")
+                                        for v in ("1.7e308", "inf", "nan", str(2**64))):
+        tmp = tmp_path / str(i)
+        tmp.mkdir()
+        run = sent(tmp)
+        set_cell(run / "runs.csv", column, value)
+        status, err = any_call(capsys, readers(run, tmp)[command])
+        refused(status, err)
+        assert column in err and "runs.csv" in err, err
+
+
+@pytest.mark.parametrize("command", ["report", "report-github", "compare", "export", "merge",
+                                     "claims", "publish"])
+def test_minus_zero_in_every_numeric_column_is_read_without_a_traceback(
+        command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = sent(tmp_path)
+    for column in NUMERIC_COLUMNS:
+        set_cell(run / "runs.csv", column, "-0")
+    if command in ("claims", "publish"):
+        call(capsys, ["report", run])
+    status, err = any_call(capsys, readers(run, tmp_path)[command])
+    one_line_or_fine(status, err, command)
+
+
+def test_66_5_resume_of_a_budgeted_run_with_a_huge_time_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, run = latest_of(tmp_path)
+    set_cell(run / "runs.csv", "wall_s", "1.7e308")
+    env_before = (run / "env.json").read_bytes()
+    status, err = call(capsys, [*RESUME, "--budget", "5m", "--out", out])
+    refused(status, err)
+    assert "wall_s" in err
+    assert (run / "env.json").read_bytes() == env_before  # finished_at not cleared
+
+
+# ---------------------------------------------------------------- nothing outside the folder
+
+PAYLOADS = ("/../../../esc", "../esc", "a/../../esc", "a\0b", "a\nb", "..", "/")
+
+
+def _string_leaves() -> list[tuple[Any, ...]]:
+    return [w for w, v in _env_leaves() if isinstance(v, str)]
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_66_2_no_string_of_env_json_makes_publish_merge_or_export_write_outside_out(
+        payload: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The payload in every string field of env.json (and host.cores, the
+    one the issue found): publish, merge and export write only under --out
+    (or refuse, in one line)."""
+    fields = _string_leaves() + [("host", "cores")]
+    for i, where in enumerate(fields):
+        tmp = tmp_path / str(i)
+        tmp.mkdir()
+        run = sent(tmp)
+        call(capsys, ["report", run])
+        set_at(run, where, payload)
+        outside = snapshot(tmp)
+        for command in ("publish", "merge", "export"):
+            argv = readers(run, tmp)[command]
+            out = Path(argv[argv.index("--out") + 1])
+            status, err = any_call(capsys, argv)
+            one_line_or_fine(status, err, f"{command} {where}")
+            now = snapshot(tmp)
+            new = [p for p in now if p not in outside and not p.startswith(str(out))
+                   and not p.startswith(str(tmp / "other"))]
+            assert not new, (command, where, new)
+            outside = {p: v for p, v in now.items() if not p.startswith(str(out))}
+
+
+def test_66_2_publish_with_cores_naming_a_path_writes_nothing_outside(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = sent(tmp_path)
+    call(capsys, ["report", run])
+    set_at(run, ("host", "cores"), "/../../../esc")
+    (tmp_path / "P" / "a").mkdir(parents=True)
+    status, err = any_call(capsys, ["publish", run, "--out", tmp_path / "P" / "a" / "b"])
+    refused(status, err)
+    assert "host.cores" in err
+    assert not list((tmp_path / "P").glob("esc*")) and not (tmp_path / "P" / "a" / "b").exists()
+
+
+def test_66_2_a_page_name_that_is_not_one_component_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = sent(tmp_path)
+    call(capsys, ["report", run])
+    for name in ("../x", "a/b", "..", "a\nb"):
+        before = snapshot(tmp_path)
+        status, err = any_call(capsys, ["publish", run, "--out", tmp_path / "P", "--name", name])
+        refused(status, err)
+        assert snapshot(tmp_path) == before
+
+
+# ---------------------------------------------------------------- the publishing tools
+
+def test_66_9_claims_on_a_malformed_run_is_one_line(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    run = sent(tmp_path)
+    set_cell(run / "runs.csv", "status", "nonsense")
+    refused(*any_call(capsys, ["claims", run]))
+    run2 = sent(tmp_path, "run2")
+    (run2 / "env.json").write_text("{")
+    refused(*any_call(capsys, ["claims", run2]))
+
+
+def test_66_9_the_index_writer_onto_a_file_is_one_line(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("mine")
+    refused(*any_call(capsys, ["publish", "--index", "--out", tmp_path / "file"]))
+    assert (tmp_path / "file").read_text() == "mine"
+
+
+def test_66_9_publish_onto_a_full_disk_is_one_line_and_leaves_no_cut_file(
+        tmpfs: Callable[[str], Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = sent(tmp_path)
+    call(capsys, ["report", run])
+    (run / "summary.csv").write_text((run / "summary.csv").read_text() * 200)
+    disk = tmpfs("256k")
+    fill(disk, leave=16384)
+    status, err = any_call(capsys, ["publish", run, "--out", disk / "P"])
+    refused(status, err)
+    cut = [p for p in disk.rglob("*") if p.is_file() and p.name != "filler"]
+    assert not [p for p in cut if p.name == "summary.csv"], cut
+
+
+def test_66_10_resume_on_a_full_disk_is_one_line_and_leaves_no_env_tmp(
+        tmpfs: Callable[[str], Path], capsys: pytest.CaptureFixture[str]) -> None:
+    disk = tmpfs("512k")
+    out, run = latest_of(disk)
+    # runs.csv already in this format with nothing to move: only env.json is written
+    (run / ".lock").write_text("1")
+    fill(disk, leave=0)
+    status, err = call(capsys, [*RESUME, "--out", out])
+    refused(status, err)
+    assert not (run / "env.tmp").exists()
+
+
+# ---------------------------------------------------------------- options
+
+@pytest.mark.parametrize("extra", [["--rate", str(10**30)], ["--rate", "1000000000"],
+                                   ["--rate", "5", "--step-s", "99999999999"]])
+def test_66_6_rate_and_step_beyond_their_range_are_refused_dry_or_not(
+        extra: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["run", "--no-build", "--no-report", "--impl", "fake-good", "--workload", "http",
+            "--out", tmp_path / "out"]
+    for dry in (["--dry-run"], []):
+        status, err = call(capsys, [*base, *extra, *dry])
+        refused(status, err)
+        assert "out of range" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("extra,said", [
+    (["--suite", "", "--workload", "chain"], "--suite"),
+    (["--workload", "http", "--step-s", "5"], "--step-s"),
+    (["--workload", "http", "--rate", "5", "--users", "3"], "--users"),
+    (["--workload", "http", "--rate", "5", "--requests", "3"], "--requests"),
+    (["--workload", "chain", "--rate", "5"], "--rate"),
+    (["--workload", "chain", "--users", "5"], "--users")])
+def test_66_11_an_option_nothing_reads_is_refused_dry_or_not(
+        extra: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["run", "--no-build", "--no-report", "--impl", "fake-good", "--out", tmp_path / "o"]
+    for dry in (["--dry-run"], []):
+        status, err = call(capsys, [*base, *extra, *dry])
+        refused(status, err)
+        assert said in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_66_11_dry_run_refuses_an_out_that_is_a_file(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "FILE").write_text("mine")
+    for dry in (["--dry-run"], []):
+        status, err = call(capsys, ["run", "--no-build", "--impl", "fake-good", "--workload",
+                                    "chain", "--n", "1", "--out", tmp_path / "FILE", *dry])
+        refused(status, err)
+    assert (tmp_path / "FILE").read_text() == "mine"
+
+
+def test_66_8_run_out_through_a_symlink_loop_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    os.symlink("a", "b")
+    os.symlink("b", "a")
+    for dry in (["--dry-run"], []):
+        status, err = call(capsys, ["run", "--no-build", "--impl", "fake-good", "--workload",
+                                    "chain", "--n", "1", "--out", "a", *dry])
+        refused(status, err)
+        assert "symlink loop" in err
+
+
+def test_the_checked_ranges_are_the_documented_ones() -> None:
+    """docs/usage.md's ranges are the code's."""
+    from harness.plan.settings import LIMITS
+    usage = (ROOT / "docs" / "usage.md").read_text()
+    for option in ("--rate", "--step-s", "--users", "--requests"):
+        _, low, high = LIMITS[option]
+        assert f"`{option}` | {low} to {high:,}" in usage, option
