@@ -23,6 +23,8 @@
 # is written to /etc, and the ports (6917, 6918) and munge socket are not
 # the defaults, so a real Slurm on the machine is left alone. No accounting
 # daemon: sacct has nothing to say here, and the harness does without it.
+# up marks the folder it makes (.made-by-slurm-local); down acts only on a
+# marked folder, and only on the daemons this script started (exit 2 otherwise).
 set -eu
 
 DIR=${BENCH_SLURM_DIR:-/var/tmp/bench-slurm}
@@ -60,10 +62,32 @@ install() {
     DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq --no-install-recommends $PACKAGES >&2
 }
 
-pid_of() {  # a daemon's pid from its pid file, when that process is alive
+pid_of() {  # a daemon's pid from its pid file, when that process is alive and one this
+            # script started: /usr/sbin/NAME, its command line naming this cluster's folder
     [ -s "$DIR/$1.pid" ] || return 1
     pid=$(cat "$DIR/$1.pid")
-    kill -0 "$pid" 2>/dev/null && echo "$pid"
+    case "$pid" in ''|*[!0-9]*) return 1 ;; esac
+    [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "/usr/sbin/$1" ] || return 1
+    tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$DIR/" || return 1
+    echo "$pid"
+}
+
+# The folder is this script's only when it holds the marker up wrote there:
+# down removes nothing else, and up starts nothing in a folder of someone else's.
+MARKER=.made-by-slurm-local
+ours() {
+    [ -f "$DIR/$MARKER" ] && [ ! -L "$DIR" ] && [ ! -L "$DIR/$MARKER" ]
+}
+
+refuse() { say "$*"; exit 2; }
+
+claim() {  # up: the folder made here (and marked), or one made here before
+    if [ -e "$DIR" ] || [ -L "$DIR" ]; then
+        ours || refuse "$DIR was not made by this script (no $MARKER in it): name another folder with BENCH_SLURM_DIR"
+    else
+        mkdir -p "$DIR"
+        echo "slurm-local.sh $$" >"$DIR/$MARKER"
+    fi
 }
 
 wait_until() {  # wait_until COMMAND...: up to WAIT_S seconds for COMMAND to succeed
@@ -123,6 +147,7 @@ up() {
         say "already up ($CONF)"
         return 0
     fi
+    claim
     mkdir -p "$DIR/state" "$DIR/spool" "$DIR/munge"
     export SLURM_CONF="$CONF"
     if ! pid_of munged >/dev/null; then
@@ -181,6 +206,11 @@ job_processes() {  # this cluster's slurmstepd processes (they work in $DIR), wi
 }
 
 down() {
+    if [ ! -e "$DIR" ] && [ ! -L "$DIR" ]; then
+        say "down: no cluster in $DIR"
+        return 0
+    fi
+    ours || refuse "$DIR was not made by this script (no $MARKER in it): nothing stopped or removed"
     export SLURM_CONF="$CONF"
     if pid_of slurmctld >/dev/null; then
         scancel --full --quiet --partition="$PARTITION" 2>/dev/null || true

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -436,3 +437,48 @@ def test_the_checked_ranges_are_the_documented_ones() -> None:
     for option in ("--rate", "--step-s", "--users", "--requests"):
         _, low, high = LIMITS[option]
         assert f"`{option}` | {low} to {high:,}" in usage, option
+
+
+# ---------------------------------------------------------------- slurm-local.sh
+
+def _slurm_local(folder: Path, command: str = "down") -> subprocess.CompletedProcess[str]:
+    if os.geteuid() != 0:
+        pytest.skip("slurm-local.sh acts as root (sudo otherwise)")
+    return subprocess.run(["sh", str(ROOT / "cluster" / "slurm-local.sh"), command],
+                          env=dict(os.environ, BENCH_SLURM_DIR=str(folder)),
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_66_3_slurm_local_down_leaves_a_folder_it_did_not_make(tmp_path: Path) -> None:
+    """BENCH_SLURM_DIR pointed at someone's folder: nothing removed, the
+    process its slurmd.pid names not signalled, one line, exit 2."""
+    folder = tmp_path / "someones"
+    folder.mkdir()
+    (folder / "file").write_text("mine")
+    victim = subprocess.Popen(["sleep", "60"])
+    try:
+        (folder / "slurmd.pid").write_text(str(victim.pid))
+        done = _slurm_local(folder)
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done
+        assert (folder / "file").read_text() == "mine" and victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+def test_66_3_slurm_local_down_signals_only_the_daemons_it_started(tmp_path: Path) -> None:
+    """A folder of its own whose pid file names another process (a reused
+    pid, an edited file): that process is left alone; the folder goes."""
+    folder = tmp_path / "cluster"
+    folder.mkdir()
+    (folder / ".made-by-slurm-local").write_text("slurm-local.sh 1\n")
+    victim = subprocess.Popen(["sleep", "60"])
+    try:
+        for name in ("slurmd", "slurmctld", "munged"):
+            (folder / f"{name}.pid").write_text(str(victim.pid))
+        done = _slurm_local(folder)
+        assert done.returncode == 0, done
+        assert victim.poll() is None and not folder.exists()
+    finally:
+        victim.kill()
+        victim.wait()
