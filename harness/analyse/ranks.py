@@ -384,3 +384,18 @@ def resampled_aa(groups: Iterable[Group], runs_a_side: int, trials: int = 10,
                     tally[0] += p is not None and min(p, 1 - p) <= rate / 2
                     tally[1] += 1
     return [FalseAhead(m, runs_a_side, a, n) for m, (a, n) in sorted(counts.items())]
+
+
+def names_apart(groups: list[Group], floor_impls: Iterable[str] = (),
+                suffix: str = "[BENCH_AA=1]") -> tuple[int, int]:
+    """(rankings that settle two names of one build apart, rankings that
+    hold both names): on a run of the calibrate suite, each runtime under
+    X and X + suffix (noise.AA), every such ranking is a false order."""
+    apart = total = 0
+    for r in all_rank_intervals(groups, floor_impls):
+        names = {p.impl for p in r.places}
+        twins = [x for x in names if x + suffix in names]
+        if twins:
+            total += 1
+            apart += any(r.ahead(x, x + suffix) or r.ahead(x + suffix, x) for x in twins)
+    return apart, total
