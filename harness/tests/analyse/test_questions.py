@@ -139,3 +139,25 @@ def test_the_headline_rankings_are_a_family_of_their_own_settled_with_two_runs_a
     assert warm.pairs[0].margin == 0.10
     rss = next(r for r in top if r.metric == "peak_rss_bytes")
     assert {p.verdict for p in rss.pairs} == {LEVEL_WORD} and rss.pairs[0].margin == 0.05
+
+
+def test_with_nothing_different_two_runs_a_side_call_few_neighbours_apart() -> None:
+    """A/A with the borrowed variance: chain and chain-await at 1M (headline
+    sizes), 5 equal implementations each, 20% noise on a log, 2 runs a
+    side, with smaller sizes of 4 runs to borrow from, 20 reports: under 5%
+    of the headline neighbour pairs are called apart, and every pair was
+    asked by the borrowed test."""
+    rng = np.random.default_rng(21)
+    apart = total = 0
+    for _ in range(20):
+        table = [r for w in ("chain", "chain-await") for impl in "abcde"
+                 for r in rows(impl, list(MS * np.exp(rng.normal(0, 0.2, 2))), n=1_000_000,
+                               workload=w)]
+        table += [r for n in (10, 100, 1000) for impl in "abcde" for w in ("chain", "chain-await")
+                  for r in rows(impl, list(MS * np.exp(rng.normal(0, 0.2, 4))), n=n, workload=w)]
+        warm = [p for r in ask(group_runs(table)).rankings
+                if r.headline and r.metric == "warm_iter_s" for p in r.pairs]
+        assert all(p.borrowed and p.runs == (2, 2) for p in warm)
+        apart += sum(p.verdict == BEHIND for p in warm)
+        total += len(warm)
+    assert total == 20 * 2 * 4 and apart <= 0.05 * total
