@@ -36,7 +36,7 @@ import statistics
 from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
-from .analysis import Group, SetKey, comparable_sets, headline
+from .analysis import Group, SetKey, bound_from_below, comparable_sets, headline
 from .modes import Modes, bimodal
 from ..core.metrics import METRICS
 from ..core.stats import (LEVEL, Prior, borrowed_p, borrowed_t, fit_prior, holm, ratio_p,
@@ -255,8 +255,8 @@ def worse_p(better: Group, worse: Group, metric: str, prior: Prior | None,
     with the borrowed prior. The choice rests on run counts alone."""
     a, b = better.values(metric), worse.values(metric)
     up = not METRICS[metric].higher_is_better
-    if not a or not b:
-        return None, 1.0
+    if not a or not b or bound_from_below(worse, metric):
+        return None, 1.0  # a bound from below may be the better figure: no run can say
     floor = smallest_p(len(a), len(b))
     if prior is None or floor <= reach + 1e-12:
         return ratio_p(a, b, 1.0, up), floor
