@@ -164,17 +164,21 @@ def _stop_generator_once(after_s: float, for_s: float, stopped: list[int]) -> No
     machine held back, as a pause of its own would."""
     binary = str(ensure_generator())
     me, deadline = os.getpid(), time.monotonic() + 60
-    while time.monotonic() < deadline and not stopped:
-        for p in psutil.process_iter():
+    while time.monotonic() < deadline:
+        # /proc's exe link read afresh: psutil keeps a process's first one,
+        # taskset's before it execs the generator
+        for pid in (int(d) for d in os.listdir("/proc") if d.isdigit()):
             try:
-                if p.exe() == binary and me in (q.pid for q in p.parents()):
-                    time.sleep(after_s)
-                    os.kill(p.pid, signal.SIGSTOP)
-                    stopped.append(p.pid)
-                    time.sleep(for_s)
-                    os.kill(p.pid, signal.SIGCONT)
-                    return
-            except (psutil.Error, ProcessLookupError):
+                if os.readlink(f"/proc/{pid}/exe") != binary or \
+                        me not in (q.pid for q in psutil.Process(pid).parents()):
+                    continue
+                time.sleep(after_s)
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+                time.sleep(for_s)
+                os.kill(pid, signal.SIGCONT)
+                return
+            except (OSError, psutil.Error):
                 continue
         time.sleep(0.02)
 
