@@ -82,18 +82,15 @@ class Allocation:
     """How --until-settled weighs the verdicts (docs/statistics.md,
     "Sequential runs"). NOW: the headline rankings first, every headline
     configuration at least headline_runs runs (a second mode can show only
-    from a second run), and every pair aiming at AIM a side, never FEWEST (4
-    against 4 gives 2/70, above the cut Benjamini-Hochberg takes in a real
-    run). BEFORE: every verdict of a family weighs the same, a dear pair
-    aims at 4 (the allocation of the runs published before 2026-12-02, kept
-    for the replays of docs/studies/allocation.md)."""
+    from a second run). BEFORE: every verdict of a family weighs the same
+    (the allocation of the runs published before 2026-12-02, kept for the
+    replays of docs/studies/allocation.md)."""
     headline_first: bool = True
     headline_runs: int = 2
-    fewest: int = AIM
 
 
 NOW = Allocation()
-BEFORE = Allocation(headline_first=False, headline_runs=1, fewest=FEWEST)
+BEFORE = Allocation(headline_first=False, headline_runs=1)
 
 
 def headline(r: Ranking) -> bool:
@@ -268,14 +265,13 @@ def _open_goal(v: GoalVerdict) -> Open | None:
 def _aim(o: Open, ceiling: dict[ConfigKey, int], cost: dict[ConfigKey, float],
          allocation: Allocation = NOW) -> int:
     """The runs a side an open verdict aims at: its own (Open.aim), else its
-    forecast (runs_to_settle), at least the allocation's fewest, and AIM
-    where both sides are cheap, one more than it has where it has that many
-    already; never past either side's ceiling."""
+    forecast (runs_to_settle), at least FEWEST, and AIM where both sides
+    are cheap, one more than it has where it has that many already; never
+    past either side's ceiling."""
     cap = min(ceiling.get(k, 0) for k in o.keys)
     if o.aim is not None:
         return min(cap, o.aim)
-    fewest = (AIM if max(cost.get(k, 1.0) for k in o.keys) <= CHEAP_S
-              else max(allocation.fewest, FEWEST))
+    fewest = AIM if max(cost.get(k, 1.0) for k in o.keys) <= CHEAP_S else FEWEST
     aim = min(cap, max(fewest, math.ceil(o.needed)) if o.needed < math.inf else cap)
     # still open at its aim (the family's rule wants a lower p than its runs
     # give, or the forecast was short): one more run a side

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from harness import sequential
+from harness.analyse import ranks
 from harness.analyse.analysis import group_runs
 from harness.analyse.questions import ask
 from harness.core.claims import CLAIMS
@@ -210,11 +211,11 @@ def test_a_sleeping_run_costs_the_sleep_its_next_run_will_have() -> None:
 
 def test_the_headline_rankings_reach_their_runs_first(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """With N = 6 as the articles' size (sequential.HEADLINE_SIZE) and a
+    """With N = 6 as the articles' size (ranks.HEADLINE_N) and a
     minimum of one run: every configuration of its rankings gets its second
     run before any configuration at N = 5 gets one, though N = 6's runs are
     40 times dearer; before (sequential.BEFORE), the cheap set went first."""
-    monkeypatch.setattr(sequential, "HEADLINE_SIZE", {"chain": 6})
+    monkeypatch.setattr(ranks, "HEADLINE_N", {"chain": 6})
     s = settings_from(Options(impl=",".join(IMPLS), workload="chain", n="5,6", repeat=1,
                               until_settled=True, max_repeat=10), ram_bytes=1 << 30)
     runs = plan(resolve(s.impls), s)
@@ -239,14 +240,16 @@ def test_the_headline_rankings_reach_their_runs_first(tmp_path: Path,
     assert firsts["now"] == [6] * len(IMPLS) and 6 not in firsts["before"]
 
 
-def test_a_dear_pair_aims_at_five_a_side_never_four() -> None:
-    """4 against 4 gives at best p = 2/70, above Benjamini-Hochberg's cut
-    in a real run: a pair whose runs take 20 s aims at AIM, as a cheap one
-    does; before, at FEWEST."""
+
+def test_a_headline_configuration_short_of_its_runs_aims_at_them() -> None:
+    """A headline configuration with one run aims at 2 (a second mode can
+    show), whatever its cost; a pair's aim is its forecast's."""
     a, b = (ConfigKey("fake-good", "chain", n, None) for n in (5, 6))
-    pair = sequential.Open((a, b), (1, 1), float(sequential.FEWEST), ranked=True)
     ceiling, cost = {a: 12, b: 12}, {a: 20.0, b: 20.0}
-    assert sequential._aim(pair, ceiling, cost) == sequential.AIM == 5
-    assert sequential._aim(pair, ceiling, cost, sequential.BEFORE) == sequential.FEWEST == 4
     short = sequential.Open((a,), (1,), 2.0, headline=True, aim=2)
     assert sequential._aim(short, ceiling, cost) == 2
+    pair = sequential.Open((a, b), (1, 1), float(sequential.FEWEST), ranked=True)
+    assert sequential._aim(pair, ceiling, cost) == sequential.FEWEST
+    assert sequential._tier(short, False, sequential.NOW) < sequential._tier(
+        dataclasses.replace(pair, headline=True), False, sequential.NOW) < sequential._tier(
+        pair, False, sequential.NOW)
