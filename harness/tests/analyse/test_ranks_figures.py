@@ -25,7 +25,9 @@ def _run(path: Path) -> Results:
 
 
 def _figure(name: str) -> str:
-    return re.search(f"<!-- figure {name} -->(.*?)<!-- /figure -->", DOC, re.S).group(1)
+    """A figure of these tests in statistics.md (marked apart from
+    publish/figures.py's, which come from the published pages)."""
+    return re.search(f"<!-- ranks {name} -->(.*?)<!-- /ranks -->", DOC, re.S).group(1)
 
 
 def _headline(path: Path) -> tuple[int, int, int, int, int]:
