@@ -6,7 +6,6 @@ a side ahead in at most 5% of resampled A/A splits."""
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from harness.analyse.analysis import group_runs
