@@ -36,6 +36,9 @@ NEXT_RUNS = Path("docs") / "studies" / "next-run.tsv"
 # The load generator's ceiling (docs/protocol.md): run directories of a
 # rate ladder against a server that does next to nothing, the newest read.
 CEILING_RUNS = Path("docs") / "studies" / "generator-ceiling"
+# The generator this project used before (docs/protocol.md), measured the
+# same way on the same machine, for comparison.
+PREVIOUS_CEILING_RUNS = Path("docs") / "studies" / "generator-ceiling-previous"
 # The collection between passes at bounded's smallest N (docs/protocol.md):
 # each collected runtime with and without it (IMPL[BENCH_COLLECT=0]),
 # interleaved, the newest run read.
@@ -137,21 +140,21 @@ def next_run(root: Path) -> str:
         for machine_name, _, slowest in _newest_measurements(root, NEXT_RUNS, "next-run"))
 
 
-def _ceiling_steps(root: Path) -> tuple[str, list[Row]]:
+def _ceiling_steps(root: Path, folder: Path = CEILING_RUNS) -> tuple[str, list[Row]]:
     """The newest ceiling run: its machine and day, and its measured steps
     (those past a ladder's end were not run), by repeat and rate."""
-    runs = sorted((root / CEILING_RUNS).glob("*/runs.csv"))
+    runs = sorted((root / folder).glob("*/runs.csv"))
     if not runs:
-        raise ValueError(f"figure generator-ceiling: no run in {CEILING_RUNS}")
+        raise ValueError(f"figure generator-ceiling: no run in {folder}")
     env = read_env(runs[-1].parent / ENV)
     steps = sorted((r for r in read_runs(runs[-1]).rows if r.status in ("ok", "invalid")),
                    key=lambda r: (r.rep, r.rate or 0))
     return f"{machine(env)}, {str(env.started_at)[:10]}", steps
 
 
-def generator_ceiling(root: Path) -> str:
+def generator_ceiling(root: Path, folder: Path = CEILING_RUNS) -> str:
     """Each measured step of the newest ceiling run, a table row each."""
-    said, steps = _ceiling_steps(root)
+    said, steps = _ceiling_steps(root, folder)
 
     def late(row: Row) -> str:
         # to the generator's clock, interpolated: 10.01 ms is past the 10 ms limit
@@ -166,10 +169,10 @@ def generator_ceiling(root: Path) -> str:
     return "\n" + "\n".join(lines) + "\n"
 
 
-def generator_kept(root: Path) -> str:
+def generator_kept(root: Path, folder: Path = CEILING_RUNS) -> str:
     """The highest rate the generator kept in every ladder of the newest ceiling run,
     and the lowest it did not."""
-    _, steps = _ceiling_steps(root)
+    _, steps = _ceiling_steps(root, folder)
     kept = {r.rate for r in steps if r.status == "ok"}
     every = [rate for rate in sorted(kept) if all(
         any(r.rep == rep and r.rate == rate and r.status == "ok" for r in steps)
@@ -177,6 +180,8 @@ def generator_kept(root: Path) -> str:
     missed = [r.rate for r in steps if r.status == "invalid" and r.rate is not None]
     if not missed:
         return f"every step, up to {fmt_count(max(kept))} requests a second" if kept else "no step"
+    if not kept:
+        return f"at no rate tried, missing it from {fmt_count(min(missed))} requests a second"
     return (f"up to {fmt_count(max(kept, default=0))} requests a second in some ladders, "
             f"{f'up to {fmt_count(max(every))} in every one' if every else 'no rate in every one'}"
             f", and missed it from {fmt_count(min(missed))}")
@@ -289,6 +294,10 @@ def start_growth(root: Path) -> str:
 STUDIES: dict[str, Callable[[Path], str]] = {"first-run": first_run, "next-run": next_run,
                                              "generator-ceiling": generator_ceiling,
                                              "generator-kept": generator_kept,
+                                             "generator-ceiling-previous": lambda root:
+                                             generator_ceiling(root, PREVIOUS_CEILING_RUNS),
+                                             "generator-kept-previous": lambda root:
+                                             generator_kept(root, PREVIOUS_CEILING_RUNS),
                                              "collection-small": collection_table,
                                              "collection-range": collection_range,
                                              "collection-larger": collection_larger,

@@ -250,6 +250,15 @@ def test_the_generator_ceiling_figures_read_the_newest_ladders(tmp_path):
     table = found["generator-ceiling"]
     assert "| 1 | 600 | 600 | 40% | 15 ms | invalid (generator) |" in table
     assert "| 2 | 400 |" in table and "| 2 | 600 |" not in table and "| 1 | 100 |" not in table
+    # the previous generator's, measured the same way: one that kept no rate says so
+    previous = RunDir.create_new(tmp_path / figures.PREVIOUS_CEILING_RUNS)
+    for row in (step(1, 200, "invalid", 23.0), step(1, 400, "invalid", 16.0)):
+        previous.append_run(row)
+    found = figures.values(tmp_path, {"generator-ceiling-previous", "generator-kept-previous"})
+    assert found["generator-kept-previous"] == (
+        "at no rate tried, missing it from 200 requests a second")
+    assert "| 1 | 200 | 200 | 40% | 23 ms | invalid (generator) |" in found[
+        "generator-ceiling-previous"]
 
 
 def test_the_collection_figures_compare_each_runtime_with_itself(tmp_path):
