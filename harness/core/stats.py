@@ -22,6 +22,12 @@ where a bootstrap would call the range of three runs a 95% interval.
   exact distribution is the convolution of theirs. A factor that slows a
   block's runs alike cancels in every pair. One block is the ratio above.
 
+- A difference of log figures with a variance borrowed across a run's
+  configurations (Prior, fit_prior, borrowed_t, borrowed_p): limma's
+  moderated t (Smyth 2004), not distribution-free, so its scale is
+  calibrated on the run's own no-change splits (analyse/ranks.calibrate);
+  used where the exact tests' run counts cannot reach a family's level.
+
 An interval is `settled` when its confidence reaches LEVEL; a verdict built
 on one that is not says "not settled", whatever the figures.
 """
