@@ -250,6 +250,9 @@ def test_a_headline_configuration_short_of_its_runs_aims_at_them() -> None:
     assert sequential._aim(short, ceiling, cost) == 2
     pair = sequential.Open((a, b), (1, 1), float(sequential.FEWEST), ranked=True)
     assert sequential._aim(pair, ceiling, cost) == sequential.FEWEST
+    claim = dataclasses.replace(pair, ranked=False, claim=True)
+    assert sequential._aim(claim, ceiling, cost) == sequential.AIM  # the exact test's reach
+    assert sequential._aim(claim, ceiling, cost, sequential.BEFORE) == sequential.FEWEST
     assert sequential._tier(short, False, sequential.NOW) < sequential._tier(
         dataclasses.replace(pair, headline=True), False, sequential.NOW) < sequential._tier(
         pair, False, sequential.NOW)
