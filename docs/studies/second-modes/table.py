@@ -25,23 +25,24 @@ sys.path.insert(0, str(ROOT))
 from harness.core.formatting import fmt_bytes, fmt_interval, fmt_ratio_bound, fmt_seconds  # noqa: E402
 from harness.core.schema import Row  # noqa: E402
 from harness.core.stats import Interval, median_interval, ratio_interval  # noqa: E402
-from harness.record.rundir import read_runs  # noqa: E402
+from harness.record.rundir import read_runs, read_samples  # noqa: E402
 
 STUDY = Path(__file__).resolve().parent
 MARK = re.compile(r"(<!-- second-modes ([\w-]+) -->)(.*?)(<!-- /second-modes -->)", re.S)
 # A run is in a second mode when its figure is this many times its
 # configuration's median or more (the issue's two clusters "more than 1.5x apart").
 MODE_FACTOR = 1.5
-# before-and-after blocks of csharp/README.md: (rows' folder, workload, the sides: before, after, article)
+# before-and-after blocks of csharp/README.md: (rows' folder, workload, the sides: before, after,
+# article; the before side's name in the table)
 SIDES = ("csharp-async-before", "csharp-async", "csharp-article")
-COMPARED = {"chain": ("chain", "chain", SIDES)}
+COMPARED = {"chain": ("chain", "chain", SIDES, "before: arrays + join"),
+            "chain-await": ("chain-await", "chain-await", SIDES, "before: an async wrapper")}
 # mode blocks: the README, a committed run, and the configuration (impl, workload, N, B)
 QUIET_RUN = ROOT / "docs" / "studies" / "allocation" / "20261129-190906"
 SPLIT = {"smol-bounded": (ROOT / "rust" / "README.md", QUIET_RUN, ("rust-smol", "bounded", 10000, 1)),
          "java-chain-await": (ROOT / "java" / "README.md", QUIET_RUN,
                               ("java-virtual", "chain-await", 1000000, None))}
-SIDE_NAMES = {"csharp-async-before": "before: arrays + join", "csharp-async": "after",
-              "csharp-article": "the article's program"}
+SIDE_NAMES = {"csharp-async": "after", "csharp-article": "the article's program"}
 FIGURES: tuple[tuple[str, Callable[[Row], float | None], Callable[[float], str]], ...] = (
     ("cold", lambda r: r.first_iter_s, fmt_seconds),
     ("warm", lambda r: r.warm_iter_s, fmt_seconds),
@@ -80,9 +81,10 @@ def _ratio(iv: Interval | None) -> str:
 def table(name: str) -> str:
     """One block: per N and figure, each side's median [95% interval], then
     after / before and after / article with their intervals."""
-    folder, workload, sides = COMPARED[name]
+    folder, workload, sides, before = COMPARED[name]
+    names = {**SIDE_NAMES, sides[0]: before}
     found = rows(folder, workload)
-    head = ["N", "figure", *(f"{SIDE_NAMES[s]}" for s in sides), "after / before", "after / article"]
+    head = ["N", "figure", *(names[s] for s in sides), "after / before", "after / article"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for n in sorted({r.n for r in found if r.n is not None}):
         for label, figure, fmt in FIGURES:
@@ -94,9 +96,56 @@ def table(name: str) -> str:
                          f" | {_ratio(ratio_interval(before, after))} | {_ratio(ratio_interval(article, after))} |")
     largest = max(r.n or 0 for r in found)
     rss = {s: values(found, s, largest, lambda r: r.peak_rss_bytes) for s in sides}
-    said = "; ".join(f"{SIDE_NAMES[s]} {second_modes(rss[s])} of {len(rss[s])}" for s in sides)
-    return ("\n" + "\n".join(lines) + "\n\nRuns at the largest N whose peak RSS is "
-            f"{MODE_FACTOR}× its side's median or more (or as far below): {said}.\n")
+    said = "; ".join(f"{names[s]} {second_modes(rss[s])} of {len(rss[s])}" for s in sides)
+    warm = ratio_interval(values(found, sides[2], largest, lambda r: r.warm_iter_s),
+                          values(found, sides[1], largest, lambda r: r.warm_iter_s))
+    return ("\n" + "\n".join(lines) + f"\n\nAfter within {PARITY}× of the article's program, warm, at "
+            f"N = {largest:,}: {parity(warm)}.\n\nRuns at the largest N whose peak RSS is "
+            f"{MODE_FACTOR}× its side's median or more (or as far below): {said}.{_floors(folder, sides, largest)}\n")
+
+
+# The issue's goal for a program against its article's: a ratio within this factor either way.
+PARITY = 1.02
+
+
+def parity(iv: Interval | None) -> str:
+    """Whether a ratio's 95% interval shows it within PARITY of 1, beyond it, or neither."""
+    if iv is None or not iv.settled:
+        return "not settled (too few runs for a 95% interval)"
+    if 1 / PARITY <= iv.low and iv.high <= PARITY:
+        return f"yes, the 95% interval [{iv.low:.3f}, {iv.high:.3f}] lies inside [{1 / PARITY:.3f}, {PARITY}]"
+    if iv.low > PARITY or iv.high < 1 / PARITY:
+        return f"no, the 95% interval [{iv.low:.3f}, {iv.high:.3f}] lies beyond it"
+    return (f"not settled: the estimate is {iv.estimate:.3f}, but its 95% interval "
+            f"[{iv.low:.3f}, {iv.high:.3f}] reaches past {PARITY}× either way")
+
+
+def _floors(folder: str, sides: tuple[str, ...], n: int) -> str:
+    """RSS over time (samples.csv): the lowest RSS sampled once a run has first
+    reached 90% of its side's median peak, i.e. after the first pass and the
+    collection, for the runs in a second mode against the others."""
+    found: dict[bool, list[float]] = {True: [], False: []}
+    peaks: dict[str, float] = {}
+    for path in sorted((STUDY / folder).glob("*/runs.csv")):
+        samples = read_samples(path.parent / "samples.csv")
+        for r in read_runs(path).rows:
+            if r.status != "ok" or r.n != n or r.impl not in sides or not r.peak_rss_bytes:
+                continue
+            if r.impl not in peaks:
+                peaks[r.impl] = statistics.median(values(rows(folder, r.workload), r.impl, n,
+                                                         lambda x: x.peak_rss_bytes))
+            usual = peaks[r.impl]
+            series = [x.rss_bytes for x in sorted(samples, key=lambda x: x.t_s)
+                      if (x.impl, x.n, x.rep) == (r.impl, r.n, r.rep) and x.rss_bytes is not None]
+            reached = next((i for i, v in enumerate(series) if v >= 0.9 * usual), None)
+            if reached is not None:
+                found[r.peak_rss_bytes >= MODE_FACTOR * usual].append(min(series[reached:]) / usual)
+    if not found[True]:
+        return ""
+    return (" RSS over time: once a run first reached 90% of its side's usual peak, its RSS "
+            f"fell to {_range(found[False], lambda v: f'{v:.2f}')} of that peak in the other runs "
+            f"(the first pass's memory freed by the collection) and only to "
+            f"{_range(found[True], lambda v: f'{v:.2f}')} in the second-mode runs.")
 
 
 def split(xs: list[float]) -> float:
@@ -108,7 +157,9 @@ def split(xs: list[float]) -> float:
 
 
 def _range(xs: list[float], fmt: Callable[[float], str]) -> str:
-    return f"{fmt(min(xs))}–{fmt(max(xs))}" if xs else ""
+    if not xs:
+        return ""
+    return fmt(min(xs)) if fmt(min(xs)) == fmt(max(xs)) else f"{fmt(min(xs))}–{fmt(max(xs))}"
 
 
 def modes(name: str) -> str:
