@@ -24,14 +24,12 @@ sys.path.insert(0, str(ROOT))
 
 from harness.core.formatting import fmt_bytes, fmt_interval, fmt_ratio_bound, fmt_seconds  # noqa: E402
 from harness.core.schema import Row  # noqa: E402
+from harness.analyse.modes import Modes, bimodal  # noqa: E402
 from harness.core.stats import Interval, median_interval, ratio_interval  # noqa: E402
 from harness.record.rundir import read_runs, read_samples  # noqa: E402
 
 STUDY = Path(__file__).resolve().parent
 MARK = re.compile(r"(<!-- second-modes ([\w-]+) -->)(.*?)(<!-- /second-modes -->)", re.S)
-# A run is in a second mode when its figure is this many times its
-# configuration's median or more (the issue's two clusters "more than 1.5x apart").
-MODE_FACTOR = 1.5
 # before-and-after blocks of csharp/README.md: (rows' folder, workload, the sides: before, after,
 # article; the before side's name in the table)
 SIDES = ("csharp-async-before", "csharp-async", "csharp-article")
@@ -64,12 +62,15 @@ def values(found: list[Row], impl: str, n: int, figure: Callable[[Row], float | 
             for v in [figure(r)] if v is not None]
 
 
-def second_modes(xs: list[float]) -> int:
-    """How many runs lie MODE_FACTOR times or more above the median, or as far below."""
-    if not xs:
-        return 0
-    mid = statistics.median(xs)
-    return sum(x >= MODE_FACTOR * mid or x * MODE_FACTOR <= mid for x in xs)
+def upper_runs(xs: list[float]) -> list[float]:
+    """The runs of the upper of two modes (harness/analyse/modes.py, as the results
+    pages flag them); none where the runs are one mode."""
+    found = bimodal(xs)
+    return sorted(xs)[len(xs) - found.upper.runs:] if found else []
+
+
+def _modes(found: Modes | None, fmt: Callable[[float], str]) -> str:
+    return found.text(fmt) if found else "one mode"
 
 
 def _ratio(iv: Interval | None) -> str:
@@ -96,12 +97,13 @@ def table(name: str) -> str:
                          f" | {_ratio(ratio_interval(before, after))} | {_ratio(ratio_interval(article, after))} |")
     largest = max(r.n or 0 for r in found)
     rss = {s: values(found, s, largest, lambda r: r.peak_rss_bytes) for s in sides}
-    said = "; ".join(f"{names[s]} {second_modes(rss[s])} of {len(rss[s])}" for s in sides)
+    said = "; ".join(f"{names[s]} ({len(rss[s])} runs) {_modes(bimodal(rss[s]), fmt_bytes)}"
+                     for s in sides)
     warm = ratio_interval(values(found, sides[2], largest, lambda r: r.warm_iter_s),
                           values(found, sides[1], largest, lambda r: r.warm_iter_s))
     return ("\n" + "\n".join(lines) + f"\n\nAfter within {PARITY}× of the article's program, warm, at "
-            f"N = {largest:,}: {parity(warm)}.\n\nRuns at the largest N whose peak RSS is "
-            f"{MODE_FACTOR}× its side's median or more (or as far below): {said}.{_floors(folder, sides, largest)}\n")
+            f"N = {largest:,}: {parity(warm)}.\n\nPeak RSS at N = {largest:,}, its modes as the results pages "
+            f"flag them (harness/analyse/modes.py): {said}.{_floors(folder, sides, largest)}\n")
 
 
 # The issue's goal for a program against its article's: a ratio within this factor either way.
@@ -123,37 +125,30 @@ def parity(iv: Interval | None) -> str:
 def _floors(folder: str, sides: tuple[str, ...], n: int) -> str:
     """RSS over time (samples.csv): the lowest RSS sampled once a run has first
     reached 90% of its side's median peak, i.e. after the first pass and the
-    collection, for the runs in a second mode against the others."""
+    collection, for the runs in an upper mode against the others."""
     found: dict[bool, list[float]] = {True: [], False: []}
     peaks: dict[str, float] = {}
+    upper: dict[str, list[float]] = {}
     for path in sorted((STUDY / folder).glob("*/runs.csv")):
         samples = read_samples(path.parent / "samples.csv")
         for r in read_runs(path).rows:
             if r.status != "ok" or r.n != n or r.impl not in sides or not r.peak_rss_bytes:
                 continue
             if r.impl not in peaks:
-                peaks[r.impl] = statistics.median(values(rows(folder, r.workload), r.impl, n,
-                                                         lambda x: x.peak_rss_bytes))
+                xs = values(rows(folder, r.workload), r.impl, n, lambda x: x.peak_rss_bytes)
+                peaks[r.impl], upper[r.impl] = statistics.median(xs), upper_runs(xs)
             usual = peaks[r.impl]
             series = [x.rss_bytes for x in sorted(samples, key=lambda x: x.t_s)
                       if (x.impl, x.n, x.rep) == (r.impl, r.n, r.rep) and x.rss_bytes is not None]
             reached = next((i for i, v in enumerate(series) if v >= 0.9 * usual), None)
             if reached is not None:
-                found[r.peak_rss_bytes >= MODE_FACTOR * usual].append(min(series[reached:]) / usual)
+                found[float(r.peak_rss_bytes) in upper[r.impl]].append(min(series[reached:]) / usual)
     if not found[True]:
         return ""
     return (" RSS over time: once a run first reached 90% of its side's usual peak, its RSS "
             f"fell to {_range(found[False], lambda v: f'{v:.2f}')} of that peak in the other runs "
             f"(the first pass's memory freed by the collection) and only to "
-            f"{_range(found[True], lambda v: f'{v:.2f}')} in the second-mode runs.")
-
-
-def split(xs: list[float]) -> float:
-    """The boundary between two modes: the midpoint of the widest ratio
-    between neighbouring sorted values."""
-    x = sorted(xs)
-    _, i = max((x[i + 1] / x[i], i) for i in range(len(x) - 1))
-    return (x[i] + x[i + 1]) / 2
+            f"{_range(found[True], lambda v: f'{v:.2f}')} in the upper mode's runs.")
 
 
 def _range(xs: list[float], fmt: Callable[[float], str]) -> str:
@@ -163,16 +158,19 @@ def _range(xs: list[float], fmt: Callable[[float], str]) -> str:
 
 
 def modes(name: str) -> str:
-    """A mode block: the configuration's ok runs split at the widest gap of
-    their warm pass, each mode's runs and ranges of what they spent."""
+    """A mode block: the configuration's ok runs split into the two modes of
+    their warm pass (harness/analyse/modes.py), each mode's runs and ranges of
+    what they spent."""
     _, run, (impl, workload, n, buffer) = SPLIT[name]
     found = [r for r in read_runs(run / "runs.csv").rows if r.status == "ok" and r.impl == impl
              and r.workload == workload and r.n == n and r.buffer == buffer and r.warm_iter_s]
-    cut = split([r.warm_iter_s or 0.0 for r in found])
+    found.sort(key=lambda r: r.warm_iter_s or 0.0)
+    two = bimodal([r.warm_iter_s or 0.0 for r in found])
+    if two is None:
+        raise ValueError(f"second-modes {name}: the warm passes are one mode now; reword the README")
     lines = ["| mode | runs | cold pass | warm pass | user CPU | voluntary switches | peak RSS |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
-    fast, slow = ([r for r in found if (r.warm_iter_s or 0) < cut],
-                  [r for r in found if (r.warm_iter_s or 0) >= cut])
+    fast, slow = found[:two.lower.runs], found[two.lower.runs:]
     for label, side in (("fast", fast), ("slow", slow)):
         def of(figure: Callable[[Row], float | None]) -> list[float]:
             return [float(v) for r in side for v in [figure(r)] if v is not None]
