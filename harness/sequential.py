@@ -345,14 +345,16 @@ def wanting(found: list[Open], reps: dict[ConfigKey, int], ceiling: dict[ConfigK
 
 def _tier(o: Open, long_shot: bool, allocation: Allocation) -> int:
     """The order of the verdicts before their cost: a headline configuration
-    short of its runs (0), a headline pair or a claim (1: the articles'
-    questions), every other verdict (2), a neighbour pair forecast past the
-    ceiling (3)."""
+    short of its runs (0), an article's claim (1: a dozen, most of them at
+    the headline sizes), a headline pair (2), every other verdict (3), a
+    neighbour pair forecast past the ceiling (4)."""
     if o.headline and not o.ranked:
         return 0
     if long_shot and o.ranked:
-        return 3
-    return 1 if o.headline or (allocation.headline_first and o.claim) else 2
+        return 4
+    if allocation.headline_first and o.claim:
+        return 1
+    return 2 if o.headline else 3
 
 
 def run_seconds(g: Group, p: Planned | None = None) -> float:
