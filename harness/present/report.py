@@ -16,10 +16,10 @@ from types import SimpleNamespace
 from typing import Any, Callable
 from urllib.parse import quote
 
-from ..analyse import analysis, questions, ranks, standings, verdicts
+from ..analyse import analysis, modes, questions, ranks, standings, verdicts
 from ..analyse.analysis import Group, Ranks, Results
 from ..core.formatting import (fmt_bytes, fmt_interval, fmt_percent, fmt_places, fmt_ratio,
-                               fmt_ratio_bound, visible)
+                               fmt_ratio_bound, fmt_seconds, visible)
 from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import METRICS, Metric
 from ..core.formatting import fmt_metric
@@ -87,8 +87,26 @@ def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
+# How the executor words a run it killed at the limit the harness gave it.
+_LIMIT = re.compile(r"no exit within ([0-9.]+) s")
+
+
+def cut_by_limit(g: Group) -> str:
+    """'2 cut by our time limit (90 s)': its runs the harness killed at the
+    limit it gave them (every timeout is ours), "" where none was."""
+    cut = [r for r in g.rows if r.status == Status.TIMEOUT]
+    if not cut:
+        return ""
+    limits = sorted({float(m[1]) for r in cut if (m := _LIMIT.search(r.error or ""))})
+    said = (f" ({' to '.join(fmt_seconds(v) for v in (limits[0], limits[-1]) if v)})"
+            if len(limits) > 1 else f" ({fmt_seconds(limits[0])})" if limits else "")
+    return f"{len(cut)} cut by our time limit{said}"
+
+
 def _runs_cell(g: Group, loaded: int) -> str:
     text = md_text(g.statuses) if g.ok else f"**{md_text(g.statuses)}**"
+    if cut := cut_by_limit(g):
+        text += f" ({cut})"
     if loaded:
         text += f" ({loaded} under load)"
     if g.outliers:
@@ -627,6 +645,8 @@ def claim_rows(q: questions.Questions) -> list[list[str]]:
                  f"{iv.confidence:.0%})" if iv is not None else
                  f"{num / den:.2f}× ({runs}, no interval)")
         said = c.verdict + (f": {c.why}" if c.why else "") + (f"; {c.size}" if c.size else "")
+        if two := c.bimodal:
+            said += f"; rests on two modes ({', '.join(g.impl for g in two)})"
         rows.append([md_text(c.claim.article), md_text(c.claim.text), md_text(c.claim.published),
                      md_text(ratio), md_text(said)])
     return rows
@@ -651,8 +671,8 @@ def headline_places(groups: list[Group], env: Env) -> list[ranks.RankIntervals]:
     (ranks.py): none for a check suite."""
     if env.settings.get("suite") in CHECK_SUITES:
         return []
-    found = ranks.all_rank_intervals(standings.judged(groups, env.settings), env.floor_impls,
-                                     headline_only=True)
+    judged = standings.judged(groups, env.settings)
+    found = ranks.all_rank_intervals(judged, env.floor_impls, headline_only=True)
     return sorted(found, key=lambda r: (workload_rank(r.workload), r.metric != "warm_iter_s"))
 
 
@@ -663,18 +683,33 @@ def ranking_title(r: ranks.RankIntervals) -> str:
 
 def neighbour_note(r: ranks.RankIntervals, i: int) -> str:
     """Place i's figure over the one above it, with its 95% interval (worse
-    side above 1); "" for the first."""
+    side above 1), saying where a side's runs fall into two modes; "" for
+    the first."""
     if i == 0:
         return ""
     above, this = r.places[i - 1].group, r.places[i].group
     iv = standings.pair(r.metric, above, this, r.margin).interval
+    two = [p.impl for p in r.places[i - 1:i + 1] if p.modes is not None]
+    rests = f"; rests on two modes ({md_text(', '.join(two))})" if two else ""
     if iv is None:
         a, b = above.median(r.metric), this.median(r.metric)
         if not a or not b:
             return "—"
         ratio = a / b if METRICS[r.metric].higher_is_better else b / a
-        return f"{fmt_ratio(ratio, best_in_bold=False)} (no interval)"
-    return f"{fmt_ratio(iv.estimate, best_in_bold=False)} {ratio_interval_text(iv)}"
+        return f"{fmt_ratio(ratio, best_in_bold=False)} (no interval){rests}"
+    return f"{fmt_ratio(iv.estimate, best_in_bold=False)} {ratio_interval_text(iv)}{rests}"
+
+
+def modes_text(found: modes.Modes, metric: str) -> str:
+    """'two modes: 10 runs at 1 GiB (83%), 2 at 1.95 GiB (17%)' (Markdown)."""
+    return md_text(found.text(lambda v: fmt_metric(metric, v)))
+
+
+def figure_cell(p: ranks.Place, metric: str) -> str:
+    """A place's median with its interval and, where its runs fall into two
+    modes, each mode's share and figure: shown, not averaged."""
+    text = cell(p.group, metric)
+    return text + (f"; {modes_text(p.modes, metric)}" if p.modes is not None else "")
 
 
 def floor_ratio(r: ranks.RankIntervals, g: Group) -> str:
@@ -706,7 +741,7 @@ def place_rows(found: list[ranks.RankIntervals],
         for i, p in enumerate(r.places):
             rows.append([title if i == 0 else "", md_text(p.impl), fmt_places(p.lo, p.hi, count),
                          tier_cell(r, p),
-                         "yes" if p.best else "", cell(p.group, r.metric),
+                         "yes" if p.best else "", figure_cell(p, r.metric),
                          neighbour_note(r, i), floor_ratio(r, p.group)])
     return rows
 
@@ -729,13 +764,53 @@ def places_summary(found: list[ranks.RankIntervals]) -> str:
             f"{len(found)} rankings are a single tier.")
 
 
+def unranked_lines(found: list[ranks.RankIntervals], groups: list[Group]) -> list[str]:
+    """Each headline ranking's runtimes that have no place because every run
+    of theirs failed, those cut by our time limit named as such (Markdown)."""
+    lines = []
+    for r in found:
+        ranked = {p.impl for p in r.places} | ({r.floor.impl} if r.floor else set())
+        for g in groups:
+            if (g.workload, g.n, g.buffer, g.params) != r.key or g.impl in ranked \
+                    or g.values(r.metric) or not g.rows:
+                continue
+            why = cut_by_limit(g) or md_text(g.statuses)
+            lines.append(f"- {md_text(ranking_title(r))}: {md_text(g.impl)} has no place: "
+                         f"{why}.")
+    return lines
+
+
+def two_modes_lines(groups: list[Group]) -> list[str]:
+    """Every configuration whose headline figure's runs fall into two modes
+    (modes.py), each mode's share and figure (Markdown list items)."""
+    return [f"- {md_text(b.group.impl)}, {md_text(b.group.workload)} "
+            f"{md_text(verdicts.where(b.group))}, {md_text(METRICS[b.metric].label)}: "
+            f"{modes_text(b.modes, b.metric)}" for b in modes.bimodal_groups(groups)]
+
+
+TWO_MODES_INTRO = ("**Two modes.** These configurations' runs fall into two clusters far apart "
+                   "(docs/statistics.md, \"Two modes\"): their median lands in one or the other "
+                   "by chance, so each mode is shown, and a verdict resting on one says so.")
+
+
 def places_block(found: list[ranks.RankIntervals],
-                 link: Callable[[str], str] | None = None) -> list[str]:
-    """The headline rankings' section body (Markdown): its summary, intro and table."""
+                 link: Callable[[str], str] | None = None,
+                 groups: list[Group] | None = None) -> list[str]:
+    """The headline rankings' section body (Markdown): its summary, intro and
+    table; with the run's groups, the runtimes left unplaced (those cut by
+    our time limit named) and the configurations whose runs fall into two
+    modes."""
     if not found:
         return []
-    return [f"**{md_text(places_summary(found))}**", "", PLACES_INTRO, ""] + md_table(
+    lines = [f"**{md_text(places_summary(found))}**", "", PLACES_INTRO, ""] + md_table(
         PLACES_HEADER, place_rows(found, link)) + [""]
+    if groups is None:
+        return lines
+    if unranked := unranked_lines(found, groups):
+        lines += ["Not placed:", ""] + unranked + [""]
+    if two := two_modes_lines(groups):
+        lines += [TWO_MODES_INTRO, ""] + two + [""]
+    return lines
 
 
 def render_markdown(results: Results, pngs: list[str] | None = None,
@@ -768,7 +843,8 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
         placed = headline_places(groups, env) if placed is None else placed
         if placed:
             lines += [f"### {PLACES_TITLE}", ""]
-            lines += places_block(placed, lambda w: "#" + md_anchor(section_title(w)))
+            lines += places_block(placed, lambda w: "#" + md_anchor(section_title(w)),
+                                  standings.judged(groups, env.settings))
         if asked is not None and asked.claims:
             lines += ["### The articles' claims", "", CLAIMS_INTRO, ""]
             lines += md_table(CLAIMS_HEADER, claim_rows(asked)) + [""]

@@ -12,7 +12,7 @@ from collections import Counter
 
 from . import calibration, goals
 from .published import ENV, LOAD, RUNS, SUMMARY, Run
-from ..analyse import analysis, questions
+from ..analyse import analysis, questions, standings
 from ..core.formatting import fmt_elapsed
 from ..core.presentation import PRESENTATIONS
 from ..core.schema import Env, Status
@@ -131,7 +131,8 @@ def render_page(run: Run, name: str) -> str:
     lines += [f"**{md_text(found.summary())}**" if found else check_lines(run.groups)[0], ""]
     if placed := headline_places(run.groups, env):
         lines += [f"## {PLACES_TITLE}", ""]
-        lines += places_block(placed, lambda w: "#" + md_anchor(section_title(w)))
+        lines += places_block(placed, lambda w: "#" + md_anchor(section_title(w)),
+                              standings.judged(run.groups, env.settings))
     lines += [describe(run), ""]
     if found is not None and found.claims:
         lines += [f"## {CLAIMS_TITLE}", "", CLAIMS_INTRO, ""]

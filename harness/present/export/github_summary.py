@@ -30,7 +30,8 @@ def job_summary(results: Results, limit: int = GITHUB_LIMIT) -> str:
         lines += [f"**{md_text(asked.summary())}**", ""]
     if note := standings.unjudged_note(settings):
         lines += [md_text(note), ""]
-    lines += places_block(headline_places(groups, env))  # the headline: places to quote
+    # the headline: places to quote
+    lines += places_block(headline_places(groups, env), groups=standings.judged(groups, settings))
     if asked is not None and asked.claims:
         lines += ["| " + " | ".join(CLAIMS_HEADER) + " |",
                   "|" + "|".join("---" for _ in CLAIMS_HEADER) + "|"]

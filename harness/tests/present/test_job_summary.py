@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness.analyse.analysis import analyse
 from harness.present.export.github_summary import job_summary
+from harness.present.report import PLACES_HEADER
 from harness.record.rundir import RunDir
 
 from ..conftest import harness
@@ -29,7 +30,12 @@ def test_the_summary_opens_with_the_verdicts_and_writes_nothing(tmp_path: Path) 
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("### Benchmark run ")
     assert lines[2].startswith("**Verdicts settled, each family on its own")
-    assert "| workload | figure | at | leader | runner-up | × leader | verdict | runs |" in lines
+    places = "| " + " | ".join(PLACES_HEADER) + " |"
+    leaders = "| workload | figure | at | leader | runner-up | × leader | verdict | runs |"
+    assert places in lines and leaders in lines
+    # the headline rankings' places first, the floor's leaders table last
+    assert next(x for x in lines if x.startswith("| ")) == places
+    assert lines.index(places) < lines.index(leaders)
     assert "**Failures**" in proc.stdout  # the fixture's oom, timeout and crashed rows
     assert _listing(run) == before
 

@@ -479,15 +479,84 @@ def test_markup_and_control_characters_in_the_data_stay_text_in_report_md(tmp_pa
 def test_the_verdicts_are_decided_once_for_both_reports(tmp_path, monkeypatch):
     """publish decides the run's standings and questions once and hands them
     to report.md and report.html, which then show the same verdicts."""
-    from harness.analyse import questions, standings
+    import html
+    from harness.analyse import questions, ranks, standings
     calls = []
-    decide, ask = standings.standings, questions.ask
+    decide, ask, place = standings.standings, questions.ask, ranks.all_rank_intervals
     monkeypatch.setattr(standings, "standings", lambda *a, **k: calls.append(1) or decide(*a, **k))
     monkeypatch.setattr(questions, "ask", lambda *a, **k: calls.append(2) or ask(*a, **k))
+    monkeypatch.setattr(ranks, "all_rank_intervals",
+                        lambda *a, **k: calls.append(3) or place(*a, **k))
     run = tmp_path / "run"
     shutil.copytree(FIXTURE, run)
     outputs.write_report(run, draw=False)
-    assert calls == [1, 2]
+    assert calls == [1, 2, 3]
     summary = re.search(r"\*\*(Verdicts settled, [^*]+)\*\*", (run / "report.md").read_text())
-    rankings = summary.group(1).split(":")[1].split(";")[0]  # no quote to escape in HTML
-    assert summary and rankings in (run / "report.html").read_text()
+    rankings = summary.group(1).split(":")[1].split(";")[0]
+    assert summary and html.escape(rankings) in (run / "report.html").read_text()
+
+
+# -- issue 64: the headline rankings first ------------------------------------
+
+def _headline_run() -> tuple[list, Env]:
+    """chain at N = 1M, the articles' size: fast, mid and slow 2× apart at 5
+    runs each, the floor ahead of them, 'twin' bimodal (3 runs at 4 ms, 2 at
+    9 ms) and 'cut' killed at our time limit on every run."""
+    base = [1.00, 1.01, 0.99, 1.02, 1.005]
+    rows = _rows("fast", "chain", 1_000_000, [t / 1000 for t in base]) \
+        + _rows("mid", "chain", 1_000_000, [2 * t / 1000 for t in base]) \
+        + _rows("slow", "chain", 1_000_000, [8 * t / 1000 for t in base]) \
+        + _rows("floor", "chain", 1_000_000, [t / 2000 for t in base]) \
+        + _rows("twin", "chain", 1_000_000, [0.004, 0.00401, 0.00399, 0.009, 0.00902]) \
+        + _rows("cut", "chain", 1_000_000, [None, None], status="timeout",
+                error="no exit within 90 s; process tree killed")
+    return _groups(rows), Env({"floor_impls": ["floor"], "settings": {"suite": "default"}})
+
+
+def test_the_first_table_places_every_runtime_with_its_joint_interval():
+    groups, env = _headline_run()
+    placed = report.headline_places(groups, env)
+    warm = next(r for r in placed if r.metric == "warm_iter_s")
+    assert [p.impl for p in warm.places] == ["fast", "mid", "twin", "slow"]  # the floor beside
+    rows = report.place_rows([warm])
+    assert rows[0][:5] == ["chain, N = 1M: warm iteration", "fast",
+                           f"{warm.places[0].text} of 4", rows[0][3], "yes"]
+    assert rows[0][3].startswith("1 (1st")
+    assert rows[1][6].startswith("2.00× [")  # mid over fast, with its interval
+    assert rows[0][7] == "2.00×"  # ×floor stays a column
+    assert all(" of 4" in row[2] for row in rows)
+
+
+def test_two_modes_are_shown_and_the_verdicts_on_them_say_so():
+    groups, env = _headline_run()
+    warm = next(r for r in report.headline_places(groups, env) if r.metric == "warm_iter_s")
+    rows = {row[1]: row for row in report.place_rows([warm])}
+    assert "two modes: 3 runs at 4 ms (60%), 2 at 9.01 ms (40%)" in rows["twin"][5]
+    assert "rests on two modes (twin)" in rows["twin"][6]
+    assert "rests on two modes (twin)" in rows["slow"][6]  # the pair below rests on it too
+    assert "two modes" not in rows["mid"][6]
+    block = "\n".join(report.places_block([warm], groups=groups))
+    assert ("- twin, chain N = 1M, warm iteration: two modes: 3 runs at 4 ms (60%), 2 at "
+            "9.01 ms (40%)") in block
+
+
+def test_a_run_cut_by_our_limit_is_named_as_such():
+    groups, env = _headline_run()
+    placed = report.headline_places(groups, env)
+    block = "\n".join(report.places_block(placed, groups=groups))
+    assert ("- chain, N = 1M: warm iteration: cut has no place: 2 cut by our time limit "
+            "(90 s).") in block
+    cut = next(g for g in groups if g.impl == "cut")
+    assert report.cut_by_limit(cut) == "2 cut by our time limit (90 s)"
+
+
+def test_report_md_opens_with_the_headline_rankings(tmp_path):
+    """The first table of report.md is the rankings' places, before the
+    claims, the tiers and the floor's leaders table."""
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    text = outputs.write_report(run, draw=False).read_text()
+    first = next(line for line in text.splitlines() if line.startswith("| "))
+    assert first == "| " + " | ".join(report.PLACES_HEADER) + " |"
+    assert (text.index(report.PLACES_TITLE) < text.index("### Rankings\n")
+            < text.index(report.LEADERS_TITLE) < text.index("## Environment"))

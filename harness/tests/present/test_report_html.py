@@ -264,13 +264,21 @@ def test_report_html_in_headless_chromium(chromium, page_file, tmp_path):
             "[...document.querySelectorAll('nav a')].map(a => a.getAttribute('href').slice(1))")
         assert {"verdicts", "workload-chain", "standings", "environment"} <= set(targets), targets
         assert page.evaluate(f"{targets!r}.every(t => document.getElementById(t))"), targets
-        # the verdicts first: their table before any list, then the failures
+        # the verdicts first: the headline rankings' places before any other table or
+        # list, the floor's leaders table after the claims and rankings, then the failures
         assert page.evaluate("document.querySelector('section').id") == "verdicts"
         first = page.evaluate("""(() => {
             const s = document.getElementById('verdicts');
             return [...s.querySelectorAll('table, ul')].map(e => e.tagName + '#' + e.id);
         })()""")
-        assert first[0] == "TABLE#table-verdicts", first
+        assert first[0] == "TABLE#table-places", first
+        assert first.index("TABLE#table-rankings") < first.index("TABLE#table-verdicts"), first
+        places = page.evaluate(
+            "[...document.querySelectorAll('#table-places tbody tr')].map(r => r.textContent)")
+        assert any(r.startswith("chain, N = 1M: warm iteration") and " of 2" in r
+                   for r in places), places
+        assert page.evaluate("document.querySelector('#table-places a').getAttribute('href')"
+                             ).startswith("#workload-")
         verdict_rows = page.evaluate(
             "[...document.querySelectorAll('#table-verdicts tbody tr')].map(r => r.textContent)")
         assert any(r.startswith("chain") and "rust-tokio" in r for r in verdict_rows), verdict_rows
@@ -285,7 +293,7 @@ def test_report_html_in_headless_chromium(chromium, page_file, tmp_path):
         for workload in ("sleep", "chain", "bounded"):
             assert f"table-{workload}" in tables, tables
         assert {"table-implementations", "table-environment"} <= set(tables)
-        assert page.evaluate("document.querySelectorAll('img[src^=\"data:image/png\"]').length") >= 8
+        assert page.evaluate("document.querySelectorAll('img[src^=\"data:image/\"]').length") >= 8
 
         # a click on a column header sorts the column by value
         column = page.evaluate("""(() => {
@@ -444,7 +452,8 @@ def test_markup_in_the_data_stays_text_in_chromium(chromium, tmp_path):
                                             'LINK'].includes(e.tagName.toUpperCase()))
                               .map(e => e.tagName),
                   images: [...document.images].filter(i => !(i.classList.contains('plot')
-                              && i.src.startsWith('data:image/png'))).map(i => i.outerHTML),
+                              && /^data:image\/(png|webp);base64,/.test(i.src)))
+                              .map(i => i.outerHTML),
                   details: [...document.querySelectorAll('details')]
                               .filter(d => !d.id.startsWith('cfg-')).map(d => d.outerHTML),
                   tables: [...document.querySelectorAll('table')]
@@ -508,3 +517,25 @@ def test_the_csp_forbids_inline_script_and_fetches(chromium, page_file, tmp_path
 
 if __name__ == "__main__":  # install ahead of the tests: python harness/tests/present/test_report_html.py
     print(ensure_chromium())
+
+
+# issue 64: a default run's report.html within 1.5 MB (it was 1.67 MB: the plots
+# as PNG and every cell's text repeated as its sort value)
+HTML_LIMIT = 1_500_000
+RESULTS = ROOT / "docs" / "results"
+
+
+def test_the_largest_committed_runs_report_html_stays_within_its_limit(tmp_path):
+    """The committed run with the most rows, its plots drawn: report.html
+    within HTML_LIMIT bytes, its plots inline as lossless WebP where that is
+    smaller than the PNG."""
+    largest = max(RESULTS.glob("*/runs.csv"), key=lambda p: p.stat().st_size).parent
+    run = tmp_path / "run"
+    shutil.copytree(largest, run)
+    outputs.write_report(run)
+    text = (run / "report.html").read_text()
+    size = len(text.encode())
+    assert size <= HTML_LIMIT, f"{largest.name}'s report.html is {size:,} bytes, over {HTML_LIMIT:,}"
+    assert text.count('src="data:image/webp;base64,') >= 8
+    # no sort value repeats the text it sorts
+    assert not re.search(r'<td data-value="([^"<]+)">\1</td>', text)

@@ -27,6 +27,7 @@ from harness.core.formatting import fmt_elapsed
 from harness.core.schema import ConfigKey, Env, Row
 from harness.present.exports import SUMMARY_FIELDS
 from harness.present.outputs import write_report
+from harness.present import report
 from harness.present.report import build_table, claim_rows, md_text, ranking_rows, workload_groups
 from harness.publish import claims, figures, page, published, readme
 from harness.publish import readme_tables as rt
@@ -162,14 +163,20 @@ def test_the_readme_block_is_generated_from_the_pages():
     assert text[start + len(readme.HEADLINE_START):end].strip() == rt.readme_block(RESULTS)
 
 
-def test_the_readme_ranks_tiers_without_the_floor():
+def test_the_readme_places_the_headline_rankings_without_the_floor():
+    """README's first table: a row per headline ranking of the headline page,
+    its best set and its runtimes' joint 95% places, the floor in none."""
     name = rt.headline_page(RESULTS)
     run = rt.load_page(RESULTS, name)
     block = rt.readme_block(RESULTS)
-    assert run.env.floor_impls and "tiers" in block
-    for floor in run.env.floor_impls:
-        assert not any(line.split(" | ")[3:4] and floor in line.split(" | ")[3]
-                       for line in block.splitlines() if line.startswith("| ")), floor
+    placed = report.headline_places(run.groups, run.env)
+    rows = [line.split(" | ") for line in block.splitlines()
+            if line.startswith("| ") and "---" not in line][1:]
+    assert run.env.floor_impls and len(rows) == len(placed) > 0
+    for row, r in zip(rows, placed):
+        assert row[2].startswith(f"{md_text(r.places[0].impl)} {r.places[0].text}"), row
+        for floor in run.env.floor_impls:
+            assert floor not in row[1] and floor not in row[2], (floor, row)
 
 
 def test_the_docs_figures_are_generated_from_the_pages():
