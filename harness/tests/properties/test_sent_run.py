@@ -11,6 +11,7 @@ says so in one line. Tests named test_66_N are the issue's reproductions."""
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -22,16 +23,17 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from harness import cli
+from harness.core import stats
 from harness.core.schema import ENV_SPEC, RUN_COLUMNS, _count, _finite, _int, _seconds, _signed
 from harness.publish import claims, readme_tables
 from harness.record.rundir import RunDirError, read_env, read_runs
 
 from ..conftest import ROOT
-from .test_hostile import (RESUME, call, fill, latest_of, refused, run_dir, set_cell, snapshot,
+from .test_hostile import (RESUME, _fakes, call, fill, latest_of, refused, run_dir, set_cell, snapshot,
                            tmpfs)
 
 V10 = Path(__file__).resolve().parents[1] / "fixtures" / "formats" / "v10"
-__all__ = ["tmpfs"]  # the fixture, imported for the full-disk tests
+__all__ = ["tmpfs", "_fakes"]  # fixtures: the full-disk tests; the fake programs
 
 
 def sent(parent: Path, name: str = "run") -> Path:
@@ -482,3 +484,64 @@ def test_66_3_slurm_local_down_signals_only_the_daemons_it_started(tmp_path: Pat
     finally:
         victim.kill()
         victim.wait()
+
+
+# ---------------------------------------------------------------- size
+
+def synthetic(parent: Path, rows: int, name: str = "big") -> Path:
+    """A run of `rows` rows, the fixture's ok rows repeated: 100 repeats of
+    each configuration, the sizes N = 10, 11, ... as many as it takes."""
+    run = sent(parent, name)
+    with (run / "runs.csv").open(newline="") as f:
+        header, *lines = list(csv.reader(f))
+    at = {c: header.index(c) for c in ("n", "rep", "status")}
+    base = [line for line in lines if line[at["status"]] == "ok" and line[at["n"]]]
+    with (run / "runs.csv").open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        for k in range(rows):
+            line = list(base[k % len(base)])
+            line[at["rep"]] = str((k // len(base)) % 100 + 1)
+            line[at["n"]] = str(10 + k // (len(base) * 100))
+            writer.writerow(line)
+    (run / "samples.csv").write_text((run / "samples.csv").read_text().splitlines()[0] + "\n")
+    return run
+
+
+def _u_counts_by_recurrence(n: int, m: int) -> tuple[int, ...]:
+    if n == 0 or m == 0:
+        return (1,)
+    counts = [0] * (n * m + 1)
+    for u, c in enumerate(_u_counts_by_recurrence(n - 1, m)):
+        counts[u + m] += c
+    for u, c in enumerate(_u_counts_by_recurrence(n, m - 1)):
+        counts[u] += c
+    return tuple(counts)
+
+
+def test_the_mann_whitney_counts_are_the_recurrences() -> None:
+    """The generating function that made a 100-run side take a second, not
+    minutes, gives exactly the counts of the recurrence it replaced."""
+    for n in range(0, 8):
+        for m in range(0, 8):
+            assert stats._u_counts(n, m) == _u_counts_by_recurrence(n, m), (n, m)
+    counts = stats._u_counts(60, 40)
+    assert sum(counts) == math.comb(100, 40) and counts == counts[::-1]
+
+
+# A synthetic run of this many rows for the size test; BENCH_SIZE_ROWS=100000
+# makes it the benchmark of docs/promises.md (each command well under a minute
+# on 2 cores), which the suite does not run at that size.
+SIZE_ROWS = int(os.environ.get("BENCH_SIZE_ROWS", "3000"))
+
+
+@pytest.mark.parametrize("command", ["report", "report-github", "export", "merge"])
+def test_66_12_a_large_run_is_read_reported_exported_and_merged(
+        command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = synthetic(tmp_path, SIZE_ROWS)
+    argv = readers(run, tmp_path)[command]
+    if command == "merge":
+        argv = ["merge", run, synthetic(tmp_path, SIZE_ROWS // 10, "small"),
+                "--out", tmp_path / "merged"]
+    status, err = any_call(capsys, argv)
+    assert status == 0, err
