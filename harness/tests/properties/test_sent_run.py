@@ -16,10 +16,14 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import psutil
 import pytest
 
 from harness import cli
@@ -545,3 +549,44 @@ def test_66_12_a_large_run_is_read_reported_exported_and_merged(
                 "--out", tmp_path / "merged"]
     status, err = any_call(capsys, argv)
     assert status == 0, err
+
+
+# ---------------------------------------------------------------- children
+
+def _workers_of(proc: subprocess.Popen[str], seconds: float = 120) -> list[psutil.Process]:
+    """The plot workers a report or merge forked, once it has."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and proc.poll() is None:
+        children = psutil.Process(proc.pid).children(recursive=True)
+        if children:
+            return children
+        time.sleep(0.02)
+    pytest.fail("no plot worker was started")
+
+
+@pytest.mark.parametrize("how", ["KILL", "TERM", "KILL-group", "TERM-group", "INT-group"])
+@pytest.mark.parametrize("command", ["report", "merge"])
+def test_66_7_plot_workers_die_with_a_killed_report_or_merge(
+        command: str, how: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = synthetic(tmp_path, 3000)
+    argv = ["report", run] if command == "report" else \
+        ["merge", run, sent(tmp_path, "other"), "--out", tmp_path / "merged"]
+    proc = subprocess.Popen([sys.executable, "-m", "harness", *map(str, argv)], cwd=ROOT,
+                            start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        workers = _workers_of(proc)
+        name, _, group = how.partition("-")
+        signum = getattr(signal, f"SIG{name}")
+        os.killpg(proc.pid, signum) if group else os.kill(proc.pid, signum)
+        proc.wait(timeout=60)
+        gone, alive = psutil.wait_procs(workers, timeout=10)
+        assert not alive, [p.pid for p in alive]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    status, err = any_call(capsys, argv)  # the next one completes, and sweeps
+    assert status == 0, err
+    folder = run if command == "report" else tmp_path / "merged"
+    assert not list(folder.glob(".writing-*")), list(folder.glob(".writing-*"))
