@@ -9,7 +9,9 @@ of the configurations whose rule still asks for one, up to their max_repeat:
 - --until-settled: the configuration is a side of a verdict the reader
   asks for (analyse/questions.py: a neighbour pair of a ranking, an
   article's claim, a goal) that is not settled yet and can still settle
-  within the ceiling (runs_to_settle). A pass takes both sides of each
+  within the ceiling (runs_to_settle), the headline rankings first
+  (Allocation: each of their configurations to 2 runs, then the claims,
+  then their pairs, then the rest). A pass takes both sides of each
   chosen verdict to the runs it aims at (_aim): a pair is decided by both
   sides' runs, and the exact test's smallest p-value falls fastest when
   they stay balanced. The verdicts go cheapest to finish for their share
@@ -176,7 +178,7 @@ class Open:
     ranked: bool = False
     # a pair of a headline ranking (headline()), or a headline configuration
     # short of Allocation.headline_runs: under Allocation.headline_first,
-    # these go before every other verdict
+    # these go before every verdict but the claims (_tier)
     headline: bool = False
     aim: int | None = None  # the runs it aims at, where not its forecast's (_aim)
     claim: bool = False  # an article's claim
