@@ -127,6 +127,7 @@ def replace_folder(folder: Path, fill: Callable[[Path], None]) -> None:
     left as it was and nothing of the new one stays: an OSError becomes a
     UsageError naming the folder."""
     parent = folder.parent
+    _sweep_folders(parent)
     staged = old = None
     try:
         staged = Path(tempfile.mkdtemp(prefix=f"{FOLDER_STAGING}{os.getpid()}-", dir=parent))
@@ -144,3 +145,16 @@ def replace_folder(folder: Path, fill: Callable[[Path], None]) -> None:
         for tmp in (staged, old):
             if tmp is not None:
                 shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _sweep_folders(parent: Path) -> None:
+    """What a killed replace_folder left in parent: its staging folders,
+    of this user, whose process is gone."""
+    for tmp in parent.glob(f"{FOLDER_STAGING}*") if parent.is_dir() else ():
+        pid = tmp.name[len(FOLDER_STAGING):].partition("-")[0]
+        try:
+            ours = tmp.lstat().st_uid == os.getuid() and tmp.is_dir() and not tmp.is_symlink()
+        except OSError:
+            continue
+        if ours and pid.isdigit() and not alive(int(pid)):
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -590,3 +590,17 @@ def test_66_7_plot_workers_die_with_a_killed_report_or_merge(
     assert status == 0, err
     folder = run if command == "report" else tmp_path / "merged"
     assert not list(folder.glob(".writing-*")), list(folder.glob(".writing-*"))
+
+
+def test_what_a_killed_publish_left_is_swept_by_the_next(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = sent(tmp_path)
+    call(capsys, ["report", run])
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    leftover = tmp_path / "P" / f".writing-{dead.pid}-abc"  # as a killed publish leaves it
+    leftover.mkdir(parents=True)
+    (leftover / "summary.csv").write_text("cut")
+    status, err = any_call(capsys, ["publish", run, "--out", tmp_path / "P"])
+    assert status == 0, err
+    assert not leftover.exists()
