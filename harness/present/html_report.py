@@ -59,6 +59,7 @@ table.sortable th{cursor:pointer;user-select:none;white-space:nowrap}
 table.sortable th:hover{background:#e6eef6}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
 td.num{white-space:nowrap}
+#table-places td:nth-child(n+2):nth-child(-n+5){white-space:nowrap}
 tr:nth-child(even) td{background:#fafafa}
 details summary{cursor:pointer;color:#2b6cb0}
 details code{display:block;white-space:pre-wrap;word-break:break-all;font-size:12px}
