@@ -492,7 +492,9 @@ def standings_rows(found: list[standings.Standing]) -> list[list[str]]:
                  f"{ratio_interval_text(s.interval)}")
         rows.append([md_text(s.other.workload), md_text(s.other.key.settings or "—"),
                      md_text(METRICS[s.metric].label), md_text(s.other.impl),
-                     md_text(s.leader.impl), ratio, md_text(standings.verdict_text(s)),
+                     md_text(s.leader.impl), ratio,
+                     md_text(standings.verdict_text(s)
+                             + rests_on_two_modes([g.impl for g in s.bimodal])),
                      f"{s.runs[1]} and {s.runs[0]}"])
     return rows
 
@@ -527,12 +529,21 @@ def headline_ratio(h: verdicts.Headline) -> str:
     return "—"
 
 
+def rests_on_two_modes(impls: list[str]) -> str:
+    """'; rests on two modes (a, b)' for a verdict whose sides' runs fall into
+    two modes (modes.py), "" for none (plain text)."""
+    named = list(dict.fromkeys(impls))
+    return f"; rests on two modes ({', '.join(named)})" if named else ""
+
+
 def headline_word(h: verdicts.Headline) -> str:
     """The verdict word (Markdown): leads / level (within ±M%) / not settled: why."""
     s = h.standing
     word = h.word + (f": {h.why}" if h.why else "")
     if s is not None and s.verdict == standings.LEVEL_WORD:
         word += f" (within ±{fmt_percent(s.margin)})"
+    if s is not None:
+        word += rests_on_two_modes([g.impl for g in s.bimodal])
     return md_text(word)
 
 
@@ -626,8 +637,9 @@ def ranking_rows(q: questions.Questions) -> list[list[str]]:
         multiple = floor_multiple(r)
         floor = (f"{md_text(r.floor.impl)}: leader at {fmt_ratio(multiple)}"
                  if multiple is not None and r.floor is not None else "")
+        two = rests_on_two_modes([g.impl for p in r.pairs for g in p.bimodal])
         rows.append([md_text(r.workload), md_text(verdicts.where(r.order[0])),
-                     md_text(METRICS[r.metric].label), md_text(r.tier_text()), floor])
+                     md_text(METRICS[r.metric].label), md_text(r.tier_text() + two), floor])
     return rows
 
 
@@ -645,8 +657,7 @@ def claim_rows(q: questions.Questions) -> list[list[str]]:
                  f"{iv.confidence:.0%})" if iv is not None else
                  f"{num / den:.2f}× ({runs}, no interval)")
         said = c.verdict + (f": {c.why}" if c.why else "") + (f"; {c.size}" if c.size else "")
-        if two := c.bimodal:
-            said += f"; rests on two modes ({', '.join(g.impl for g in two)})"
+        said += rests_on_two_modes([g.impl for g in c.bimodal])
         rows.append([md_text(c.claim.article), md_text(c.claim.text), md_text(c.claim.published),
                      md_text(ratio), md_text(said)])
     return rows
@@ -689,8 +700,8 @@ def neighbour_note(r: ranks.RankIntervals, i: int) -> str:
         return ""
     above, this = r.places[i - 1].group, r.places[i].group
     iv = standings.pair(r.metric, above, this, r.margin).interval
-    two = [p.impl for p in r.places[i - 1:i + 1] if p.modes is not None]
-    rests = f"; rests on two modes ({md_text(', '.join(two))})" if two else ""
+    rests = md_text(rests_on_two_modes([p.impl for p in r.places[i - 1:i + 1]
+                                        if p.modes is not None]))
     if iv is None:
         a, b = above.median(r.metric), this.median(r.metric)
         if not a or not b:

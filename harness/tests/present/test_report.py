@@ -538,6 +538,12 @@ def test_two_modes_are_shown_and_the_verdicts_on_them_say_so():
     block = "\n".join(report.places_block([warm], groups=groups))
     assert ("- twin, chain N = 1M, warm iteration: two modes: 3 runs at 4 ms (60%), 2 at "
             "9.01 ms (40%)") in block
+    # the rankings' tiers and the vs-leader standings say so too
+    from harness.analyse import questions, standings
+    tiers = {row[2]: row[3] for row in report.ranking_rows(questions.ask(groups, ["floor"]))}
+    assert tiers["warm iteration"].endswith("; rests on two modes (twin)")
+    assert any("rests on two modes (twin)" in row[6]
+               for row in report.standings_rows(standings.standings(groups)))
 
 
 def test_a_run_cut_by_our_limit_is_named_as_such():
