@@ -4,6 +4,9 @@ analysis adds, and that rankings and claims judge them across repeats."""
 
 from __future__ import annotations
 
+import csv
+from pathlib import Path
+
 from harness.analyse.analysis import group_runs
 from harness import sequential
 from harness.analyse.questions import (CLAIMS_FAMILY, DOES_NOT_HOLD, HOLDS, NOT_MEASURED, RANKINGS,
@@ -186,3 +189,35 @@ def test_a_verdict_held_open_by_a_bound_asks_for_no_runs() -> None:
     wanted = [o.keys for o in sequential._open(ask(group_runs(rows)))
               if any(k.param("rate") is None and k.workload == "http" for k in o.keys)]
     assert [tuple(k.impl for k in keys) for keys in wanted] == [("node", "deno")]
+
+
+def test_protocols_generator_ceiling_prose_is_its_rows() -> None:
+    """docs/protocol.md's comparison of vegeta and k6 (the generator before
+    it), recomputed from the two studies' committed rows: their lateness,
+    their CPU a request, and the ratio of their ceilings."""
+    docs = Path(__file__).resolve().parents[3] / "docs"
+
+    def newest(folder: str) -> list[dict[str, str]]:
+        run = sorted((docs / "studies" / folder).glob("*/runs.csv"))[-1]
+        with run.open(newline="") as f:
+            return list(csv.DictReader(f))
+    vegeta, k6 = newest("generator-ceiling"), newest("generator-ceiling-previous")
+    text = " ".join((docs / "protocol.md").read_text().split())
+
+    def ms(rows: list[dict[str, str]]) -> list[float]:
+        return [float(r["gen_lag_p99_s"]) * 1000 for r in rows]
+
+    def us(rows: list[dict[str, str]]) -> list[float]:
+        return [float(r["gen_cpu_s"]) / int(r["requests_done"]) * 1e6 for r in rows]
+    kept = [int(r["rate"]) for r in vegeta if r["status"] == "ok"]
+    assert not [r for r in k6 if r["status"] == "ok"] and min(int(r["rate"]) for r in k6) == 200
+    assert f"ceiling on one core is at least {max(kept):,} requests a second and k6's under " \
+           f"200: at least {max(kept) // 200} times" in text
+    assert f"k6's probe ran {min(ms(k6)):.0f}-{max(ms(k6)):.0f} ms late (p99)" in text
+    kept_lag = max(ms([r for r in vegeta if r["status"] == "ok"]))
+    [top] = [r for r in vegeta if r["status"] != "ok"]
+    assert f"vegeta's at most {kept_lag:.1f} ms up to {max(kept):,}, and " \
+           f"{ms([top])[0]:.0f} ms at {int(top['rate']):,}" in text
+    assert f"answered {round(float(top['rps'])):,} a second" in text
+    assert f"vegeta {min(us(vegeta)):.0f}-{max(us(vegeta)):.0f} µs" in text
+    assert f"k6 {min(us(k6)):.0f}-{max(us(k6)):,.0f} µs" in text
