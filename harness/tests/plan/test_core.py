@@ -103,7 +103,7 @@ def test_a_part_may_have_its_own_timeout_which_timeout_overrides() -> None:
     runs = plan([impl], settings(suite="default"))
     chains = {p.timeout_s for p in runs if p.key.n == 1_000_000}  # (impl x: chains only)
     assert chains == {90.0}  # the 1M chains' own (suites.toml)
-    assert {p.timeout_s for p in runs if p.key.n == 20_000} == {30.0}  # the 20k chains' own
+    assert {p.timeout_s for p in runs if p.key.n == 20_000} == {120.0}  # the 20k chains' own
     assert {p.timeout_s for p in runs if p.key.workload == "bounded"} == {300.0}  # the run's
     assert {p.timeout_s for p in plan([impl], settings(suite="default", timeout=5.0))} == {5.0}
 
