@@ -460,6 +460,9 @@ def _state(rows: Iterable[Row], runs: list[Planned]) -> _State:
     groups = {g.key: g for g in group_runs(table)}
     found = units(runs)
     unit_of = {p.key: key for key, u in found.items() for p in u.runs} | {k: k for k in found}
+    # a ladder's refined steps (ladder.refinement) are its unit's too
+    unit_of |= {ConfigKey.of(r): ladder for r in table
+                if (ladder := ladder_key(ConfigKey.of(r))) in found}
     reps: dict[ConfigKey, int] = {}
     for r in table:
         key = unit_of.get(ConfigKey.of(r), ConfigKey.of(r))
