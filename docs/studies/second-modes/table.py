@@ -62,6 +62,15 @@ def values(found: list[Row], impl: str, n: int, figure: Callable[[Row], float | 
             for v in [figure(r)] if v is not None]
 
 
+def paired(found: list[Row], old: str, new: str, n: int,
+           figure: Callable[[Row], float | None]) -> Interval | None:
+    """new / old from the rounds (run directories) that ran both: the study's
+    first rounds ran before and after only."""
+    both = {r.run_id for r in found if r.impl == old} & {r.run_id for r in found if r.impl == new}
+    kept = [r for r in found if r.run_id in both]
+    return ratio_interval(values(kept, old, n, figure), values(kept, new, n, figure))
+
+
 def upper_runs(xs: list[float]) -> list[float]:
     """The runs of the upper of two modes (harness/analyse/modes.py, as the results
     pages flag them); none where the runs are one mode."""
@@ -80,8 +89,9 @@ def _ratio(iv: Interval | None) -> str:
 
 
 def table(name: str) -> str:
-    """One block: per N and figure, each side's median [95% interval], then
-    after / before and after / article with their intervals."""
+    """One block: per N and figure, each side's median [95% interval] over all
+    its runs, then after / before and after / article with their intervals, each
+    from the rounds that ran both sides."""
     folder, workload, sides, before = COMPARED[name]
     names = {**SIDE_NAMES, sides[0]: before}
     found = rows(folder, workload)
@@ -92,15 +102,14 @@ def table(name: str) -> str:
             xs = {s: values(found, s, n, figure) for s in sides}
             cells = [f"{fmt(statistics.median(xs[s]))} {fmt_interval(median_interval(xs[s]), len(xs[s]), fmt)}"
                      if xs[s] else "" for s in sides]
-            before, after, article = (xs[s] for s in sides)
             lines.append(f"| {n:,} | {label} | " + " | ".join(cells) +
-                         f" | {_ratio(ratio_interval(before, after))} | {_ratio(ratio_interval(article, after))} |")
+                         f" | {_ratio(paired(found, sides[0], sides[1], n, figure))} | "
+                         f"{_ratio(paired(found, sides[2], sides[1], n, figure))} |")
     largest = max(r.n or 0 for r in found)
     rss = {s: values(found, s, largest, lambda r: r.peak_rss_bytes) for s in sides}
     said = "; ".join(f"{names[s]} ({len(rss[s])} runs) {_modes(bimodal(rss[s]), fmt_bytes)}"
                      for s in sides)
-    warm = ratio_interval(values(found, sides[2], largest, lambda r: r.warm_iter_s),
-                          values(found, sides[1], largest, lambda r: r.warm_iter_s))
+    warm = paired(found, sides[2], sides[1], largest, lambda r: r.warm_iter_s)
     return ("\n" + "\n".join(lines) + f"\n\nAfter within {PARITY}× of the article's program, warm, at "
             f"N = {largest:,}: {parity(warm)}.\n\nPeak RSS at N = {largest:,}, its modes as the results pages "
             f"flag them (harness/analyse/modes.py): {said}.{_floors(folder, sides, largest)}\n")
