@@ -163,11 +163,17 @@ class _Paired:
         """Every within-block ratio new/old, sorted."""
         return sorted(y / x for a, b in self.blocks for x in a for y in b)
 
-    def null(self) -> tuple[list[int], int]:
+    def null(self) -> tuple[tuple[int, ...], int]:
         """The cumulative counts of the summed U, and their total."""
-        counts = _blocked_u_counts(tuple(sorted((len(a), len(b)) for a, b in self.blocks)))
-        return list(accumulate(counts)), math.prod(math.comb(len(a) + len(b), len(a))
-                                                   for a, b in self.blocks)
+        return _null(tuple(sorted((len(a), len(b)) for a, b in self.blocks)))
+
+
+@lru_cache(maxsize=None)
+def _null(sizes: tuple[tuple[int, int], ...]) -> tuple[tuple[int, ...], int]:
+    """_Paired.null by the blocks' sizes: once per sizes, not per figure
+    (a large run asks it of every configuration)."""
+    return tuple(accumulate(_blocked_u_counts(sizes))), math.prod(math.comb(n + m, n)
+                                                                  for n, m in sizes)
 
 
 def _paired(blocks: Iterable[Block]) -> _Paired | None:
