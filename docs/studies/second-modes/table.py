@@ -22,7 +22,8 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from harness.core.formatting import fmt_bytes, fmt_interval, fmt_ratio_bound, fmt_seconds  # noqa: E402
+from harness.core.formatting import (fmt_bytes, fmt_interval, fmt_ratio_bound,  # noqa: E402
+                                     fmt_seconds)
 from harness.core.schema import Row  # noqa: E402
 from harness.analyse.modes import Modes, bimodal  # noqa: E402
 from harness.core.stats import Interval, median_interval, ratio_interval  # noqa: E402
@@ -37,7 +38,8 @@ COMPARED = {"chain": ("chain", "chain", SIDES, "before: arrays + join"),
             "chain-await": ("chain-await", "chain-await", SIDES, "before: an async wrapper")}
 # mode blocks: the README, a committed run, and the configuration (impl, workload, N, B)
 QUIET_RUN = ROOT / "docs" / "studies" / "allocation" / "20261129-190906"
-SPLIT = {"smol-bounded": (ROOT / "rust" / "README.md", QUIET_RUN, ("rust-smol", "bounded", 10000, 1)),
+SPLIT = {"smol-bounded": (ROOT / "rust" / "README.md", QUIET_RUN,
+                         ("rust-smol", "bounded", 10000, 1)),
          "java-chain-await": (ROOT / "java" / "README.md", QUIET_RUN,
                               ("java-virtual", "chain-await", 1000000, None))}
 SIDE_NAMES = {"csharp-async": "after", "csharp-article": "the article's program"}
@@ -57,7 +59,8 @@ def rows(folder: str, workload: str) -> list[Row]:
             for r in read_runs(path).rows if r.workload == workload and r.status == "ok"]
 
 
-def values(found: list[Row], impl: str, n: int, figure: Callable[[Row], float | None]) -> list[float]:
+def values(found: list[Row], impl: str, n: int,
+           figure: Callable[[Row], float | None]) -> list[float]:
     return [float(v) for r in found if r.impl == impl and r.n == n
             for v in [figure(r)] if v is not None]
 
@@ -100,8 +103,9 @@ def table(name: str) -> str:
     for n in sorted({r.n for r in found if r.n is not None}):
         for label, figure, fmt in FIGURES:
             xs = {s: values(found, s, n, figure) for s in sides}
-            cells = [f"{fmt(statistics.median(xs[s]))} {fmt_interval(median_interval(xs[s]), len(xs[s]), fmt)}"
-                     if xs[s] else "" for s in sides]
+            cells = [f"{fmt(statistics.median(xs[s]))} "
+                     f"{fmt_interval(median_interval(xs[s]), len(xs[s]), fmt)}" if xs[s] else ""
+                     for s in sides]
             lines.append(f"| {n:,} | {label} | " + " | ".join(cells) +
                          f" | {_ratio(paired(found, sides[0], sides[1], n, figure))} | "
                          f"{_ratio(paired(found, sides[2], sides[1], n, figure))} |")
@@ -110,9 +114,10 @@ def table(name: str) -> str:
     said = "; ".join(f"{names[s]} ({len(rss[s])} runs) {_modes(bimodal(rss[s]), fmt_bytes)}"
                      for s in sides)
     warm = paired(found, sides[2], sides[1], largest, lambda r: r.warm_iter_s)
-    return ("\n" + "\n".join(lines) + f"\n\nAfter within {PARITY}× of the article's program, warm, at "
-            f"N = {largest:,}: {parity(warm)}.\n\nPeak RSS at N = {largest:,}, its modes as the results pages "
-            f"flag them (harness/analyse/modes.py): {said}.{_floors(folder, sides, largest)}\n")
+    return ("\n" + "\n".join(lines) + f"\n\nAfter within {PARITY}× of the article's program, "
+            f"warm, at N = {largest:,}: {parity(warm)}.\n\nPeak RSS at N = {largest:,}, its modes "
+            f"as the results pages flag them (harness/analyse/modes.py): {said}."
+            f"{_floors(folder, sides, largest)}\n")
 
 
 # The issue's goal for a program against its article's: a ratio within this factor either way.
@@ -124,7 +129,8 @@ def parity(iv: Interval | None) -> str:
     if iv is None or not iv.settled:
         return "not settled (too few runs for a 95% interval)"
     if 1 / PARITY <= iv.low and iv.high <= PARITY:
-        return f"yes, the 95% interval [{iv.low:.3f}, {iv.high:.3f}] lies inside [{1 / PARITY:.3f}, {PARITY}]"
+        return (f"yes, the 95% interval [{iv.low:.3f}, {iv.high:.3f}] lies inside "
+                f"[{1 / PARITY:.3f}, {PARITY}]")
     if iv.low > PARITY or iv.high < 1 / PARITY:
         return f"no, the 95% interval [{iv.low:.3f}, {iv.high:.3f}] lies beyond it"
     return (f"not settled: the estimate is {iv.estimate:.3f}, but its 95% interval "
@@ -151,7 +157,8 @@ def _floors(folder: str, sides: tuple[str, ...], n: int) -> str:
                       if (x.impl, x.n, x.rep) == (r.impl, r.n, r.rep) and x.rss_bytes is not None]
             reached = next((i for i, v in enumerate(series) if v >= 0.9 * usual), None)
             if reached is not None:
-                found[float(r.peak_rss_bytes) in upper[r.impl]].append(min(series[reached:]) / usual)
+                in_upper = float(r.peak_rss_bytes) in upper[r.impl]
+                found[in_upper].append(min(series[reached:]) / usual)
     if not found[True]:
         return ""
     return (" RSS over time: once a run first reached 90% of its side's usual peak, its RSS "
@@ -176,14 +183,16 @@ def modes(name: str) -> str:
     found.sort(key=lambda r: r.warm_iter_s or 0.0)
     two = bimodal([r.warm_iter_s or 0.0 for r in found])
     if two is None:
-        raise ValueError(f"second-modes {name}: the warm passes are one mode now; reword the README")
+        raise ValueError(f"second-modes {name}: the warm passes are one mode now; "
+                         "reword the README")
     lines = ["| mode | runs | cold pass | warm pass | user CPU | voluntary switches | peak RSS |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     fast, slow = found[:two.lower.runs], found[two.lower.runs:]
     for label, side in (("fast", fast), ("slow", slow)):
         def of(figure: Callable[[Row], float | None]) -> list[float]:
             return [float(v) for r in side for v in [figure(r)] if v is not None]
-        lines.append(f"| {label} | {len(side)} | {_range(of(lambda r: r.first_iter_s), fmt_seconds)} | "
+        lines.append(f"| {label} | {len(side)} | "
+                     f"{_range(of(lambda r: r.first_iter_s), fmt_seconds)} | "
                      f"{_range(of(lambda r: r.warm_iter_s), fmt_seconds)} | "
                      f"{_range(of(lambda r: r.cpu_user_s), fmt_seconds)} | "
                      f"{_range(of(lambda r: r.ctx_switches_voluntary), lambda v: f'{v:,.0f}')} | "
@@ -196,9 +205,9 @@ def modes(name: str) -> str:
         return f"{medians[0] / medians[1]:.1f}×"
     loads = [r.load_avg_1m for r in found if r.load_avg_1m is not None]
     gap = min(r.warm_iter_s or 0.0 for r in slow) / max(r.warm_iter_s or 0.0 for r in fast)
-    return ("\n" + "\n".join(lines) + f"\n\nThe slow mode's medians over the fast one's: warm pass "
-            f"{times(lambda r: r.warm_iter_s)}, user CPU {times(lambda r: r.cpu_user_s)}, voluntary "
-            f"switches {times(lambda r: r.ctx_switches_voluntary)}, peak RSS "
+    return ("\n" + "\n".join(lines) + "\n\nThe slow mode's medians over the fast one's: warm "
+            f"pass {times(lambda r: r.warm_iter_s)}, user CPU {times(lambda r: r.cpu_user_s)}, "
+            f"voluntary switches {times(lambda r: r.ctx_switches_voluntary)}, peak RSS "
             f"{times(lambda r: r.peak_rss_bytes)}; the gap between the modes' nearest warm passes "
             f"{gap:.1f}×. Load average (1 minute) at the runs' start: "
             f"{min(loads):.1f}–{max(loads):.1f}, median {statistics.median(loads):.1f}.\n")

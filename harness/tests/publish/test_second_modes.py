@@ -28,8 +28,8 @@ def test_the_readme_blocks_are_what_the_study_writes() -> None:
         text = path.read_text()
         marked = {m[2] for m in table.MARK.finditer(text)}
         assert marked == names, f"{path.name} marks {marked}, table.py writes {names} there"
-        assert table.rewritten(text) == text, (
-            f"{path.relative_to(ROOT)} is stale: run .venv/bin/python docs/studies/second-modes/table.py --write")
+        stale = f"{path.relative_to(ROOT)} is stale: run .venv/bin/python {STUDY.relative_to(ROOT)}"
+        assert table.rewritten(text) == text, f"{stale}/table.py --write"
 
 
 def test_the_chain_has_no_second_mode_after_the_change() -> None:
