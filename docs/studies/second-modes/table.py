@@ -36,12 +36,17 @@ MARK = re.compile(r"(<!-- second-modes ([\w-]+) -->)(.*?)(<!-- /second-modes -->
 SIDES = ("csharp-async-before", "csharp-async", "csharp-article")
 COMPARED = {"chain": ("chain", "chain", SIDES, "before: arrays + join"),
             "chain-await": ("chain-await", "chain-await", SIDES, "before: an async wrapper")}
-# mode blocks: the README, a committed run, and the configuration (impl, workload, N, B)
+# mode blocks: the README, a committed run, the configuration (impl, workload, N, B), and the
+# pass whose two modes split the runs
 QUIET_RUN = ROOT / "docs" / "studies" / "allocation" / "20261129-190906"
 SPLIT = {"smol-bounded": (ROOT / "rust" / "README.md", QUIET_RUN,
-                         ("rust-smol", "bounded", 10000, 1)),
+                         ("rust-smol", "bounded", 10000, 1), "warm"),
          "java-chain-await": (ROOT / "java" / "README.md", QUIET_RUN,
-                              ("java-virtual", "chain-await", 1000000, None))}
+                              ("java-virtual", "chain-await", 1000000, None), "warm"),
+         "go-bounded": (ROOT / "go" / "README.md", QUIET_RUN,
+                        ("go", "bounded", 10000, 10000), "cold")}
+PASSES: dict[str, Callable[[Row], float | None]] = {"warm": lambda r: r.warm_iter_s,
+                                                    "cold": lambda r: r.first_iter_s}
 SIDE_NAMES = {"csharp-async": "after", "csharp-article": "the article's program"}
 FIGURES: tuple[tuple[str, Callable[[Row], float | None], Callable[[float], str]], ...] = (
     ("cold", lambda r: r.first_iter_s, fmt_seconds),
@@ -175,15 +180,15 @@ def _range(xs: list[float], fmt: Callable[[float], str]) -> str:
 
 def modes(name: str) -> str:
     """A mode block: the configuration's ok runs split into the two modes of
-    their warm pass (harness/analyse/modes.py), each mode's runs and ranges of
-    what they spent."""
-    _, run, (impl, workload, n, buffer) = SPLIT[name]
+    one pass (harness/analyse/modes.py), each mode's runs and ranges of what
+    they spent."""
+    _, run, (impl, workload, n, buffer), by = SPLIT[name]
     found = [r for r in read_runs(run / "runs.csv").rows if r.status == "ok" and r.impl == impl
-             and r.workload == workload and r.n == n and r.buffer == buffer and r.warm_iter_s]
-    found.sort(key=lambda r: r.warm_iter_s or 0.0)
-    two = bimodal([r.warm_iter_s or 0.0 for r in found])
+             and r.workload == workload and r.n == n and r.buffer == buffer and PASSES[by](r)]
+    found.sort(key=lambda r: PASSES[by](r) or 0.0)
+    two = bimodal([PASSES[by](r) or 0.0 for r in found])
     if two is None:
-        raise ValueError(f"second-modes {name}: the warm passes are one mode now; "
+        raise ValueError(f"second-modes {name}: the {by} passes are one mode now; "
                          "reword the README")
     lines = ["| mode | runs | cold pass | warm pass | user CPU | voluntary switches | peak RSS |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
@@ -204,11 +209,11 @@ def modes(name: str) -> str:
                    for side in (slow, fast)]
         return f"{medians[0] / medians[1]:.1f}×"
     loads = [r.load_avg_1m for r in found if r.load_avg_1m is not None]
-    gap = min(r.warm_iter_s or 0.0 for r in slow) / max(r.warm_iter_s or 0.0 for r in fast)
+    gap = min(PASSES[by](r) or 0.0 for r in slow) / max(PASSES[by](r) or 0.0 for r in fast)
     return ("\n" + "\n".join(lines) + "\n\nThe slow mode's medians over the fast one's: warm "
             f"pass {times(lambda r: r.warm_iter_s)}, user CPU {times(lambda r: r.cpu_user_s)}, "
             f"voluntary switches {times(lambda r: r.ctx_switches_voluntary)}, peak RSS "
-            f"{times(lambda r: r.peak_rss_bytes)}; the gap between the modes' nearest warm passes "
+            f"{times(lambda r: r.peak_rss_bytes)}; the gap between the modes' nearest {by} passes "
             f"{gap:.1f}×. Load average (1 minute) at the runs' start: "
             f"{min(loads):.1f}–{max(loads):.1f}, median {statistics.median(loads):.1f}.\n")
 
@@ -220,7 +225,7 @@ def block(name: str) -> str:
 def readmes() -> dict[Path, set[str]]:
     """Each README this writes, with the blocks it holds."""
     found: dict[Path, set[str]] = {ROOT / "csharp" / "README.md": set(COMPARED)}
-    for name, (readme, _, _) in SPLIT.items():
+    for name, (readme, _, _, _) in SPLIT.items():
         found.setdefault(readme, set()).add(name)
     return found
 
