@@ -191,8 +191,9 @@ def test_66_4_every_reader_refuses_a_wrong_field_in_one_line(
         else:
             run = sent(tmp)
             argv = readers(run, tmp)[command]
-        if where[0] == "format_version" or _kind(value) == _kind(_get(run, where)):
-            continue
+        if where[0] == "format_version" or _get(run, where) is None \
+                or _kind(value) == _kind(_get(run, where)):
+            continue  # (--resume's fixture, format 2, lacks some of format 10's fields)
         if command in ("claims", "publish"):  # they read the report's summary.csv too
             call(capsys, ["report", run])
         set_at(run, where, value)
@@ -250,6 +251,8 @@ def test_66_5_huge_numbers_in_runs_csv_are_one_line_for_every_reader(
         tmp = tmp_path / str(i)
         tmp.mkdir()
         run = sent(tmp)
+        if command in ("claims", "publish"):  # they read the report's summary.csv too
+            call(capsys, ["report", run])
         set_cell(run / "runs.csv", column, value)
         status, err = any_call(capsys, readers(run, tmp)[command])
         refused(status, err)
@@ -274,7 +277,7 @@ def test_66_5_resume_of_a_budgeted_run_with_a_huge_time_is_one_line(
     out, run = latest_of(tmp_path)
     set_cell(run / "runs.csv", "wall_s", "1.7e308")
     env_before = (run / "env.json").read_bytes()
-    status, err = call(capsys, [*RESUME, "--budget", "5m", "--out", out])
+    status, err = call(capsys, [*RESUME, "--until-settled", "--budget", "5m", "--out", out])
     refused(status, err)
     assert "wall_s" in err
     assert (run / "env.json").read_bytes() == env_before  # finished_at not cleared
