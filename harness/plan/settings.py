@@ -191,8 +191,10 @@ def bounded(value: int, name: str) -> int:
     """An integer option within LIMITS (what every program parses)."""
     _, minimum, maximum = LIMITS[name]
     if not minimum <= value <= maximum:
+        why = "docs/usage.md" if name in ("--rate", "--step-s") else \
+            "the largest every language's program parses"
         raise UsageError(f"{name}: {value} is out of range: it must be from {minimum} to "
-                         f"{maximum} (the largest every language's program parses)")
+                         f"{maximum} ({why})")
     return value
 
 
