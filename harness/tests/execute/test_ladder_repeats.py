@@ -125,14 +125,15 @@ def test_a_settled_ladder_verdict_asks_for_nothing(tmp_path: Path) -> None:
 
 def test_an_open_capacity_claim_asks_for_whole_repeats_of_its_ladders(tmp_path: Path) -> None:
     """Vaughan's "when-all sustains a higher arrival rate than sync" (core/
-    claims.py) on go's ladders: open at 2 repeats a side, settled at 4."""
+    claims.py) on go's ladders: open at 2 repeats a side; a claim aims at 5
+    a side (sequential.py), though these fakes settle it at 4."""
     text = "go: when-all sustains a higher arrival rate than sync"
     two = _plan("fake-serve", "when-all,sync", repeat=2, name="go")
     rows = _run(tmp_path / "two", two).runs().rows
     [claim] = [c for c in ask(group_runs(rows)).claims if c.claim.text == text]
     assert not claim.settled
     assert _repeats(sequential.more_runs(rows, two)) == [
-        ("go", style, rep, RATES) for rep in (3, 4) for style in ("when-all", "sync")]
+        ("go", style, rep, RATES) for rep in (3, 4, 5) for style in ("when-all", "sync")]
     four = _plan("fake-serve", "when-all,sync", repeat=4, name="go")
     rows = _run(tmp_path / "four", four).runs().rows
     [claim] = [c for c in ask(group_runs(rows)).claims if c.claim.text == text]
@@ -149,7 +150,7 @@ def test_an_open_verdict_on_a_step_repeats_its_ladders_whole(tmp_path: Path) -> 
         "go: async holds fewer threads than parallel")]
     assert not claim.settled
     assert _repeats(sequential.more_runs(rows, runs)) == [
-        ("go", style, rep, RATES) for rep in (3, 4) for style in ("async", "parallel")]
+        ("go", style, rep, RATES) for rep in (3, 4, 5) for style in ("async", "parallel")]
 
 
 def test_until_ci_repeats_a_ladder_whole(tmp_path: Path) -> None:
