@@ -43,18 +43,14 @@ from typing import Iterable, Sequence
 from .analysis import Group, SetKey, bound_from_below, comparable_sets, headline
 from .modes import Modes, bimodal
 from ..core.metrics import METRICS
+from ..core.workloads import WORKLOADS
 from ..core.stats import (LEVEL, Prior, borrowed_p, borrowed_t, fit_prior, holm, ratio_p,
                           smallest_p, student_isf)
 
 # The articles' sizes: each workload's headline rankings are at this N
-# (bounded: producers, both buffers), for these figures.
-HEADLINE_N = {"sleep": 1_000_000, "chain": 1_000_000, "chain-await": 1_000_000,
-              "skynet": 1_000_000, "bounded": 10_000}
-HEADLINE_FIGURES = {"sleep": ("peak_rss_bytes",)}
-RANKED_FIGURES = ("warm_iter_s", "peak_rss_bytes")  # the others' headline figures
-# "Level" in a ranking: within 10% for a time, 5% for peak RSS
-# (docs/statistics.md, "Level in a ranking" says why).
-RANK_MARGINS = {"warm_iter_s": 0.10, "first_iter_s": 0.10, "peak_rss_bytes": 0.05}
+# (bounded: producers, both buffers), for its headline figures (the
+# workload's declaration, core/workloads.py).
+HEADLINE_N = {w.name: w.headline_n for w in WORKLOADS.values() if w.headline_n is not None}
 SEED = 64  # the calibration's splits are the same every time a run is read
 SPLITS = 8  # random no-change splits per configuration and runs a side
 CALIBRATION_SIDES = (1, 2, 3)  # runs a side of those splits
@@ -63,14 +59,15 @@ MIN_CONFIGURATIONS = 8  # with 2 runs or more, to borrow from (fewer: no prior)
 
 def rank_margin(metric: str) -> float:
     """The margin within which two neighbours of a ranking are level."""
-    return RANK_MARGINS.get(metric, METRICS[metric].margin)
+    declared = METRICS[metric]
+    return declared.margin if declared.rank_margin is None else declared.rank_margin
 
 
 def is_headline(workload: str, n: int | None, metric: str) -> bool:
     """Whether a ranking is one the articles published: its workload's
     articles' size and a figure they ranked."""
     return (HEADLINE_N.get(workload) == n and n is not None
-            and metric in HEADLINE_FIGURES.get(workload, RANKED_FIGURES))
+            and metric in WORKLOADS[workload].headline_figures)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,11 @@ class Metric:
     # A count's runs move by whole units: level is also within this many
     # units of the smaller median, where that is wider than margin.
     margin_units: float = 0.0
+    # "Level" between neighbours of a headline ranking (analyse/ranks.py):
+    # wider than `margin`, since one process's figure spreads 15-25% (warm
+    # pass) or about 1% (peak RSS) from the next (docs/statistics.md, "Level
+    # in a ranking"); None: `margin`.
+    rank_margin: float | None = None
 
     def level_margin(self, *medians: float) -> float:
         """The level margin of two figures with these medians: margin, or
@@ -62,12 +67,13 @@ METRICS: dict[str, Metric] = _metrics(
     Metric("wall_s", "wall time", "wall", "s", compared=True),
     Metric("cpu_s", "CPU time", "CPU", "s", compared=True),
     # A server's rows leave the iteration times empty: it runs no iterations.
-    Metric("first_iter_s", "cold iteration", "cold iter", "s", compared=True),
-    Metric("warm_iter_s", "warm iteration", "warm iter", "s", compared=True),
+    Metric("first_iter_s", "cold iteration", "cold iter", "s", compared=True, rank_margin=0.10),
+    Metric("warm_iter_s", "warm iteration", "warm iter", "s", compared=True, rank_margin=0.10),
     Metric("spawn_s", "spawn time", "spawn", "s", workloads=("sleep",)),
     Metric("sleep_wait_s", "sleep and join after the start loop", "sleep+join", "s",
            workloads=("sleep",)),
-    Metric("peak_rss_bytes", "peak RSS", "peak RSS", "bytes", compared=True, margin=0.02),
+    Metric("peak_rss_bytes", "peak RSS", "peak RSS", "bytes", compared=True, margin=0.02,
+           rank_margin=0.05),
     # Threads: a runtime's helper threads (collector, compiler, timers) start
     # when they do, so one configuration's runs spread over two or three
     # threads (seed004 on the EPYC: Go 7-9 at 150 users, java-virtual

@@ -112,6 +112,11 @@ class Workload:
     # collection before each made the next pass slower than the garbage
     # would have. None: at every N.
     collect_from_n: int | None = None
+    # The articles' size (bounded: producers, every buffer) and the figures
+    # ranked there: the headline rankings (analyse/ranks.py), which a run
+    # answers first (sequential.py). None: no headline ranking.
+    headline_n: int | None = None
+    headline_figures: tuple[str, ...] = ("warm_iter_s", "peak_rss_bytes")
 
     def __post_init__(self) -> None:
         # Every workload also varies by the harness's own dimensions.
@@ -367,16 +372,18 @@ WORKLOADS: dict[str, Workload] = {
                 # from the last task started to all joined: the sleep, then waking and joining
                 "sleep_wait_s": (data["iter_ns"][0] - data["spawn_ns"]) / NS},
             estimate=_sleep_estimate, history_column="spawn_s",
-            adaptive_column="spawn_s"),
+            adaptive_column="spawn_s",
+            # the 1M-tasks article's question is the memory a task costs
+            headline_n=1_000_000, headline_figures=("peak_rss_bytes",)),
         Workload(
             "chain",
             # Yakunin compares the first pass with the second: no warm-up,
             # but an untimed chain of PRIME_LINKS first (docs/protocol.md, Priming).
             default_iterations=2, default_warmup_ms=0, expected=lambda n: n,
-            check=_primed),
+            check=_primed, headline_n=1_000_000),
         Workload(
             "chain-await", default_iterations=2, default_warmup_ms=0, expected=lambda n: n,
-            check=_primed),
+            check=_primed, headline_n=1_000_000),
         Workload(
             "bounded",
             # A JIT needs about a second of runs at N = 10000 before its
@@ -387,10 +394,10 @@ WORKLOADS: dict[str, Workload] = {
             # millisecond: collected before each, it ran up to tens of times
             # slower than without (V8 most; docs/protocol.md, "Not at the
             # smallest passes", has the figures)
-            collect_from_n=10_000),
+            collect_from_n=10_000, headline_n=10_000),
         Workload(
             "skynet", default_iterations=2, default_warmup_ms=0,
-            expected=lambda n: n * (n - 1) // 2, n_rule=_power_of_ten),
+            expected=lambda n: n * (n - 1) // 2, n_rule=_power_of_ten, headline_n=1_000_000),
         Workload(
             "http", default_iterations=1, default_warmup_ms=None, expected=None, kind="server",
             uses_n=False, dimensions=HTTP_DIMENSIONS + LADDER_DIMENSIONS,

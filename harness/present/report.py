@@ -684,7 +684,8 @@ def headline_places(groups: list[Group], env: Env) -> list[ranks.RankIntervals]:
         return []
     judged = standings.judged(groups, env.settings)
     found = ranks.all_rank_intervals(judged, env.floor_impls, headline_only=True)
-    return sorted(found, key=lambda r: (workload_rank(r.workload), r.metric != "warm_iter_s"))
+    return sorted(found, key=lambda r: (workload_rank(r.workload),
+                                        WORKLOADS[r.workload].headline_figures.index(r.metric)))
 
 
 def ranking_title(r: ranks.RankIntervals) -> str:
