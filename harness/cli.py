@@ -1,4 +1,5 @@
-"""Command line: python -m harness {run,list,build,test,report,plot,compare,merge,bisect,export}.
+"""Command line: python -m harness {run,list,build,test,report,plot,compare,merge,bisect,export,
+publish,claims}.
 Parses and dispatches; settings.py turns options into Settings, session.py runs them."""
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ def build_parser() -> Parser:
     add_report_parsers(sub)
     add_compare_parser(sub)
     add_export_parser(sub)
+    add_publish_parsers(sub)
     return parser
 
 
@@ -323,6 +325,24 @@ def _impls(args: argparse.Namespace) -> list[Impl]:
     return resolve(impl_list(args.impl), args.registry)
 
 
+def add_publish_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
+    """publish, which writes a run's page of docs/results, and claims, which
+    prints the articles' claims judged on a run."""
+    pub = sub.add_parser("publish", help="a run's page in docs/results, its files beside it "
+                                         "(or, with --index, every page and the index again)")
+    pub.add_argument("run_dir", nargs="?", type=Path, help="a run directory with summary.csv")
+    pub.add_argument("--out", type=Path, default=ROOT / "docs" / "results",
+                     help="default: docs/results")
+    pub.add_argument("--name", help="the page's name (default: <date>-<machine>)")
+    pub.add_argument("--index", action="store_true",
+                     help="publish no run: regenerate every page of OUT from the files beside "
+                          "it, and the index (in docs/results, README.md's block and the docs' "
+                          "figures too)")
+    clm = sub.add_parser("claims", help="the articles' claims judged on a run directory or a "
+                                        "published run's folder, as a Markdown table")
+    clm.add_argument("run_dir", type=Path)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     opts = Options.from_namespace(args)
     opts.refuse_unused()
@@ -438,6 +458,16 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    from .publish.readme_tables import publish_command  # matplotlib stays out of other paths
+    return publish_command(args.run_dir, args.out, args.name, args.index)
+
+
+def cmd_claims(args: argparse.Namespace) -> int:
+    from .publish.claims import print_table
+    return print_table(args.run_dir)
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
     from .record.merge import merge
     if not args.out.strip():
@@ -459,7 +489,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 COMMANDS = {"run": cmd_run, "list": cmd_list, "build": cmd_build, "test": cmd_test,
             "report": cmd_report, "plot": cmd_plot, "compare": cmd_compare, "merge": cmd_merge,
-            "bisect": cmd_bisect, "export": cmd_export}
+            "bisect": cmd_bisect, "export": cmd_export, "publish": cmd_publish,
+            "claims": cmd_claims}
 
 
 def one_line(message: object) -> str:
@@ -477,8 +508,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def guarded(command: Callable[[], int]) -> int:
     """A command's exit status, its errors each one line on stderr (bad
-    input and a file that cannot be read or written: 2); the publishing
-    tools' mains run through it too."""
+    input and a file that cannot be read or written: 2)."""
     try:
         return command()
     except (UsageError, RegistryError, RunDirError) as exc:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .. import UsageError
-from ..core.workloads import WORKLOADS, Dimension
+from ..core.workloads import RATE, REQUESTS, STEP_S, USERS, WORKLOADS, Dimension
 
 
 def dimensions() -> dict[str, Dimension]:
@@ -110,9 +110,10 @@ class Options:
                     raise UsageError(f"{unused[0]}: {self.workload} does not take it "
                                      f"(only a workload with that dimension does)")
         given = {n for n, v in self.params.items() if v is not None}
-        if "step_s" in given and "rate" not in given:
+        closed_loop = {USERS.name, REQUESTS.name}
+        if STEP_S.name in given and RATE.name not in given:
             raise UsageError("--step-s is the length of a --rate ladder's step: give --rate too")
-        if "rate" in given and given & {"users", "requests"}:
-            closed = sorted(dims[n].option for n in given & {"users", "requests"})[0]
+        if RATE.name in given and given & closed_loop:
+            closed = sorted(dims[n].option for n in given & closed_loop)[0]
             raise UsageError(f"{closed} is the closed loop's, and --rate runs an open loop: "
                              f"give one or the other")

@@ -4,7 +4,7 @@ X[BENCH_AA=1], a variable no program reads, so the two are the same build
 measured in the same interleaved loop. Every difference the statistics
 find between them is a false one.
 
-    .venv/bin/python -m harness.publish.readme_tables RUN_DIR --name DATE-MACHINE-calibration
+    .venv/bin/python -m harness publish RUN_DIR --name DATE-MACHINE-calibration
 
 writes the page; its section comes from here (readme_tables imports it).
 For each A/A pair and each headline figure of its workload (the figures a

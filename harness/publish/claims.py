@@ -2,7 +2,7 @@
 directory or a published run's folder, printed as the Markdown table its
 report and page show:
 
-    .venv/bin/python -m harness.publish.claims results/latest
+    .venv/bin/python -m harness claims results/latest
 
 The verdicts are the run's questions' (analyse/questions.py: every claim
 the run measured judged as one family), from its runs.csv where the
@@ -12,11 +12,9 @@ RUN_DIR` writes it).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from .. import UsageError
-from ..cli import guarded
 from .published import RUNS, SUMMARY, load_run
 from ..present.report import CLAIMS_HEADER, ask_run, claim_rows, md_table
 
@@ -28,20 +26,11 @@ def table(folder: Path) -> list[str]:
     return md_table(CLAIMS_HEADER, claim_rows(found)) if found is not None and found.claims else []
 
 
-def main(argv: list[str]) -> int:
-    return guarded(lambda: _main(argv))
-
-
-def _main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        raise UsageError("usage: python -m harness.publish.claims RUN_DIR")
-    folder = Path(argv[0])
+def print_table(folder: Path) -> int:
+    """`harness claims RUN_DIR`: the table on standard output."""
     if not (folder / RUNS).is_file() and not (folder / SUMMARY).is_file():
         raise UsageError(f"{folder} has neither {RUNS} nor {SUMMARY}")
     lines = table(folder)
     print("\n".join(lines) if lines else "This run measured no claim's two configurations.")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,7 +1,7 @@
 """A run's results as a page of docs/results, generated, never typed:
 
-    .venv/bin/python -m harness.publish.readme_tables RUN_DIR [--out docs/results] [--name NAME]
-    .venv/bin/python -m harness.publish.readme_tables --index [--out docs/results]   # regenerate
+    .venv/bin/python -m harness publish RUN_DIR [--out docs/results] [--name NAME]
+    .venv/bin/python -m harness publish --index [--out docs/results]   # regenerate
 
 From RUN_DIR's runs.csv, summary.csv and env.json (run `python -m harness
 report RUN_DIR` first if it has no summary.csv) it writes
@@ -22,10 +22,8 @@ is committed.
 
 from __future__ import annotations
 
-import argparse
 import re
 import shutil
-import sys
 from pathlib import Path
 
 from . import figures, readme
@@ -33,7 +31,6 @@ from .page import is_measurement, machine, render_page
 from .published import ENV, RUNS, SUMMARY, Run, load_run
 from ..core.presentation import PRESENTATIONS
 from .. import UsageError
-from ..cli import guarded
 from ..core.schema import Env
 from ..present.report import md_table, md_text
 from ..record.rundir import RunDir, read_env
@@ -161,35 +158,20 @@ def regenerate_docs(out: Path, root: Path) -> None:
         doc.write_text(text)
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.publish.readme_tables",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("run_dir", nargs="?", type=Path, help="a run directory with summary.csv")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="default: docs/results")
-    parser.add_argument("--name", help="the page's name (default: <date>-<machine>)")
-    parser.add_argument("--index", action="store_true",
-                        help="publish no run: regenerate every page of OUT from the files "
-                        "beside it, and the index (in docs/results, README.md's block and the "
-                        "docs' figures too)")
-    args = parser.parse_args(argv)
-    return guarded(lambda: _main(args))
-
-
-def _main(args: argparse.Namespace) -> int:
-    root = ROOT if args.out.resolve() == DEFAULT_OUT else None
-    if args.index:
-        args.out.mkdir(parents=True, exist_ok=True)
-        for name in pages(args.out):
-            whole(args.out / f"{name}.md", render_page(load_page(args.out, name), name))
-        whole(args.out / "README.md", render_index(args.out))
+def publish_command(run_dir: Path | None, out: Path, name: str | None, index: bool) -> int:
+    """`harness publish`: RUN_DIR's page in OUT, or with index every page
+    of OUT and its index again (and, in docs/results, README's block and the
+    docs' figures)."""
+    root = ROOT if out.resolve() == DEFAULT_OUT else None
+    if index:
+        out.mkdir(parents=True, exist_ok=True)
+        for page_name in pages(out):
+            whole(out / f"{page_name}.md", render_page(load_page(out, page_name), page_name))
+        whole(out / "README.md", render_index(out))
         if root is not None:
-            regenerate_docs(args.out, root)
+            regenerate_docs(out, root)
         return 0
-    if args.run_dir is None:
+    if run_dir is None:
         raise UsageError("give a run directory, or --index")
-    print(publish(args.run_dir, args.out, args.name, root))
+    print(publish(run_dir, out, name, root))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -167,7 +167,6 @@ OTHER_FORMATS: dict[str, set[str]] = {
     # impls.toml's tables ([language], [[impl]])
     "core.registry": {"language", "impl"},
     "execute.builder": {"language", "node"},  # impls.toml's [language]; Node.js's folder
-    "execute.loadtest": {"status"},  # the name of a check in the generator's summary
     "cluster.layout": {"status"},  # build.json's readiness tables ({status, reason})
     # launch.c's report keys and Counters' fields, spelled as runs.csv's
     # columns: the processes stage ranks below core and cannot import them

@@ -29,7 +29,6 @@ import pytest
 from harness import cli
 from harness.core import stats
 from harness.core.schema import ENV_SPEC, RUN_COLUMNS, _count, _finite, _int, _seconds, _signed
-from harness.publish import claims, readme_tables
 from harness.record.rundir import RunDirError, read_env, read_runs
 
 from ..conftest import ROOT
@@ -53,21 +52,6 @@ def set_at(run: Path, where: tuple[Any, ...], value: object) -> None:
         node = node[step]
     node[where[-1]] = value
     (run / "env.json").write_text(json.dumps(env))
-
-
-def any_call(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[object, str]:
-    """cli.main, or a publishing tool's main when argv starts with one."""
-    tools = {"claims": claims.main, "publish": readme_tables.main}
-    if argv[0] not in tools:
-        return call(capsys, argv)
-    capsys.readouterr()
-    try:
-        status: object = tools[argv[0]]([str(a) for a in argv[1:]])
-    except SystemExit as exc:
-        status = exc.code
-    except BaseException as exc:  # noqa: BLE001 (a traceback is what is tested for)
-        status = f"raised {type(exc).__name__}: {exc}"
-    return status, capsys.readouterr().err
 
 
 def readers(run: Path, tmp: Path) -> dict[str, list[str]]:
@@ -198,7 +182,7 @@ def test_66_4_every_reader_refuses_a_wrong_field_in_one_line(
             call(capsys, ["report", run])
         set_at(run, where, value)
         before = snapshot(tmp)
-        status, err = any_call(capsys, argv)
+        status, err = call(capsys, argv)
         assert status == 2, (where, value, status, err)
         refused(status, err)
         assert "env.json" in err and _shown(where).split("[")[0] in err, err
@@ -254,7 +238,7 @@ def test_66_5_huge_numbers_in_runs_csv_are_one_line_for_every_reader(
         if command in ("claims", "publish"):  # they read the report's summary.csv too
             call(capsys, ["report", run])
         set_cell(run / "runs.csv", column, value)
-        status, err = any_call(capsys, readers(run, tmp)[command])
+        status, err = call(capsys, readers(run, tmp)[command])
         refused(status, err)
         assert column in err and "runs.csv" in err, err
 
@@ -268,7 +252,7 @@ def test_minus_zero_in_every_numeric_column_is_read_without_a_traceback(
         set_cell(run / "runs.csv", column, "-0")
     if command in ("claims", "publish"):
         call(capsys, ["report", run])
-    status, err = any_call(capsys, readers(run, tmp_path)[command])
+    status, err = call(capsys, readers(run, tmp_path)[command])
     one_line_or_fine(status, err, command)
 
 
@@ -322,7 +306,7 @@ def test_66_2_no_string_of_env_json_makes_publish_merge_or_export_write_outside_
     for command in ("publish", "merge", "export"):
         argv = readers(run, tmp_path)[command]
         out = str(argv[argv.index("--out") + 1])
-        status, err = any_call(capsys, argv)
+        status, err = call(capsys, argv)
         one_line_or_fine(status, err, command)
         now = snapshot(tmp_path)
         new = [p for p in now if outside.get(p) != now[p] and not p.startswith(out)
@@ -337,7 +321,7 @@ def test_66_2_publish_with_cores_naming_a_path_writes_nothing_outside(
     call(capsys, ["report", run])
     set_at(run, ("host", "cores"), "/../../../esc")
     (tmp_path / "P" / "a").mkdir(parents=True)
-    status, err = any_call(capsys, ["publish", run, "--out", tmp_path / "P" / "a" / "b"])
+    status, err = call(capsys, ["publish", run, "--out", tmp_path / "P" / "a" / "b"])
     refused(status, err)
     assert "host.cores" in err
     assert not list((tmp_path / "P").glob("esc*")) and not (tmp_path / "P" / "a" / "b").exists()
@@ -349,7 +333,7 @@ def test_66_2_a_page_name_that_is_not_one_component_is_refused(
     call(capsys, ["report", run])
     for name in ("../x", "a/b", "..", "a\nb"):
         before = snapshot(tmp_path)
-        status, err = any_call(capsys, ["publish", run, "--out", tmp_path / "P", "--name", name])
+        status, err = call(capsys, ["publish", run, "--out", tmp_path / "P", "--name", name])
         refused(status, err)
         assert snapshot(tmp_path) == before
 
@@ -360,16 +344,16 @@ def test_66_9_claims_on_a_malformed_run_is_one_line(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     run = sent(tmp_path)
     set_cell(run / "runs.csv", "status", "nonsense")
-    refused(*any_call(capsys, ["claims", run]))
+    refused(*call(capsys, ["claims", run]))
     run2 = sent(tmp_path, "run2")
     (run2 / "env.json").write_text("{")
-    refused(*any_call(capsys, ["claims", run2]))
+    refused(*call(capsys, ["claims", run2]))
 
 
 def test_66_9_the_index_writer_onto_a_file_is_one_line(tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "file").write_text("mine")
-    refused(*any_call(capsys, ["publish", "--index", "--out", tmp_path / "file"]))
+    refused(*call(capsys, ["publish", "--index", "--out", tmp_path / "file"]))
     assert (tmp_path / "file").read_text() == "mine"
 
 
@@ -380,7 +364,7 @@ def test_66_9_publish_onto_a_full_disk_is_one_line_and_leaves_no_cut_file(
     (run / "summary.csv").write_text((run / "summary.csv").read_text() * 200)
     disk = tmpfs("256k")
     fill(disk, leave=16384)
-    status, err = any_call(capsys, ["publish", run, "--out", disk / "P"])
+    status, err = call(capsys, ["publish", run, "--out", disk / "P"])
     refused(status, err)
     cut = [p for p in disk.rglob("*") if p.is_file() and p.name != "filler"]
     assert not [p for p in cut if p.name == "summary.csv"], cut
@@ -563,7 +547,7 @@ def test_66_12_a_large_run_is_read_reported_exported_and_merged(
     if command == "merge":
         argv = ["merge", run, synthetic(tmp_path, SIZE_ROWS // 10, "small"),
                 "--out", tmp_path / "merged"]
-    status, err = any_call(capsys, argv)
+    status, err = call(capsys, argv)
     assert status == 0, err
 
 
@@ -602,7 +586,7 @@ def test_66_7_plot_workers_die_with_a_killed_report_or_merge(
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    status, err = any_call(capsys, argv)  # the next one completes, and sweeps
+    status, err = call(capsys, argv)  # the next one completes, and sweeps
     assert status == 0, err
     folder = run if command == "report" else tmp_path / "merged"
     assert not list(folder.glob(".writing-*")), list(folder.glob(".writing-*"))
@@ -617,6 +601,6 @@ def test_what_a_killed_publish_left_is_swept_by_the_next(
     leftover = tmp_path / "P" / f".writing-{dead.pid}-abc"  # as a killed publish leaves it
     leftover.mkdir(parents=True)
     (leftover / "summary.csv").write_text("cut")
-    status, err = any_call(capsys, ["publish", run, "--out", tmp_path / "P"])
+    status, err = call(capsys, ["publish", run, "--out", tmp_path / "P"])
     assert status == 0, err
     assert not leftover.exists()

@@ -1,4 +1,4 @@
-"""The claims a page and `python -m harness.publish.claims` print are the
+"""The claims a page and `python -m harness claims` print are the
 run's questions' (analyse/questions.py): each claim's direction (holds,
 does not hold, level, or not settled with a reason) and, where the article
 gave one, its size, as the claims table's verdict cell says them.

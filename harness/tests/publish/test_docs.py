@@ -29,7 +29,8 @@ from harness.present.exports import SUMMARY_FIELDS
 from harness.present.outputs import write_report
 from harness.present import report
 from harness.present.report import build_table, claim_rows, md_text, ranking_rows, workload_groups
-from harness.publish import claims, figures, page, published, readme
+from harness import cli
+from harness.publish import figures, page, published, readme
 from harness.publish import readme_tables as rt
 from harness.record.rundir import RunDir, read_env
 
@@ -115,7 +116,7 @@ def test_committed_pages_are_what_the_generator_writes():
         path = RESULTS / f"{name}.md"
         assert path.read_text() == page.render_page(rt.load_page(RESULTS, name), name), (
             f"{path.relative_to(ROOT)} differs from what harness/publish/ generates from the "
-            f"files in {name}/: regenerate it (`python -m harness.publish.readme_tables "
+            f"files in {name}/: regenerate it (`python -m harness publish "
             "--index`), never edit it")
     assert (RESULTS / "README.md").read_text() == rt.render_index(RESULTS)
 
@@ -183,7 +184,7 @@ def test_the_docs_figures_are_generated_from_the_pages():
     stale = {path.relative_to(ROOT): text for path, text in figures.rewritten(ROOT).items()
              if path.read_text() != text}
     assert not stale, (f"figures differ from docs/results in {', '.join(map(str, stale))}: "
-                       "run `python -m harness.publish.readme_tables --index`")
+                       "run `python -m harness publish --index`")
     marked = {path.relative_to(ROOT) for path in figures.rewritten(ROOT)}
     assert {Path("README.md"), Path("docs/usage.md"), Path("docs/statistics.md")} <= marked
 
@@ -609,7 +610,7 @@ def test_a_page_escapes_what_comes_from_env_json(tmp_path):
 
 def test_the_claims_command_prints_the_pages_claims(capsys):
     name = rt.claims_page(RESULTS)
-    assert claims.main([str(RESULTS / name)]) == 0
+    assert cli.main(["claims", str(RESULTS / name)]) == 0
     printed = capsys.readouterr().out
     assert printed.strip() and printed.strip() in (RESULTS / f"{name}.md").read_text()
 
