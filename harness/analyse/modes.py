@@ -24,9 +24,10 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .analysis import Group, headline
+from ..core.formatting import fmt_share
 
 GAP = 1.5  # the upper mode's median over the lower's, at least
 MIN_RUNS = 2  # runs in each mode, at least
@@ -52,11 +53,12 @@ class Modes:
     def ratio(self) -> float:
         return self.upper.figure / self.lower.figure
 
-    def text(self, fmt=lambda v: f"{v:.3g}") -> str:
-        """'two modes: 10 runs at 1.2 s (83%), 2 at 2.3 s (17%)'."""
+    def text(self, fmt: Callable[[float], str]) -> str:
+        """'two modes: 10 runs at 1.2 s (83%), 2 at 2.3 s (17%)', each figure
+        formatted by fmt."""
         return (f"two modes: {self.lower.runs} runs at {fmt(self.lower.figure)} "
-                f"({self.lower.share:.0%}), {self.upper.runs} at {fmt(self.upper.figure)} "
-                f"({self.upper.share:.0%})")
+                f"({fmt_share(self.lower.share)}), {self.upper.runs} at "
+                f"{fmt(self.upper.figure)} ({fmt_share(self.upper.share)})")
 
 
 def bimodal(values: Sequence[float]) -> Modes | None:

@@ -42,6 +42,7 @@ from typing import Iterable, Sequence
 
 from .analysis import Group, SetKey, bound_from_below, comparable_sets, headline
 from .modes import Modes, bimodal
+from ..core.formatting import fmt_places
 from ..core.metrics import METRICS
 from ..core.workloads import WORKLOADS
 from ..core.stats import (LEVEL, Prior, borrowed_p, borrowed_t, fit_prior, holm, ratio_p,
@@ -95,12 +96,7 @@ class Place:
     @property
     def text(self) -> str:
         """'3rd–5th', or '2nd' where settled."""
-        return ordinal(self.lo) if self.lo == self.hi else f"{ordinal(self.lo)}–{ordinal(self.hi)}"
-
-
-def ordinal(k: int) -> str:
-    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
-    return f"{k}{suffix}"
+        return fmt_places(self.lo, self.hi)
 
 
 @dataclass(frozen=True)
@@ -145,7 +141,7 @@ class RankIntervals:
         for members in self.tiers():
             first = members[0].tier_start
             last = first + len(members) - 1
-            span = ordinal(first) if last == first else f"{ordinal(first)}–{ordinal(last)}"
+            span = fmt_places(first, last)
             parts.append(f"{span}: {', '.join(p.impl for p in members)}")
         return "; ".join(parts)
 

@@ -93,6 +93,11 @@ def fmt_percent(fraction: float) -> str:
     return f"{fraction * 100:g}%"
 
 
+def fmt_share(fraction: float) -> str:
+    """A share of runs, whole percent: 83%."""
+    return f"{fraction:.0%}"
+
+
 def fmt_change(change: float) -> str:
     """A relative change, new/old − 1: +20.0%, -0.42% (two decimals below 1%)."""
     return f"{change:+.2%}" if abs(change) < 0.01 else f"{change:+.1%}"

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from harness.analyse.analysis import group_runs
-from harness.analyse.ranks import (all_rank_intervals, calibrate, is_headline, ordinal, priors,
+from harness.core.formatting import fmt_ordinal
+from harness.analyse.ranks import (all_rank_intervals, calibrate, is_headline, priors,
                                    rank_margin, resampled_aa)
 
 from .test_standings import MS, rows
@@ -63,7 +64,7 @@ def test_tiers_and_texts() -> None:
     assert r.tier_text().startswith("1st–2nd: ") and r.tier_text().endswith("; 3rd: c")
     assert r.place_of("c").text == "3rd" and r.place_of("a").text == "1st–2nd"
     assert len(r.best_set) == 2
-    assert [ordinal(k) for k in (1, 2, 3, 4, 11, 12, 13, 21, 22)] == [
+    assert [fmt_ordinal(k) for k in (1, 2, 3, 4, 11, 12, 13, 21, 22)] == [
         "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd"]
 
 
