@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -18,7 +20,7 @@ from harness.execute.loadgen import Unavailable, ensure_generator
 from harness.core.schema import PAST_END
 from harness.core.workloads import STYLES, style_floor_ms
 
-from ..conftest import harness, leftovers, read_rows, tool_missing
+from ..conftest import FAKES, ROOT, gone_within, harness, leftovers, read_rows, tool_missing
 
 # FAKE_TOKEN marks the fakes a test started: the programs get it only because
 # the test asks (the programs' environment is an allow-list).
@@ -198,3 +200,51 @@ def test_a_stalled_generator_makes_the_step_invalid_never_a_good_one(out: Path) 
     [step] = rows
     assert step["status"] == "invalid", (step["status"], step["step_verdict"], log)
     assert step["error"].startswith("the load generator"), step["error"]
+
+
+def _generators_of(root: int, binary: str, within_s: float) -> list[psutil.Process]:
+    """The load generators descended from root, waited for up to within_s."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        found = []
+        for p in psutil.Process(root).children(recursive=True):
+            try:
+                if os.readlink(f"/proc/{p.pid}/exe") == binary:
+                    found.append(p)
+            except OSError:
+                continue
+        if found:
+            return found
+        time.sleep(0.05)
+    return []
+
+
+@pytest.mark.parametrize("how", ["KILL", "KILL-group", "TERM", "INT-group"])
+def test_the_generator_and_the_server_die_with_a_killed_harness(how: str, tmp_path: Path,
+                                                                 token: str) -> None:
+    """A harness killed in the middle of a ladder step (alone or with its
+    process group) leaves neither the load generator sending load nor the
+    server it loads."""
+    binary = str(ensure_generator())
+    base = [a for i, a in enumerate(HTTP) if a not in ("--users", "--requests")
+            and HTTP[i - 1] not in ("--users", "--requests")]
+    argv = [sys.executable, "-m", "harness", *base, "--impl", "fake-serve", *LADDER,
+            "--rate", "20", "--step-s", "30", "--out", str(tmp_path / "out")]
+    env = dict(os.environ, BENCH_IMPLS_PATH=str(FAKES), FAKE_TOKEN=token)
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        generators = _generators_of(proc.pid, binary, 60)
+        assert generators, "the load generator was never found running"
+        time.sleep(1)  # in the step, load flowing
+        name, _, group = how.partition("-")
+        signum = getattr(signal, f"SIG{name}")
+        os.killpg(proc.pid, signum) if group else os.kill(proc.pid, signum)
+        proc.wait(timeout=30)
+        _, alive = psutil.wait_procs(generators, timeout=10)
+        assert not alive, f"the load generator outlived the harness: {[p.pid for p in alive]}"
+        assert not gone_within(token, 10), "the server outlived the harness"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
