@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import ROOT
+from .. import relative
 from .build_records import TOOLS, build_lock, record_build, recorded_builds
 from .progress import BoardView, BuildStatus, StatusLine
 
@@ -34,7 +34,6 @@ NAME = "loadgen"  # its build record's and its preparation job's name
 MODULE = "github.com/tsenart/vegeta/v12"
 VERSION = "v12.13.0"  # go.mod's, checked by a test
 SOURCE = Path(__file__).resolve().parent / "vegeta"
-SOURCE_SHOWN = SOURCE.relative_to(ROOT)
 BINARY = TOOLS / "bin" / "loadgen"
 STAMP = TOOLS / "loadgen.stamp"
 SKIP_VARIABLE = "BENCH_SKIP_LOADGEN"
@@ -91,11 +90,11 @@ def _build(line: StatusLine | BoardView) -> Path:
     if go is None:
         raise Unavailable("the load generator (vegeta) is built with Go, and there is no go "
                           "on PATH")
-    line.say(f"installing the http workload's load generator into {TOOLS.relative_to(ROOT)}/bin: "
+    line.say(f"installing the http workload's load generator into {relative(TOOLS)}/bin: "
              f"vegeta {VERSION} ({MODULE}, MIT) and our driver "
-             f"{SOURCE_SHOWN}, go build from the Go module proxy (12 MB of module "
+             f"{relative(SOURCE)}, go build from the Go module proxy (12 MB of module "
              f"downloads, 63 MB in Go's module cache, a 9 MB binary, 45 s of CPU; "
-             f"{SKIP_VARIABLE}=1 skips it; its output goes to {BUILD_LOG.relative_to(ROOT)})")
+             f"{SKIP_VARIABLE}=1 skips it; its output goes to {relative(BUILD_LOG)})")
     # -mod=readonly: the modules go.sum pins, or the build fails; -v names
     # each package as it is compiled: one status line on a terminal.
     env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-mod=readonly -buildvcs=false")
@@ -125,7 +124,7 @@ def _build(line: StatusLine | BoardView) -> Path:
                 if not ln.startswith("go: downloading")]
         raise Unavailable(f"installing the load generator failed (go build exited "
                           f"{done.returncode}: {tail[-1] if tail else 'no message'}; log: "
-                          f"{BUILD_LOG.relative_to(ROOT)})")
+                          f"{relative(BUILD_LOG)})")
     STAMP.write_text(_source_stamp() + "\n")
     record_build(NAME, time.monotonic() - started, status.steps)
     return BINARY
