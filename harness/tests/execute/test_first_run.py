@@ -233,7 +233,6 @@ def test_the_generators_build_is_one_status_line_its_output_in_a_log(
     monkeypatch.setattr(loadgen, "BINARY", tmp_path / "bin" / "loadgen")
     monkeypatch.setattr(loadgen, "STAMP", tmp_path / "loadgen.stamp")
     monkeypatch.setattr(loadgen, "BUILD_LOG", tmp_path / "loadgen-build.log")
-    monkeypatch.setattr(loadgen, "ROOT", tmp_path)
     assert loadgen.ensure_generator() == tmp_path / "bin" / "loadgen"
     assert loadgen.generator_installed()  # the source's stamp beside it: not built again
     err = capsys.readouterr().err
