@@ -73,7 +73,7 @@ def refinement(steps: list[Row]) -> int | None:
                    key=lambda r: r.rate)
     low = None
     for r in order:
-        if r.status == "ok" and r.step_verdict == "sustained":
+        if r.status == Status.OK and r.step_verdict == "sustained":
             low = r.rate
             continue
         if low is None or r.status != "ok" or r.rate <= low * REFINE_RATIO:
