@@ -11,7 +11,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from .schema import DIMENSIONS, PAST_END, ConfigKey, Row, Status
+from .schema import DIMENSIONS, PAST_END, ConfigKey, Row, Status, StepVerdict
 from .workloads import GENERATOR_FAULT, RATE
 
 # Statuses that say nothing of the server under load (no style, no
@@ -44,12 +44,12 @@ def end_reason(row: Row) -> str | None:
     wrong answer; crashed, timeout, oom)."""
     if row.status in NOT_MEASURED:
         return None
-    if row.status != "ok":
+    if row.status != Status.OK:
         return f"was {row.status}" + (f" ({row.error})" if row.error else "")
-    if row.step_verdict == "saturated":
+    if row.step_verdict == StepVerdict.SATURATED:
         return (f"was saturated ({row.dropped or 0} requests dropped, {row.unanswered or 0} "
                 f"unanswered)")
-    if row.step_verdict == "slow":
+    if row.step_verdict == StepVerdict.SLOW:
         return (f"was saturated (its p99, {row.latency_p99_s or 0:.3f} s, over the "
                 f"ladder's bound)")
     return None
@@ -73,10 +73,10 @@ def refinement(steps: list[Row]) -> int | None:
                    key=lambda r: r.rate)
     low = None
     for r in order:
-        if r.status == Status.OK and r.step_verdict == "sustained":
+        if r.status == Status.OK and r.step_verdict == StepVerdict.SUSTAINED:
             low = r.rate
             continue
-        if low is None or r.status != "ok" or r.rate <= low * REFINE_RATIO:
+        if low is None or r.status != Status.OK or r.rate <= low * REFINE_RATIO:
             return None
         middle = round(math.sqrt(low * r.rate))
         return middle if low < middle < r.rate else None
@@ -112,7 +112,7 @@ def generator_limited(row: Row) -> bool:
     behind it: loadtest._judge_step, which says so in the row's reason): it
     measured the generator, not the server, so a ladder ending there says nothing of
     the server's capacity."""
-    return row.status == "invalid" and (row.error or "").startswith(GENERATOR_FAULT)
+    return row.status == Status.INVALID and (row.error or "").startswith(GENERATOR_FAULT)
 
 
 @dataclass(frozen=True)
@@ -137,17 +137,17 @@ def figures(steps: list[Row]) -> Figures:
     order = sorted(steps, key=lambda r: r.rate)
     sustained, ended = None, None
     for r in order:
-        if r.status != "ok" or r.step_verdict != "sustained":
+        if r.status != Status.OK or r.step_verdict != StepVerdict.SUSTAINED:
             ended = r
             break
         sustained = float(r.rate)
     knee = None
-    first = order[0].latency_p99_s if order and order[0].status == "ok" else None
+    first = order[0].latency_p99_s if order and order[0].status == Status.OK else None
     if first:
         for r in order:
-            if r.status != "ok":
+            if r.status != Status.OK:
                 break
-            if r.step_verdict == "saturated" or r.latency_p99_s > KNEE_FACTOR * first:
+            if r.step_verdict == StepVerdict.SATURATED or r.latency_p99_s > KNEE_FACTOR * first:
                 knee = float(r.rate)
                 break
     return Figures(sustained, knee, sustained is not None and (
@@ -165,7 +165,7 @@ def ladder_rows(rows: list[Row]) -> list[Row]:
             ladders.setdefault((key, r.rep), []).append(r)
     # summary.csv's steps carry no verdict, and their ladder its own line
     unjudged = {key for (key, _), steps in ladders.items()
-                if any(r.status == "ok" and r.step_verdict is None for r in steps)}
+                if any(r.status == Status.OK and r.step_verdict is None for r in steps)}
     out = []
     for (key, _), steps in ladders.items():
         if key in unjudged:

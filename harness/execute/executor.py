@@ -23,7 +23,7 @@ from typing import Any, Callable, Protocol
 from .builder import Readiness
 from ..core.envinfo import mask_value, scrub, secrets_in
 from ..core.formatting import fmt_bytes
-from ..processes.launcher import STDOUT_CAP_BYTES, Outcome, Sample, run_process
+from ..processes.launcher import STDOUT_CAP_BYTES, Ended, Outcome, Sample, alive, run_process
 from .loadtest import measure_server
 from .machineload import LoadProbe
 from ..plan.plan import Planned
@@ -112,10 +112,10 @@ def classify(p: Planned, s: Settings, out: Outcome) -> tuple[Status, str, dict[s
     if out.launcher_failure:  # the instrument failed, not the program: never blamed on it
         return Status.CRASHED, (f"the launcher {out.launcher_failure}; its program tree was "
                                 f"killed by the harness"), {}
-    if out.status == "oom":
+    if out.status == Ended.OOM:
         return (Status.OOM, f"RSS passed --max-rss {fmt_bytes(s.max_rss_bytes)}; process tree "
                 "killed", {})
-    if out.status == "timeout":
+    if out.status == Ended.TIMEOUT:
         return Status.TIMEOUT, f"no exit within {p.timeout_s:g} s; process tree killed", {}
     if out.stdout_truncated:  # the launcher stopped it with SIGKILL: before the signal
         return Status.INVALID, (f"output too large (over {fmt_bytes(STDOUT_CAP_BYTES)} on "
@@ -153,16 +153,6 @@ Measured = tuple[Outcome, Status, str, Answer, dict[str, Any], float | None]
 CACHE_PREFIX = "harness-cache-"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: alive
-        pass
-    return True
-
-
 def sweep_caches() -> None:
     """Remove the cache folders of harnesses that are gone: ours (same
     user), named CACHE_PREFIX + a pid no longer running."""
@@ -173,7 +163,7 @@ def sweep_caches() -> None:
             owned = folder.lstat().st_uid == os.getuid() and folder.is_dir()
         except OSError:
             continue
-        if owned and pid.isdigit() and not _alive(int(pid)):
+        if owned and pid.isdigit() and not alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..processes.launcher import Outcome, run_process, start_process
+from ..processes.launcher import Ended, Outcome, run_process, start_process
 from .loadgen import generator_argv, generator_env
 from ..core.schema import Status, StepVerdict
 from ..core.workloads import (CPUS, DELAY_MS, GEN_BUSY_LIMIT, GEN_LAG_LIMIT_S, GENERATOR_FAULT,
@@ -332,9 +332,9 @@ def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request,
             return ServerRun(out, None, error, figures, cpu)
         server.signal(signal.SIGTERM)
         out = server.finish(STOP_S)
-        if out.status == "exited" and out.signal is None and out.exit_code == 0:
+        if out.status == Ended.EXITED and out.signal is None and out.exit_code == 0:
             return ServerRun(out, status, error, figures, cpu)
-        if out.status == "timeout":  # still busy (a blocked event loop's backlog): killed
+        if out.status == Ended.TIMEOUT:  # still busy (a blocked event loop's backlog): killed
             return ServerRun(out, Status.TIMEOUT, f"the server did not exit within {STOP_S:g} s "
                              f"of SIGTERM, and was killed"
                              + (f"; {GENERATOR_FAULT}: {error}" if error else ""),

@@ -20,7 +20,7 @@ from .published import ENV, Run, load_run
 from ..analyse import questions, standings
 from ..core.formatting import fmt_bytes, fmt_count, fmt_elapsed, fmt_seconds
 from ..core.variants import base_of
-from ..core.schema import Row
+from ..core.schema import Row, Status
 from ..present.report import ask_run, md_text
 from ..record.rundir import read_env, read_runs
 
@@ -147,7 +147,7 @@ def _ceiling_steps(root: Path, folder: Path = CEILING_RUNS) -> tuple[str, list[R
     if not runs:
         raise ValueError(f"figure generator-ceiling: no run in {folder}")
     env = read_env(runs[-1].parent / ENV)
-    steps = sorted((r for r in read_runs(runs[-1]).rows if r.status in ("ok", "invalid")),
+    steps = sorted((r for r in read_runs(runs[-1]).rows if r.status in (Status.OK, Status.INVALID)),
                    key=lambda r: (r.rep, r.rate or 0))
     return f"{machine(env)}, {str(env.started_at)[:10]}", steps
 
@@ -165,7 +165,7 @@ def generator_ceiling(root: Path, folder: Path = CEILING_RUNS) -> str:
     lines += [f"| {r.rep} | {fmt_count(r.rate)} | {fmt_count(round(r.rps or 0))}"
               f"{f' ({fmt_count(r.dropped)} dropped)' if r.dropped else ''} | "
               f"{f'{r.gen_busy:.0%}' if r.gen_busy is not None else ''} | {late(r)} | "
-              f"{r.status}{' (generator)' if r.status == 'invalid' else ''} |" for r in steps]
+              f"{r.status}{' (generator)' if r.status == Status.INVALID else ''} |" for r in steps]
     return "\n" + "\n".join(lines) + "\n"
 
 
@@ -173,11 +173,11 @@ def generator_kept(root: Path, folder: Path = CEILING_RUNS) -> str:
     """The highest rate the generator kept in every ladder of the newest ceiling run,
     and the lowest it did not."""
     _, steps = _ceiling_steps(root, folder)
-    kept = {r.rate for r in steps if r.status == "ok"}
+    kept = {r.rate for r in steps if r.status == Status.OK}
     every = [rate for rate in sorted(kept) if all(
-        any(r.rep == rep and r.rate == rate and r.status == "ok" for r in steps)
+        any(r.rep == rep and r.rate == rate and r.status == Status.OK for r in steps)
         for rep in {r.rep for r in steps})]
-    missed = [r.rate for r in steps if r.status == "invalid" and r.rate is not None]
+    missed = [r.rate for r in steps if r.status == Status.INVALID and r.rate is not None]
     if not missed:
         return f"every step, up to {fmt_count(max(kept))} requests a second" if kept else "no step"
     if not kept:
@@ -201,7 +201,7 @@ def _collection_medians(root: Path) -> tuple[str, Medians]:
     by: dict[tuple[str, int | None, int | None, bool], list[Row]] = {}
     for path in runs:
         for r in read_runs(path).rows:
-            if r.status == "ok":
+            if r.status == Status.OK:
                 base = base_of(r.impl)
                 by.setdefault((base, r.n, r.buffer, r.impl != base), []).append(r)
 
@@ -274,7 +274,7 @@ def start_growth(root: Path) -> str:
     starts: dict[tuple[str, str, int], float] = {}
     for path in runs:
         for r in read_runs(path).rows:
-            if r.status == "ok" and r.n and r.spawn_s:  # the folder holds sleeps alone
+            if r.status == Status.OK and r.n and r.spawn_s:  # the folder holds sleeps alone
                 key = (r.run_id, r.impl, r.n)
                 starts[key] = max(starts.get(key, 0.0), r.spawn_s)
     growth = [(start / (starts[(run, impl, n // 10)] * 10), impl, n)

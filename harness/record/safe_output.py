@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import UsageError
+from ..processes.launcher import alive
 
 SUFFIX = ".writing"
 
@@ -78,16 +79,6 @@ def whole(real: Path, text: str, shown: Path | None = None) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: alive
-        pass
-    return True
 
 
 def sweep(folder: Path) -> None:

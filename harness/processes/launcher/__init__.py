@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import enum
 import errno
 import itertools
 import math
@@ -162,10 +163,18 @@ def counters(values: dict[str, int]) -> Counters:
     return Counters(**counted)
 
 
+class Ended(enum.StrEnum):
+    """How a launched process ended (Outcome.status): a StrEnum, as the run
+    record's Status, so that no caller spells an ending as a string."""
+    EXITED = "exited"
+    TIMEOUT = "timeout"
+    OOM = "oom"  # passed --max-rss
+
+
 @dataclass
 class Outcome:
     """What happened to one process, before validation."""
-    status: str  # "exited", "timeout", "oom" (passed --max-rss)
+    status: Ended
     exit_code: int | None = None
     signal: int | None = None
     wall_s: float | None = None
@@ -258,7 +267,9 @@ _live_launchers: set[int] = set()  # this process's launchers still running
 _lock = threading.Lock()
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether a process with this pid runs (another user's counts): the
+    one check every sweep of what a dead harness left makes."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -279,7 +290,7 @@ def _make_cgroup() -> str | None:
         for name in os.listdir(own):
             if name.startswith(CGROUP_PREFIX):
                 owner = name[len(CGROUP_PREFIX):].split(".")[0]
-                if owner.isdigit() and int(owner) != os.getpid() and not _alive(int(owner)):
+                if owner.isdigit() and int(owner) != os.getpid() and not alive(int(owner)):
                     with contextlib.suppress(OSError):
                         os.rmdir(os.path.join(own, name))
     path = os.path.join(own, f"{CGROUP_PREFIX}{os.getpid()}.{next(_cgroup_seq)}")
@@ -656,8 +667,9 @@ class Running:
         stdout, truncated = _head(self._out, STDOUT_CAP_BYTES)
         tail = _tail_lines(self._err)
         self._samples.seek(0)
-        outcome = Outcome(status="exited", stdout=stdout, stderr=tail, stdout_truncated=truncated,
-                          stderr_tail=tail, samples=_parse_samples(self._samples))
+        outcome = Outcome(status=Ended.EXITED, stdout=stdout, stderr=tail,
+                          stdout_truncated=truncated, stderr_tail=tail,
+                          samples=_parse_samples(self._samples))
         outcome.launcher_failure = launched.failure(values, limit)
         outcome = _measured(outcome, values, self._proc, launched.overran, elapsed)
         if outcome.launcher_failure:
@@ -687,9 +699,9 @@ def _measured(outcome: Outcome, values: dict[str, int], proc: subprocess.Popen[b
               stuck: bool, elapsed: float) -> Outcome:
     """Fill an Outcome from the launcher's final report."""
     if values.get("oom"):
-        outcome.status = "oom"
+        outcome.status = Ended.OOM
     elif values.get("timeout") or stuck:
-        outcome.status = "timeout"
+        outcome.status = Ended.TIMEOUT
     outcome.strays = values.get(REPORT_STRAYS, 0)
     outcome.containment = "cgroup" if values.get("cgroup") else "process-tree"
     if REPORT_STATUS in values:

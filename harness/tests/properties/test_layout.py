@@ -187,3 +187,81 @@ def test_only_the_record_stage_names_the_format() -> None:
     stale = {name: words - {v for _, v in found.get(name, [])}
              for name, words in OTHER_FORMATS.items()}
     assert not any(stale.values()), f"no longer there, drop from OTHER_FORMATS: {stale}"
+
+
+# Rules the code keeps, each a function of a module's source, so that a test
+# can feed it a planted violation: every finding is (line, what).
+
+def _where(name: str, line: int) -> str:
+    return f"{MODULES[name].relative_to(HARNESS.parent)}:{line}"
+
+
+def _sources() -> dict[str, str]:
+    return {name: MODULES[name].read_text() for name in sorted(MODULES)}
+
+
+# A run's outcome and a ladder step's verdict, by the names that hold them:
+# an attribute (row.status), a variable, a key (row["status"],
+# row.get("status")).
+STATUS_NAMES = {"status", "step_verdict"}
+# Status's and StepVerdict's home, the one place their texts are spelled.
+STATUS_HOMES = {"core.schema"}
+
+
+def _names_status(node: ast.expr) -> bool:
+    if isinstance(node, ast.Attribute):
+        return node.attr in STATUS_NAMES
+    if isinstance(node, ast.Name):
+        return node.id in STATUS_NAMES
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Constant) and node.slice.value in STATUS_NAMES
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get" and bool(node.args)
+            and isinstance(node.args[0], ast.Constant) and node.args[0].value in STATUS_NAMES)
+
+
+def _text(node: ast.expr | None) -> bool:
+    """A string literal, or a tuple, list or set holding one."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_text(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def status_literals(source: str) -> list[tuple[int, str]]:
+    """(line, code) where a status is compared with a string literal
+    (status == "ok", r.status in ("ok", "timeout")) or given one
+    (x.status = "oom", Row(status="ok"), {"status": "ok"}): an enum
+    member (Status.OK) says it, and a misspelling fails where it is read."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            bad = any(map(_names_status, sides)) and any(map(_text, sides))
+        elif isinstance(node, ast.Assign):
+            bad = any(map(_names_status, node.targets)) and _text(node.value)
+        elif isinstance(node, ast.keyword):
+            bad = node.arg in STATUS_NAMES and _text(node.value)
+        elif isinstance(node, ast.Dict):
+            bad = any(isinstance(k, ast.Constant) and k.value in STATUS_NAMES and _text(v)
+                      for k, v in zip(node.keys, node.values))
+        else:
+            continue
+        if bad:
+            found.append((getattr(node, "lineno", 0) or node.value.lineno, ast.unparse(node)))
+    return sorted(found)
+
+
+def test_no_status_is_spelled_as_a_string() -> None:
+    found = [f"{_where(name, line)}: {code}" for name, source in _sources().items()
+             if name not in STATUS_HOMES for line, code in status_literals(source)]
+    assert not found, "a status spelled as a string, not its enum's member:\n" + "\n".join(found)
+
+
+def test_the_status_rule_finds_a_planted_string() -> None:
+    planted = ("def f(r, rows):\n"
+               "    ok = [x for x in rows if x.status == Status.OK]\n"
+               "    if r.status == 'ok' or r['status'] in ('oom', 'timeout'):\n"
+               "        r.step_verdict = 'slow'\n"
+               "    return Row(status='invalid'), {'status': 'ok'}, r.get('status') != 'x'\n")
+    assert [line for line, _ in status_literals(planted)] == [3, 3, 4, 5, 5, 5]
+    assert not status_literals("if r.status == Status.OK and r.name == 'ok':\n    pass\n")
