@@ -83,8 +83,16 @@ def pytest_runtest_makereport(item: pytest.Item,
     # a module's fixture that called tool_missing() raises the same exception for each of its tests
     exc = call.excinfo.value if call.excinfo is not None else None
     if isinstance(exc, (pytest.skip.Exception, pytest.fail.Exception)) and hasattr(exc, TOOL):
-        UNTESTED[getattr(exc, TOOL)][item.nodeid.split("::")[0]] += 1
+        # on this phase's report (a new list: pytest shares the item's with every phase),
+        # which pytest-xdist's workers send to the process that prints the summary
+        report.user_properties = [*report.user_properties, (TOOL, getattr(exc, TOOL))]
     return report
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for key, tool in report.user_properties:
+        if key == TOOL:
+            UNTESTED[tool][report.nodeid.split("::")[0]] += 1
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

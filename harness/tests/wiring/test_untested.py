@@ -30,7 +30,7 @@ def test_runs():
 """
 
 
-def pytest_run(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess[str]:
+def pytest_run(tmp_path: Path, ci: str | None, *options: str) -> subprocess.CompletedProcess[str]:
     """The file above under the project's pytest settings and conftest hooks."""
     test = tmp_path / "test_tools.py"
     test.write_text(TESTS)
@@ -40,7 +40,7 @@ def pytest_run(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess[st
     env["PYTHONPATH"] = str(ROOT)
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path),
-                           "-p", "harness.tests.conftest", str(test)],
+                           "-p", "harness.tests.conftest", *options, str(test)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -68,6 +68,16 @@ def test_under_ci_a_missing_tool_fails_naming_the_tool_and_its_tests(tmp_path: P
     assert "actionlint:\n  test_tools.py: 1 test failed for want of it" in proc.stdout
     # the machine refusing a tool that is there is still a skip, with its reason
     assert "SKIPPED [1] test_tools.py:9: perf is installed but cannot count here" in proc.stdout
+
+
+def test_the_missing_tools_are_summed_up_when_workers_ran_the_tests(tmp_path: Path) -> None:
+    """make test runs the suite on pytest-xdist's workers: the tools they
+    found missing still reach the summary, each test counted once."""
+    proc = pytest_run(tmp_path, "true", "-n", "2")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "1 failed, 1 passed, 1 skipped" in proc.stdout
+    assert "CI: failed, tools make test installs were missing" in proc.stdout
+    assert "actionlint:\n  test_tools.py: 1 test failed for want of it" in proc.stdout
 
 
 def harness_test(impl: str, ci: str | None) -> subprocess.CompletedProcess[str]:
