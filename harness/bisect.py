@@ -209,21 +209,8 @@ def run_bisect(name: str, good: str, bad: str, opts: Options, out: Path,
     repeat = max(s.repeat, runs_needed()[1])
     if not repeat <= max_repeat <= MAX_REPEAT:
         raise UsageError(f"bisect: --max-repeat must be from {repeat} to {MAX_REPEAT}")
-    if commits_only:
-        assert source is not None
-        releases = commits_between(source, good, bad)
-    else:
-        releases = between(impl, good, bad)
-    if releases[0] != good:
-        releases.reverse()  # from good to bad, whichever is newer
-
-    made: list[Path] = []
-    if resume is None:
-        folder, run, made = bisect_folder.start(out)
-        print(f"bisect: recording into {relative(run.path)}")
-    else:
-        folder, run = bisect_folder.resume(resume)
-        print(f"bisect: continuing {relative(run.path)}")
+    releases = _steps_between(impl, source if commits_only else None, good, bad)
+    folder, run, made = _open_folder(out, resume)
     measured = _Measured(opts, ram_bytes, steps, folder, run, template, figure, list(releases))
     where = relative(run.path)
     try:
@@ -251,6 +238,28 @@ def run_bisect(name: str, good: str, bad: str, opts: Options, out: Path,
     print(f"rows: {relative(run.runs_path)}; compare any two releases with "
           f"python -m harness compare {where} --baseline {shlex.quote(steps.shown(releases[0]))}")
     return 0 if found.settled else 1
+
+
+def _steps_between(impl: Impl, source: Path | None, good: str, bad: str) -> list[str]:
+    """The steps from good to bad, whichever is newer: the commits between
+    them in source where given (the steps are commits), else the releases."""
+    releases = commits_between(source, good, bad) if source is not None \
+        else between(impl, good, bad)
+    if releases[0] != good:
+        releases.reverse()  # from good to bad, whichever is newer
+    return releases
+
+
+def _open_folder(out: Path, resume: Path | None) -> tuple[RunDir, RunDir, list[Path]]:
+    """(the bisect folder, its run directory, the folders this made): a new
+    one in out, or resume's, held; said."""
+    if resume is None:
+        folder, run, made = bisect_folder.start(out)
+        print(f"bisect: recording into {relative(run.path)}")
+        return folder, run, made
+    folder, run = bisect_folder.resume(resume)
+    print(f"bisect: continuing {relative(run.path)}")
+    return folder, run, []
 
 
 def _commits_of(source: Path, tag: str, found: Found) -> list[str] | None:

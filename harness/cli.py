@@ -144,6 +144,21 @@ def add_run_parser(sub: argparse._SubParsersAction[Parser]) -> None:
                      help="a named suite from harness/plan/suites.toml (default, quick); the options "
                           "below override its workloads, sizes, repeats and sleep time")
     add_measure_options(run)
+    _add_repeat_options(run)
+    run.add_argument("--resume", action="store_true",
+                     help="continue the newest run in OUT: rows already ok are kept, failed "
+                          "ones of the plan run again (the earlier attempt goes to retried.csv)")
+    run.add_argument("--no-report", action="store_true", help="do not write report.md and plots")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the plan and its estimated duration, run nothing")
+    _add_cluster_options(run)
+    add_registry(run)
+    add_source(run)
+
+
+def _add_repeat_options(run: argparse.ArgumentParser) -> None:
+    """run's options for runs past the --repeat minimum: until an interval
+    is narrow or a verdict settled, within a budget, or an A/B gate."""
     run.add_argument("--until-ci", default=None, metavar="PCT",
                      help="after the --repeat minimum, run again, pass after pass, each "
                           "configuration whose headline figure's 95%% interval is unsettled or "
@@ -178,12 +193,10 @@ def add_run_parser(sub: argparse._SubParsersAction[Parser]) -> None:
                      help="with --until-ci or --until-settled: the most runs of one "
                           f"configuration (default {DEFAULT_MAX_REPEAT}, or --repeat when "
                           "higher; at least --repeat)")
-    run.add_argument("--resume", action="store_true",
-                     help="continue the newest run in OUT: rows already ok are kept, failed "
-                          "ones of the plan run again (the earlier attempt goes to retried.csv)")
-    run.add_argument("--no-report", action="store_true", help="do not write report.md and plots")
-    run.add_argument("--dry-run", action="store_true",
-                     help="print the plan and its estimated duration, run nothing")
+
+
+def _add_cluster_options(run: argparse.ArgumentParser) -> None:
+    """run's options for where it runs: here, or a Slurm cluster."""
     run.add_argument("--on", default=None, metavar="WHERE",
                      help="local (default): this machine; slurm: each repeat of the plan is a "
                           "replicate, one task of a Slurm job array on a whole node, merged into "
@@ -198,8 +211,6 @@ def add_run_parser(sub: argparse._SubParsersAction[Parser]) -> None:
                      help="with --on slurm: more sbatch options for every job, as a shell would "
                           "split them, given after an = (e.g. "
                           "--slurm-opt='--account=A --time=2:00:00')")
-    add_registry(run)
-    add_source(run)
 
 
 def add_bisect_parser(sub: argparse._SubParsersAction[Parser]) -> None:

@@ -102,10 +102,7 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     past = earlier_runs(out)
     planned = _planned(s, impls, past, out, only)
     if dry_run:
-        first, *rest = planned.dry_run
-        print("\n".join([f"{first}; {_builds(planned.runs, s.build) or 'no builds'}",
-                         *([f"then {_gate_plan(s, gate, planned.runs, planned.estimates)}"]
-                           if gate else []), *rest]))
+        _print_dry_run(s, gate, planned)
         return 0
     try:
         ensure_launcher()
@@ -133,14 +130,8 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
                                       else "", sequential.forecast(run.runs().rows, planned.runs)])))
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing new"
     print(f"done: {summary}; rows in {relative(run.runs_path)}")
-    if report:
-        try:
-            with interruptible():
-                write_report(run.path)
-        except Interrupted as exc:  # the report process dies with it (children.py)
-            print(f"\ninterrupted while writing the report; every row is kept: write it with "
-                  f"`python -m harness report {relative(run.path)}`", file=sys.stderr)
-            return 128 + exc.signum
+    if report and (stopped := _report_unless_stopped(run)):
+        return stopped
     if counts and set(counts) == {Status.SKIPPED}:
         print("harness: nothing was measured: every run was skipped (exit status "
               f"{ALL_SKIPPED})", file=sys.stderr)
@@ -150,6 +141,28 @@ def run_suite(s: Settings, out: Path, resume: bool = False, dry_run: bool = Fals
     if gate is not None and measured.gating is not None:
         return _gate_status(s, gate[0], run, measured.gating.stopped)
     return 0 if set(counts) <= {Status.OK, Status.SKIPPED} else 1
+
+
+def _print_dry_run(s: Settings, gate: tuple[str, Noise | None] | None, planned: RunPlan) -> None:
+    """run --dry-run's printout: the plan, its builds and, with --gate, the
+    gate's plan."""
+    first, *rest = planned.dry_run
+    print("\n".join([f"{first}; {_builds(planned.runs, s.build) or 'no builds'}",
+                     *([f"then {_gate_plan(s, gate, planned.runs, planned.estimates)}"]
+                       if gate else []), *rest]))
+
+
+def _report_unless_stopped(run: RunDir) -> int:
+    """Write the run's report: 0, or 128 + the signal that stopped it (every
+    row is kept, and the command that writes it is said)."""
+    try:
+        with interruptible():
+            write_report(run.path)
+    except Interrupted as exc:  # the report process dies with it (children.py)
+        print(f"\ninterrupted while writing the report; every row is kept: write it with "
+              f"`python -m harness report {relative(run.path)}`", file=sys.stderr)
+        return 128 + exc.signum
+    return 0
 
 
 def _planned(s: Settings, impls: list[Impl], past: list[Row], out: Path,

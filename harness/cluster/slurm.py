@@ -178,24 +178,8 @@ def run_on_slurm(s: Settings, cluster: Cluster, opts: Options, out: Path,
         run.prepare_resume({row_key(row) for row in run.runs().rows if row.rep in numbers})
     write_json(layout.options_path, masked(task_options(opts)))
     write_scripts(layout)
-    build: JobState | None = None
-    tasks: dict[int, JobState | None] = {}
-    interrupted = 0
-    if numbers:
-        for r in numbers:
-            layout.task_dir(r).mkdir(parents=True, exist_ok=True)
-        layout.build_path.unlink(missing_ok=True)  # this submission's build job writes it
-        submitted: list[Submission] = []
-        try:
-            with interruptible():
-                submitted.append(_submit(sched, layout, cluster, run.name, numbers,
-                                         time_limits(runs, s), s.build,
-                                         {OPTIONS_ENV: json.dumps(task_options(opts))}))
-                build, tasks = wait(sched, layout, submitted[0], poll_s)
-        except Interrupted as exc:
-            for sub in submitted:
-                sched.cancel([j for j in (sub.build, sub.array) if j])
-            interrupted = exc.signum
+    build, tasks, interrupted = _submit_and_wait(sched, layout, cluster, run.name, numbers,
+                                                 runs, s, opts, poll_s)
     found = collect(layout, range(1, total + 1))
     failures = [] if interrupted else failure_rows(layout, runs, found, run.name, build, tasks)
     end_invocation(inv)
@@ -206,13 +190,46 @@ def run_on_slurm(s: Settings, cluster: Cluster, opts: Options, out: Path,
               f"that finished are kept in {relative(run.runs_path)}; continue with --resume",
               file=sys.stderr)
         return 128 + interrupted
+    nodes = sorted({rep.node for rep in found if rep.node})
+    return _done(run, rows, f"{len(found)} of {total} replicates recorded "
+                 f"(node{'s' if len(nodes) != 1 else ''} {', '.join(nodes) or 'none'})", report)
+
+
+def _submit_and_wait(sched: Scheduler, layout: Layout, cluster: Cluster, run_id: str,
+                     numbers: list[int], runs: list[Planned], s: Settings, opts: Options,
+                     poll_s: float) -> tuple[JobState | None, dict[int, JobState | None], int]:
+    """Submit the build job and the replicates `numbers` as an array, and wait
+    for them: (the build job's state, each task's, 0 or the signal that
+    interrupted the wait, the jobs then cancelled)."""
+    build: JobState | None = None
+    tasks: dict[int, JobState | None] = {}
+    if not numbers:
+        return build, tasks, 0
+    for r in numbers:
+        layout.task_dir(r).mkdir(parents=True, exist_ok=True)
+    layout.build_path.unlink(missing_ok=True)  # this submission's build job writes it
+    submitted: list[Submission] = []
+    try:
+        with interruptible():
+            submitted.append(_submit(sched, layout, cluster, run_id, numbers,
+                                     time_limits(runs, s), s.build,
+                                     {OPTIONS_ENV: json.dumps(task_options(opts))}))
+            build, tasks = wait(sched, layout, submitted[0], poll_s)
+    except Interrupted as exc:
+        for sub in submitted:
+            sched.cancel([j for j in (sub.build, sub.array) if j])
+        return build, tasks, exc.signum
+    return build, tasks, 0
+
+
+def _done(run: RunDir, rows: list[Row], recorded: str, report: bool) -> int:
+    """Say what the rows came to (recorded: which replicates, where), write
+    the report, and give the exit status of a local run with those rows."""
     counts: dict[Status, int] = {}
     for row in rows:
         counts[row.status] = counts.get(row.status, 0) + 1
-    nodes = sorted({rep.node for rep in found if rep.node})
     print(f"done: {', '.join(f'{v} {k}' for k, v in sorted(counts.items())) or 'no rows'}; "
-          f"{len(found)} of {total} replicates recorded (node{'s' if len(nodes) != 1 else ''} "
-          f"{', '.join(nodes) or 'none'}); rows in {relative(run.runs_path)}")
+          f"{recorded}; rows in {relative(run.runs_path)}")
     if report:
         write_report(run.path)
     if counts and set(counts) == {Status.SKIPPED}:

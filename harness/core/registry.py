@@ -300,67 +300,91 @@ def load_registry(extra: Sequence[Path] = ()) -> list[Impl]:
     files = [(path, True) for path in registry_files()] + [(_registry_path(p), False) for p in extra]
     for path, in_tree in files:
         where = str(path)
-        try:
-            if path.exists() and not path.is_file():  # a FIFO would block the read forever
-                raise RegistryError(f"{where}: not a regular file")
-            data = tomllib.loads(path.read_text())
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise RegistryError(f"{where}: {exc}") from None
-        except OSError as exc:
-            raise RegistryError(f"{where}: {exc.strerror}") from None
+        data = _read_toml(path)
         lang_table = _table(data.get("language", {}), f"{where}: [language]")
-        name = lang_table.get("name")
-        if in_tree and name != path.parent.name:
-            raise RegistryError(f"{where}: language.name must be {path.parent.name!r}")
-        if not isinstance(name, str) or not name:
-            raise RegistryError(f"{where}: [language] needs a name")
-        _id(name, "language name", where)
-        if name in languages:
-            raise RegistryError(f"{where}: language {name!r} is already declared in "
-                                f"{languages[name]}: choose another name")
-        languages[name] = path
-        lang = Language(name=name, dir=path.parent, detect=_argv(lang_table, "detect", where),
-                        build=_argv(lang_table, "build", where), test=_argv(lang_table, "test", where),
-                        setup=_argv(lang_table, "setup", where, required=False),
-                        build_cores=_build_cores(lang_table, where))
+        lang = _language(lang_table, path, in_tree, languages)
         lang_cpus_env = _env(lang_table, "cpus_env", f"{where}: [language]")
         entries = data.get("impl", [])
         if not isinstance(entries, list):
             raise RegistryError(f"{where}: 'impl' must be an array of tables ([[impl]])")
         for entry in entries:
-            entry = _table(entry, f"{where}: every [[impl]]")
-            impl_id = entry.get("id")
-            if not isinstance(impl_id, str) or not impl_id:
-                raise RegistryError(f"{where}: every impl needs a unique id (got {impl_id!r})")
-            _id(impl_id, "impl id", where)
-            if impl_id in seen:
-                raise RegistryError(f"{where}: impl id {impl_id!r} is already declared in "
-                                    f"{seen[impl_id]}: every impl needs a unique id")
-            seen[impl_id] = path
-            at = f"{where}: impl {impl_id}"
-            workloads = entry.get("workloads", [])
-            if not isinstance(workloads, list) or not workloads or \
-                    any(not isinstance(w, str) or w not in WORKLOADS for w in workloads):
-                raise RegistryError(f"{at}: 'workloads' must be a non-empty list of "
-                                    f"{', '.join(WORKLOADS)}")
-            tasks_start = entry.get("tasks_start", "when-spawned")
-            if tasks_start not in TASKS_START:
-                raise RegistryError(f"{at}: tasks_start must be one of {', '.join(TASKS_START)}")
-            env = _env(entry, "env", at)
-            floor = entry.get("floor", False)
-            if not isinstance(floor, bool):
-                raise RegistryError(f"{at}: 'floor' must be true or false")
-            runtime = _text(entry, "runtime", at, impl_id)
-            if "<" in runtime or ">" in runtime:  # shown in every table of the report
-                raise RegistryError(f"{at}: 'runtime' holds markup (< or >): {runtime!r}")
-            impls.append(Impl(versions=_versions(entry, at),
+            impls.append(_impl(_table(entry, f"{where}: every [[impl]]"), lang, lang_cpus_env,
+                               path, seen))
+    return impls
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    """An impls.toml's tables; a file that cannot be read or parsed is a
+    RegistryError naming it."""
+    where = str(path)
+    try:
+        if path.exists() and not path.is_file():  # a FIFO would block the read forever
+            raise RegistryError(f"{where}: not a regular file")
+        return tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RegistryError(f"{where}: {exc}") from None
+    except OSError as exc:
+        raise RegistryError(f"{where}: {exc.strerror}") from None
+
+
+def _language(lang_table: dict[str, Any], path: Path, in_tree: bool,
+              languages: dict[str, Path]) -> Language:
+    """The file's [language], checked: a folder's table names its folder, and
+    no two files declare one language (languages: each name's file, added to)."""
+    where = str(path)
+    name = lang_table.get("name")
+    if in_tree and name != path.parent.name:
+        raise RegistryError(f"{where}: language.name must be {path.parent.name!r}")
+    if not isinstance(name, str) or not name:
+        raise RegistryError(f"{where}: [language] needs a name")
+    _id(name, "language name", where)
+    if name in languages:
+        raise RegistryError(f"{where}: language {name!r} is already declared in "
+                            f"{languages[name]}: choose another name")
+    languages[name] = path
+    return Language(name=name, dir=path.parent, detect=_argv(lang_table, "detect", where),
+                    build=_argv(lang_table, "build", where), test=_argv(lang_table, "test", where),
+                    setup=_argv(lang_table, "setup", where, required=False),
+                    build_cores=_build_cores(lang_table, where))
+
+
+def _impl(entry: dict[str, Any], lang: Language, lang_cpus_env: dict[str, str], path: Path,
+          seen: dict[str, Path]) -> Impl:
+    """One [[impl]], checked; its id unique across files (seen: each id's
+    file, added to)."""
+    where = str(path)
+    impl_id = entry.get("id")
+    if not isinstance(impl_id, str) or not impl_id:
+        raise RegistryError(f"{where}: every impl needs a unique id (got {impl_id!r})")
+    _id(impl_id, "impl id", where)
+    if impl_id in seen:
+        raise RegistryError(f"{where}: impl id {impl_id!r} is already declared in "
+                            f"{seen[impl_id]}: every impl needs a unique id")
+    seen[impl_id] = path
+    at = f"{where}: impl {impl_id}"
+    workloads = entry.get("workloads", [])
+    if not isinstance(workloads, list) or not workloads or \
+            any(not isinstance(w, str) or w not in WORKLOADS for w in workloads):
+        raise RegistryError(f"{at}: 'workloads' must be a non-empty list of "
+                            f"{', '.join(WORKLOADS)}")
+    tasks_start = entry.get("tasks_start", "when-spawned")
+    if tasks_start not in TASKS_START:
+        raise RegistryError(f"{at}: tasks_start must be one of {', '.join(TASKS_START)}")
+    env = _env(entry, "env", at)
+    floor = entry.get("floor", False)
+    if not isinstance(floor, bool):
+        raise RegistryError(f"{at}: 'floor' must be true or false")
+    runtime = _text(entry, "runtime", at, impl_id)
+    if "<" in runtime or ">" in runtime:  # shown in every table of the report
+        raise RegistryError(f"{at}: 'runtime' holds markup (< or >): {runtime!r}")
+    return Impl(versions=_versions(entry, at),
                 id=impl_id, language=lang, runtime_label=runtime,
                 run=_argv(entry, "run", at), workloads=list(workloads),
                 description=_text(entry, "description", at, ""),
                 version=_argv(entry, "version", at, required=False),
                 check=_argv(entry, "check", at, required=False), tasks_start=tasks_start,
-                env=env, source=path, cpus_env=lang_cpus_env | _env(entry, "cpus_env", at), floor=floor))
-    return impls
+                env=env, source=path, cpus_env=lang_cpus_env | _env(entry, "cpus_env", at),
+                floor=floor)
 
 
 def _versions(entry: dict, at: str) -> Versions | None:

@@ -85,6 +85,59 @@ def cores() -> int:
     return usable_cores()
 
 
+class _Lanes:
+    """The slots of each lane in use, the steps running in them and their
+    results as they come (to the thread that runs the jobs)."""
+
+    def __init__(self, states: list[_State], limits: Limits) -> None:
+        self.states, self.limits = states, limits
+        self.busy = {lane: 0 for lane in LANES}
+        self.whole = 0  # compiles running that keep every core busy (at most one)
+        self.finished: queue.Queue[tuple[_State, bool | BaseException]] = queue.Queue()
+
+    def _work(self, state: _State, step: Step) -> None:
+        try:
+            result: bool | BaseException = bool(step.run())
+        except BaseException as exc:  # handed to the main thread, raised there
+            result = exc
+        self.finished.put((state, result))
+
+    def start_ready(self) -> None:
+        """Start every waiting step whose lane has room."""
+        # longest expected first in each lane; a job's set-up before its
+        # compile. A step that finds its lane full holds back the shorter
+        # ones of its lane, so a compile that needs every core is not
+        # starved by one-core compiles starting around it; one that waits
+        # only for another whole-machine compile lets one-core ones pass.
+        waiting = sorted((s for s in self.states if not s.done and not s.running),
+                         key=lambda s: -s.job.expected_s)
+        held: set[Lane] = set()
+        for state in waiting:
+            step = state.job.steps[state.next_step]
+            if step.lane in held:
+                continue
+            need = self.limits.need(state.job, step.lane)
+            if self.busy[step.lane] + need > self.limits.of(step.lane):
+                held.add(step.lane)
+                continue
+            if self.limits.whole(state.job, step.lane):
+                if self.whole:
+                    continue
+                self.whole += 1
+            self.busy[step.lane] += need
+            state.running = True
+            threading.Thread(target=self._work, args=(state, step), daemon=True,
+                             name=f"build-{state.job.name}").start()
+
+    def release(self, state: _State) -> None:
+        """Give back the slots of state's step, which has ended."""
+        lane = state.job.steps[state.next_step].lane
+        self.busy[lane] -= self.limits.need(state.job, lane)
+        self.whole -= self.limits.whole(state.job, lane)
+        state.running = False
+        state.next_step += 1
+
+
 def run_jobs(jobs: list[Job], limits: Limits | None = None,
              on_done: Callable[[str, bool], None] | None = None) -> dict[str, bool]:
     """Run every job's steps in order, each job's next step as soon as its
@@ -92,66 +145,24 @@ def run_jobs(jobs: list[Job], limits: Limits | None = None,
     by name, each also handed to on_done (in this thread) as its job ends.
     An exception in a step ends its job as failed and is raised here once
     every running step has finished."""
-    limits = limits or Limits()
     states = [_State(job) for job in jobs]
-    busy = {lane: 0 for lane in LANES}
-    whole = 0  # compiles running that keep every core busy (at most one)
-    finished: queue.Queue[tuple[_State, bool | BaseException]] = queue.Queue()
-
-    def work(state: _State, step: Step) -> None:
-        try:
-            result: bool | BaseException = bool(step.run())
-        except BaseException as exc:  # handed to the main thread, raised there
-            result = exc
-        finished.put((state, result))
-
-    def start_ready() -> None:
-        # longest expected first in each lane; a job's set-up before its
-        # compile. A step that finds its lane full holds back the shorter
-        # ones of its lane, so a compile that needs every core is not
-        # starved by one-core compiles starting around it; one that waits
-        # only for another whole-machine compile lets one-core ones pass.
-        nonlocal whole
-        waiting = sorted((s for s in states if not s.done and not s.running),
-                         key=lambda s: -s.job.expected_s)
-        held: set[Lane] = set()
-        for state in waiting:
-            step = state.job.steps[state.next_step]
-            if step.lane in held:
-                continue
-            need = limits.need(state.job, step.lane)
-            if busy[step.lane] + need > limits.of(step.lane):
-                held.add(step.lane)
-                continue
-            if limits.whole(state.job, step.lane):
-                if whole:
-                    continue
-                whole += 1
-            busy[step.lane] += need
-            state.running = True
-            threading.Thread(target=work, args=(state, step), daemon=True,
-                             name=f"build-{state.job.name}").start()
-
+    lanes = _Lanes(states, limits or Limits())
     error: BaseException | None = None
-    start_ready()
+    lanes.start_ready()
     while any(s.running for s in states):
         # a timeout keeps this thread waking, so a signal's handler runs at once
         try:
-            state, result = finished.get(timeout=0.5)
+            state, result = lanes.finished.get(timeout=0.5)
         except queue.Empty:
             continue
-        lane = state.job.steps[state.next_step].lane
-        busy[lane] -= limits.need(state.job, lane)
-        whole -= limits.whole(state.job, lane)
-        state.running = False
-        state.next_step += 1
+        lanes.release(state)
         if isinstance(result, BaseException):
             state.ok = False
             error = error or result
         else:
             state.ok = result
         if error is None:
-            start_ready()
+            lanes.start_ready()
             if state.done and on_done is not None:
                 on_done(state.job.name, state.ok)
     if error is not None:

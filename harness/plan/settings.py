@@ -402,13 +402,7 @@ def settings_from(opts: Options, ram_bytes: int) -> Settings:
     suite supplies the workloads, sizes, repeat count and sleep time; an
     option given on the command line overrides every part's own value."""
     suite = _suite(opts.suite)
-    workloads = None
-    if opts.workload is not None:
-        workloads = name_list(opts.workload, "--workload")
-        workloads = None if workloads == ["all"] else workloads
-    for w in workloads or []:
-        if w not in WORKLOADS:
-            raise UsageError(f"unknown workload {w!r} (known: {', '.join(WORKLOADS)})")
+    workloads = _workloads(opts)
     ns = int_list(opts.n, "--n", 1) if opts.n is not None else None
     buffers = int_list(opts.buffer, "--buffer", 0) if opts.buffer is not None else None
     if opts.out is not None and not str(opts.out).strip():
@@ -426,12 +420,8 @@ def settings_from(opts: Options, ram_bytes: int) -> Settings:
     if target is None and "until_ci" in suite:
         target = until_ci(suite["until_ci"], "suites.toml: until_ci")
     passes = _passes(opts, suite, parts, target)
-    adaptive = opts.adaptive_sleep or suite.get("adaptive_sleep", False)
-    if not isinstance(adaptive, bool):
-        raise UsageError(f"suites.toml: adaptive_sleep {adaptive!r} must be true or false")
-    overlap = suite.get("overlap_builds", False)
-    if not isinstance(overlap, bool):
-        raise UsageError(f"suites.toml: overlap_builds {overlap!r} must be true or false")
+    adaptive = _suite_flag(suite, "adaptive_sleep", opts.adaptive_sleep)
+    overlap = _suite_flag(suite, "overlap_builds")
     if (opts.max_repeat is not None and not passes.until_settled and passes.target is None
             and passes.gate is None and not any(p.until_ci is not None for p in passes.parts)):
         raise UsageError("--max-repeat is the ceiling of --until-ci, --until-settled or --gate: "
@@ -464,6 +454,27 @@ def settings_from(opts: Options, ram_bytes: int) -> Settings:
     _check_ceilings(s, opts)
     _check_plan_size(s)
     return s
+
+
+def _workloads(opts: Options) -> list[str] | None:
+    """--workload's names, checked; None for all (or not given)."""
+    workloads = None
+    if opts.workload is not None:
+        workloads = name_list(opts.workload, "--workload")
+        workloads = None if workloads == ["all"] else workloads
+    for w in workloads or []:
+        if w not in WORKLOADS:
+            raise UsageError(f"unknown workload {w!r} (known: {', '.join(WORKLOADS)})")
+    return workloads
+
+
+def _suite_flag(suite: dict[str, Any], key: str, given: bool = False) -> bool:
+    """A suite's true-or-false key (false when absent), true when its option
+    is given."""
+    value = given or suite.get(key, False)
+    if not isinstance(value, bool):
+        raise UsageError(f"suites.toml: {key} {value!r} must be true or false")
+    return value
 
 
 def _suite(name: str | None) -> dict[str, Any]:

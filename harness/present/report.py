@@ -825,6 +825,66 @@ def places_block(found: list[ranks.RankIntervals],
     return lines
 
 
+def _verdict_lines(results: Results, standing: list[standings.Standing],
+                   asked: questions.Questions | None,
+                   placed: list[ranks.RankIntervals] | None) -> list[str]:
+    """The Verdicts section's body for a measuring run: the questions'
+    summary, the headline rankings, the articles' claims, the rankings and
+    the leaders (asked, placed: as render_markdown's)."""
+    groups, env = results.groups, results.env
+    lines: list[str] = []
+    asked = run_questions(results) if asked is None else asked
+    if asked is not None:
+        lines += [f"**{md_text(asked.summary())}**", ""]
+    if note := standings.unjudged_note(env.settings):
+        lines += [md_text(note), ""]
+    placed = headline_places(groups, env) if placed is None else placed
+    if placed:
+        lines += [f"### {PLACES_TITLE}", ""]
+        lines += places_block(placed, lambda w: "#" + md_anchor(section_title(w)),
+                              standings.judged(groups, env.settings))
+    if asked is not None and asked.claims:
+        lines += ["### The articles' claims", "", CLAIMS_INTRO, ""]
+        lines += md_table(CLAIMS_HEADER, claim_rows(asked)) + [""]
+    if asked is not None and asked.rankings:
+        lines += ["### Rankings", "", RANKINGS_INTRO, ""]
+        lines += md_table(RANKING_HEADER, ranking_rows(asked)) + [""]
+    rows = []
+    for h in verdicts.headlines(groups, standing):
+        cells = headline_cells(h)
+        cells[0] = f"[{cells[0]}](#{md_anchor(section_title(h.workload))})"
+        rows.append(cells)
+    lines += [f"### {LEADERS_TITLE}", ""]
+    lines += (md_table(HEADLINE_HEADER, rows) if rows else ["No runs were recorded."]) + [""]
+    return lines + [VERDICTS_INTRO, ""]
+
+
+def _workload_lines(results: Results, pngs: list[str]) -> list[str]:
+    """A section per workload (its table, then its plots, time first), the
+    implementations' legend and the RSS-over-time plots."""
+    groups = results.groups
+    lines: list[str] = []
+    if not groups:
+        lines += ["No runs were recorded in runs.csv.", ""]
+    by_workload = workload_groups(groups)
+    shown = list(by_workload)
+    for workload, members in by_workload.items():
+        lines += [f"## {md_text(section_title(workload))}", ""]
+        lines += build_table(workload, members, results.ranks).markdown() + [""]
+        mine = [name for name in pngs if name.startswith(f"{workload}_")]
+        mine.sort(key=lambda name: [k in name for k in ("_time", "_rss", "_mem_per_task")],
+                  reverse=True)
+        lines += [_image(name, name[:-4].replace("_", " ")) for name in mine] + [""]
+    if shown:
+        lines += ["## Implementations", "", "Each implementation's runtime, once (the tables "
+                  "name the implementation only).", ""] + legend_block(groups, results.env) + [""]
+    over_time = [f"rss_over_time_{w}.png" for w in shown if f"rss_over_time_{w}.png" in pngs]
+    if over_time:
+        lines += ["## RSS over time (largest N of each implementation)", ""]
+        lines += [_image(name, name[:-4]) for name in over_time] + [""]
+    return lines
+
+
 def render_markdown(results: Results, pngs: list[str] | None = None,
                     found: list[standings.Standing] | None = None,
                     asked: questions.Questions | None = None,
@@ -847,30 +907,7 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
     if suite in CHECK_SUITES:
         lines += check_lines(groups)
     else:
-        asked = run_questions(results) if asked is None else asked
-        if asked is not None:
-            lines += [f"**{md_text(asked.summary())}**", ""]
-        if note := standings.unjudged_note(env.settings):
-            lines += [md_text(note), ""]
-        placed = headline_places(groups, env) if placed is None else placed
-        if placed:
-            lines += [f"### {PLACES_TITLE}", ""]
-            lines += places_block(placed, lambda w: "#" + md_anchor(section_title(w)),
-                                  standings.judged(groups, env.settings))
-        if asked is not None and asked.claims:
-            lines += ["### The articles' claims", "", CLAIMS_INTRO, ""]
-            lines += md_table(CLAIMS_HEADER, claim_rows(asked)) + [""]
-        if asked is not None and asked.rankings:
-            lines += ["### Rankings", "", RANKINGS_INTRO, ""]
-            lines += md_table(RANKING_HEADER, ranking_rows(asked)) + [""]
-        rows = []
-        for h in verdicts.headlines(groups, standing):
-            cells = headline_cells(h)
-            cells[0] = f"[{cells[0]}](#{md_anchor(section_title(h.workload))})"
-            rows.append(cells)
-        lines += [f"### {LEADERS_TITLE}", ""]
-        lines += (md_table(HEADLINE_HEADER, rows) if rows else ["No runs were recorded."]) + [""]
-        lines += [VERDICTS_INTRO, ""]
+        lines += _verdict_lines(results, standing, asked, placed)
     failed = verdicts.failures(groups)
     if failed:
         lines += ["**Failures**", ""] + [f"- {md_text(f)}" for f in failed] + [""]
@@ -884,24 +921,7 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
     if "summary.png" in pngs:
         lines += ["## At a glance", "", "![summary](plots/summary.png)", ""]
 
-    if not groups:
-        lines += ["No runs were recorded in runs.csv.", ""]
-    by_workload = workload_groups(groups)
-    shown = list(by_workload)
-    for workload, members in by_workload.items():
-        lines += [f"## {md_text(section_title(workload))}", ""]
-        lines += build_table(workload, members, results.ranks).markdown() + [""]
-        mine = [name for name in pngs if name.startswith(f"{workload}_")]
-        mine.sort(key=lambda name: [k in name for k in ("_time", "_rss", "_mem_per_task")],
-                  reverse=True)
-        lines += [_image(name, name[:-4].replace("_", " ")) for name in mine] + [""]
-    if shown:
-        lines += ["## Implementations", "", "Each implementation's runtime, once (the tables "
-                  "name the implementation only).", ""] + legend_block(groups, env) + [""]
-    over_time = [f"rss_over_time_{w}.png" for w in shown if f"rss_over_time_{w}.png" in pngs]
-    if over_time:
-        lines += ["## RSS over time (largest N of each implementation)", ""]
-        lines += [_image(name, name[:-4]) for name in over_time] + [""]
+    lines += _workload_lines(results, pngs)
     if standing:
         lines += ["## Standings", "", f"**{md_text(standings.summary(standing))}**", "",
                   "Every implementation against its set's leader, the unsettled first "

@@ -229,6 +229,29 @@ def _ranking_lines(groups: list[Group]) -> list[str]:
             "claims\"), every neighbour pair of the run one family.\n"]
 
 
+def _workload_table(found: list[Comparison]) -> list[str]:
+    """A row per workload: its comparisons, those called different, its
+    gate questions' false failures and undecided ones, the level ones, and
+    the smallest change a figure's gate alone finds (median, 90%)."""
+    by_workload: dict[str, list[Comparison]] = defaultdict(list)
+    for c in found:
+        by_workload[c.workload].append(c)
+    rows = []
+    for workload, members in by_workload.items():
+        found_at = sorted(f if (f := c.detectable()) is not None else math.inf for c in members)
+        median = statistics.median(found_at)
+        p90 = found_at[math.ceil(0.9 * len(found_at)) - 1]
+        rows.append([workload, str(len(members)), str(sum(c.different for c in members)),
+                     str(sum(1 for c in members if c.gate() == "fails")),
+                     str(sum(1 for c in members if c.gate() == "undecided")),
+                     str(sum(c.level for c in members)), _factor(median), _factor(p90)])
+    header = ["workload", "comparisons", "called different", "alone: false failures",
+              "alone: undecided", "level", "detectable change alone (median)",
+              "detected by 90%"]
+    return (["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+            + ["| " + " | ".join(r) + " |" for r in rows])
+
+
 def section(groups: Iterable[Group], trials: int = TRIALS,
             planted_trials: int = PLANTED_TRIALS) -> str | None:
     """The calibration page's section; None when the run has no A/A pair.
@@ -267,24 +290,7 @@ def section(groups: Iterable[Group], trials: int = TRIALS,
         "the workload's "
         "comparisons, and the factor that 90% of them detect.\n",
     ]
-    by_workload: dict[str, list[Comparison]] = defaultdict(list)
-    for c in found:
-        by_workload[c.workload].append(c)
-    rows = []
-    for workload, members in by_workload.items():
-        found_at = sorted(f if (f := c.detectable()) is not None else math.inf for c in members)
-        median = statistics.median(found_at)
-        p90 = found_at[math.ceil(0.9 * len(found_at)) - 1]
-        rows.append([workload, str(len(members)), str(sum(c.different for c in members)),
-                     str(sum(1 for c in members if c.gate() == "fails")),
-                     str(sum(1 for c in members if c.gate() == "undecided")),
-                     str(sum(c.level for c in members)), _factor(median), _factor(p90)])
-    header = ["workload", "comparisons", "called different", "alone: false failures",
-              "alone: undecided", "level", "detectable change alone (median)",
-              "detected by 90%"]
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("| " + " | ".join("---" for _ in header) + " |")
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += _workload_table(found)
     wrong = sorted(different, key=lambda c: (c.workload, c.impl, c.where, c.metric))
     if wrong:
         lines.append("\nThe comparisons called different: " + "; ".join(

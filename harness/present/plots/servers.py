@@ -60,6 +60,46 @@ def _style_lines(members_of: list[Group], along: str
 STYLE_MARKERS = dict(zip(STYLES, MARKERS))
 
 
+def _ranked_by_style(run: Run, groups: list[Group], what: str, metric: str, ylabel: str,
+                     path: Path, higher_better: bool) -> Path:
+    """The one load's figure (what: the workload, figure and load): a ranked
+    chart per style, the implementations named, best at the top."""
+    styles: dict[str, list[Group]] = defaultdict(list)
+    for g in groups:
+        styles[_style_label(g)].append(g)
+    order = sorted(styles, key=lambda lab: (STYLES.index(lab.split()[0])
+                                            if lab.split()[0] in STYLES else 99, lab))
+    median = lambda g: g.median(metric)  # noqa: E731
+    best = "highest" if higher_better else "lowest"
+    return ranked_figure(
+        run, [styles[lab] for lab in order],
+        [(f"style: {lab}", median, lambda g: g.interval(metric)) for lab in order],
+        lambda v: fmt_plain(float(f"{v:.3g}")) if v is not None else "—",
+        f"{what}, a panel per handler style; {best} at the top",
+        f"{ylabel} (log scale)", path, higher_better=higher_better, cols=3)
+
+
+def _style_panel(ax: Any, members_of: list[Group], metric: str, at: dict[int, int],
+                 shown: Whiskers, keyed: dict[str, Line2D], failed: set[str]) -> None:
+    """One implementation's panel: a line per style over the loads (at: each
+    load's place), its whiskers, a mark where no run was ok; the lines
+    drawn (keyed) and failures seen (failed) gathered for the figure's key."""
+    for label, members, style, color in _style_lines(members_of, USERS.name):
+        have = [g for g in members if metric in g.metrics]
+        if have:
+            xs = [at[g.key.param(USERS.name)] for g in have]
+            ys = [g.median(metric) for g in have]
+            line, = ax.plot(xs, ys, marker=STYLE_MARKERS.get(style, "o"), markersize=5,
+                            color=color, label=label)
+            keyed.setdefault(label, line)
+            draw_whiskers(ax, xs, ys, [g.interval(metric) for g in have],
+                          [g.ok for g in have], color or WHISKER_COLOR, shown)
+        for g in members:
+            if metric not in g.metrics and g.failure and g.failure != Status.SKIPPED:
+                mark_failed(ax, at[g.key.param(USERS.name)], g.failure)
+                failed.add(g.failure)
+
+
 def _per_impl_panels(run: Run, workload: str, metric: str, ylabel: str, title: str,
                      path: Path, higher_better: bool = False) -> list[Path]:
     """The metric against users: a panel per implementation, a line per
@@ -73,40 +113,15 @@ def _per_impl_panels(run: Run, workload: str, metric: str, ylabel: str, title: s
     groups = [g for members in by_impl.values() for g in members]
     users = sorted({g.key.param(USERS.name) for g in groups})
     if len(users) == 1:
-        styles: dict[str, list[Group]] = defaultdict(list)
-        for g in groups:
-            styles[_style_label(g)].append(g)
-        order = sorted(styles, key=lambda lab: (STYLES.index(lab.split()[0])
-                                                if lab.split()[0] in STYLES else 99, lab))
-        median = lambda g: g.median(metric)  # noqa: E731
-        best = "highest" if higher_better else "lowest"
-        return [ranked_figure(
-            run, [styles[lab] for lab in order],
-            [(f"style: {lab}", median, lambda g: g.interval(metric)) for lab in order],
-            lambda v: fmt_plain(float(f"{v:.3g}")) if v is not None else "—",
-            f"{workload}: {title.replace(' against users', '')} at {users[0]:,} users, "
-            f"a panel per handler style; {best} at the top",
-            f"{ylabel} (log scale)", path, higher_better=higher_better, cols=3)]
+        return [_ranked_by_style(run, groups, f"{workload}: {title.replace(' against users', '')}"
+                                 f" at {users[0]:,} users", metric, ylabel, path, higher_better)]
     fig, axes = panel_grid(len(by_impl), 4.2, 3.8)
     failed: set[str] = set()
     shown = Whiskers()
     keyed: dict[str, Line2D] = {}
     at = {u: i for i, u in enumerate(users)}  # categorical: a load is a place, not a number
     for ax, (impl, members_of) in zip(axes, by_impl.items()):
-        for label, members, style, color in _style_lines(members_of, USERS.name):
-            have = [g for g in members if metric in g.metrics]
-            if have:
-                xs = [at[g.key.param(USERS.name)] for g in have]
-                ys = [g.median(metric) for g in have]
-                line, = ax.plot(xs, ys, marker=STYLE_MARKERS.get(style, "o"), markersize=5,
-                                color=color, label=label)
-                keyed.setdefault(label, line)
-                draw_whiskers(ax, xs, ys, [g.interval(metric) for g in have],
-                              [g.ok for g in have], color or WHISKER_COLOR, shown)
-            for g in members:
-                if metric not in g.metrics and g.failure and g.failure != Status.SKIPPED:
-                    mark_failed(ax, at[g.key.param(USERS.name)], g.failure)
-                    failed.add(g.failure)
+        _style_panel(ax, members_of, metric, at, shown, keyed, failed)
         ax.set_xticks(range(len(users)), [f"{u:,}" for u in users])
         ax.set_xlim(-0.5, len(users) - 0.5)
         ax.set_title(impl)

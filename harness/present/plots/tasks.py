@@ -73,10 +73,19 @@ def _grouped_bars(run: Run, groups: list[Group], value: Callable[[Group], float 
             ax.annotate(label(v), (x, top), xytext=(0, 2), textcoords="offset points",
                         ha="center", va="bottom", fontsize=6.5, rotation=90)
             highest = max(highest, top)
+    ax.set_title(f"{title}\n{fit(shown.caption(what, of), fig, 0.6)}", fontsize=10)
+    _bar_axes(ax, ns, ylabel, log, highest)
+    legend(ax, failed, partial, below_text=below_text if unresolved else "")
+    layout(fig)
+    return save(fig, path, run.env)
+
+
+def _bar_axes(ax: Axes, ns: list[int], ylabel: str, log: bool, highest: float) -> None:
+    """The grouped bars' axes: an N a group, and room above the highest bar
+    (its whisker's top) for the value labels."""
     ax.set_xticks(range(len(ns)), [f"N = {n:,}" for n in ns])
     ax.set_xlabel("number of tasks N")
     ax.set_ylabel(ylabel)
-    ax.set_title(f"{title}\n{fit(shown.caption(what, of), fig, 0.6)}", fontsize=10)
     if log:
         log_y(ax)
         if highest > 0:
@@ -85,9 +94,6 @@ def _grouped_bars(run: Run, groups: list[Group], value: Callable[[Group], float 
     elif highest > 0:
         ax.set_ylim(top=highest * 1.2)
     ax.grid(axis="y", alpha=0.3)
-    legend(ax, failed, partial, below_text=below_text if unresolved else "")
-    layout(fig)
-    return save(fig, path, run.env)
 
 
 def _mark_below(ax: Axes, x: float, series: str, color: str) -> None:
