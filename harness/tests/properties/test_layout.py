@@ -7,6 +7,7 @@ nothing private."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parents[2]
@@ -196,6 +197,7 @@ def _where(name: str, line: int) -> str:
     return f"{MODULES[name].relative_to(HARNESS.parent)}:{line}"
 
 
+@functools.cache
 def _sources() -> dict[str, str]:
     return {name: MODULES[name].read_text() for name in sorted(MODULES)}
 
@@ -265,3 +267,82 @@ def test_the_status_rule_finds_a_planted_string() -> None:
                "    return Row(status='invalid'), {'status': 'ok'}, r.get('status') != 'x'\n")
     assert [line for line, _ in status_literals(planted)] == [3, 3, 4, 5, 5, 5]
     assert not status_literals("if r.status == Status.OK and r.name == 'ok':\n    pass\n")
+
+
+# A function says one thing: the longest may run to this many lines, its
+# def line to its last, docstring and comments included.
+LONGEST = 60
+# Functions over LONGEST being split by work under way elsewhere, each with
+# its reason; an entry is dropped when its function is split.
+LONG_FOR_NOW = {
+    # harness/analyse/ is being reorganised, these two with it: split there
+    ("analyse.analysis", "warnings"), ("analyse.bisection", "search"),
+}
+
+
+def long_functions(source: str, longest: int = LONGEST) -> list[tuple[int, str]]:
+    """(line, name (its length)) of each function or method longer than
+    `longest` lines."""
+    return [(node.lineno, f"{node.name} ({node.end_lineno - node.lineno + 1} lines)")
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (node.end_lineno or node.lineno) - node.lineno + 1 > longest]
+
+
+def test_no_function_is_longer_than_the_limit() -> None:
+    found = [f"{_where(name, line)}: {what}" for name, source in _sources().items()
+             for line, what in long_functions(source)
+             if (name, what.split()[0]) not in LONG_FOR_NOW]
+    assert not found, f"functions over {LONGEST} lines:\n" + "\n".join(found)
+
+
+def test_the_length_rule_finds_a_planted_long_function() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(LONGEST - 1))
+    at_limit = f"def fits():\n{body}"
+    assert not long_functions(at_limit)
+    planted = f"def long():\n{body}    return 1\n\n" + at_limit
+    assert long_functions(planted) == [(1, f"long ({LONGEST + 1} lines)")]
+
+
+# An exact copy: two functions whose bodies (docstring aside) are the same
+# code, names and all, of at least this many statements.
+COPY_STATEMENTS = 5
+
+
+def _body_key(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The function's body as code, without its docstring and positions;
+    None when it is too short to count as a copy."""
+    body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+    statements = sum(isinstance(n, ast.stmt) for stmt in body for n in ast.walk(stmt))
+    return ast.dump(ast.Module(body=body, type_ignores=[])) \
+        if statements >= COPY_STATEMENTS else None
+
+
+def copied_functions(sources: dict[str, str]) -> list[list[tuple[str, int, str]]]:
+    """Each set of functions of the modules (by name) with one body, as
+    (module, line, function) each."""
+    by_body: dict[str, list[tuple[str, int, str]]] = {}
+    for name, source in sources.items():
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and (key := _body_key(node)) is not None:
+                by_body.setdefault(key, []).append((name, node.lineno, node.name))
+    return [found for found in by_body.values() if len(found) > 1]
+
+
+def test_no_function_body_is_copied() -> None:
+    found = ["; ".join(f"{_where(name, line)}: {fn}" for name, line, fn in copies)
+             for copies in copied_functions(_sources())]
+    assert not found, "the same function body twice (keep one, import it):\n" + "\n".join(found)
+
+
+def test_the_copy_rule_finds_a_planted_copy() -> None:
+    alive = ("def {}(pid):\n    '''{}'''\n    try:\n        os.kill(pid, 0)\n"
+             "    except ProcessLookupError:\n        return False\n"
+             "    except PermissionError:\n        pass\n    return True\n")
+    found = copied_functions({"a": alive.format("_alive", "one"),
+                              "b": "x = 1\n\n" + alive.format("alive", "another"),
+                              "c": alive.format("other", "").replace("False", "None")})
+    assert found == [[("a", 1, "_alive"), ("b", 3, "alive")]]
+    short = "def f(x):\n    y = x + 1\n    return y\n"
+    assert not copied_functions({"a": short, "b": short})
