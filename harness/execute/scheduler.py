@@ -109,17 +109,9 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
         if j:  # taken out of order: its estimate moves with it
             progress.estimates.insert(i, progress.estimates.pop(i + j))
         if not rules.repeated(p, statuses.get(p.key, [])):
-            progress.estimates[i] = 0.0
-            progress.message(f"{p.label}: not run: its earlier runs failed "
-                             f"({', '.join(statuses[p.key])}; --until-settled; their rows are kept)")
-            if (ladder := ladder_key(p.key)) is not None:  # it would end its ladder again
-                rate = p.key.param(RATE.name)
-                _end(ended, ladder, p.rep, rate, not_repeated_error(rate, p.rep, statuses[p.key]))
+            _not_repeated(p, i, statuses, ended, progress)
             continue
-        known = [] if p.key in statuses else [  # a first run: the smaller sizes' starts
-            (k, max(v)) for spawned in (spawns, past_spawns) for k, v in spawned.items()]
-        p = held(p, spawns.get(p.key, []) + past_spawns.get(p.key, []), known)
-        p = timed(p, took)
+        p = _prepared(p, p.key in statuses, spawns, past_spawns, took)
         progress.start(i, p.label)
         below = ended.get((ladder, p.rep)) if (ladder := ladder_key(p.key)) else None
         smaller = rules.outgrown(p, statuses)
@@ -135,15 +127,7 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
                       f"size (--until-settled; their rows are kept)"))
         else:
             done = executor.run(p) if readiness.ready else unready_row(record.name, p, readiness)
-        if done.samples:
-            record.append_samples(done.row, done.samples)
-        record.append_run(done.row)
-        _note(statuses, ended, done.row)
-        for key, starts in start_times([done.row]).items():
-            spawns.setdefault(key, []).extend(starts)
-        for key, wall in walls([done.row]).items():
-            took[key] = max(took.get(key, 0.0), wall)
-        counts[done.row.status] = counts.get(done.row.status, 0) + 1
+        _keep(record, done, statuses, ended, spawns, took, counts)
         progress.finish(done.row)
         if (knee := _refined(p, done.row, record)) is not None:  # run next
             pending.insert(0, knee)
@@ -174,6 +158,46 @@ def _note(statuses: dict[ConfigKey, list[str]], ended: Ends, row: Row) -> None:
     ladder = ladder_key(key)
     if ladder is not None and end_reason(row) is not None:
         _end(ended, ladder, row.rep, row.rate, past_end_error(row))
+
+
+def _not_repeated(p: Planned, i: int, statuses: dict[ConfigKey, list[Status]], ended: Ends,
+                  progress: Progress) -> None:
+    """Say that p is not run (its configuration's earlier runs failed, and
+    rules.repeated runs it no more); a ladder's step ends its ladder."""
+    progress.estimates[i] = 0.0
+    progress.message(f"{p.label}: not run: its earlier runs failed "
+                     f"({', '.join(statuses[p.key])}; --until-settled; their rows are kept)")
+    if (ladder := ladder_key(p.key)) is not None:  # it would end its ladder again
+        rate = p.key.param(RATE.name)
+        _end(ended, ladder, p.rep, rate, not_repeated_error(rate, p.rep, statuses[p.key]))
+
+
+def _prepared(p: Planned, seen: bool, spawns: dict[ConfigKey, list[float]],
+              past_spawns: dict[ConfigKey, list[float]], took: dict[ConfigKey, float]) -> Planned:
+    """p with its sleep held as long as its tasks took to start (held) and
+    its timeout from the walls so far (timed); for a configuration not seen
+    yet, from the smaller sizes' starts."""
+    known = [] if seen else [  # a first run: the smaller sizes' starts
+        (k, max(v)) for spawned in (spawns, past_spawns) for k, v in spawned.items()]
+    p = held(p, spawns.get(p.key, []) + past_spawns.get(p.key, []), known)
+    return timed(p, took)
+
+
+def _keep(record: Record, done: Executed, statuses: dict[ConfigKey, list[Status]], ended: Ends,
+          spawns: dict[ConfigKey, list[float]], took: dict[ConfigKey, float],
+          counts: dict[Status, int]) -> None:
+    """Record a finished run's row (and its samples), and note what it says
+    for the runs after it: its status, a ladder it ends, its tasks' start
+    times, its wall time, the count of its status."""
+    if done.samples:
+        record.append_samples(done.row, done.samples)
+    record.append_run(done.row)
+    _note(statuses, ended, done.row)
+    for key, starts in start_times([done.row]).items():
+        spawns.setdefault(key, []).extend(starts)
+    for key, wall in walls([done.row]).items():
+        took[key] = max(took.get(key, 0.0), wall)
+    counts[done.row.status] = counts.get(done.row.status, 0) + 1
 
 
 def execute_until_settled(record: Record, runs: list[Planned], planned: list[Planned],
