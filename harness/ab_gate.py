@@ -23,7 +23,7 @@ from .analyse.noise import Noise
 from .core.formatting import fmt_duration
 from .core.schema import ConfigKey, Env, Row
 from .plan.plan import Planned, configurations
-from .sequential import outgrown, repeated, run_seconds
+from .sequential import outgrown, repeated, run_seconds, too_dear
 
 
 def most_runs(runs: list[Planned], estimate: Callable[[Planned], float], max_repeat: int,
@@ -69,6 +69,7 @@ class Gate:
 
     repeated = staticmethod(repeated)
     outgrown = staticmethod(outgrown)
+    too_dear = staticmethod(too_dear)
 
     def left(self) -> float:
         return self.budget_s - (self.clock() - self.started)

@@ -55,9 +55,12 @@ class Status(enum.StrEnum):
 #    runs.csv's `outgrown_at`: under --until-settled, a configuration whose
 #    smaller size failed by a limit that grows with size (a timeout, out of
 #    memory, a wrong answer) is not run but recorded `skipped`, this cell
-#    naming the smaller size (sequential.outgrown).
-FORMAT_VERSION = 10
-FORMATS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+#    naming the smaller size (sequential.outgrown). 11: runs.csv's
+#    `expected_s`: under --budget, a configuration's first run expected to
+#    take more than its share of the budget (sequential.SHARE) is not run
+#    but recorded `skipped`, this cell the seconds it was expected to take.
+FORMAT_VERSION = 11
+FORMATS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
 # OWASP's rule for CSV cells from untrusted text: a cell starting with one of
 # = + - @ tab CR is a formula to a spreadsheet, so it is written after a `'`.
 # A cell already starting with `'`s before one of them gets one more, so the
@@ -317,6 +320,7 @@ class Row:
     gen_lag_p99_s: float | None = _column(_seconds, added_in=8)
     step_verdict: StepVerdict | None = _column(_step_verdict, added_in=8)
     outgrown_at: str | None = _column(str, added_in=10)
+    expected_s: float | None = _column(_seconds, added_in=11)
     # Added by the reader, never written: CPU time, user + system.
     cpu_s: float | None = field(default=None, metadata={"derived": True})
     # A ladder's row (core/ladder.py, made by the analysis): its sustained

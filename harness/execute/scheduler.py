@@ -16,13 +16,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Iterable, Mapping, Protocol
 
-from ..core.formatting import fmt_percent
+from ..core.formatting import fmt_duration, fmt_percent
 from ..core.ladder import (end_reason, ladder_key, not_repeated_error, past_end, past_end_error,
                            refinement, with_rate)
 from ..core.schema import PAST_END, ConfigKey, Row, Status
 from ..core.workloads import RATE
 from ..plan.plan import Planned, held, start_times
-from ..plan.timeouts import timed, walls
+from ..plan.timeouts import least_expected_s, timed, walls
 from .builder import Readiness
 from .executor import Executed, Executor, make_row, unready_row
 from .progress import Progress
@@ -46,6 +46,8 @@ class Rules(Protocol):
 
     def outgrown(self, p: Planned, statuses: Mapping[ConfigKey, list[Status]]
                  ) -> ConfigKey | None: ...
+
+    def too_dear(self, p: Planned, expected_s: float | None) -> float | None: ...
 
     def more_runs(self, rows: Iterable[Row], runs: list[Planned]) -> list[Planned]: ...
 
@@ -81,6 +83,28 @@ def _next(pending: list[Planned], ready: Ready, wait: Callable[[], None]
         wait()
 
 
+def _too_dear(p: Planned, rules: Rules, statuses: Mapping[ConfigKey, list[Status]],
+              took: dict[ConfigKey, float]) -> tuple[float, float] | None:
+    """A configuration's first run the budget's rule does not start
+    (Rules.too_dear): the seconds it was expected to take at least, and the
+    limit they pass; None: it runs."""
+    if p.key in statuses:
+        return None
+    expected = least_expected_s(p, took)
+    limit = rules.too_dear(p, expected)
+    return None if limit is None or expected is None else (expected, limit)
+
+
+def dear_row(run_id: str, p: Planned, expected_s: float, limit_s: float) -> Row:
+    """The row of a run too dear for the budget: skipped, its expected
+    seconds recorded (runs.csv's expected_s)."""
+    return make_row(run_id, p, Status.SKIPPED, expected_s=expected_s,
+                    error=f"not run: expected to take at least {fmt_duration(expected_s)} a run "
+                          f"(its smaller size's runs grown with its size), more than "
+                          f"{fmt_duration(limit_s)}, its share of the budget (--budget; "
+                          f"--until-settled)")
+
+
 def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
             executor: Executor, progress: Progress, first: int = 0, past: Iterable[Row] = (),
             wait: Callable[[], None] = no_wait) -> dict[Status, int]:
@@ -100,6 +124,8 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
     spawns = start_times(recorded)
     past_spawns = start_times(past)
     took = walls(past) | walls(recorded)  # this run's runs over OUT's, for timed()
+    # runs too dear to start: a larger size grows from their forecast
+    foreseen = {ConfigKey.of(r): r.expected_s for r in recorded if r.expected_s is not None}
     pending = list(runs)
     i = first - 1
     while pending:
@@ -115,6 +141,7 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
         progress.start(i, p.label)
         below = ended.get((ladder, p.rep)) if (ladder := ladder_key(p.key)) else None
         smaller = rules.outgrown(p, statuses)
+        dear = _too_dear(p, rules, statuses, took | foreseen)
         if below is not None and below[0] < p.key.param(RATE.name):
             done = Executed(make_row(record.name, p, Status.SKIPPED, error=below[1],
                                      step_verdict=PAST_END))
@@ -125,6 +152,10 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
                 error=f"not run: at {smaller.settings} its runs failed "
                       f"({', '.join(statuses[smaller])}), none ok, and that failure grows with "
                       f"size (--until-settled; their rows are kept)"))
+        elif dear is not None:
+            progress.estimates[i] = 0.0
+            foreseen[p.key] = dear[0]
+            done = Executed(dear_row(record.name, p, *dear))
         else:
             done = executor.run(p) if readiness.ready else unready_row(record.name, p, readiness)
         _keep(record, done, statuses, ended, spawns, took, counts)
@@ -134,30 +165,6 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
             progress.total += 1
             progress.estimates.insert(i + 1, progress.estimates[i])
     return counts
-
-
-def _refined(p: Planned, row: Row, record: Record) -> Planned | None:
-    """A ladder's next step between its last sustained rate and its first
-    saturated one, where they are not yet within 10% (ladder.refinement)."""
-    ladder = ladder_key(p.key)
-    if ladder is None or past_end(row):
-        return None
-    rate = refinement([r for r in record.rows()
-                       if r.rep == p.rep and ladder_key(ConfigKey.of(r)) == ladder])
-    return None if rate is None else dataclasses.replace(p, key=with_rate(p.key, rate))
-
-
-def _note(statuses: dict[ConfigKey, list[str]], ended: Ends, row: Row) -> None:
-    """Note a row's status for rules.repeated (a step not run past its
-    ladder's end says nothing of how its runs end), and a step that ends its
-    ladder in its repeat (ladder.end_reason): the scheduler runs none of
-    that ladder's higher steps in that repeat."""
-    key = ConfigKey.of(row)
-    if not past_end(row):
-        statuses.setdefault(key, []).append(row.status)
-    ladder = ladder_key(key)
-    if ladder is not None and end_reason(row) is not None:
-        _end(ended, ladder, row.rep, row.rate, past_end_error(row))
 
 
 def _not_repeated(p: Planned, i: int, statuses: dict[ConfigKey, list[Status]], ended: Ends,
@@ -198,6 +205,30 @@ def _keep(record: Record, done: Executed, statuses: dict[ConfigKey, list[Status]
     for key, wall in walls([done.row]).items():
         took[key] = max(took.get(key, 0.0), wall)
     counts[done.row.status] = counts.get(done.row.status, 0) + 1
+
+
+def _refined(p: Planned, row: Row, record: Record) -> Planned | None:
+    """A ladder's next step between its last sustained rate and its first
+    saturated one, where they are not yet within 10% (ladder.refinement)."""
+    ladder = ladder_key(p.key)
+    if ladder is None or past_end(row):
+        return None
+    rate = refinement([r for r in record.rows()
+                       if r.rep == p.rep and ladder_key(ConfigKey.of(r)) == ladder])
+    return None if rate is None else dataclasses.replace(p, key=with_rate(p.key, rate))
+
+
+def _note(statuses: dict[ConfigKey, list[str]], ended: Ends, row: Row) -> None:
+    """Note a row's status for rules.repeated (a step not run past its
+    ladder's end says nothing of how its runs end), and a step that ends its
+    ladder in its repeat (ladder.end_reason): the scheduler runs none of
+    that ladder's higher steps in that repeat."""
+    key = ConfigKey.of(row)
+    if not past_end(row):
+        statuses.setdefault(key, []).append(row.status)
+    ladder = ladder_key(key)
+    if ladder is not None and end_reason(row) is not None:
+        _end(ended, ladder, row.rep, row.rate, past_end_error(row))
 
 
 def execute_until_settled(record: Record, runs: list[Planned], planned: list[Planned],

@@ -33,6 +33,10 @@ FACTOR = 4.0
 # another, expected at 150-300 s from its 3-6 s at 20k, never measured here
 # (it was killed at 90 s in every default run).
 CEILING_S = 300.0
+# The most a smaller size's time above start-up is grown by for least_expected_s:
+# chain's 20k to 1M is 50 times, sleep's 100k to 1M 10; from N=1 to 10k, a
+# millisecond of noise would grow to ten seconds.
+GROWTH = 100
 
 
 def walls(rows: Iterable[Row]) -> dict[ConfigKey, float]:
@@ -68,14 +72,47 @@ def expected_s(key: ConfigKey, known: dict[ConfigKey, float]) -> float | None:
     return wall * size / below
 
 
+def least_expected_s(p: Planned, known: dict[ConfigKey, float]) -> float | None:
+    """What the planned run will take at least, for the budget's rule
+    (sequential.Budgeted.too_dear): as expected_run_s, but only the part of
+    its smaller size's time above the least any run of its implementation
+    took (its start-up: sleep at N=1 awake, or that smaller size itself) is
+    grown with the size. expected_s grows the start-up too, which is safe for
+    a timeout and not for refusing a run: bounded at 10 producers, nearly all
+    start-up, grown 1,000 times to 10k would refuse a run of two seconds.
+    None past GROWTH: nothing known, or too far below to say."""
+    if p.key in known:
+        return expected_run_s(p, known)
+    size = p.key.size
+    smaller = [(k.size, wall) for k, wall in known.items()
+               if size and k.family == p.key.family and k.size and k.size < size]
+    if not smaller:
+        return None
+    below, wall = max(smaller)
+    if size > GROWTH * below:
+        return None
+    start = min(w for k, w in known.items() if k.impl == p.key.impl)
+    expected = start + (wall - start) * size / below
+    if _sleeps(p.key.workload):
+        expected += p.iterations * p.duration_ms / 1000
+    return expected
+
+
+def expected_run_s(p: Planned, known: dict[ConfigKey, float]) -> float | None:
+    """What the planned run is expected to take (expected_s), its sleep
+    included; None: nothing known."""
+    expected = expected_s(p.key, known)
+    if expected is not None and _sleeps(p.key.workload):
+        expected += p.iterations * p.duration_ms / 1000
+    return expected
+
+
 def timed(p: Planned, known: dict[ConfigKey, float]) -> Planned:
     """p with its timeout from its expected cost (FACTOR, CEILING_S), under
     --until-settled (the suites' runs: a plain run keeps the --timeout it
     was given); a run with no limit, or nothing known, as it is."""
-    expected = expected_s(p.key, known)
+    expected = expected_run_s(p, known)
     if not p.until_settled or expected is None or p.timeout_s == float("inf"):
         return p
-    if _sleeps(p.key.workload):
-        expected += p.iterations * p.duration_ms / 1000
     limit = max(p.timeout_s, min(CEILING_S, FACTOR * expected))
     return dataclasses.replace(p, timeout_s=limit) if limit != p.timeout_s else p

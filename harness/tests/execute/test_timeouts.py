@@ -81,3 +81,56 @@ def test_the_timeout_stays_within_its_floor_and_ceiling() -> None:
     assert timeouts.timed(p, {small: 0.1}).timeout_s == 90.0  # 4 x 5 s: the part's floor
     assert timeouts.timed(p, {small: 100.0}).timeout_s == timeouts.CEILING_S
     assert timeouts.expected_s(large, {small: 2.0, large: 33.0}) == 33.0
+
+
+# The budget's rule (sequential.Budgeted.too_dear): a first run expected to
+# take more than its share of the budget is recorded, not run.
+DEAR_WALL = {1: 0.2, 20_000: 1.2, 1_000_000: 70.0, 50_000_000: 4000.0}
+
+
+class Walls(Recording):
+    def run(self, p: Planned) -> Executed:
+        self.given.append((p.key.n, p.rep, p.timeout_s))
+        return Executed(make_row(self.run_id, p, "ok", wall_s=DEAR_WALL[p.key.n],
+                                 first_iter_s=1e-3, warm_iter_s=1e-3, peak_rss_bytes=1 << 20))
+
+
+def _budgeted(tmp_path: Path, budget_s: float, rules: object = None) -> tuple[Walls, RunDir]:
+    s = settings_from(Options(impl="fake-good", workload="chain", n="1,20000,1000000,50000000",
+                              repeat=1, until_settled=True), ram_bytes=1 << 30)
+    runs = plan(resolve(s.impls), s)
+    run = RunDir.create_new(tmp_path / str(budget_s))
+    fake = Walls(run.name)
+    scheduler.execute(run, runs, rules or sequential.Budgeted(budget_s),
+                      lambda p: Readiness("ready"), fake, Progress(len(runs), [1.0] * len(runs)))
+    return fake, run
+
+
+def test_only_what_grows_above_start_up_is_grown() -> None:
+    one, small, large = (ConfigKey("fake-good", "chain", n, None) for n in (1, 20_000, 1_000_000))
+    s = settings_from(Options(impl="fake-good", workload="chain", n="1000000", repeat=1,
+                              until_settled=True), ram_bytes=1 << 30)
+    p = plan(resolve(s.impls), s)[0]
+    # 1.2 s at 20k, 0.2 s of it start-up: 0.2 + 1.0 x 50
+    assert timeouts.least_expected_s(p, {one: 0.2, small: 1.2}) == pytest.approx(50.2)
+    assert timeouts.least_expected_s(p, {small: 1.2}) == pytest.approx(1.2)  # nothing above
+    assert timeouts.least_expected_s(p, {one: 0.2}) is None  # a million times: too far
+    assert timeouts.least_expected_s(p, {large: 70.0}) == 70.0  # its own
+
+
+def test_a_run_too_dear_for_the_budget_is_recorded_not_run(tmp_path: Path) -> None:
+    # 1M at least 50.2 s, past a twentieth of 600 s; 50M grows from that
+    fake, run = _budgeted(tmp_path, 600.0)
+    assert [n for n, _, _ in fake.given] == [1, 20_000]
+    rows = {r.n: r for r in run.runs().rows}
+    for n in (1_000_000, 50_000_000):
+        assert rows[n].status == "skipped" and rows[n].expected_s > 600.0 / 20
+        assert "its share of the budget" in rows[n].error
+    assert rows[1_000_000].expected_s == pytest.approx(50.2)
+
+
+def test_a_run_within_its_share_or_without_a_budget_runs(tmp_path: Path) -> None:
+    fake, _ = _budgeted(tmp_path, 1200.0)  # 1M's 50.2 s within 60 s; 50M's 3,500 s not
+    assert [n for n, _, _ in fake.given] == [1, 20_000, 1_000_000]
+    fake, _ = _budgeted(tmp_path, 0.0, rules=sequential)  # no budget: every run
+    assert [n for n, _, _ in fake.given] == [1, 20_000, 1_000_000, 50_000_000]
