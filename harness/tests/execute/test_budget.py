@@ -60,6 +60,7 @@ class RoundRobin:
 
     repeated = staticmethod(sequential.repeated)
     outgrown = staticmethod(sequential.outgrown)
+    too_dear = staticmethod(sequential.too_dear)
 
     def more_runs(self, rows: Iterable[Row], runs: list[Planned]) -> list[Planned]:
         reps: dict[ConfigKey, int] = {}
