@@ -97,8 +97,11 @@ list: setup
 report: setup
 	$(VPY) -m harness report $(if $(value OUT),$(call quote,$(value OUT)/latest),results/latest)
 
+# The suite on one pytest-xdist worker per core; tests that share something
+# of the machine's (a language's build folder) carry one xdist_group and
+# run on one worker, one after another.
 test: $(VENV)/.installed-test
-	$(VPY) -m pytest -q $(PYTEST_SELECT)
+	$(VPY) -m pytest -q -n auto --dist loadgroup $(PYTEST_SELECT)
 	$(VPY) -m harness test --impl $(call arg,IMPL) $(REGISTRY_OPTS)
 
 clean:

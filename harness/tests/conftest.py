@@ -47,6 +47,14 @@ def tool_missing(tool: str, reason: str) -> NoReturn:
 SLURM_LOCAL = ROOT / "cluster" / "slurm-local.sh"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests install tools with apt-get (chromium, shellcheck, Slurm, a
+    language's set-up), several at once under pytest-xdist: apt takes its
+    lock without waiting unless told to wait (read before the machine's own
+    configuration, which may say otherwise)."""
+    os.environ.setdefault("APT_CONFIG", str(Path(__file__).parent / "fixtures" / "apt-wait.conf"))
+
+
 def install_slurm(pytestconfig: pytest.Config, for_what: str) -> None:
     """Debian's Slurm packages (cluster/slurm-local.sh install), so that a
     test of Slurm runs on a fresh machine whichever test comes first; said
@@ -107,6 +115,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         for group, count in sorted(groups.items()):
             terminalreporter.line(f"  {group}: {count} test{'s' if count != 1 else ''} "
                                   f"{'failed' if ci() else 'skipped'} for want of it")
+
+
+def builds(language: str) -> pytest.MarkDecorator:
+    """The mark of a test that builds a language of the repository in its
+    folder: under pytest-xdist (make test) such tests of one language run on
+    one worker, one after another, never two builds of a folder at once."""
+    return pytest.mark.xdist_group(f"builds-{language}")
 
 
 def harness(*args: str, extra_env: dict[str, str] | None = None,

@@ -20,9 +20,11 @@ from harness.core.registry import Impl, Language, load_registry, program_env
 from harness.execute.validation import validate
 from harness.core.workloads import WORKLOADS, Request
 
-from ..conftest import tool_missing
+from ..conftest import builds, tool_missing
 
 IMPLS = load_registry()  # the repository's own, not the fakes
+# each built in its language's folder: one worker per language (conftest.builds)
+EACH_IMPL = [pytest.param(i, id=i.id, marks=builds(i.language.name)) for i in IMPLS]
 TIMEOUT_S = 120
 
 
@@ -101,7 +103,7 @@ def run(impl: Impl, args: list[str]) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=TIMEOUT_S)
 
 
-@pytest.mark.parametrize("impl", IMPLS, ids=[i.id for i in IMPLS])
+@pytest.mark.parametrize("impl", EACH_IMPL)
 def test_bad_input_is_exit_2_with_one_line(impl: Impl) -> None:
     ready(impl.language)
     wrong = []
@@ -114,7 +116,7 @@ def test_bad_input_is_exit_2_with_one_line(impl: Impl) -> None:
     assert not wrong, f"{impl.id}:\n" + "\n".join(wrong)
 
 
-@pytest.mark.parametrize("impl", IMPLS, ids=[i.id for i in IMPLS])
+@pytest.mark.parametrize("impl", EACH_IMPL)
 def test_help_is_usage_on_stdout_exit_0(impl: Impl) -> None:
     ready(impl.language)
     for flag in ("--help", "-h"):
@@ -123,7 +125,7 @@ def test_help_is_usage_on_stdout_exit_0(impl: Impl) -> None:
         assert "usage" in proc.stdout.lower() and not proc.stderr.strip(), (flag, proc)
 
 
-@pytest.mark.parametrize("impl", IMPLS, ids=[i.id for i in IMPLS])
+@pytest.mark.parametrize("impl", EACH_IMPL)
 def test_every_declared_workload_answers_validly(impl: Impl) -> None:
     ready(impl.language)
     avail = available(impl)

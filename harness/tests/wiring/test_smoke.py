@@ -12,13 +12,14 @@ import pytest
 from harness.core.registry import load_registry
 from harness.execute.toolchains import detect_toolchain
 
-from ..conftest import harness, read_rows, tool_missing
+from ..conftest import builds, harness, read_rows, tool_missing
 
 IMPLS = load_registry()  # the repository's own, not the fakes
 LANGUAGES = sorted({i.language.name for i in IMPLS})
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("language", [pytest.param(name, marks=builds(name))
+                                      for name in LANGUAGES])
 def test_every_workload_validates_at_tiny_n(language: str, tmp_path: Path) -> None:
     lang = next(i.language for i in IMPLS if i.language.name == language)
     tool = detect_toolchain(lang)
@@ -67,7 +68,8 @@ AT_10000 = [name for name in ("erlang", "elixir", "kotlin", "cpp", "python-pypy"
             if any(name in (i.id, i.language.name) for i in IMPLS)]
 
 
-@pytest.mark.parametrize("name", AT_10000)
+@pytest.mark.parametrize("name", [pytest.param(name, marks=builds(next(
+    i.language.name for i in IMPLS if name in (i.id, i.language.name)))) for name in AT_10000])
 def test_new_runtimes_validate_at_n_10000(name: str, tmp_path: Path) -> None:
     out = tmp_path / "results"
     proc = harness("run", "--no-report", "--impl", name, "--n", "10000", "--buffer", "0,1,100",
