@@ -217,3 +217,25 @@ def fmt_places(lo: int, hi: int, of: int | None = None) -> str:
     """A rank interval: '3rd–5th of 16', '2nd of 16' where settled."""
     text = fmt_ordinal(lo) if lo == hi else f"{fmt_ordinal(lo)}–{fmt_ordinal(hi)}"
     return text + (f" of {of}" if of is not None else "")
+
+
+def fmt_fixed(value: float, places: int) -> str:
+    """A number to a fixed count of decimals, where a text keeps them
+    (2.19, a ratio beside its bounds; 4, whole GiB)."""
+    return f"{value:.{places}f}"
+
+
+def fmt_sig(value: float, digits: int) -> str:
+    """A number to `digits` significant digits, as the g format writes it
+    (0.031; 1e-05 for a p-value)."""
+    return f"{value:.{digits}g}"
+
+
+def fmt_whole(value: float) -> str:
+    """A number rounded to a whole one, with thousands separators: 12,345."""
+    return f"{value:,.0f}"
+
+
+def fmt_share_fine(fraction: float) -> str:
+    """A share that is often small, one decimal below 10%: 2.3%, 12%."""
+    return f"{fraction:.1%}" if fraction < 0.1 else fmt_share(fraction)

@@ -23,7 +23,8 @@ from ..analyse.gate import (COMPARED, GATE_RUNS, IMPROVED, NOT_GATEABLE, NOTHING
                             REGRESSED, UNDECIDED, VERDICTS, Change, Figure, GroupComparison,
                             Verdict, baseline_verdict, compare_groups, run_looks)
 from ..analyse.noise import AA, Noise
-from ..core.formatting import GITHUB_LIMIT, fit_rows, fmt_change, fmt_metric, fmt_percent
+from ..core.formatting import (GITHUB_LIMIT, fit_rows, fmt_change, fmt_metric, fmt_percent,
+                               fmt_share, fmt_sig)
 from ..core.metrics import METRICS
 from ..core.schema import ConfigKey, Env
 from ..core.stats import LEVEL, runs_needed
@@ -97,7 +98,7 @@ def _legend(v: Verdict) -> str:
     return ("change = new/old − 1: the median of the pairwise ratios of the ok runs "
             "(Hodges–Lehmann" + ("; only runs of one node are paired: the nodes are blocks"
                                  if blocked else "")
-            + f"), with its exact {LEVEL:.0%} interval (Mann–Whitney); a verdict "
+            + f"), with its exact {fmt_share(LEVEL)} interval (Mann–Whitney); a verdict "
             f"needs {runs_needed()[1]} ok runs a side; level: the interval inside the figure's "
             f"margin. * a headline figure, the gate's (exact one-sided tests at 95%, from "
             f"{GATE_RUNS} ok runs a side); wall and CPU are shown, never gated"
@@ -135,7 +136,7 @@ def _undecided(v: Verdict) -> list[str]:
         for c, ch in _listed_pairs(wide):
             need = ch.runs_to_decide(v.fail_above, v.family, v.rate)
             p = ch.p_worse(v.fail_above)
-            alone = (f" (worse by more than {limit} on its own, p = {p:.2g}; not over the "
+            alone = (f" (worse by more than {limit} on its own, p = {fmt_sig(p, 2)}; not over the "
                      f"family of {v.family})" if p is not None and p <= 1 - LEVEL + 1e-12
                      else "")
             lines.append(f"    {_figure_line(c, ch)}{alone}: "
@@ -226,12 +227,12 @@ def _rule(v: Verdict) -> str:
     """The gate's family-wise rule, and the runs below which it cannot fail."""
     m, need = v.family, v.runs_to_fail
     short = [ch for _, ch in v.gated(UNDECIDED) if min(ch.runs) < need]
-    looks = (f" at {1 - LEVEL:.0%}/{v.looks} a look (run --gate looked after every pass, at "
+    looks = (f" at {fmt_share(1 - LEVEL)}/{v.looks} a look (run --gate looked after every pass, at "
              f"most {v.looks} times)" if v.looks > 1 else "")
     return (f"The gate's rule: Holm over the {m} gated figure{'s' if m != 1 else ''}{looks} "
             f"(exact one-sided p-values; when none is worse by more than "
-            f"{fmt_percent(v.fail_above)}, it fails on one at most {1 - LEVEL:.0%} of the time, "
-            f"whatever their number): the smallest p must reach {v.rate / m:.2g}"
+            f"{fmt_percent(v.fail_above)}, it fails on one at most {fmt_share(1 - LEVEL)} of the "
+            f"time, whatever their number): the smallest p must reach {fmt_sig(v.rate / m, 2)}"
             + (f"; {len(short)} undecided figure{'s have' if len(short) != 1 else ' has'} fewer "
                f"than the {need} ok runs a side that can reach it" if short else "") + ".")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..analyse import analysis
 from ..analyse.analysis import Group, Ranks, Results
-from ..core.formatting import csv_number
+from ..core.formatting import csv_number, fmt_plain, fmt_share
 from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import METRICS
 from ..core.schema import CONFIG_COLUMNS, DIMENSIONS, escape_cell
@@ -120,15 +120,16 @@ def write_exports(results: Results) -> None:
         "rules": {"headline": "median of ok repeats",
                   "interval": f"median: sign-test order statistics; ratios: Hodges-Lehmann "
                               f"with the exact Mann-Whitney coverage; settled at confidence "
-                              f">= {LEVEL:g} (docs/statistics.md)",
+                              f">= {fmt_plain(LEVEL)} (docs/statistics.md)",
                   "noisy_width": analysis.NOISY_WIDTH,
-                  "outlier": f"outside median ± {analysis.OUTLIER_K:g}·max("
-                             f"{analysis.MAD_SCALE}·MAD, {analysis.MAD_FLOOR:g}·|median|)",
+                  "outlier": f"outside median ± {fmt_plain(analysis.OUTLIER_K)}·max("
+                             f"{analysis.MAD_SCALE}·MAD, "
+                             f"{fmt_plain(analysis.MAD_FLOOR)}·|median|)",
                   "mem_per_task": "least-squares slope of median peak RSS over the run's N up to "
                                   "this one, kept when the growth exceeds "
                                   f"{analysis.MEM_RESOLUTION_BYTES} bytes and its interval "
                                   "(from the medians' intervals) lies above zero",
-                  "loaded": f"other processes used over {LOADED_FRAC:.0%} of all cores"},
+                  "loaded": f"other processes used over {fmt_share(LOADED_FRAC)} of all cores"},
         "notes": results.notes,
         "groups": [_group_json(g, ranks) for g in groups],
         "runs": [{**r.as_dict(), "outliers": marked}

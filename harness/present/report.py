@@ -18,11 +18,11 @@ from urllib.parse import quote
 
 from ..analyse import analysis, modes, questions, ranks, standings, verdicts
 from ..analyse.analysis import Group, Ranks, Results
-from ..core.formatting import (fmt_bytes, fmt_interval, fmt_percent, fmt_places, fmt_ratio,
+from ..core.formatting import (fmt_bytes, fmt_duration, fmt_interval, fmt_percent, fmt_places, fmt_ratio,
                                fmt_ratio_bound, fmt_seconds, visible)
 from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import METRICS, Metric
-from ..core.formatting import fmt_metric
+from ..core.formatting import fmt_fixed, fmt_metric, fmt_plain, fmt_share
 from ..core.presentation import PRESENTATIONS
 from ..core.schema import Env, Status
 from ..plan.settings import Settings
@@ -101,6 +101,14 @@ def cut_by_limit(g: Group) -> str:
     said = (f" ({' to '.join(fmt_seconds(v) for v in (limits[0], limits[-1]) if v)})"
             if len(limits) > 1 else f" ({fmt_seconds(limits[0])})" if limits else "")
     return f"{len(cut)} cut by our time limit{said}"
+
+
+def too_dear(g: Group) -> str:
+    """'not run: expected to take at least 5:40 a run, past its share of the
+    budget' (Row.expected_s), "" where it ran."""
+    expected = [r.expected_s for r in g.rows if r.expected_s is not None]
+    return (f"not run: expected to take at least {fmt_duration(max(expected))} a run, past "
+            f"its share of the budget" if expected else "")
 
 
 def _runs_cell(g: Group, loaded: int) -> str:
@@ -421,7 +429,7 @@ same kind of interval, and the best (1.00×) is in bold only when every other
 implementation's ratio to it is settled above 1, otherwise "no settled winner";
 the methods and how to check a figure by hand are in
 [docs/statistics.md](../../docs/statistics.md). ⚠ marks a noisy figure: its
-interval reaches more than {noisy:.0f}% from the median.
+interval reaches more than {noisy}% from the median.
 
 `runs` counts every repeat by status: failed runs are never dropped, they show
 up there and under Warnings. ×best is relative to the best implementation at
@@ -434,15 +442,16 @@ RSS over the run's N up to that row (the N used are in summary.csv), with the
 interval the medians' intervals allow; it reads "below resolution", and is
 neither ranked nor compared, when the growth it rests on is under {res} or its
 interval reaches zero. "under load": while the run ran, other processes used
-over {loaded:.0%} of the machine's CPU (`other_cpu_frac` in runs.csv).
+over {loaded} of the machine's CPU (`other_cpu_frac` in runs.csv).
 ×floor, where the run has the floor implementation (cpp-coroutines: C++20
 coroutines on one thread, nothing but frames and a scheduler), is the
 multiple of the floor's figure at the same configuration: iteration time
 (hence time per hop, message or task) or, for sleep, memory per task.
-Outliers (outside median ± {k:g}·max(1.4826·MAD, {floor:.0%} of the median))
+Outliers (outside median ± {k}·max(1.4826·MAD, {floor} of the median))
 are flagged, never removed.
-""".format(noisy=analysis.NOISY_WIDTH * 100, k=analysis.OUTLIER_K, floor=analysis.MAD_FLOOR,
-           res=fmt_bytes(analysis.MEM_RESOLUTION_BYTES), loaded=LOADED_FRAC,
+""".format(noisy=fmt_fixed(analysis.NOISY_WIDTH * 100, 0), k=fmt_plain(analysis.OUTLIER_K),
+           floor=fmt_share(analysis.MAD_FLOOR),
+           res=fmt_bytes(analysis.MEM_RESOLUTION_BYTES), loaded=fmt_share(LOADED_FRAC),
            median_runs=runs_needed()[0], ratio_runs=runs_needed()[1])
 
 VERDICTS_INTRO = ("A row per workload and headline figure, at the largest configuration two "
@@ -653,9 +662,9 @@ def claim_rows(q: questions.Questions) -> list[list[str]]:
         num, den = c.num.median(c.claim.num.metric), c.den.median(c.claim.den.metric)
         ratio = (f"at least {fmt_metric(c.claim.num.metric, num)} / at least "
                  f"{fmt_metric(c.claim.den.metric, den)} (medians; {runs})" if not c.measured else
-                 f"{iv.estimate:.2f}× [{iv.low:.2f}, {iv.high:.2f}] ({runs}, "
-                 f"{iv.confidence:.0%})" if iv is not None else
-                 f"{num / den:.2f}× ({runs}, no interval)")
+                 f"{fmt_fixed(iv.estimate, 2)}× [{fmt_fixed(iv.low, 2)}, {fmt_fixed(iv.high, 2)}] "
+                 f"({runs}, {fmt_share(iv.confidence)})" if iv is not None else
+                 f"{fmt_fixed(num / den, 2)}× ({runs}, no interval)")
         said = c.verdict + (f": {c.why}" if c.why else "") + (f"; {c.size}" if c.size else "")
         said += rests_on_two_modes([g.impl for g in c.bimodal])
         rows.append([md_text(c.claim.article), md_text(c.claim.text), md_text(c.claim.published),
@@ -770,10 +779,10 @@ def places_summary(found: list[ranks.RankIntervals]) -> str:
     within = sum(p.width <= 2 for p in places)
     small = sum(len(r.best_set) <= 3 for r in found)
     single = sum(len(r.tiers()) == 1 for r in found)
-    return (f"Headline rankings: {len(found)}; the median rank interval spans {median + 1:g} "
-            f"places; {within} of {len(places)} runtimes ({within / len(places):.0%}) are placed "
-            f"within ±1; {small} of {len(found)} best sets hold at most 3; {single} of "
-            f"{len(found)} rankings are a single tier.")
+    return (f"Headline rankings: {len(found)}; the median rank interval spans "
+            f"{fmt_plain(median + 1)} places; {within} of {len(places)} runtimes "
+            f"({fmt_share(within / len(places))}) are placed within ±1; {small} of {len(found)} "
+            f"best sets hold at most 3; {single} of {len(found)} rankings are a single tier.")
 
 
 def unranked_lines(found: list[ranks.RankIntervals], groups: list[Group]) -> list[str]:
@@ -786,7 +795,7 @@ def unranked_lines(found: list[ranks.RankIntervals], groups: list[Group]) -> lis
             if (g.workload, g.n, g.buffer, g.params) != r.key or g.impl in ranked \
                     or g.values(r.metric) or not g.rows:
                 continue
-            why = cut_by_limit(g) or md_text(g.statuses)
+            why = cut_by_limit(g) or too_dear(g) or md_text(g.statuses)
             lines.append(f"- {md_text(ranking_title(r))}: {md_text(g.impl)} has no place: "
                          f"{why}.")
     return lines

@@ -38,6 +38,7 @@ from typing import Iterable
 from ..analyse.analysis import Group, group_runs, headline
 from ..analyse.questions import rankings
 from ..analyse.standings import BEHIND, LEVEL_WORD
+from ..core.formatting import fmt_share, fmt_share_fine, fmt_sig
 from ..core.metrics import METRICS
 from ..core.schema import Env, Row
 from ..core.stats import LEVEL, discoveries, ratio_interval, ratio_p, smallest_p
@@ -193,9 +194,10 @@ def _gate_lines(t: GateTrials) -> list[str]:
         f"the {t.figures} headline figures are not gateable at 5% here (their floor, the change "
         f"nine in ten no-change comparisons at {t.runs} runs a side stay within, is above 5%), "
         f"and Holm's rule over the other {t.family} asks a p-value of "
-        f"{(1 - LEVEL) / max(t.family, 1):.2g}, which {t.runs} runs a side (at best "
-        f"{smallest_p(t.runs, t.runs):.2g}) {reach}.\n",
-        f"A planted slowdown: the second side's runs of one workload {PLANT - 1:.0%} worse on "
+        f"{fmt_sig((1 - LEVEL) / max(t.family, 1), 2)}, which {t.runs} runs a side (at best "
+        f"{fmt_sig(smallest_p(t.runs, t.runs), 2)}) {reach}.\n",
+        f"A planted slowdown: the second side's runs of one workload {fmt_share(PLANT - 1)} "
+        "worse on "
         "its headline figures (a factor on the measured runs, each run's own noise kept); "
         "exit 1 (caught), 3 and 0 (missed) in that many trials: "
         + "; ".join(f"{w}: {e[1]}, {e[3]}, {e[0]} of {sum(e.values())}"
@@ -205,11 +207,7 @@ def _gate_lines(t: GateTrials) -> list[str]:
 
 
 def _factor(f: float) -> str:
-    return f"+{f - 1:.0%}" if math.isfinite(f) else f"beyond +{FACTORS[-1] - 1:.0%}"
-
-
-def _pct(x: float) -> str:
-    return f"{x:.1%}" if x < 0.1 else f"{x:.0%}"
+    return f"+{fmt_share(f - 1)}" if math.isfinite(f) else f"beyond +{fmt_share(FACTORS[-1] - 1)}"
 
 
 def _ranking_lines(groups: list[Group]) -> list[str]:
@@ -222,8 +220,8 @@ def _ranking_lines(groups: list[Group]) -> list[str]:
         return []
     apart = sum(p.verdict == BEHIND for p in pairs)
     return [f"**The rankings' neighbour pairs of one build under its two names: {apart} of "
-            f"{len(pairs)} called apart ({_pct(apart / len(pairs))}); goal at most "
-            f"{GOAL:.0%}.** Level within the figure's margin: "
+            f"{len(pairs)} called apart ({fmt_share_fine(apart / len(pairs))}); goal at most "
+            f"{fmt_share(GOAL)}.** Level within the figure's margin: "
             f"{sum(p.verdict == LEVEL_WORD for p in pairs)}; the rest not settled. Each ranking "
             "of the run is decided as in a report (docs/statistics.md, \"Rankings and "
             "claims\"), every neighbour pair of the run one family.\n"]
@@ -275,7 +273,7 @@ def section(groups: Iterable[Group], trials: int = TRIALS,
         f"{'/'.join(map(str, runs))} runs a side. Every difference found between them is a "
         "false one. Each comparison is one headline figure of one configuration.\n",
         f"**A/A comparisons called different: {len(different)} of {total} "
-        f"({_pct(len(different) / total)}); goal at most {GOAL:.0%}: {verdict}.** "
+        f"({fmt_share_fine(len(different) / total)}); goal at most {fmt_share(GOAL)}: {verdict}.** "
         f"After the report's family control (Benjamini–Hochberg, false discovery rate 5%): "
         f"{sum(family)} of {total}. Each figure's one-sided gate question on its own at 5% "
         f"(`--fail-above 5%` before it was one decision over the figures): "

@@ -18,9 +18,12 @@ from . import calibration
 from .page import elapsed, machine
 from .published import ENV, Run, load_run
 from ..analyse import questions, standings
-from ..core.formatting import fmt_bytes, fmt_count, fmt_elapsed, fmt_seconds
+from ..core.formatting import (fmt_bytes, fmt_count, fmt_elapsed, fmt_fixed, fmt_seconds, fmt_share,
+                               fmt_sig)
 from ..core.variants import base_of
 from ..core.schema import Row, Status
+from ..execute import loadgen
+from ..plan.settings import duration, load_suites
 from ..present.report import ask_run, md_text
 from ..record.rundir import read_env, read_runs
 
@@ -158,13 +161,13 @@ def generator_ceiling(root: Path, folder: Path = CEILING_RUNS) -> str:
 
     def late(row: Row) -> str:
         # to the generator's clock, interpolated: 10.01 ms is past the 10 ms limit
-        return "" if row.gen_lag_p99_s is None else f"{row.gen_lag_p99_s * 1000:.4g} ms"
+        return "" if row.gen_lag_p99_s is None else f"{fmt_sig(row.gen_lag_p99_s * 1000, 4)} ms"
     lines = [f"Measured on {said}:", "",
              "| ladder | offered (req/s) | answered (req/s) | generator busy | generator late, p99 | step |",
              "| --- | --- | --- | --- | --- | --- |"]
     lines += [f"| {r.rep} | {fmt_count(r.rate)} | {fmt_count(round(r.rps or 0))}"
               f"{f' ({fmt_count(r.dropped)} dropped)' if r.dropped else ''} | "
-              f"{f'{r.gen_busy:.0%}' if r.gen_busy is not None else ''} | {late(r)} | "
+              f"{fmt_share(r.gen_busy) if r.gen_busy is not None else ''} | {late(r)} | "
               f"{r.status}{' (generator)' if r.status == Status.INVALID else ''} |" for r in steps]
     return "\n" + "\n".join(lines) + "\n"
 
@@ -232,7 +235,8 @@ def collection_table(root: Path) -> str:
     for (impl, n, buffer), ((warm_on, warm_off), (rss_on, rss_off)) in sorted(medians.items()):
         if (n, buffer) == (10, 1):
             lines.append(f"| {md_text(impl)} | {fmt_seconds(warm_on)} | {fmt_seconds(warm_off)} | "
-                         f"{warm_on / warm_off:.1f}× | {fmt_bytes(rss_on)} | {fmt_bytes(rss_off)} |")
+                         f"{fmt_fixed(warm_on / warm_off, 1)}× | {fmt_bytes(rss_on)} | "
+                         f"{fmt_bytes(rss_off)} |")
     return "\n" + "\n".join(lines) + "\n"
 
 
@@ -244,7 +248,7 @@ def _ratio_range(medians: Medians, n: int, impls: set[str] | None = None,
               for (impl, at, _), figures in medians.items()
               if at == n and (impls is None or impl in impls)
               for on, off in [figures[1 if rss else 0]]]
-    return f"{min(ratios):.1f}-{max(ratios):.1f}×"
+    return f"{fmt_fixed(min(ratios), 1)}-{fmt_fixed(max(ratios), 1)}×"
 
 
 def collection_range(root: Path) -> str:
@@ -285,12 +289,20 @@ def start_growth(root: Path) -> str:
                          f"in {START_RUNS}")
     ratio, impl, n = max(growth)
     env = read_env(runs[-1].parent / ENV)
-    return (f"{ratio:.2f} times faster than the tasks per tenfold ({md_text(impl)}'s, from "
-            f"{n // 10:,} to {n:,} tasks; {len(growth)} steps of {len({i for _, i, _ in growth})} "
+    return (f"{fmt_fixed(ratio, 2)} times faster than the tasks per tenfold ({md_text(impl)}'s, "
+            f"from {n // 10:,} to {n:,} tasks; {len(growth)} steps of {len({i for _, i, _ in growth})} "
             f"runtimes on {machine(env)}, {str(env.started_at)[:10]})")
 
 
+def default_budget(root: Path) -> str:
+    """The default suite's budget of runs, as suites.toml gives it (45m)."""
+    budget = load_suites()[DEFAULT_SUITE]["budget"]
+    duration(budget, "suites.toml: default: budget")  # one the suite's reader takes
+    return str(budget)
+
+
 # name -> the figure, from the repository's committed data other than a run
+# (or its declarations: the default suite's budget, the load generator's version)
 STUDIES: dict[str, Callable[[Path], str]] = {"first-run": first_run, "next-run": next_run,
                                              "generator-ceiling": generator_ceiling,
                                              "generator-kept": generator_kept,
@@ -301,7 +313,9 @@ STUDIES: dict[str, Callable[[Path], str]] = {"first-run": first_run, "next-run":
                                              "collection-small": collection_table,
                                              "collection-range": collection_range,
                                              "collection-larger": collection_larger,
-                                             "start-growth": start_growth}
+                                             "start-growth": start_growth,
+                                             "default-budget": default_budget,
+                                             "loadgen-version": lambda root: loadgen.VERSION}
 
 
 def values(root: Path, names: set[str]) -> dict[str, str]:

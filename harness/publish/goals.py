@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..analyse import goals as decided
 from ..analyse import questions
 from ..analyse.analysis import Group, Summary
-from ..core.formatting import fmt_elapsed, fmt_ratio, fmt_ratio_bound
+from ..core.formatting import fmt_elapsed, fmt_ratio, fmt_ratio_bound, fmt_share
 from ..core.presentation import GOALS, FigureWithin, Goal, SettledShare, SuiteMinutes, WithinOf
 from ..core.schema import ConfigKey, Env
 from ..present.report import cell, md_text
@@ -30,7 +30,7 @@ def against(st: Summary, low: float | None = None, high: float | None = None) ->
     if iv is not None and iv.settled:
         return f"{NOT_SETTLED}: the interval reaches across the limit"
     inside = (low is None or st.median >= low) and (high is None or st.median <= high)
-    why = ("1 run" if st.count == 1 else f"{iv.confidence:.0%} with {st.count} runs" if iv
+    why = ("1 run" if st.count == 1 else f"{fmt_share(iv.confidence)} with {st.count} runs" if iv
            else f"{st.count} runs")
     return f"{NOT_SETTLED} ({why}): the median {'meets' if inside else 'misses'} it"
 
@@ -54,7 +54,7 @@ def _within_of(goal: WithinOf, v: decided.GoalVerdict) -> tuple[str, str]:
         else:
             texts.append(f"B = {b}: {fmt_ratio(iv.estimate, False)} [{fmt_ratio_bound(iv.low)}, "
                          f"{fmt_ratio_bound(iv.high)}]"
-                         + (f" ({iv.confidence:.0%})" if not iv.settled else ""))
+                         + (f" ({fmt_share(iv.confidence)})" if not iv.settled else ""))
     return "; ".join(texts), WORDS[v.verdict]
 
 
@@ -75,7 +75,7 @@ def _settled(goal: SettledShare, env: Env, asked: questions.Questions | None
     families = [(name, settled, total) for name, settled, total in asked.families() if total]
     if not families:
         return None
-    return ("; ".join(f"{name} {settled:,} of {total:,} ({settled / total:.0%})"
+    return ("; ".join(f"{name} {settled:,} of {total:,} ({fmt_share(settled / total)})"
                       for name, settled, total in families),
             HOLDS if all(settled >= goal.share * total for _, settled, total in families)
             else MISSED)

@@ -13,7 +13,7 @@ from collections import Counter
 from . import calibration, goals
 from .published import ENV, LOAD, RUNS, SUMMARY, Run
 from ..analyse import analysis, questions, standings
-from ..core.formatting import fmt_elapsed
+from ..core.formatting import fmt_elapsed, fmt_fixed, fmt_share
 from ..core.presentation import PRESENTATIONS
 from ..core.schema import Env, Status
 from ..execute.machineload import LOADED_FRAC
@@ -80,7 +80,7 @@ def describe(run: Run) -> str:
     else:
         under = sum(run.under_load(g) or 0 for g in run.groups)
         load_text = (f"{under:,} of {statuses[Status.OK]:,} ok runs ran **under load**: other "
-                     f"processes used more than {LOADED_FRAC:.0%} of the cores while they ran; "
+                     f"processes used more than {fmt_share(LOADED_FRAC)} of the cores while they ran; "
                      "the tables' runs column says how many of each configuration's did"
                      + (", and their figures are less reliable than the others." if under
                         else "."))
@@ -90,7 +90,7 @@ def describe(run: Run) -> str:
         f"{sum(statuses.values()):,} process runs ({status_text}); the programs of commit "
         f"{commit}.",
         "",
-        f"Machine: {machine(env)}" + (f", {ram / (1 << 30):.0f} GiB" if ram else "")
+        f"Machine: {machine(env)}" + (f", {fmt_fixed(ram / (1 << 30), 0)} GiB" if ram else "")
         + md_text(f", {host.get('os', 'unknown OS')}, kernel {host.get('kernel', '?')}") + ".",
         "",
         load_text,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...analyse.analysis import Group
+from ...core.formatting import fmt_sig
 from ...core.metrics import LATENCIES, THROUGHPUT, WARM
 from .base import Figure, measure
 
@@ -67,7 +68,7 @@ def _metric(f: Figure, scale: float) -> dict[str, float]:
     s = f.summary
 
     def scaled(v: float) -> float:  # to 15 digits: no float noise of the scaling (3e-3 s = 3e6 ns)
-        return v if scale == 1 else float(f"{v * scale:.15g}")
+        return v if scale == 1 else float(fmt_sig(v * scale, 15))
     if s.interval is None:  # one ok run: a value without bounds, as BMF allows
         return {"value": scaled(s.median)}
     return {"value": scaled(s.median), "lower_value": scaled(s.interval.low),

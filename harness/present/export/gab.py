@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ...core.formatting import fmt_bounds, fmt_value
+from ...core.formatting import fmt_bounds, fmt_sig, fmt_value
 from ...core.metrics import AXIS_UNITS, METRICS, Metric
 from .base import Figure, measure
 
@@ -53,7 +53,8 @@ def _entry(f: Figure, partial: bool) -> dict[str, Any]:
         # interval as a symmetric one, and which the action writes twice in
         # every row of its comment, pushing a default run's past GitHub's
         # 65,536 characters (harness/tests/present/test_export_consumers.py).
-        entry["extra"] = (f"median of {s.count} ok runs, {iv.confidence * 100:.3g}% interval "
+        entry["extra"] = (f"median of {s.count} ok runs, "
+                          f"{fmt_sig(iv.confidence * 100, 3)}% interval "
                           + fmt_bounds(iv, lambda v: fmt_value(m.unit, v)))
     else:
         entry["extra"] = "1 ok run, no interval"

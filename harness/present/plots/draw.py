@@ -27,7 +27,7 @@ from PIL import Image
 from ...analyse import analysis
 from ...analyse.analysis import Group
 from ..colors import Palette
-from ...core.formatting import fmt_bytes, fmt_plain
+from ...core.formatting import fmt_bytes, fmt_plain, fmt_share
 from ...core.registry import RegistryError, load_registry
 from ...record.rundir import RunDir
 from ...core.schema import Env, Status
@@ -287,11 +287,11 @@ class Whiskers:
     def caption(self, what: str = "median of the ok runs", of: str = "the median") -> str:
         """e.g. "median of the ok runs; whiskers: 95% interval of the median;
         dashed: too few runs for 95%, only 75%; one run: no interval"."""
-        parts = [what, f"whiskers: {LEVEL:.0%} interval of {of}"]
+        parts = [what, f"whiskers: {fmt_share(LEVEL)} interval of {of}"]
         if self.unsettled:
             lo, hi = min(self.unsettled), max(self.unsettled)
-            only = f"{lo:.0%}" if lo == hi else f"{lo:.0%}–{hi:.0%}"
-            parts.append(f"dashed: too few runs for {LEVEL:.0%}, only {only}")
+            only = fmt_share(lo) if lo == hi else f"{fmt_share(lo)}–{fmt_share(hi)}"
+            parts.append(f"dashed: too few runs for {fmt_share(LEVEL)}, only {only}")
         if self.single:
             parts.append("one run: no interval")
         return "; ".join(parts)

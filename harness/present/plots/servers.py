@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 
 from ...analyse.analysis import Group
 from ..colors import MARKERS
-from ...core.formatting import fmt_plain
+from ...core.formatting import fmt_plain, fmt_sig
 from ...core.metrics import KNEE, LATENCIES, METRICS, SUSTAINED, THREADS, THROUGHPUT
 from ...core.presentation import Presentation
 from ...core.schema import Status, StepVerdict
@@ -74,7 +74,7 @@ def _ranked_by_style(run: Run, groups: list[Group], what: str, metric: str, ylab
     return ranked_figure(
         run, [styles[lab] for lab in order],
         [(f"style: {lab}", median, lambda g: g.interval(metric)) for lab in order],
-        lambda v: fmt_plain(float(f"{v:.3g}")) if v is not None else "—",
+        lambda v: fmt_plain(float(fmt_sig(v, 3))) if v is not None else "—",
         f"{what}, a panel per handler style; {best} at the top",
         f"{ylabel} (log scale)", path, higher_better=higher_better, cols=3)
 

@@ -13,7 +13,7 @@ from matplotlib.ticker import NullFormatter
 
 from ...analyse import analysis
 from ...analyse.analysis import Group
-from ...core.formatting import fmt_bytes, fmt_plain, fmt_seconds
+from ...core.formatting import fmt_bytes, fmt_plain, fmt_seconds, fmt_sig, fmt_whole
 from ...core.metrics import COLD, RSS, WARM
 from ...core.presentation import Presentation
 from ...core.schema import SampleRow, Status
@@ -122,7 +122,7 @@ def rss_bars(run: Run, out: Path, workload: str, presented: Presentation) -> lis
         run, groups, rss, f"{workload}: {presented.plot_caption or 'peak RSS against N'}",
         "peak RSS (MiB, log scale)", out / f"{workload}_rss.png",
         log=True, interval=lambda g: scaled(g.interval(RSS), 1 / MIB),
-        label=lambda v: f"{v:,.0f}" if v >= 100 else f"{v:.3g}")]
+        label=lambda v: fmt_whole(v) if v >= 100 else fmt_sig(v, 3))]
 
 
 def mem_per_task_bars(run: Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
@@ -144,7 +144,7 @@ def mem_per_task_bars(run: Run, out: Path, workload: str, presented: Presentatio
             f"{workload}: memory per task (slope of peak RSS over N = {base_text})",
             "bytes per task" + (" (log scale)" if values and min(values) > 0 else ""),
             out / f"{workload}_mem_per_task.png", log=bool(values) and min(values) > 0,
-            interval=mem_per_task_interval, label=lambda v: f"{v:,.0f}",
+            interval=mem_per_task_interval, label=fmt_whole,
             below=lambda g: bool(below_resolution(run, g)),
             below_text=f"below resolution ({resolution_text(unresolved)})",
             what="bars: slope of the median peak RSS over N", of="the slope", runs=mem_runs))

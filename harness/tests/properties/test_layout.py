@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parents[2]
@@ -346,3 +347,62 @@ def test_the_copy_rule_finds_a_planted_copy() -> None:
     assert found == [[("a", 1, "_alive"), ("b", 3, "alive")]]
     short = "def f(x):\n    y = x + 1\n    return y\n"
     assert not copied_functions({"a": short, "b": short})
+
+
+# Numbers shown to a reader are formatted by core/formatting.py, so that one
+# figure reads one way everywhere (and "1e+03 ms" is fixed once). Kept, for
+# now, in the stages that write what a reader sees: the other stages' own
+# formats (progress lines, errors, the figures' computations) are counted
+# in the issue's note, not yet moved.
+NUMBER_STAGES = ("present", "publish")
+# A format spec that formats a number: a precision, or a number's type
+# (`:.2f`, `:.0%`, `:,.0f`, `:g`, `:.3g`); not an alignment alone (`:<{width}`), nor a
+# thousands separator alone (`:,`, a count as it is).
+NUMBER_SPEC = re.compile(r"\.\d+|[eEfFgGn%dxXob]$")
+PERCENT_DIRECTIVE = re.compile(r"%[-+ #0]*\d*(\.\d+)?[dieEfFgG]")
+
+
+def _spec(node: ast.JoinedStr) -> str:
+    return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+
+
+def number_formats(source: str) -> list[tuple[int, str]]:
+    """(line, format) of each number formatted in place: an f-string's
+    number spec (f"{x:.2f}"), %-formatting of a number ("%.1f" % x), the
+    format builtin (format(x, ".1f")) and str.format's number spec."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FormattedValue) and isinstance(node.format_spec, ast.JoinedStr) \
+                and NUMBER_SPEC.search(spec := _spec(node.format_spec)):
+            found.append((node.lineno, f":{spec}"))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) \
+                and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) \
+                and (m := PERCENT_DIRECTIVE.search(node.left.value)):
+            found.append((node.lineno, m[0]))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "format" and len(node.args) == 2:
+            found.append((node.lineno, "format()"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "format" and isinstance(node.func.value, ast.Constant) \
+                and isinstance(node.func.value.value, str):
+            found += [(node.lineno, f":{spec}") for spec in
+                      re.findall(r"\{[^{}:]*:([^{}]*)\}", node.func.value.value)
+                      if NUMBER_SPEC.search(spec)]
+    return sorted(found)
+
+
+def test_numbers_are_formatted_by_formatting_only() -> None:
+    found = [f"{_where(name, line)}: {spec}" for name, source in _sources().items()
+             if name.split(".")[0] in NUMBER_STAGES for line, spec in number_formats(source)]
+    assert not found, ("numbers formatted in place, not by core/formatting.py:\n"
+                       + "\n".join(found))
+
+
+def test_the_format_rule_finds_planted_formats() -> None:
+    planted = ('a = f"{x:.2f}× {y:.0%} {n:,} {name:<{width}} {fmt_share(z)}"\n'
+               'b = "%.1f ms" % t\n'
+               'c = format(v, ".3g")\n'
+               'd = "{k:g} of {who}".format(k=k, who=who)\n'
+               'e = "100%% sure" % ()\n')
+    assert number_formats(planted) == [(1, ":.0%"), (1, ":.2f"), (2, "%.1f"), (3, "format()"),
+                                       (4, ":g")]
