@@ -17,8 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 RESULTS = ROOT / "docs" / "results"
-# The prose's 12,000 bytes, and the generated block's rankings and claims.
-README_LIMIT = 14_500
+# Generated block included: detail goes to docs/, so README has room left.
+README_LIMIT = 12_000
 
 
 from harness.analyse import questions, standings
@@ -37,7 +37,7 @@ from harness.record.rundir import RunDir, read_env
 
 def test_readme_is_short():
     size = len((ROOT / "README.md").read_bytes())
-    assert size <= README_LIMIT, f"README.md is {size} bytes, more than {README_LIMIT}"
+    assert size < README_LIMIT, f"README.md is {size} bytes, not under {README_LIMIT}"
 
 
 # --- links -----------------------------------------------------------------
