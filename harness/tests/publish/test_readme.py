@@ -1,9 +1,11 @@
-"""README.md's hand-typed figures, each checked against its owner: the set-up
-table's sizes against what each set-up announces before it fetches (the
-scripts' and the load generator's own lines), the versions it names
-against the files that pin them. The figures generated into README (its
-headline block, the `<!-- figure -->` markers) are test_docs.py's; its size
-limit is too."""
+"""README.md's hand-typed figures, and some of the docs', each checked
+against its owner: the set-up table's sizes against what each set-up
+announces before it fetches (the scripts' and the load generator's own
+lines), the versions it names against the files that pin them, a
+release's slowdown against its committed rows, and hand measurements that
+nothing regenerates against their own arithmetic and a date and commit.
+The figures generated into README (its headline block, the
+`<!-- figure -->` markers) are test_docs.py's; its size limit is too."""
 
 from __future__ import annotations
 
@@ -100,3 +102,22 @@ def test_the_launchers_hand_measurements_say_when_and_agree() -> None:
     ours, gnu = (int(said[i].replace(",", "")) for i in (1, 2))
     assert f"{(gnu - ours) / ours * 100:.1f}" == said[3]
     assert "commit d71f26c, 2026-11-22" in text and "nothing regenerates them" in text
+
+
+def test_the_releases_tokio_slowdown_is_its_runs() -> None:
+    """docs/releases.md's tokio 1.54.1 against 1.5.0 (the slowdown README
+    used to quote), recomputed from the grid's committed rows: the ratio
+    each way with its interval, as compare gives them."""
+    from harness.core.stats import ratio_interval
+    from harness.publish import published
+    summary = ROOT / "docs" / "results" / "2026-11-25-releases" / "grid" / "summary.csv"
+    by = {(g.impl, g.buffer): g.values("warm_iter_s") for g in published.read_summary(summary)}
+    text = re.sub(r"\s+", " ", (ROOT / "docs" / "releases.md").read_text())
+    said = []
+    for b in (1, 100):
+        old, new = by[("rust-tokio-glibc@1.5.0", b)], by[("rust-tokio-glibc", b)]
+        slower, ratio = ratio_interval(old, new), ratio_interval(new, old)
+        said += [f"{slower.estimate:.1f}× [{slower.low:.2f}–{slower.high:.2f}]",
+                 f"{ratio.estimate:.2f} [{ratio.low:.2f}–{ratio.high:.2f}]"]
+    assert (f"{said[0]} slower at B = 1 and {said[2]} at B = 100 (the ratios {said[1]} "
+            f"and {said[3]} of `compare --baseline rust-tokio-glibc`)") in text, said
