@@ -95,13 +95,18 @@ class Allocation:
     configuration at least headline_runs runs (a second mode can show only
     from a second run). BEFORE: every verdict of a family weighs the same
     (the allocation of the runs published before 2026-12-02, kept for the
-    replays of docs/studies/allocation.md)."""
+    replays of docs/studies/allocation.md). dear_share: the share of a
+    --budget past which a configuration's first run is not started
+    (Budgeted.too_dear); None, every run starts (HEADLINE_FIRST: the
+    allocation of the default run of 2026-12-02, and BEFORE's)."""
     headline_first: bool = True
     headline_runs: int = 2
+    dear_share: float | None = SHARE
 
 
 NOW = Allocation()
-BEFORE = Allocation(headline_first=False, headline_runs=1)
+HEADLINE_FIRST = Allocation(dear_share=None)
+BEFORE = Allocation(headline_first=False, headline_runs=1, dear_share=None)
 
 
 def headline(r: Ranking) -> bool:
@@ -221,8 +226,10 @@ def _open(q: Questions, allocation: Allocation = NOW) -> list[Open]:
 def _short(first: list[Ranking], runs: int) -> list[Open]:
     """The headline configurations with fewer than `runs` runs of their
     figure, each an open verdict of its own that aims at `runs`: a
-    configuration's second mode cannot show in one run."""
-    short = {g.key: len(g.values(r.metric)) for r in first for g in r.order
+    configuration's second mode cannot show in one run. The floor's too:
+    its column (the leader's multiple of it) has an interval from 2."""
+    short = {g.key: len(g.values(r.metric)) for r in first
+             for g in (*r.order, *([r.floor] if r.floor else []))
              if len(g.values(r.metric)) < runs}
     return [Open((key,), (n,), float(runs), headline=True, aim=runs) for key, n in short.items()]
 
@@ -603,10 +610,12 @@ class Budgeted:
 
     def too_dear(self, p: Planned, expected_s: float | None) -> float | None:
         """The limit a run expected to take expected_s seconds at least
-        passes (SHARE of the budget), under --until-settled; None: it runs."""
-        limit = SHARE * self.budget_s
-        return limit if p.until_settled and expected_s is not None and expected_s > limit \
-            else None
+        passes (the allocation's dear_share of the budget: SHARE), under
+        --until-settled; None: it runs."""
+        share = self.allocation.dear_share
+        if share is None or not p.until_settled or expected_s is None:
+            return None
+        return share * self.budget_s if expected_s > share * self.budget_s else None
 
     def left(self) -> float:
         return self.budget_s - self.spent_s - (self.clock() - self.started)

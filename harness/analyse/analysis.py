@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from ..core.envinfo import instability
 from ..core.ladder import ladder_rows, past_end, whole
-from ..core.formatting import fmt_percent
+from ..core.formatting import fmt_duration, fmt_percent
 from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import COLD, METRICS, RSS, SUSTAINED, WARM
 from ..core.formatting import fmt_metric
@@ -510,7 +510,7 @@ def by_design(g: Group, workload_groups: Iterable[Group]) -> bool:
 def not_run_by_rule(r: Row) -> bool:
     """A row the run chose not to run: a ladder's step past its end, or a
     size after a smaller one's failure (counted in the notes, not a skip)."""
-    return past_end(r) or r.outgrown_at is not None
+    return past_end(r) or r.outgrown_at is not None or r.expected_s is not None
 
 
 def design_notes(groups: list[Group]) -> list[str]:
@@ -524,7 +524,17 @@ def design_notes(groups: list[Group]) -> list[str]:
                 designed[g.impl].append(f"{g.workload} {choice or g.key.settings}".strip())
     return [f"{impl} has no {' or '.join(sorted(set(where)))}, by design "
             f"(skipped; its README says why)." for impl, where in sorted(designed.items())
-            ] + outgrown_notes(groups) + ladder_notes(groups)
+            ] + outgrown_notes(groups) + dear_notes(groups) + ladder_notes(groups)
+
+
+def dear_notes(groups: list[Group]) -> list[str]:
+    """One line per configuration whose first run was not started for its
+    expected cost (Row.expected_s, sequential.Budgeted.too_dear)."""
+    return [f"{g.impl} {g.workload} {g.key.settings} not run: expected to take at least "
+            f"{fmt_duration(expected)} a run, more than its share of the budget (--budget)."
+            for g in groups if not g.ok
+            and (expected := next((r.expected_s for r in g.rows if r.expected_s is not None),
+                                  None)) is not None]
 
 
 def outgrown_notes(groups: list[Group]) -> list[str]:
@@ -592,7 +602,7 @@ def warnings(groups: list[Group], env: Env, notes: Iterable[str] = ()) -> list[s
         if by_design(g, sets[g.workload]):
             continue
         for r in g.rows:
-            if r.status in SETUP_STATUSES and not past_end(r) and r.outgrown_at is None:
+            if r.status in SETUP_STATUSES and not not_run_by_rule(r):
                 setup.setdefault((g.impl, r.status), r.error or "no reason recorded")
     for (impl, status), error in sorted(setup.items()):
         out.append(f"{impl}: {status} ({error}).")

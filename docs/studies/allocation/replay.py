@@ -3,7 +3,7 @@ the plan of `run --suite default`, executed by a fake executor that draws
 each configuration's runs from that run's own rows (docs/studies/allocation.md).
 
     .venv/bin/python docs/studies/allocation/replay.py RUN_DIR [--budget 45m]
-        [--repeat 1] [--max-repeat 12] [--seeds 0,1,2] [--allocation now|before]
+        [--repeat 1] [--max-repeat 12] [--seeds 0,1,2] [--allocation now|headline-first|before]
 
 A drawn run keeps the recorded row's shape and costs its recorded wall time
 (plus the harness's overhead; a sleeping run, its time awake plus the sleep
@@ -49,7 +49,8 @@ from harness.record.rundir import RunDir, read_runs  # noqa: E402
 DRAWN = ("wall_s", "first_iter_s", "warm_iter_s", "spawn_s", "peak_rss_bytes", "rps",
          "sleep_wait_s")
 FLOOR_SD = 0.01
-ALLOCATIONS = {"now": sequential.NOW, "before": sequential.BEFORE}
+ALLOCATIONS = {"now": sequential.NOW, "headline-first": sequential.HEADLINE_FIRST,
+               "before": sequential.BEFORE}
 
 
 def _log_sd(values: list[float]) -> float:
