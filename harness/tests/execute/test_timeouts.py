@@ -134,3 +134,21 @@ def test_a_run_within_its_share_or_without_a_budget_runs(tmp_path: Path) -> None
     assert [n for n, _, _ in fake.given] == [1, 20_000, 1_000_000]
     fake, _ = _budgeted(tmp_path, 0.0, rules=sequential)  # no budget: every run
     assert [n for n, _, _ in fake.given] == [1, 20_000, 1_000_000, 50_000_000]
+
+
+def test_a_run_too_dear_is_a_note_not_a_failure() -> None:
+    """The format-11 fixture (a real run under --budget 1m): its 10M chains
+    were too dear; the notes name them, the failures do not."""
+    from harness.analyse.analysis import design_notes, group_runs
+    from harness.analyse.verdicts import failures
+    from harness.record.rundir import read_runs
+
+    from ..conftest import ROOT
+
+    rows = read_runs(ROOT / "harness" / "tests" / "fixtures" / "formats" / "v11" / "runs.csv").rows
+    groups = group_runs(rows)
+    dear = [r for r in rows if r.expected_s is not None]
+    assert {r.n for r in dear} == {10_000_000} and all(r.status == "skipped" for r in dear)
+    notes = [n for n in design_notes(groups) if "not run: expected to take at least" in n]
+    assert len(notes) == 2 and all("N=10000000" in n for n in notes), notes
+    assert not any("did not run" in line for line in failures(groups))
