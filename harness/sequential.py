@@ -97,16 +97,18 @@ class Allocation:
     (the allocation of the runs published before 2026-12-02, kept for the
     replays of docs/studies/allocation.md). dear_share: the share of a
     --budget past which a configuration's first run is not started
-    (Budgeted.too_dear); None, every run starts (HEADLINE_FIRST: the
-    allocation of the default run of 2026-12-02, and BEFORE's)."""
+    (Budgeted.too_dear); None, every run starts. floor_runs: the floor's
+    headline configurations get headline_runs too. HEADLINE_FIRST: the
+    allocation of the default run of 2026-12-02, without either."""
     headline_first: bool = True
     headline_runs: int = 2
     dear_share: float | None = SHARE
+    floor_runs: bool = True
 
 
 NOW = Allocation()
-HEADLINE_FIRST = Allocation(dear_share=None)
-BEFORE = Allocation(headline_first=False, headline_runs=1, dear_share=None)
+HEADLINE_FIRST = Allocation(dear_share=None, floor_runs=False)
+BEFORE = Allocation(headline_first=False, headline_runs=1, dear_share=None, floor_runs=False)
 
 
 def headline(r: Ranking) -> bool:
@@ -212,7 +214,7 @@ def _open(q: Questions, allocation: Allocation = NOW) -> list[Open]:
     pairs = [p for r in q.rankings if not any(r is f for f in first)
              for p in r.pairs if p.measured]
     claims = [c for c in q.claims if c.measured]
-    return (_short(first, allocation.headline_runs)
+    return (_short(first, allocation.headline_runs, allocation.floor_runs)
             + [dataclasses.replace(_open_pair(p), weight=1 / len(top), headline=True)
                for p in top if not p.settled]
             + [dataclasses.replace(_open_pair(p), weight=1 / len(pairs))
@@ -223,13 +225,14 @@ def _open(q: Questions, allocation: Allocation = NOW) -> list[Open]:
                for g in q.goals if not g.settled and (o := _open_goal(g)) is not None])
 
 
-def _short(first: list[Ranking], runs: int) -> list[Open]:
+def _short(first: list[Ranking], runs: int, floor: bool) -> list[Open]:
     """The headline configurations with fewer than `runs` runs of their
     figure, each an open verdict of its own that aims at `runs`: a
-    configuration's second mode cannot show in one run. The floor's too:
-    its column (the leader's multiple of it) has an interval from 2."""
+    configuration's second mode cannot show in one run. With floor, the
+    floor's too: its column (the leader's multiple of it) has an interval
+    from 2."""
     short = {g.key: len(g.values(r.metric)) for r in first
-             for g in (*r.order, *([r.floor] if r.floor else []))
+             for g in (*r.order, *([r.floor] if r.floor and floor else []))
              if len(g.values(r.metric)) < runs}
     return [Open((key,), (n,), float(runs), headline=True, aim=runs) for key, n in short.items()]
 
