@@ -38,6 +38,7 @@ import math
 import random
 import statistics
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Iterable, Sequence
 
 from .analysis import Group, SetKey, bound_from_below, comparable_sets, headline
@@ -45,8 +46,8 @@ from .modes import Modes, bimodal
 from ..core.formatting import fmt_places
 from ..core.metrics import METRICS
 from ..core.workloads import WORKLOADS
-from ..core.stats import (LEVEL, Prior, borrowed_p, borrowed_t, fit_prior, holm, ratio_p,
-                          smallest_p, student_isf)
+from ..core.stats import (LEVEL, Prior, borrowed_p, borrowed_t, fit_prior, fit_priors_leaving_out,
+                          holm, ratio_p, smallest_p, student_isf)
 
 # The articles' sizes: each workload's headline rankings are at this N
 # (bounded: producers, both buffers), for its headline figures (the
@@ -173,7 +174,14 @@ def calibrate(samples: Sequence[Sequence[float]], seed: int = SEED) -> Prior | N
     by which those no-change |t| must be divided so that, at each of 1, 2
     and 3 runs a side, at most 5% pass the two-sided 5% cut and at most 1%
     the 1% cut, each configuration weighing the same. None where fewer than
-    MIN_CONFIGURATIONS configurations have 2 runs."""
+    MIN_CONFIGURATIONS configurations have 2 runs. Once per samples and
+    seed: a report asks it for its rankings and again for its headline places."""
+    return _calibrated(tuple(tuple(s) for s in samples), seed)
+
+
+@lru_cache(maxsize=64)
+def _calibrated(samples: tuple[tuple[float, ...], ...], seed: int) -> Prior | None:
+    """calibrate, of hashable samples."""
     own = [(i, _own(s)) for i, s in enumerate(samples) if len(s) >= 2]
     prior = fit_prior([v for _, v in own])
     if prior is None or len(own) < MIN_CONFIGURATIONS:
@@ -181,8 +189,8 @@ def calibrate(samples: Sequence[Sequence[float]], seed: int = SEED) -> Prior | N
     rng = random.Random(seed)
     # by runs a side: (|t| / the two-sided 5% cut, / the 1% cut, weight)
     ratios: dict[int, list[tuple[float, float, float]]] = {m: [] for m in CALIBRATION_SIDES}
-    for i, _ in own:
-        loo = fit_prior([v for j, v in own if j != i]) or prior
+    for (i, _), left_out in zip(own, fit_priors_leaving_out([v for _, v in own])):
+        loo = left_out or prior
         sample = list(samples[i])
         for m in (m for m in CALIBRATION_SIDES if 2 * m <= len(sample)):
             for _ in range(SPLITS):

@@ -35,10 +35,13 @@ on one that is not says "not settled", whatever the figures.
 from __future__ import annotations
 
 import math
+import operator
 import statistics
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache, reduce
-from itertools import accumulate
+from itertools import accumulate, chain
 from typing import Callable, Iterable, Sequence
 
 LEVEL = 0.95
@@ -92,6 +95,22 @@ def _widest_k(coverage: Sequence[float], level: float) -> int:
     return k
 
 
+def _median(x: Sequence[float]) -> float:
+    """statistics.median of values already sorted (it would sort them again)."""
+    half = len(x) // 2
+    return x[half] if len(x) % 2 else (x[half - 1] + x[half]) / 2
+
+
+@lru_cache(maxsize=None)
+def _median_k(n: int, level: float) -> tuple[int, float]:
+    """median_interval's k and coverage for n values: once per n, not per
+    figure (a large run has thousands of figures of as many runs)."""
+    # coverage[k-1] of [x(k), x(n+1-k)], k = 1 .. n//2
+    coverage = [1 - 2 * _sign_cdf(k - 1, n) for k in range(1, n // 2 + 1)]
+    k = _widest_k(coverage, level)
+    return k, coverage[k - 1]
+
+
 def median_interval(values: Iterable[float], level: float = LEVEL) -> Interval | None:
     """The median with its order-statistic interval; None below two values
     (one run has no interval, and says so)."""
@@ -99,10 +118,8 @@ def median_interval(values: Iterable[float], level: float = LEVEL) -> Interval |
     n = len(x)
     if n < 2:
         return None
-    # coverage[k-1] of [x(k), x(n+1-k)], k = 1 .. n//2
-    coverage = [1 - 2 * _sign_cdf(k - 1, n) for k in range(1, n // 2 + 1)]
-    k = _widest_k(coverage, level)
-    return Interval(statistics.median(x), x[k - 1], x[n - k], coverage[k - 1], (n,))
+    k, confidence = _median_k(n, level)
+    return Interval(_median(x), x[k - 1], x[n - k], confidence, (n,))
 
 
 @lru_cache(maxsize=None)
@@ -115,14 +132,18 @@ def _u_counts(n: int, m: int) -> tuple[int, ...]:
     # The same counts by their generating function, the Gaussian binomial
     # prod_{i=1..n} (1 - q^(m+i)) / (1 - q^i): O(n^2 m) exact integer steps,
     # where the recurrence took O(n^2 m^2) (a 100-run side: minutes).
+    # Each step runs as whole-list operations (map, accumulate), not a
+    # Python loop per coefficient, on the lower half of the coefficients
+    # only: a coefficient depends on lower ones alone, and the counts are
+    # symmetric (U and n·m - U), so the upper half is the lower reversed.
     n, m = min(n, m), max(n, m)  # U's distribution is symmetric in the two sizes
-    counts = [1] + [0] * (n * m)
+    counts = [1] + [0] * (n * m // 2)
     for i in range(1, n + 1):
-        for u in range(len(counts) - 1, m + i - 1, -1):  # times (1 - q^(m+i))
-            counts[u] -= counts[u - m - i]
-        for u in range(i, len(counts)):  # divided by (1 - q^i), exactly
-            counts[u] += counts[u - i]
-    return tuple(counts)
+        # times (1 - q^(m+i)): c[u] - c[u-m-i], from the old coefficients
+        counts[m + i:] = map(operator.sub, counts[m + i:], counts[:-(m + i)])
+        for r in range(i):  # divided by (1 - q^i): a running sum with stride i
+            counts[r::i] = accumulate(counts[r::i])
+    return tuple(counts + counts[:n * m - n * m // 2][::-1])
 
 
 # One block's runs: (old, new), e.g. those of one node of a cluster run.
@@ -160,12 +181,18 @@ class _Paired:
         return sum(len(a) for a, _ in self.blocks), sum(len(b) for _, b in self.blocks)
 
     def ratios(self) -> list[float]:
-        """Every within-block ratio new/old, sorted."""
-        return sorted(y / x for a, b in self.blocks for x in a for y in b)
+        """Every within-block ratio new/old, sorted (x.__rtruediv__(y) is y / x)."""
+        return sorted(chain.from_iterable(map(x.__rtruediv__, b)
+                                          for a, b in self.blocks for x in a))
+
+    @property
+    def sizes(self) -> tuple[tuple[int, int], ...]:
+        """The blocks' (old, new) run counts, sorted: what the null rests on."""
+        return tuple(sorted((len(a), len(b)) for a, b in self.blocks))
 
     def null(self) -> tuple[tuple[int, ...], int]:
         """The cumulative counts of the summed U, and their total."""
-        return _null(tuple(sorted((len(a), len(b)) for a, b in self.blocks)))
+        return _null(self.sizes)
 
 
 @lru_cache(maxsize=None)
@@ -206,24 +233,41 @@ def blocked_ratio_interval(blocks: Iterable[Block], level: float = LEVEL) -> Int
     paired = _paired(blocks)
     if paired is None or min(paired.runs) < 2:
         return None
+    return _ratio_interval(paired, level)
+
+
+@lru_cache(maxsize=4096)
+def _ratio_interval(paired: _Paired, level: float) -> Interval:
+    """blocked_ratio_interval of paired runs: once per pair of samples (a
+    report asks the same pair for its ratios, standings and rankings)."""
     ratios = paired.ratios()
-    pairs = len(ratios)
-    cdf, total = paired.null()
+    k, confidence = _interval_k(paired.sizes, level)
+    return Interval(_median(ratios), ratios[k - 1], ratios[len(ratios) - k], confidence,
+                    paired.runs)
+
+
+@lru_cache(maxsize=None)
+def _interval_k(sizes: tuple[tuple[int, int], ...], level: float) -> tuple[int, float]:
+    """The k of the interval [r(k), r(pairs+1-k)] and its coverage, by the
+    blocks' sizes: once per sizes, not per figure."""
+    cdf, total = _null(sizes)
+    pairs = sum(n * m for n, m in sizes)
     # [r(k), r(pairs+1-k)] misses the true ratio when U <= k-1 or U >= pairs-k+1
     coverage = [1 - 2 * cdf[k - 1] / total for k in range(1, pairs // 2 + 1)]
     k = _widest_k(coverage, level)
-    return Interval(statistics.median(ratios), ratios[k - 1], ratios[pairs - k],
-                    coverage[k - 1], paired.runs)
+    return k, coverage[k - 1]
 
 
 def _pairs_beyond(old: Sequence[float], new: Sequence[float], ratio: float,
                   above: bool) -> int:
     """How many pairwise ratios new/old lie strictly beyond ratio (above or
     below it): the Mann–Whitney U of the two samples, one shifted by ratio.
-    A tie counts against the claim, which keeps the p-value conservative."""
+    A tie counts against the claim, which keeps the p-value conservative.
+    Counted by bisection in the sorted new runs, not pair by pair."""
+    ys = sorted(new)
     if above:
-        return sum(y > ratio * x for x in old for y in new)
-    return sum(y < ratio * x for x in old for y in new)
+        return sum(len(ys) - bisect_right(ys, ratio * x) for x in old)
+    return sum(bisect_left(ys, ratio * x) for x in old)
 
 
 def ratio_p(old: Iterable[float], new: Iterable[float], ratio: float,
@@ -284,7 +328,7 @@ def blocked_ratio_bound(blocks: Iterable[Block], lower: bool,
     cdf, total = paired.null()
     coverage = [1 - cdf[k - 1] / total for k in range(1, pairs + 1)]
     k = _widest_k(coverage, level)
-    estimate = statistics.median(ratios)
+    estimate = _median(ratios)
     if lower:
         return Interval(estimate, ratios[k - 1], math.inf, coverage[k - 1], paired.runs)
     return Interval(estimate, 0.0, ratios[pairs - k], coverage[k - 1], paired.runs)
@@ -488,14 +532,49 @@ def fit_prior(variances: Sequence[tuple[float, int]]) -> Prior | None:
     kept = [(s2, d) for s2, d in variances if s2 > 0 and d >= 1]
     if len(kept) < 3:
         return None
-    e = [math.log(s2) - digamma(d / 2) + math.log(d / 2) for s2, d in kept]
-    mean = statistics.fmean(e)
-    excess = statistics.variance(e) - statistics.fmean(trigamma(d / 2) for _, d in kept)
+    e = [_log_term(s2, d) for s2, d in kept]
+    return _prior_of(statistics.fmean(e), statistics.variance(e),
+                     statistics.fmean(trigamma(d / 2) for _, d in kept), len(kept))
+
+
+def _log_term(s2: float, d: int) -> float:
+    """log s², less its expectation's sampling part: fit_prior's moments are of these."""
+    return math.log(s2) - digamma(d / 2) + math.log(d / 2)
+
+
+def _prior_of(mean: float, variance: float, sampling: float, count: int) -> Prior:
+    """fit_prior from the mean and variance of the log terms and the mean
+    sampling variance (trigamma) of count configurations."""
+    excess = variance - sampling
     if excess <= 0:
-        return Prior(math.exp(mean), math.inf, configurations=len(kept))
+        return Prior(math.exp(mean), math.inf, configurations=count)
     df = 2 * _trigamma_inverse(excess)
-    return Prior(math.exp(mean + digamma(df / 2) - math.log(df / 2)), df,
-                 configurations=len(kept))
+    return Prior(math.exp(mean + digamma(df / 2) - math.log(df / 2)), df, configurations=count)
+
+
+def fit_priors_leaving_out(variances: Sequence[tuple[float, int]]) -> list[Prior | None]:
+    """fit_prior of all the variances but the i-th, for each i, in one pass
+    (it was a pass each: quadratic in a run's configurations). The sums
+    behind the moments are kept exactly, as fractions, so that each one left
+    out is the exact total less one term, rounded once as math.fsum (fmean)
+    and statistics.variance round theirs: the very floats fit_prior gives."""
+    kept = [s2 > 0 and d >= 1 for s2, d in variances]
+    terms = [(Fraction(_log_term(s2, d)), Fraction(trigamma(d / 2))) if keep else None
+             for (s2, d), keep in zip(variances, kept)]
+    used = [t for t in terms if t is not None]
+    sx, sxx = sum(e for e, _ in used), sum(e * e for e, _ in used)
+    sampling = sum(t for _, t in used)
+    n = len(used) - 1  # the configurations left when one kept is left out
+    whole = fit_prior(variances)  # leaving out one not kept leaves them all
+    out: list[Prior | None] = []
+    for term in terms:
+        if term is None or n < 3:
+            out.append(whole if term is None else None)
+            continue
+        x, xx = sx - term[0], sxx - term[0] * term[0]
+        out.append(_prior_of(float(x) / n, float((n * xx - x * x) / n / (n - 1)),
+                             float(sampling - term[1]) / n, n))
+    return out
 
 
 def _trigamma_inverse(y: float) -> float:

@@ -238,3 +238,35 @@ def test_the_borrowed_test_needs_one_run_a_side_and_reads_a_clear_gap() -> None:
     assert borrowed_p([1.0], [2.0], prior, 1.0, False) > 0.99
     assert borrowed_p([1.0], [2.0], Prior(0.01, math.inf, scale=3.0), 1.0, True) > 1e-3
     assert borrowed_p([], [2.0], prior, 1.0, True) is None
+
+
+def test_the_priors_left_one_out_are_fit_prior_of_the_rest_exactly() -> None:
+    """fit_priors_leaving_out, one pass with exact sums, gives the very
+    floats of fit_prior asked of the variances less each one in turn; a
+    variance fit_prior leaves out (zero, or no df) leaves the rest whole,
+    and below three left there is none."""
+    import random
+    from harness.core.stats import fit_prior, fit_priors_leaving_out
+    rng = random.Random(3)
+    for size in (0, 1, 3, 4, 5, 12, 40):
+        for _ in range(20):
+            variances = [(rng.choice([0.0, rng.lognormvariate(-4, 1.5)]), rng.choice([0, 1, 2, 5]))
+                         for _ in range(size)]
+            assert fit_priors_leaving_out(variances) == [
+                fit_prior(variances[:i] + variances[i + 1:]) for i in range(size)], variances
+
+
+def test_the_pairs_beyond_a_ratio_are_counted_as_pair_by_pair() -> None:
+    """The shifted U counted by bisection is the count over every pair,
+    ties (which count against the claim) included."""
+    import random
+    from harness.core.stats import _pairs_beyond
+    rng = random.Random(4)
+    for _ in range(300):
+        old = [rng.choice([1.0, 2.0, 3.0, rng.uniform(0.5, 4)]) for _ in range(rng.randint(1, 9))]
+        new = [rng.choice([1.0, 2.0, 3.0, rng.uniform(0.5, 4)]) for _ in range(rng.randint(1, 9))]
+        for ratio in (0.5, 1.0, 1.5, 2.0, rng.uniform(0.2, 5)):
+            assert _pairs_beyond(old, new, ratio, True) == sum(
+                y > ratio * x for x in old for y in new)
+            assert _pairs_beyond(old, new, ratio, False) == sum(
+                y < ratio * x for x in old for y in new)
