@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import csv
 import json
-from typing import Any
+import math
+from dataclasses import fields
+from json.encoder import encode_basestring as _encode_str
+from operator import add, attrgetter
+from typing import Any, Callable, Iterable
 
 from ..analyse import analysis
 from ..analyse.analysis import Group, Ranks, Results
 from ..core.formatting import csv_number, fmt_plain, fmt_share
 from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import METRICS
-from ..core.schema import CONFIG_COLUMNS, DIMENSIONS, escape_cell
+from ..core.schema import CONFIG_COLUMNS, DIMENSIONS, Row, escape_cell
 from ..core.stats import LEVEL, Interval
 
 PARTS = ("median", "min", "max", "mean", "stdev", "count")
@@ -132,8 +136,60 @@ def write_exports(results: Results) -> None:
                   "loaded": f"other processes used over {fmt_share(LOADED_FRAC)} of all cores"},
         "notes": results.notes,
         "groups": [_group_json(g, ranks) for g in groups],
-        "runs": [{**r.as_dict(), "outliers": marked}
-                 for g in groups for r, marked in zip(g.rows, g.row_outliers)],
+        "runs": [],  # filled in by _with_runs: a large run's bulk
     }
-    (run_dir / "results.json").write_text(json.dumps(document, indent=1, ensure_ascii=False)
-                                          + "\n")
+    runs = (_run_text(r, marked) for g in groups for r, marked in zip(g.rows, g.row_outliers))
+    (run_dir / "results.json").write_text(_with_runs(document, runs))
+
+
+def _with_runs(document: dict[str, Any], runs: Iterable[str]) -> str:
+    """json.dumps(document, indent=1, ensure_ascii=False) + "\\n" with runs
+    (_run_text) as its last member, "runs": the standard library's indented
+    encoder is pure Python, and a large run's rows took most of the time."""
+    text = json.dumps(document, indent=1, ensure_ascii=False)
+    records = ",\n".join(runs)
+    if not records:
+        return text + "\n"
+    assert list(document)[-1] == "runs" and text.endswith('"runs": []\n}')
+    return text[:-len("[]\n}")] + "[\n" + records + "\n ]\n}\n"
+
+
+# A run in results.json: Row.as_dict and its outliers. Its values are
+# scalars (but the outliers), each written as json's encoder writes it.
+_ROW_FIELDS = tuple(f.name for f in fields(Row))
+_row_values = attrgetter(*_ROW_FIELDS)
+_KEYS = tuple(f"   {_encode_str(name)}: " for name in (*_ROW_FIELDS, "outliers"))
+
+
+def _run_text(row: Row, outliers: list[str]) -> str:
+    """One run, {**row.as_dict(), "outliers": outliers}, as json.dumps(indent=1)
+    writes it at depth 2 (in the document's list "runs"); the same text."""
+    values = map(_value, (*_row_values(row), outliers))
+    return "  {\n" + ",\n".join(map(add, _KEYS, values)) + "\n  }"
+
+
+def _value(v: Any) -> str:
+    """A value at depth 3 as json's encoder writes it: a scalar by its rules
+    (a str subclass, the statuses, as its text); anything else by json.dumps,
+    indented to the depth (its text has no newline of its own: json escapes
+    those in strings)."""
+    scalar = _SCALARS.get(type(v))
+    if scalar is not None:
+        return scalar(v)
+    if isinstance(v, str):
+        return _encode_str(v)
+    return json.dumps(v, indent=1, ensure_ascii=False).replace("\n", "\n   ")
+
+
+def _float_text(v: float) -> str:
+    """A float as json writes it (allow_nan: NaN and Infinity as JavaScript's)."""
+    if v != v:
+        return "NaN"
+    if v in (math.inf, -math.inf):
+        return "Infinity" if v > 0 else "-Infinity"
+    return float.__repr__(v)
+
+
+_SCALARS: dict[type, Callable[[Any], str]] = {
+    str: _encode_str, type(None): lambda v: "null", bool: lambda v: "true" if v else "false",
+    int: int.__repr__, float: _float_text}
