@@ -70,7 +70,7 @@ def merge(dirs: list[str], out: Path, labels: list[str] | None = None,
         for name, table, rows in zip(names, tables, samples):
             for row in table.rows:
                 row.machine = row.machine or name
-                merged.append_run(row)
+            merged.append_runs(table.rows)
             for s in rows:
                 s.machine = s.machine or name
             _append_samples(merged, rows)
@@ -182,8 +182,7 @@ def _write_rows(run: RunDir, rows: list[Row], samples: list[SampleRow]) -> None:
     shutil.rmtree(staging, ignore_errors=True)
     try:
         staged = RunDir.create_new(staging)
-        for row in rows:
-            staged.append_run(row)
+        staged.append_runs(rows)
         _append_samples(staged, samples)
         os.replace(staged.samples_path, run.samples_path)
         os.replace(staged.runs_path, run.runs_path)
