@@ -8,10 +8,12 @@ the other statuses are counted per group so failures stay visible.
 from __future__ import annotations
 
 import math
+import os
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
+from weakref import WeakKeyDictionary
 
 from ..core.envinfo import instability
 from ..core.ladder import ladder_rows, past_end, whole
@@ -20,7 +22,7 @@ from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import COLD, METRICS, RSS, SUSTAINED, WARM
 from ..core.formatting import fmt_metric
 from ..core.presentation import PRESENTATIONS, TIME_HEADLINE
-from ..record.rundir import RunDir
+from ..record.rundir import RunDir, Table
 from ..core.schema import ConfigKey, Env, Row, Status
 from ..core.stats import Block, Interval, blocked_ratio_interval, median_interval
 from ..core.workloads import CPUS, MACHINE, WORKLOADS, Param, workload_rank
@@ -584,7 +586,15 @@ def ladder_notes(groups: list[Group]) -> list[str]:
 
 def warnings(groups: list[Group], env: Env, notes: Iterable[str] = ()) -> list[str]:
     """What a reader must know before trusting the tables, most important first."""
-    out: list[str] = list(notes)
+    return (list(notes) + _env_warnings(env) + _setup_warnings(groups)
+            + _rss_method_warnings(groups) + _load_warnings(groups) + _failure_warnings(groups)
+            + _noise_warnings(groups) + until_ci_warnings(groups, env)
+            + _outlier_warnings(groups))
+
+
+def _env_warnings(env: Env) -> list[str]:
+    """An unfinished run, a dirty tree, a machine state that makes timings less stable."""
+    out = []
     if env and not env.finished_at:
         out.append("The run did not finish (env.json has no finished_at): figures are partial.")
     if env.git.get("dirty"):
@@ -593,9 +603,12 @@ def warnings(groups: list[Group], env: Env, notes: Iterable[str] = ()) -> list[s
     invocations = env.invocations or [{}]
     for reason in instability(env.machine_state, invocations[-1].get("steal_frac")):
         out.append(f"The machine's state makes timings less stable: {reason}.")
+    return out
 
-    # Languages that never ran: one line per impl, not one per group. A skip
-    # by design (design_notes) is not among them: nothing to act on.
+
+def _setup_warnings(groups: list[Group]) -> list[str]:
+    """Languages that never ran: one line per impl, not one per group. A skip
+    by design (design_notes) is not among them: nothing to act on."""
     setup: dict[tuple[str, str], str] = {}
     sets = _by_workload(groups)
     for g in groups:
@@ -604,19 +617,28 @@ def warnings(groups: list[Group], env: Env, notes: Iterable[str] = ()) -> list[s
         for r in g.rows:
             if r.status in SETUP_STATUSES and not not_run_by_rule(r):
                 setup.setdefault((g.impl, r.status), r.error or "no reason recorded")
-    for (impl, status), error in sorted(setup.items()):
-        out.append(f"{impl}: {status} ({error}).")
+    return [f"{impl}: {status} ({error})." for (impl, status), error in sorted(setup.items())]
 
+
+def _rss_method_warnings(groups: list[Group]) -> list[str]:
+    """The groups whose peak RSS was measured otherwise than the run's usual way."""
     methods = Counter(r.peak_rss_method for g in groups for r in g.rows
                       if r.status == Status.OK and r.peak_rss_method)
-    if len(methods) > 1:
-        usual = methods.most_common(1)[0][0]
-        for g in groups:
-            odd = {r.peak_rss_method for r in g.rows if r.status == Status.OK
-                   and r.peak_rss_method and r.peak_rss_method != usual}
-            if odd:
-                out.append(f"{g.label}: peak RSS measured by {', '.join(sorted(odd))}, not {usual}.")
+    if len(methods) < 2:
+        return []
+    out = []
+    usual = methods.most_common(1)[0][0]
+    for g in groups:
+        odd = {r.peak_rss_method for r in g.rows if r.status == Status.OK
+               and r.peak_rss_method and r.peak_rss_method != usual}
+        if odd:
+            out.append(f"{g.label}: peak RSS measured by {', '.join(sorted(odd))}, not {usual}.")
+    return out
 
+
+def _load_warnings(groups: list[Group]) -> list[str]:
+    """The ok runs that ran under load; the groups whose capacity a runtime lacks."""
+    out = []
     ok_rows = [r for g in groups for r in g.rows if r.status == Status.OK and not whole(r)]
     loaded = [r for r in ok_rows if is_loaded(r)]
     if loaded:
@@ -628,15 +650,24 @@ def warnings(groups: list[Group], env: Env, notes: Iterable[str] = ()) -> list[s
     for g in groups:
         if (note := capacity_note(g)) is not None:
             out.append(f"{g.label}: {note} (the runtime has no channel of capacity {g.buffer}).")
+    return out
 
-    # groups come in reading order (group_sort_key); failures first: they matter most
+
+def _failure_warnings(groups: list[Group]) -> list[str]:
+    """Each group's failed runs and their errors (groups come in reading
+    order, group_sort_key; failures first: they matter most)."""
+    out = []
     for g in groups:
         failed = [r for r in g.rows if r.status not in (Status.OK, *SETUP_STATUSES)]
         if failed:
             errors = sorted({r.error or "no reason recorded" for r in failed})
             out.append(f"{g.label}: {g.statuses} — {'; '.join(errors)}.")
-    # Noise and outliers in the figures each workload is read for, one line
-    # per workload; the tables mark every other noisy cell with ⚠.
+    return out
+
+
+def _noise_warnings(groups: list[Group]) -> list[str]:
+    """Noise in the figures each workload is read for, one line per
+    workload; the tables mark every other noisy cell with ⚠."""
     by_workload: dict[str, list[str]] = {}
     totals: Counter[str] = Counter(g.workload for g in groups if g.ok)
     for g in groups:
@@ -645,11 +676,13 @@ def warnings(groups: list[Group], env: Env, notes: Iterable[str] = ()) -> list[s
             spread = ", ".join(f"{METRICS[m].label} ±{g.metrics[m].interval.relative_width * 100:.0f}%"
                                for m in noisy)
             by_workload.setdefault(g.workload, []).append(f"{_short(g)} ({spread})")
-    for workload, entries in by_workload.items():
-        out.append(f"{workload}: {len(entries)} of {totals[workload]} groups are noisy "
-                   f"(confidence interval reaching over {NOISY_WIDTH:.0%} from the median): "
-                   f"{'; '.join(entries)}.")
-    out += until_ci_warnings(groups, env)
+    return [f"{workload}: {len(entries)} of {totals[workload]} groups are noisy "
+            f"(confidence interval reaching over {NOISY_WIDTH:.0%} from the median): "
+            f"{'; '.join(entries)}." for workload, entries in by_workload.items()]
+
+
+def _outlier_warnings(groups: list[Group]) -> list[str]:
+    """The outlier runs in the figures each workload is read for, one line per workload."""
     outliers: dict[str, list[str]] = {}
     for g in groups:
         for r, marks in zip(g.rows, g.row_outliers):
@@ -659,9 +692,8 @@ def warnings(groups: list[Group], env: Env, notes: Iterable[str] = ()) -> list[s
                                    f"(median {fmt_metric(m, g.median(m))})"
                                    for m in marked)
                 outliers.setdefault(g.workload, []).append(f"{_short(g)} rep {r.rep}: {values}")
-    for workload, entries in outliers.items():
-        out.append(f"{workload}: {len(entries)} outlier runs, kept: {'; '.join(entries)}.")
-    return out
+    return [f"{workload}: {len(entries)} outlier runs, kept: {'; '.join(entries)}."
+            for workload, entries in outliers.items()]
 
 
 def until_ci(env: Env, g: Group | None = None) -> float | None:
@@ -734,12 +766,45 @@ class Results:
 def analyse(run: RunDir, leave_out: Iterable[Status] = ()) -> Results:
     """Read and analyse a run directory; rows whose status is in leave_out
     are not part of the groups (plots leave out languages that never ran)."""
-    table = run.runs()
+    read = _read(run)
+    table = read.table
     notes = [table.torn] if table.torn else []
     if run.retried_path.exists():
         notes.append("Some failed rows were run again by --resume; the earlier attempts are "
                      "in retried.csv.")
     rows = [r for r in table.rows if r.status not in set(leave_out)]
-    groups = group_runs(rows)
+    if len(rows) < len(table.rows):
+        groups = group_runs(rows)
+    else:  # nothing left out: the groups of every row, formed once per read
+        groups = read.groups = read.groups or group_runs(rows)
     env = run.env()
     return Results(run, groups, env, ratios(groups, env.floor_impls), notes)
+
+
+@dataclass
+class _Read:
+    """A RunDir's runs.csv as read (and its groups of every row, once
+    formed), with the identities of the files it was read from."""
+    seen: tuple[int, ...]
+    table: Table
+    groups: list[Group] | None = None
+
+
+# What each RunDir read last: `report` analyses a run twice (its plots leave
+# out the skipped rows; where there are none, the same groups), and a large
+# runs.csv takes seconds to read and group. Per RunDir object (one
+# command's), and read again when either file has changed since.
+_READS: WeakKeyDictionary[RunDir, _Read] = WeakKeyDictionary()
+
+
+def _read(run: RunDir) -> _Read:
+    """run.runs(), read once while runs.csv and env.json (its format) stay the same."""
+    try:
+        seen = tuple(x for p in (run.runs_path, run.env_path) for st in [os.stat(p)]
+                     for x in (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+    except OSError:  # the reader says why, in its words
+        return _Read((), run.runs())
+    cached = _READS.get(run)
+    if cached is None or cached.seen != seen:
+        cached = _READS[run] = _Read(seen, run.runs())
+    return cached

@@ -267,3 +267,28 @@ def test_until_ci_of_a_suite_part_applies_to_its_workloads():
     env.settings["parts"][1]["until_ci"] = 0.1
     [line] = analysis.until_ci_warnings(groups, env)
     assert "--until-ci 10%" in line
+
+
+def test_a_run_is_read_once_for_its_report_and_again_once_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report's two analyses (the plots' leaves out the skipped rows) read
+    runs.csv once and, where nothing is left out, share its groups; a
+    changed runs.csv is read again, and a new RunDir reads for itself."""
+    import shutil
+    from harness.core.schema import Status
+    shutil.copytree(FIXTURE, tmp_path / "run")
+    reads = []
+    real = rundir.RunDir.runs
+    monkeypatch.setattr(rundir.RunDir, "runs", lambda self: reads.append(1) or real(self))
+    run = rundir.RunDir(tmp_path / "run")
+    first = analysis.analyse(run)
+    plotted = analysis.analyse(run, leave_out=(Status.SKIPPED,))
+    assert len(reads) == 1
+    skipped = any(r.status == Status.SKIPPED for g in first.groups for r in g.rows)
+    assert (plotted.groups is first.groups) == (not skipped)
+    lines = (run.runs_path).read_text().splitlines(keepends=True)
+    run.runs_path.write_text("".join(lines[:-1]))
+    assert sum(len(g.rows) for g in analysis.analyse(run).groups) == len(lines) - 2
+    assert len(reads) == 2
+    analysis.analyse(rundir.RunDir(tmp_path / "run"))
+    assert len(reads) == 3
