@@ -92,7 +92,34 @@ class Bisection:
             self._run(releases, runs)
         return decided()
 
+    @property
+    def _steps(self) -> str:
+        return "commits" if local_builds.is_git(self.releases[0]) else "releases"
+
     def search(self) -> Found:
+        ends = self._ends()
+        if isinstance(ends, Found):
+            return ends
+        both, midpoint, worse_up = ends
+        lo, hi = 0, len(self.releases) - 1
+        while (mid := self._middle(lo, hi)) is not None:
+            verdict = self._step(mid, lo, hi, midpoint, worse_up)
+            if verdict == "bad":
+                hi = mid
+            elif verdict == "good":
+                lo = mid
+            elif verdict == "missing":
+                return self._found(None, self.releases[lo], self.releases[hi], both,
+                                   f"{self.releases[mid]} has no ok run (see its rows): the "
+                                   f"change lies between {self.releases[lo]} and "
+                                   f"{self.releases[hi]}")
+        return self._found(self.releases[hi], self.releases[lo],
+                           self.ratio(self.releases[lo], self.releases[hi]), both, "")
+
+    def _ends(self) -> Found | tuple[Interval, float, bool]:
+        """Good and bad measured until their ratio is settled: (their ratio,
+        the geometric midpoint of their figures, whether bad's is above
+        good's), or what was found where they show no change to look for."""
         good, bad = self.releases[0], self.releases[-1]
         name = METRICS[self.figure].heading
 
@@ -103,8 +130,8 @@ class Bisection:
             iv = overall()
             return iv is not None and iv.side(1.0) in ("above", "below", "within")
 
-        steps = "commits" if local_builds.is_git(good) else "releases"
-        self.say(f"bisect: {len(self.releases)} {steps} from {good} to {bad}; measuring both ends")
+        self.say(f"bisect: {len(self.releases)} {self._steps} from {good} to {bad}; "
+                 f"measuring both ends")
         self._settle([good, bad], settled)
         both = overall()
         for end in (good, bad):
@@ -115,45 +142,41 @@ class Bisection:
             return self._found(None, None, None, both,
                                f"no change of {name} detected between {good} and {bad} "
                                f"({fmt_change_interval(both)})")
-        worse_up = both.estimate > 1
         midpoint = math.sqrt(statistics.median(self._values(bad))
                              / statistics.median(self._values(good)))
-        lo, hi = 0, len(self.releases) - 1
-        while (mid := self._middle(lo, hi)) is not None:
-            release = self.releases[mid]
-            self.say(f"bisect: {self.releases[lo]} is like {good}, {self.releases[hi]} like {bad}; "
-                     f"measuring {release} ({hi - lo - 1} {steps} between)")
+        return both, midpoint, both.estimate > 1
 
-            def decided(release: str = release) -> bool:
-                return classify(self.ratio(good, release), midpoint, worse_up) is not None
+    def _step(self, mid: int, lo: int, hi: int, midpoint: float, worse_up: bool) -> str:
+        """One release between lo and hi measured and judged: "good" or
+        "bad"; "skipped" (no ok run, with skip), or "missing" (no ok run)."""
+        good, bad = self.releases[0], self.releases[-1]
+        release, name = self.releases[mid], METRICS[self.figure].heading
+        self.say(f"bisect: {self.releases[lo]} is like {good}, {self.releases[hi]} like {bad}; "
+                 f"measuring {release} ({hi - lo - 1} {self._steps} between)")
 
-            if self._settle([release], decided):
-                verdict = classify(self.ratio(good, release), midpoint, worse_up)
-                how = ""
-            elif not self._values(release) and self.skip:
-                self.skipped.append(release)
-                self.say(f"bisect: {release} has no ok run (see its rows): skipped")
-                continue
-            elif not self._values(release):
-                return self._found(None, self.releases[lo], self.releases[hi], both,
-                                   f"{release} has no ok run (see its rows): the change lies "
-                                   f"between {self.releases[lo]} and {self.releases[hi]}")
-            else:
-                # Its interval holds the midpoint after --max-repeat runs: a
-                # change spread over several releases, or noise. The search
-                # goes on by its estimate, and the result says so.
-                iv = self.ratio(good, release)
-                verdict = "bad" if (iv is not None and iv.estimate > midpoint) == worse_up else "good"
-                self.unsettled.append(release)
-                how = f", by its estimate: not settled after {self.runs[release]} runs"
-            self.say(f"bisect: {release} is like {good if verdict == 'good' else bad} "
-                     f"({name} {fmt_change_interval(self.ratio(good, release))} against {good}{how})")
-            if verdict == "bad":
-                hi = mid
-            else:
-                lo = mid
-        return self._found(self.releases[hi], self.releases[lo],
-                           self.ratio(self.releases[lo], self.releases[hi]), both, "")
+        def decided() -> bool:
+            return classify(self.ratio(good, release), midpoint, worse_up) is not None
+
+        if self._settle([release], decided):
+            verdict = classify(self.ratio(good, release), midpoint, worse_up)
+            how = ""
+        elif not self._values(release) and self.skip:
+            self.skipped.append(release)
+            self.say(f"bisect: {release} has no ok run (see its rows): skipped")
+            return "skipped"
+        elif not self._values(release):
+            return "missing"
+        else:
+            # Its interval holds the midpoint after --max-repeat runs: a
+            # change spread over several releases, or noise. The search
+            # goes on by its estimate, and the result says so.
+            iv = self.ratio(good, release)
+            verdict = "bad" if (iv is not None and iv.estimate > midpoint) == worse_up else "good"
+            self.unsettled.append(release)
+            how = f", by its estimate: not settled after {self.runs[release]} runs"
+        self.say(f"bisect: {release} is like {good if verdict == 'good' else bad} "
+                 f"({name} {fmt_change_interval(self.ratio(good, release))} against {good}{how})")
+        return str(verdict)
 
     def _middle(self, lo: int, hi: int) -> int | None:
         """The next step between lo and hi: the middle, or the untried step
