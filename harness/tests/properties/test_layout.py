@@ -273,13 +273,6 @@ def test_the_status_rule_finds_a_planted_string() -> None:
 # A function says one thing: the longest may run to this many lines, its
 # def line to its last, docstring and comments included.
 LONGEST = 60
-# Functions over LONGEST being split by work under way elsewhere, each with
-# its reason; an entry is dropped when its function is split (not failed on
-# when stale: the split lands in a change of its own).
-LONG_FOR_NOW = {
-    # harness/analyse/ is being reorganised, these two with it: split there
-    ("analyse.analysis", "warnings"), ("analyse.bisection", "search"),
-}
 
 
 def long_functions(source: str, longest: int = LONGEST) -> list[tuple[int, str]]:
@@ -293,8 +286,7 @@ def long_functions(source: str, longest: int = LONGEST) -> list[tuple[int, str]]
 
 def test_no_function_is_longer_than_the_limit() -> None:
     found = [f"{_where(name, line)}: {what}" for name, source in _sources().items()
-             for line, what in long_functions(source)
-             if (name, what.split()[0]) not in LONG_FOR_NOW]
+             for line, what in long_functions(source)]
     assert not found, f"functions over {LONGEST} lines:\n" + "\n".join(found)
 
 
