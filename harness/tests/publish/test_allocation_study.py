@@ -224,35 +224,131 @@ def test_the_90_minute_run_is_its_rows() -> None:
     assert f"of 90% of the claims ({round(100 * settled / total)}%" in text
 
 
-def test_the_headline_first_table_is_replayed() -> None:
-    """"The headline first": each cell replayed on its rows (seeds 0 and 1,
-    45 minutes), with the allocation before (sequential.BEFORE) and now."""
-    from harness.sequential import NOW
+ALLOCATED = {"afternoon, 2026-11-29": RUNS["next afternoon"],
+             "90-minute run, 20261129-190906":
+                 ROOT / "docs" / "studies" / "allocation" / "20261129-190906",
+             "default run, 2026-12-02": ROOT / "docs" / "results" / "2026-12-02-amd-epyc-2c"}
 
-    replay = _replay_module().replay
-    section = STUDY.read_text().split("## The headline first")[1].split("\n### ")[0]
-    rows = re.findall(r"^\| ([^|]+) \| (before|now) \|(.+)\|$", section, re.M)
-    assert len(rows) == 4, rows
-    folders = {"afternoon, 2026-11-29": RUNS["next afternoon"],
-               "90-minute run, 20261129-190906":
-                   ROOT / "docs" / "studies" / "allocation" / "20261129-190906"}
-    for label, allocation, cells in rows:
-        got = [replay(folders[label], 45 * 60.0, 1, None, seed,
-                      NOW if allocation == "now" else BEFORE) for seed in (0, 1)]
-        assert got[0].headline[1] == 160
 
-        def both(cell) -> str:
-            return ", ".join(cell(g) for g in got)
-        assert [c.strip() for c in cells.split("|")] == [
-            both(lambda g: str(g.headline[0])),
+def _cells(got: list) -> list[str]:
+    """A replay table's cells, seeds 0 and 1 in each."""
+    def both(cell) -> str:
+        return ", ".join(cell(g) for g in got)
+    return [both(lambda g: str(g.headline[0])),
             both(lambda g: str(g.headline_short)),
             both(lambda g: f"{g.width:g}"),
             both(lambda g: f"{g.within_one:.0%}"),
             both(lambda g: str(sum(n <= 3 for n in g.best_sets))),
             both(lambda g: str(g.families["claims"][0])),
             both(lambda g: str(g.families["goals"][0])),
-            both(lambda g: str(g.families["rankings"][0])),
-        ], (label, allocation)
+            both(lambda g: str(g.families["rankings"][0]))]
+
+
+def _replayed_rows(section: str, count: int) -> None:
+    """Each `| rows | allocation | cells |` row of a section replayed at 45
+    minutes (seeds 0 and 1) with its allocation."""
+    from harness.sequential import BEFORE, HEADLINE_FIRST, NOW
+
+    allocations = {"before": BEFORE, "headline first": HEADLINE_FIRST, "now": NOW}
+    replay = _replay_module().replay
+    rows = re.findall(r"^\| ([^|]+) \| (before|headline first|now) \|(.+)\|$", section, re.M)
+    assert len(rows) == count, rows
+    for label, allocation, cells in rows:
+        got = [replay(ALLOCATED[label], 45 * 60.0, 1, None, seed, allocations[allocation])
+               for seed in (0, 1)]
+        assert got[0].headline[1] == 160
+        assert [c.strip() for c in cells.split("|")] == _cells(got), (label, allocation)
+
+
+def test_the_headline_first_table_is_replayed() -> None:
+    """"The headline first": each cell replayed on its rows (seeds 0 and 1,
+    45 minutes), with the allocation before (sequential.BEFORE) and as the
+    2026-12-02 run ran (sequential.HEADLINE_FIRST)."""
+    _replayed_rows(STUDY.read_text().split("## The headline first")[1].split("\n### ")[0], 4)
+
+
+TOO_DEAR = "## Too dear to start, and the floor's second run"
+
+
+def test_the_too_dear_table_is_replayed() -> None:
+    """"Too dear to start": the 2026-12-02 run's rows replayed as it ran
+    and with the allocation of now."""
+    _replayed_rows(STUDY.read_text().split(TOO_DEAR)[1].split("And what a longer")[0], 2)
+
+
+def test_what_a_longer_budget_reaches_is_replayed() -> None:
+    """The budgets' table of "Too dear to start", and its bullets' figures."""
+    from harness.sequential import NOW
+
+    section = STUDY.read_text().split(TOO_DEAR)[1]
+    text = " ".join(section.split())
+    replay = _replay_module().replay
+    rows = re.findall(r"^\| (\d+) min \|(.+)\|$", section, re.M)
+    assert [int(m) for m, _ in rows] == [60, 90]
+    got = {}
+    for minutes, cells in rows:
+        got[int(minutes)] = [replay(ALLOCATED["default run, 2026-12-02"], int(minutes) * 60.0, 1,
+                                    None, seed, NOW) for seed in (0, 1)]
+        assert [c.strip() for c in cells.split("|")] == _cells(got[int(minutes)]), minutes
+
+    def shares(reps: list) -> str:
+        low, high = sorted(round(100 * g.headline[0] / g.headline[1]) for g in reps)
+        return f"{low}–{high}%"
+    now45 = re.search(r"^\| default run, 2026-12-02 \| now \| (\d+), (\d+) \|", section, re.M)
+    assert now45
+    low, high = sorted(round(100 * int(n) / 160) for n in now45.groups())
+    assert f"The headline pairs settle {low}–{high}% (65% asked)" in text
+    assert f"every rank and pair target holds in both seeds** ({shares(got[60])} of the " \
+        "pairs)" in text
+    assert f"90 minutes reach {shares(got[90])}" in text
+
+
+def test_the_too_dear_sections_figures_are_the_rows() -> None:
+    """Its minimum and the forecasts it quotes, from the run's rows."""
+    from harness.core.workloads import WORKLOADS
+    from harness.plan.timeouts import expected_s, walls
+
+    folder = ALLOCATED["default run, 2026-12-02"]
+    rows = read_runs(folder / "runs.csv").rows
+    first = [r for r in rows if r.rep == 1]
+    text = " ".join(STUDY.read_text().split(TOO_DEAR)[1].split())
+    headline_sizes = [r for r in first
+                      if r.n is not None and r.n == WORKLOADS[r.workload].headline_n]
+    assert (f"Its minimum took {spent_before(first):,.0f} s of the 2,700, "
+            f"{spent_before(headline_sizes):,.0f} s of it at the headline sizes") in text
+    dear = next(r for r in first if r.impl == "java-platform" and r.workload == "chain-await"
+                and r.n == 1_000_000)
+    assert dear.status == "timeout" and f"{dear.wall_s:.0f} s of those" in text
+    known = walls(rows)
+    at_20k = known[ConfigKey("java-platform", "chain-await", 20_000, None)]
+    grown = expected_s(ConfigKey.of(dear), {k: v for k, v in known.items() if k.n != 1_000_000})
+    assert f"(expected at {grown:.0f} s from its {at_20k:.1f} s at 20k" in text
+    # statistics.md's forecast of it, as the budget's rule makes it
+    from harness.core.registry import resolve
+    from harness.plan.options import Options
+    from harness.plan.plan import plan
+    from harness.plan.settings import settings_from
+    from harness.plan.timeouts import least_expected_s
+
+    s = settings_from(Options(suite="default"), ram_bytes=24 << 30)
+    planned = next(p for p in plan(resolve(s.impls), s) if p.key == ConfigKey.of(dear))
+    least = least_expected_s(planned, {k: v for k, v in known.items() if k.n != 1_000_000})
+    statistics_md = " ".join((ROOT / "docs" / "statistics.md").read_text().split())
+    assert (f"is at least {round(least, -1):.0f} s from its {at_20k:.1f} s at 20k"
+            in statistics_md), least
+    walls_1m = [r.wall_s for page in (ROOT / "docs" / "results").glob("*/runs.csv")
+                for r in read_runs(page).rows if r.impl == "python-asyncio"
+                and r.workload == "chain" and r.n == 1_000_000 and r.status == "ok"]
+    assert (f"python-asyncio's chain at 1M, took {min(walls_1m):.0f}–{max(walls_1m):.0f} s a "
+            f"run on the published pages") in statistics_md
+    for workload, impl, words in (("bounded", "java-platform", "bounded at 10k producers at"),
+                                  ("sleep", "bun", "sleep at 10k tasks at")):
+        smaller = {k: v for k, v in known.items() if k.n is not None and k.n < 10_000}
+        worst = max(expected_s(ConfigKey.of(r), smaller) or 0.0 for r in rows
+                    if r.workload == workload and r.n == 10_000)
+        mine = max(expected_s(ConfigKey.of(r), smaller) or 0.0 for r in rows
+                   if r.workload == workload and r.n == 10_000 and r.impl == impl)
+        assert worst == mine and f"{impl}'s {words} {worst:,.0f} s" in text, (workload, worst)
 
 
 def test_where_the_minimum_goes_is_the_rows() -> None:
