@@ -117,6 +117,20 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
                                   f"{'failed' if ci() else 'skipped'} for want of it")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--dist loadgroup on a worker: each test of an xdist_group named
+    `NODEID@GROUP`, by which the scheduler keeps the group on one worker.
+    pytest-xdist 3.8 sets `item._nodeid` for that, which pytest 9's nodes no
+    longer read (their id is `_id`, a NodeId), so it is done here."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    from _pytest.nodeid import NodeId  # pytest's own type of a node's id
+    for item in items:
+        mark = item.get_closest_marker("xdist_group")
+        if mark is not None and "@" not in item.nodeid:
+            item._id = NodeId.parse(f"{item.nodeid}@{mark.args[0]}")  # type: ignore[attr-defined]
+
+
 def builds(language: str) -> pytest.MarkDecorator:
     """The mark of a test that builds a language of the repository in its
     folder: under pytest-xdist (make test) such tests of one language run on

@@ -80,6 +80,32 @@ def test_the_missing_tools_are_summed_up_when_workers_ran_the_tests(tmp_path: Pa
     assert "actionlint:\n  test_tools.py: 1 test failed for want of it" in proc.stdout
 
 
+GROUPED = """
+import pytest
+from harness.tests.conftest import builds
+
+@pytest.mark.parametrize("n", [pytest.param(n, marks=builds("same")) for n in range(6)])
+def test_grouped(n):
+    pass
+"""
+
+
+def test_the_tests_of_one_language_build_run_on_one_worker(tmp_path: Path) -> None:
+    """conftest.builds under --dist loadgroup (make test's): every test of
+    the group on one worker, never two builds of a folder at once."""
+    (tmp_path / "test_grouped.py").write_text(GROUPED)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA",
+                           "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path),
+                           "-p", "harness.tests.conftest", "-n", "2", "--dist", "loadgroup",
+                           str(tmp_path / "test_grouped.py")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # the group in each test's id: what the scheduler keeps on one worker
+    assert proc.stdout.count("@builds-same") == 6, proc.stdout
+    assert "6 passed" in proc.stdout, proc.stdout
+
+
 def harness_test(impl: str, ci: str | None) -> subprocess.CompletedProcess[str]:
     env = {"CI": ci} if ci is not None else {}
     if ci is None and "CI" in os.environ:  # this session's own CI must not decide the case
