@@ -28,20 +28,30 @@ import pytest
 
 from harness import cli
 from harness.core import stats
-from harness.core.schema import ENV_SPEC, RUN_COLUMNS, _count, _finite, _int, _seconds, _signed
+from harness.core.schema import (ENV_SPEC, FORMAT_VERSION, RUN_COLUMNS, _count, _finite, _int,
+                                  _seconds, _signed)
 from harness.record.rundir import RunDirError, read_env, read_runs
 
 from ..conftest import ROOT
 from .test_hostile import (RESUME, _fakes, call, fill, latest_of, refused, run_dir, set_cell, snapshot,
                            tmpfs)
 
-V10 = Path(__file__).resolve().parents[1] / "fixtures" / "formats" / "v10"
+# the committed run of today's format: every column a reader may meet
+NEWEST = Path(__file__).resolve().parents[1] / "fixtures" / "formats" / f"v{FORMAT_VERSION}"
 __all__ = ["tmpfs", "_fakes"]  # fixtures: the full-disk tests; the fake programs
 
 
 def sent(parent: Path, name: str = "run") -> Path:
-    """A copy of the committed format 10 run, as someone sends it."""
-    return run_dir(parent, name, V10)
+    """A copy of the committed run of today's format, as someone sends it."""
+    return run_dir(parent, name, NEWEST)
+
+
+def sent_reported(home: Path, tmp: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A copy in tmp of the sent run with its report's outputs (claims and
+    publish read its summary.csv too), the report made once, in home."""
+    if not (home / "run").exists():
+        call(capsys, ["report", sent(home)])
+    return run_dir(tmp, "run", home / "run")
 
 
 def set_at(run: Path, where: tuple[Any, ...], value: object) -> None:
@@ -103,7 +113,7 @@ def _shown(where: tuple[Any, ...]) -> str:
 
 
 def _env_leaves() -> list[tuple[tuple[Any, ...], Any]]:
-    env = json.loads((V10 / "env.json").read_text())
+    env = json.loads((NEWEST / "env.json").read_text())
     found = [(w, v) for w, v in leaves(env) if w]
     return found
 
@@ -117,7 +127,7 @@ def test_every_field_of_env_json_of_a_wrong_type_is_refused_naming_it(tmp_path: 
         for value in WRONG_TYPES:
             run = tmp_path / f"r{checked}"
             run.mkdir()
-            shutil.copyfile(V10 / "env.json", run / "env.json")
+            shutil.copyfile(NEWEST / "env.json", run / "env.json")
             set_at(run, where, value)
             wrong = _kind(value) != _kind(original) or isinstance(value, (int, float)) \
                 and not isinstance(value, bool) and abs(value) > 1e15 \
@@ -138,7 +148,7 @@ def test_every_field_of_env_json_of_a_wrong_type_is_refused_naming_it(tmp_path: 
 def test_the_leaf_declarations_cover_every_key_the_writer_writes() -> None:
     """Every key of the fixture's env.json (and of its settings and parts)
     is declared, so that its type is checked, not only its numbers."""
-    env = json.loads((V10 / "env.json").read_text())
+    env = json.loads((NEWEST / "env.json").read_text())
     assert set(env) <= set(ENV_SPEC)
     settings = ENV_SPEC["settings"]
     assert set(env["settings"]) <= set(settings)
@@ -173,13 +183,12 @@ def test_66_4_every_reader_refuses_a_wrong_field_in_one_line(
             out, run = latest_of(tmp)
             argv: list[Any] = [*RESUME, "--out", out]
         else:
-            run = sent(tmp)
+            run = sent_reported(tmp_path / "reported", tmp, capsys) \
+                if command in ("claims", "publish") else sent(tmp)
             argv = readers(run, tmp)[command]
         if where[0] == "format_version" or _get(run, where) is None \
                 or _kind(value) == _kind(_get(run, where)):
             continue  # (--resume's fixture, format 2, lacks some of format 10's fields)
-        if command in ("claims", "publish"):  # they read the report's summary.csv too
-            call(capsys, ["report", run])
         set_at(run, where, value)
         before = snapshot(tmp)
         status, err = call(capsys, argv)
@@ -234,9 +243,8 @@ def test_66_5_huge_numbers_in_runs_csv_are_one_line_for_every_reader(
                                         for v in ("1.7e308", "inf", "nan", str(2**64))):
         tmp = tmp_path / str(i)
         tmp.mkdir()
-        run = sent(tmp)
-        if command in ("claims", "publish"):  # they read the report's summary.csv too
-            call(capsys, ["report", run])
+        run = sent_reported(tmp_path / "reported", tmp, capsys) \
+            if command in ("claims", "publish") else sent(tmp)
         set_cell(run / "runs.csv", column, value)
         status, err = call(capsys, readers(run, tmp)[command])
         refused(status, err)
