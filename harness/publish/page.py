@@ -109,6 +109,8 @@ def describe(run: Run) -> str:
         skipped = sorted({md_text(g.label) for g in chosen})
         lines += ["", "Skipped (a toolchain missing or refused, or a style a server does not "
                   "have; its language's README says why): " + ", ".join(skipped) + "."]
+    if ruled := analysis.outgrown_notes(run.skipped) + analysis.dear_notes(run.skipped):
+        lines += ["", "Not run, by the run's own rules: " + " ".join(map(md_text, ruled))]
     return "\n".join(lines)
 
 
@@ -132,7 +134,7 @@ def render_page(run: Run, name: str) -> str:
     if placed := headline_places(run.groups, env):
         lines += [f"## {PLACES_TITLE}", ""]
         lines += places_block(placed, lambda w: "#" + md_anchor(section_title(w)),
-                              standings.judged(run.groups, env.settings))
+                              standings.judged(run.groups + run.skipped, env.settings))
     lines += [describe(run), ""]
     if found is not None and found.claims:
         lines += [f"## {CLAIMS_TITLE}", "", CLAIMS_INTRO, ""]
