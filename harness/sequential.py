@@ -80,7 +80,7 @@ OVERHEAD_S = 0.3
 # 300-s ceiling in the default run of 2026-12-02, a ninth of its 45 minutes
 # on a configuration that has never finished here. A twentieth, 135 s of 45
 # minutes, is above the dearest run that finishes (python-asyncio's chain at
-# 1M: 47-86 s a run on the published pages).
+# 1M: 46-86 s a run on the published pages).
 SHARE = 1 / 20
 # The shortest slice of the budget a pass may take (Budgeted.more_runs).
 PASS_S = 300.0
