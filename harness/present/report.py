@@ -103,6 +103,14 @@ def cut_by_limit(g: Group) -> str:
     return f"{len(cut)} cut by our time limit{said}"
 
 
+def outgrown(g: Group) -> str:
+    """'not run: it failed at N=100000, by a limit that grows with size'
+    (Row.outgrown_at), "" where it ran."""
+    smaller = next((r.outgrown_at for r in g.rows if r.outgrown_at is not None), None)
+    return (f"not run: it failed at {smaller}, by a limit that grows with size"
+            if smaller else "")
+
+
 def too_dear(g: Group) -> str:
     """'not run: expected to take at least 5:40 a run, past its share of the
     budget' (Row.expected_s), "" where it ran."""
@@ -795,7 +803,7 @@ def unranked_lines(found: list[ranks.RankIntervals], groups: list[Group]) -> lis
             if (g.workload, g.n, g.buffer, g.params) != r.key or g.impl in ranked \
                     or g.values(r.metric) or not g.rows:
                 continue
-            why = cut_by_limit(g) or too_dear(g) or md_text(g.statuses)
+            why = cut_by_limit(g) or too_dear(g) or md_text(outgrown(g)) or md_text(g.statuses)
             lines.append(f"- {md_text(ranking_title(r))}: {md_text(g.impl)} has no place: "
                          f"{why}.")
     return lines

@@ -26,3 +26,5 @@ def test_a_page_names_the_runs_its_rules_did_not_run() -> None:
             in ruled.replace("\\", "")
     assert "csharp-threads sleep not run at N=1000000: it failed at N=100000" in ruled
     assert "java-platform has no place: not run: expected to take at least" in text
+    assert ("csharp-threads has no place: not run: it failed at N=100000, by a limit that "
+            "grows with size") in text
