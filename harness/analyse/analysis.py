@@ -529,14 +529,23 @@ def design_notes(groups: list[Group]) -> list[str]:
             ] + outgrown_notes(groups) + dear_notes(groups) + ladder_notes(groups)
 
 
+def outgrown_at(g: Group) -> str | None:
+    """The smaller size whose failure kept g from running (Row.outgrown_at)."""
+    return next((r.outgrown_at for r in g.rows if r.outgrown_at is not None), None)
+
+
+def too_dear_s(g: Group) -> float | None:
+    """The seconds g's first run was expected to take when the budget's rule
+    kept it from running (Row.expected_s)."""
+    return next((r.expected_s for r in g.rows if r.expected_s is not None), None)
+
+
 def dear_notes(groups: list[Group]) -> list[str]:
     """One line per configuration whose first run was not started for its
     expected cost (Row.expected_s, sequential.Budgeted.too_dear)."""
     return [f"{g.impl} {g.workload} {g.key.settings} not run: expected to take at least "
             f"{fmt_duration(expected)} a run, more than its share of the budget (--budget)."
-            for g in groups if not g.ok
-            and (expected := next((r.expected_s for r in g.rows if r.expected_s is not None),
-                                  None)) is not None]
+            for g in groups if not g.ok and (expected := too_dear_s(g)) is not None]
 
 
 def outgrown_notes(groups: list[Group]) -> list[str]:
@@ -544,7 +553,7 @@ def outgrown_notes(groups: list[Group]) -> list[str]:
     for a smaller one's failure (Row.outgrown_at, sequential.outgrown)."""
     after: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for g in groups:
-        smaller = next((r.outgrown_at for r in g.rows if r.outgrown_at is not None), None)
+        smaller = outgrown_at(g)
         if smaller is not None and not g.ok:
             after[(g.impl, g.workload, smaller)].append(g.key.settings)
     return [f"{impl} {workload} not run at {', '.join(sizes)}: it failed at {smaller}, by a "

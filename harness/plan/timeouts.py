@@ -63,13 +63,18 @@ def expected_s(key: ConfigKey, known: dict[ConfigKey, float]) -> float | None:
     known."""
     if key in known:
         return known[key]
+    if (found := _below(key, known)) is None:
+        return None
+    below, wall = found
+    return wall * key.size / below
+
+
+def _below(key: ConfigKey, known: dict[ConfigKey, float]) -> tuple[int, float] | None:
+    """The largest smaller size of key's family that is known, and its wall."""
     size = key.size
     smaller = [(k.size, wall) for k, wall in known.items()
                if size and k.family == key.family and k.size and k.size < size]
-    if not smaller:
-        return None
-    below, wall = max(smaller)
-    return wall * size / below
+    return max(smaller) if smaller else None
 
 
 def least_expected_s(p: Planned, known: dict[ConfigKey, float]) -> float | None:
@@ -84,11 +89,9 @@ def least_expected_s(p: Planned, known: dict[ConfigKey, float]) -> float | None:
     if p.key in known:
         return expected_run_s(p, known)
     size = p.key.size
-    smaller = [(k.size, wall) for k, wall in known.items()
-               if size and k.family == p.key.family and k.size and k.size < size]
-    if not smaller:
+    if (found := _below(p.key, known)) is None:
         return None
-    below, wall = max(smaller)
+    below, wall = found
     if size > GROWTH * below:
         return None
     start = min(w for k, w in known.items() if k.impl == p.key.impl)

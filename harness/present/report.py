@@ -106,7 +106,7 @@ def cut_by_limit(g: Group) -> str:
 def outgrown(g: Group) -> str:
     """'not run: it failed at N=100000, by a limit that grows with size'
     (Row.outgrown_at), "" where it ran."""
-    smaller = next((r.outgrown_at for r in g.rows if r.outgrown_at is not None), None)
+    smaller = analysis.outgrown_at(g)
     return (f"not run: it failed at {smaller}, by a limit that grows with size"
             if smaller else "")
 
@@ -114,9 +114,9 @@ def outgrown(g: Group) -> str:
 def too_dear(g: Group) -> str:
     """'not run: expected to take at least 5:40 a run, past its share of the
     budget' (Row.expected_s), "" where it ran."""
-    expected = [r.expected_s for r in g.rows if r.expected_s is not None]
-    return (f"not run: expected to take at least {fmt_duration(max(expected))} a run, past "
-            f"its share of the budget" if expected else "")
+    expected = analysis.too_dear_s(g)
+    return (f"not run: expected to take at least {fmt_duration(expected)} a run, past "
+            f"its share of the budget" if expected is not None else "")
 
 
 def _runs_cell(g: Group, loaded: int) -> str:
