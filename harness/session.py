@@ -64,7 +64,7 @@ def _open(out: Path, runs: list[Planned], resume: bool, suite: str | None = None
             run = latest(out)
             if run is None:
                 raise UsageError(f"--resume: no previous run in {out}")
-            if suite is not None and (was := run.env().settings.get("suite")) != suite:
+            if suite is not None and (was := run.env().settings.suite) != suite:
                 raise UsageError(f"--resume: the newest run, {run.name}, is "
                                  + (f"the {was} suite's" if was else "a run without a suite")
                                  + ", not " + (f"the {suite} suite's" if suite else

@@ -711,12 +711,11 @@ def until_ci(env: Env, g: Group | None = None) -> float | None:
     holds its workload and N, else the run's; None when neither was set."""
     settings = env.settings
     if g is not None:
-        for part in settings.get("parts") or []:
-            if (part.get("until_ci") and g.workload in (part.get("workloads") or ())
-                    and (g.n is None or g.n in (part.get("ns") or (g.n,)))):
-                return float(part["until_ci"])
-    value = settings.get("until_ci")
-    return float(value) if value else None
+        for part in settings.parts:
+            if (part.until_ci and g.workload in part.workloads
+                    and (g.n is None or g.n in (part.ns or (g.n,)))):
+                return float(part.until_ci)
+    return float(settings.until_ci) if settings.until_ci else None
 
 
 def wide_figures(g: Group, target: float) -> list[str]:

@@ -597,9 +597,9 @@ def run_looks(env: Env) -> int:
     (gate_looks of its max_repeat, as its env.json records the settings),
     else 1."""
     settings = env.settings
-    if settings.get("gate") is None:
+    if settings.gate is None:
         return 1
-    return gate_looks(int(settings.get("max_repeat") or settings.get("repeat") or 1))
+    return gate_looks(int(settings.max_repeat or settings.repeat or 1))
 
 
 def baseline_verdict(groups: list[Group], baseline: str, fail_above: float | None,

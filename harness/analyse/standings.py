@@ -29,7 +29,6 @@ import dataclasses
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
 
 from .analysis import (Group, bound_from_below, comparable_sets, headline, node_blocks, ratio_of,
                        several_nodes)
@@ -37,6 +36,7 @@ from ..core.formatting import fmt_percent
 from .modes import bimodal
 from ..core.variants import base_of
 from ..core.metrics import METRICS
+from ..core.schema import Part, RecordedSettings
 from ..core.stats import (Block, Interval, Prior, blocked_ratio_interval, blocked_ratio_p,
                           borrowed_p, discoveries, smallest_p)
 
@@ -164,35 +164,32 @@ def _leader(members: list[Group], metric: str) -> Group | None:
     return order[0] if len(order) >= 2 else None
 
 
-def unjudged_parts(settings: dict[str, Any]) -> list[dict[str, Any]]:
+def unjudged_parts(settings: RecordedSettings) -> list[Part]:
     """The parts of a run's settings (env.json) declared `judged = false`."""
-    return [p for p in settings.get("parts") or [] if p.get("judged") is False]
+    return [p for p in settings.parts if not p.judged]
 
 
-def in_part(g: Group, part: dict[str, Any]) -> bool:
+def in_part(g: Group, part: Part) -> bool:
     """Whether a group is one of a part's configurations (env.json's record
     of the part): its workload, N, implementations and dimensions' values
     (the http check at 10 users is not the judged load at 50)."""
-    impls = part.get("impls")
-    return (g.workload in part.get("workloads", ())
-            and (g.n is None or g.n in (part.get("ns") or ()))
-            and (impls is None or base_of(g.impl) in impls)
-            and all(g.key.param(name) in values
-                    for name, values in (part.get("params") or {}).items()
+    return (g.workload in part.workloads
+            and (g.n is None or g.n in part.ns)
+            and (part.impls is None or base_of(g.impl) in part.impls)
+            and all(g.key.param(name) in values for name, values in part.params.items()
                     if g.key.param(name) is not None))
 
 
-def judged(groups: list[Group], settings: dict[str, Any]) -> list[Group]:
+def judged(groups: list[Group], settings: RecordedSettings) -> list[Group]:
     """The groups a run's verdicts are about: all but those of a part
     declared `judged = false` (suites.toml: a check, too few runs to judge)."""
     return [g for g in groups if not any(in_part(g, p) for p in unjudged_parts(settings))]
 
 
-def unjudged_note(settings: dict[str, Any]) -> str:
+def unjudged_note(settings: RecordedSettings) -> str:
     """One sentence naming the workloads a run checked without judging ("" if none)."""
-    names = sorted({w + "".join(f" {k}={'/'.join(map(str, v))}"
-                                for k, v in (p.get("params") or {}).items() if v)
-                    for p in unjudged_parts(settings) for w in p.get("workloads", ())})
+    names = sorted({w + "".join(f" {k}={'/'.join(map(str, v))}" for k, v in p.params.items() if v)
+                    for p in unjudged_parts(settings) for w in p.workloads})
     if not names:
         return ""
     return (f"Not judged: {', '.join(names)}, a check that every program works (its part of "

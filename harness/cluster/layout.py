@@ -27,12 +27,15 @@ from .. import UsageError
 from ..core.envinfo import mask_text
 from ..core.schema import Status
 from ..execute.builder import Readiness
-from ..plan.options import Options
+from ..plan.options import Options, dimensions
 
 # The run's options reach each job in its environment (sbatch exports the
 # submitter's): a credential in a variant's setting must reach the program,
 # and never a file of the run directory (options.json is masked).
 OPTIONS_ENV = "BENCH_SLURM_OPTIONS"
+# What a task of this run is given again: every `run` option but these,
+# which say where and how to run it, not what to measure.
+SUBMIT_ONLY = ("on", "partition", "nodes", "slurm_opt", "out")
 
 
 class Layout:
@@ -204,6 +207,20 @@ def failed_builds(build: BuildRecord | None) -> tuple[set[str], set[str]]:
         return set(), set()
     return ({name for name, r in build.languages.items() if r.status == Status.BUILD_FAILED},
             {name for name, r in build.impls.items() if not r.ready})
+
+
+def options_json(options: Options) -> dict[str, Any]:
+    """The options a task is given (options.json, OPTIONS_ENV): each by
+    argparse's name in the parser's order (the dimensions after --warmup-ms,
+    as the parser adds them), but SUBMIT_ONLY's; Layout.options reads it."""
+    record: dict[str, Any] = {}
+    for f in dataclasses.fields(options):
+        value = getattr(options, f.name)
+        if f.name == "params":
+            record.update({name: options.params.get(name) for name in dimensions()})
+        elif f.name not in SUBMIT_ONLY:
+            record[f.name] = list(value) if isinstance(value, tuple) else value
+    return record
 
 
 def masked(options: dict[str, Any]) -> dict[str, Any]:

@@ -22,13 +22,14 @@ recorded); this one checks the options, submits and merges.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from .. import ROOT, UsageError, relative
 from ..core.envinfo import git, host
@@ -44,7 +45,8 @@ from ..record.merge import merge_replicates, replicates_env
 from ..record.rundir import (RunDir, RunDirError, add_invocation, check_out, earlier_runs,
                              end_invocation, invocation, latest, new_env, point_latest)
 from ..session import ALL_SKIPPED, run_suite, write_report
-from .layout import OPTIONS_ENV, BuildRecord, Layout, masked, write_json, write_scripts
+from .layout import (OPTIONS_ENV, BuildRecord, Layout, masked, options_json, write_json,
+                     write_scripts)
 from .replicate_rows import collect, failure_rows
 from .replicates import complete, count, replicate
 from .sbatch import JobState, Scheduler, Slurm, ranges
@@ -52,9 +54,6 @@ from .slurm_options import check as check_slurm_opt
 from .waiting import POLL_S, Submission, wait
 
 PLACES = ("local", "slurm")
-# What a task of this run is given again: every `run` option but these,
-# which say where and how to run it, not what to measure.
-SUBMIT_ONLY = ("on", "partition", "nodes", "slurm_opt", "out")
 # Per planned run, beyond its timeout: the process's start, validation, the row.
 RUN_OVERHEAD_S = 10.0
 TOKENS = ROOT / ".tools" / "slurm-builds"  # the build job's tokens: a task seeing one shares its folder
@@ -107,14 +106,12 @@ def cluster_options(opts: Options) -> Cluster | None:
 
 # ---------------------------------------------------------------- the submission
 
-def task_options(opts: Options) -> dict[str, Any]:
+def task_options(options: Options) -> Options:
     """The options each task gives settings_from again on its node, its
     paths absolute (a task starts in the repository, not here)."""
-    kept = {k: v for k, v in opts.record().items() if k not in SUBMIT_ONLY}
-    kept["registry"] = [str(Path(f).resolve()) for f in kept.get("registry") or []]
-    if kept.get("source"):
-        kept["source"] = str(Path(kept["source"]).expanduser().resolve())
-    return kept
+    source = str(Path(options.source).expanduser().resolve()) if options.source else options.source
+    return dataclasses.replace(options, source=source,
+                               registry=tuple(str(Path(f).resolve()) for f in options.registry))
 
 
 def minutes(seconds: float) -> int:
@@ -176,7 +173,7 @@ def run_on_slurm(s: Settings, cluster: Cluster, opts: Options, out: Path,
               f"{ranges(numbers) or 'none'} to run again, {total - len(numbers)} complete")
         # their rows not ok go to retried.csv, as a local --resume's
         run.prepare_resume({row_key(row) for row in run.runs().rows if row.rep in numbers})
-    write_json(layout.options_path, masked(task_options(opts)))
+    write_json(layout.options_path, masked(options_json(task_options(opts))))
     write_scripts(layout)
     build, tasks, interrupted = _submit_and_wait(sched, layout, cluster, run.name, numbers,
                                                  runs, s, opts, poll_s)
@@ -213,7 +210,7 @@ def _submit_and_wait(sched: Scheduler, layout: Layout, cluster: Cluster, run_id:
         with interruptible():
             submitted.append(_submit(sched, layout, cluster, run_id, numbers,
                                      time_limits(runs, s), s.build,
-                                     {OPTIONS_ENV: json.dumps(task_options(opts))}))
+                                     {OPTIONS_ENV: json.dumps(options_json(task_options(opts)))}))
             build, tasks = wait(sched, layout, submitted[0], poll_s)
     except Interrupted as exc:
         for sub in submitted:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from .. import UsageError
 from .variants import ID, parse
-from .workloads import COMMON_DIMENSIONS, WORKLOADS, Param
+from .workloads import COMMON_DIMENSIONS, WORKLOADS, Dimension, Param
 
 
 class Status(enum.StrEnum):
@@ -439,6 +439,19 @@ class _Key:
         env.data[self.name] = value
 
 
+class _SettingsKey(_Key):
+    """env.json's settings, read as the typed record (RecordedSettings: every
+    format's keys, an absent one its default) and written from one."""
+
+    def __get__(self, env: Env | None, owner: type) -> Any:
+        if env is None:
+            return self
+        return RecordedSettings.of(env.data.get(self.name))
+
+    def __set__(self, env: Env, value: Any) -> None:
+        env.data[self.name] = value.as_json()
+
+
 _NULL = type(None)
 
 
@@ -454,7 +467,7 @@ class Env:
     finished_at = _Key(str, _NULL)
     host = _Key(dict, default=dict)
     git = _Key(dict, _NULL, default=dict)
-    settings = _Key(dict, default=dict)
+    settings = _SettingsKey(dict)
     toolchains = _Key(dict, default=dict)
     runtimes = _Key(dict, default=dict)
     program_env = _Key(dict, default=dict)
@@ -659,18 +672,153 @@ SCALAR = Leaf("a string or a number", (str, int, float))
 HOST = {"hostname": TEXT, "cpu_model": TEXT, "cores": COUNT, "ram_bytes": COUNT,
         "kernel": TEXT, "os": TEXT, "python": TEXT}
 GIT = {"commit": TEXT, "dirty": FLAG}
-PART = {"workloads": ListOf(TEXT), "ns": ListOf(COUNT), "buffers": ListOf(COUNT),
-        "repeat": COUNT, "duration_ms": COUNT, "iterations": COUNT, "warmup_ms": COUNT,
-        "timeout_s": SECONDS, "until_ci": SECONDS, "max_repeat": COUNT, "judged": FLAG,
-        "params": MapOf(ListOf(SCALAR)), "impls": ListOf(TEXT)}
-SETTINGS = {"impls": ListOf(TEXT), "suite": TEXT, "parts": ListOf(PART), "repeat": COUNT,
-            "duration_ms": COUNT, "iterations": COUNT, "warmup_ms": COUNT,
-            "timeout_s": SECONDS, "max_rss_bytes": COUNT, "sample_interval_s": SECONDS,
-            "build": FLAG, "registries": ListOf(TEXT), "source": TEXT, "until_ci": SECONDS,
-            "max_repeat": COUNT, "until_settled": FLAG, "budget_s": SECONDS, "gate": SECONDS,
-            "calibration": TEXT, "adaptive_sleep": FLAG, "inherit_env": ListOf(TEXT),
-            "counters": FLAG, "overlap_builds": FLAG, "workloads": ListOf(TEXT),
-            "n": ListOf(COUNT), "buffers": ListOf(COUNT)}
+
+
+# ---------------------------------------------------------------- the settings
+# What a run was asked to do, as env.json records it (and each invocation,
+# and each machine of a merged run): one typed record, read back by
+# Env.settings in every format (a key an older format lacks is its default)
+# and written as plan/settings.py's Settings.record() gives it. Each field
+# declares its JSON type, which env_problem checks a file against.
+
+
+def _recorded(spec: Any, default: Any = None, factory: Callable[[], Any] | None = None) -> Any:
+    """A field of the record, its JSON type (env_problem's spec) beside it."""
+    if factory is not None:
+        return field(default_factory=factory, metadata={"json": spec})
+    return field(default=default, metadata={"json": spec})
+
+
+def _known(cls: type, data: Any) -> dict[str, Any]:
+    """A JSON object's values of cls's fields, a null or absent one left to
+    its default (older formats lacked keys, or left them empty)."""
+    data = data if isinstance(data, dict) else {}
+    return {f.name: data[f.name] for f in fields(cls) if data.get(f.name) is not None}
+
+
+@dataclass(frozen=True)
+class Part:
+    """One block of a suite (suites.toml's [[NAME.part]], the command line's
+    values overriding its own): these workloads at these sizes, optionally
+    with their own repeat count, sleep time and iteration count."""
+    workloads: list[str] = _recorded(ListOf(TEXT), factory=list)
+    ns: list[int] = _recorded(ListOf(COUNT), factory=list)
+    buffers: list[int] = _recorded(ListOf(COUNT), factory=list)
+    repeat: int | None = _recorded(COUNT)
+    duration_ms: int | None = _recorded(COUNT)
+    iterations: int | None = _recorded(COUNT)
+    warmup_ms: int | None = _recorded(COUNT)  # this part's own; --warmup-ms overrides it
+    timeout_s: float | None = _recorded(SECONDS)  # this part's own; --timeout overrides it
+    # --until-ci and --max-repeat, this part's own (a fraction; a run count);
+    # the command line overrides them
+    until_ci: float | None = _recorded(SECONDS)
+    max_repeat: int | None = _recorded(COUNT)
+    # False (suites.toml `judged = false`): a check that every program of
+    # these workloads works, run too few times to judge: no verdicts, and
+    # --until-settled gives it no more runs (standings.judged)
+    judged: bool = _recorded(FLAG, True)
+    # Values of the workloads' own dimensions (workloads.Dimension) by name;
+    # a dimension absent here runs at its declared default.
+    params: dict[str, list[Any]] = _recorded(MapOf(ListOf(SCALAR)), factory=dict)
+    # suites.toml `impls`: the implementations this part runs (of those the
+    # run selects); None: every one
+    impls: list[str] | None = _recorded(ListOf(TEXT))
+
+    @classmethod
+    def of(cls, data: Any) -> Part:
+        return cls(**_known(cls, data))
+
+    def values(self, dimension: Dimension) -> list[Any]:
+        return self.params.get(dimension.name) or list(dimension.default) or [None]
+
+
+PART = {f.name: f.metadata["json"] for f in fields(Part)}
+
+
+@dataclass(frozen=True)
+class RecordedSettings:
+    """env.json's `settings`: how the rows of an invocation were produced."""
+    impls: list[str] = _recorded(ListOf(TEXT), factory=list)  # ids or language names, or ["all"]
+    suite: str | None = _recorded(TEXT)
+    parts: list[Part] = _recorded(ListOf(PART), factory=list)
+    repeat: int | None = _recorded(COUNT)
+    duration_ms: int | None = _recorded(COUNT)
+    iterations: int | None = _recorded(COUNT)  # None: each workload's default (workloads.py)
+    warmup_ms: int | None = _recorded(COUNT)  # None: each workload's default (workloads.py)
+    timeout_s: float | None = _recorded(SECONDS)
+    max_rss_bytes: int | None = _recorded(COUNT)
+    sample_interval_s: float | None = _recorded(SECONDS)
+    build: bool = _recorded(FLAG, True)
+    registries: list[str] = _recorded(ListOf(TEXT), factory=list)  # --registry FILE
+    source: str | None = _recorded(TEXT)  # --source DIR: the git checkout of IMPL@git:REV
+    # --until-ci PCT as a fraction: after the repeat minimum, more passes of
+    # the configurations whose headline interval is unsettled or wider than
+    # ±PCT of the median (plan.more_runs), up to max_repeat runs each.
+    # None: exactly `repeat` runs. Recorded, max_repeat is the run's ceiling
+    # when until_ci or until_settled is set.
+    until_ci: float | None = _recorded(SECONDS)
+    max_repeat: int | None = _recorded(COUNT)
+    # --until-settled: after the repeat minimum, more passes of the
+    # configurations in a verdict not yet settled (sequential.more_runs), up
+    # to max_repeat runs each
+    until_settled: bool = _recorded(FLAG, False)
+    # --budget DURATION (seconds): the runs' time, the minimum included, past
+    # which no more sequential passes start (sequential.Budgeted); None: none
+    budget_s: float | None = _recorded(SECONDS)
+    # --gate PCT as a fraction: an A/B run that decides (ab_gate.Gate):
+    # after the minimum, more runs of the configurations whose gated figures
+    # are undecided, up to max_repeat a side within budget_s; the exit
+    # status is the gate's
+    gate: float | None = _recorded(SECONDS)
+    # --calibration RUN_DIR (absolute): a calibrate run whose A/A noise names
+    # the figures the gate cannot decide at PCT here (analyse/noise.py)
+    calibration: str | None = _recorded(TEXT)
+    # --adaptive-sleep: each sleep run lasts twice its configuration's
+    # longest start time so far plus a second (workloads.adaptive_sleep_ms), at most duration_ms
+    adaptive_sleep: bool = _recorded(FLAG, False)
+    # --inherit-env NAME,...: variables the measured programs get besides the
+    # allow-list (envinfo.passed_to_programs)
+    inherit_env: list[str] = _recorded(ListOf(TEXT), factory=list)
+    # --counters: perf stat counts every run (perfstat.find_perf)
+    counters: bool = _recorded(FLAG, False)
+    # suites.toml `overlap_builds` (a check that ranks nothing: the quick
+    # suite): each language's runs start as soon as it is built, while
+    # others still build (builder.Preparation), on a busy machine
+    overlap_builds: bool = _recorded(FLAG, False)
+    # every part's workloads, sizes and buffers, sorted: the run at a glance
+    workloads: list[str] = _recorded(ListOf(TEXT), factory=list)
+    n: list[int] = _recorded(ListOf(COUNT), factory=list)
+    buffers: list[int] = _recorded(ListOf(COUNT), factory=list)
+
+    @classmethod
+    def of(cls, data: Any) -> RecordedSettings:
+        """As env.json holds it (any format; its types checked by the
+        reader, env_problem): unknown keys left out."""
+        known = _known(cls, data)
+        if isinstance(known.get("parts"), list):
+            known["parts"] = [Part.of(p) for p in known["parts"] if isinstance(p, dict)]
+        return cls(**known)
+
+    def as_json(self) -> dict[str, Any]:
+        """The JSON object env.json records, in the fields' order."""
+        return {f.name: _as_json(getattr(self, f.name)) for f in fields(RecordedSettings)}
+
+
+def _as_json(value: Any) -> Any:
+    """A field's value as JSON: a part an object, lists and objects copied."""
+    if isinstance(value, Part):
+        return dataclasses.asdict(value)
+    if isinstance(value, list):
+        return [_as_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _as_json(v) for k, v in value.items()}
+    return value
+
+
+SETTINGS = {f.name: f.metadata["json"] for f in fields(RecordedSettings)}
+
+# ---------------------------------------------------------------- env.json's other parts
+
 MACHINE_STATE = {"governor": TEXT, "turbo": FLAG, "aslr": COUNT, "clocksource": TEXT,
                  "virtual_machine": FLAG, "isolated_cpus": TEXT}
 INVOCATION = {"started_at": DATE, "finished_at": DATE, "command": ListOf(TEXT),

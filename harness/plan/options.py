@@ -1,7 +1,8 @@
 """The options of `run` and `bisect` as one typed record, built once from
-the command line (or, on a cluster's node, from the record a task is given)
-and read by settings.py, bisect.py and cluster/. Values stay as typed:
-settings.py checks them and says what is wrong in one line."""
+the command line (or, on a cluster's node, from the options.json a task is
+given: cluster/layout.py writes and reads it) and read by settings.py,
+bisect.py and cluster/. Values stay as typed: settings.py checks them and
+says what is wrong in one line."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def dimensions() -> dict[str, Dimension]:
 @dataclass(frozen=True)
 class Options:
     """`run`'s options by argparse's names (None or False: not given), in the
-    order the parser declares them: record() keeps it, options.json too."""
+    order the parser declares them (options.json keeps it)."""
     impl: str | None = None
     suite: str | None = None
     workload: str | None = None
@@ -57,7 +58,7 @@ class Options:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Options:
-        """From argparse's names and values (record()'s shape: the
+        """From argparse's names and values (options.json's shape: the
         dimensions among the others); an unknown name is a UsageError."""
         names = {f.name for f in dataclasses.fields(cls)} - {"params"}
         dims = dimensions()
@@ -79,19 +80,6 @@ class Options:
         known = {f.name for f in dataclasses.fields(cls)} | set(dimensions())
         return cls.from_record({k: v for k, v in vars(args).items()
                                 if k in known and k not in own})
-
-    def record(self) -> dict[str, Any]:
-        """Every option by argparse's name, the dimensions in their place
-        (after --warmup-ms, as the parser adds them): JSON for a task."""
-        record: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            if f.name == "params":
-                record.update({name: self.params.get(name) for name in dimensions()})
-            elif f.name == "registry":
-                record[f.name] = list(self.registry)
-            else:
-                record[f.name] = getattr(self, f.name)
-        return record
 
     def refuse_unused(self) -> None:
         """An option the chosen workloads or mode would not read is refused

@@ -11,11 +11,11 @@ import dataclasses
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from ..core.formatting import fmt_duration, fmt_percent
 from ..core.registry import Impl
-from ..core.schema import ConfigKey, Row, RowKey
+from ..core.schema import ConfigKey, RecordedSettings, Row, RowKey
 from ..core.stats import runs_needed
 from .plan import Planned, configurations, estimate_basis, estimate_s, history_from, omitted, plan
 from .settings import Settings
@@ -33,7 +33,7 @@ class RunPlan:
     expected_s: float
     extra: list[Planned]  # the configurations a pass may run again (their last planned run)
     dry_run: list[str]  # run --dry-run's lines (the first one's builds said by the session)
-    recorded: dict[str, Any]  # the settings as env.json records them (Settings.record)
+    recorded: RecordedSettings  # the settings as env.json records them (Settings.record)
 
 
 def most_runs(runs: list[Planned]) -> list[Planned]:

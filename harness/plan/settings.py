@@ -7,101 +7,25 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
 
 from .. import UsageError
 from ..core.envinfo import usable_cores
+from ..core.schema import Part, RecordedSettings
 from ..core.variants import split_names
-from ..core.workloads import (CPUS, DELAY_MS, POOL_THREADS, RATE, REQUESTS, STEP_S, USERS,
-                              WORKLOADS, Dimension)
+from ..core.workloads import CPUS, DELAY_MS, POOL_THREADS, RATE, REQUESTS, STEP_S, USERS, WORKLOADS
+from . import suites
 from .options import Options, dimensions
-
-SUITES_PATH = Path(__file__).resolve().parent / "suites.toml"
-
+from .suites import Suite, SuitePart
 
 @dataclass(frozen=True)
-class Part:
-    """One block of a suite: these workloads at these sizes, optionally with
-    their own repeat count, sleep time and iteration count."""
-    workloads: list[str]
-    ns: list[int]
-    buffers: list[int]
-    repeat: int | None = None
-    duration_ms: int | None = None
-    iterations: int | None = None
-    warmup_ms: int | None = None  # this part's own; --warmup-ms overrides it
-    timeout_s: float | None = None  # this part's own; --timeout overrides it
-    # --until-ci and --max-repeat, this part's own (a fraction; a run count);
-    # the command line overrides them
-    until_ci: float | None = None
-    max_repeat: int | None = None
-    # False (suites.toml `judged = false`): a check that every program of
-    # these workloads works, run too few times to judge: no verdicts, and
-    # --until-settled gives it no more runs (standings.judged)
-    judged: bool = True
-    # Values of the workloads' own dimensions (workloads.Dimension) by name;
-    # a dimension absent here runs at its declared default.
-    params: dict[str, list[Any]] = field(default_factory=dict)
-    # suites.toml `impls`: the implementations this part runs (of those the
-    # run selects); None: every one
-    impls: list[str] | None = None
-
-    def values(self, dimension: Dimension) -> list[Any]:
-        return self.params.get(dimension.name) or list(dimension.default) or [None]
-
-
-@dataclass(frozen=True)
-class Settings:
-    impls: list[str]  # implementation ids or language names, or ["all"]
-    suite: str | None
-    parts: list[Part]
-    repeat: int
-    duration_ms: int
-    iterations: int | None  # None: each workload's default (workloads.py)
-    warmup_ms: int | None  # None: each workload's default (workloads.py)
-    timeout_s: float
-    max_rss_bytes: int
-    sample_interval_s: float
-    build: bool = True
-    registries: list[str] = field(default_factory=list)  # --registry FILE, outside the tree
-    source: str | None = None  # --source DIR: the git checkout of IMPL@git:REV (absolute)
-    # --until-ci PCT as a fraction: after the repeat minimum, more passes of
-    # the configurations whose headline interval is unsettled or wider than
-    # ±PCT of the median (plan.more_runs), up to max_repeat runs each.
-    # None: exactly `repeat` runs. max_repeat None: DEFAULT_MAX_REPEAT, or
-    # the part's repeat when higher (ceiling()).
-    until_ci: float | None = None
-    max_repeat: int | None = None
-    # --until-settled: after the repeat minimum, more passes of the
-    # configurations in a verdict not yet settled (sequential.more_runs), up
-    # to max_repeat runs each (ceiling())
-    until_settled: bool = False
-    # --budget DURATION (seconds): the runs' time, the minimum included, past
-    # which no more sequential passes start (sequential.Budgeted); None: none
-    budget_s: float | None = None
-    # --gate PCT as a fraction: an A/B run that decides (ab_gate.Gate):
-    # after the minimum, more runs of the configurations whose gated figures
-    # are undecided, up to max_repeat a side within budget_s (both then set
-    # to the gate's defaults when not given); the exit status is the gate's
-    gate: float | None = None
-    # --calibration RUN_DIR (absolute): a calibrate run whose A/A noise names
-    # the figures the gate cannot decide at PCT here (analyse/noise.py)
-    calibration: str | None = None
-    # --adaptive-sleep: each sleep run lasts twice its configuration's
-    # longest start time so far plus a second (workloads.adaptive_sleep_ms), at most duration_ms
-    adaptive_sleep: bool = False
-    # --inherit-env NAME,...: variables the measured programs get besides the
-    # allow-list (envinfo.passed_to_programs)
-    inherit_env: list[str] = field(default_factory=list)
-    # --counters: perf stat counts every run (perfstat.find_perf)
-    counters: bool = False
-    # suites.toml `overlap_builds` (a check that ranks nothing: the quick
-    # suite): each language's runs start as soon as it is built, while
-    # others still build (builder.Preparation), on a busy machine
-    overlap_builds: bool = False
+class Settings(RecordedSettings):
+    """The run's settings: the record env.json keeps (every field of
+    RecordedSettings, checked and merged here) and the plan's rules read
+    off it. max_repeat None: DEFAULT_MAX_REPEAT, or the part's repeat when
+    higher (ceiling()); record() writes the run's ceiling."""
 
     def target(self, part: Part) -> float | None:
         """The part's --until-ci fraction, else the run's; None: no extra runs."""
@@ -110,18 +34,15 @@ class Settings:
     def ceiling(self, part: Part) -> int:
         """The most runs --until-ci may give one of the part's configurations."""
         return (part.max_repeat or self.max_repeat
-                or max(DEFAULT_MAX_REPEAT, part.repeat or self.repeat))
+                or max(DEFAULT_MAX_REPEAT, part.repeat or self.repeat or 0))
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> RecordedSettings:
         """For env.json: how the rows of this invocation were produced
         (until_ci a fraction, max_repeat the run's ceiling when until_ci is set)."""
-        record = asdict(self)
-        record.update(workloads=sorted({w for p in self.parts for w in p.workloads}),
-                      n=sorted({n for p in self.parts for n in p.ns}),
-                      buffers=sorted({b for p in self.parts for b in p.buffers}))
+        recorded = {f.name: getattr(self, f.name) for f in fields(RecordedSettings)}
         if (self.until_ci is not None or self.until_settled) and self.max_repeat is None:
-            record["max_repeat"] = max(DEFAULT_MAX_REPEAT, self.repeat)
-        return record
+            recorded["max_repeat"] = max(DEFAULT_MAX_REPEAT, self.repeat or 0)
+        return RecordedSettings(**recorded)
 
 
 # What `run` uses where neither an option nor the suite says; max_rss_of_ram:
@@ -290,28 +211,14 @@ def until_ci(value: Any, name: str) -> float:
     return percentage(text, name)
 
 
-def _judged(part: dict[str, Any]) -> bool:
-    value = part.get("judged", True)
-    if not isinstance(value, bool):
-        raise UsageError(f"suites.toml: judged {value!r} must be true or false")
-    return value
-
-
-def _max_repeat(part: dict[str, Any]) -> int | None:
-    value = part.get("max_repeat")
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-        raise UsageError(f"suites.toml: max_repeat {value!r} must be a positive integer")
-    return value
-
-
-def _check_ceilings(s: Settings, opts: Options) -> None:
+def _check_ceilings(s: Settings, given: Options) -> None:
     """Every part that re-runs for width may run at least its minimum."""
     for part in s.parts:
         if s.target(part) is None and not s.until_settled and s.gate is None:
             continue
         minimum, ceiling = part.repeat or s.repeat, s.ceiling(part)
         if ceiling < minimum:
-            where = ("--max-repeat" if opts.max_repeat is not None
+            where = ("--max-repeat" if given.max_repeat is not None
                      else f"suites.toml: {s.suite}: max_repeat")
             raise UsageError(f"{where} {ceiling} is below the minimum of {minimum} runs "
                              f"(--repeat or the suite's repeat): it must be >= {minimum}")
@@ -373,94 +280,67 @@ def _params(source: Mapping[str, Any], suite: bool = False) -> dict[str, list[An
     return params
 
 
-def _warmup(part: dict[str, Any]) -> int | None:
-    value = part.get("warmup_ms")
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-        raise UsageError(f"suites.toml: warmup_ms {value!r} must be an integer >= 0")
-    return value
-
-
-def _suite_impls(suite: dict[str, Any]) -> list[str]:
-    """A suite's own implementations (suites.toml `impls`), else every one."""
-    names = suite.get("impls", ["all"])
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
-        raise UsageError("suites.toml: impls must be a list of implementation names")
-    return names
-
-
-def _part_impls(part: dict[str, Any]) -> list[str] | None:
-    """A part's own implementations (suites.toml `impls`), else None: all."""
-    return _suite_impls(part) if "impls" in part else None
-
-
-def load_suites() -> dict[str, dict[str, Any]]:
-    return tomllib.loads(SUITES_PATH.read_text())
-
-
-def settings_from(opts: Options, ram_bytes: int) -> Settings:
+def settings_from(given: Options, ram_bytes: int) -> Settings:
     """Settings from the options (None = not given). With a suite, the
     suite supplies the workloads, sizes, repeat count and sleep time; an
     option given on the command line overrides every part's own value."""
-    suite = _suite(opts.suite)
-    workloads = _workloads(opts)
-    ns = int_list(opts.n, "--n", 1) if opts.n is not None else None
-    buffers = int_list(opts.buffer, "--buffer", 0) if opts.buffer is not None else None
-    if opts.out is not None and not str(opts.out).strip():
+    suite = _suite(given.suite)
+    workloads = _workloads(given)
+    ns = int_list(given.n, "--n", 1) if given.n is not None else None
+    buffers = int_list(given.buffer, "--buffer", 0) if given.buffer is not None else None
+    if given.out is not None and not str(given.out).strip():
         raise UsageError("--out is empty: name the results folder")
-    _check_counts(opts)
-    target = until_ci(opts.until_ci, "--until-ci") if opts.until_ci is not None else None
-    if opts.max_repeat is not None and opts.max_repeat < 1:
+    _check_counts(given)
+    target = until_ci(given.until_ci, "--until-ci") if given.until_ci is not None else None
+    if given.max_repeat is not None and given.max_repeat < 1:
         raise UsageError("--max-repeat must be a positive integer")
-    _check_warmup(opts.warmup_ms, workloads)
+    _check_warmup(given.warmup_ms, workloads)
     for w in workloads or []:  # a workload named on the command line must run at every N
         for n in ns or DEFAULTS["n"]:
             if WORKLOADS[w].n_refused(n):
                 raise UsageError(f"--n {n}: {WORKLOADS[w].n_refused(n)}")
-    parts = _parts(opts, suite, workloads, ns, buffers, target)
-    if target is None and "until_ci" in suite:
-        target = until_ci(suite["until_ci"], "suites.toml: until_ci")
-    passes = _passes(opts, suite, parts, target)
-    adaptive = _suite_flag(suite, "adaptive_sleep", opts.adaptive_sleep)
-    overlap = _suite_flag(suite, "overlap_builds")
-    if (opts.max_repeat is not None and not passes.until_settled and passes.target is None
+    parts = _parts(given, suite, workloads, ns, buffers, target)
+    if target is None and suite.until_ci is not None:
+        target = until_ci(suite.until_ci, "suites.toml: until_ci")
+    passes = _passes(given, suite, parts, target)
+    parts = [p for p in passes.parts if p.workloads]
+    if (given.max_repeat is not None and not passes.until_settled and passes.target is None
             and passes.gate is None and not any(p.until_ci is not None for p in passes.parts)):
         raise UsageError("--max-repeat is the ceiling of --until-ci, --until-settled or --gate: "
                          "give one of them too (or --repeat for a fixed count)")
     s = Settings(
         # `--impl ""` is refused, never read as "all"
-        impls=impl_list(opts.impl) if opts.impl is not None else _suite_impls(suite),
-        suite=opts.suite,
-        parts=[p for p in passes.parts if p.workloads],
-        repeat=opts.repeat if opts.repeat is not None else suite.get("repeat", DEFAULTS["repeat"]),
-        duration_ms=(opts.duration_ms if opts.duration_ms is not None
-                     else suite.get("duration_ms", DEFAULTS["duration_ms"])),
-        iterations=opts.iterations, warmup_ms=opts.warmup_ms,
-        timeout_s=(timeout(opts.timeout, "--timeout") if opts.timeout is not None
-                   else timeout(suite["timeout_s"], f"suites.toml: {opts.suite}: timeout_s")
-                   if "timeout_s" in suite else DEFAULTS["timeout_s"]),
-        max_rss_bytes=(parse_size(opts.max_rss, MAX_RSS[0]) if opts.max_rss is not None
+        impls=impl_list(given.impl) if given.impl is not None else suite.impls,
+        suite=given.suite, parts=parts, **spanned(parts),
+        repeat=_first(given.repeat, suite.repeat, DEFAULTS["repeat"]),
+        duration_ms=_first(given.duration_ms, suite.duration_ms, DEFAULTS["duration_ms"]),
+        iterations=given.iterations, warmup_ms=given.warmup_ms,
+        timeout_s=(timeout(given.timeout, "--timeout") if given.timeout is not None
+                   else timeout(suite.timeout_s, f"suites.toml: {given.suite}: timeout_s")
+                   if suite.timeout_s is not None else DEFAULTS["timeout_s"]),
+        max_rss_bytes=(parse_size(given.max_rss, MAX_RSS[0]) if given.max_rss is not None
                        else int(ram_bytes * DEFAULTS["max_rss_of_ram"])),
-        sample_interval_s=within(opts.sample_interval_ms if opts.sample_interval_ms is not None
+        sample_interval_s=within(given.sample_interval_ms if given.sample_interval_ms is not None
                                  else DEFAULTS["sample_interval_ms"], "--sample-interval-ms",
                                  SAMPLE_INTERVAL_MS, "ms", "1 ms to a minute") / 1000,
-        build=not opts.no_build, registries=list(opts.registry),
-        source=_source(opts.source),
+        build=not given.no_build, registries=list(given.registry),
+        source=_source(given.source),
         until_ci=passes.target, max_repeat=passes.max_repeat, until_settled=passes.until_settled,
         budget_s=passes.budget_s, gate=passes.gate, calibration=passes.calibration,
-        adaptive_sleep=adaptive,
+        adaptive_sleep=given.adaptive_sleep or suite.adaptive_sleep,
         # `--inherit-env ""` is refused, never read as "none"
-        inherit_env=env_names(opts.inherit_env) if opts.inherit_env is not None else [],
-        counters=opts.counters, overlap_builds=overlap)
-    _check_ceilings(s, opts)
+        inherit_env=env_names(given.inherit_env) if given.inherit_env is not None else [],
+        counters=given.counters, overlap_builds=suite.overlap_builds)
+    _check_ceilings(s, given)
     _check_plan_size(s)
     return s
 
 
-def _workloads(opts: Options) -> list[str] | None:
+def _workloads(given: Options) -> list[str] | None:
     """--workload's names, checked; None for all (or not given)."""
     workloads = None
-    if opts.workload is not None:
-        workloads = name_list(opts.workload, "--workload")
+    if given.workload is not None:
+        workloads = name_list(given.workload, "--workload")
         workloads = None if workloads == ["all"] else workloads
     for w in workloads or []:
         if w not in WORKLOADS:
@@ -468,34 +348,38 @@ def _workloads(opts: Options) -> list[str] | None:
     return workloads
 
 
-def _suite_flag(suite: dict[str, Any], key: str, given: bool = False) -> bool:
-    """A suite's true-or-false key (false when absent), true when its option
-    is given."""
-    value = given or suite.get(key, False)
-    if not isinstance(value, bool):
-        raise UsageError(f"suites.toml: {key} {value!r} must be true or false")
-    return value
-
-
-def _suite(name: str | None) -> dict[str, Any]:
-    """The named suite's table from suites.toml; {} for none."""
+def _suite(name: str | None) -> Suite:
+    """The named suite of suites.toml; an empty one for none."""
     if not name:
-        return {}
-    suites = load_suites()
-    if name not in suites:
-        raise UsageError(f"unknown suite {name!r} (known: {', '.join(suites)})")
-    return suites[name]
+        return Suite()
+    known = suites.load_suites()
+    if name not in known:
+        raise UsageError(f"unknown suite {name!r} (known: {', '.join(known)})")
+    return known[name]
 
 
-def _check_counts(opts: Options) -> None:
+def _first(*values: Any) -> Any:
+    """The first value given (not None): an option's, a suite's, the default."""
+    return next((v for v in values if v is not None), None)
+
+
+def spanned(parts: list[Part]) -> dict[str, list[Any]]:
+    """Every part's workloads, sizes and buffers, sorted (the record's
+    workloads, n and buffers)."""
+    return {"workloads": sorted({w for p in parts for w in p.workloads}),
+            "n": sorted({n for p in parts for n in p.ns}),
+            "buffers": sorted({b for p in parts for b in p.buffers})}
+
+
+def _check_counts(given: Options) -> None:
     """--repeat, --duration-ms, --iterations and --max-repeat within their bounds."""
-    for value, name in ((opts.repeat, "--repeat"), (opts.duration_ms, "--duration-ms"),
-                        (opts.iterations, "--iterations")):
+    for value, name in ((given.repeat, "--repeat"), (given.duration_ms, "--duration-ms"),
+                        (given.iterations, "--iterations")):
         if value is not None and value < 1:
             raise UsageError(f"{name} must be a positive integer")
         if value is not None and name in LIMITS:
             bounded(value, name)
-    for value, name in ((opts.repeat, "--repeat"), (opts.max_repeat, "--max-repeat")):
+    for value, name in ((given.repeat, "--repeat"), (given.max_repeat, "--max-repeat")):
         if value is not None and value > MAX_REPEAT:
             raise UsageError(f"{name} {value} is too many: at most {MAX_REPEAT} runs of a "
                              f"configuration")
@@ -512,30 +396,38 @@ def _check_warmup(warmup: int | None, workloads: list[str] | None) -> None:
         raise UsageError(f"--warmup-ms: {', '.join(workloads)} take no warm-up")
 
 
-def _parts(opts: Options, suite: dict[str, Any], workloads: list[str] | None,
+def _parts(given: Options, suite: Suite, workloads: list[str] | None,
            ns: list[int] | None, buffers: list[int] | None, target: float | None) -> list[Part]:
     """The suite's parts, each value given on the command line overriding
     the part's own; without a suite, one part of the options."""
-    params = _params(opts.params)
-    if not suite:
+    params = _params(given.params)
+    if not suite.parts:
         return [Part(workloads or list(WORKLOADS), ns or DEFAULTS["n"],
                      buffers or DEFAULTS["buffers"], params=params)]
-    return [Part(workloads=[w for w in part["workloads"] if workloads is None or w in workloads],
-                 ns=ns or part.get("n", DEFAULTS["n"]), buffers=buffers or part.get("buffers", DEFAULTS["buffers"]),
-                 repeat=None if opts.repeat is not None else part.get("repeat"),
-                 duration_ms=None if opts.duration_ms is not None else part.get("duration_ms"),
-                 iterations=None if opts.iterations is not None else part.get("iterations"),
-                 warmup_ms=None if opts.warmup_ms is not None else _warmup(part),
-                 timeout_s=None if opts.timeout is not None else (
-                     timeout(part["timeout_s"], f"suites.toml: {opts.suite}: timeout_s")
-                     if "timeout_s" in part else None),
-                 until_ci=None if target is not None else (
-                     until_ci(part["until_ci"], "suites.toml: until_ci")
-                     if "until_ci" in part else None),
-                 max_repeat=None if opts.max_repeat is not None else _max_repeat(part),
-                 judged=_judged(part), impls=_part_impls(part),
-                 params={**_params(part, suite=True), **params})
-            for part in suite["part"]]
+    return [dataclasses.replace(_part(given, part, workloads, ns, buffers, target),
+                                params={**_params(part.params, suite=True), **params})
+            for part in suite.parts]
+
+
+def _part(given: Options, part: SuitePart, workloads: list[str] | None, ns: list[int] | None,
+          buffers: list[int] | None, target: float | None) -> Part:
+    """A suite's part, each value given on the command line overriding its own."""
+    def own(option: Any, value: Any) -> Any:
+        return None if option is not None else value
+
+    return Part(workloads=[w for w in part.workloads if workloads is None or w in workloads],
+                ns=ns or part.n or DEFAULTS["n"],
+                buffers=buffers or part.buffers or DEFAULTS["buffers"],
+                repeat=own(given.repeat, part.repeat),
+                duration_ms=own(given.duration_ms, part.duration_ms),
+                iterations=own(given.iterations, part.iterations),
+                warmup_ms=own(given.warmup_ms, part.warmup_ms),
+                timeout_s=None if given.timeout is not None or part.timeout_s is None else
+                timeout(part.timeout_s, f"suites.toml: {given.suite}: timeout_s"),
+                until_ci=None if target is not None or part.until_ci is None else
+                until_ci(part.until_ci, "suites.toml: until_ci"),
+                max_repeat=own(given.max_repeat, part.max_repeat),
+                judged=part.judged, impls=part.impls)
 
 
 @dataclass(frozen=True)
@@ -551,23 +443,21 @@ class _Passes:
     calibration: str | None
 
 
-def _passes(opts: Options, suite: dict[str, Any], parts: list[Part],
+def _passes(given: Options, suite: Suite, parts: list[Part],
             target: float | None) -> _Passes:
     """--until-ci, --until-settled, --gate, --max-repeat and --budget, each
     from the options, else the suite; a gate overrides the suite's rules."""
-    max_repeat = opts.max_repeat if opts.max_repeat is not None else _max_repeat(suite)
-    until_settled = opts.until_settled or suite.get("until_settled", False)
-    if not isinstance(until_settled, bool):
-        raise UsageError(f"suites.toml: until_settled {until_settled!r} must be true or false")
-    budget_s = (duration(opts.budget, "--budget") if opts.budget is not None
-                else duration(suite["budget"], f"suites.toml: {opts.suite}: budget")
-                if "budget" in suite else None)
-    gate, calibration = _gate(opts)
+    max_repeat = _first(given.max_repeat, suite.max_repeat, None)
+    until_settled = given.until_settled or suite.until_settled
+    budget_s = (duration(given.budget, "--budget") if given.budget is not None
+                else duration(suite.budget, f"suites.toml: {given.suite}: budget")
+                if suite.budget is not None else None)
+    gate, calibration = _gate(given)
     if gate is not None:  # the gate decides the passes: the suite's own rules give way
         until_settled, target = False, None
         parts = [dataclasses.replace(p, until_ci=None, max_repeat=None) for p in parts]
-        max_repeat = opts.max_repeat or max(
-            [GATE_MAX_REPEAT, opts.repeat or 0, suite.get("repeat", 0)] + [p.repeat or 0 for p in parts])
+        max_repeat = given.max_repeat or max(
+            [GATE_MAX_REPEAT, given.repeat or 0, suite.repeat or 0] + [p.repeat or 0 for p in parts])
         budget_s = budget_s or GATE_BUDGET_S
     if budget_s is not None and not until_settled and target is None and gate is None:
         raise UsageError("--budget bounds the passes of --until-settled, --until-ci or --gate: "
@@ -575,21 +465,21 @@ def _passes(opts: Options, suite: dict[str, Any], parts: list[Part],
     return _Passes(parts, target, max_repeat, until_settled, budget_s, gate, calibration)
 
 
-def _gate(opts: Options) -> tuple[float | None, str | None]:
+def _gate(given: Options) -> tuple[float | None, str | None]:
     """--gate PCT (a fraction above 0) and --calibration RUN_DIR (absolute;
     the session reads it before anything is written); the other sequential
     rules are refused beside it."""
-    calibration = opts.calibration
-    if opts.gate is None:
+    calibration = given.calibration
+    if given.gate is None:
         if calibration is not None:
             raise UsageError("--calibration names the figures a gate cannot decide: give --gate "
                              "PCT too")
         return None, None
-    for name, given in (("until_settled", opts.until_settled), ("until_ci", opts.until_ci)):
-        if given:
+    for name, option in (("until_settled", given.until_settled), ("until_ci", given.until_ci)):
+        if option:
             raise UsageError(f"--gate decides which runs come after the minimum: not with "
                              f"--{name.replace('_', '-')}")
-    gate = until_ci(opts.gate, "--gate")
+    gate = until_ci(given.gate, "--gate")
     return gate, str(Path(calibration).expanduser().resolve()) if calibration else None
 
 

@@ -23,7 +23,8 @@ from ..core.formatting import (fmt_bytes, fmt_count, fmt_elapsed, fmt_fixed, fmt
 from ..core.variants import base_of
 from ..core.schema import Row, Status
 from ..execute import loadgen
-from ..plan.settings import duration, load_suites
+from ..plan.settings import duration
+from ..plan.suites import load_suites
 from ..present.report import ask_run, md_text
 from ..record.rundir import read_env, read_runs
 
@@ -57,7 +58,7 @@ def newest(root: Path, suite: str) -> Run | None:
     found = []
     for env_path in (root / RESULTS).glob(f"*/{ENV}"):
         env = read_env(env_path)
-        if env.settings.get("suite") == suite and (root / RESULTS / f"{env_path.parent.name}.md"
+        if env.settings.suite == suite and (root / RESULTS / f"{env_path.parent.name}.md"
                                                    ).is_file():
             found.append((env.started_at or "", env_path.parent))
     return load_run(max(found)[1]) if found else None
@@ -71,7 +72,7 @@ def _standings(run: Run) -> str:
 
 def _beyond_minimum(run: Run) -> str:
     """The runs --until-settled added to the suite's minimum (its repeat)."""
-    least = int(run.env.settings.get("repeat") or 0)
+    least = int(run.env.settings.repeat or 0)
     extra = [len(g.rows) - least for g in standings.judged(run.groups, run.env.settings)
              if len(g.rows) > least]
     return f"{sum(extra):,} runs after the minimum of {least}, in {len(extra):,} configurations"
@@ -296,7 +297,7 @@ def start_growth(root: Path) -> str:
 
 def default_budget(root: Path) -> str:
     """The default suite's budget of runs, as suites.toml gives it (45m)."""
-    budget = load_suites()[DEFAULT_SUITE]["budget"]
+    budget = load_suites()[DEFAULT_SUITE].budget
     duration(budget, "suites.toml: default: budget")  # one the suite's reader takes
     return str(budget)
 

@@ -60,7 +60,7 @@ def _within_of(goal: WithinOf, v: decided.GoalVerdict) -> tuple[str, str]:
 
 def _minutes(goal: SuiteMinutes, env: Env, runs: int) -> tuple[str, str] | None:
     seconds = env.elapsed_s()
-    if env.settings.get("suite") != goal.suite or seconds is None:
+    if env.settings.suite != goal.suite or seconds is None:
         return None
     return (f"{fmt_elapsed(seconds)}, {runs:,} process runs",
             HOLDS if seconds <= goal.minutes * 60 else MISSED)
@@ -70,7 +70,7 @@ def _settled(goal: SettledShare, env: Env, asked: questions.Questions | None
              ) -> tuple[str, str] | None:
     """Each family of the run's questions on its own: holds when every family
     that has verdicts settles at least the share of them."""
-    if env.settings.get("suite") != goal.suite or asked is None:
+    if env.settings.suite != goal.suite or asked is None:
         return None
     families = [(name, settled, total) for name, settled, total in asked.families() if total]
     if not families:

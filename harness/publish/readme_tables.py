@@ -79,7 +79,7 @@ def _measured_floor(folder: Path) -> bool:
 def claims_page(out: Path) -> str | None:
     """The page README's claims come from: the newest run of the claims suite."""
     return next((n for n in pages(out)
-                 if read_env(out / n / ENV).settings.get("suite") == readme.CLAIMS_SUITE), None)
+                 if read_env(out / n / ENV).settings.suite == readme.CLAIMS_SUITE), None)
 
 
 def load_page(out: Path, name: str) -> Run:
@@ -102,7 +102,7 @@ def render_index(out: Path) -> str:
         load = ("not recorded" if not run.load_recorded
                 else f"{sum(run.under_load(g) or 0 for g in run.groups):,} of {ok:,} ok runs")
         rows.append([f"[{name}]({name}.md)", md_text(env.run_id),
-                     md_text(env.settings.get("suite") or "chosen options"),
+                     md_text(env.settings.suite or "chosen options"),
                      "measurement" if is_measurement(env) else "**check only**",
                      RUNS if run.from_runs else f"{SUMMARY} only", load, machine(env),
                      md_text(str(env.git.get("commit", ""))[:7])])

@@ -33,7 +33,7 @@ class Published:
 
 def _suite(folder: Path) -> str | None:
     try:
-        return read_env(folder / "env.json").settings.get("suite")
+        return read_env(folder / "env.json").settings.suite
     except (OSError, ValueError, RunDirError):
         return None
 

@@ -12,7 +12,7 @@ from typing import Any
 from ..core.envinfo import (cpu_times, git, machine_state, mask_text, mask_value, redact,
                             steal_frac)
 from ..core.registry import Impl, languages, program_env
-from ..core.schema import VariantRecord
+from ..core.schema import RecordedSettings, VariantRecord
 from ..execute.machineload import load_avg_1m
 from ..execute.toolchains import detect_runtimes, detect_toolchain
 from ..plan.settings import Settings
@@ -40,7 +40,7 @@ def variant_record(impl: Impl) -> dict[str, Any]:
                          [mask_value(f) for f in impl.flags], impl.local or None).as_json()
 
 
-def start_run(env: dict[str, Any], s: Settings, impls: list[Impl], recorded: dict[str, Any],
+def start_run(env: dict[str, Any], s: Settings, impls: list[Impl], recorded: RecordedSettings,
               resume: bool) -> tuple[int, int] | None:
     """This invocation at the top of env (recorded: its settings as the
     plan ran them); returns the CPU times end_run measures the steal from."""

@@ -18,6 +18,7 @@ silently dropped one.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import errno
 import fcntl
 import json
@@ -38,8 +39,8 @@ from .safe_output import alive
 from ..core.schema import (ADDED_IN, ENV_KEYS, ENV_TYPES, FIRST_ESCAPED, FORMAT_VERSION,
                            FORMATS, FORMULA_STARTS, MACHINE_KEYS, REQUIRED, RUN_COLUMNS, RUN_NAMES,
                            SAMPLE_COLUMNS, SAMPLE_KEY, SAMPLE_NAMES, SAMPLE_REQUIRED, Column,
-                           ConfigKey, Env, Row, RowKey, RUN_FILLED, SAMPLE_FILLED, SampleRow,
-                           Status, WITHOUT_N, env_problem, escape_cell, parse_date, row_key, unescape_cell,
+                           ConfigKey, Env, RecordedSettings, Row, RowKey, RUN_FILLED, SAMPLE_FILLED,
+                           SampleRow, Status, WITHOUT_N, env_problem, escape_cell, parse_date, row_key, unescape_cell,
                            utc_now)
 
 class RunDirError(Exception):
@@ -224,14 +225,14 @@ def new_env(run_id: str, host: dict[str, Any]) -> Env:
 
 
 def invocation(command: list[str], resumed: bool, git: dict[str, Any], impls: list[str],
-               settings: dict[str, Any], load_start: float | None) -> dict[str, Any]:
+               settings: RecordedSettings, load_start: float | None) -> dict[str, Any]:
     """One `run` (or --resume) that writes rows into the directory. A
     credential in the command line or in a variant named there is masked
     (envinfo.mask_value), as in the rows' labels."""
-    settings = settings | {"impls": [_masked_name(n) for n in settings.get("impls") or ()]}
+    masked = dataclasses.replace(settings, impls=[_masked_name(n) for n in settings.impls])
     return {"started_at": utc_now(), "finished_at": None,
             "command": [mask_value(arg) for arg in command],
-            "resumed": resumed, "git": git, "impls": impls, "settings": settings,
+            "resumed": resumed, "git": git, "impls": impls, "settings": masked.as_json(),
             "load_avg_1m": {"start": load_start, "end": None}}
 
 
@@ -277,7 +278,7 @@ def add_invocation(env: Env, inv: dict[str, Any]) -> None:
     """A cluster run's invocation (its tasks record their own): added to
     env.json, its settings (masked, as invocation records them) the run's."""
     env.invocations = env.invocations + [inv]
-    env.settings = inv["settings"]
+    env.data["settings"] = inv["settings"]
 
 
 def end_invocation(inv: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ from ..report import (CHECK_SUITES, CLAIMS_HEADER, HEADLINE_HEADER, check_lines,
 def job_summary(results: Results, limit: int = GITHUB_LIMIT) -> str:
     env, groups = results.env, results.groups
     settings = env.settings
-    suite = settings.get("suite")
+    suite = settings.suite
     lines = [f"### Benchmark run {md_text(env.run_id or results.run.path.name)}"
              f"{f' ({md_text(suite)} suite)' if suite else ''}", ""]
     if suite in CHECK_SUITES:

@@ -264,7 +264,7 @@ def test_until_ci_of_a_suite_part_applies_to_its_workloads():
     env = Env({"settings": {"parts": [{"workloads": ["sleep"], "ns": [1000], "until_ci": 0.01},
                                       {"workloads": ["chain"], "ns": [1000], "until_ci": 0.3}]}})
     assert analysis.until_ci_warnings(groups, env) == []  # ±20% is within chain's 30%
-    env.settings["parts"][1]["until_ci"] = 0.1
+    env.data["settings"]["parts"][1]["until_ci"] = 0.1
     [line] = analysis.until_ci_warnings(groups, env)
     assert "--until-ci 10%" in line
 

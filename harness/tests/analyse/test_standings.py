@@ -18,7 +18,7 @@ from harness.plan.options import Options
 from harness.plan.settings import settings_from
 from harness.plan.plan import plan
 from harness.core.registry import resolve
-from harness.core.schema import Row
+from harness.core.schema import RecordedSettings, Row
 from harness.analyse.standings import (ACROSS_MARGIN, BEHIND, FEW_RUNS, LEVEL_WORD, NOT_SETTLED,
                                judged, settled_share, standings, unjudged_note)
 
@@ -158,14 +158,14 @@ def test_a_part_declared_not_judged_has_no_verdicts_and_no_more_runs(fakes: None
     """suites.toml `judged = false` (the default suite's http, run once as a
     check): its groups are out of the standings, and --until-settled does
     not run it again however unsettled it is."""
-    settings = {"parts": [{"workloads": ["chain"], "ns": [6], "judged": False},
-                          {"workloads": ["chain"], "ns": [5], "judged": True}]}
+    settings = RecordedSettings.of({"parts": [{"workloads": ["chain"], "ns": [6], "judged": False},
+                                              {"workloads": ["chain"], "ns": [5], "judged": True}]})
     table = (rows("fake-good", [1 * MS] * 3, n=5) + rows("fake-wrong", [2 * MS] * 3, n=5)
              + rows("fake-good", [1 * MS] * 3, n=6) + rows("fake-wrong", [2 * MS] * 3, n=6))
     groups = group_runs(table)
     assert {g.n for g in judged(groups, settings)} == {5}
     assert "Not judged: chain, a check" in unjudged_note(settings)
-    assert unjudged_note({"parts": [{"workloads": ["chain"], "ns": [5]}]}) == ""
+    assert unjudged_note(RecordedSettings.of({"parts": [{"workloads": ["chain"], "ns": [5]}]})) == ""
     runs = [dataclasses.replace(p, judged=p.key.n != 6) for p in _planned(repeat=3)]
     # N = 5's pair is open at 3 runs a side: both sides run again, N = 6 not at all
     assert {(p.key.impl, p.key.n) for p in more_runs(table, runs)} == {
@@ -177,12 +177,12 @@ def test_a_check_and_a_judged_load_of_one_workload_are_told_apart() -> None:
     judged, and C#'s styles at 50 users, judged: a part is matched by its
     dimensions' values and its own implementations, not by workload alone
     (the default run of 2026-11-28 night left Vaughan's claims out so)."""
-    settings = {"parts": [
+    settings = RecordedSettings.of({"parts": [
         {"workloads": ["http"], "ns": [1000], "judged": False,
          "params": {"users": [10], "requests": [3], "delay_ms": [50], "style": ["async"]}},
         {"workloads": ["http"], "ns": [1000], "judged": True, "impls": ["csharp-async"],
          "params": {"users": [50], "requests": [20], "delay_ms": [100],
-                    "style": ["async", "sync"]}}]}
+                    "style": ["async", "sync"]}}]})
 
     def http(impl: str, users: int, style: str) -> list[Row]:
         return [Row(impl=impl, language="fake", runtime="Fake", workload="http", rep=1,

@@ -18,7 +18,7 @@ from harness.execute.build_lanes import Job, Limits, Step, run_jobs
 from harness.execute.builder import Preparation, Readiness
 from harness.execute.progress import Progress
 from harness.core.registry import resolve
-from harness.plan import settings as settings_module
+from harness.plan import suites as suites_module
 from harness.plan.plan import Planned, plan
 from harness.plan.options import Options
 from harness.plan.settings import settings_from
@@ -186,11 +186,11 @@ def test_a_fault_in_an_overlapped_build_reaches_the_run_loop(
 def test_the_quick_suite_overlaps_its_builds_and_nothing_else_does(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings_from(Options(suite="quick"), ram_bytes=1 << 30).overlap_builds
-    assert settings_from(Options(suite="quick"), ram_bytes=1 << 30).record()["overlap_builds"]
+    assert settings_from(Options(suite="quick"), ram_bytes=1 << 30).record().overlap_builds
     assert not settings_from(Options(suite="default"), ram_bytes=1 << 30).overlap_builds
     assert not settings_from(Options(workload="chain"), ram_bytes=1 << 30).overlap_builds
     suites = tmp_path / "suites.toml"
     suites.write_text('[s]\noverlap_builds = "yes"\n[[s.part]]\nworkloads = ["chain"]\n')
-    monkeypatch.setattr(settings_module, "SUITES_PATH", suites)
+    monkeypatch.setattr(suites_module, "SUITES_PATH", suites)
     with pytest.raises(UsageError, match="overlap_builds 'yes' must be true or false"):
         settings_from(Options(suite="s"), ram_bytes=1 << 30)

@@ -244,7 +244,7 @@ def test_bad_values_are_one_line_exit_2(args: list[str], out: Path) -> None:
 
 def test_a_suite_part_sets_its_own_and_the_command_line_overrides(tmp_path: Path,
                                                                    monkeypatch) -> None:
-    from harness.plan import settings as settings_module
+    from harness.plan import suites as suites_module
     suites = tmp_path / "suites.toml"
     suites.write_text("""[s]
 repeat = 3
@@ -261,14 +261,14 @@ workloads = ["chain"]
 n = [5]
 until_ci = 2
 """)
-    monkeypatch.setattr(settings_module, "SUITES_PATH", suites)
+    monkeypatch.setattr(suites_module, "SUITES_PATH", suites)
     s = settings_from(Options(impl="fake-good", suite="s"), ram_bytes=1 << 30)
     by_n = {p.key.n: (p.until_ci, p.max_repeat) for p in plan(resolve(s.impls), s)}
     assert by_n == {3: (0.05, 8), 4: (None, None), 5: (0.02, 10)}
     s = settings_from(Options(impl="fake-good", suite="s", until_ci="1%", max_repeat=6),
                       ram_bytes=1 << 30)
     assert {(p.until_ci, p.max_repeat) for p in plan(resolve(s.impls), s)} == {(0.01, 6)}
-    assert s.record()["until_ci"] == 0.01 and s.record()["max_repeat"] == 6
+    assert s.record().until_ci == 0.01 and s.record().max_repeat == 6
     suites.write_text(suites.read_text().replace("max_repeat = 8", "max_repeat = 2"))
     with pytest.raises(Exception, match="suites.toml: s: max_repeat 2 is below the minimum of 3"):
         settings_from(Options(impl="fake-good", suite="s"), ram_bytes=1 << 30)

@@ -16,8 +16,9 @@ from harness.core.registry import Impl, Language, load_registry, select
 from harness.record.rundir import RunDir, earlier_runs
 from harness.core.schema import ConfigKey, Row
 from harness.plan.options import Options
-from harness.plan import settings as settings_module
-from harness.plan.settings import Part, load_suites, parse_size, settings_from
+from harness.plan import suites as suites_module
+from harness.plan.settings import Part, parse_size, settings_from
+from harness.plan.suites import load_suites
 from harness.core.workloads import LADDER_STEP_S, WORKLOADS
 
 GIB = 1 << 30
@@ -85,15 +86,14 @@ def test_an_option_overrides_every_part_of_a_suite() -> None:
     assert (s.repeat, s.duration_ms, s.iterations) == (2, 50, 4)
     assert {w for p in s.parts for w in p.workloads} == {"sleep", "bounded"}
     # parts left with no workload are dropped, the rest keep their order
-    assert len(s.parts) == sum(1 for p in suite["part"]
-                               if set(p["workloads"]) & {"sleep", "bounded"})
+    assert len(s.parts) == sum(1 for p in suite.parts if set(p.workloads) & {"sleep", "bounded"})
 
 
 def test_a_suite_supplies_what_no_option_gives() -> None:
     suite = load_suites()["quick"]
     s = settings(suite="quick")
-    assert s.repeat == suite["repeat"] and s.duration_ms == suite["duration_ms"]
-    assert [p.ns for p in s.parts] == [p.get("n", [1000]) for p in suite["part"]]
+    assert s.repeat == suite.repeat and s.duration_ms == suite.duration_ms
+    assert [p.ns for p in s.parts] == [p.n or [1000] for p in suite.parts]
     http = [p for p in s.parts if p.workloads == ["http"]]
     assert [p.params for p in http] == [{"users": [5], "requests": [3], "delay_ms": [20]}]
 
@@ -283,15 +283,17 @@ def test_a_part_may_name_its_own_implementations() -> None:
     assert {p.impl.id for p in runs if p.key.param("users") == 10} == {"go", "csharp-async"}
     assert {p.impl.id for p in runs if p.key.workload == "sleep"} == {"go", "csharp-async"}
     declared = {impl.id for impl in load_registry()}
-    named = {name for suite in load_suites().values() for part in suite.get("part", [])
-             for name in part.get("impls", [])}
+    named = {name for suite in load_suites().values() for part in suite.parts
+             for name in part.impls or ()}
     assert named and named <= declared
 
 
-def test_a_part_impls_that_is_not_a_list_of_names_is_a_usage_error(monkeypatch) -> None:
-    bad = {"x": {"part": [{"workloads": ["sleep"], "impls": "go"}]}}
-    monkeypatch.setattr(settings_module, "load_suites", lambda: bad)
-    with pytest.raises(UsageError, match="impls must be a list"):
+def test_a_part_impls_that_is_not_a_list_of_names_is_a_usage_error(monkeypatch, tmp_path) -> None:
+    bad = tmp_path / "suites.toml"
+    bad.write_text('[x]\n[[x.part]]\nworkloads = ["sleep"]\nimpls = "go"\n')
+    monkeypatch.setattr(suites_module, "SUITES_PATH", bad)
+    with pytest.raises(UsageError, match=r"^suites.toml: x.part\[0\]: impls 'go' must be a list "
+                                         r"of implementation names$"):
         settings(suite="x")
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 import tomllib
 
-from harness.plan.settings import (DEFAULT_MAX_REPEAT, DEFAULTS, GATE_BUDGET_S, GATE_MAX_REPEAT,
-                                   SUITES_PATH)
+from harness.plan.settings import DEFAULT_MAX_REPEAT, DEFAULTS, GATE_BUDGET_S, GATE_MAX_REPEAT
+from harness.plan.suites import SUITES_PATH
 
 from ..conftest import ROOT
 
