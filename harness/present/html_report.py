@@ -292,7 +292,7 @@ def _nav(results: Results, standing: list[standings.Standing]) -> list[str]:
     links = [("verdicts", "Verdicts"), ("warnings", "Warnings")]
     links += [(_anchor("workload", w), w) for w in shown]
     links += [("implementations", "Implementations")] if shown else []
-    suite = env.settings.get("suite")
+    suite = env.settings.suite
     links += [("standings", "Standings")] if standing else []
     links += [("environment", "Environment")]
     out = ["<nav>" + "".join(f'<a href="#{_anchor(target)}">{_esc(text)}</a>'
@@ -312,7 +312,7 @@ def _verdicts_section(results: Results, standing: list[standings.Standing],
     ranking in tiers and the leaders, or a check's result; the failures."""
     groups, env = results.groups, results.env
     out = ['<section id="verdicts"><h2>Verdicts</h2>']
-    if env.settings.get("suite") in CHECK_SUITES:
+    if env.settings.suite in CHECK_SUITES:
         check = check_lines(groups)
         out.append(f'<p class="settled">{_inline(check[0])}</p>')
         items = [line[2:] for line in check[1:] if line.startswith("- ")]

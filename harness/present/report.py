@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Callable
 from urllib.parse import quote
 
@@ -24,8 +23,7 @@ from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import METRICS, Metric
 from ..core.formatting import fmt_fixed, fmt_metric, fmt_plain, fmt_share
 from ..core.presentation import PRESENTATIONS
-from ..core.schema import Env, Status
-from ..plan.settings import Settings
+from ..core.schema import Env, RecordedSettings, Status
 
 from ..core.stats import Interval, runs_needed
 from ..core.workloads import COMMON_DIMENSIONS, WORKLOADS, workload_rank
@@ -334,13 +332,7 @@ def _toolchains(toolchains: dict[str, Any]) -> str:
     return ", ".join(md_text(f"{k} {v or 'absent'}") for k, v in sorted(toolchains.items())) or "—"
 
 
-def recorded_settings(env: Env) -> SimpleNamespace:
-    """env.json's settings (Settings.record()) by the names plan.settings.Settings
-    declares; None where the record lacks one (an older run's) or holds null."""
-    return SimpleNamespace(**{f.name: env.settings.get(f.name) for f in fields(Settings)})
-
-
-def _sleep_duration(groups: list[Group], settings: SimpleNamespace) -> str:
+def _sleep_duration(groups: list[Group], settings: RecordedSettings) -> str:
     """The sleeps the rows record (format 5), else the settings' one."""
     held = sorted({r.duration_ms for g in groups for r in g.rows if r.duration_ms})
     if not held:
@@ -400,7 +392,7 @@ def environment_rows(env: Env, groups: list[Group]) -> list[list[str]]:
     host = env.host
     ram = host.get("ram_bytes")
     git = env.git
-    settings = recorded_settings(env)
+    settings = env.settings
     toolchains = env.toolchains
     methods = sorted({r.peak_rss_method for g in groups for r in g.rows if r.peak_rss_method})
     rows = [
@@ -485,7 +477,7 @@ OVERLAP_NOTE = ("Its runs started as soon as their language was built, while oth
 def overlap_note(env: Env) -> str:
     """The sentence a check whose runs overlapped its builds
     (suites.toml overlap_builds) adds to its banner, else ""."""
-    return OVERLAP_NOTE if recorded_settings(env).overlap_builds else ""
+    return OVERLAP_NOTE if env.settings.overlap_builds else ""
 
 
 def _image(name: str, alt: str) -> str:
@@ -604,7 +596,7 @@ def run_standings(results: Results) -> list[standings.Standing]:
     report.html, the job summary): none for a check suite, else every
     judged figure's standing (standings.py)."""
     settings = results.env.settings
-    if settings.get("suite") in CHECK_SUITES:
+    if settings.suite in CHECK_SUITES:
         return []
     return standings.standings(standings.judged(results.groups, settings))
 
@@ -617,7 +609,7 @@ def run_questions(results: Results) -> questions.Questions | None:
 
 def ask_run(groups: list[Group], env: Env) -> questions.Questions | None:
     """run_questions on a run's groups and env.json (a published page's too)."""
-    if env.settings.get("suite") in CHECK_SUITES:
+    if env.settings.suite in CHECK_SUITES:
         return None
     return questions.ask(standings.judged(groups, env.settings), env.floor_impls)
 
@@ -697,7 +689,7 @@ PLACES_INTRO = ("Each ranking the articles published (warm iteration and peak RS
 def headline_places(groups: list[Group], env: Env) -> list[ranks.RankIntervals]:
     """The run's headline rankings with their joint rank intervals
     (ranks.py): none for a check suite."""
-    if env.settings.get("suite") in CHECK_SUITES:
+    if env.settings.suite in CHECK_SUITES:
         return []
     judged = standings.judged(groups, env.settings)
     found = ranks.all_rank_intervals(judged, env.floor_impls, headline_only=True)
@@ -914,7 +906,7 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
     if pngs is None:
         pngs = sorted(p.name for p in plots_dir.glob("*.png")) if plots_dir.is_dir() else []
     lines = [f"# Benchmark report: run {md_text(env.run_id or run_dir.name)}", ""]
-    suite = env.settings.get("suite")
+    suite = env.settings.suite
     if suite in CHECK_SUITES:
         lines += [CHECK_BANNER.format(suite=suite)]
         if note := overlap_note(env):

@@ -29,7 +29,7 @@ STATISTICS = "../statistics.md"
 
 def is_measurement(env: Env) -> bool:
     """A finished run of a suite larger than quick (or of chosen options)."""
-    return bool(env.finished_at) and env.settings.get("suite") not in ("quick", "smoke")
+    return bool(env.finished_at) and env.settings.suite not in ("quick", "smoke")
 
 
 def elapsed(env: Env) -> str:
@@ -74,7 +74,7 @@ def describe(run: Run) -> str:
     ram = host.get("ram_bytes")
     commit = md_text(str(git.get("commit") or "unknown")[:7]) + (" (dirty tree)" if git.get("dirty")
                                                                 else "")
-    suite = env.settings.get("suite")
+    suite = env.settings.suite
     if not run.load_recorded:
         load_text = "Whether a run ran under load is not recorded for this run."
     else:

@@ -51,7 +51,7 @@ def rankings_part(run: Run, name: str) -> list[str]:
         return []
     env = run.env
     floors = ", ".join(map(md_text, env.floor_impls))
-    lines = [f"The `{md_text(env.settings.get('suite') or 'chosen options')}` suite on "
+    lines = [f"The `{md_text(env.settings.suite or 'chosen options')}` suite on "
              f"{machine(env)}, run `{md_text(env.run_id)}` of {md_text(str(env.started_at)[:10])} "
              f"({elapsed(env)}; [its page]({link(name, md_anchor(PLACES_TITLE))})). "
              f"{md_text(places_summary(placed))} The floor ({floors}) is not ranked.", ""]

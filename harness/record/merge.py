@@ -168,7 +168,8 @@ def replicates_env(run_id: str, base: Env, replicates: list[Replicate]) -> Env:
     env.data.update(started_at=base.started_at, finished_at=utc_now(),
                     host={"hostname": f"{len(nodes)} node{'s' if len(nodes) != 1 else ''} of a "
                                       f"Slurm cluster: {', '.join(nodes) or 'none'}"},
-                    invocations=base.invocations, settings=base.settings)
+                    invocations=base.invocations,
+                    settings=base.data.get("settings") or {})  # as recorded, byte for byte
     variants = {k: v for r in replicates for k, v in (r.env.variants or {}).items()}
     if variants:
         env.variants = variants
