@@ -29,7 +29,7 @@ from typing import Iterable
 from .analysis import Group, bound_from_below, comparable_sets, headline
 from .goals import GoalVerdict, goals
 from .modes import bimodal
-from .ranks import is_headline, prior_for, priors, rank_margin
+from .ranks import PriorKey, is_headline, prior_for, priors, rank_margin
 from ..core.claims import CLAIMS, Claim
 from ..core.formatting import fmt_percent
 from ..core.metrics import METRICS
@@ -190,7 +190,7 @@ class Questions:
 
 def rankings(groups: list[Group], floor_impls: Iterable[str] = (),
              margins: dict[str, float] | None = None,
-             borrowed: dict[tuple[str, str], Prior] | None = None) -> list[Ranking]:
+             borrowed: dict[PriorKey, Prior] | None = None) -> list[Ranking]:
     """Every ranking of the run, its neighbour pairs level within the
     ranking's margin (ranks.rank_margin: 10% for a time, 5% for peak RSS;
     margins: the caller's instead) and tested with the variance borrowed
@@ -209,7 +209,7 @@ def rankings(groups: list[Group], floor_impls: Iterable[str] = (),
                 continue
             floor = next((g for g in members if g.impl in floors and g.values(metric)), None)
             margin = (margins or {}).get(metric, rank_margin(metric))
-            prior = prior_for(borrowed, workload, metric)
+            prior = prior_for(borrowed, workload, n, metric)
             drafts.append((workload, n, metric, order, floor))
             raw += [pair(metric, a, b, margin, prior) for a, b in zip(order, order[1:])]
     top = [is_headline(w, n, m) for w, n, m, order, _ in drafts for _ in order[1:]]

@@ -223,31 +223,52 @@ def _quantile(weighted: list[tuple[float, float]], q: float) -> float:
     return max(v for v, _ in weighted)
 
 
-ANY = "*"  # the workload of a prior fitted on every workload's configurations
+ANY = "*"  # the workload or size of a prior fitted across them
+
+PriorKey = tuple[str, str, str]  # (workload or ANY, size (str(n)) or ANY, figure)
 
 
-def priors(groups: Iterable[Group]) -> dict[tuple[str, str], Prior]:
-    """The borrowed variance of each (workload, figure) of a run, from all
-    its configurations of that workload (calibrate), and of each figure
-    over every workload, (ANY, figure): prior_for's fallback for a workload
-    with too few configurations of 2 runs."""
-    samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
+def _prior_keys(workload: str, n: int | None, metric: str) -> tuple[PriorKey, ...]:
+    """Where a configuration's figure borrows from, nearest first: its own
+    size (where the figure's declaration says so: Metric.by_size), its
+    workload, every workload."""
+    wider = ((workload, ANY, metric), (ANY, ANY, metric))
+    return ((workload, str(n), metric), *wider) if METRICS[metric].by_size else wider
+
+
+def _fitted(samples: dict[PriorKey, list[tuple[float, ...]]]) -> dict[PriorKey, Prior]:
+    return {key: prior for key, found in samples.items()
+            if (prior := calibrate(found)) is not None}
+
+
+def _samples(groups: Iterable[Group]) -> dict[PriorKey, list[tuple[float, ...]]]:
+    """Each configuration's positive figures under each of its prior keys."""
+    out: dict[PriorKey, list[tuple[float, ...]]] = {}
     for g in groups:
         for metric in headline(g.workload):
-            if (values := tuple(v for v in g.values(metric) if v > 0)):
-                samples.setdefault((g.workload, metric), []).append(values)
-                samples.setdefault((ANY, metric), []).append(values)
-    out = {}
-    for key, found in samples.items():
-        if (prior := calibrate(found)) is not None:
-            out[key] = prior
+            if (values := tuple(v for v in g.values(metric) if v > 0)) and not bimodal(values):
+                for key in _prior_keys(g.workload, g.key.n, metric):
+                    out.setdefault(key, []).append(values)
     return out
 
 
-def prior_for(borrowed: dict[tuple[str, str], Prior], workload: str,
+def priors(groups: Iterable[Group]) -> dict[PriorKey, Prior]:
+    """The borrowed variance of each figure of a run at each size of each
+    workload, from that size's configurations (calibrate), and of the
+    workload's and every workload's configurations: prior_for's fallbacks
+    where a size has too few configurations of 2 runs. A size first, since
+    a figure's spread is a size's (a cold pass at 20k is mostly start-up, at
+    1M mostly work): pooled, the sizes' spreads make a prior whose
+    calibration scale blurs the size whose spread is small. A configuration
+    whose runs fall into two modes lends nothing: its spread is its own
+    (the moderated t weighs it by its runs)."""
+    return _fitted(_samples(groups))
+
+
+def prior_for(borrowed: dict[PriorKey, Prior], workload: str, n: int | None,
               metric: str) -> Prior | None:
-    """A ranking's prior: its workload's, else the figure's over every workload."""
-    return borrowed.get((workload, metric)) or borrowed.get((ANY, metric))
+    """A ranking's prior: its size's, else its workload's, else the figure's over every workload."""
+    return next((borrowed[k] for k in _prior_keys(workload, n, metric) if k in borrowed), None)
 
 
 # --- the rank intervals --------------------------------------------------
@@ -318,7 +339,7 @@ def _tiers(lo: list[int], hi: list[int]) -> tuple[list[int], dict[int, int]]:
 
 def all_rank_intervals(groups: list[Group], floor_impls: Iterable[str] = (),
                        headline_only: bool = False,
-                       borrowed: dict[tuple[str, str], Prior] | None = None) -> list[RankIntervals]:
+                       borrowed: dict[PriorKey, Prior] | None = None) -> list[RankIntervals]:
     """Every ranking of the run (each headline figure of each comparable
     set), or its headline rankings only; borrowed: priors(groups) when the
     caller has them."""
@@ -332,7 +353,7 @@ def all_rank_intervals(groups: list[Group], floor_impls: Iterable[str] = (),
                 continue
             floor = next((g for g in members if g.impl in floors and g.values(metric)), None)
             found = rank_intervals([g for g in members if g.impl not in floors], metric, key,
-                                   prior_for(borrowed, key[0], metric), floor)
+                                   prior_for(borrowed, key[0], key[1], metric), floor)
             if found is not None:
                 out.append(found)
     return out
@@ -363,26 +384,34 @@ def resampled_aa(groups: Iterable[Group], runs_a_side: int, trials: int = 10,
     random `trials` times into two sides of runs_a_side runs (one build's
     runs: nothing changed), each split asked "is one side ahead?" by the
     borrowed test at `rate` two-sided, one test on its own (no family
-    correction: a family's rule only calls fewer). The prior is calibrated
-    on the other configurations of its workload and figure only (a fifth of
-    them held out at a time), as a run's prior is fitted before it meets a
-    new configuration. One record per figure."""
-    by_key: dict[tuple[str, str], list[tuple[float, ...]]] = {}
+    correction: a family's rule only calls fewer). The prior is the one a
+    run would give it (prior_for: its size's, else its workload's),
+    calibrated on the other configurations only (a fifth of its workload's
+    held out at a time), as a run's prior is fitted before it meets a new
+    configuration. One record per figure."""
+    # (its size, its runs, whether priors() lends from it: one mode)
+    by_key: dict[tuple[str, str], list[tuple[str, tuple[float, ...], bool]]] = {}
     for g in groups:
         for metric in headline(g.workload):
             if (values := tuple(v for v in g.values(metric) if v > 0)):
-                by_key.setdefault((g.workload, metric), []).append(values)
+                by_key.setdefault((g.workload, metric), []).append(
+                    (str(g.key.n), values, not bimodal(values)))
     counts: dict[str, list[int]] = {}
     rng = random.Random(seed)
     for (_, metric), samples in sorted(by_key.items()):
         tally = counts.setdefault(metric, [0, 0])
         for fold in range(FOLDS):
-            held = [s for i, s in enumerate(samples) if i % FOLDS == fold
-                    and len(s) >= 2 * runs_a_side]
-            prior = calibrate([s for i, s in enumerate(samples) if i % FOLDS != fold], seed)
-            if prior is None or not held:
-                continue
-            for sample in held:
+            held = [entry for i, entry in enumerate(samples) if i % FOLDS == fold]
+            others = [(size, s) for i, (size, s, lends) in enumerate(samples)
+                      if i % FOLDS != fold and lends]
+            whole = calibrate([s for _, s in others], seed)
+            for size, sample, _ in held:
+                if len(sample) < 2 * runs_a_side:
+                    continue
+                prior = (calibrate([s for at, s in others if at == size], seed)
+                         if METRICS[metric].by_size else None) or whole
+                if prior is None:
+                    continue
                 for _ in range(trials):
                     drawn = rng.sample(list(sample), 2 * runs_a_side)
                     p = borrowed_p(drawn[:runs_a_side], drawn[runs_a_side:], prior, 1.0, True)

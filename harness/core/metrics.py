@@ -40,6 +40,12 @@ class Metric:
     # pass) or about 1% (peak RSS) from the next (docs/statistics.md, "Level
     # in a ranking"); None: `margin`.
     rank_margin: float | None = None
+    # Its variance is borrowed from its size's configurations first
+    # (analyse/ranks.priors), not only its workload's: False where a new
+    # configuration's spread is its own more than its size's (a cold pass,
+    # mostly start-up: borrowed by size, one run a side was called ahead in
+    # 5.9% of A/A splits on the 90-minute study run; docs/statistics.md).
+    by_size: bool = True
 
     def level_margin(self, *medians: float) -> float:
         """The level margin of two figures with these medians: margin, or
@@ -67,7 +73,8 @@ METRICS: dict[str, Metric] = _metrics(
     Metric("wall_s", "wall time", "wall", "s", compared=True),
     Metric("cpu_s", "CPU time", "CPU", "s", compared=True),
     # A server's rows leave the iteration times empty: it runs no iterations.
-    Metric("first_iter_s", "cold iteration", "cold iter", "s", compared=True, rank_margin=0.10),
+    Metric("first_iter_s", "cold iteration", "cold iter", "s", compared=True, rank_margin=0.10,
+           by_size=False),
     Metric("warm_iter_s", "warm iteration", "warm iter", "s", compared=True, rank_margin=0.10),
     Metric("spawn_s", "spawn time", "spawn", "s", workloads=("sleep",)),
     Metric("sleep_wait_s", "sleep and join after the start loop", "sleep+join", "s",

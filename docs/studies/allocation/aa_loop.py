@@ -98,7 +98,7 @@ class Looking(sequential.Budgeted):
             if twin is None or key.impl.endswith(MARK):
                 continue
             for metric in headline(key.workload):
-                prior = ranks.prior_for(borrowed, key.workload, metric)
+                prior = ranks.prior_for(borrowed, key.workload, key.n, metric)
                 a, b = g.values(metric), twin.values(metric)
                 p = borrowed_p(a, b, prior, 1.0, True) if prior is not None else None
                 ahead = p is not None and min(p, 1 - p) <= RATE / 2

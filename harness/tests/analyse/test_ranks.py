@@ -10,8 +10,8 @@ import numpy as np
 
 from harness.analyse.analysis import group_runs
 from harness.core.formatting import fmt_ordinal
-from harness.analyse.ranks import (all_rank_intervals, calibrate, is_headline, priors,
-                                   rank_margin, resampled_aa)
+from harness.analyse.ranks import (ANY, all_rank_intervals, calibrate, is_headline, prior_for, priors,
+                                   rank_intervals, rank_margin, resampled_aa)
 
 from .test_standings import MS, rows
 
@@ -121,7 +121,7 @@ def test_resampled_aa_calls_at_most_5_percent_ahead() -> None:
         noise = rng.standard_t(4, 6) if i % 3 == 0 else rng.normal(0, 1, 6)
         table += rows(f"x{i}", list(MS * np.exp(sd * noise)), n=10 * (i % 4 + 1))
     groups = group_runs(table)
-    assert priors(groups)[("chain", "warm_iter_s")].configurations == 40
+    assert priors(groups)[("chain", ANY, "warm_iter_s")].configurations == 40
     for n in (1, 2, 3):
         found = {f.metric: f for f in resampled_aa(groups, n, trials=10)}["warm_iter_s"]
         assert found.comparisons == 400 and found.rate <= 0.05, (n, found)
@@ -133,3 +133,25 @@ def test_the_settled_pairs_are_those_the_places_rest_on() -> None:
                             + _background(rng, "abc")))
     assert r.ahead("a", "c") and r.ahead("b", "c")
     assert not r.ahead("c", "a") and not r.ahead("a", "b") and not r.ahead("b", "a")
+
+
+def test_a_size_borrows_its_own_spread_not_another_sizes() -> None:
+    """Ten configurations at a size whose runs spread 3% and ten at another
+    spreading 40%, heavy-tailed, 2 runs each: the quiet size's prior is its
+    own (a spread near 3%), and its ranking places a 1.25× gap the pooled
+    prior would blur."""
+    rng = np.random.default_rng(5)
+    table = []
+    for i in range(10):
+        table += rows(f"q{i}", list(MS * (1.25 ** i) * np.exp(0.03 * rng.normal(0, 1, 2))), n=1000)
+        table += rows(f"q{i}", list(MS * np.exp(0.4 * rng.standard_t(3, 2))), n=10)
+    groups = group_runs(table)
+    found = priors(groups)
+    own = prior_for(found, "chain", 1000, "warm_iter_s")
+    pooled = found[("chain", ANY, "warm_iter_s")]
+    assert own is found[("chain", "1000", "warm_iter_s")]
+    assert own.var ** 0.5 < 0.06 and own.configurations == 10
+    quiet = next(r for r in all_rank_intervals(groups) if r.n == 1000 and r.metric == "warm_iter_s")
+    blurred = rank_intervals([p.group for p in quiet.places], "warm_iter_s", quiet.key, pooled)
+    assert len(quiet.tiers()) >= 8 and len(quiet.best_set) == 1
+    assert len(blurred.tiers()) < len(quiet.tiers())
