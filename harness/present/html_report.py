@@ -1,12 +1,11 @@
 """report.html for one run directory: one self-contained file (inline CSS
 and JavaScript, the plots as data: images; nothing fetched from a network)
-beside report.md. The verdicts first (report.md's first-screen table, from
-verdicts.py, or a check's result), then per workload a table sortable by any column (a click on
-its header; numbers sort by the raw value in each cell's data-value, not
+beside report.md, its sections in the outline's order (outline.py) under a
+line of links to each. Per workload a table sortable by any column (a click
+on its header; numbers sort by the raw value in each cell's data-value, not
 by their text) with each configuration's command, runtime and a link to
-the environment, the plots, the implementations and the environment.
-Rendering only: the figures come from analysis, their text from report's
-cells and formatting.
+the environment. Rendering only: the figures come from analysis, their text
+from report's cells and formatting.
 
 Nothing from the data is markup: every value is escaped where it is
 written (_esc; report's cells are Markdown whose subset _inline converts,
@@ -21,22 +20,22 @@ import hashlib
 import html
 import io
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from PIL import Image, features
 
 from ..analyse import analysis, questions, ranks, standings, verdicts
 from ..analyse.analysis import Group, Results
 from ..core.formatting import visible
-from ..core.presentation import PRESENTATIONS
 from ..core.schema import Status
-from .report import (CHECK_SUITES, CLAIMS_HEADER, CLAIMS_INTRO, HEADLINE_HEADER, LEADERS_TITLE,
-                     PLACES_HEADER, PLACES_INTRO, PLACES_TITLE, RANKING_HEADER, RANKINGS_INTRO,
-                     STANDINGS_HEADER, TWO_MODES_INTRO, VERDICTS_INTRO, build_table, check_lines,
-                     claim_rows, environment_rows, headline_cells, headline_places, legend_rows,
-                     overlap_note, place_rows, places_summary, ranking_rows, run_questions,
-                     run_standings, standings_rows, two_modes_lines, unranked_lines,
+from . import outline
+from .report import (CHECK_SUITES, CLAIMS_HEADER, HEADLINE_HEADER, PLACES_HEADER, RANKING_HEADER,
+                     STANDINGS_HEADER, TWO_MODES_INTRO, build_table, check_lines, claim_rows,
+                     environment_rows, headline_cells, headline_places, legend_rows, overlap_note,
+                     place_rows, places_summary, ranking_rows, run_questions, run_standings,
+                     section_title, standings_rows, two_modes_lines, unranked_lines,
                      workload_groups)
 
 CSS = """
@@ -253,122 +252,144 @@ def _png(path: Path, alt: str) -> str:
     return f'<img class="plot" alt="{_esc(alt)}" src="data:image/{kind};base64,{data}">'
 
 
+@dataclass
+class _Report:
+    """What report.html's sections are written from: the run's results, the
+    plots to embed by file name, its standings, questions and headline
+    rankings, and its workloads' groups (workload_groups)."""
+    results: Results
+    plots: dict[str, Path]
+    standing: list[standings.Standing]
+    asked: questions.Questions | None
+    placed: list[ranks.RankIntervals]
+    checking: bool  # a check suite's run (CHECK_SUITES)
+    by_workload: dict[str, list[Group]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.by_workload = workload_groups(self.results.groups)
+
+
 def render_html(results: Results, plots: dict[str, Path] | None = None,
                 found: list[standings.Standing] | None = None,
                 asked: questions.Questions | None = None,
                 placed: list[ranks.RankIntervals] | None = None) -> str:
-    """report.html's text; plots: the PNGs to embed by file name (default:
-    those in the run's plots/); found, asked, placed: the run's standings,
-    questions and headline rankings (default: report.run_standings,
-    run_questions, headline_places)."""
+    """report.html's text: a line of links to its sections and a check's
+    banner, then the outline's sections (outline.py). plots: the PNGs to
+    embed by file name (default: those in the run's plots/); found, asked,
+    placed: the run's standings, questions and headline rankings (default:
+    report.run_standings, run_questions, headline_places)."""
     run_dir, env = results.run.path, results.env
     if plots is None:
         folder = run_dir / "plots"
         plots = {p.name: p for p in sorted(folder.glob("*.png"))} if folder.is_dir() else {}
     run_id = env.run_id or run_dir.name
+    suite = env.settings.suite
+    report = _Report(results, plots, run_standings(results) if found is None else found,
+                     run_questions(results) if asked is None else asked,
+                     headline_places(results.groups, env) if placed is None else placed,
+                     suite in CHECK_SUITES)
+    links: list[tuple[str, str]] = []  # (id, text) of each section written, for the nav
+
+    def section(s: outline.Section, level: int, inner: list[str]) -> list[str]:
+        if s is outline.WORKLOADS:
+            links.extend((_anchor("workload", w), w) for w in report.by_workload)
+            return _workload_sections(report)
+        body = _HTML_BODIES[s.id](report)
+        if body is None:
+            return []
+        if level > 2:
+            return [f"<h{level}>{_esc(s.title)}</h{level}>"] + body + inner
+        links.append((s.id, s.title))
+        return [f'<section id="{s.id}"><h2>{_esc(s.title)}</h2>'] + body + inner + ["</section>"]
+
+    sections = outline.walk(outline.HTML, section)
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f'<meta http-equiv="Content-Security-Policy" content="{_esc(CSP)}">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            f"<title>Benchmark report: run {_esc(run_id)}</title>",
            f"<style>{CSS}</style></head><body>",
-           f"<h1>Benchmark report: run {_esc(run_id)}</h1>"]
-    standing = run_standings(results) if found is None else found
-    out += _nav(results, standing)
-    out += _verdicts_section(results, standing, asked, placed)
-    out += _warnings_section(results)
-    if "summary.png" in plots:
-        out.append("<h2>At a glance</h2>" + _png(plots["summary.png"], "summary"))
-    out += _workload_sections(results, plots)
-    out += _closing_sections(results, plots, standing)
-    out.append(f"<script>{JS}</script></body></html>")
-    return "\n".join(out) + "\n"
-
-
-def _nav(results: Results, standing: list[standings.Standing]) -> list[str]:
-    """One line of links, kept in view: the sections a reader jumps
-    between; then a check's banner."""
-    env = results.env
-    shown = list(workload_groups(results.groups))
-    links = [("verdicts", "Verdicts"), ("warnings", "Warnings")]
-    links += [(_anchor("workload", w), w) for w in shown]
-    links += [("implementations", "Implementations")] if shown else []
-    suite = env.settings.suite
-    links += [("standings", "Standings")] if standing else []
-    links += [("environment", "Environment")]
-    out = ["<nav>" + "".join(f'<a href="#{_anchor(target)}">{_esc(text)}</a>'
+           f"<h1>Benchmark report: run {_esc(run_id)}</h1>",
+           "<nav>" + "".join(f'<a href="#{_anchor(target)}">{_esc(text)}</a>'
                              for target, text in links) + "</nav>"]
     if suite in CHECK_SUITES:
         out.append(f'<p class="banner"><b>This is a check, not a measurement.</b> The '
                    f"<code>{_esc(suite)}</code> suite runs every implementation at tiny "
                    f"N, once each: its figures carry no spread and no weight."
                    + (f" {_esc(note)}" if (note := overlap_note(env)) else "") + "</p>")
-    return out
+    out += sections
+    out.append(f"<script>{JS}</script></body></html>")
+    return "\n".join(out) + "\n"
 
 
-def _verdicts_section(results: Results, standing: list[standings.Standing],
-                      asked: questions.Questions | None,
-                      placed: list[ranks.RankIntervals] | None) -> list[str]:
-    """report.md's first screen: the headline rankings, the claims, every
-    ranking in tiers and the leaders, or a check's result; the failures."""
-    groups, env = results.groups, results.env
-    out = ['<section id="verdicts"><h2>Verdicts</h2>']
-    if env.settings.suite in CHECK_SUITES:
-        check = check_lines(groups)
-        out.append(f'<p class="settled">{_inline(check[0])}</p>')
+def _verdicts(r: _Report) -> list[str]:
+    """The Verdicts' lead: a check's result (its failed configurations
+    listed), or the questions' summary."""
+    if r.checking:
+        check = check_lines(r.results.groups)
         items = [line[2:] for line in check[1:] if line.startswith("- ")]
-        if items:
-            out.append('<ul class="failures">' + "".join(f"<li>{_inline(i)}</li>" for i in items)
-                       + "</ul>")
-    else:
-        asked = run_questions(results) if asked is None else asked
-        if asked is not None:
-            out.append(f'<p class="settled"><b>{_esc(asked.summary())}</b></p>')
-        if note := standings.unjudged_note(env.settings):
-            out.append(f"<p>{_esc(note)}</p>")
-        placed = headline_places(groups, env) if placed is None else placed
-        if placed:
-            out += _places_html(placed, standings.judged(groups, env.settings))
-        if asked is not None and asked.claims:
-            out.append(f"<h3>The articles' claims</h3><p>{_inline(CLAIMS_INTRO)}</p>")
-            out.append(_table_html("table-claims", CLAIMS_HEADER,
-                                   [[(c, _plain(c)) for c in row] for row in claim_rows(asked)]))
-        if asked is not None and asked.rankings:
-            out.append(f"<h3>Rankings</h3><p>{_inline(RANKINGS_INTRO)}</p>")
-            out.append(_table_html("table-rankings", RANKING_HEADER,
-                                   [[(c, _plain(c)) for c in row] for row in ranking_rows(asked)]))
-        found = verdicts.headlines(groups, standing)
-        rows = [[(c, _plain(c)) for c in headline_cells(h)] for h in found]
-        out.append(f"<h3>{_esc(LEADERS_TITLE)}</h3>")
-        if rows:
-            out.append(_table_html("table-verdicts", HEADLINE_HEADER, rows,
-                                   links=[_anchor("workload", h.workload) for h in found]))
-        else:
-            out.append("<p>No runs were recorded.</p>")
-        out.append(f"<p>{_inline(VERDICTS_INTRO)}</p>")
-    failed = verdicts.failures(groups)
-    if failed:
-        out.append('<h3>Failures</h3><ul class="failures">'
-                   + "".join(f"<li>{_esc(f)}</li>" for f in failed) + "</ul>")
-    out.append("</section>")
+        return [f'<p class="settled">{_inline(check[0])}</p>'] + (
+            ['<ul class="failures">' + "".join(f"<li>{_inline(i)}</li>" for i in items) + "</ul>"]
+            if items else [])
+    out = [f'<p class="settled"><b>{_esc(r.asked.summary())}</b></p>'] if r.asked else []
+    if note := standings.unjudged_note(r.results.env.settings):
+        out.append(f"<p>{_esc(note)}</p>")
     return out
 
 
-def _places_html(placed: list[ranks.RankIntervals], groups: list[Group]) -> list[str]:
+def _places(r: _Report) -> list[str] | None:
     """The headline rankings: their summary, intro and table, each ranking's
     first row linking to its workload's section (unsortable: a ranking's
     rows read in its order); the runtimes left unplaced and the
     configurations whose runs fall into two modes."""
-    rows = place_rows(placed)
-    links = [_anchor("workload", r.workload) for r in placed for _ in r.places]
-    out = [f"<h3>{_esc(PLACES_TITLE)}</h3><p><b>{_esc(places_summary(placed))}</b></p>"
-           f"<p>{_inline(PLACES_INTRO)}</p>",
+    if not r.placed:
+        return None
+    groups = standings.judged(r.results.groups, r.results.env.settings)
+    rows = place_rows(r.placed)
+    links = [_anchor("workload", p.workload) for p in r.placed for _ in p.places]
+    out = [f"<p><b>{_esc(places_summary(r.placed))}</b></p><p>{_inline(outline.PLACES.intro)}</p>",
            _table_html("table-places", PLACES_HEADER, [[(c, None) for c in row] for row in rows],
                        sortable=False, links=[a if row[0] else "" for a, row in zip(links, rows)])]
-    if unranked := unranked_lines(placed, groups):
+    if unranked := unranked_lines(r.placed, groups):
         out.append("<p>Not placed:</p>" + _list(unranked, "unplaced"))
     if two := two_modes_lines(groups):
         out.append(f"<p>{_inline(TWO_MODES_INTRO)}</p>" + _list(two, "two-modes"))
     return out
+
+
+def _cells(rows: list[list[str]]) -> list[list[tuple[str, Any]]]:
+    """Report's Markdown cells, each sorting by the text it shows."""
+    return [[(c, _plain(c)) for c in row] for row in rows]
+
+
+def _claims(r: _Report) -> list[str] | None:
+    if r.asked is None or not r.asked.claims:
+        return None
+    return [f"<p>{_inline(outline.CLAIMS.intro)}</p>",
+            _table_html("table-claims", CLAIMS_HEADER, _cells(claim_rows(r.asked)))]
+
+
+def _rankings(r: _Report) -> list[str] | None:
+    if r.asked is None or not r.asked.rankings:
+        return None
+    return [f"<p>{_inline(outline.RANKINGS.intro)}</p>",
+            _table_html("table-rankings", RANKING_HEADER, _cells(ranking_rows(r.asked)))]
+
+
+def _leaders(r: _Report) -> list[str] | None:
+    """report.md's first screen: the leaders, each linked to its workload."""
+    if r.checking:
+        return None
+    found = verdicts.headlines(r.results.groups, r.standing)
+    rows = [[(c, _plain(c)) for c in headline_cells(h)] for h in found]
+    return ([_table_html("table-verdicts", HEADLINE_HEADER, rows,
+                         links=[_anchor("workload", h.workload) for h in found])] if rows
+            else ["<p>No runs were recorded.</p>"]) + [f"<p>{_inline(outline.LEADERS.intro)}</p>"]
+
+
+def _failures(r: _Report) -> list[str] | None:
+    failed = verdicts.failures(r.results.groups)
+    return (['<ul class="failures">' + "".join(f"<li>{_esc(f)}</li>" for f in failed) + "</ul>"]
+            if failed else None)
 
 
 def _list(items: list[str], klass: str) -> str:
@@ -377,68 +398,81 @@ def _list(items: list[str], klass: str) -> str:
             + "</ul>")
 
 
-def _warnings_section(results: Results) -> list[str]:
-    warned = analysis.warnings(results.groups, results.env, results.notes)
-    notes = analysis.design_notes(results.groups)
-    out = ['<section id="warnings"><h2>Warnings</h2>']
-    out.append('<ul class="warnings">' + "".join(f"<li>{_esc(w)}</li>" for w in warned)
-               + "</ul>" if warned else "<p>None.</p>")
-    if notes:
-        out.append("<h3>Notes</h3><ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes)
-                   + "</ul>")
-    out.append("</section>")
-    return out
+def _warnings(r: _Report) -> list[str]:
+    warned = analysis.warnings(r.results.groups, r.results.env, r.results.notes)
+    return ['<ul class="warnings">' + "".join(f"<li>{_esc(w)}</li>" for w in warned) + "</ul>"
+            if warned else "<p>None.</p>"]
 
 
-def _workload_sections(results: Results, plots: dict[str, Path]) -> list[str]:
-    """Each workload's table and plots."""
+def _notes(r: _Report) -> list[str] | None:
+    notes = analysis.design_notes(r.results.groups)
+    return ["<ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>"] if notes else None
+
+
+def _workload_sections(r: _Report) -> list[str]:
+    """Each workload's section: its table and plots."""
     out = []
-    for workload, members in workload_groups(results.groups).items():
-        presented = PRESENTATIONS.get(workload)
-        table = build_table(workload, members, results.ranks)
+    for workload, members in r.by_workload.items():
+        table = build_table(workload, members, r.results.ranks)
         out.append(f'<section id="{_anchor("workload", workload)}">'
-                   f"<h2>{_esc(presented.title if presented else workload)}</h2>")
+                   f"<h2>{_esc(section_title(workload))}</h2>")
         out.append(_table_html(_anchor("table", workload), table.header, table.rows,
                                details=table.groups))
-        mine = sorted((n for n in plots if n.startswith(f"{workload}_")),
+        mine = sorted((n for n in r.plots if n.startswith(f"{workload}_")),
                       key=lambda n: [k in n for k in ("_time", "_rss", "_mem_per_task")],
                       reverse=True)
-        out += [_png(plots[n], n[:-4].replace("_", " ")) for n in mine]
+        out += [_png(r.plots[n], n[:-4].replace("_", " ")) for n in mine]
         out.append("</section>")
     return out
 
 
-def _closing_sections(results: Results, plots: dict[str, Path],
-                      standing: list[standings.Standing]) -> list[str]:
-    """The implementations, RSS over time, the standings and the environment."""
-    groups, env = results.groups, results.env
-    by_workload = workload_groups(groups)
-    out = []
-    if by_workload:
-        out.append('<section id="implementations"><h2>Implementations</h2>')
-        out.append(_table_html("table-implementations", ["impl", "language", "runtime", "flags"],
-                               [[(c, _plain(c)) for c in row] for row in legend_rows(groups, env)]))
-        out.append("</section>")
-    over_time = [f"rss_over_time_{w}.png" for w in by_workload if f"rss_over_time_{w}.png" in plots]
-    if over_time:
-        out.append("<section><h2>RSS over time (largest N of each implementation)</h2>")
-        out += [_png(plots[n], n[:-4]) for n in over_time]
-        out.append("</section>")
-    if standing:
-        out.append('<section id="standings"><h2>Standings</h2>')
-        out.append(f"<p><b>{_esc(standings.summary(standing))}</b> Every implementation "
-                   "against its set's leader, the unsettled first: the tables' × leader "
-                   "columns.</p>")
-        out.append(_table_html("table-standings", STANDINGS_HEADER,
-                               [[(c, _plain(c)) for c in row] for row in standings_rows(standing)]))
-        out.append("</section>")
-    out.append('<section id="environment"><h2>Environment</h2>')
-    out.append(_table_html("table-environment", ["", ""],
-                           [[(c, None) for c in row] for row in environment_rows(env, groups)]
-                           if env else [[("(no env.json in this run directory)", None)]],
-                           sortable=False))
-    out.append("</section>")
-    return out
+def _implementations(r: _Report) -> list[str] | None:
+    if not r.by_workload:
+        return None
+    return [f"<p>{_inline(outline.IMPLEMENTATIONS.intro)}</p>",
+            _table_html("table-implementations", ["impl", "language", "runtime", "flags"],
+                        _cells(legend_rows(r.results.groups, r.results.env)))]
+
+
+def _over_time(r: _Report) -> list[str] | None:
+    shown = [f"rss_over_time_{w}.png" for w in r.by_workload if f"rss_over_time_{w}.png" in r.plots]
+    return [_png(r.plots[n], n[:-4]) for n in shown] or None
+
+
+def _standings(r: _Report) -> list[str] | None:
+    if not r.standing:
+        return None
+    return [f"<p><b>{_esc(standings.summary(r.standing))}</b> "
+            f"{_inline(outline.STANDINGS.intro)}</p>",
+            _table_html("table-standings", STANDINGS_HEADER, _cells(standings_rows(r.standing)))]
+
+
+def _environment(r: _Report) -> list[str]:
+    env, groups = r.results.env, r.results.groups
+    return [_table_html("table-environment", ["", ""],
+                        [[(c, None) for c in row] for row in environment_rows(env, groups)]
+                        if env else [[("(no env.json in this run directory)", None)]],
+                        sortable=False)]
+
+
+# Each section's body in report.html (the outline gives their order and
+# titles): its elements, or None where the run has none of it.
+_HTML_BODIES: dict[str, Callable[[_Report], list[str] | None]] = {
+    outline.VERDICTS.id: _verdicts,
+    outline.PLACES.id: _places,
+    outline.CLAIMS.id: _claims,
+    outline.RANKINGS.id: _rankings,
+    outline.LEADERS.id: _leaders,
+    outline.FAILURES.id: _failures,
+    "environment": _environment,
+    "warnings": _warnings,
+    "notes": _notes,
+    "at-a-glance": lambda r: ([_png(r.plots["summary.png"], "summary")]
+                              if "summary.png" in r.plots else None),
+    outline.IMPLEMENTATIONS.id: _implementations,
+    "rss-over-time": _over_time,
+    outline.STANDINGS.id: _standings,
+}
 
 
 def write_html(results: Results, into: Path | None = None,

@@ -1,5 +1,7 @@
-"""report.md for one run directory: the tables per workload, the
-environment, the warnings and the plots. Rendering only: the figures come
+"""report.md for one run directory: the sections of outline.py in its
+order (the verdicts, the environment, the warnings, the tables per workload
+and the plots), and the Markdown cells, tables and section bodies
+report.html and a published page share. Rendering only: the figures come
 from analysis, the numbers' text from formatting. Every text from the data
 (names, versions, hosts, errors) is written through md_text or md_code: a
 run directory someone sent can neither open markup in the report nor break
@@ -19,13 +21,13 @@ from ..analyse import analysis, modes, questions, ranks, standings, verdicts
 from ..analyse.analysis import Group, Ranks, Results
 from ..core.formatting import (fmt_bytes, fmt_duration, fmt_interval, fmt_percent, fmt_places, fmt_ratio,
                                fmt_ratio_bound, fmt_seconds, visible)
-from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import METRICS, Metric
 from ..core.formatting import fmt_fixed, fmt_metric, fmt_plain, fmt_share
 from ..core.presentation import PRESENTATIONS
 from ..core.schema import Env, RecordedSettings, Status
+from . import outline
 
-from ..core.stats import Interval, runs_needed
+from ..core.stats import Interval
 from ..core.workloads import COMMON_DIMENSIONS, WORKLOADS, workload_rank
 
 # Suites that check that everything works rather than measure (suites.toml).
@@ -418,51 +420,6 @@ def environment_rows(env: Env, groups: list[Group]) -> list[list[str]]:
     return rows
 
 
-HOW_TO_READ = """\
-Each cell is the **median** over the repeats with status `ok`, followed by its
-95% confidence interval, `[low, high]`; where the runs are too few for 95% ({median_runs}
-are needed for a median, {ratio_runs} a side for a ratio) the interval shown is the widest
-they allow and its own, lower confidence follows it, e.g. `(75%)`: such a figure
-is **not settled**, and one run has no interval at all. Every ratio (×best,
-×floor) is the median of the pairwise ratios of the two sides' runs with the
-same kind of interval, and the best (1.00×) is in bold only when every other
-implementation's ratio to it is settled above 1, otherwise "no settled winner";
-the methods and how to check a figure by hand are in
-[docs/statistics.md](../../docs/statistics.md). ⚠ marks a noisy figure: its
-interval reaches more than {noisy}% from the median.
-
-`runs` counts every repeat by status: failed runs are never dropped, they show
-up there and under Warnings. ×best is relative to the best implementation at
-the same N (and buffer). Time ratios use the warm iteration when every
-implementation has one, else the cold one; cold is the process's first run of
-the workload, warm the median of the timed iterations after the warm-up
-(`warmup_runs` untimed runs, `--warmup-ms`), or after the first iteration
-where there was none. mem/task is the least-squares slope of the median peak
-RSS over the run's N up to that row (the N used are in summary.csv), with the
-interval the medians' intervals allow; it reads "below resolution", and is
-neither ranked nor compared, when the growth it rests on is under {res} or its
-interval reaches zero. "under load": while the run ran, other processes used
-over {loaded} of the machine's CPU (`other_cpu_frac` in runs.csv).
-×floor, where the run has the floor implementation (cpp-coroutines: C++20
-coroutines on one thread, nothing but frames and a scheduler), is the
-multiple of the floor's figure at the same configuration: iteration time
-(hence time per hop, message or task) or, for sleep, memory per task.
-Outliers (outside median ± {k}·max(1.4826·MAD, {floor} of the median))
-are flagged, never removed.
-""".format(noisy=fmt_fixed(analysis.NOISY_WIDTH * 100, 0), k=fmt_plain(analysis.OUTLIER_K),
-           floor=fmt_share(analysis.MAD_FLOOR),
-           res=fmt_bytes(analysis.MEM_RESOLUTION_BYTES), loaded=fmt_share(LOADED_FRAC),
-           median_runs=runs_needed()[0], ratio_runs=runs_needed()[1])
-
-VERDICTS_INTRO = ("A row per workload and headline figure, at the largest configuration two "
-                  "or more implementations measured: the leader, with its median and interval, "
-                  "and the runner-up's figure over the leader's. **leads**: the runner-up is "
-                  "behind, settled; **level**: the ratio's interval lies within the figure's "
-                  "margin; **not settled**, with why. Every verdict of the run is decided as one "
-                  "family, at a false discovery rate of 5% (the Standings table, at the end, "
-                  "lists them all). Every other implementation's standing is in its workload's "
-                  "table and plots below. How the figures are made: How to read, below.")
-
 CHECK_BANNER = """> **This is a check, not a measurement.** The `{suite}` suite runs every
 > implementation at tiny N, once each, to show that everything builds, runs
 > and answers correctly. Its figures carry no spread and no weight: cite the
@@ -508,7 +465,6 @@ def standings_rows(found: list[standings.Standing]) -> list[list[str]]:
     return rows
 
 
-LEADERS_TITLE = "Leaders at the largest sizes"
 HEADLINE_HEADER = ["workload", "figure", "at", "leader", "runner-up", "× leader", "verdict",
                    "runs"]
 
@@ -615,22 +571,8 @@ def ask_run(groups: list[Group], env: Env) -> questions.Questions | None:
 
 
 RANKING_HEADER = ["workload", "configuration", "figure", "ranking (tiers)", "floor"]
-RANKINGS_INTRO = ("Each comparable set ranked on each headline figure, best first, the floor "
-                  "left out (its column gives the leader's multiple of it). A tier is a run of "
-                  "neighbours not settled apart: `=` level within the figure's margin, `~` not "
-                  "settled; a `;` is a settled gap. Every neighbour pair of the run is one "
-                  "family, false discovery rate 5% (docs/statistics.md, \"Rankings and "
-                  "claims\").")
 CLAIMS_HEADER = ["article", "claim", "article's figure", "this run: numerator / denominator",
                  "verdict"]
-CLAIMS_INTRO = ("The articles' claims (harness/core/claims.py, docs/articles.md) whose two "
-                "configurations this run measured, judged as one family (false discovery "
-                "rate 5%): *holds* on the side the article gave, *does not hold* on the other or "
-                "level within the margin; *not measured* where both sides are sustained rates "
-                "bounded from below (out of the count); the article's own size, where it gave "
-                "one, against the 95% interval.")
-
-
 def floor_multiple(r: questions.Ranking) -> float | None:
     """The ranking's leader as a multiple of the floor (worse side above 1)."""
     lead, base = r.order[0].median(r.metric), r.floor.median(r.metric) if r.floor else None
@@ -672,20 +614,8 @@ def claim_rows(q: questions.Questions) -> list[list[str]]:
     return rows
 
 
-PLACES_TITLE = "Rankings at the articles' sizes"
 PLACES_HEADER = ["ranking", "runtime", "place (95%)", "tier", "could be best", "figure",
                  "× the one above", "×floor"]
-PLACES_INTRO = ("Each ranking the articles published (warm iteration and peak RSS at each "
-                "workload's articles' size; sleep: peak RSS), best first by the geometric mean "
-                "of its ok runs, the floor left out. **place (95%)**: the places the runtime "
-                "can hold, jointly for the whole ranking with 95% confidence; **could be "
-                "best**: in the set that holds the best with 95% confidence; **tier**: places "
-                "to quote as a group, a new tier starting where every runtime above is placed "
-                "above every one below. **× the one above**: the runtime's figure over its "
-                "neighbour's above, with its 95% interval. **×floor**: its median over the "
-                "floor's. How: docs/statistics.md, \"Rank intervals\".")
-
-
 def headline_places(groups: list[Group], env: Env) -> list[ranks.RankIntervals]:
     """The run's headline rankings with their joint rank intervals
     (ranks.py): none for a check suite."""
@@ -823,7 +753,7 @@ def places_block(found: list[ranks.RankIntervals],
     modes."""
     if not found:
         return []
-    lines = [f"**{md_text(places_summary(found))}**", "", PLACES_INTRO, ""] + md_table(
+    lines = [f"**{md_text(places_summary(found))}**", "", outline.PLACES.intro, ""] + md_table(
         PLACES_HEADER, place_rows(found, link)) + [""]
     if groups is None:
         return lines
@@ -834,74 +764,154 @@ def places_block(found: list[ranks.RankIntervals],
     return lines
 
 
-def _verdict_lines(results: Results, standing: list[standings.Standing],
-                   asked: questions.Questions | None,
-                   placed: list[ranks.RankIntervals] | None) -> list[str]:
-    """The Verdicts section's body for a measuring run: the questions'
-    summary, the headline rankings, the articles' claims, the rankings and
-    the leaders (asked, placed: as render_markdown's)."""
-    groups, env = results.groups, results.env
-    lines: list[str] = []
-    asked = run_questions(results) if asked is None else asked
-    if asked is not None:
-        lines += [f"**{md_text(asked.summary())}**", ""]
-    if note := standings.unjudged_note(env.settings):
+def md_heading(section: outline.Section, level: int, title: str = "") -> list[str]:
+    """A section's heading (its title, or a workload's) and the blank line after it."""
+    return ["#" * level + " " + md_text(title or section.title), ""]
+
+
+def claims_block(asked: questions.Questions | None) -> list[str] | None:
+    """The claims section's body: its intro and table; None without claims."""
+    if asked is None or not asked.claims:
+        return None
+    return [outline.CLAIMS.intro, ""] + md_table(CLAIMS_HEADER, claim_rows(asked)) + [""]
+
+
+def rankings_block(asked: questions.Questions | None) -> list[str] | None:
+    """The rankings section's body: its intro and table; None without rankings."""
+    if asked is None or not asked.rankings:
+        return None
+    return [outline.RANKINGS.intro, ""] + md_table(RANKING_HEADER, ranking_rows(asked)) + [""]
+
+
+def how_to_read(statistics: str, warnings: bool) -> list[str]:
+    """The How to read section's body; statistics: docs/statistics.md's path
+    from the output; warnings: the output has Warnings."""
+    return [outline.HOW_TO_READ.intro.format(statistics=statistics,
+                                             warnings=" and under Warnings" if warnings else "")]
+
+
+def implementations_block(groups: list[Group], env: Env) -> list[str]:
+    return [outline.IMPLEMENTATIONS.intro, ""] + legend_block(groups, env) + [""]
+
+
+@dataclass
+class _Report:
+    """What report.md's sections are written from: the run's results, its
+    plots' file names, standings, questions and headline rankings, and its
+    workloads' groups (workload_groups)."""
+    results: Results
+    pngs: list[str]
+    standing: list[standings.Standing]
+    asked: questions.Questions | None
+    placed: list[ranks.RankIntervals]
+    checking: bool  # a check suite's run (CHECK_SUITES)
+    by_workload: dict[str, list[Group]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.by_workload = workload_groups(self.results.groups)
+
+
+def _verdicts(r: _Report) -> list[str]:
+    """The Verdicts' lead: a check's result, or the questions' summary."""
+    if r.checking:
+        return check_lines(r.results.groups)
+    lines = [f"**{md_text(r.asked.summary())}**", ""] if r.asked is not None else []
+    if note := standings.unjudged_note(r.results.env.settings):
         lines += [md_text(note), ""]
-    placed = headline_places(groups, env) if placed is None else placed
-    if placed:
-        lines += [f"### {PLACES_TITLE}", ""]
-        lines += places_block(placed, lambda w: "#" + md_anchor(section_title(w)),
-                              standings.judged(groups, env.settings))
-    if asked is not None and asked.claims:
-        lines += ["### The articles' claims", "", CLAIMS_INTRO, ""]
-        lines += md_table(CLAIMS_HEADER, claim_rows(asked)) + [""]
-    if asked is not None and asked.rankings:
-        lines += ["### Rankings", "", RANKINGS_INTRO, ""]
-        lines += md_table(RANKING_HEADER, ranking_rows(asked)) + [""]
+    return lines
+
+
+def _places(r: _Report) -> list[str] | None:
+    return places_block(r.placed, lambda w: "#" + md_anchor(section_title(w)),
+                        standings.judged(r.results.groups, r.results.env.settings)) or None
+
+
+def _leaders(r: _Report) -> list[str] | None:
+    """The first screen's table, the leaders linked to their workloads."""
+    if r.checking:
+        return None
     rows = []
-    for h in verdicts.headlines(groups, standing):
+    for h in verdicts.headlines(r.results.groups, r.standing):
         cells = headline_cells(h)
         cells[0] = f"[{cells[0]}](#{md_anchor(section_title(h.workload))})"
         rows.append(cells)
-    lines += [f"### {LEADERS_TITLE}", ""]
-    lines += (md_table(HEADLINE_HEADER, rows) if rows else ["No runs were recorded."]) + [""]
-    return lines + [VERDICTS_INTRO, ""]
+    return ((md_table(HEADLINE_HEADER, rows) if rows else ["No runs were recorded."])
+            + ["", outline.LEADERS.intro, ""])
 
 
-def _workload_lines(results: Results, pngs: list[str]) -> list[str]:
-    """A section per workload (its table, then its plots, time first), the
-    implementations' legend and the RSS-over-time plots."""
-    groups = results.groups
-    lines: list[str] = []
-    if not groups:
-        lines += ["No runs were recorded in runs.csv.", ""]
-    by_workload = workload_groups(groups)
-    shown = list(by_workload)
-    for workload, members in by_workload.items():
-        lines += [f"## {md_text(section_title(workload))}", ""]
-        lines += build_table(workload, members, results.ranks).markdown() + [""]
-        mine = [name for name in pngs if name.startswith(f"{workload}_")]
+def _failures(r: _Report) -> list[str] | None:
+    failed = verdicts.failures(r.results.groups)
+    return [f"- {md_text(f)}" for f in failed] + [""] if failed else None
+
+
+def _warnings(r: _Report) -> list[str]:
+    warned = analysis.warnings(r.results.groups, r.results.env, r.results.notes)
+    return ([f"- {md_text(n)}" for n in warned] or ["None."]) + [""]
+
+
+def _notes(r: _Report) -> list[str] | None:
+    notes = analysis.design_notes(r.results.groups)
+    return [f"- {md_text(n)}" for n in notes] + [""] if notes else None
+
+
+def _workloads(r: _Report, level: int) -> list[str]:
+    """A section per workload: its table, then its plots, time first."""
+    lines = [] if r.results.groups else ["No runs were recorded in runs.csv.", ""]
+    for workload, members in r.by_workload.items():
+        lines += md_heading(outline.WORKLOADS, level, section_title(workload))
+        lines += build_table(workload, members, r.results.ranks).markdown() + [""]
+        mine = [name for name in r.pngs if name.startswith(f"{workload}_")]
         mine.sort(key=lambda name: [k in name for k in ("_time", "_rss", "_mem_per_task")],
                   reverse=True)
         lines += [_image(name, name[:-4].replace("_", " ")) for name in mine] + [""]
-    if shown:
-        lines += ["## Implementations", "", "Each implementation's runtime, once (the tables "
-                  "name the implementation only).", ""] + legend_block(groups, results.env) + [""]
-    over_time = [f"rss_over_time_{w}.png" for w in shown if f"rss_over_time_{w}.png" in pngs]
-    if over_time:
-        lines += ["## RSS over time (largest N of each implementation)", ""]
-        lines += [_image(name, name[:-4]) for name in over_time] + [""]
     return lines
+
+
+def _over_time(r: _Report) -> list[str] | None:
+    """The RSS-over-time plots, one per workload shown."""
+    shown = [f"rss_over_time_{w}.png" for w in r.by_workload if f"rss_over_time_{w}.png" in r.pngs]
+    return [_image(name, name[:-4]) for name in shown] + [""] if shown else None
+
+
+def _standings(r: _Report) -> list[str] | None:
+    if not r.standing:
+        return None
+    return ([f"**{md_text(standings.summary(r.standing))}**", "", outline.STANDINGS.intro, ""]
+            + md_table(STANDINGS_HEADER, standings_rows(r.standing)) + [""])
+
+
+# Each section's body in report.md (the outline gives their order and titles):
+# its lines, or None where the run has none of it.
+_MD_BODIES: dict[str, Callable[[_Report], list[str] | None]] = {
+    outline.VERDICTS.id: _verdicts,
+    outline.PLACES.id: _places,
+    outline.CLAIMS.id: lambda r: claims_block(r.asked),
+    outline.RANKINGS.id: lambda r: rankings_block(r.asked),
+    outline.LEADERS.id: _leaders,
+    outline.FAILURES.id: _failures,
+    "environment": lambda r: environment_block(r.results.env, r.results.groups) + [""],
+    outline.HOW_TO_READ.id: lambda r: how_to_read("../../docs/statistics.md", warnings=True),
+    "warnings": _warnings,
+    "notes": _notes,
+    "at-a-glance": lambda r: (["![summary](plots/summary.png)", ""] if "summary.png" in r.pngs
+                              else None),
+    outline.IMPLEMENTATIONS.id: lambda r: (implementations_block(r.results.groups, r.results.env)
+                                           if r.by_workload else None),
+    "rss-over-time": _over_time,
+    outline.STANDINGS.id: _standings,
+    outline.FILES.id: lambda r: [outline.FILES.intro, ""],
+}
 
 
 def render_markdown(results: Results, pngs: list[str] | None = None,
                     found: list[standings.Standing] | None = None,
                     asked: questions.Questions | None = None,
                     placed: list[ranks.RankIntervals] | None = None) -> str:
-    """report.md; pngs: the plots' file names (default: those in plots/);
+    """report.md: its title and a check's banner, then the outline's sections
+    (outline.py). pngs: the plots' file names (default: those in plots/);
     found, asked, placed: the run's standings, questions and headline
     rankings (default: run_standings, run_questions, headline_places)."""
-    run_dir, groups, env = results.run.path, results.groups, results.env
+    run_dir, env = results.run.path, results.env
     plots_dir = run_dir / "plots"
     if pngs is None:
         pngs = sorted(p.name for p in plots_dir.glob("*.png")) if plots_dir.is_dir() else []
@@ -911,36 +921,18 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
         lines += [CHECK_BANNER.format(suite=suite)]
         if note := overlap_note(env):
             lines[-1] += f"> {note}\n"
-    standing = run_standings(results) if found is None else found
-    lines += ["## Verdicts", ""]
-    if suite in CHECK_SUITES:
-        lines += check_lines(groups)
-    else:
-        lines += _verdict_lines(results, standing, asked, placed)
-    failed = verdicts.failures(groups)
-    if failed:
-        lines += ["**Failures**", ""] + [f"- {md_text(f)}" for f in failed] + [""]
-    lines += ["## Environment", ""] + environment_block(env, groups) + [""]
-    lines += ["## How to read", "", HOW_TO_READ]
-    warned = analysis.warnings(groups, env, results.notes)
-    notes = analysis.design_notes(groups)
-    lines += ["## Warnings", ""] + ([f"- {md_text(n)}" for n in warned] or ["None."]) + [""]
-    if notes:
-        lines += ["## Notes", ""] + [f"- {md_text(n)}" for n in notes] + [""]
-    if "summary.png" in pngs:
-        lines += ["## At a glance", "", "![summary](plots/summary.png)", ""]
+    report = _Report(results, pngs, run_standings(results) if found is None else found,
+                     run_questions(results) if asked is None else asked,
+                     headline_places(results.groups, env) if placed is None else placed,
+                     suite in CHECK_SUITES)
 
-    lines += _workload_lines(results, pngs)
-    if standing:
-        lines += ["## Standings", "", f"**{md_text(standings.summary(standing))}**", "",
-                  "Every implementation against its set's leader, the unsettled first "
-                  "(docs/statistics.md, \"Verdicts\"): the tables' × leader columns.", ""]
-        lines += md_table(STANDINGS_HEADER, standings_rows(standing)) + [""]
-    lines += ["## Files", "",
-              "`runs.csv` (every raw run), `samples.csv` (RSS and threads over time), "
-              "`summary.csv` (these statistics, one row per group), `results.json` "
-              "(environment, statistics and raw rows with outlier flags), `plots/`.", ""]
-    return "\n".join(lines)
+    def section(s: outline.Section, level: int, inner: list[str]) -> list[str]:
+        if s is outline.WORKLOADS:
+            return _workloads(report, level)
+        body = _MD_BODIES[s.id](report)
+        return [] if body is None else md_heading(s, level) + body + inner
+
+    return "\n".join(lines + outline.walk(outline.MD, section))
 
 
 def write_markdown(results: Results, into: Path | None = None,

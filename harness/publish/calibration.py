@@ -252,7 +252,8 @@ def _workload_table(found: list[Comparison]) -> list[str]:
 
 def section(groups: Iterable[Group], trials: int = TRIALS,
             planted_trials: int = PLANTED_TRIALS) -> str | None:
-    """The calibration page's section; None when the run has no A/A pair.
+    """The calibration section's body (its heading is present/outline.py's);
+    None when the run has no A/A pair.
     trials, planted_trials: the gate trials' counts (gate_trials)."""
     found_groups = list(groups)
     found = comparisons(found_groups)
@@ -267,7 +268,6 @@ def section(groups: Iterable[Group], trials: int = TRIALS,
     verdict = ("met" if len(different) / total <= GOAL else "**missed**") if total >= ENOUGH \
         else f"too few comparisons to say (the goal is judged over at least {ENOUGH})"
     lines = [
-        "## How often the harness is wrong here: the A/A calibration\n",
         "From `harness/publish/calibration.py`. Each runtime ran under two names, X and "
         f"`X{AA}`, a variable no program reads: the same build, interleaved as usual, "
         f"{'/'.join(map(str, runs))} runs a side. Every difference found between them is a "

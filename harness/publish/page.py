@@ -1,14 +1,18 @@
 """A published page of docs/results: the run's report rendered for the
-repository. The same analysis (analysis.ratios, questions.ask), the same
-tables drawn by the same code (report.build_table, claim_rows,
-ranking_rows, legend_block) and the same formatting as report.md and
-report.html, plus what only a published page has: where its files are,
-the project's goals (goals.py) and, for a calibration run, the A/A section
-(calibration.py). Every text from the data goes through report's md_text."""
+repository. The sections of the outline a page has (present/outline.py:
+its order, titles and how-to-read texts are report.md's), drawn by the same
+code (report.build_table, places_block, claims_block, rankings_block,
+implementations_block) from the same analysis (analysis.ratios,
+questions.ask) and formatting, plus what only a published page has: where
+its files are, what the run ran (describe), the project's goals (goals.py)
+and, for a calibration run, the A/A section (calibration.py). Every text
+from the data goes through report's md_text."""
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
+from typing import Callable
 
 from . import calibration, goals
 from .published import ENV, LOAD, RUNS, SUMMARY, Run
@@ -17,13 +21,12 @@ from ..core.formatting import fmt_elapsed, fmt_fixed, fmt_share
 from ..core.presentation import PRESENTATIONS
 from ..core.schema import Env, Status
 from ..execute.machineload import LOADED_FRAC
-from ..present.report import (CLAIMS_HEADER, CLAIMS_INTRO, PLACES_TITLE, RANKING_HEADER,
-                              RANKINGS_INTRO, ask_run, build_table, check_lines, claim_rows,
-                              headline_places, legend_block, md_anchor, md_table, md_text,
-                              places_block, ranking_rows, section_title, workload_groups)
+from ..present import outline
+from ..present.report import (ask_run, build_table, check_lines, claims_block, headline_places,
+                              how_to_read, implementations_block, md_anchor, md_heading, md_table,
+                              md_text, places_block, rankings_block, section_title,
+                              workload_groups)
 
-# The claims' heading, which README links to.
-CLAIMS_TITLE = "What the articles claimed, and what this run measured"
 STATISTICS = "../statistics.md"
 
 
@@ -119,9 +122,61 @@ def asked(run: Run) -> questions.Questions | None:
     return ask_run(run.groups, run.env)
 
 
+@dataclass
+class _Page:
+    """What a page's sections are written from: the run, the page's name
+    (its files' folder) and the run's questions."""
+    run: Run
+    name: str
+    found: questions.Questions | None
+
+    def places(self) -> list[str] | None:
+        run = self.run
+        placed = headline_places(run.groups, run.env)
+        return places_block(placed, lambda w: "#" + md_anchor(section_title(w)),
+                            standings.judged(run.groups + run.skipped, run.env.settings)) or None
+
+    def workloads(self, level: int) -> list[str]:
+        """A section per workload: its table, then the plots a page shows."""
+        run, lines = self.run, []
+        ranks = analysis.ratios(run.groups, run.env.floor_impls)
+        for workload, members in workload_groups(run.groups).items():
+            lines += md_heading(outline.WORKLOADS, level, section_title(workload))
+            lines += build_table(workload, members, ranks,
+                                 lambda g: run.under_load(g) or 0).markdown() + [""]
+            shown = [f"![{md_text(plot)}]({self.name}/{plot})" for plot in run.plots
+                     if workload in PRESENTATIONS and plot in PRESENTATIONS[workload].page_plots]
+            lines += [*shown, ""] if shown else []
+        return lines
+
+    def goals(self) -> list[str] | None:
+        rows = goals.rows(self.run.groups + self.run.skipped, self.run.env, self.found)
+        return [outline.GOALS.intro, ""] + md_table(goals.HEADER, rows) + [""] if rows else None
+
+    def calibration(self) -> list[str] | None:
+        return [section] if (section := calibration.section(self.run.groups)) else None
+
+
+# Each section's body on a page (the outline gives their order and titles):
+# its lines, or None where the run has none of it.
+_BODIES: dict[str, Callable[[_Page], list[str] | None]] = {
+    outline.PLACES.id: _Page.places,
+    outline.CLAIMS.id: lambda p: claims_block(p.found),
+    outline.RANKINGS.id: lambda p: rankings_block(p.found),
+    outline.HOW_TO_READ.id: lambda p: how_to_read(STATISTICS, warnings=False),
+    outline.IMPLEMENTATIONS.id: lambda p: (implementations_block(p.run.groups, p.run.env)
+                                           if workload_groups(p.run.groups) else None),
+    outline.GOALS.id: _Page.goals,
+    "calibration": _Page.calibration,
+}
+
+
 def render_page(run: Run, name: str) -> str:
+    """The page: its title, its files and a check's banner, the run's summary
+    and what it ran (describe), then the sections of the outline a page has
+    (present/outline.py)."""
     env = run.env
-    found = asked(run)
+    page = _Page(run, name, asked(run))
     lines = [f"# Results: {md_text(str(env.started_at)[:10])}, {machine(env)}", "",
              sources(run, name) + " How the figures are measured: "
              "[docs/methodology.md](../methodology.md); how they are decided: "
@@ -130,42 +185,13 @@ def render_page(run: Run, name: str) -> str:
         lines += ["> **A check, not a measurement.** This run is the quick suite (small N, "
                   "one run each) or did not finish: it shows that every implementation runs "
                   "and answers right, not how fast or how large it is.", ""]
-    lines += [f"**{md_text(found.summary())}**" if found else check_lines(run.groups)[0], ""]
-    if placed := headline_places(run.groups, env):
-        lines += [f"## {PLACES_TITLE}", ""]
-        lines += places_block(placed, lambda w: "#" + md_anchor(section_title(w)),
-                              standings.judged(run.groups + run.skipped, env.settings))
-    lines += [describe(run), ""]
-    if found is not None and found.claims:
-        lines += [f"## {CLAIMS_TITLE}", "", CLAIMS_INTRO, ""]
-        lines += md_table(CLAIMS_HEADER, claim_rows(found)) + [""]
-    if found is not None and found.rankings:
-        lines += ["## Rankings", "", RANKINGS_INTRO, ""]
-        lines += md_table(RANKING_HEADER, ranking_rows(found)) + [""]
-    lines += ["Each figure below is the median of the configuration's ok runs with its "
-              "confidence interval: 95% where the runs allow it, else the widest interval they "
-              "allow with its own confidence beside it, and one run has none. ×best and ×floor "
-              "are ratios to the best and to the floor implementation ("
-              + (", ".join(map(md_text, env.floor_impls)) or "none in this run")
-              + f") at the same configuration ([docs/statistics.md]({STATISTICS})); ⚠ marks a "
-              "noisy figure.", ""]
-    ranks = analysis.ratios(run.groups, env.floor_impls)
-    by_workload = workload_groups(run.groups)
-    for workload, members in by_workload.items():
-        lines += [f"## {md_text(section_title(workload))}", ""]
-        lines += build_table(workload, members, ranks,
-                             lambda g: run.under_load(g) or 0).markdown() + [""]
-        shown = [f"![{md_text(plot)}]({name}/{plot})" for plot in run.plots
-                 if workload in PRESENTATIONS and plot in PRESENTATIONS[workload].page_plots]
-        lines += [*shown, ""] if shown else []
-    if by_workload:
-        lines += ["## Implementations", ""] + legend_block(run.groups, env) + [""]
-    if rows := goals.rows(run.groups + run.skipped, env, found):
-        lines += ["## Performance goals", "",
-                  "The project's goals (issue 13, declared in harness/core/presentation.py), "
-                  "judged on this run; they are benchmarks, never timed tests. Goals whose "
-                  "configurations this run did not measure are left out.", ""]
-        lines += md_table(goals.HEADER, rows) + [""]
-    if section := calibration.section(run.groups):
-        lines += [section]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    lines += [f"**{md_text(page.found.summary())}**" if page.found else check_lines(run.groups)[0],
+              "", describe(run), ""]
+
+    def section(s: outline.Section, level: int, inner: list[str]) -> list[str]:
+        if s is outline.WORKLOADS:
+            return page.workloads(level)
+        body = _BODIES[s.id](page)
+        return [] if body is None else md_heading(s, level) + body + inner
+
+    return "\n".join(lines + outline.walk(outline.PAGE, section)).rstrip("\n") + "\n"

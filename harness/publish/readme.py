@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .page import CLAIMS_TITLE, asked, elapsed, machine
+from .page import asked, elapsed, machine
 from .published import Run
 from ..analyse import questions, ranks
 from ..core.formatting import fmt_bounds, fmt_places, fmt_ratio, fmt_ratio_bound
 from ..core.metrics import METRICS
-from ..present.report import (PLACES_TITLE, headline_places, md_anchor, md_table, md_text,
-                              places_summary, ranking_title)
+from ..present.outline import CLAIMS, PLACES
+from ..present.report import (headline_places, md_anchor, md_table, md_text, places_summary,
+                              ranking_title)
 
 HEADLINE_START, HEADLINE_END = "<!-- headline -->", "<!-- /headline -->"
 CLAIMS_SUITE = "claims"  # the suite that measures the articles' claims (suites.toml)
@@ -53,7 +54,7 @@ def rankings_part(run: Run, name: str) -> list[str]:
     floors = ", ".join(map(md_text, env.floor_impls))
     lines = [f"The `{md_text(env.settings.suite or 'chosen options')}` suite on "
              f"{machine(env)}, run `{md_text(env.run_id)}` of {md_text(str(env.started_at)[:10])} "
-             f"({elapsed(env)}; [its page]({link(name, md_anchor(PLACES_TITLE))})). "
+             f"({elapsed(env)}; [its page]({link(name, md_anchor(PLACES.title))})). "
              f"{md_text(places_summary(placed))} The floor ({floors}) is not ranked.", ""]
     rows = [[md_text(ranking_title(r)), md_text(best_text(r)), md_text(compact_places(r)),
              str(len(r.tiers())),
@@ -79,7 +80,7 @@ def claims_part(run: Run, name: str) -> list[str]:
     counts = Counter(c.verdict for c in found.claims)
     lines = [f"The articles' claims on run `{md_text(env.run_id)}` of "
              f"{md_text(str(env.started_at)[:10])}, {machine(env)} "
-             f"([claims]({link(name, md_anchor(CLAIMS_TITLE))}), with each ratio's runs): "
+             f"([claims]({link(name, md_anchor(CLAIMS.title))}), with each ratio's runs): "
              + ", ".join(f"{md_text(v)} {counts[v]}" for v in VERDICTS if counts[v]) + ".", ""]
     rows = [[md_text(c.claim.text), md_text(c.claim.published),
              f"{fmt_ratio(c.interval.estimate, best_in_bold=False)} "

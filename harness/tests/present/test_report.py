@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.core.schema import Env, Row
-from harness.present import outputs, report
+from harness.present import outline, outputs, report
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "run"
 
@@ -564,5 +564,5 @@ def test_report_md_opens_with_the_headline_rankings(tmp_path):
     text = outputs.write_report(run, draw=False).read_text()
     first = next(line for line in text.splitlines() if line.startswith("| "))
     assert first == "| " + " | ".join(report.PLACES_HEADER) + " |"
-    assert (text.index(report.PLACES_TITLE) < text.index("### Rankings\n")
-            < text.index(report.LEADERS_TITLE) < text.index("## Environment"))
+    assert (text.index(outline.PLACES.title) < text.index("### Rankings\n")
+            < text.index(outline.LEADERS.title) < text.index("## Environment"))

@@ -1,0 +1,124 @@
+"""One outline (present/outline.py), three outputs: the headings of
+report.md, report.html and a published page, parsed from each rendered from
+committed runs, are the outline's for that output, in its order, less only
+the sections those runs have nothing for (named here, with why). And no
+renderer writes a section's heading, or keeps a section, of its own."""
+
+from __future__ import annotations
+
+import html
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.analyse import analysis
+from harness.present import html_report, outline, report
+from harness.present.outline import HTML, MD, PAGE
+from harness.publish import page
+from harness.publish.readme_tables import load_page
+from harness.record.rundir import RunDir
+
+from ..conftest import ROOT
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "run"
+RESULTS = ROOT / "docs" / "results"
+# The fixture run: no design notes, and no plots drawn (so no At a glance or RSS over time).
+FIXTURE_ABSENT = {"notes", "at-a-glance", "rss-over-time"}
+ALL = {s.id for s in outline.OUTLINE} | {c.id for s in outline.OUTLINE for c in s.children}
+
+
+def _by_id(section_id: str) -> outline.Section:
+    return next(s for s in outline.OUTLINE + outline.VERDICTS.children if s.id == section_id)
+
+
+def expected(output: outline.Output, workloads: list[str], absent: set[str]) -> list[tuple[int, str]]:
+    """The outline's headings for the output, less the sections named absent."""
+    gone = {_by_id(i).title for i in absent}
+    return [(level, title) for level, title in outline.headings(output, workloads)
+            if title not in gone]
+
+
+def md_headings(text: str) -> list[tuple[int, str]]:
+    return [(len(m[1]), m[2]) for m in re.finditer(r"^(#{2,3}) (.+)$", text, re.M)]
+
+
+def html_headings(text: str) -> list[tuple[int, str]]:
+    return [(int(m[1]), html.unescape(m[2])) for m in re.finditer(r"<h([23])>(.*?)</h\1>", text)]
+
+
+@pytest.fixture(scope="module")
+def results() -> analysis.Results:
+    return analysis.analyse(RunDir(FIXTURE))
+
+
+def _titles(results: analysis.Results) -> list[str]:
+    return [report.section_title(w) for w in report.workload_groups(results.groups)]
+
+
+def test_report_md_has_the_outlines_sections_in_its_order(results) -> None:
+    found = md_headings(report.render_markdown(results, pngs=[]))
+    assert found == expected(MD, _titles(results), FIXTURE_ABSENT)
+    assert (3, outline.FAILURES.title) in found  # a child, under Verdicts
+
+
+def test_report_html_has_the_outlines_sections_in_its_order(results) -> None:
+    text = html_report.render_html(results, plots={})
+    assert html_headings(text) == expected(HTML, _titles(results), FIXTURE_ABSENT)
+    # its line of links names the sections written, in the same order
+    nav = re.search(r"<nav>(.*?)</nav>", text)[1]
+    assert re.findall(r'href="#([^"]+)"', nav)[:3] == ["verdicts", "environment", "warnings"]
+
+
+@pytest.mark.parametrize("name, absent", [
+    ("2026-12-02-amd-epyc-2c-later", {"calibration"}),  # not a calibration run
+    ("2026-11-28-intel-xeon-2c-calibration", set()),
+])
+def test_a_published_page_has_the_outlines_sections_in_its_order(name, absent) -> None:
+    run = load_page(RESULTS, name)
+    text = page.render_page(run, name)
+    titles = [report.section_title(w) for w in report.workload_groups(run.groups)]
+    found = md_headings(text)
+    assert found == expected(PAGE, titles, absent)
+    # a page has no Verdicts: its children stand in its place, at level 2
+    assert (2, outline.PLACES.title) in found
+    assert found == md_headings((RESULTS / f"{name}.md").read_text())
+
+
+def test_the_how_to_read_text_is_written_once_for_report_and_page(results) -> None:
+    md = report.render_markdown(results, pngs=[])
+    published = page.render_page(load_page(RESULTS, "2026-12-02-amd-epyc-2c-later"),
+                                 "2026-12-02-amd-epyc-2c-later")
+    for text, statistics in ((md, "../../docs/statistics.md"), (published, "../statistics.md")):
+        assert f"[docs/statistics.md]({statistics})" in text
+        assert "is **not settled**, and one run has no interval at all" in text
+
+
+def test_each_output_has_a_body_for_each_of_its_sections_and_no_other() -> None:
+    """The renderers' tables of bodies are keyed by the outline's ids: a
+    section added to the outline without a body, or a body kept for a
+    section the outline does not give that output, fails here."""
+    def ids(output: outline.Output) -> set[str]:
+        return {i for i in ALL if output in _by_id(i).outputs} - {outline.WORKLOADS.id}
+    assert set(report._MD_BODIES) == ids(MD)
+    assert set(html_report._HTML_BODIES) == ids(HTML)
+    assert set(page._BODIES) == ids(PAGE)
+    assert len(ALL) == len(outline.OUTLINE) + len(outline.VERDICTS.children)  # ids unique
+
+
+@pytest.mark.parametrize("module", [report, html_report, page])
+def test_no_renderer_writes_a_heading_of_its_own(module) -> None:
+    """Every heading comes from the outline (md_heading, or the HTML
+    section's title): no '## Title' or '<h2>Title' literal in a renderer."""
+    source = inspect.getsource(module)
+    assert not re.findall(r"[\"'](#{2,3} [A-Za-z]|<h[23]>[A-Za-z])", source)
+
+
+def test_a_parent_left_out_gives_way_to_its_children_at_its_level() -> None:
+    written = outline.walk(PAGE, lambda s, level, inner: [f"{level} {s.id}"] + inner,
+                           within=(outline.VERDICTS,))
+    assert written == [f"2 {c.id}" for c in outline.VERDICTS.children if PAGE in c.outputs]
+    written = outline.walk(MD, lambda s, level, inner: [f"{level} {s.id}"] + inner,
+                           within=(outline.VERDICTS,))
+    assert written == ["2 verdicts"] + [f"3 {c.id}" for c in outline.VERDICTS.children]
