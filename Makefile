@@ -99,9 +99,10 @@ report: setup
 
 # The suite on one pytest-xdist worker per core; tests that share something
 # of the machine's (a language's build folder) carry one xdist_group and
-# run on one worker, one after another.
+# run on one worker, one after another. The 25 slowest are listed at the
+# end: the suite's time is CI's feedback time, and they are where it goes.
 test: $(VENV)/.installed-test
-	$(VPY) -m pytest -q -n auto --dist loadgroup $(PYTEST_SELECT)
+	$(VPY) -m pytest -q -n auto --dist loadgroup --durations=25 $(PYTEST_SELECT)
 	$(VPY) -m harness test --impl $(call arg,IMPL) $(REGISTRY_OPTS)
 
 clean:
