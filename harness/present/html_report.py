@@ -20,7 +20,6 @@ import hashlib
 import html
 import io
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -31,12 +30,11 @@ from ..analyse.analysis import Group, Results
 from ..core.formatting import visible
 from ..core.schema import Status
 from . import outline
-from .report import (CHECK_SUITES, CLAIMS_HEADER, HEADLINE_HEADER, PLACES_HEADER, RANKING_HEADER,
-                     STANDINGS_HEADER, TWO_MODES_INTRO, build_table, check_lines, claim_rows,
-                     environment_rows, headline_cells, headline_places, legend_rows, overlap_note,
-                     place_rows, places_summary, ranking_rows, run_questions, run_standings,
-                     section_title, standings_rows, two_modes_lines, unranked_lines,
-                     workload_groups)
+from .report import (CLAIMS_HEADER, HEADLINE_HEADER, PLACES_HEADER, RANKING_HEADER,
+                     STANDINGS_HEADER, TWO_MODES_INTRO, RunReport, build_table, check_lines,
+                     claim_rows, environment_rows, headline_cells, legend_rows, overlap_note,
+                     place_rows, places_summary, ranking_rows, section_title, standings_rows,
+                     two_modes_lines, unranked_lines)
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;
@@ -252,23 +250,6 @@ def _png(path: Path, alt: str) -> str:
     return f'<img class="plot" alt="{_esc(alt)}" src="data:image/{kind};base64,{data}">'
 
 
-@dataclass
-class _Report:
-    """What report.html's sections are written from: the run's results, the
-    plots to embed by file name, its standings, questions and headline
-    rankings, and its workloads' groups (workload_groups)."""
-    results: Results
-    plots: dict[str, Path]
-    standing: list[standings.Standing]
-    asked: questions.Questions | None
-    placed: list[ranks.RankIntervals]
-    checking: bool  # a check suite's run (CHECK_SUITES)
-    by_workload: dict[str, list[Group]] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.by_workload = workload_groups(self.results.groups)
-
-
 def render_html(results: Results, plots: dict[str, Path] | None = None,
                 found: list[standings.Standing] | None = None,
                 asked: questions.Questions | None = None,
@@ -283,11 +264,7 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
         folder = run_dir / "plots"
         plots = {p.name: p for p in sorted(folder.glob("*.png"))} if folder.is_dir() else {}
     run_id = env.run_id or run_dir.name
-    suite = env.settings.suite
-    report = _Report(results, plots, run_standings(results) if found is None else found,
-                     run_questions(results) if asked is None else asked,
-                     headline_places(results.groups, env) if placed is None else placed,
-                     suite in CHECK_SUITES)
+    report = RunReport.of(results, plots, found, asked, placed)
     links: list[tuple[str, str]] = []  # (id, text) of each section written, for the nav
 
     def section(s: outline.Section, level: int, inner: list[str]) -> list[str]:
@@ -311,17 +288,16 @@ def render_html(results: Results, plots: dict[str, Path] | None = None,
            f"<h1>Benchmark report: run {_esc(run_id)}</h1>",
            "<nav>" + "".join(f'<a href="#{_anchor(target)}">{_esc(text)}</a>'
                              for target, text in links) + "</nav>"]
-    if suite in CHECK_SUITES:
-        out.append(f'<p class="banner"><b>This is a check, not a measurement.</b> The '
-                   f"<code>{_esc(suite)}</code> suite runs every implementation at tiny "
-                   f"N, once each: its figures carry no spread and no weight."
+    if report.checking:
+        banner = " ".join(outline.CHECK_BANNER.format(suite=env.settings.suite).split("\n"))
+        out.append(f'<p class="banner">{_inline(banner)}'
                    + (f" {_esc(note)}" if (note := overlap_note(env)) else "") + "</p>")
     out += sections
     out.append(f"<script>{JS}</script></body></html>")
     return "\n".join(out) + "\n"
 
 
-def _verdicts(r: _Report) -> list[str]:
+def _verdicts(r: RunReport) -> list[str]:
     """The Verdicts' lead: a check's result (its failed configurations
     listed), or the questions' summary."""
     if r.checking:
@@ -336,7 +312,7 @@ def _verdicts(r: _Report) -> list[str]:
     return out
 
 
-def _places(r: _Report) -> list[str] | None:
+def _places(r: RunReport) -> list[str] | None:
     """The headline rankings: their summary, intro and table, each ranking's
     first row linking to its workload's section (unsortable: a ranking's
     rows read in its order); the runtimes left unplaced and the
@@ -361,21 +337,21 @@ def _cells(rows: list[list[str]]) -> list[list[tuple[str, Any]]]:
     return [[(c, _plain(c)) for c in row] for row in rows]
 
 
-def _claims(r: _Report) -> list[str] | None:
+def _claims(r: RunReport) -> list[str] | None:
     if r.asked is None or not r.asked.claims:
         return None
     return [f"<p>{_inline(outline.CLAIMS.intro)}</p>",
             _table_html("table-claims", CLAIMS_HEADER, _cells(claim_rows(r.asked)))]
 
 
-def _rankings(r: _Report) -> list[str] | None:
+def _rankings(r: RunReport) -> list[str] | None:
     if r.asked is None or not r.asked.rankings:
         return None
     return [f"<p>{_inline(outline.RANKINGS.intro)}</p>",
             _table_html("table-rankings", RANKING_HEADER, _cells(ranking_rows(r.asked)))]
 
 
-def _leaders(r: _Report) -> list[str] | None:
+def _leaders(r: RunReport) -> list[str] | None:
     """report.md's first screen: the leaders, each linked to its workload."""
     if r.checking:
         return None
@@ -386,7 +362,7 @@ def _leaders(r: _Report) -> list[str] | None:
             else ["<p>No runs were recorded.</p>"]) + [f"<p>{_inline(outline.LEADERS.intro)}</p>"]
 
 
-def _failures(r: _Report) -> list[str] | None:
+def _failures(r: RunReport) -> list[str] | None:
     failed = verdicts.failures(r.results.groups)
     return (['<ul class="failures">' + "".join(f"<li>{_esc(f)}</li>" for f in failed) + "</ul>"]
             if failed else None)
@@ -398,18 +374,18 @@ def _list(items: list[str], klass: str) -> str:
             + "</ul>")
 
 
-def _warnings(r: _Report) -> list[str]:
+def _warnings(r: RunReport) -> list[str]:
     warned = analysis.warnings(r.results.groups, r.results.env, r.results.notes)
     return ['<ul class="warnings">' + "".join(f"<li>{_esc(w)}</li>" for w in warned) + "</ul>"
             if warned else "<p>None.</p>"]
 
 
-def _notes(r: _Report) -> list[str] | None:
+def _notes(r: RunReport) -> list[str] | None:
     notes = analysis.design_notes(r.results.groups)
     return ["<ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>"] if notes else None
 
 
-def _workload_sections(r: _Report) -> list[str]:
+def _workload_sections(r: RunReport) -> list[str]:
     """Each workload's section: its table and plots."""
     out = []
     for workload, members in r.by_workload.items():
@@ -426,7 +402,7 @@ def _workload_sections(r: _Report) -> list[str]:
     return out
 
 
-def _implementations(r: _Report) -> list[str] | None:
+def _implementations(r: RunReport) -> list[str] | None:
     if not r.by_workload:
         return None
     return [f"<p>{_inline(outline.IMPLEMENTATIONS.intro)}</p>",
@@ -434,12 +410,12 @@ def _implementations(r: _Report) -> list[str] | None:
                         _cells(legend_rows(r.results.groups, r.results.env)))]
 
 
-def _over_time(r: _Report) -> list[str] | None:
+def _over_time(r: RunReport) -> list[str] | None:
     shown = [f"rss_over_time_{w}.png" for w in r.by_workload if f"rss_over_time_{w}.png" in r.plots]
     return [_png(r.plots[n], n[:-4]) for n in shown] or None
 
 
-def _standings(r: _Report) -> list[str] | None:
+def _standings(r: RunReport) -> list[str] | None:
     if not r.standing:
         return None
     return [f"<p><b>{_esc(standings.summary(r.standing))}</b> "
@@ -447,7 +423,7 @@ def _standings(r: _Report) -> list[str] | None:
             _table_html("table-standings", STANDINGS_HEADER, _cells(standings_rows(r.standing)))]
 
 
-def _environment(r: _Report) -> list[str]:
+def _environment(r: RunReport) -> list[str]:
     env, groups = r.results.env, r.results.groups
     return [_table_html("table-environment", ["", ""],
                         [[(c, None) for c in row] for row in environment_rows(env, groups)]
@@ -457,20 +433,20 @@ def _environment(r: _Report) -> list[str]:
 
 # Each section's body in report.html (the outline gives their order and
 # titles): its elements, or None where the run has none of it.
-_HTML_BODIES: dict[str, Callable[[_Report], list[str] | None]] = {
+_HTML_BODIES: dict[str, Callable[[RunReport], list[str] | None]] = {
     outline.VERDICTS.id: _verdicts,
     outline.PLACES.id: _places,
     outline.CLAIMS.id: _claims,
     outline.RANKINGS.id: _rankings,
     outline.LEADERS.id: _leaders,
     outline.FAILURES.id: _failures,
-    "environment": _environment,
-    "warnings": _warnings,
-    "notes": _notes,
-    "at-a-glance": lambda r: ([_png(r.plots["summary.png"], "summary")]
+    outline.ENVIRONMENT.id: _environment,
+    outline.WARNINGS.id: _warnings,
+    outline.NOTES.id: _notes,
+    outline.GLANCE.id: lambda r: ([_png(r.plots["summary.png"], "summary")]
                               if "summary.png" in r.plots else None),
     outline.IMPLEMENTATIONS.id: _implementations,
-    "rss-over-time": _over_time,
+    outline.OVER_TIME.id: _over_time,
     outline.STANDINGS.id: _standings,
 }
 

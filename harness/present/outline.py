@@ -33,6 +33,14 @@ REPORTS = frozenset({MD, HTML})
 EVERY = frozenset(Output)
 
 
+# The banner over a check suite's report (report.md, report.html); {suite}: its name.
+CHECK_BANNER = """\
+**This is a check, not a measurement.** The `{suite}` suite runs every
+implementation at tiny N, once each, to show that everything builds, runs
+and answers correctly. Its figures carry no spread and no weight: cite the
+default suite (`./run.sh`) or your own repeated runs instead."""
+
+
 @dataclass(frozen=True)
 class Section:
     """id: the section's name, and its element's id in report.html; title:
@@ -145,22 +153,17 @@ FILES = Section("files", "Files", frozenset({MD}),
                 "`summary.csv` (these statistics, one row per group), `results.json` "
                 "(environment, statistics and raw rows with outlier flags), `plots/`.")
 
-OUTLINE: tuple[Section, ...] = (
-    VERDICTS,
-    Section("environment", "Environment", REPORTS),
-    HOW_TO_READ,
-    Section("warnings", "Warnings", REPORTS),
-    Section("notes", "Notes", REPORTS),
-    Section("at-a-glance", "At a glance", REPORTS),
-    WORKLOADS,
-    IMPLEMENTATIONS,
-    Section("rss-over-time", "RSS over time (largest N of each implementation)", REPORTS),
-    STANDINGS,
-    GOALS,
-    Section("calibration", "How often the harness is wrong here: the A/A calibration",
-            frozenset({PAGE})),
-    FILES,
-)
+ENVIRONMENT = Section("environment", "Environment", REPORTS)
+WARNINGS = Section("warnings", "Warnings", REPORTS)
+NOTES = Section("notes", "Notes", REPORTS)
+GLANCE = Section("at-a-glance", "At a glance", REPORTS)
+OVER_TIME = Section("rss-over-time", "RSS over time (largest N of each implementation)", REPORTS)
+CALIBRATION = Section("calibration", "How often the harness is wrong here: the A/A calibration",
+                      frozenset({PAGE}))
+
+OUTLINE: tuple[Section, ...] = (VERDICTS, ENVIRONMENT, HOW_TO_READ, WARNINGS, NOTES, GLANCE,
+                                WORKLOADS, IMPLEMENTATIONS, OVER_TIME, STANDINGS, GOALS,
+                                CALIBRATION, FILES)
 
 # A section's text in one output: (section, heading level, its children's
 # text, already written) -> its lines, or [] where the run has none of it.

@@ -14,7 +14,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, TypeVar
 from urllib.parse import quote
 
 from ..analyse import analysis, modes, questions, ranks, standings, verdicts
@@ -35,6 +35,8 @@ CHECK_SUITES = ("quick",)
 # The report shows the environment variables that change how a runtime
 # behaves, with their values: exactly those env.json records (envinfo's list).
 from ..core.envinfo import recorded as runtime_env  # noqa: E402 (with its reason)
+
+T = TypeVar("T")  # what an output's section bodies are written from (md_sections)
 
 
 # What opens markup in Markdown (GitHub's): escapes, code, emphasis, links
@@ -420,13 +422,6 @@ def environment_rows(env: Env, groups: list[Group]) -> list[list[str]]:
     return rows
 
 
-CHECK_BANNER = """> **This is a check, not a measurement.** The `{suite}` suite runs every
-> implementation at tiny N, once each, to show that everything builds, runs
-> and answers correctly. Its figures carry no spread and no weight: cite the
-> default suite (`./run.sh`) or your own repeated runs instead.
-"""
-
-
 OVERLAP_NOTE = ("Its runs started as soon as their language was built, while others still "
                 "compiled: on a busy machine.")
 
@@ -795,12 +790,13 @@ def implementations_block(groups: list[Group], env: Env) -> list[str]:
 
 
 @dataclass
-class _Report:
-    """What report.md's sections are written from: the run's results, its
-    plots' file names, standings, questions and headline rankings, and its
-    workloads' groups (workload_groups)."""
+class RunReport:
+    """What report.md's and report.html's sections are written from: the
+    run's results, its plots' files by name, its standings, questions and
+    headline rankings, whether it is a check, and its workloads' groups
+    (workload_groups)."""
     results: Results
-    pngs: list[str]
+    plots: dict[str, Path]
     standing: list[standings.Standing]
     asked: questions.Questions | None
     placed: list[ranks.RankIntervals]
@@ -810,8 +806,34 @@ class _Report:
     def __post_init__(self) -> None:
         self.by_workload = workload_groups(self.results.groups)
 
+    @classmethod
+    def of(cls, results: Results, plots: dict[str, Path],
+           found: list[standings.Standing] | None, asked: questions.Questions | None,
+           placed: list[ranks.RankIntervals] | None) -> RunReport:
+        """found, asked, placed: as decided once for both reports, or None:
+        run_standings, run_questions and headline_places decide them here."""
+        env = results.env
+        return cls(results, plots, run_standings(results) if found is None else found,
+                   run_questions(results) if asked is None else asked,
+                   headline_places(results.groups, env) if placed is None else placed,
+                   env.settings.suite in CHECK_SUITES)
 
-def _verdicts(r: _Report) -> list[str]:
+
+def md_sections(output: outline.Output, bodies: Mapping[str, Callable[[T], list[str] | None]],
+                source: T, workloads: Callable[[int], list[str]]) -> list[str]:
+    """The outline's sections an output in Markdown has: each heading, then
+    bodies[id](source), the section left out where that is None; the
+    workloads' sections, each with its own heading, from workloads(level)."""
+    def section(s: outline.Section, level: int, inner: list[str]) -> list[str]:
+        if s is outline.WORKLOADS:
+            return workloads(level)
+        body = bodies[s.id](source)
+        return [] if body is None else md_heading(s, level) + body + inner
+
+    return outline.walk(output, section)
+
+
+def _verdicts(r: RunReport) -> list[str]:
     """The Verdicts' lead: a check's result, or the questions' summary."""
     if r.checking:
         return check_lines(r.results.groups)
@@ -821,12 +843,12 @@ def _verdicts(r: _Report) -> list[str]:
     return lines
 
 
-def _places(r: _Report) -> list[str] | None:
+def _places(r: RunReport) -> list[str] | None:
     return places_block(r.placed, lambda w: "#" + md_anchor(section_title(w)),
                         standings.judged(r.results.groups, r.results.env.settings)) or None
 
 
-def _leaders(r: _Report) -> list[str] | None:
+def _leaders(r: RunReport) -> list[str] | None:
     """The first screen's table, the leaders linked to their workloads."""
     if r.checking:
         return None
@@ -839,41 +861,41 @@ def _leaders(r: _Report) -> list[str] | None:
             + ["", outline.LEADERS.intro, ""])
 
 
-def _failures(r: _Report) -> list[str] | None:
+def _failures(r: RunReport) -> list[str] | None:
     failed = verdicts.failures(r.results.groups)
     return [f"- {md_text(f)}" for f in failed] + [""] if failed else None
 
 
-def _warnings(r: _Report) -> list[str]:
+def _warnings(r: RunReport) -> list[str]:
     warned = analysis.warnings(r.results.groups, r.results.env, r.results.notes)
     return ([f"- {md_text(n)}" for n in warned] or ["None."]) + [""]
 
 
-def _notes(r: _Report) -> list[str] | None:
+def _notes(r: RunReport) -> list[str] | None:
     notes = analysis.design_notes(r.results.groups)
     return [f"- {md_text(n)}" for n in notes] + [""] if notes else None
 
 
-def _workloads(r: _Report, level: int) -> list[str]:
+def _workloads(r: RunReport, level: int) -> list[str]:
     """A section per workload: its table, then its plots, time first."""
     lines = [] if r.results.groups else ["No runs were recorded in runs.csv.", ""]
     for workload, members in r.by_workload.items():
         lines += md_heading(outline.WORKLOADS, level, section_title(workload))
         lines += build_table(workload, members, r.results.ranks).markdown() + [""]
-        mine = [name for name in r.pngs if name.startswith(f"{workload}_")]
+        mine = [name for name in r.plots if name.startswith(f"{workload}_")]
         mine.sort(key=lambda name: [k in name for k in ("_time", "_rss", "_mem_per_task")],
                   reverse=True)
         lines += [_image(name, name[:-4].replace("_", " ")) for name in mine] + [""]
     return lines
 
 
-def _over_time(r: _Report) -> list[str] | None:
+def _over_time(r: RunReport) -> list[str] | None:
     """The RSS-over-time plots, one per workload shown."""
-    shown = [f"rss_over_time_{w}.png" for w in r.by_workload if f"rss_over_time_{w}.png" in r.pngs]
+    shown = [f"rss_over_time_{w}.png" for w in r.by_workload if f"rss_over_time_{w}.png" in r.plots]
     return [_image(name, name[:-4]) for name in shown] + [""] if shown else None
 
 
-def _standings(r: _Report) -> list[str] | None:
+def _standings(r: RunReport) -> list[str] | None:
     if not r.standing:
         return None
     return ([f"**{md_text(standings.summary(r.standing))}**", "", outline.STANDINGS.intro, ""]
@@ -882,22 +904,22 @@ def _standings(r: _Report) -> list[str] | None:
 
 # Each section's body in report.md (the outline gives their order and titles):
 # its lines, or None where the run has none of it.
-_MD_BODIES: dict[str, Callable[[_Report], list[str] | None]] = {
+_MD_BODIES: dict[str, Callable[[RunReport], list[str] | None]] = {
     outline.VERDICTS.id: _verdicts,
     outline.PLACES.id: _places,
     outline.CLAIMS.id: lambda r: claims_block(r.asked),
     outline.RANKINGS.id: lambda r: rankings_block(r.asked),
     outline.LEADERS.id: _leaders,
     outline.FAILURES.id: _failures,
-    "environment": lambda r: environment_block(r.results.env, r.results.groups) + [""],
+    outline.ENVIRONMENT.id: lambda r: environment_block(r.results.env, r.results.groups) + [""],
     outline.HOW_TO_READ.id: lambda r: how_to_read("../../docs/statistics.md", warnings=True),
-    "warnings": _warnings,
-    "notes": _notes,
-    "at-a-glance": lambda r: (["![summary](plots/summary.png)", ""] if "summary.png" in r.pngs
+    outline.WARNINGS.id: _warnings,
+    outline.NOTES.id: _notes,
+    outline.GLANCE.id: lambda r: (["![summary](plots/summary.png)", ""] if "summary.png" in r.plots
                               else None),
     outline.IMPLEMENTATIONS.id: lambda r: (implementations_block(r.results.groups, r.results.env)
                                            if r.by_workload else None),
-    "rss-over-time": _over_time,
+    outline.OVER_TIME.id: _over_time,
     outline.STANDINGS.id: _standings,
     outline.FILES.id: lambda r: [outline.FILES.intro, ""],
 }
@@ -916,23 +938,14 @@ def render_markdown(results: Results, pngs: list[str] | None = None,
     if pngs is None:
         pngs = sorted(p.name for p in plots_dir.glob("*.png")) if plots_dir.is_dir() else []
     lines = [f"# Benchmark report: run {md_text(env.run_id or run_dir.name)}", ""]
-    suite = env.settings.suite
-    if suite in CHECK_SUITES:
-        lines += [CHECK_BANNER.format(suite=suite)]
+    report = RunReport.of(results, {name: plots_dir / name for name in pngs}, found, asked, placed)
+    if report.checking:
+        lines += ["".join(f"> {line}\n" for line in
+                          outline.CHECK_BANNER.format(suite=env.settings.suite).splitlines())]
         if note := overlap_note(env):
             lines[-1] += f"> {note}\n"
-    report = _Report(results, pngs, run_standings(results) if found is None else found,
-                     run_questions(results) if asked is None else asked,
-                     headline_places(results.groups, env) if placed is None else placed,
-                     suite in CHECK_SUITES)
-
-    def section(s: outline.Section, level: int, inner: list[str]) -> list[str]:
-        if s is outline.WORKLOADS:
-            return _workloads(report, level)
-        body = _MD_BODIES[s.id](report)
-        return [] if body is None else md_heading(s, level) + body + inner
-
-    return "\n".join(lines + outline.walk(outline.MD, section))
+    return "\n".join(lines + md_sections(outline.MD, _MD_BODIES, report,
+                                         lambda level: _workloads(report, level)))
 
 
 def write_markdown(results: Results, into: Path | None = None,

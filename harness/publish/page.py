@@ -23,9 +23,9 @@ from ..core.schema import Env, Status
 from ..execute.machineload import LOADED_FRAC
 from ..present import outline
 from ..present.report import (ask_run, build_table, check_lines, claims_block, headline_places,
-                              how_to_read, implementations_block, md_anchor, md_heading, md_table,
-                              md_text, places_block, rankings_block, section_title,
-                              workload_groups)
+                              how_to_read, implementations_block, md_anchor, md_heading,
+                              md_sections, md_table, md_text, places_block, rankings_block,
+                              section_title, workload_groups)
 
 STATISTICS = "../statistics.md"
 
@@ -167,7 +167,7 @@ _BODIES: dict[str, Callable[[_Page], list[str] | None]] = {
     outline.IMPLEMENTATIONS.id: lambda p: (implementations_block(p.run.groups, p.run.env)
                                            if workload_groups(p.run.groups) else None),
     outline.GOALS.id: _Page.goals,
-    "calibration": _Page.calibration,
+    outline.CALIBRATION.id: _Page.calibration,
 }
 
 
@@ -187,11 +187,5 @@ def render_page(run: Run, name: str) -> str:
                   "and answers right, not how fast or how large it is.", ""]
     lines += [f"**{md_text(page.found.summary())}**" if page.found else check_lines(run.groups)[0],
               "", describe(run), ""]
-
-    def section(s: outline.Section, level: int, inner: list[str]) -> list[str]:
-        if s is outline.WORKLOADS:
-            return page.workloads(level)
-        body = _BODIES[s.id](page)
-        return [] if body is None else md_heading(s, level) + body + inner
-
-    return "\n".join(lines + outline.walk(outline.PAGE, section)).rstrip("\n") + "\n"
+    lines += md_sections(outline.PAGE, _BODIES, page, page.workloads)
+    return "\n".join(lines).rstrip("\n") + "\n"

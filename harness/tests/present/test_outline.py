@@ -33,7 +33,8 @@ def _by_id(section_id: str) -> outline.Section:
     return next(s for s in outline.OUTLINE + outline.VERDICTS.children if s.id == section_id)
 
 
-def expected(output: outline.Output, workloads: list[str], absent: set[str]) -> list[tuple[int, str]]:
+def expected(output: outline.Output, workloads: list[str],
+             absent: set[str]) -> list[tuple[int, str]]:
     """The outline's headings for the output, less the sections named absent."""
     gone = {_by_id(i).title for i in absent}
     return [(level, title) for level, title in outline.headings(output, workloads)
@@ -122,3 +123,16 @@ def test_a_parent_left_out_gives_way_to_its_children_at_its_level() -> None:
     written = outline.walk(MD, lambda s, level, inner: [f"{level} {s.id}"] + inner,
                            within=(outline.VERDICTS,))
     assert written == ["2 verdicts"] + [f"3 {c.id}" for c in outline.VERDICTS.children]
+
+
+def test_a_checks_banner_is_one_text_in_both_reports() -> None:
+    """The quick fixture's report.md (a quote) and report.html (a paragraph)
+    say the outline's one banner."""
+    results = analysis.analyse(RunDir(FIXTURE.parent / "quick"))
+    md = report.render_markdown(results, pngs=[])
+    page_html = html_report.render_html(results, plots={})
+    banner = outline.CHECK_BANNER.format(suite="quick")
+    assert "".join(f"> {line}\n" for line in banner.splitlines()) in md
+    shown = re.search(r'<p class="banner">(.*?)</p>', page_html)[1]
+    assert html.unescape(re.sub("<[^>]+>", "", shown)).startswith(
+        re.sub("[*`]", "", " ".join(banner.splitlines())))
