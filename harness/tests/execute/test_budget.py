@@ -257,3 +257,49 @@ def test_a_headline_configuration_short_of_its_runs_aims_at_them() -> None:
     assert sequential._tier(short, False, sequential.NOW) < sequential._tier(
         dataclasses.replace(pair, headline=True), False, sequential.NOW) < sequential._tier(
         pair, False, sequential.NOW)
+
+
+def _least_each_time(steps, planned, cost, budget_s):
+    """wanting's choice as it was written before the heap: the least of all
+    steps left, each time (the reference _cheapest_first must agree with)."""
+    steps, planned, added, spent = list(steps), dict(planned), {}, 0.0
+
+    def extra(aim, keys):
+        return sum(max(0, aim - planned.get(k, 0)) * cost.get(k, 1.0) for k in set(keys))
+
+    while steps:
+        best = min(steps, key=lambda s: (s[0], extra(s[2], s[1].keys) / (s[1].weight * s[3]),
+                                         [k.sort_key for k in s[1].keys]))
+        steps.remove(best)
+        _, o, aim, _ = best
+        step = extra(aim, o.keys)
+        if step <= 0 or (budget_s is not None and spent + step > budget_s):
+            continue
+        for k in dict.fromkeys(o.keys):
+            more = max(0, aim - planned.get(k, 0))
+            planned[k] = planned.get(k, 0) + more
+            added[k] = added.get(k, 0) + more
+        spent += step
+    return added
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_heap_chooses_as_the_least_of_all_each_time(seed: int) -> None:
+    """_cheapest_first on random verdicts sharing configurations (ties of
+    cost and tier included) plans the very runs, in the same order of
+    configurations, as taking the least of all steps each time."""
+    rng = np.random.default_rng(seed)
+    keys = [ConfigKey(f"i{i}", "chain", 10 * (i % 3 + 1), None) for i in range(12)]
+    steps = []
+    for _ in range(int(rng.integers(5, 60))):
+        pair = tuple(keys[j] for j in rng.choice(len(keys), size=int(rng.integers(1, 4)), replace=False))
+        o = sequential.Open(pair, (1,) * len(pair), float(rng.integers(2, 9)),
+                            weight=float(rng.choice([1 / 12, 1 / 160, 1 / 460])))
+        steps.append((int(rng.integers(0, 4)), o, int(rng.integers(1, 8)),
+                      float(rng.choice([0.5, 0.8, 0.025]))))
+    planned = {k: int(rng.integers(0, 3)) for k in keys}
+    cost = {k: float(rng.choice([0.1, 0.1, 2.0, 30.0])) for k in keys}
+    budget = None if seed % 2 else float(rng.uniform(5, 400))
+    want = _least_each_time(steps, planned, cost, budget)
+    got = sequential._cheapest_first(steps, dict(planned), cost, budget)
+    assert list(got.items()) == list(want.items())
