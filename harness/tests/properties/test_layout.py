@@ -163,8 +163,8 @@ def format_literals(name: str) -> list[tuple[int, str]]:
 # Words other formats share with the run format's, each with its reason; a
 # stale entry fails, so the list only shrinks.
 OTHER_FORMATS: dict[str, set[str]] = {
-    # suites.toml's keys, which the Settings they become name otherwise
-    "plan.settings": {"n", "duration_ms", "iterations", "warmup_ms"},
+    # settings.DEFAULTS' and LIMITS' keys (the options' names)
+    "plan.settings": {"n", "duration_ms"},
     "cli": {"n", "duration_ms"},  # settings.DEFAULTS' keys (the options' names), in the help
     # impls.toml's tables ([language], [[impl]])
     "core.registry": {"language", "impl"},
