@@ -13,8 +13,8 @@ from typing import Iterable
 
 from .. import relative
 from ..core.registry import Impl
-from ..core.schema import ConfigKey, Row, RowKey, Status
-from .settings import Part, Settings
+from ..core.schema import ConfigKey, Part, Row, RowKey, Status
+from .settings import Settings
 from ..core.workloads import (FIRST_START_GROWTH, WORKLOADS, Request, Workload,
                               adaptive_sleep_ms)
 
