@@ -19,7 +19,7 @@ from .page import elapsed, machine
 from .published import ENV, Run, load_run
 from ..analyse import questions, standings
 from ..core.formatting import (fmt_bytes, fmt_count, fmt_elapsed, fmt_fixed, fmt_seconds, fmt_share,
-                               fmt_sig)
+                               fmt_share_fine, fmt_sig)
 from ..core.variants import base_of
 from ..core.schema import Row, Status
 from ..execute import loadgen
@@ -90,7 +90,8 @@ def _family(name: str) -> Callable[[Run], str]:
 
 def _called_different(run: Run) -> str:
     found = calibration.comparisons(run.groups)
-    return f"{sum(c.different for c in found)} of {len(found)}"
+    different = sum(c.different for c in found)
+    return f"{different} of {len(found)} ({fmt_share_fine(different / len(found) if found else 0.0)})"
 
 
 # name -> (the suite whose newest published run it is read from, the figure)
@@ -102,6 +103,8 @@ FIGURES: dict[str, tuple[str, Callable[[Run], str]]] = {
     "default-beyond-minimum": (DEFAULT_SUITE, _beyond_minimum),
     "default-pairs": (DEFAULT_SUITE, _family(questions.RANKINGS)),
     "default-claims": (DEFAULT_SUITE, _family(questions.CLAIMS_FAMILY)),
+    "calibration-run": (CALIBRATE_SUITE, lambda run: f"{machine(run.env)}, run {run.env.run_id} "
+                                                     f"of {str(run.env.started_at)[:10]}"),
     "calibration-different": (CALIBRATE_SUITE, _called_different),
 }
 
