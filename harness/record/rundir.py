@@ -115,23 +115,12 @@ def _read_table(path: Path, columns: tuple[Column, ...], required: Iterable[str]
     if lines and not text.endswith("\n"):
         lines.pop()
         torn = f"{path.name}: the last row was cut short (an interrupted write) and is ignored"
+    cells = [(name, by_name[name].parse) for name in header]
     for number, fields in enumerate(lines, start=2):
         try:
             if len(fields) != len(header):
                 raise ValueError(f"{len(fields)} fields, expected {len(header)}")
-            row: dict[str, Any] = {name: None for name in by_name}
-            for name, value in zip(header, fields):
-                if escaped and by_name[name].parse is str and value[:1] and value[0] in FORMULA_STARTS:
-                    # the writer puts a ' before such a text: this cell was made elsewhere
-                    raise ValueError(f"{name}: a text starting with {value[0]!r} without the "
-                                     "' this format writes before it (a spreadsheet would run "
-                                     "it as a formula)")
-                if escaped:
-                    value = unescape_cell(value)
-                try:
-                    row[name] = by_name[name].parse(value) if value != "" else None
-                except ValueError as exc:  # the status names itself
-                    raise ValueError(str(exc) if name == "status" else f"{name}: {exc}") from None
+            row = _typed(dict.fromkeys(by_name), cells, fields, escaped)
             empty = [name for name in filled if name in header and row[name] is None]
             if "n" in header and row["n"] is None and row["workload"] not in WITHOUT_N:
                 empty.append("n")
@@ -141,6 +130,31 @@ def _read_table(path: Path, columns: tuple[Column, ...], required: Iterable[str]
         except ValueError as exc:
             raise RunDirError(f"{path}: line {number}: {exc}") from None
     return Table(rows, torn)
+
+
+def _typed(row: dict[str, Any], cells: list[tuple[str, Callable[[str], Any]]],
+           fields: list[str], escaped: bool) -> dict[str, Any]:
+    """One line's fields into row (every column None), each parsed by its
+    column's parse (cells: the header's names and parses, in order); an
+    empty field stays None. A hot loop (a large run has millions of
+    cells): a cell is unescaped only where it starts with the ' the writer
+    puts there, which is where unescape_cell changes one."""
+    for (name, parse), value in zip(cells, fields):
+        if not value:
+            continue
+        if escaped:
+            if parse is str and value[0] in FORMULA_STARTS:
+                # the writer puts a ' before such a text: this cell was made elsewhere
+                raise ValueError(f"{name}: a text starting with {value[0]!r} without the "
+                                 "' this format writes before it (a spreadsheet would run "
+                                 "it as a formula)")
+            if value[0] == "'":
+                value = unescape_cell(value)
+        try:
+            row[name] = parse(value)
+        except ValueError as exc:  # the status names itself
+            raise ValueError(str(exc) if name == "status" else f"{name}: {exc}") from None
+    return row
 
 
 def read_runs(path: Path) -> Table:
