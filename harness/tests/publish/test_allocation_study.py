@@ -401,12 +401,16 @@ def test_the_false_ahead_rate_inside_the_loop_is_replayed() -> None:
     through the allocation loop from 1, 2 and 3 runs a side (seeds 0-3),
     every cell recomputed, and every rate at most 5%."""
     aa = _aa_module()
-    folder = ROOT / "docs" / "results" / "2026-11-28-intel-xeon-2c-calibration"
-    section = STUDY.read_text().split("### False \"ahead\" inside the loop")[1]
-    rows = re.findall(r"^\| (\d) \| (.+) \| (.+) \|$", section, re.M)
-    assert [int(sides) for sides, _, _ in rows] == list(aa.SIDES)
-    for sides, called, ranked in rows:
-        ahead, asked, apart, neighbours = aa.false_ahead(folder, int(sides), [0, 1, 2, 3])
-        assert called.strip() == f"{ahead} of {asked} ({ahead / asked:.1%})"
-        assert ranked.strip() == f"{apart} of {neighbours}"
-        assert ahead / asked <= 0.05 and apart <= 0.05 * neighbours
+    section = STUDY.read_text().split("### False \"ahead\" inside the loop")[1].split("\n## ")[0]
+    xeon, epyc = section.split("| from runs a side (EPYC) |")
+    for text, name, within in ((xeon, "2026-11-28-intel-xeon-2c-calibration", True),
+                               (epyc, "2026-12-02-amd-epyc-2c-calibration", False)):
+        rows = re.findall(r"^\| (\d) \| (.+) \| (.+) \|$", text, re.M)
+        assert [int(sides) for sides, _, _ in rows] == list(aa.SIDES)
+        for sides, called, ranked in rows:
+            ahead, asked, apart, neighbours = aa.false_ahead(ROOT / "docs" / "results" / name,
+                                                             int(sides), [0, 1, 2, 3])
+            assert called.strip() == f"{ahead} of {asked} ({ahead / asked:.1%})"
+            assert ranked.strip() == f"{apart} of {neighbours}"
+            # what a run reports stays within 5%; the test alone at every look, on the Xeon
+            assert apart <= 0.05 * neighbours and (ahead / asked <= 0.05 or not within)
