@@ -224,13 +224,16 @@ def test_the_generator_and_the_server_die_with_a_killed_harness(how: str, tmp_pa
                                                                  token: str) -> None:
     """A harness killed in the middle of a ladder step (alone or with its
     process group) leaves neither the load generator sending load nor the
-    server it loads."""
+    server it loads; the next run completes and removes the run's caches
+    (the generator's folder among them) that a killed harness left."""
     binary = str(ensure_generator())
     base = [a for i, a in enumerate(HTTP) if a not in ("--users", "--requests")
             and HTTP[i - 1] not in ("--users", "--requests")]
     argv = [sys.executable, "-m", "harness", *base, "--impl", "fake-serve", *LADDER,
             "--rate", "20", "--step-s", "30", "--out", str(tmp_path / "out")]
-    env = dict(os.environ, BENCH_IMPLS_PATH=str(FAKES), FAKE_TOKEN=token)
+    scratch = tmp_path / "tmp"  # TMPDIR: the run's caches and the generator's folder
+    scratch.mkdir()
+    env = dict(os.environ, BENCH_IMPLS_PATH=str(FAKES), FAKE_TOKEN=token, TMPDIR=str(scratch))
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -248,3 +251,9 @@ def test_the_generator_and_the_server_die_with_a_killed_harness(how: str, tmp_pa
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+    left = list(scratch.glob(f"harness-cache-{proc.pid}-*/**/loadgen-*"))
+    assert left or name != "KILL", "a SIGKILL leaves the generator's folder, for the next run"
+    after = harness(*HTTP, "--impl", "fake-serve", "--out", str(tmp_path / "next"),
+                    extra_env={"FAKE_TOKEN": token, "TMPDIR": str(scratch)})
+    assert after.returncode == 0, after.stderr
+    assert not list(scratch.glob(f"harness-cache-{proc.pid}-*")), list(scratch.iterdir())
