@@ -272,14 +272,13 @@ def _least_each_time(steps, planned, cost, budget_s):
                                          [k.sort_key for k in s[1].keys]))
         steps.remove(best)
         _, o, aim, _ = best
-        step = extra(aim, o.keys)
-        if step <= 0 or (budget_s is not None and spent + step > budget_s):
+        need = {k: max(0, aim - planned.get(k, 0)) for k in o.keys}
+        if extra(aim, o.keys) <= 0 or (budget_s is not None
+                                       and spent + extra(aim, o.keys) > budget_s):
             continue
-        for k in dict.fromkeys(o.keys):
-            more = max(0, aim - planned.get(k, 0))
-            planned[k] = planned.get(k, 0) + more
-            added[k] = added.get(k, 0) + more
-        spent += step
+        spent += extra(aim, o.keys)
+        for k, n in need.items():
+            planned[k], added[k] = planned.get(k, 0) + n, added.get(k, 0) + n
     return added
 
 
