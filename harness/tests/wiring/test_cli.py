@@ -22,17 +22,42 @@ from ..conftest import FAKES, ROOT, cmdline, fake_registry, harness, leftovers a
 RUN = ["run", "--no-report", "--repeat", "1", "--inherit-env", "FAKE_TOKEN"]
 
 
-@pytest.mark.parametrize("args", [
-    ["--n", "-1"], ["--n", "0"], ["--n", "abc"], ["--n", "10,x"], ["--buffer", "-1"],
-    ["--impl", "nope"], ["--workload", "nope"], ["--repeat", "0"], ["--max-rss", "lots"],
-    ["--timeout", "0"], ["--suite", "nope"], ["--bogus"], ["--n"],
+def exit_and_stderr(capsys: pytest.CaptureFixture[str], args: list[str],
+                    process: bool) -> tuple[int | str | None, str]:
+    """`python -m harness ARGS`'s exit status and stderr (the registry of
+    this environment's BENCH_IMPLS_PATH): in a process of its own (process),
+    else by cli.main in this one, as __main__ calls it (an uncaught
+    exception fails the test). Bad input is refused before any program runs
+    or file is written: in-process is the same check without a second of
+    start-up; each test keeps some cases in a real process."""
+    if process:
+        proc = subprocess.run([sys.executable, "-m", "harness", *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+        return proc.returncode, proc.stderr
+    from harness import cli
+    try:
+        status: int | str | None = cli.main(args)
+    except SystemExit as exc:  # argparse's own exit (cli.Parser.error)
+        status = exc.code
+    return status, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args,process", [
+    (["--n", "-1"], True), (["--n", "0"], False), (["--n", "abc"], False),
+    (["--n", "10,x"], False), (["--buffer", "-1"], False), (["--impl", "nope"], False),
+    (["--workload", "nope"], False), (["--repeat", "0"], False), (["--max-rss", "lots"], False),
+    (["--timeout", "0"], False), (["--suite", "nope"], False), (["--bogus"], True),
+    (["--n"], False),
 ])
-def test_bad_input_is_one_line_exit_2_and_writes_nothing(args: list[str], out: Path) -> None:
-    proc = harness(*RUN, "--impl", "fake-good", "--out", str(out), *args) if "--impl" not in args \
-        else harness(*RUN, "--out", str(out), *args)
-    assert proc.returncode == 2, proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(
+        args: list[str], process: bool, out: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("BENCH_IMPLS_PATH", str(FAKES))
+    impl = ["--impl", "fake-good"] if "--impl" not in args else []
+    status, err = exit_and_stderr(capsys, [*RUN, *impl, "--out", str(out), *args], process)
+    assert status == 2, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
     assert not out.exists()
 
 
@@ -258,29 +283,35 @@ def test_other_processes_cpu_during_a_run_is_recorded(out: Path) -> None:
     (b'\xff\xfe\x00', "impls.toml"),
 ])
 def test_a_malformed_impls_toml_is_one_line_naming_file_and_key(
-        body: str | bytes, key: str, tmp_path: Path) -> None:
+        body: str | bytes, key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     lang = tmp_path / "bad"
     lang.mkdir()
     path = lang / "impls.toml"
     path.write_bytes(body if isinstance(body, bytes) else body.encode())
-    env = dict(os.environ, BENCH_IMPLS_PATH=str(tmp_path))
+    monkeypatch.setenv("BENCH_IMPLS_PATH", str(tmp_path))
+    # in a real process: the TOML that does not parse (the two last cases)
+    process = key == "impls.toml"
     for args in (["list"], ["run", "--impl", "bad", "--dry-run"]):
-        proc = subprocess.run([sys.executable, "-m", "harness", *args], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=60)
-        assert proc.returncode == 2, proc.stderr
-        assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
-        assert str(path) in proc.stderr and key in proc.stderr, proc.stderr
+        status, err = exit_and_stderr(capsys, args, process)
+        assert status == 2, err
+        assert err.count("\n") == 1 and "Traceback" not in err
+        assert str(path) in err and key in err, err
 
 
 @pytest.mark.parametrize("args", [
     ["--sample-interval-ms", "inf"], ["--timeout", "inf"], ["--timeout", "nan"],
     ["--workload", ","], ["--impl", ","], ["--n", ""],
 ])
-def test_odd_values_are_one_line_exit_2(args: list[str], out: Path) -> None:
-    proc = harness(*RUN, "--impl", "fake-good", "--workload", "chain", "--n", "5",
-                   "--out", str(out), *args)
-    assert proc.returncode == 2, proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+def test_odd_values_are_one_line_exit_2(args: list[str], out: Path,
+                                       monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("BENCH_IMPLS_PATH", str(FAKES))
+    status, err = exit_and_stderr(capsys, [*RUN, "--impl", "fake-good", "--workload", "chain",
+                                           "--n", "5", "--out", str(out), *args],
+                                  process=args[0] == "--timeout" and args[1] == "nan")
+    assert status == 2, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not out.exists()
 
 
