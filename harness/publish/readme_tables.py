@@ -130,6 +130,7 @@ def publish(run_dir: Path, out: Path, name: str | None = None, root: Path | None
         raise UsageError(f"{summary} is missing: run `python -m harness report {run_dir}` first")
     # a name from the run's env.json (its host): one path component, or refused
     name = component(name or page_name(source.env()), "the page's name")
+    load_run(run_dir)  # its files read and checked as the page reads them: bad input writes nothing
     out.mkdir(parents=True, exist_ok=True)
 
     def fill(folder: Path) -> None:
