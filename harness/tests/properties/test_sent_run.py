@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -70,6 +71,7 @@ def readers(run: Path, tmp: Path) -> dict[str, list[str]]:
     return {
         "report": ["report", run],
         "report-github": ["report", run, "--format", "github"],
+        "plot": ["plot", run],
         "compare": ["compare", run, "--baseline", "go", "--fail-above", "5%"],
         "export": ["export", run, "--format", "bencher", "--out", tmp / "bmf.json"],
         "merge": ["merge", other, run, "--out", tmp / "merged"],
@@ -164,38 +166,76 @@ ISSUE_4 = [(("settings", "parts"), "abc"), (("settings", "parts"), [1]),
            (("settings", "max_repeat"), "x")]
 
 
-def _per_key() -> list[tuple[tuple[Any, ...], object]]:
-    seen: dict[Any, tuple[Any, ...]] = {}
+def _fields() -> list[tuple[tuple[Any, ...], Any]]:
+    """Every field of env.json once, with its value: a list's first item
+    stands for the others (invocations[0].argv for invocations[1].argv); a
+    null is left out (its every type is right), and format_version (its
+    own refusal, test_hostile)."""
+    seen: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
     for where, value in _env_leaves():
-        if value is not None:  # a null's every type is right
-            seen.setdefault(where[0], where)
-    return [(w, v) for w in seen.values() for v in ("x", [1], 1e300)] + ISSUE_4
+        if value is not None and where[0] != "format_version":
+            seen.setdefault(tuple("*" if isinstance(s, int) else s for s in where), (where, value))
+    return list(seen.values())
 
 
-@pytest.mark.parametrize("command", ["report", "report-github", "compare", "export", "merge",
-                                     "claims", "publish", "resume"])
-def test_66_4_every_reader_refuses_a_wrong_field_in_one_line(
-        command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for i, (where, value) in enumerate(_per_key()):
-        tmp = tmp_path / str(i)
-        tmp.mkdir()
-        if command == "resume":
-            out, run = latest_of(tmp)
-            argv: list[Any] = [*RESUME, "--out", out]
-        else:
-            run = sent_reported(tmp_path / "reported", tmp, capsys) \
-                if command in ("claims", "publish") else sent(tmp)
-            argv = readers(run, tmp)[command]
-        if where[0] == "format_version" or _get(run, where) is None \
-                or _kind(value) == _kind(_get(run, where)):
-            continue  # (--resume's fixture, format 2, lacks some of format 10's fields)
-        set_at(run, where, value)
+def _wrong_for(value: object, i: int) -> object:
+    """A value of another kind than value's: the i-th such, in turn."""
+    others = [w for w in ("x", [1], {"a": 1}, True, 2.5) if _kind(w) != _kind(value)]
+    return others[i % len(others)]
+
+
+def _every_field() -> list[tuple[tuple[Any, ...], object]]:
+    return [(w, _wrong_for(v, i)) for i, (w, v) in enumerate(_fields())] + ISSUE_4
+
+
+# Every command that reads a run: the readers, and --resume.
+READERS = ["report", "report-github", "plot", "compare", "export", "merge", "claims", "publish",
+           "resume"]
+
+
+def _reader_run(command: str, tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, list[Any]]:
+    """A copy of the sent run in tmp (reported, for the readers of its
+    report's files) and the command's argv on it."""
+    if command == "resume":
+        out = tmp / "out"
+        out.mkdir()
+        (out / "latest").symlink_to("run")
+        return sent(out), [*RESUME, "--out", out]
+    run = sent_reported(tmp / "reported", tmp, capsys) if command in ("claims", "publish") \
+        else sent(tmp)
+    return run, readers(run, tmp)[command]
+
+
+def _refuses_each(run: Path, name: str, argv: list[Any], tmp: Path,
+                  cases: list[tuple[str, Callable[[Path], None]]],
+                  capsys: pytest.CaptureFixture[str]) -> int:
+    """Each case (what it plants, how) planted in the run's file `name`,
+    then the command refused in one line naming the file and what was
+    planted, nothing under tmp written; the file put back after each."""
+    original = (run / name).read_bytes()
+    for named, plant in cases:
+        plant(run)
         before = snapshot(tmp)
         status, err = call(capsys, argv)
-        assert status == 2, (where, value, status, err)
+        assert status == 2, (named, status, err)
         refused(status, err)
-        assert "env.json" in err and _shown(where).split("[")[0] in err, err
-        assert snapshot(tmp) == before, (command, where, value)
+        assert name in err and named in err, (named, err)
+        assert snapshot(tmp) == before, named
+        (run / name).write_bytes(original)
+    return len(cases)
+
+
+@pytest.mark.parametrize("command", READERS)
+def test_66_4_every_reader_refuses_a_wrong_field_in_one_line(
+        command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every field of env.json at a value of another type, through every
+    command that reads a run: one line naming env.json and the field,
+    exit 2, nothing written."""
+    run, argv = _reader_run(command, tmp_path, capsys)
+    cases = [(_shown(where).split("[")[0], lambda r, w=where, v=value: set_at(r, w, v))
+             for where, value in _every_field()
+             if _get(run, where) is not None and _kind(value) != _kind(_get(run, where))]
+    assert _refuses_each(run, "env.json", argv, tmp_path, cases, capsys) > 80
 
 
 def _get(run: Path, where: tuple[Any, ...]) -> Any:
@@ -235,24 +275,21 @@ def test_every_numeric_column_at_every_hostile_number_is_refused_or_read(tmp_pat
             assert read is None or math.isfinite(read) and abs(read) <= 1e15
 
 
-@pytest.mark.parametrize("command", ["report", "report-github", "compare", "export", "merge",
-                                     "claims", "publish"])
+@pytest.mark.parametrize("command", READERS)
 def test_66_5_huge_numbers_in_runs_csv_are_one_line_for_every_reader(
         command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for i, (column, value) in enumerate((c, v) for c in ("wall_s", "warm_iter_s", "peak_rss_bytes")
-                                        for v in ("1.7e308", "inf", "nan", str(2**64))):
-        tmp = tmp_path / str(i)
-        tmp.mkdir()
-        run = sent_reported(tmp_path / "reported", tmp, capsys) \
-            if command in ("claims", "publish") else sent(tmp)
-        set_cell(run / "runs.csv", column, value)
-        status, err = call(capsys, readers(run, tmp)[command])
-        refused(status, err)
-        assert column in err and "runs.csv" in err, err
+    """Every numeric column of runs.csv at a number past its bounds (1.7e308,
+    ±inf, NaN, 2^64, 40 digits: each column one, in turn), through every
+    command that reads a run: one line naming runs.csv and the column,
+    exit 2, nothing written."""
+    run, argv = _reader_run(command, tmp_path, capsys)
+    hostile = [v for v in HOSTILE_NUMBERS if v != "-0"]
+    cases = [(column, lambda r, c=column, v=hostile[i % len(hostile)]: set_cell(
+        r / "runs.csv", c, v)) for i, column in enumerate(NUMERIC_COLUMNS)]
+    assert _refuses_each(run, "runs.csv", argv, tmp_path, cases, capsys) == len(NUMERIC_COLUMNS)
 
 
-@pytest.mark.parametrize("command", ["report", "report-github", "compare", "export", "merge",
-                                     "claims", "publish"])
+@pytest.mark.parametrize("command", READERS[:-1])
 def test_minus_zero_in_every_numeric_column_is_read_without_a_traceback(
         command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = sent(tmp_path)
@@ -501,13 +538,19 @@ def test_66_3_slurm_local_down_signals_only_the_daemons_it_started(tmp_path: Pat
 # ---------------------------------------------------------------- size
 
 def synthetic(parent: Path, rows: int, name: str = "big") -> Path:
-    """A run of `rows` rows, the fixture's ok rows repeated: 100 repeats of
-    each configuration, the sizes N = 10, 11, ... as many as it takes."""
+    """A run of `rows` rows: each configuration of the fixture's ok rows
+    (its implementations and workloads, one row of each) run 100 times at
+    each size N = 10, 11, ... as many as it takes. 100 runs a configuration,
+    as the size bound promises: the rows of the fixture's several sizes
+    brought to one N would make configurations of 1,200 runs, whose exact
+    intervals cost what a larger run of 100-run configurations does not."""
     run = sent(parent, name)
     with (run / "runs.csv").open(newline="") as f:
         header, *lines = list(csv.reader(f))
     at = {c: header.index(c) for c in ("n", "rep", "status")}
-    base = [line for line in lines if line[at["status"]] == "ok" and line[at["n"]]]
+    configuration = [header.index(c) for c in ("impl", "variant", "workload", "buffer")]
+    base = list({tuple(line[i] for i in configuration): line for line in lines
+                 if line[at["status"]] == "ok" and line[at["n"]]}.values())
     with (run / "runs.csv").open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(header)
@@ -551,6 +594,9 @@ SIZE_ROWS = int(os.environ.get("BENCH_SIZE_ROWS", "3000"))
 def test_66_12_a_large_run_is_read_reported_exported_and_merged(
         command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = synthetic(tmp_path, SIZE_ROWS)
+    with (run / "runs.csv").open(newline="") as f:
+        configurations = Counter((r["impl"], r["workload"], r["n"]) for r in csv.DictReader(f))
+    assert max(configurations.values()) <= 100, configurations.most_common(1)
     argv = readers(run, tmp_path)[command]
     if command == "merge":
         argv = ["merge", run, synthetic(tmp_path, SIZE_ROWS // 10, "small"),
