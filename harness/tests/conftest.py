@@ -145,6 +145,21 @@ def harness(*args: str, extra_env: dict[str, str] | None = None,
                           capture_output=True, text=True, timeout=timeout)
 
 
+def harness_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int | str | None, str]:
+    """`python -m harness ARGS` run in this process, as __main__ runs it
+    (cli.main; argparse's own exit caught): its exit status and stderr. For
+    input refused before any program runs or file is written, the same check
+    as harness() without a process's second of start-up; an exception that
+    would be a traceback fails the test. Each such test keeps a case in a
+    real process (harness()), so the command's start is tested too."""
+    from harness import cli
+    try:
+        status: int | str | None = cli.main(list(args))
+    except SystemExit as exc:  # cli.Parser.error
+        status = exc.code
+    return status, capsys.readouterr().err
+
+
 def fake_registry(folder: Path, language: str, impl_id: str, language_extra: str = "",
                   impl_extra: str = "") -> Path:
     """An impls.toml of its own (for --registry): one language whose one

@@ -15,7 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ..conftest import FAKES, ROOT, cmdline, fake_registry, harness, leftovers as _leftovers, read_rows
+from ..conftest import (FAKES, ROOT, cmdline, fake_registry, harness, harness_main,
+                        leftovers as _leftovers, read_rows)
 
 # FAKE_TOKEN marks the fakes a test started (conftest.leftovers): the programs get it
 # only because the test asks (the programs' environment is an allow-list).
@@ -26,20 +27,12 @@ def exit_and_stderr(capsys: pytest.CaptureFixture[str], args: list[str],
                     process: bool) -> tuple[int | str | None, str]:
     """`python -m harness ARGS`'s exit status and stderr (the registry of
     this environment's BENCH_IMPLS_PATH): in a process of its own (process),
-    else by cli.main in this one, as __main__ calls it (an uncaught
-    exception fails the test). Bad input is refused before any program runs
-    or file is written: in-process is the same check without a second of
-    start-up; each test keeps some cases in a real process."""
+    else in this one (conftest.harness_main)."""
     if process:
         proc = subprocess.run([sys.executable, "-m", "harness", *args], cwd=ROOT,
                               capture_output=True, text=True, timeout=60)
         return proc.returncode, proc.stderr
-    from harness import cli
-    try:
-        status: int | str | None = cli.main(args)
-    except SystemExit as exc:  # argparse's own exit (cli.Parser.error)
-        status = exc.code
-    return status, capsys.readouterr().err
+    return harness_main(capsys, *args)
 
 
 @pytest.mark.parametrize("args,process", [
