@@ -29,7 +29,8 @@ import pytest
 
 from harness import cli
 from harness.core import stats
-from harness.core.schema import (ENV_SPEC, FORMAT_VERSION, RUN_COLUMNS, _count, _finite, _int,
+from harness.core.schema import (COUNT, DATE, ENV_SPEC, FLAG, FORMAT_VERSION, REAL, RUN_COLUMNS,
+                                  SCALAR, SECONDS, TEXT, Leaf, ListOf, MapOf, _count, _finite, _int,
                                   _seconds, _signed)
 from harness.record.rundir import RunDirError, read_env, read_runs
 
@@ -317,8 +318,67 @@ def test_66_5_resume_of_a_budgeted_run_with_a_huge_time_is_one_line(
 PAYLOADS = ("/../../../esc", "../esc", "a/../../esc", "a\0b", "a\nb", "..", "/")
 
 
+def _completed(value: Any, spec: Any, sample: dict[Leaf, Any]) -> Any:
+    """value with every field spec declares, a field absent or null given
+    its leaf's sample, a list or map without items one item (keyed "k")."""
+    if isinstance(spec, dict):
+        value = value if isinstance(value, dict) else {}
+        return {**value, **{k: _completed(value.get(k), s, sample) for k, s in spec.items()}}
+    if isinstance(spec, ListOf):
+        return [_completed(v, spec.item, sample)
+                for v in (value if isinstance(value, list) and value else [None])]
+    if isinstance(spec, MapOf):
+        items = value if isinstance(value, dict) and value else {"k": None}
+        return {k: _completed(v, spec.item, sample) for k, v in items.items()}
+    return sample[spec] if value is None else value
+
+
+def _full_env() -> dict[str, Any]:
+    """The committed run's env.json with every field ENV_SPEC declares
+    (a merged run's machines, variants, a suite, a source...): the fixture
+    leaves many out, and each is a string a file name could be built from."""
+    env = json.loads((NEWEST / "env.json").read_text())
+    return _completed(env, ENV_SPEC, {TEXT: "text", DATE: env["started_at"], COUNT: 1,
+                                      SECONDS: 1.0, REAL: 0.5, FLAG: False, SCALAR: "x"})
+
+
 def _string_leaves() -> list[tuple[Any, ...]]:
-    return [w for w, v in _env_leaves() if isinstance(v, str)]
+    return [w for w, v in leaves(_full_env()) if isinstance(v, str)]
+
+
+def _keyed(value: Any, payload: str, spec: Any) -> Any:
+    """value with every map's keys (the names of toolchains, variants,
+    merged machines...) the payload, numbered."""
+    if isinstance(spec, dict):
+        return {k: _keyed(v, payload, spec[k]) if k in spec else v for k, v in value.items()}
+    if isinstance(spec, ListOf):
+        return [_keyed(v, payload, spec.item) for v in value]
+    if isinstance(spec, MapOf):
+        return {f"{payload}{i}": _keyed(v, payload, spec.item) for i, v in enumerate(value.values())}
+    return value
+
+
+def _fields_of(spec: Any, value: Any, where: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """The string fields spec declares (value None), or value holds as
+    strings, each a path with "*" for a list's or map's items."""
+    if isinstance(spec, dict):
+        for key, item in spec.items():
+            if value is None or key in value:
+                yield from _fields_of(item, None if value is None else value[key], (*where, key))
+    elif isinstance(spec, (ListOf, MapOf)):
+        items = [None] if value is None else value.values() if isinstance(value, dict) else value
+        for item in items:
+            yield from _fields_of(spec.item, item, (*where, "*"))
+    elif str in spec.types if value is None else isinstance(value, str):
+        yield where
+
+
+def test_the_full_env_holds_every_string_field_declared() -> None:
+    """The path-traversal test plants in every string field env.json may
+    hold, not only those the committed run has."""
+    declared = set(_fields_of(ENV_SPEC, None))
+    assert declared <= set(_fields_of(ENV_SPEC, _full_env())), declared
+    assert len(declared) > 60
 
 
 @pytest.mark.parametrize("payload", PAYLOADS)
@@ -330,6 +390,7 @@ def test_66_2_no_string_of_env_json_makes_publish_merge_or_export_write_outside_
     takes it holds it at once, and publish, merge and export then write
     only under --out (or refuse, in one line)."""
     run = sent(tmp_path)
+    (run / "env.json").write_text(json.dumps(_full_env()))
     call(capsys, ["report", run])
     original = (run / "env.json").read_text()
     taken = []
@@ -345,7 +406,15 @@ def test_66_2_no_string_of_env_json_makes_publish_merge_or_export_write_outside_
     (run / "env.json").write_text(original)
     for where in taken:
         set_at(run, where, payload)
-    assert len(taken) > 20
+    keyed = json.dumps(_keyed(json.loads((run / "env.json").read_text()), payload, ENV_SPEC))
+    planted = (run / "env.json").read_text()
+    (run / "env.json").write_text(keyed)
+    try:
+        read_env(run / "env.json")  # the maps' keys too, where the reader takes them
+    except RunDirError as exc:
+        assert "\n" not in str(exc), exc
+        (run / "env.json").write_text(planted)
+    assert len(taken) > 40
     readers(run, tmp_path)  # the other run merge reads, made before the snapshot
     outside = snapshot(tmp_path)
     for command in ("publish", "merge", "export"):
