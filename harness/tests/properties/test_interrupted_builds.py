@@ -26,8 +26,11 @@ from ..conftest import FAKES, ROOT, gone_within, harness, read_rows
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t"}
 # 20,000 small files: `git worktree add` takes 1.5 s here, time to be
-# stopped at each of its steps, and no longer
+# stopped at each of its steps, and no longer. A build killed after its
+# checkout (its install, its run: each found by its marker) is as well
+# tested on a small tree, which each case checks out again twice as fast.
 FOLDERS, FILES = 200, 100
+SMALL = 10, 20
 
 
 def git(repo: Path, *args: str) -> str:
@@ -35,22 +38,37 @@ def git(repo: Path, *args: str) -> str:
                           text=True, env={**os.environ, **GIT_ENV}).stdout
 
 
-@pytest.fixture(scope="module")
-def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def fake_source(repo: Path, folders: int, files: int) -> Path:
     """A git repository of a fake implementation's source (its slowdown)
-    big enough that checking it out takes over a second."""
-    repo = tmp_path_factory.mktemp("big") / "src"
+    and folders × files small files."""
     repo.mkdir()
     (repo / "slowdown").write_text("1.5")
-    for i in range(FOLDERS):
+    for i in range(folders):
         (repo / f"d{i}").mkdir()
-        for j in range(FILES):
+        for j in range(files):
             (repo / f"d{i}" / f"f{j}.txt").write_text(f"{i} {j}\n" * 20)
     git(repo, "init", "-q")
     git(repo, "config", "gc.auto", "0")  # no background gc holding its own lock files
     git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "big fake source")
+    git(repo, "commit", "-q", "-m", "fake source")
     return repo
+
+
+def tracked(repo: Path) -> int:
+    """The source's f*.txt files, as a whole checkout of it holds them."""
+    return sum(name.endswith(".txt") for name in git(repo, "ls-files").splitlines())
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A source big enough that checking it out takes over a second."""
+    return fake_source(tmp_path_factory.mktemp("big") / "src", FOLDERS, FILES)
+
+
+@pytest.fixture(scope="module")
+def small_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A source whose checkout is quick: for the steps after it."""
+    return fake_source(tmp_path_factory.mktemp("small") / "src", *SMALL)
 
 
 def state(repo: Path) -> tuple[str, str, list[str]]:
@@ -110,8 +128,9 @@ CASES = [(step, sig, group) for step in STEPS
 @pytest.mark.parametrize("step,sig,group", CASES,
                          ids=[f"{s}-{g.name}-{'group' if p else 'alone'}" for s, g, p in CASES])
 def test_a_commit_build_killed_at_each_step_is_redone_and_leaves_the_repository_as_it_was(
-        source: Path, tmp_path: Path, token: str, step: str, sig: signal.Signals,
-        group: bool) -> None:
+        request: pytest.FixtureRequest, tmp_path: Path, token: str, step: str,
+        sig: signal.Signals, group: bool) -> None:
+    source: Path = request.getfixturevalue("source" if step == "checkout" else "small_source")
     before = state(source)
     versions, out = tmp_path / "versions", tmp_path / "results"
     proc = subprocess.Popen(command(source, out), cwd=ROOT, env=env_for(versions, token),
@@ -137,7 +156,7 @@ def test_a_commit_build_killed_at_each_step_is_redone_and_leaves_the_repository_
     (tree,) = [p for p in (versions / "worktrees").iterdir() if p.is_dir()]
     # the whole tree was measured: git finds nothing missing or changed in it
     assert git(tree, "status", "--porcelain") == ""
-    assert sum(1 for _ in tree.rglob("f*.txt")) == FOLDERS * FILES
+    assert sum(1 for _ in tree.rglob("f*.txt")) == tracked(source) > 0
     listed, status, locks = state(source)
     assert status == before[1] and locks == []
     assert "locked" not in listed and "prunable" not in listed
@@ -146,10 +165,11 @@ def test_a_commit_build_killed_at_each_step_is_redone_and_leaves_the_repository_
     assert state(source) == before
 
 
-def test_a_commit_build_removed_by_make_clean_is_made_again(source: Path, tmp_path: Path,
+def test_a_commit_build_removed_by_make_clean_is_made_again(small_source: Path, tmp_path: Path,
                                                            token: str) -> None:
     """`make clean` removes .versions: the source repository still lists the
     worktree, and the next build takes its place instead of failing."""
+    source = small_source
     before = state(source)
     versions, out = tmp_path / "versions", tmp_path / "results"
     for _ in range(2):
