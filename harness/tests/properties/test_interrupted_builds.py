@@ -27,8 +27,8 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAM
            "GIT_COMMITTER_EMAIL": "t@t"}
 # 20,000 small files: `git worktree add` takes 1.5 s here, time to be
 # stopped at each of its steps, and no longer. A build killed after its
-# checkout (its install, its run: each found by its marker) is as well
-# tested on a small tree, which each case checks out again twice as fast.
+# checkout (at its install or its run: each found by its marker) is as well
+# tested on a small tree, which each such case checks out in a moment.
 FOLDERS, FILES = 200, 100
 SMALL = 10, 20
 
