@@ -145,19 +145,23 @@ def harness(*args: str, extra_env: dict[str, str] | None = None,
                           capture_output=True, text=True, timeout=timeout)
 
 
-def harness_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int | str | None, str]:
+def harness_main(capsys: pytest.CaptureFixture[str],
+                 *args: str) -> subprocess.CompletedProcess[str]:
     """`python -m harness ARGS` run in this process, as __main__ runs it
-    (cli.main; argparse's own exit caught): its exit status and stderr. For
-    input refused before any program runs or file is written, the same check
-    as harness() without a process's second of start-up; an exception that
-    would be a traceback fails the test. Each such test keeps a case in a
-    real process (harness()), so the command's start is tested too."""
+    (cli.main; argparse's own exit caught), its exit status and output as
+    harness() gives them. Where the command starts no program of its own
+    (bad input refused, an export), the same check as harness() without a
+    process's second of start-up; an exception that would be a traceback
+    fails the test. Each such test keeps a case in a real process
+    (harness()), so the command's start is tested too."""
     from harness import cli
     try:
-        status: int | str | None = cli.main(list(args))
+        status = cli.main(list(args))
     except SystemExit as exc:  # cli.Parser.error
-        status = exc.code
-    return status, capsys.readouterr().err
+        # as the interpreter exits with it: None is 0, a message 1
+        status = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["harness", *args], status, out, err)
 
 
 def fake_registry(folder: Path, language: str, impl_id: str, language_extra: str = "",

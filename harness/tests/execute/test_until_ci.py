@@ -240,12 +240,11 @@ def test_bad_values_are_one_line_exit_2(args: list[str], out: Path, monkeypatch:
                "--out", str(out)]
     if args == ["--until-ci", "-1"]:  # one in a real process; the others in this one
         proc = harness(*command)
-        status, err = proc.returncode, proc.stderr
     else:
         monkeypatch.setenv("BENCH_IMPLS_PATH", str(FAKES))
-        status, err = harness_main(capsys, *command)
-    assert status == 2, err
-    assert len(err.strip().splitlines()) == 1 and err.startswith("harness: error:")
+        proc = harness_main(capsys, *command)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith("harness: error:")
     assert not out.exists()
 
 

@@ -29,7 +29,7 @@ from harness.plan.plan import configurations, plan
 from harness.plan.options import Options
 from harness.plan.settings import settings_from
 
-from ..conftest import ROOT, harness
+from ..conftest import ROOT, harness, harness_main
 
 FIXTURES = ROOT / "harness" / "tests" / "fixtures"
 RUNS = [FIXTURES / "run", FIXTURES / "quick",
@@ -40,8 +40,19 @@ COMMENT_LIMIT = 65_536  # GitHub's most characters in an issue or commit comment
 TOOLS = {"smaller": "customSmallerIsBetter", "bigger": "customBiggerIsBetter"}
 
 
-def export(*args: str) -> subprocess.CompletedProcess[str]:
-    return harness("export", *(str(a) for a in args))
+def export(*args: str | Path, capsys: pytest.CaptureFixture[str] | None = None
+           ) -> subprocess.CompletedProcess[str]:
+    """`harness export ARGS`: in a process of its own, or with capsys in
+    this one (conftest.harness_main: an export starts no program)."""
+    if capsys is None:
+        return harness("export", *(str(a) for a in args))
+    return harness_main(capsys, "export", *(str(a) for a in args))
+
+
+def in_process(run: Path, capsys: pytest.CaptureFixture[str]) -> pytest.CaptureFixture[str] | None:
+    """The capture to export in-process with: every fixture run's but the
+    main fixture's, which a real process exports in each test."""
+    return None if run == FIXTURES / "run" else capsys
 
 
 # -- Bencher ---------------------------------------------------------------
@@ -139,8 +150,10 @@ def check_bencher_units(loaded: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("figures", ["headline", "all"])
 @pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
-def test_every_fixture_run_loads_in_bencher(run: Path, figures: str) -> None:
-    proc = export(run, "--format", "bencher", "--figures", figures)
+def test_every_fixture_run_loads_in_bencher(run: Path, figures: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    proc = export(run, "--format", "bencher", "--figures", figures,
+                  capsys=in_process(run, capsys))
     assert proc.returncode == 0, proc.stderr
     loaded = bencher_load(proc.stdout)
     check_bencher_units(loaded)
@@ -181,10 +194,11 @@ def has_figure(run: Path, direction: str) -> bool:
 @pytest.mark.parametrize("direction", ["smaller", "bigger"])
 @pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
 def test_every_fixture_run_loads_in_the_action(run: Path, direction: str, figures: str,
-                                               tmp_path: Path) -> None:
+                                               tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "bench.json"
     proc = export(run, "--format", "github-action-benchmark", "--direction", direction,
-                  "--figures", figures, "--out", out)
+                  "--figures", figures, "--out", out, capsys=in_process(run, capsys))
     if not has_figure(run, direction):
         # the action would throw "No benchmark result was found": refused here instead
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr

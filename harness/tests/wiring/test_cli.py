@@ -32,7 +32,8 @@ def exit_and_stderr(capsys: pytest.CaptureFixture[str], args: list[str],
         proc = subprocess.run([sys.executable, "-m", "harness", *args], cwd=ROOT,
                               capture_output=True, text=True, timeout=60)
         return proc.returncode, proc.stderr
-    return harness_main(capsys, *args)
+    done = harness_main(capsys, *args)
+    return done.returncode, done.stderr
 
 
 @pytest.mark.parametrize("args,process", [
