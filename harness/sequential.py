@@ -565,7 +565,11 @@ def more_runs(rows: Iterable[Row], runs: list[Planned], budget_s: float | None =
     order, then --until-settled's in wanting's order, a rate ladder's
     steps together (Unit); with a budget, only what fits in budget_s
     seconds."""
-    st = _state(rows, runs)
+    return _more_runs(_state(rows, runs), budget_s, allocation)
+
+
+def _more_runs(st: _State, budget_s: float | None, allocation: Allocation) -> list[Planned]:
+    """more_runs of the rows as st reads them (_state, the pass's costly part)."""
     due = _due(st)
     widening = _widening(st, due)
     spent = 0.0
@@ -658,9 +662,9 @@ class Budgeted:
         """The next pass: what fits in a slice of the time left (at least
         PASS_S, at most a third of it), so the forecasts are read again from
         the new runs before the rest of the budget is spent."""
-        table = list(rows)
         left = max(0.0, self.left())
-        fits = more_runs(table, runs, min(left, max(PASS_S, left / 3)), self.allocation)
-        if not fits and more_runs(table, runs, allocation=self.allocation):
+        st = _state(rows, runs)  # read once for both questions
+        fits = _more_runs(st, min(left, max(PASS_S, left / 3)), self.allocation)
+        if not fits and _more_runs(st, None, self.allocation):
             self.stopped = f"the budget of {fmt_duration(self.budget_s)} ends the runs"
         return fits

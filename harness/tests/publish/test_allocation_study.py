@@ -7,14 +7,16 @@ pages), its table of what the targets would cost from replays of those rows
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+from pathlib import Path
 
 from harness.analyse.analysis import group_runs
 from harness.core.schema import ConfigKey
 from harness.present.report import ask_run
 from harness.record.rundir import read_env, read_runs
-from harness.sequential import BEFORE, spent_before
+from harness.sequential import BEFORE, Allocation, spent_before
 
 from ..conftest import ROOT
 
@@ -134,6 +136,7 @@ def test_the_afternoon_sections_figures_are_the_rows() -> None:
     assert f"spread {min(jv):,}-{max(jv):,} MiB over its {len(jv)} runs" in text
 
 
+@functools.cache
 def _replay_module():
     """docs/studies/allocation/replay.py, a script beside the study, loaded by path."""
     import importlib.util
@@ -148,6 +151,15 @@ def _replay_module():
     return module
 
 
+@functools.cache
+def _replay(source: Path, budget_s: float, repeat: int, max_repeat: int | None, seed: int,
+            allocation: Allocation):
+    """replay.replay, once per arguments: a replay is seeded (the same
+    arguments draw the same runs), and two tables quote the 90-minute run's
+    replay at 45 minutes with the allocation before."""
+    return _replay_module().replay(source, budget_s, repeat, max_repeat, seed, allocation)
+
+
 def _hours(seconds: float) -> str:
     minutes = round(seconds / 60)
     return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
@@ -159,7 +171,6 @@ def test_the_targets_cost_table_is_replayed() -> None:
     executor with seeded draws, so its figures are exact, not noisy."""
     from harness.plan.settings import duration
 
-    replay = _replay_module().replay
     section = STUDY.read_text().split("## What the targets would cost here")[1]
     rows = re.findall(r"^\| (\d+ (?:min|h))[^|]* \| (\d+) \|(.+)\|$", section, re.M)
     assert len(rows) == 6, rows
@@ -168,7 +179,7 @@ def test_the_targets_cost_table_is_replayed() -> None:
         pairs, claims, used = [], [], []
         for seed in (0, 1):
             seconds = duration(budget.replace(" min", "m").replace(" h", "h"), "--budget")
-            got = replay(RUNS["next afternoon"], seconds, 1, int(ceiling), seed, BEFORE)
+            got = _replay(RUNS["next afternoon"], seconds, 1, int(ceiling), seed, BEFORE)
             pairs.append(str(got.families["rankings"][0]))
             claims.append(str(got.families["claims"][0]))
             used.append(_hours(got.seconds))
@@ -207,8 +218,7 @@ def test_the_90_minute_run_is_its_rows() -> None:
     assert (f"{len(rows):,} runs in its 90 minutes of runs, "
             f"{elapsed(read_env(folder / 'env.json'))} in all") in text
     assert f"the minimum took {spent_before(r for r in rows if r.rep == 1):,.0f} s" in text
-    replay = _replay_module().replay
-    replays = {budget: [replay(folder, minutes * 60.0, 1, None, seed, BEFORE).families
+    replays = {budget: [_replay(folder, minutes * 60.0, 1, None, seed, BEFORE).families
                         for seed in (0, 1)] for budget, minutes in (("90", 90), ("45", 45))}
     for family, label in (("rankings", "neighbour pairs"), ("claims", "claims"),
                           ("goals", "goals")):
@@ -251,11 +261,10 @@ def _replayed_rows(section: str, count: int) -> None:
     from harness.sequential import BEFORE, HEADLINE_FIRST, NOW
 
     allocations = {"before": BEFORE, "headline first": HEADLINE_FIRST, "now": NOW}
-    replay = _replay_module().replay
     rows = re.findall(r"^\| ([^|]+) \| (before|headline first|now) \|(.+)\|$", section, re.M)
     assert len(rows) == count, rows
     for label, allocation, cells in rows:
-        got = [replay(ALLOCATED[label], 45 * 60.0, 1, None, seed, allocations[allocation])
+        got = [_replay(ALLOCATED[label], 45 * 60.0, 1, None, seed, allocations[allocation])
                for seed in (0, 1)]
         assert got[0].headline[1] == 160
         assert [c.strip() for c in cells.split("|")] == _cells(got), (label, allocation)
@@ -283,13 +292,12 @@ def test_what_a_longer_budget_reaches_is_replayed() -> None:
 
     section = STUDY.read_text().split(TOO_DEAR)[1]
     text = " ".join(section.split())
-    replay = _replay_module().replay
     rows = re.findall(r"^\| (\d+) min \|(.+)\|$", section, re.M)
     assert [int(m) for m, _ in rows] == [60, 90]
     got = {}
     for minutes, cells in rows:
-        got[int(minutes)] = [replay(ALLOCATED["default run, 2026-12-02"], int(minutes) * 60.0, 1,
-                                    None, seed, NOW) for seed in (0, 1)]
+        got[int(minutes)] = [_replay(ALLOCATED["default run, 2026-12-02"], int(minutes) * 60.0,
+                                     1, None, seed, NOW) for seed in (0, 1)]
         assert [c.strip() for c in cells.split("|")] == _cells(got[int(minutes)]), minutes
 
     def shares(reps: list) -> str:
