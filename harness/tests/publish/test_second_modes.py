@@ -54,6 +54,8 @@ def test_parity_says_what_the_interval_shows() -> None:
     assert table.parity(Interval(1.08, 1.05, 1.12, 0.96, (6, 6))).startswith("no")
     assert table.parity(Interval(1.03, 0.84, 1.25, 0.96, (6, 6))).startswith("not settled: ")
     assert table.parity(Interval(1.0, 0.99, 1.01, 0.80, (3, 3))).startswith("not settled (")
+    faster = table.parity(Interval(0.93, 0.88, 0.98, 0.96, (20, 20)))
+    assert faster.startswith("yes") and "after is the faster" in faster
 
 
 def test_upper_runs_are_the_upper_modes() -> None:
@@ -62,3 +64,44 @@ def test_upper_runs_are_the_upper_modes() -> None:
     assert table.upper_runs([]) == []
     assert table.upper_runs([1.0, 1.01, 0.99, 1.0, 1.02, 0.98]) == []
     assert table.upper_runs([1.0, 1.01, 0.99, 1.0, 1.95, 2.0]) == [1.95, 2.0]
+
+
+def test_the_quiet_rounds_have_one_mode_at_1m() -> None:
+    """The Done-when on a quiet machine: 20 runs or more of the changed chain at
+    1M in the quiet rounds, their peak RSS one mode, none near twice the usual."""
+    from harness.analyse.modes import bimodal
+    table = _table()
+    folder, workload, (after, _) = table.ROUNDS_QUIET["chain-quiet"]
+    peaks = [float(r.peak_rss_bytes) for r in table.rows(folder, workload)
+             if r.impl == after and r.n == 1_000_000 and r.peak_rss_bytes]
+    assert len(peaks) >= 20, len(peaks)
+    assert bimodal(peaks) is None
+    assert max(peaks) < 1.5 * statistics.median(peaks), (max(peaks), statistics.median(peaks))
+
+
+def test_every_two_modes_of_the_default_run_is_in_a_readme() -> None:
+    """Each configuration the newest default run's page lists under "Two modes"
+    has its modes block (table.SPLIT, from that run's rows) and a study run
+    again beside this (table.STUDIED) in its language's README."""
+    from harness.analyse.analysis import analyse
+    from harness.analyse.modes import bimodal_groups
+    from harness.record.rundir import RunDir
+    table = _table()
+    metric = {"cold": "first_iter_s", "warm": "warm_iter_s"}
+    found = {(b.group.impl, b.group.workload, b.group.n, b.group.buffer, b.metric)
+             for b in bimodal_groups(analyse(RunDir(table.DEFAULT_RUN)).groups)}
+    split = {(*config, metric[by]) for _, run, config, by, *_ in table.SPLIT.values()
+             if run == table.DEFAULT_RUN}
+    studied = {(*s.config, metric[s.by]) for s in table.STUDIED.values()}
+    assert len(found) == 4, found
+    assert found == split == studied
+
+
+def test_each_study_ran_its_sides_20_times() -> None:
+    """About 20 runs a side, as the issue asks to see the modes."""
+    table = _table()
+    for name, s in table.STUDIED.items():
+        found = table.study_rows(s)
+        for label in s.sides:
+            runs = table.values(found, label, s.config[2], table.PASSES[s.by])
+            assert len(runs) >= 20, (name, label, len(runs))
