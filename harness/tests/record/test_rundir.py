@@ -27,7 +27,7 @@ from harness.plan.options import Options
 from harness.plan.settings import settings_from
 from harness.core.workloads import WORKLOADS, Workload
 
-from ..conftest import FAKES, harness, read_rows
+from ..conftest import FAKES, harness, harness_main, read_rows
 
 RUN = ["run", "--no-report", "--repeat", "1"]
 
@@ -64,15 +64,18 @@ def test_a_torn_last_row_is_reported_and_ignored(out: Path) -> None:
     assert sorted((r["rep"], r["status"]) for r in read_rows(out)) == [("1", "ok"), ("2", "ok")]
 
 
-def _read_by(command: str, good: Path, run: Path, out: Path, ns: str):
+def _read_by(command: str, good: Path, run: Path, out: Path, ns: str,
+             capsys: pytest.CaptureFixture[str] | None = None):
     """The command that reads a (broken) run directory: compare against a good
-    copy (compare refuses a run with itself), --resume in OUT, or report/plot."""
-    if command == "compare":
-        return harness("compare", str(good), str(run))
+    copy (compare refuses a run with itself), --resume in OUT, or report/plot.
+    With capsys, report, plot and compare run in the test's process
+    (conftest.harness_main: they start no program); --resume, a run, always
+    in a process of its own."""
     if command == "resume":
         return harness(*RUN, "--impl", "fake-good", "--workload", "chain", "--n", ns,
                        "--out", str(out), "--resume")
-    return harness(command, str(run))
+    args = ["compare", str(good), str(run)] if command == "compare" else [command, str(run)]
+    return harness(*args) if capsys is None else harness_main(capsys, *args)
 
 
 @pytest.mark.parametrize("content", [
@@ -82,11 +85,13 @@ def _read_by(command: str, good: Path, run: Path, out: Path, ns: str):
     "",
 ])
 @pytest.mark.parametrize("command", ["report", "plot", "compare", "resume"])
-def test_a_malformed_runs_csv_is_one_line_exit_2(content: str, command: str, out: Path) -> None:
+def test_a_malformed_runs_csv_is_one_line_exit_2(content: str, command: str, out: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
     run = good_run(out)
     good = shutil.copytree(run, out.parent / "good")  # compare refuses a run with itself
     (run / "runs.csv").write_text(content)
-    proc = _read_by(command, good, run, out, "5")
+    # the empty file in a real process, each command; the others in this one
+    proc = _read_by(command, good, run, out, "5", None if content == "" else capsys)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert "runs.csv" in proc.stderr
@@ -317,14 +322,16 @@ def _break(run: Path, case: str) -> None:
 @pytest.mark.parametrize("case", ["empty-n", "nul-impl", "unknown-workload", "date", "env-date"])
 @pytest.mark.parametrize("command", ["report", "compare", "resume"])
 def test_rows_no_run_writes_are_refused_in_one_line(case: str, command: str, recorded: Path,
-                                                     tmp_path: Path) -> None:
+                                                     tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "results"
     good = shutil.copytree(recorded, tmp_path / "good")
     run = shutil.copytree(recorded, out / recorded.name)
     (out / "latest").symlink_to(run.name)
     _break(run, case)
     before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
-    proc = _read_by(command, good, run, out, "5,6")
+    # one case in a real process, each command; the others in this one
+    proc = _read_by(command, good, run, out, "5,6", None if case == "empty-n" else capsys)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("harness: error:"), proc.stderr
