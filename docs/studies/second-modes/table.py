@@ -409,13 +409,22 @@ GROUPED = {
                         ("the pass", lambda d: d["ms"] / 1e3, fmt_seconds),
                         ("the pass", lambda d: d["ms"] / 1e3, fmt_seconds, max),
                         ("full collections during the pass", lambda d: d["major"],
-                         lambda v: f"{v:,.0f}", sum))}
+                         lambda v: f"{v:,.0f}", sum)),
+    # the same passes in 3 processes with V8's own flags and without --no-concurrent-sweeping
+    "node-bounded-sweep": ("node-bounded-sweep.jsonl", "V8's flags",
+                           lambda d: f"`{d['flags']}`" if d["flags"] else "as stock",
+                           ("the pass", lambda d: d["ms"] / 1e3, fmt_seconds, min),
+                           ("the pass", lambda d: d["ms"] / 1e3, fmt_seconds),
+                           ("the pass", lambda d: d["ms"] / 1e3, fmt_seconds, max),
+                           ("collections during the pass", lambda d: d["major"] + d["scavenge"],
+                            lambda v: f"{v:,.0f}", sum))}
 AGGREGATE = {min: "shortest", max: "longest", sum: "total"}
 
 
 GROUPED_IN = {"tokio-vmstat": ROOT / "rust" / "README.md",
               "node-chain-trace": ROOT / "node" / "README.md",
-              "node-bounded-gc": ROOT / "node" / "README.md"}
+              "node-bounded-gc": ROOT / "node" / "README.md",
+              "node-bounded-sweep": ROOT / "node" / "README.md"}
 
 
 def grouped(name: str) -> str:
@@ -423,7 +432,7 @@ def grouped(name: str) -> str:
     and the medians of the figures."""
     file, key_name, key, *figures = GROUPED[name]
     found = [json.loads(line) for line in (DIAGNOSIS / file).read_text().splitlines()]
-    if name == "node-bounded-gc":
+    if name.startswith("node-bounded"):  # the JIT's warm-up left out
         found = [d for d in found if d["pass"] >= 5]
     head = [key_name, "count",
             *(f"{f[0]}, {AGGREGATE[f[3]] if f[3:] else 'median'}" for f in figures)]
