@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import os
 import shutil
 import subprocess
@@ -129,6 +130,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         mark = item.get_closest_marker("xdist_group")
         if mark is not None and "@" not in item.nodeid:
             item._id = NodeId.parse(f"{item.nodeid}@{mark.args[0]}")  # type: ignore[attr-defined]
+
+
+RESULTS = ROOT / "docs" / "results"
+# The tests that read a published page as harness/publish/ renders it: under
+# pytest-xdist they run on one worker, which renders each page once.
+PUBLISHED = pytest.mark.xdist_group("published-pages")
+
+
+@functools.cache
+def published_page(name: str) -> str:
+    """docs/results/NAME.md as harness/publish/ writes it from the files
+    beside it, rendered once per process: a calibration page's A/A gate
+    trials take half a minute, and three tests read the same page."""
+    from harness.publish import page, readme_tables
+    return page.render_page(readme_tables.load_page(RESULTS, name), name)
 
 
 def builds(language: str) -> pytest.MarkDecorator:

@@ -20,7 +20,7 @@ from harness.publish import page
 from harness.publish.readme_tables import load_page
 from harness.record.rundir import RunDir
 
-from ..conftest import ROOT
+from ..conftest import PUBLISHED, ROOT, published_page
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "run"
 RESULTS = ROOT / "docs" / "results"
@@ -76,9 +76,10 @@ def test_report_html_has_the_outlines_sections_in_its_order(results) -> None:
     ("2026-12-02-amd-epyc-2c-later", {"calibration"}),  # not a calibration run
     ("2026-11-28-intel-xeon-2c-calibration", set()),
 ])
+@PUBLISHED
 def test_a_published_page_has_the_outlines_sections_in_its_order(name, absent) -> None:
     run = load_page(RESULTS, name)
-    text = page.render_page(run, name)
+    text = published_page(name)
     titles = [report.section_title(w) for w in report.workload_groups(run.groups)]
     found = md_headings(text)
     assert found == expected(PAGE, titles, absent)
@@ -87,10 +88,10 @@ def test_a_published_page_has_the_outlines_sections_in_its_order(name, absent) -
     assert found == md_headings((RESULTS / f"{name}.md").read_text())
 
 
+@PUBLISHED
 def test_the_how_to_read_text_is_written_once_for_report_and_page(results) -> None:
     md = report.render_markdown(results, pngs=[])
-    published = page.render_page(load_page(RESULTS, "2026-12-02-amd-epyc-2c-later"),
-                                 "2026-12-02-amd-epyc-2c-later")
+    published = published_page("2026-12-02-amd-epyc-2c-later")
     for text, statistics in ((md, "../../docs/statistics.md"), (published, "../statistics.md")):
         assert f"[docs/statistics.md]({statistics})" in text
         assert "is **not settled**, and one run has no interval at all" in text
