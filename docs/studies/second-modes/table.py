@@ -418,13 +418,23 @@ GROUPED = {
                            ("the pass", lambda d: d["ms"] / 1e3, fmt_seconds, max),
                            ("collections during the pass", lambda d: d["major"] + d["scavenge"],
                             lambda v: f"{v:,.0f}", sum))}
+# the same passes in 3 processes with --trace-opt --trace-deopt (optpass.py): the functions
+# TurboFan finished optimizing during each pass
+GROUPED["node-bounded-opt"] = (
+    "node-bounded-opt.jsonl", "functions optimized during the pass",
+    lambda d: "0–2" if d["optimized"] <= 2 else "3–5" if d["optimized"] <= 5 else "6 or more",
+    ("the pass", lambda d: d["ms"] / 1e3, fmt_seconds, min),
+    ("the pass", lambda d: d["ms"] / 1e3, fmt_seconds),
+    ("the pass", lambda d: d["ms"] / 1e3, fmt_seconds, max),
+    ("deoptimizations during the pass", lambda d: d["deoptimized"], lambda v: f"{v:,.0f}", sum))
 AGGREGATE = {min: "shortest", max: "longest", sum: "total"}
 
 
 GROUPED_IN = {"tokio-vmstat": ROOT / "rust" / "README.md",
               "node-chain-trace": ROOT / "node" / "README.md",
               "node-bounded-gc": ROOT / "node" / "README.md",
-              "node-bounded-sweep": ROOT / "node" / "README.md"}
+              "node-bounded-sweep": ROOT / "node" / "README.md",
+              "node-bounded-opt": ROOT / "node" / "README.md"}
 
 
 def grouped(name: str) -> str:
