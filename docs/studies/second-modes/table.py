@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.core.formatting import (fmt_bytes, fmt_interval, fmt_ratio_bound,  # noqa: E402
                                      fmt_seconds)
-from harness.core.schema import Row  # noqa: E402
+from harness.core.schema import Row, Status  # noqa: E402
 from harness.analyse.modes import Modes, bimodal  # noqa: E402
 from harness.core.stats import Interval, median_interval, ratio_interval  # noqa: E402
 from harness.record.rundir import read_runs, read_samples  # noqa: E402
@@ -79,7 +79,7 @@ FIGURES: tuple[tuple[str, Callable[[Row], float | None], Callable[[float], str]]
 def rows(folder: str, workload: str) -> list[Row]:
     """The ok rows of a workload in every run directory of the folder."""
     return [r for path in sorted((STUDY / folder).glob("*/runs.csv"))
-            for r in read_runs(path).rows if r.workload == workload and r.status == "ok"]
+            for r in read_runs(path).rows if r.workload == workload and r.status == Status.OK]
 
 
 def values(found: list[Row], impl: str, n: int,
@@ -172,7 +172,7 @@ def _floors(folder: str, sides: tuple[str, ...], n: int) -> str:
     for path in sorted((STUDY / folder).glob("*/runs.csv")):
         samples = read_samples(path.parent / "samples.csv")
         for r in read_runs(path).rows:
-            if r.status != "ok" or r.n != n or r.impl not in sides or not r.peak_rss_bytes:
+            if r.status != Status.OK or r.n != n or r.impl not in sides or not r.peak_rss_bytes:
                 continue
             if r.impl not in peaks:
                 xs = values(rows(folder, r.workload), r.impl, n, lambda x: x.peak_rss_bytes)
@@ -204,7 +204,7 @@ def modes(name: str) -> str:
     they spent."""
     _, run, (impl, workload, n, buffer), by, *more = SPLIT[name]
     extra = {k: SHOWN[k] for k in (more[0] if more else ())}
-    found = [r for r in read_runs(run / "runs.csv").rows if r.status == "ok" and r.impl == impl
+    found = [r for r in read_runs(run / "runs.csv").rows if r.status == Status.OK and r.impl == impl
              and r.workload == workload and r.n == n and r.buffer == buffer and PASSES[by](r)]
     found.sort(key=lambda r: PASSES[by](r) or 0.0)
     two = bimodal([PASSES[by](r) or 0.0 for r in found])
@@ -291,7 +291,7 @@ def study_rows(s: Study) -> list[Row]:
     _, workload, n, buffer = s.config
     return [r for path in sorted((STUDY / s.folder).glob("*/runs.csv"))
             for r in read_runs(path).rows
-            if r.status == "ok" and r.workload == workload and r.n == n and r.buffer == buffer]
+            if r.status == Status.OK and r.workload == workload and r.n == n and r.buffer == buffer]
 
 
 def study(name: str) -> str:
@@ -315,12 +315,14 @@ def study(name: str) -> str:
         ratio = "" if label == next(iter(s.sides)) else _ratio(ratio_interval(first, xs))
         lines.append(f"| {called} | {len(xs)} | {fmt_seconds(statistics.median(xs))} "
                      f"{fmt_interval(median_interval(xs), len(xs), fmt_seconds)} | "
-                     f"{_modes(bimodal(xs), fmt_seconds)} | {ratio} | " + " | ".join(medians) + " |")
+                     f"{_modes(bimodal(xs), fmt_seconds)} | {ratio} | "
+                     + " | ".join(medians) + " |")
     runs = sorted({r.run_id for r in found})
     loads = [r.load_avg_1m for r in found if r.load_avg_1m is not None]
     slow = "; ".join(_slow_runs(found, label, called, s) for label, called in s.sides.items())
-    others = "; ".join(f"{called} {_modes(bimodal(values(found, label, s.config[2], PASSES[other])), fmt_seconds)}"
-                       for label, called in s.sides.items())
+    others = "; ".join(
+        f"{called} {_modes(bimodal(values(found, label, s.config[2], PASSES[other])), fmt_seconds)}"
+        for label, called in s.sides.items())
     return (f"\nRun directories {', '.join(f'`{r}`' for r in runs)} in "
             f"docs/studies/second-modes/{s.folder}/; load average (1 minute) at the runs' start "
             f"{min(loads):.1f}–{max(loads):.1f}, median {statistics.median(loads):.1f}. Each "
