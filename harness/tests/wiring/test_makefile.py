@@ -102,11 +102,11 @@ def dry(*args: str) -> list[str]:
 
 def test_make_test_with_lang_runs_only_that_languages_tests() -> None:
     assert [line.split() for line in dry("test", "LANG=go")] == [
-        [".venv/bin/python", "-m", "pytest", "-q", "-n", "auto", "--dist", "loadgroup",
+        [".venv/bin/python", "-m", "pytest", "-q", "-n", "auto", "--dist", "loadgroup", "--durations=25",
          "-p", "harness.tests.select_impl", "--impl", "'go'"],
         [".venv/bin/python", "-m", "harness", "test", "--impl", "'go'"]]
     assert [line.split() for line in dry("test")] == [
-        [".venv/bin/python", "-m", "pytest", "-q", "-n", "auto", "--dist", "loadgroup"],
+        [".venv/bin/python", "-m", "pytest", "-q", "-n", "auto", "--dist", "loadgroup", "--durations=25"],
         [".venv/bin/python", "-m", "harness", "test", "--impl", "'all'"]]
 
 
