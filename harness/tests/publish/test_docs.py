@@ -661,3 +661,15 @@ def test_statistics_thread_spreads_are_the_seed004_reruns():
     text = " ".join((ROOT / "docs" / "statistics.md").read_text().split())
     assert (f"Go's {spread('go', 'async', '150')} and java-virtual's "
             f"{spread('java-virtual', 'parallel', '50')}") in text
+
+
+def test_the_first_run_studys_vegeta_figures_are_its_data():
+    """docs/studies/first-run.md's 2026-12-02 section: its time and CPU are
+    first-run.tsv's line of that day."""
+    with open(ROOT / figures.FIRST_RUNS, newline="") as f:
+        (line,) = [r for r in csv.DictReader(f, delimiter="\t") if r["date"] == "2026-12-02"]
+    text = " ".join((ROOT / "docs" / "studies" / "first-run.md").read_text().split())
+    assert (f"At commit {line['commit']}," in text
+            and f"**{fmt_elapsed(int(line['seconds']))}** in all, "
+                f"{float(line['user_cpu_s']):.0f} + {float(line['system_cpu_s']):.0f} s of CPU"
+            in text)
