@@ -470,7 +470,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from .publish.readme_tables import publish_command  # matplotlib stays out of other paths
+    from .publish.command import publish_command  # matplotlib stays out of other paths
     return publish_command(args.run_dir, args.out, args.name, args.index)
 
 

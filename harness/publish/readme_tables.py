@@ -36,9 +36,6 @@ from ..present.report import md_table, md_text
 from ..record.rundir import RunDir, read_env
 from ..record.safe_output import component, replace_folder, whole
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = ROOT / "docs" / "results"
-
 
 def machine_slug(env: Env) -> str:
     if env.machines:
@@ -157,22 +154,3 @@ def regenerate_docs(out: Path, root: Path) -> None:
         path.write_text(readme.with_block(text, readme_block(out)))
     for doc, text in figures.rewritten(root).items():
         doc.write_text(text)
-
-
-def publish_command(run_dir: Path | None, out: Path, name: str | None, index: bool) -> int:
-    """`harness publish`: RUN_DIR's page in OUT, or with index every page
-    of OUT and its index again (and, in docs/results, README's block and the
-    docs' figures)."""
-    root = ROOT if out.resolve() == DEFAULT_OUT else None
-    if index:
-        out.mkdir(parents=True, exist_ok=True)
-        for page_name in pages(out):
-            whole(out / f"{page_name}.md", render_page(load_page(out, page_name), page_name))
-        whole(out / "README.md", render_index(out))
-        if root is not None:
-            regenerate_docs(out, root)
-        return 0
-    if run_dir is None:
-        raise UsageError("give a run directory, or --index")
-    print(publish(run_dir, out, name, root))
-    return 0
