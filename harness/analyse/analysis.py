@@ -17,7 +17,7 @@ from weakref import WeakKeyDictionary
 
 from ..core.envinfo import instability
 from ..core.ladder import ladder_rows, past_end, whole
-from ..core.formatting import fmt_duration, fmt_percent
+from ..core.formatting import fmt_duration, fmt_percent, fmt_share, fmt_share_tenths
 from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import COLD, METRICS, RSS, SUSTAINED, WARM
 from ..core.formatting import fmt_metric
@@ -653,8 +653,8 @@ def _load_warnings(groups: list[Group]) -> list[str]:
     if loaded:
         worst = max(loaded, key=lambda r: r.other_cpu_frac)
         out.append(f"{len(loaded)} of {len(ok_rows)} ok runs ran under load (other processes "
-                   f"used over {LOADED_FRAC:.0%} of the CPU; the most: "
-                   f"{worst.other_cpu_frac:.0%} during {ConfigKey.of(worst).label} rep "
+                   f"used over {fmt_share(LOADED_FRAC)} of the CPU; the most: "
+                   f"{fmt_share(worst.other_cpu_frac)} during {ConfigKey.of(worst).label} rep "
                    f"{worst.rep}): their timings are marked in the tables.")
     for g in groups:
         if (note := capacity_note(g)) is not None:
@@ -682,11 +682,12 @@ def _noise_warnings(groups: list[Group]) -> list[str]:
     for g in groups:
         noisy = [m for m in g.noisy if m in headline(g.workload)]
         if noisy:
-            spread = ", ".join(f"{METRICS[m].label} ±{g.metrics[m].interval.relative_width * 100:.0f}%"
-                               for m in noisy)
+            spread = ", ".join(
+                f"{METRICS[m].label} ±{fmt_share(g.metrics[m].interval.relative_width)}"
+                for m in noisy)
             by_workload.setdefault(g.workload, []).append(f"{_short(g)} ({spread})")
     return [f"{workload}: {len(entries)} of {totals[workload]} groups are noisy "
-            f"(confidence interval reaching over {NOISY_WIDTH:.0%} from the median): "
+            f"(confidence interval reaching over {fmt_share(NOISY_WIDTH)} from the median): "
             f"{'; '.join(entries)}." for workload, entries in by_workload.items()]
 
 
@@ -730,9 +731,9 @@ def wide_figures(g: Group, target: float) -> list[str]:
         if iv is None:
             out.append(f"{METRICS[m].label}: {s.count} run, no interval")
         elif not iv.settled:
-            out.append(f"{METRICS[m].label}: not settled ({iv.confidence:.0%})")
+            out.append(f"{METRICS[m].label}: not settled ({fmt_share(iv.confidence)})")
         elif iv.relative_width > target:
-            out.append(f"{METRICS[m].label} ±{iv.relative_width * 100:.1f}%")
+            out.append(f"{METRICS[m].label} ±{fmt_share_tenths(iv.relative_width)}")
     return out
 
 

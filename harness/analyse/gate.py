@@ -54,7 +54,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .. import UsageError
-from ..core.formatting import fmt_change, fmt_percent
+from ..core.formatting import fmt_change, fmt_percent, fmt_share
 from ..core.metrics import METRICS, margins
 from ..core.schema import ConfigKey, Env, Status
 from ..core.stats import (LEVEL, Block, Interval, Prior, blocked_ratio_bound,
@@ -145,7 +145,7 @@ class Change:
     def why_not(self) -> str:
         """Why a figure has no verdict: its confidence, or its run counts."""
         if self.interval is not None:
-            return f"{self.interval.confidence:.0%} confidence"
+            return f"{fmt_share(self.interval.confidence)} confidence"
         paired = (sum(len(a) for a, _ in self.paired), sum(len(b) for _, b in self.paired))
         return ", ".join(f"{n} ok run{'s' if n != 1 else ''} {side}"
                          for side, n in zip(("old", "new"), paired) if n < 2) + (

@@ -31,7 +31,7 @@ from .goals import GoalVerdict, goals
 from .modes import bimodal
 from .ranks import PriorKey, is_headline, prior_for, priors, rank_margin
 from ..core.claims import CLAIMS, Claim
-from ..core.formatting import fmt_percent
+from ..core.formatting import fmt_number, fmt_percent, fmt_share, fmt_sig
 from ..core.metrics import METRICS
 from ..core.schema import ConfigKey
 from ..core.stats import Interval, Prior, discoveries, ratio_interval, ratio_p, smallest_p
@@ -133,7 +133,7 @@ class ClaimVerdict:
         c, iv = self.claim, self.interval
         if c.size is None or iv is None or not iv.settled:
             return ""
-        said = f"{c.size:.3g}×"
+        said = f"{fmt_sig(c.size, 3)}×"
         if c.at_least:
             return ("its size holds (all of the interval is above " + said + ")" if iv.low > c.size
                     else f"its size does not (the interval is below {said})" if iv.high < c.size
@@ -174,11 +174,11 @@ class Questions:
                  RANKINGS: "neighbour pairs in the rankings",
                  CLAIMS_FAMILY: "the articles' claims", GOALS_FAMILY: "the project's goals"}
         parts = [f"{words[name]} {settled:,} of {total:,}"
-                 + (f" ({settled / total:.0%})" if total else "")
+                 + (f" ({fmt_share(settled / total)})" if total else "")
                  for name, settled, total in self.families()]
-        control = (f"false discovery rate {FDR_RATE:.0%} within the rankings and within the "
-                   "claims; a goal on its own 95% interval" if self.goals else
-                   f"false discovery rate {FDR_RATE:.0%} within each")
+        control = (f"false discovery rate {fmt_share(FDR_RATE)} within the rankings and within "
+                   "the claims; a goal on its own 95% interval" if self.goals else
+                   f"false discovery rate {fmt_share(FDR_RATE)} within each")
         pairs, claims = self.unmeasured()
         beyond = [f"{n:,} {word}{'s' if n != 1 else ''}" for n, word in
                   ((pairs, "neighbour pair"), (claims, "claim")) if n]
@@ -313,7 +313,7 @@ def _margin_text(v: ClaimVerdict, margin: float) -> str:
     if margin == m.margin:
         return f"±{fmt_percent(margin)}"
     smaller = min(v.num.median(v.claim.num.metric), v.den.median(v.claim.den.metric))
-    return f"±{m.margin_units:g} of {smaller:g}: {margin:.0%}"
+    return f"±{fmt_number(m.margin_units)} of {fmt_number(smaller)}: {fmt_share(margin)}"
 
 
 def _verdict(v: ClaimVerdict, verdict: str, why: str = "") -> ClaimVerdict:

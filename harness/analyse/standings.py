@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from .analysis import (Group, bound_from_below, comparable_sets, headline, node_blocks, ratio_of,
                        several_nodes)
-from ..core.formatting import fmt_percent
+from ..core.formatting import fmt_percent, fmt_share
 from .modes import bimodal
 from ..core.variants import base_of
 from ..core.metrics import METRICS
@@ -273,13 +273,13 @@ def summary(found: list[Standing]) -> str:
         if not s.settled:
             reasons[s.why.split(" (")[0]] += 1
     runs = [r for s in found for r in s.runs]
-    text = (f"Verdicts settled: {settled} of {total} ({settled / total:.0%}): "
+    text = (f"Verdicts settled: {settled} of {total} ({fmt_share(settled / total)}): "
             f"{kinds[BEHIND]} behind their set's leader, {kinds[LEVEL_WORD]} level with it")
     if reasons:
         text += "; not settled: " + ", ".join(f"{n} {why}" for why, n in sorted(
             reasons.items(), key=lambda kv: -kv[1]))
     return (text + f". Each is an implementation against its set's leader on a headline figure, "
-            f"decided as one family (false discovery rate {FDR_RATE:.0%}); "
+            f"decided as one family (false discovery rate {fmt_share(FDR_RATE)}); "
             f"{min(runs)} to {max(runs)} ok runs a side.")
 
 

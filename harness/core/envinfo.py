@@ -11,6 +11,7 @@ import subprocess
 from typing import Any, Iterable
 
 from .. import ROOT
+from .formatting import fmt_share_tenths
 
 # The variables that change how a runtime or the C library behaves, by name
 # or prefix: the one list. env.json and results.json record their values and
@@ -230,11 +231,13 @@ def instability(state: dict[str, Any], steal: float | None) -> list[str]:
         out.append("turbo boost is on: the clock speed depends on temperature and the other "
                    "cores' load")
     if state.get("virtual_machine"):
-        stolen = f", and the hypervisor took {steal:.1%} of its CPU time during the run" \
+        stolen = (f", and the hypervisor took {fmt_share_tenths(steal)} of its CPU time during "
+                  "the run") \
             if steal is not None and steal >= STEAL_NOTICE else ""
         out.append(f"this is a virtual machine whose CPUs may be shared{stolen}")
     elif steal is not None and steal >= STEAL_NOTICE:
-        out.append(f"{steal:.1%} of the CPU time was stolen by a hypervisor during the run")
+        out.append(f"{fmt_share_tenths(steal)} of the CPU time was stolen by a hypervisor during "
+                   "the run")
     if state.get("clocksource") not in (None, "tsc"):
         out.append(f"the clock source is {state['clocksource']} (not tsc): reading the time "
                    "costs more")

@@ -1,6 +1,7 @@
 """How numbers read, everywhere the harness shows one: terminal, report,
-plots, compare. Files written for other programs use `csv_number`. And
-how a text from the data shows: `visible`."""
+plots, compare, progress lines, errors. What is written for other
+programs uses `csv_number`, `csv_seconds` (a data file's cell) and
+`arg_number` (a command line's). And how a text from the data shows: `visible`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import re
 from typing import Any, Callable
 
 from .metrics import METRICS
-from .stats import Interval, describe
+from .stats import Interval
 
 
 def _missing(value: float | None) -> bool:
@@ -87,15 +88,28 @@ def fmt_ratio(ratio: float | None, best_in_bold: bool = True) -> str:
     return f"**{text}**" if best_in_bold and ratio == 1.0 else text
 
 
+def fmt_number(value: float) -> str:
+    """A number as a setting, a limit or a constant gives it, in a sentence:
+    30, 0.5, 1e+300 (the g format: six significant digits, no trailing zeros)."""
+    return f"{value:g}"
+
+
 def fmt_percent(fraction: float) -> str:
     """A percentage as a setting gives it (--until-ci, --fail-above, a
     margin): 5%, 2.5%."""
-    return f"{fraction * 100:g}%"
+    return f"{fmt_number(fraction * 100)}%"
 
 
 def fmt_share(fraction: float) -> str:
-    """A share of runs, whole percent: 83%."""
+    """A fraction in whole percent (a share of runs, a confidence, a
+    relative width): 83%."""
     return f"{fraction:.0%}"
+
+
+def fmt_share_tenths(fraction: float) -> str:
+    """A fraction in percent to one decimal (a hypervisor's steal, a
+    relative width against an --until-ci target): 2.3%, 12.0%."""
+    return f"{fraction:.1%}"
 
 
 def fmt_change(change: float) -> str:
@@ -115,8 +129,10 @@ def fmt_change_interval(iv: Interval | None) -> str:
 def fmt_interval(iv: Interval | None, runs: int, fmt: Callable[[float], str]) -> str:
     """The text after a figure: '[lo, hi]' when settled, '[lo, hi] (75%)'
     with its own confidence when not, '(1 run, no interval)' for one run."""
-    text = describe(iv, runs, fmt)
-    return text if iv is not None else f"({text})"
+    if iv is None:
+        return f"({runs} run{'s' if runs != 1 else ''}, no interval)"
+    text = fmt_bounds(iv, fmt)
+    return text if iv.settled else f"{text} ({fmt_share(iv.confidence)})"
 
 
 def fmt_bounds(iv: Interval, fmt: Callable[[float], str]) -> str:
@@ -152,6 +168,18 @@ def fmt_value(unit: str, value: float | None) -> str:
 def fmt_plain(value: float, _pos: Any = None) -> str:
     """An axis number: '1,000,000' for large values, '0.5' for small."""
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:g}"
+
+
+def arg_number(value: float) -> str:
+    """A number as a child program's command-line argument: 30, 2.5 (the g
+    format, as the program's own flag parser reads it)."""
+    return f"{value:g}"
+
+
+def csv_seconds(seconds: float) -> str:
+    """A sample's time in samples.csv: seconds to the tenth of a
+    millisecond, 0.1000."""
+    return f"{seconds:.4f}"
 
 
 def csv_number(value: Any) -> str:
@@ -238,4 +266,4 @@ def fmt_whole(value: float) -> str:
 
 def fmt_share_fine(fraction: float) -> str:
     """A share that is often small, one decimal below 10%: 2.3%, 12%."""
-    return f"{fraction:.1%}" if fraction < 0.1 else fmt_share(fraction)
+    return fmt_share_tenths(fraction) if fraction < 0.1 else fmt_share(fraction)

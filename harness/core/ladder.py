@@ -11,6 +11,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from .formatting import fmt_fixed
 from .schema import DIMENSIONS, PAST_END, ConfigKey, Row, Status, StepVerdict
 from .workloads import GENERATOR_FAULT, RATE
 
@@ -50,7 +51,7 @@ def end_reason(row: Row) -> str | None:
         return (f"was saturated ({row.dropped or 0} requests dropped, {row.unanswered or 0} "
                 f"unanswered)")
     if row.step_verdict == StepVerdict.SLOW:
-        return (f"was saturated (its p99, {row.latency_p99_s or 0:.3f} s, over the "
+        return (f"was saturated (its p99, {fmt_fixed(row.latency_p99_s or 0, 3)} s, over the "
                 f"ladder's bound)")
     return None
 

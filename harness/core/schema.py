@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from .. import UsageError
+from .formatting import fmt_number
 from .variants import ID, parse
 from .workloads import COMMON_DIMENSIONS, WORKLOADS, Dimension, Param
 
@@ -139,7 +140,8 @@ def _finite(text: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{text!r} is not a finite number")
     if abs(value) > NUMBER_MAX:
-        raise ValueError(f"{text!r} is out of range (at most {NUMBER_MAX:g} either side of 0)")
+        raise ValueError(f"{text!r} is out of range (at most {fmt_number(NUMBER_MAX)} either "
+                         "side of 0)")
     return value
 
 
@@ -643,7 +645,7 @@ class Leaf:
             return f"must be {self.what}"
         if isinstance(value, (int, float)) and not isinstance(value, bool) \
                 and not self.low <= value <= self.high:
-            return f"must be {self.what} from {self.low:g} to {self.high:g}"
+            return f"must be {self.what} from {fmt_number(self.low)} to {fmt_number(self.high)}"
         if self is DATE:
             try:
                 parse_date(value)

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache, reduce
 from itertools import accumulate, chain
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 LEVEL = 0.95
 
@@ -407,16 +407,6 @@ def runs_needed(level: float = LEVEL) -> tuple[int, int]:
     while ratio_interval(range(1, m + 1), range(1, m + 1), level).confidence < level - 1e-12:
         m += 1
     return n, m
-
-
-def describe(iv: Interval | None, runs: int,
-             fmt: Callable[[float], str] = lambda v: f"{v:.3g}") -> str:
-    """An interval as the report and compare print it: "[lo, hi]" when
-    settled, with its confidence when not; "1 run, no interval" for one."""
-    if iv is None:
-        return f"{runs} run{'s' if runs != 1 else ''}, no interval"
-    text = f"[{fmt(iv.low)}, {fmt(iv.high)}]"
-    return text if iv.settled else f"{text} ({iv.confidence:.0%})"
 
 
 # --- A variance borrowed across configurations (docs/statistics.md,

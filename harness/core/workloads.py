@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .formatting import fmt_fixed, fmt_number
 
 NS = 1_000_000_000
 START_S = 0.3  # process start and runtime set-up, when nothing better is known
@@ -183,12 +184,14 @@ def _sleep_check(data: dict[str, Any], req: Request) -> str | None:
     if not isinstance(spawn, int) or isinstance(spawn, bool) or spawn < 0:
         return "sleep output needs a non-negative integer spawn_ns"
     if req.tasks_start == "when-spawned" and spawn >= req.duration_ms * 1_000_000:
-        return (f"the tasks did not all overlap: starting them took {spawn / NS:.3f} s, "
-                f"longer than the {req.duration_ms / 1000:g} s sleep (use a longer --duration-ms)")
+        return (f"the tasks did not all overlap: starting them took {fmt_fixed(spawn / NS, 3)} "
+                f"s, longer than the {fmt_number(req.duration_ms / 1000)} s sleep (use a longer "
+                "--duration-ms)")
     low, high = sleep_window_ns(req.duration_ms, spawn, req.n)
     for t in data["iter_ns"]:
         if not low <= t <= high:
-            return (f"sleep took {t / NS:.3f} s, outside [{low / NS:.3f}, {high / NS:.3f}] s: "
+            return (f"sleep took {fmt_fixed(t / NS, 3)} s, outside [{fmt_fixed(low / NS, 3)}, "
+                    f"{fmt_fixed(high / NS, 3)}] s: "
                     f"shorter than one sleep, or as long as sleeps run one after another")
     return None
 

@@ -19,7 +19,7 @@ from .. import ROOT, relative
 from ..core import local_builds
 from .build_lanes import Job, Step, run_jobs
 from ..processes.children import run_contained
-from ..core.formatting import fmt_duration
+from ..core.formatting import fmt_duration, fmt_fixed
 from .build_records import build_lock, record_build, recorded_builds
 from .loadgen import NAME as GENERATOR, SKIP_VARIABLE, Unavailable, ensure_generator, \
     generator_installed
@@ -138,7 +138,7 @@ class LanguageBuild:
         if self.log_path is not None:
             with self.log_path.open("a") as log:
                 log.write(f"$ {' '.join(cmd)}\n{stdout}{stderr}\n"
-                          f"[exit {code} after {took:.1f} s]\n")
+                          f"[exit {code} after {fmt_fixed(took, 1)} s]\n")
         if code != 0:
             tail = (stderr.strip() or stdout.strip()).splitlines()[-1:] or [""]
             where = f"; log: {self.log_path}" if self.log_path else ""
@@ -266,7 +266,7 @@ def _install(impl: Impl, log_path: Path, say: Callable[[str], None]) -> Readines
             f"not {toolchain}: building it again")
     size = download_size(impl)
     big = (" (nothing to download: already on this machine)" if size == 0
-           else f" ({size / 1e6:.1f} MB, and what it needs)" if size else "")
+           else f" ({fmt_fixed(size / 1e6, 1)} MB, and what it needs)" if size else "")
     if impl.local_dir is not None:
         say(f"{impl.id}: building {where(impl)} into {relative(cache)} ...")
     else:
@@ -285,7 +285,7 @@ def _install(impl: Impl, log_path: Path, say: Callable[[str], None]) -> Readines
         code, stdout, stderr = _step(cmd, impl.language)
         with log_path.open("a") as log:
             log.write(f"$ {shlex.join(cmd)}\n{stdout}{stderr}\n"
-                      f"[exit {code} after {time.monotonic() - started:.1f} s]\n")
+                      f"[exit {code} after {fmt_fixed(time.monotonic() - started, 1)} s]\n")
         if code == 0:
             tmp = marker.with_name(f".installed.{os.getpid()}")
             tmp.write_text(f"{impl.id}\n{toolchain}\n")

@@ -22,7 +22,7 @@ from typing import Any, Callable, Protocol
 
 from .builder import Readiness
 from ..core.envinfo import mask_value, scrub, secrets_in
-from ..core.formatting import fmt_bytes
+from ..core.formatting import fmt_bytes, fmt_number
 from ..processes.launcher import STDOUT_CAP_BYTES, Ended, Outcome, Sample, alive, run_process
 from .loadtest import measure_server
 from .machineload import LoadProbe
@@ -116,7 +116,8 @@ def classify(p: Planned, s: Settings, out: Outcome) -> tuple[Status, str, dict[s
         return (Status.OOM, f"RSS passed --max-rss {fmt_bytes(s.max_rss_bytes)}; process tree "
                 "killed", {})
     if out.status == Ended.TIMEOUT:
-        return Status.TIMEOUT, f"no exit within {p.timeout_s:g} s; process tree killed", {}
+        return (Status.TIMEOUT, f"no exit within {fmt_number(p.timeout_s)} s; process tree killed",
+                {})
     if out.stdout_truncated:  # the launcher stopped it with SIGKILL: before the signal
         return Status.INVALID, (f"output too large (over {fmt_bytes(STDOUT_CAP_BYTES)} on "
                                 "stdout); process tree killed"), {}
@@ -220,7 +221,8 @@ class ProcessExecutor:
                 return served.outcome, served.status, served.error, Answer(), figures, cpu
             status, error, _ = classify(p, s, served.outcome)
             if status == Status.TIMEOUT:  # a server need not exit: its load did not finish
-                error = f"the load did not finish within {p.timeout_s:g} s; server tree killed"
+                error = (f"the load did not finish within {fmt_number(p.timeout_s)} s; server tree "
+                         "killed")
             if served.error:  # what the load generator saw before the server died or was killed
                 error += f"; the load generator: {served.error}"
             return served.outcome, status, error, Answer(), figures, cpu

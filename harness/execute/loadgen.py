@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from .. import relative
+from ..core.formatting import arg_number, fmt_fixed
 from .build_records import TOOLS, build_lock, record_build, recorded_builds
 from .progress import BoardView, BuildStatus, StatusLine
 
@@ -115,8 +116,9 @@ def _build(line: StatusLine | BoardView) -> Path:
     finally:
         line.clear()
     try:
+        took = time.monotonic() - started
         BUILD_LOG.write_text(f"$ {' '.join(argv)}\n{done.stdout}{done.stderr}\n"
-                             f"[exit {done.returncode} after {time.monotonic() - started:.1f} s]\n")
+                             f"[exit {done.returncode} after {fmt_fixed(took, 1)} s]\n")
     except OSError:
         pass
     if done.returncode != 0:
@@ -143,5 +145,5 @@ def generator_argv(binary: Path, base_url: str, summary: Path, rate: int | None,
     (at most `workers` requests in flight), else the closed loop's `workers`
     users sending `requests` in all within max_s."""
     load = (["-rate", str(rate), "-step-s", str(step_s), "-grace-s", str(grace_s)]
-            if rate is not None else ["-requests", str(requests), "-max-s", f"{max_s:g}"])
+            if rate is not None else ["-requests", str(requests), "-max-s", arg_number(max_s)])
     return [str(binary), "-base", base_url, "-workers", str(workers), *load, "-out", str(summary)]

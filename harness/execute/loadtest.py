@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ..core.formatting import fmt_fixed, fmt_number, fmt_share
 from ..processes.launcher import Ended, Outcome, run_process, start_process
 from .loadgen import generator_argv, generator_env
 from ..core.schema import Status, StepVerdict
@@ -171,7 +172,8 @@ def _latencies(figures: LoadFigures, trend: dict[str, float], done: int) -> None
 def _below_floor(req: Request, median_ms: float) -> str | None:
     floor = style_floor_ms(req.param(STYLE.name), req.param(DELAY_MS.name))
     if median_ms < floor:
-        return (f"median response {median_ms:.1f} ms is below the style's floor {floor:g} ms: "
+        return (f"median response {fmt_fixed(median_ms, 1)} ms is below the style's floor "
+                f"{fmt_number(floor)} ms: "
                 f"the handler did not wait")
     return None
 
@@ -181,8 +183,8 @@ def _busy(figures: LoadFigures, gen: Generated) -> str | None:
     if it was over GEN_BUSY_LIMIT."""
     figures.gen_busy = gen.cpu_s / (gen.wall_s * gen.cpus) if gen.wall_s > 0 else None
     if figures.gen_busy is not None and figures.gen_busy > GEN_BUSY_LIMIT:
-        return (f"{GENERATOR_FAULT} used {figures.gen_busy:.0%} of its {gen.cpus} "
-                f"core{'s' if gen.cpus != 1 else ''} (limit {GEN_BUSY_LIMIT:.0%}): the run "
+        return (f"{GENERATOR_FAULT} used {fmt_share(figures.gen_busy)} of its {gen.cpus} "
+                f"core{'s' if gen.cpus != 1 else ''} (limit {fmt_share(GEN_BUSY_LIMIT)}): the run "
                 f"measured the generator, not the server")
     return None
 
@@ -271,8 +273,9 @@ def _judge_step(summary: dict[str, Any], req: Request, figures: LoadFigures,
         return Status.INVALID, busy
     if figures.gen_lag_p99_s is not None and figures.gen_lag_p99_s > GEN_LAG_LIMIT_S:
         return Status.INVALID, (f"{GENERATOR_FAULT} ran 1% of its schedule over "
-                                f"{figures.gen_lag_p99_s * MS:.0f} ms late (limit "
-                                f"{GEN_LAG_LIMIT_S * MS:g} ms): it could not keep the schedule")
+                                f"{fmt_fixed(figures.gen_lag_p99_s * MS, 0)} ms late (limit "
+                                f"{fmt_number(GEN_LAG_LIMIT_S * MS)} ms): it could not keep the "
+                                "schedule")
     if not done:
         return Status.INVALID, f"none of the {figures.offered} requests due was answered"
     if (low := _below_floor(req, latency.get("p50_ms", 0))) is not None:
@@ -299,7 +302,7 @@ def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request,
                 return ServerRun(server.finish(STOP_S))
             server.signal(signal.SIGKILL)
             return ServerRun(server.finish(STOP_S), Status.TIMEOUT,
-                             f"the server printed no listening line within {READY_S:g} s")
+                             f"the server printed no listening line within {fmt_number(READY_S)} s")
         port = ready.get("listening")
         if not isinstance(port, int) or not 0 < port < 65536:
             server.signal(signal.SIGKILL)
@@ -335,7 +338,7 @@ def measure_server(argv: list[str], env: dict[str, str], cwd: str, req: Request,
         if out.status == Ended.EXITED and out.signal is None and out.exit_code == 0:
             return ServerRun(out, status, error, figures, cpu)
         if out.status == Ended.TIMEOUT:  # still busy (a blocked event loop's backlog): killed
-            return ServerRun(out, Status.TIMEOUT, f"the server did not exit within {STOP_S:g} s "
+            return ServerRun(out, Status.TIMEOUT, f"the server did not exit within {fmt_number(STOP_S)} s "
                              f"of SIGTERM, and was killed"
                              + (f"; {GENERATOR_FAULT}: {error}" if error else ""),
                              figures, cpu)

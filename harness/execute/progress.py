@@ -9,7 +9,7 @@ import threading
 import time
 from typing import Callable, TextIO
 
-from ..core.formatting import fmt_bytes, fmt_duration
+from ..core.formatting import fmt_bytes, fmt_duration, fmt_fixed
 from ..core.metrics import METRICS
 from ..core.formatting import fmt_metric
 from ..core.schema import Row
@@ -73,7 +73,7 @@ class Progress:
         with self._lock:
             self.spent_estimated += self.estimates[self.index]
             wall = row.wall_s
-            detail = f"wall {wall:.2f} s  peak RSS {fmt_bytes(row.peak_rss_bytes)}" \
+            detail = f"wall {fmt_fixed(wall, 2)} s  peak RSS {fmt_bytes(row.peak_rss_bytes)}" \
                 if wall is not None else ""
             # the figures metrics.py declares live: threads, a server's throughput and response
             detail += "".join(f"  {m.live.format(fmt_metric(m.name, row.figure(m.name)))}"

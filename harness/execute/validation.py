@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from ..core.formatting import fmt_fixed
 from ..core.workloads import WORKLOADS, Request
 
 # docs/protocol.md, --warmup-ms: the warm-up stops after this many runs even
@@ -65,7 +66,8 @@ def _warmup_error(data: dict[str, Any], warmup_ms: int, expected: int) -> str | 
             return f"warm-up run {i} result {r} != expected {expected}"
     w, total = warmup_ms * 1_000_000, sum(times)
     if total < w and len(times) < WARMUP_RUNS_MAX:
-        return f"the warm-up stopped after {total / 1e6:.1f} ms, before --warmup-ms {warmup_ms}"
+        return (f"the warm-up stopped after {fmt_fixed(total / 1e6, 1)} ms, before --warmup-ms "
+                f"{warmup_ms}")
     if total - times[-1] >= w:
         return f"the warm-up ran on after --warmup-ms {warmup_ms} had passed"
     return None

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Sequence, TextIO
 
 from .. import UsageError
 from ..core.envinfo import mask_value
-from ..core.formatting import csv_number
+from ..core.formatting import csv_number, csv_seconds
 from ..core.variants import masked_spec, parse
 from .safe_output import alive
 from ..core.schema import (ADDED_IN, ENV_KEYS, ENV_TYPES, FIRST_ESCAPED, FORMAT_VERSION,
@@ -503,7 +503,7 @@ class RunDir:
         prefix = _cells(row, SAMPLE_KEY)
         try:
             with self._append(self.samples_path) as f:
-                csv.writer(f).writerows(prefix + [f"{s.t_s:.4f}", s.rss_bytes, s.threads]
+                csv.writer(f).writerows(prefix + [csv_seconds(s.t_s), s.rss_bytes, s.threads]
                                         for s in samples)
         except OSError as exc:
             raise RowWriteError(self.samples_path, row, exc) from None

@@ -560,6 +560,7 @@ class Launched:
         code = self.proc.returncode
         if self.killed_here:
             state = "stopped (SIGSTOP)" if self.killed_here == "stopped" else "unresponsive"
+            # formatted here, not by core.formatting: this stage imports nothing of core
             limit = f"{timeout_s:g} s timeout" if math.isfinite(timeout_s) else "stop"
             return f"was {state} past its {limit} and was killed by the harness"
         if code is not None and code < 0:

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy.stats import binom, false_discovery_control, mannwhitneyu
 
-from harness.core.stats import (LEVEL, Interval, _sign_cdf, _u_counts, describe, discoveries,
+from harness.core.formatting import fmt_interval, fmt_number
+from harness.core.stats import (LEVEL, Interval, _sign_cdf, _u_counts, discoveries,
                            median_interval, ratio_bound, ratio_p, smallest_p,
                            ratio_interval, runs_needed)
 
@@ -41,12 +42,12 @@ def test_the_median_interval_is_the_sign_test_interval() -> None:
 def test_few_runs_give_the_range_with_its_own_confidence(n: int, confidence: float) -> None:
     iv = median_interval(range(n))
     assert (iv.low, iv.high, iv.confidence, iv.settled) == (0, n - 1, confidence, False)
-    assert describe(iv, n) == f"[0, {n - 1}] ({confidence:.0%})"
+    assert fmt_interval(iv, n, fmt_number) == f"[0, {n - 1}] ({confidence:.0%})"
 
 
 def test_one_run_has_no_interval() -> None:
     assert median_interval([3.0]) is None and ratio_interval([1.0], [1.0, 2.0]) is None
-    assert describe(None, 1) == "1 run, no interval"
+    assert fmt_interval(None, 1, fmt_number) == "(1 run, no interval)"
 
 
 def test_identical_runs_give_a_point() -> None:
