@@ -1,14 +1,16 @@
 """The outline of a run's reports, once: the sections of report.md,
-report.html and a published page (docs/results), in their order, each with
-its id, its title, the text that says how to read it and the outputs that
-have it. The renderers (report.render_markdown, html_report.render_html,
-publish/page.render_page) walk it and write each section's body; none holds
-an order or a title of its own. Here, in present/, because publish/ reads
-present/ and never the other way.
+report.html, a published page (docs/results) and a GitHub job summary, in
+their order, each with its id, its title, the text that says how to read it
+and the outputs that have it. The renderers (report.render_markdown,
+html_report.render_html, publish/page.render_page,
+export/github_summary.job_summary) walk it and write each section's body;
+none holds an order or a title of its own. Here, in present/, because
+publish/ reads present/ and never the other way.
 
-A section's heading is level 2 and its children's level 3; in an output that
-leaves a parent out (a page has no Verdicts), its children stand in its
-place, at its level."""
+A section's heading is level 2 and its children's level 3 (in a job summary,
+one level below its title's 3: walk's level); in an output that leaves a
+parent out (a page has no Verdicts), its children stand in its place, at
+its level."""
 
 from __future__ import annotations
 
@@ -26,10 +28,13 @@ class Output(Enum):
     MARKDOWN = "report.md"
     HTML = "report.html"
     PAGE = "a published page"
+    GITHUB = "a GitHub job summary"
 
 
-MD, HTML, PAGE = Output.MARKDOWN, Output.HTML, Output.PAGE
+MD, HTML, PAGE, GITHUB = Output.MARKDOWN, Output.HTML, Output.PAGE, Output.GITHUB
 REPORTS = frozenset({MD, HTML})
+# The outputs that show the whole run; a job summary shows its verdicts only.
+WHOLE = frozenset({MD, HTML, PAGE})
 EVERY = frozenset(Output)
 
 
@@ -72,7 +77,7 @@ CLAIMS = Section("claims", "What the articles claimed, and what this run measure
     "bounded from below (out of the count); the article's own size, where it gave "
     "one, against the 95% interval."))
 
-RANKINGS = Section("rankings", "Rankings", EVERY, (
+RANKINGS = Section("rankings", "Rankings", WHOLE, (
     "Each comparable set ranked on each headline figure, best first, the floor "
     "left out (its column gives the leader's multiple of it). A tier is a run of "
     "neighbours not settled apart: `=` level within the figure's margin, `~` not "
@@ -80,7 +85,7 @@ RANKINGS = Section("rankings", "Rankings", EVERY, (
     "family, false discovery rate 5% (docs/statistics.md, \"Rankings and "
     "claims\")."))
 
-LEADERS = Section("leaders", "Leaders at the largest sizes", REPORTS, (
+LEADERS = Section("leaders", "Leaders at the largest sizes", REPORTS | {GITHUB}, (
     "A row per workload and headline figure, at the largest configuration two "
     "or more implementations measured: the leader, with its median and interval, "
     "and the runner-up's figure over the leader's. **leads**: the runner-up is "
@@ -90,7 +95,7 @@ LEADERS = Section("leaders", "Leaders at the largest sizes", REPORTS, (
     "lists them all). Every other implementation's standing is in its workload's "
     "table and plots below. How the figures are made: How to read, below."))
 
-FAILURES = Section("failures", "Failures", REPORTS)
+FAILURES = Section("failures", "Failures", REPORTS | {GITHUB})
 
 VERDICTS = Section("verdicts", "Verdicts", REPORTS,
                    children=(PLACES, CLAIMS, RANKINGS, LEADERS, FAILURES))
@@ -133,9 +138,9 @@ are flagged, never removed.
            res=fmt_bytes(analysis.MEM_RESOLUTION_BYTES), loaded=fmt_share(LOADED_FRAC),
            median_runs=runs_needed()[0], ratio_runs=runs_needed()[1]))
 
-WORKLOADS = Section("workloads", "", EVERY)
+WORKLOADS = Section("workloads", "", WHOLE)
 
-IMPLEMENTATIONS = Section("implementations", "Implementations", EVERY,
+IMPLEMENTATIONS = Section("implementations", "Implementations", WHOLE,
                           "Each implementation's runtime, once (the tables name the "
                           "implementation only).")
 

@@ -8,7 +8,8 @@ import shutil
 from pathlib import Path
 
 from harness.analyse.analysis import analyse
-from harness.present.export.github_summary import job_summary
+from harness.present import outline
+from harness.present.export.github_summary import LEVEL, job_summary
 from harness.present.report import PLACES_HEADER
 from harness.record.rundir import RunDir
 
@@ -36,7 +37,10 @@ def test_the_summary_opens_with_the_verdicts_and_writes_nothing(tmp_path: Path) 
     # the headline rankings' places first, the floor's leaders table last
     assert next(x for x in lines if x.startswith("| ")) == places
     assert lines.index(places) < lines.index(leaders)
-    assert "**Failures**" in proc.stdout  # the fixture's oom, timeout and crashed rows
+    # the fixture's oom, timeout and crashed rows, after the leaders as in the outline
+    failures = "#" * LEVEL + " " + outline.FAILURES.title
+    assert failures in lines and lines.index(leaders) < lines.index(failures)
+    assert lines[-1].startswith("Every figure, table and plot: report.md")
     assert _listing(run) == before
 
 

@@ -1,8 +1,9 @@
-"""One outline (present/outline.py), three outputs: the headings of
-report.md, report.html and a published page, parsed from each rendered from
-committed runs, are the outline's for that output, in its order, less only
-the sections those runs have nothing for (named here, with why). And no
-renderer writes a section's heading, or keeps a section, of its own."""
+"""One outline (present/outline.py), four outputs: the headings of
+report.md, report.html, a published page and a GitHub job summary, parsed
+from each rendered from committed runs, are the outline's for that output,
+in its order, less only the sections those runs have nothing for (named
+here, with why). And no renderer writes a section's heading, or keeps a
+section, of its own."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import pytest
 
 from harness.analyse import analysis
 from harness.present import html_report, outline, report
-from harness.present.outline import HTML, MD, PAGE
+from harness.present.export import github_summary
+from harness.present.outline import GITHUB, HTML, MD, PAGE
 from harness.publish import page
 from harness.publish.readme_tables import load_page
 from harness.record.rundir import RunDir
@@ -34,15 +36,16 @@ def _by_id(section_id: str) -> outline.Section:
 
 
 def expected(output: outline.Output, workloads: list[str],
-             absent: set[str]) -> list[tuple[int, str]]:
-    """The outline's headings for the output, less the sections named absent."""
+             absent: set[str], level: int = 2) -> list[tuple[int, str]]:
+    """The outline's headings for the output, its sections at `level`, less
+    the sections named absent."""
     gone = {_by_id(i).title for i in absent}
-    return [(level, title) for level, title in outline.headings(output, workloads)
+    return [(at, title) for at, title in outline.headings(output, workloads, level=level)
             if title not in gone]
 
 
-def md_headings(text: str) -> list[tuple[int, str]]:
-    return [(len(m[1]), m[2]) for m in re.finditer(r"^(#{2,3}) (.+)$", text, re.M)]
+def md_headings(text: str, levels: str = "2,3") -> list[tuple[int, str]]:
+    return [(len(m[1]), m[2]) for m in re.finditer(rf"^(#{{{levels}}}) (.+)$", text, re.M)]
 
 
 def html_headings(text: str) -> list[tuple[int, str]]:
@@ -70,6 +73,14 @@ def test_report_html_has_the_outlines_sections_in_its_order(results) -> None:
     # its line of links names the sections written, in the same order
     nav = re.search(r"<nav>(.*?)</nav>", text)[1]
     assert re.findall(r'href="#([^"]+)"', nav)[:3] == ["verdicts", "environment", "warnings"]
+
+
+def test_a_job_summary_has_the_outlines_sections_in_its_order(results) -> None:
+    """Under its title (level 3), the verdicts' sections a summary has, the
+    failures after the leaders as in the outline."""
+    found = md_headings(github_summary.job_summary(results), "3,5")
+    assert found[0][0] == 3 and found[0][1].startswith("Benchmark run ")
+    assert found[1:] == expected(GITHUB, [], set(), level=github_summary.LEVEL)
 
 
 @pytest.mark.parametrize("name, absent", [
@@ -106,15 +117,19 @@ def test_each_output_has_a_body_for_each_of_its_sections_and_no_other() -> None:
     assert set(report._MD_BODIES) == ids(MD)
     assert set(html_report._HTML_BODIES) == ids(HTML)
     assert set(page._BODIES) == ids(PAGE)
+    assert set(github_summary._BODIES) == ids(GITHUB)
     assert len(ALL) == len(outline.OUTLINE) + len(outline.VERDICTS.children)  # ids unique
 
 
-@pytest.mark.parametrize("module", [report, html_report, page])
-def test_no_renderer_writes_a_heading_of_its_own(module) -> None:
+@pytest.mark.parametrize("module, own", [
+    (report, []), (html_report, []), (page, []),
+    (github_summary, ["### B"]),  # its title, "### Benchmark run ...", no section's
+])
+def test_no_renderer_writes_a_heading_of_its_own(module, own) -> None:
     """Every heading comes from the outline (md_heading, or the HTML
     section's title): no '## Title' or '<h2>Title' literal in a renderer."""
     source = inspect.getsource(module)
-    assert not re.findall(r"[\"'](#{2,3} [A-Za-z]|<h[23]>[A-Za-z])", source)
+    assert re.findall(r"[\"'](#{2,3} [A-Za-z]|<h[23]>[A-Za-z])", source) == own
 
 
 def test_a_parent_left_out_gives_way_to_its_children_at_its_level() -> None:
