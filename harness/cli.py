@@ -21,13 +21,11 @@ from .core.schema import Status
 from .present.listing import listing_lines, versions_lines
 from .record.rundir import RunDirError, check_out, open_run_dir, point_latest
 from .session import run_suite
-from .plan.options import Options, dimensions
+from .plan.options import CompareOptions, ListOptions, MergeOptions, Options, dimensions, impl_list
 from .plan.settings import (DEFAULT_MAX_REPEAT, DEFAULTS, GATE_BUDGET_S, GATE_MAX_REPEAT,
-                            impl_list, name_list, percentage, settings_from)
+                            settings_from)
 from .cluster.slurm import cluster_options, run_on_slurm
 from .core.workloads import WORKLOADS
-from .core.local_builds import is_git
-from .core.variants import parse
 
 EPILOG = """examples:
   python -m harness list
@@ -358,13 +356,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     opts = Options.from_namespace(args)
     opts.refuse_unused()
     settings = settings_from(opts, ram_bytes())
+    settings.refuse_unused()
     check_out(Path(args.out))  # --dry-run refuses the OUT the run would
-    if settings.source is not None and not any(is_git(parse(i).version) for i in settings.impls):
-        raise UsageError("--source names the checkout of IMPL@git:REV, and no --impl names a "
-                         "commit (python-asyncio@git:REV)")
     if (cluster := cluster_options(opts)) is not None:
-        if settings.gate is not None:  # its passes are decided between runs, here
-            raise UsageError("--gate runs on this machine: not with --on slurm")
         return run_on_slurm(settings, cluster, opts, Path(args.out), resume=args.resume,
                             dry_run=args.dry_run, report=not args.no_report)
     return run_suite(settings, Path(args.out), resume=args.resume, dry_run=args.dry_run,
@@ -385,11 +379,9 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    if args.names is not None and args.impl is not None:
-        raise UsageError("list: name the implementations once, as IMPL or with --impl")
-    names = args.names if args.names is not None else args.impl
-    impls = resolve(impl_list(names if names is not None else "all"), args.registry)
-    for line in versions_lines(impls) if args.versions else listing_lines(impls):
+    opts = ListOptions.from_namespace(args)
+    impls = resolve(opts.impls(), list(opts.registry))
+    for line in versions_lines(impls) if opts.versions else listing_lines(impls):
         print(line)
     return 0
 
@@ -431,29 +423,16 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from .present.compare import compare_baseline, compare_dirs, output
-    from .core.metrics import margins
-    fail_above = percentage(args.fail_above, "--fail-above") if args.fail_above is not None else None
-    if args.allow_undecided and fail_above is None:
-        raise UsageError("--allow-undecided is for the gate: give --fail-above PCT too")
-    if args.calibration is not None and fail_above is None:
-        raise UsageError("--calibration names the figures the gate cannot decide: give "
-                         "--fail-above PCT too")
-    calibration = open_run_dir(args.calibration).path if args.calibration is not None else None
-    if args.margin is not None and any(p.strip().startswith("=") for p in args.margin.split(",")):
-        raise UsageError(f"--margin {args.margin!r}: METRIC=PCT with no metric")  # never all of them
-    margin = margins(args.margin)
-    if args.baseline is not None:
-        if args.new is not None:
-            raise UsageError("compare --baseline takes one run directory: the baseline and the "
-                             "others are all in it")
-        verdict = compare_baseline(open_run_dir(args.old).path, args.baseline, fail_above,
-                                   margin, args.allow_undecided, calibration)
+    opts = CompareOptions.from_namespace(args)
+    calibration = open_run_dir(opts.calibration).path if opts.calibration is not None else None
+    if opts.baseline is not None:
+        verdict = compare_baseline(open_run_dir(opts.old).path, opts.baseline, opts.fail_above,
+                                   opts.margin, opts.allow_undecided, calibration)
     else:
-        if args.new is None:
-            raise UsageError("compare needs OLD and NEW run directories (or one with --baseline IMPL)")
-        verdict = compare_dirs(open_run_dir(args.old).path, open_run_dir(args.new).path,
-                               fail_above, margin, args.allow_undecided, calibration)
-    print(output(verdict, args.format))
+        assert opts.new is not None  # CompareOptions: two run directories without --baseline
+        verdict = compare_dirs(open_run_dir(opts.old).path, open_run_dir(opts.new).path,
+                               opts.fail_above, opts.margin, opts.allow_undecided, calibration)
+    print(output(verdict, opts.format))
     return verdict.exit_status
 
 
@@ -481,17 +460,15 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     from .record.merge import merge
-    if not args.out.strip():
-        raise UsageError("--out is empty: name the results folder")
-    out = Path(args.out)
+    opts = MergeOptions.from_namespace(args)
+    out = Path(opts.out)
     check_out(out)  # a file, or latest not ours: refused before anything is read
-    labels = name_list(args.labels, "--labels") if args.labels is not None else None
     report = None
-    if not args.no_report:
+    if opts.report:
         from .present.outputs import write_report as report
-    merged = merge(args.run_dirs, out, labels, report)  # written aside, with its report
+    merged = merge(opts.run_dirs, out, opts.labels, report)  # written aside, with its report
     point_latest(out, merged)
-    print(f"merged {len(args.run_dirs)} run directories: {relative(merged.runs_path)}")
+    print(f"merged {len(opts.run_dirs)} run directories: {relative(merged.runs_path)}")
     if report is not None:
         print(f"report: {relative(merged.path / 'report.md')}")
         print(f"report: {relative(merged.path / 'report.html')}")

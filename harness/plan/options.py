@@ -1,17 +1,22 @@
-"""The options of `run` and `bisect` as one typed record, built once from
-the command line (or, on a cluster's node, from the options.json a task is
-given: cluster/layout.py writes and reads it) and read by settings.py,
-bisect.py and cluster/. Values stay as typed: settings.py checks them and
-says what is wrong in one line."""
+"""The commands' options as typed records. Options: those of `run` and
+`bisect`, built once from the command line (or, on a cluster's node, from
+the options.json a task is given: cluster/layout.py writes and reads it)
+and read by settings.py, bisect.py and cluster/; values stay as typed,
+settings.py checks them and says what is wrong in one line. CompareOptions,
+MergeOptions and ListOptions: the other commands', checked as they are
+built, so that cli.py only parses and dispatches."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .. import UsageError
+from ..core.metrics import margins
+from ..core.variants import split_names
 from ..core.workloads import RATE, REQUESTS, STEP_S, USERS, WORKLOADS, Dimension
 
 
@@ -105,3 +110,109 @@ class Options:
             closed = sorted(dims[n].option for n in given & closed_loop)[0]
             raise UsageError(f"{closed} is the closed loop's, and --rate runs an open loop: "
                              f"give one or the other")
+        if self.gate is not None and self.on == "slurm":  # its passes are decided between runs, here
+            raise UsageError("--gate runs on this machine: not with --on slurm")
+
+
+def name_list(text: str, name: str) -> list[str]:
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    if not names:
+        raise UsageError(f"{name} is empty")
+    return names
+
+
+def impl_list(text: str) -> list[str]:
+    """--impl: names separated by commas outside a variant's brackets."""
+    names = split_names(text)
+    if not names:
+        raise UsageError("--impl is empty")
+    return names
+
+
+def percentage(text: str, name: str) -> float:
+    """'5%' or '5' -> 0.05; a finite number >= 0."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise UsageError(f"{name}: {text!r} is not a percentage like 5%") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"{name} must be a percentage >= 0")
+    return value / 100
+
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """compare's options, checked: --fail-above a fraction, --margin each
+    metric's, and the run directories one with --baseline, else two."""
+    old: str
+    new: str | None = None
+    baseline: str | None = None
+    fail_above: float | None = None
+    calibration: str | None = None
+    allow_undecided: bool = False
+    margin: dict[str, float] = field(default_factory=margins)
+    format: str = "text"
+
+    def __post_init__(self) -> None:
+        if self.allow_undecided and self.fail_above is None:
+            raise UsageError("--allow-undecided is for the gate: give --fail-above PCT too")
+        if self.calibration is not None and self.fail_above is None:
+            raise UsageError("--calibration names the figures the gate cannot decide: give "
+                             "--fail-above PCT too")
+        if self.baseline is not None and self.new is not None:
+            raise UsageError("compare --baseline takes one run directory: the baseline and the "
+                             "others are all in it")
+        if self.baseline is None and self.new is None:
+            raise UsageError("compare needs OLD and NEW run directories (or one with --baseline IMPL)")
+
+    @classmethod
+    def from_namespace(cls, args: argparse.Namespace) -> CompareOptions:
+        """From compare's parsed text: the percentages read, the rest checked."""
+        if args.margin is not None and any(p.strip().startswith("=") for p in args.margin.split(",")):
+            raise UsageError(f"--margin {args.margin!r}: METRIC=PCT with no metric")  # never all of them
+        return cls(args.old, args.new, args.baseline,
+                   percentage(args.fail_above, "--fail-above") if args.fail_above is not None
+                   else None, args.calibration, args.allow_undecided, margins(args.margin),
+                   args.format)
+
+
+@dataclass(frozen=True)
+class MergeOptions:
+    """merge's options, checked: OUT named, --labels a list."""
+    run_dirs: list[str]
+    out: str
+    labels: list[str] | None = None
+    report: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.out.strip():
+            raise UsageError("--out is empty: name the results folder")
+
+    @classmethod
+    def from_namespace(cls, args: argparse.Namespace) -> MergeOptions:
+        return cls(args.run_dirs, args.out,
+                   name_list(args.labels, "--labels") if args.labels is not None else None,
+                   not args.no_report)
+
+
+@dataclass(frozen=True)
+class ListOptions:
+    """list's options: the implementations named once, as IMPL or with --impl."""
+    names: str | None = None
+    impl: str | None = None
+    versions: bool = False
+    registry: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.names is not None and self.impl is not None:
+            raise UsageError("list: name the implementations once, as IMPL or with --impl")
+
+    @classmethod
+    def from_namespace(cls, args: argparse.Namespace) -> ListOptions:
+        return cls(args.names, args.impl, args.versions, tuple(args.registry))
+
+    def impls(self) -> list[str]:
+        """The names given (default: all)."""
+        named = self.names if self.names is not None else self.impl
+        return impl_list(named if named is not None else "all")

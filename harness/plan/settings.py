@@ -14,10 +14,11 @@ from typing import Any, Mapping
 from .. import UsageError
 from ..core.envinfo import usable_cores
 from ..core.schema import Part, RecordedSettings
-from ..core.variants import split_names
+from ..core.local_builds import is_git
+from ..core.variants import parse
 from ..core.workloads import CPUS, DELAY_MS, POOL_THREADS, RATE, REQUESTS, STEP_S, USERS, WORKLOADS
 from . import suites
-from .options import Options, dimensions
+from .options import Options, dimensions, impl_list, name_list, percentage
 from .suites import Suite, SuitePart
 
 @dataclass(frozen=True)
@@ -43,6 +44,14 @@ class Settings(RecordedSettings):
         if (self.until_ci is not None or self.until_settled) and self.max_repeat is None:
             recorded["max_repeat"] = max(DEFAULT_MAX_REPEAT, self.repeat or 0)
         return RecordedSettings(**recorded)
+
+    def refuse_unused(self) -> None:
+        """What `run` would not read is refused in one line: --source, with
+        no --impl naming a commit to check out of it (bisect's steps are
+        commits of it, named as it goes)."""
+        if self.source is not None and not any(is_git(parse(i).version) for i in self.impls):
+            raise UsageError("--source names the checkout of IMPL@git:REV, and no --impl names a "
+                             "commit (python-asyncio@git:REV)")
 
 
 # What `run` uses where neither an option nor the suite says; max_rss_of_ram:
@@ -148,21 +157,6 @@ def env_names(text: str) -> list[str]:
     return names
 
 
-def name_list(text: str, name: str) -> list[str]:
-    names = [p.strip() for p in text.split(",") if p.strip()]
-    if not names:
-        raise UsageError(f"{name} is empty")
-    return names
-
-
-def impl_list(text: str) -> list[str]:
-    """--impl: names separated by commas outside a variant's brackets."""
-    names = split_names(text)
-    if not names:
-        raise UsageError("--impl is empty")
-    return names
-
-
 SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?$", re.I)
 
 
@@ -179,17 +173,6 @@ def parse_size(text: str, minimum: int = 1) -> int:
         raise UsageError(f"--max-rss {text.strip()!r} is out of range: it must be from {least} "
                          f"to 8388607T (the most a 64-bit byte count holds in whole TiB)")
     return int(value)
-
-
-def percentage(text: str, name: str) -> float:
-    """'5%' or '5' -> 0.05; a finite number >= 0."""
-    try:
-        value = float(text.strip().removesuffix("%"))
-    except ValueError:
-        raise UsageError(f"{name}: {text!r} is not a percentage like 5%") from None
-    if not (math.isfinite(value) and value >= 0):
-        raise UsageError(f"{name} must be a percentage >= 0")
-    return value / 100
 
 
 def until_ci(value: Any, name: str) -> float:
