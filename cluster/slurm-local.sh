@@ -13,6 +13,8 @@
 #           CPUs and memory (slurmd -C), in one partition, `bench`
 #   down    cancel every job, stop the three daemons and wait until none of
 #           their processes (nor a job's) is left; remove the state folder
+#           (daemons of the folder are found by their command line, so those
+#           of an earlier up whose pid files are gone are stopped too)
 #   env     print the line that points Slurm's commands at this cluster:
 #           eval "$(cluster/slurm-local.sh env)"
 #   status  the node and partition as Slurm sees them (sinfo)
@@ -25,12 +27,17 @@
 # daemon: sacct has nothing to say here, and the harness does without it.
 # up marks the folder it makes (.made-by-slurm-local); down acts only on a
 # marked folder, and only on the daemons this script started (exit 2 otherwise).
+# An interrupted run may leave the daemons of an earlier up running with their
+# folder removed or made again: up stops those (said on stderr) before it
+# starts its own, and refuses in one line, exit 2, starting nothing, when
+# anything else holds one of the ports.
 set -eu
 
 DIR=${BENCH_SLURM_DIR:-/var/tmp/bench-slurm}
 CONF=$DIR/slurm.conf
 PACKAGES="slurmctld slurmd slurm-client munge"
 PARTITION=bench
+PORTS="6917 6918"  # slurmctld's, slurmd's
 WAIT_S=30  # the longest wait for a daemon to start or stop, or the jobs to end
 
 say() { echo "slurm-local: $*" >&2; }
@@ -62,14 +69,56 @@ install() {
     DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq --no-install-recommends $PACKAGES >&2
 }
 
-pid_of() {  # a daemon's pid from its pid file, when that process is alive and one this
-            # script started: /usr/sbin/NAME, its command line naming this cluster's folder
+of_this_folder() {  # of_this_folder PID NAME: a daemon this script started for this
+                    # cluster: /usr/sbin/NAME, an argument of it in this cluster's folder
+    # Debian's slurmctld and slurmd are alternatives (/usr/sbin/slurmd ->
+    # /etc/alternatives/slurmd -> /usr/sbin/slurmd-wlm): the process's exe is the last.
+    [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "/usr/sbin/$2")" ] || return 1
+    # an argument that is a path in the folder, or an option's (--socket=PATH): not
+    # one that merely contains it (/other$DIR/slurm.conf)
+    tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | {
+        while IFS= read -r arg; do
+            case $arg in "$DIR"/*|--*="$DIR"/*) exit 0 ;; esac
+        done
+        exit 1
+    }
+}
+
+pid_of() {  # a daemon's pid from its pid file, when that process is alive and of this cluster
     [ -s "$DIR/$1.pid" ] || return 1
     pid=$(cat "$DIR/$1.pid")
     case "$pid" in ''|*[!0-9]*) return 1 ;; esac
-    [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "/usr/sbin/$1" ] || return 1
-    tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$DIR/" || return 1
+    of_this_folder "$pid" "$1" || return 1
     echo "$pid"
+}
+
+daemons() {  # daemons NAME: every NAME of this cluster, its pid file there or not (an
+             # earlier up's, the folder removed under it or made again since)
+    for pid in $(pgrep -x "$1" || true); do
+        of_this_folder "$pid" "$1" && echo "$pid"
+    done
+    return 0
+}
+
+port_holders() {  # port_holders PORT: the pids listening on TCP PORT
+    if command -v ss >/dev/null 2>&1; then
+        # users:(("slurmd",pid=15549,fd=5)),...: one field a comma
+        ss -Hltnp "sport = :$1" | tr ',' '\n' | sed -n 's/^pid=//p' | sort -un
+        return 0
+    fi
+    # No ss (iproute2 is not installed everywhere): the listening sockets' inodes
+    # from /proc/net/tcp and tcp6 (port in hex, state 0A), then the processes
+    # with a file descriptor on one of them.
+    hex=:$(printf '%04X' "$1")
+    inodes=$(awk -v port="$hex" 'FNR > 1 && $4 == "0A" && substr($2, length($2) - 4) == port {
+        print $10 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null || true)
+    for inode in $inodes; do
+        find /proc/[0-9]*/fd -lname "socket:\\[$inode\\]" 2>/dev/null | cut -d/ -f3
+    done | sort -un
+}
+
+command_of() {  # a process's command line, on one line
+    tr '\0\n' '  ' <"/proc/$1/cmdline" 2>/dev/null | sed 's/ *$//'
 }
 
 # The folder is this script's only when it holds the marker up wrote there:
@@ -108,8 +157,8 @@ write_conf() {
 # Written by cluster/slurm-local.sh up: a one-node cluster for the benchmark harness.
 ClusterName=benchlocal
 SlurmctldHost=$host(127.0.0.1)
-SlurmctldPort=6917
-SlurmdPort=6918
+SlurmctldPort=${PORTS% *}
+SlurmdPort=${PORTS#* }
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -141,13 +190,37 @@ CONF
     mv "$CONF.tmp" "$CONF"
 }
 
+ports_free() {  # up: each port free, or held by a daemon of this cluster (stopped next)
+    for port in $PORTS; do
+        for pid in $(port_holders "$port"); do
+            of_this_folder "$pid" slurmctld || of_this_folder "$pid" slurmd ||
+                refuse "port $port is held by pid $pid ($(command_of "$pid")), not by a daemon of $DIR: nothing started"
+        done
+    done
+}
+
+stop_leftovers() {  # up: the daemons of this cluster that its pid files do not name
+    stopped=""
+    for name in slurmd slurmctld munged; do
+        known=$(pid_of "$name" || true)
+        for pid in $(daemons "$name"); do
+            [ "$pid" = "$known" ] && continue
+            stop_pid "$pid"
+            stopped="$stopped, $name (pid $pid)"
+        done
+    done
+    [ -z "$stopped" ] || say "stopped what an earlier up of $DIR left running: ${stopped#, }"
+}
+
 up() {
     install
     if pid_of slurmctld >/dev/null && pid_of slurmd >/dev/null; then
         say "already up ($CONF)"
         return 0
     fi
+    ports_free
     claim
+    stop_leftovers
     mkdir -p "$DIR/state" "$DIR/spool" "$DIR/munge"
     export SLURM_CONF="$CONF"
     if ! pid_of munged >/dev/null; then
@@ -168,8 +241,8 @@ up() {
     say "up: partition $PARTITION, $(sinfo --noheader --format '%D node of %c CPUs and %m MB' 2>/dev/null); $(env_line)"
 }
 
-gone() {
-    ! kill -0 "$1" 2>/dev/null
+gone() {  # exited, or a zombie (no exe) that no one has reaped yet
+    ! kill -0 "$1" 2>/dev/null || ! readlink "/proc/$1/exe" >/dev/null 2>&1
 }
 
 no_jobs() {
@@ -184,10 +257,17 @@ env_line() {
     echo "export SLURM_CONF=$CONF"
 }
 
-stop() {  # stop NAME: TERM, then KILL after WAIT_S seconds
-    pid=$(pid_of "$1") || return 0
-    kill -TERM "$pid" 2>/dev/null || return 0
-    wait_until gone "$pid" || kill -KILL "$pid" 2>/dev/null || true
+stop_pid() {  # TERM, then KILL after WAIT_S seconds; back once it is gone (its port free)
+    kill -TERM "$1" 2>/dev/null || return 0
+    wait_until gone "$1" && return 0
+    kill -KILL "$1" 2>/dev/null || return 0
+    wait_until gone "$1" || true
+}
+
+stop() {  # stop NAME: every NAME of this cluster
+    for pid in $(daemons "$1"); do
+        stop_pid "$pid"
+    done
 }
 
 descendants() {
@@ -199,20 +279,26 @@ descendants() {
 
 job_processes() {  # this cluster's slurmstepd processes (they work in $DIR), with their jobs' processes
     for pid in $(pgrep -x slurmstepd || true); do
-        [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$DIR" ] || continue
+        case $(readlink "/proc/$pid/cwd" 2>/dev/null) in
+            "$DIR"|"$DIR (deleted)") ;;  # the folder removed under it
+            *) continue ;;
+        esac
         echo "$pid"
         descendants "$pid"
     done
 }
 
 down() {
-    if [ ! -e "$DIR" ] && [ ! -L "$DIR" ]; then
+    if [ -e "$DIR" ] || [ -L "$DIR" ]; then
+        ours || refuse "$DIR was not made by this script (no $MARKER in it): nothing stopped or removed"
+    elif [ -z "$(daemons slurmctld)$(daemons slurmd)$(daemons munged)$(job_processes)" ]; then
         say "down: no cluster in $DIR"
         return 0
     fi
-    ours || refuse "$DIR was not made by this script (no $MARKER in it): nothing stopped or removed"
+    # The folder gone, daemons naming it are still this script's (their command
+    # line says so): stopped all the same.
     export SLURM_CONF="$CONF"
-    if pid_of slurmctld >/dev/null; then
+    if [ -n "$(daemons slurmctld)" ]; then
         scancel --full --quiet --partition="$PARTITION" 2>/dev/null || true
         wait_until no_jobs ||
             say "jobs still listed after ${WAIT_S} s: stopping the daemons anyway"
@@ -225,7 +311,7 @@ down() {
     stop munged
     left=""
     for name in slurmctld slurmd munged; do
-        pid_of "$name" >/dev/null && left="$left $name"
+        [ -z "$(daemons "$name")" ] || left="$left $name"
     done
     [ -z "$(job_processes)" ] || left="$left slurmstepd"
     [ -z "$left" ] || die "still running:$left"

@@ -6,6 +6,7 @@ this machine by cluster/slurm-local.sh."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import fcntl
@@ -471,14 +472,17 @@ SMALL = ["--impl", "fake-good,fake-wrong", "--workload", "chain,bounded", "--n",
          "--repeat", "3", "--no-report"]
 
 
-@pytest.fixture
-def local_slurm(pytestconfig: pytest.Config) -> Iterator[dict[str, str]]:
-    """A one-node Slurm on this machine (cluster/slurm-local.sh), held by
-    this test alone (other sessions' tests wait for the lock), and torn
-    down after it unless it was up before."""
+def slurm_here(pytestconfig: pytest.Config, for_what: str) -> None:
+    """Slurm installed, and the right to start its daemons (root)."""
     if os.geteuid() != 0 and subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode:
         tool_missing("Slurm", "its daemons need root: run as root, or with sudo that asks no password")
-    install_slurm(pytestconfig, "the Slurm test")
+    install_slurm(pytestconfig, for_what)
+
+
+@contextlib.contextmanager
+def cluster_lock() -> Iterator[None]:
+    """The one-node cluster's ports are fixed (6917, 6918), whatever its
+    folder: one test at a time brings one up (other sessions' tests wait)."""
     with LOCK.open("a") as lock:
         deadline = time.monotonic() + 600
         while True:
@@ -488,21 +492,51 @@ def local_slurm(pytestconfig: pytest.Config) -> Iterator[dict[str, str]]:
             except BlockingIOError:
                 assert time.monotonic() < deadline, f"{LOCK} held for 10 minutes by another test"
                 time.sleep(1)
+        yield
+
+
+@pytest.fixture
+def local_slurm(pytestconfig: pytest.Config) -> Iterator[dict[str, str]]:
+    """A one-node Slurm on this machine (cluster/slurm-local.sh), held by
+    this test alone (cluster_lock), and torn down after it unless it was up
+    before."""
+    slurm_here(pytestconfig, "the Slurm test")
+    with cluster_lock():
         up = subprocess.run([str(SLURM_LOCAL), "up"], capture_output=True, text=True, timeout=900)
         assert up.returncode == 0, up.stderr
         conf = subprocess.run([str(SLURM_LOCAL), "env"], capture_output=True, text=True, timeout=10)
+        slurm_env = {"SLURM_CONF": conf.stdout.strip().split("=", 1)[1]}
         try:
-            yield {"SLURM_CONF": conf.stdout.strip().split("=", 1)[1]}
+            yield slurm_env
         finally:
             if "already up" not in up.stderr:
                 down = subprocess.run([str(SLURM_LOCAL), "down"], capture_output=True, text=True,
                                       timeout=300)
                 assert down.returncode == 0, down.stderr
                 assert "no daemon or job of it left" in down.stderr
-                _reap_daemons()
+                reap_daemons()
+                assert daemons_of(Path(slurm_env["SLURM_CONF"]).parent) == {}
 
 
-def _reap_daemons() -> None:
+DAEMONS = ("slurmctld", "slurmd", "munged")
+
+
+def daemons_of(folder: Path) -> dict[int, str]:
+    """Every slurmctld, slurmd and munged (by pid) with an argument in
+    folder, as the script started them: what `down` must leave none of."""
+    found = {}
+    for proc in Path("/proc").iterdir():
+        try:
+            name = (proc / "comm").read_text().strip()
+            args = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:  # gone meanwhile, or not a process
+            continue
+        if name in DAEMONS and any(f"{folder}/" in arg for arg in args):
+            found[int(proc.name)] = name
+    return found
+
+
+def reap_daemons() -> None:
     """The daemons detach from the script that starts them; where this
     process is a child subreaper (the launcher's process-tree containment
     makes the harness one), they were re-parented here, and once `down` has
