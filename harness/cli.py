@@ -1,14 +1,18 @@
 """Command line: python -m harness {run,list,build,test,report,plot,compare,merge,bisect,export,
 publish,claims}.
-Parses and dispatches; settings.py turns options into Settings, session.py runs them."""
+Parses and dispatches: run's and bisect's options are declared by the fields of
+plan/options.py's Options, the other commands' checked by their records there;
+settings.py turns Options into Settings, session.py runs them."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from pathlib import Path
-from typing import Callable, NoReturn, Sequence
+from string import Template
+from typing import Any, Callable, NoReturn, Sequence
 
 from . import ROOT, HarnessError, UsageError, __version__, relative
 from .execute.builder import prepare
@@ -25,7 +29,6 @@ from .plan.options import CompareOptions, ListOptions, MergeOptions, Options, di
 from .plan.settings import (DEFAULT_MAX_REPEAT, DEFAULTS, GATE_BUDGET_S, GATE_MAX_REPEAT,
                             settings_from)
 from .cluster.slurm import cluster_options, run_on_slurm
-from .core.workloads import WORKLOADS
 
 EPILOG = """examples:
   python -m harness list
@@ -50,68 +53,43 @@ def _listed(values: list[int]) -> str:
     return ",".join(map(str, values))
 
 
-def add_measure_options(run: argparse.ArgumentParser) -> None:
-    """What to measure and how: the options `run` and `bisect` share."""
-    run.add_argument("--workload", default=None,
-                     help=f"comma-separated workloads ({', '.join(WORKLOADS)}) or 'all' (default)")
-    run.add_argument("--n", default=None,
-                     help=f"comma-separated task counts (default {_listed(DEFAULTS['n'])})")
-    run.add_argument("--buffer", default=None,
-                     help="comma-separated channel capacities for bounded, 0 = rendezvous "
-                          f"(default {_listed(DEFAULTS['buffers'])})")
-    run.add_argument("--repeat", type=int, default=None,
-                     help=f"process runs per configuration (default {DEFAULTS['repeat']}, the "
-                          "fewest whose ratios can settle a verdict); with --until-ci or "
-                          "--until-settled, the minimum")
-    run.add_argument("--duration-ms", type=int, default=None,
-                     help="sleep time of each task in the sleep workload "
-                          f"(default {DEFAULTS['duration_ms']})")
-    run.add_argument("--iterations", type=int, default=None,
-                     help="in-process iterations (default: per workload, " + ", ".join(
-                         f"{w.name} {w.default_iterations}" for w in WORKLOADS.values()
-                         if w.kind == "program") + ")")
-    run.add_argument("--warmup-ms", type=int, default=None,
-                     help="untimed runs of the workload, in the same process, until this many ms "
-                          "have passed, before the timed iterations; warm = their median (default: "
-                          "per workload, " + ", ".join(
-                              f"{w.name} {w.default_warmup_ms}" for w in WORKLOADS.values()
-                              if w.default_warmup_ms is not None) + "; sleep and http take none)")
-    for d in dimensions().values():
-        run.add_argument(d.option, dest=d.name, default=None, help=d.help,
-                         metavar=d.option.lstrip("-").upper().replace("-", "_"))
-    run.add_argument("--timeout", type=float, default=None,
-                     help="seconds before a run is killed and recorded as timeout "
-                          f"(default {DEFAULTS['timeout_s']:g})")
-    run.add_argument("--max-rss", default=None,
-                     help="RSS above which a run is killed and recorded as oom "
-                          f"(default {DEFAULTS['max_rss_of_ram'] * 100:g}%% of RAM)")
-    run.add_argument("--sample-interval-ms", type=float, default=None,
-                     help="RSS and thread-count sampling period "
-                          f"(default {DEFAULTS['sample_interval_ms']:g})")
-    run.add_argument("--out", default=str(ROOT / "results"),
-                     help="results folder; each run writes OUT/<run-id>/ and OUT/latest "
-                          "(default: results/ in the repository)")
-    run.add_argument("--inherit-env", default=None, metavar="NAME,...",
-                     help="environment variables the measured programs also get (by default "
-                          "only the runtime variables, PATH, HOME, TMPDIR, the user and the "
-                          "locale: results/README.md)")
-    run.add_argument("--no-build", action="store_true", help="use the programs as already built")
-    run.add_argument("--counters", action="store_true",
-                     help="also count each run with perf stat (Debian's linux-perf, installed "
-                          "when missing): context switches, CPU migrations, page faults, task "
-                          "clock, and cycles and instructions where the machine exposes them")
+def said_defaults() -> dict[str, str]:
+    """settings.py's defaults as run's help says them: the $names in the
+    help of Options' fields (plan/options.py's option())."""
+    return dict(n=_listed(DEFAULTS["n"]), buffers=_listed(DEFAULTS["buffers"]),
+                repeat=str(DEFAULTS["repeat"]), duration_ms=str(DEFAULTS["duration_ms"]),
+                timeout_s=f"{DEFAULTS['timeout_s']:g}",
+                max_rss=f"{DEFAULTS['max_rss_of_ram'] * 100:g}",
+                sample_interval_ms=f"{DEFAULTS['sample_interval_ms']:g}",
+                max_repeat=str(DEFAULT_MAX_REPEAT), gate_max_repeat=str(GATE_MAX_REPEAT),
+                gate_budget=f"{GATE_BUDGET_S / 60:g}")
+
+
+def add_option(p: argparse.ArgumentParser, f: dataclasses.Field[Any]) -> None:
+    """An Options field, declared as its metadata says (option())."""
+    meta = f.metadata
+    declared = {k: meta[k] for k in ("type", "metavar", "action") if meta[k] is not None}
+    p.add_argument("--" + f.name.replace("_", "-"), default=meta["default"],
+                   help=Template(meta["help"]).substitute(said_defaults()), **declared)
+
+
+def add_options(p: argparse.ArgumentParser, command: str) -> None:
+    """The Options fields that `command` takes, in the record's order
+    (options.json keeps it); at params, the workloads' dimensions."""
+    for f in dataclasses.fields(Options):
+        if command not in f.metadata["commands"]:
+            continue
+        if f.name != "params":
+            add_option(p, f)
+            continue
+        for d in dimensions().values():
+            p.add_argument(d.option, dest=d.name, default=None, help=d.help,
+                           metavar=d.option.lstrip("-").upper().replace("-", "_"))
 
 
 def add_registry(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--registry", action="append", default=[], metavar="FILE",
-                   help="also the implementations of this impls.toml, kept outside the "
-                        "repository ({dir} = its folder); repeatable")
-
-
-def add_source(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--source", default=None, metavar="DIR",
-                   help="the git checkout that IMPL@git:REV names a commit of (bisect: "
-                        "--good and --bad are then revisions of it)")
+    """--registry as run declares it, for the commands that take no other option of run's."""
+    add_option(p, next(f for f in dataclasses.fields(Options) if f.name == "registry"))
 
 
 def build_parser() -> Parser:
@@ -135,80 +113,13 @@ def build_parser() -> Parser:
 
 def add_run_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     run = sub.add_parser("run", help="build, run and record a suite of benchmarks")
-    run.add_argument("--impl", default=None,
-                     help="comma-separated implementation ids or language names, or 'all' (default: "
-                          "the suite's own list, else all)")
-    run.add_argument("--suite", default=None,
-                     help="a named suite from harness/plan/suites.toml (default, quick); the options "
-                          "below override its workloads, sizes, repeats and sleep time")
-    add_measure_options(run)
-    _add_repeat_options(run)
+    add_options(run, "run")
     run.add_argument("--resume", action="store_true",
                      help="continue the newest run in OUT: rows already ok are kept, failed "
                           "ones of the plan run again (the earlier attempt goes to retried.csv)")
     run.add_argument("--no-report", action="store_true", help="do not write report.md and plots")
     run.add_argument("--dry-run", action="store_true",
                      help="print the plan and its estimated duration, run nothing")
-    _add_cluster_options(run)
-    add_registry(run)
-    add_source(run)
-
-
-def _add_repeat_options(run: argparse.ArgumentParser) -> None:
-    """run's options for runs past the --repeat minimum: until an interval
-    is narrow or a verdict settled, within a budget, or an A/B gate."""
-    run.add_argument("--until-ci", default=None, metavar="PCT",
-                     help="after the --repeat minimum, run again, pass after pass, each "
-                          "configuration whose headline figure's 95%% interval is unsettled or "
-                          "wider than ±PCT of its median (e.g. 5%%), up to --max-repeat runs")
-    run.add_argument("--until-settled", action="store_true",
-                     help="after the --repeat minimum, more passes of the configurations in a "
-                          "verdict not yet settled (a neighbour pair of a ranking, an article's "
-                          "claim) that can still settle, the most verdicts per second first, up "
-                          "to --max-repeat runs; a configuration whose runs all failed is not "
-                          "run again")
-    run.add_argument("--budget", default=None, metavar="DURATION",
-                     help="with --until-settled or --until-ci: the time the runs may take, the "
-                          "minimum included (e.g. 45m, 1h30m, 2700); passes past it do not start, "
-                          "and the run says what is still open (default: the suite's)")
-    run.add_argument("--gate", default=None, metavar="PCT",
-                     help="an A/B run that decides: the two implementations of --impl (the "
-                          "baseline first, e.g. X@git:BASE,X@git:HEAD), compared as compare "
-                          "--baseline --fail-above PCT does; after the --repeat minimum only the "
-                          "configurations with an undecided figure run again, the nearest to "
-                          f"deciding per second first, up to --max-repeat (default "
-                          f"{GATE_MAX_REPEAT}) within --budget (default {GATE_BUDGET_S / 60:g}m); "
-                          "exit 0 pass, 1 fail, 3 undecided")
-    run.add_argument("--calibration", default=None, metavar="RUN_DIR",
-                     help="with --gate: a run of the calibrate suite on this machine; the figures "
-                          "its A/A noise cannot decide at PCT are named, not gated")
-    run.add_argument("--adaptive-sleep", action="store_true",
-                     help="sleep: each run's tasks sleep twice the longest time they took to "
-                          "start in the configuration's earlier runs, plus 1 s, at most --duration-ms "
-                          "(the first run sleeps the full --duration-ms); the sleep is "
-                          "recorded in runs.csv (duration_ms)")
-    run.add_argument("--max-repeat", type=int, default=None, metavar="M",
-                     help="with --until-ci or --until-settled: the most runs of one "
-                          f"configuration (default {DEFAULT_MAX_REPEAT}, or --repeat when "
-                          "higher; at least --repeat)")
-
-
-def _add_cluster_options(run: argparse.ArgumentParser) -> None:
-    """run's options for where it runs: here, or a Slurm cluster."""
-    run.add_argument("--on", default=None, metavar="WHERE",
-                     help="local (default): this machine; slurm: each repeat of the plan is a "
-                          "replicate, one task of a Slurm job array on a whole node, merged into "
-                          "one run directory with each row's node (docs/usage.md, 'On a cluster')")
-    run.add_argument("--partition", default=None, metavar="P",
-                     help="with --on slurm: the partition (one machine kind; default: the "
-                          "cluster's default partition)")
-    run.add_argument("--nodes", type=int, default=None, metavar="K",
-                     help="with --on slurm: at most K replicates at once, each on a node of its "
-                          "own (default 1)")
-    run.add_argument("--slurm-opt", default=None, metavar="OPTIONS",
-                     help="with --on slurm: more sbatch options for every job, as a shell would "
-                          "split them, given after an = (e.g. "
-                          "--slurm-opt='--account=A --time=2:00:00')")
 
 
 def add_bisect_parser(sub: argparse._SubParsersAction[Parser]) -> None:
@@ -226,9 +137,7 @@ def add_bisect_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     bis.add_argument("--resume", default=None, metavar="RUN_DIR",
                      help="continue an interrupted bisect in its run directory (the one its first "
                           "line names), with the same arguments: its rows are kept")
-    add_measure_options(bis)
-    add_registry(bis)
-    add_source(bis)
+    add_options(bis, "bisect")
 
 
 def add_setup_parsers(sub: argparse._SubParsersAction[Parser]) -> None:

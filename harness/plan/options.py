@@ -1,8 +1,10 @@
 """The commands' options as typed records. Options: those of `run` and
 `bisect`, built once from the command line (or, on a cluster's node, from
 the options.json a task is given: cluster/layout.py writes and reads it)
-and read by settings.py, bisect.py and cluster/; values stay as typed,
-settings.py checks them and says what is wrong in one line. CompareOptions,
+and read by settings.py, bisect.py and cluster/; each field's metadata
+(option()) declares it, and cli.py builds run's and bisect's parsers from
+them. Values stay as typed: settings.py checks them and says what is wrong
+in one line. CompareOptions,
 MergeOptions and ListOptions: the other commands', checked as they are
 built, so that cli.py only parses and dispatches."""
 
@@ -14,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from .. import UsageError
+from .. import ROOT, UsageError
 from ..core.metrics import margins
 from ..core.variants import split_names
 from ..core.workloads import RATE, REQUESTS, STEP_S, USERS, WORKLOADS, Dimension
@@ -25,41 +27,137 @@ def dimensions() -> dict[str, Dimension]:
     return {d.name: d for w in WORKLOADS.values() for d in w.dimensions if d.option}
 
 
+# The commands that take an option: run's own, or also bisect's (what to
+# measure and how, for each of bisect's steps).
+RUN: tuple[str, ...] = ("run",)
+MEASURE: tuple[str, ...] = ("run", "bisect")
+
+
+def option(help: str, *, commands: tuple[str, ...] = RUN, default: Any = None,
+           parser_default: Any = None, kind: type | None = None, metavar: str | None = None,
+           action: str | None = None) -> Any:
+    """An Options field and how the parser declares it (cli.py reads the
+    metadata): --NAME from the field's name; help a template whose $name is
+    one of settings.py's defaults, which cli.py fills in; a bool field is a
+    switch. default: the record's when not given; parser_default: argparse's
+    where it differs (an appended list, a folder)."""
+    return field(default=default, metadata={
+        "help": help, "commands": commands, "type": kind, "metavar": metavar,
+        "default": default if parser_default is None else parser_default,
+        "action": "store_true" if default is False else action})
+
+
 @dataclass(frozen=True)
 class Options:
     """`run`'s options by argparse's names (None or False: not given), in the
-    order the parser declares them (options.json keeps it)."""
-    impl: str | None = None
-    suite: str | None = None
-    workload: str | None = None
-    n: str | None = None
-    buffer: str | None = None
-    repeat: int | None = None
-    duration_ms: int | None = None
-    iterations: int | None = None
-    warmup_ms: int | None = None
-    # the workloads' own dimensions (dimensions()) given, by name, as typed
-    params: dict[str, str] = field(default_factory=dict)
-    timeout: float | None = None
-    max_rss: str | None = None
-    sample_interval_ms: float | None = None
-    out: str | None = None
-    inherit_env: str | None = None
-    no_build: bool = False
-    counters: bool = False
-    until_ci: str | None = None
-    until_settled: bool = False
-    budget: str | None = None
-    gate: str | None = None
-    calibration: str | None = None
-    adaptive_sleep: bool = False
-    max_repeat: int | None = None
-    on: str | None = None
-    partition: str | None = None
-    nodes: int | None = None
-    slurm_opt: str | None = None
-    registry: tuple[str, ...] = ()
-    source: str | None = None
+    order the parser declares them (options.json keeps it): each field's
+    metadata is its declaration (option())."""
+    impl: str | None = option(
+        "comma-separated implementation ids or language names, or 'all' (default: the suite's "
+        "own list, else all)")
+    suite: str | None = option(
+        "a named suite from harness/plan/suites.toml (default, quick); the options below "
+        "override its workloads, sizes, repeats and sleep time")
+    workload: str | None = option(
+        f"comma-separated workloads ({', '.join(WORKLOADS)}) or 'all' (default)", commands=MEASURE)
+    n: str | None = option("comma-separated task counts (default $n)", commands=MEASURE)
+    buffer: str | None = option(
+        "comma-separated channel capacities for bounded, 0 = rendezvous (default $buffers)",
+        commands=MEASURE)
+    repeat: int | None = option(
+        "process runs per configuration (default $repeat, the fewest whose ratios can settle a "
+        "verdict); with --until-ci or --until-settled, the minimum", commands=MEASURE, kind=int)
+    duration_ms: int | None = option(
+        "sleep time of each task in the sleep workload (default $duration_ms)", commands=MEASURE,
+        kind=int)
+    iterations: int | None = option(
+        "in-process iterations (default: per workload, " + ", ".join(
+            f"{w.name} {w.default_iterations}" for w in WORKLOADS.values()
+            if w.kind == "program") + ")", commands=MEASURE, kind=int)
+    warmup_ms: int | None = option(
+        "untimed runs of the workload, in the same process, until this many ms have passed, "
+        "before the timed iterations; warm = their median (default: per workload, " + ", ".join(
+            f"{w.name} {w.default_warmup_ms}" for w in WORKLOADS.values()
+            if w.default_warmup_ms is not None) + "; sleep and http take none)",
+        commands=MEASURE, kind=int)
+    # the workloads' own dimensions (dimensions()) given, by name, as typed;
+    # the parser declares each from its Dimension
+    params: dict[str, str] = field(default_factory=dict, metadata={"commands": MEASURE})
+    timeout: float | None = option(
+        "seconds before a run is killed and recorded as timeout (default $timeout_s)",
+        commands=MEASURE, kind=float)
+    max_rss: str | None = option(
+        "RSS above which a run is killed and recorded as oom (default $max_rss%% of RAM)",
+        commands=MEASURE)
+    sample_interval_ms: float | None = option(
+        "RSS and thread-count sampling period (default $sample_interval_ms)", commands=MEASURE,
+        kind=float)
+    out: str | None = option(
+        "results folder; each run writes OUT/<run-id>/ and OUT/latest (default: results/ in "
+        "the repository)", commands=MEASURE, parser_default=str(ROOT / "results"))
+    inherit_env: str | None = option(
+        "environment variables the measured programs also get (by default only the runtime "
+        "variables, PATH, HOME, TMPDIR, the user and the locale: results/README.md)",
+        commands=MEASURE, metavar="NAME,...")
+    no_build: bool = option("use the programs as already built", commands=MEASURE, default=False)
+    counters: bool = option(
+        "also count each run with perf stat (Debian's linux-perf, installed when missing): "
+        "context switches, CPU migrations, page faults, task clock, and cycles and "
+        "instructions where the machine exposes them", commands=MEASURE, default=False)
+    # past the --repeat minimum: until an interval is narrow or a verdict
+    # settled, within a budget, or an A/B gate
+    until_ci: str | None = option(
+        "after the --repeat minimum, run again, pass after pass, each configuration whose "
+        "headline figure's 95%% interval is unsettled or wider than ±PCT of its median (e.g. "
+        "5%%), up to --max-repeat runs", metavar="PCT")
+    until_settled: bool = option(
+        "after the --repeat minimum, more passes of the configurations in a verdict not yet "
+        "settled (a neighbour pair of a ranking, an article's claim) that can still settle, the "
+        "most verdicts per second first, up to --max-repeat runs; a configuration whose runs "
+        "all failed is not run again", default=False)
+    budget: str | None = option(
+        "with --until-settled or --until-ci: the time the runs may take, the minimum included "
+        "(e.g. 45m, 1h30m, 2700); passes past it do not start, and the run says what is still "
+        "open (default: the suite's)", metavar="DURATION")
+    gate: str | None = option(
+        "an A/B run that decides: the two implementations of --impl (the baseline first, e.g. "
+        "X@git:BASE,X@git:HEAD), compared as compare --baseline --fail-above PCT does; after "
+        "the --repeat minimum only the configurations with an undecided figure run again, the "
+        "nearest to deciding per second first, up to --max-repeat (default $gate_max_repeat) "
+        "within --budget (default ${gate_budget}m); exit 0 pass, 1 fail, 3 undecided",
+        metavar="PCT")
+    calibration: str | None = option(
+        "with --gate: a run of the calibrate suite on this machine; the figures its A/A noise "
+        "cannot decide at PCT are named, not gated", metavar="RUN_DIR")
+    adaptive_sleep: bool = option(
+        "sleep: each run's tasks sleep twice the longest time they took to start in the "
+        "configuration's earlier runs, plus 1 s, at most --duration-ms (the first run sleeps "
+        "the full --duration-ms); the sleep is recorded in runs.csv (duration_ms)",
+        default=False)
+    max_repeat: int | None = option(
+        "with --until-ci or --until-settled: the most runs of one configuration (default "
+        "$max_repeat, or --repeat when higher; at least --repeat)", kind=int, metavar="M")
+    # where it runs: here, or a Slurm cluster
+    on: str | None = option(
+        "local (default): this machine; slurm: each repeat of the plan is a replicate, one "
+        "task of a Slurm job array on a whole node, merged into one run directory with each "
+        "row's node (docs/usage.md, 'On a cluster')", metavar="WHERE")
+    partition: str | None = option(
+        "with --on slurm: the partition (one machine kind; default: the cluster's default "
+        "partition)", metavar="P")
+    nodes: int | None = option(
+        "with --on slurm: at most K replicates at once, each on a node of its own (default 1)",
+        kind=int, metavar="K")
+    slurm_opt: str | None = option(
+        "with --on slurm: more sbatch options for every job, as a shell would split them, "
+        "given after an = (e.g. --slurm-opt='--account=A --time=2:00:00')", metavar="OPTIONS")
+    registry: tuple[str, ...] = option(
+        "also the implementations of this impls.toml, kept outside the repository ({dir} = "
+        "its folder); repeatable", commands=MEASURE, default=(), parser_default=[],
+        action="append", metavar="FILE")
+    source: str | None = option(
+        "the git checkout that IMPL@git:REV names a commit of (bisect: --good and --bad are "
+        "then revisions of it)", commands=MEASURE, metavar="DIR")
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Options:
@@ -90,7 +188,8 @@ class Options:
         """An option the chosen workloads or mode would not read is refused
         in one line (docs/usage.md: "refused, never guessed"): an empty
         --suite, a dimension no named workload has, --step-s without --rate,
-        --users or --requests beside --rate (an open loop has neither)."""
+        --users or --requests beside --rate (an open loop has neither), --gate
+        with --on slurm (its passes are decided between runs, here)."""
         if self.suite is not None and not self.suite.strip():
             raise UsageError("--suite is empty: name a suite, or leave the option out")
         dims = dimensions()
@@ -110,7 +209,7 @@ class Options:
             closed = sorted(dims[n].option for n in given & closed_loop)[0]
             raise UsageError(f"{closed} is the closed loop's, and --rate runs an open loop: "
                              f"give one or the other")
-        if self.gate is not None and self.on == "slurm":  # its passes are decided between runs, here
+        if self.gate is not None and self.on == "slurm":
             raise UsageError("--gate runs on this machine: not with --on slurm")
 
 
@@ -151,7 +250,7 @@ class CompareOptions:
     fail_above: float | None = None
     calibration: str | None = None
     allow_undecided: bool = False
-    margin: dict[str, float] = field(default_factory=margins)
+    margin: dict[str, float] = field(default_factory=lambda: margins(None))
     format: str = "text"
 
     def __post_init__(self) -> None:
@@ -164,16 +263,19 @@ class CompareOptions:
             raise UsageError("compare --baseline takes one run directory: the baseline and the "
                              "others are all in it")
         if self.baseline is None and self.new is None:
-            raise UsageError("compare needs OLD and NEW run directories (or one with --baseline IMPL)")
+            raise UsageError("compare needs OLD and NEW run directories (or one with "
+                             "--baseline IMPL)")
 
     @classmethod
     def from_namespace(cls, args: argparse.Namespace) -> CompareOptions:
         """From compare's parsed text: the percentages read, the rest checked."""
-        if args.margin is not None and any(p.strip().startswith("=") for p in args.margin.split(",")):
-            raise UsageError(f"--margin {args.margin!r}: METRIC=PCT with no metric")  # never all of them
+        margin = args.margin
+        if margin is not None and any(p.strip().startswith("=") for p in margin.split(",")):
+            # never read as every metric's
+            raise UsageError(f"--margin {margin!r}: METRIC=PCT with no metric")
         return cls(args.old, args.new, args.baseline,
                    percentage(args.fail_above, "--fail-above") if args.fail_above is not None
-                   else None, args.calibration, args.allow_undecided, margins(args.margin),
+                   else None, args.calibration, args.allow_undecided, margins(margin),
                    args.format)
 
 
