@@ -19,6 +19,7 @@ from .execute.builder import prepare
 from .execute.langtests import ci, run_language_tests
 from .execute.loadgen import retired_switch
 from .processes.children import stoppable
+from .core.formatting import fmt_number
 from .core.envinfo import ram_bytes
 from .core.registry import Impl, RegistryError, languages, resolve
 from .core.schema import Status
@@ -58,11 +59,11 @@ def said_defaults() -> dict[str, str]:
     help of Options' fields (plan/options.py's option())."""
     return dict(n=_listed(DEFAULTS["n"]), buffers=_listed(DEFAULTS["buffers"]),
                 repeat=str(DEFAULTS["repeat"]), duration_ms=str(DEFAULTS["duration_ms"]),
-                timeout_s=f"{DEFAULTS['timeout_s']:g}",
-                max_rss=f"{DEFAULTS['max_rss_of_ram'] * 100:g}",
-                sample_interval_ms=f"{DEFAULTS['sample_interval_ms']:g}",
+                timeout_s=fmt_number(DEFAULTS["timeout_s"]),
+                max_rss=fmt_number(DEFAULTS["max_rss_of_ram"] * 100),
+                sample_interval_ms=fmt_number(DEFAULTS["sample_interval_ms"]),
                 max_repeat=str(DEFAULT_MAX_REPEAT), gate_max_repeat=str(GATE_MAX_REPEAT),
-                gate_budget=f"{GATE_BUDGET_S / 60:g}")
+                gate_budget=fmt_number(GATE_BUDGET_S / 60))
 
 
 def add_option(p: argparse.ArgumentParser, f: dataclasses.Field[Any]) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .. import UsageError
+from ..core.formatting import fmt_number, fmt_sig
 from ..core.envinfo import usable_cores
 from ..core.schema import Part, RecordedSettings
 from ..core.local_builds import is_git
@@ -190,7 +191,7 @@ def until_ci(value: Any, name: str) -> float:
     if number is not None and number < 1 and not text.strip().endswith("%"):
         # 0.05 could be a fraction (5%) or a percentage (0.05%): said, not guessed
         raise UsageError(f"{name} {text}: write the percentage with its sign, 5% or "
-                         f"{number:g}%")
+                         f"{fmt_number(number)}%")
     return percentage(text, name)
 
 
@@ -214,8 +215,8 @@ def within(value: Any, name: str, bounds: tuple[float, float], unit: str, said: 
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UsageError(f"{name}: {value!r} is not a number of {unit}")
     if not low <= value <= high:
-        raise UsageError(f"{name} {value:.15g} is out of range: it must be from {low:.15g} to "
-                         f"{high:.15g} {unit} ({said})")
+        raise UsageError(f"{name} {fmt_sig(value, 15)} is out of range: it must be from "
+                         f"{fmt_sig(low, 15)} to {fmt_sig(high, 15)} {unit} ({said})")
     return float(value)
 
 

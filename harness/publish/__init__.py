@@ -1,6 +1,6 @@
 """Publishing: a run's results as the pages of docs/results, generated,
-never typed. readme_tables.py is the command (`python -m
-harness publish`): it copies a run's files beside its page
+never typed. command.py is the command (`python -m
+harness publish`); readme_tables.py copies a run's files beside its page
 and regenerates the pages, their index, README.md's block (readme.py) and
 the figures the docs quote (figures.py). A page (page.py) is the run's
 report for the repository, drawn by report's code, with the project's
