@@ -24,6 +24,11 @@ KNEE_FACTOR = 2.0
 # A knee is refined until its last sustained rate and its first saturated
 # one are within this ratio (10%): bisected between them (refinement).
 REFINE_RATIO = 1.1
+# A step the load generator could not keep (generator_limited) measured the
+# generator, not the server, and is often another process's burst rather
+# than the generator's ceiling: it is run again, at most this many times in
+# its repeat, before it ends its ladder. Every attempt keeps its row.
+GENERATOR_RETRIES = 2
 # What a ladder's row takes of its first step: who ran, where, which ladder.
 _IDENTITY = ("run_id", "impl", "variant", "version", "language", "runtime", "workload", "n",
              "buffer", "rep", "node", "started_at", *(c.name for c in DIMENSIONS))
@@ -70,8 +75,8 @@ def refinement(steps: list[Row]) -> int | None:
     None where there is nothing to refine: no step sustained, none saturated
     yet, or the first not sustained was no measurement of the server
     (invalid: the generator's limit, a wrong answer; a crash)."""
-    order = sorted((r for r in steps if not past_end(r) and r.status not in NOT_MEASURED),
-                   key=lambda r: r.rate)
+    order = sorted((r for r in measured(steps) if not past_end(r)
+                    and r.status not in NOT_MEASURED), key=lambda r: r.rate)
     low = None
     for r in order:
         if r.status == Status.OK and r.step_verdict == StepVerdict.SUSTAINED:
@@ -116,6 +121,22 @@ def generator_limited(row: Row) -> bool:
     return row.status == Status.INVALID and (row.error or "").startswith(GENERATOR_FAULT)
 
 
+def measured(steps: list[Row]) -> list[Row]:
+    """One ladder's steps in one repeat without the attempts a retry
+    replaced: a generator_limited step where another attempt at its rate
+    measured the server (GENERATOR_RETRIES). Where every attempt was
+    generator_limited, they all stay, and the ladder ends there."""
+    kept = {r.rate for r in steps if not generator_limited(r)}
+    return [r for r in steps if not (generator_limited(r) and r.rate in kept)]
+
+
+def retried(row: Row, attempts: int) -> bool:
+    """Whether a step just recorded is run again in its repeat: it measured
+    the generator, not the server, in the attempts-th of its attempts there
+    (GENERATOR_RETRIES)."""
+    return row.rate is not None and generator_limited(row) and attempts <= GENERATOR_RETRIES
+
+
 @dataclass(frozen=True)
 class Figures:
     """One ladder in one repeat: the sustained rate (None: not even its
@@ -135,7 +156,7 @@ def figures(steps: list[Row]) -> Figures:
     range from no load up, so a step that passed above one that failed is
     luck, not capacity). Knee: the lowest rate whose step saturated or had
     its p99 past KNEE_FACTOR times the first step's."""
-    order = sorted(steps, key=lambda r: r.rate)
+    order = sorted(measured(steps), key=lambda r: r.rate)
     sustained, ended = None, None
     for r in order:
         if r.status != Status.OK or r.step_verdict != StepVerdict.SUSTAINED:
@@ -164,15 +185,14 @@ def ladder_rows(rows: list[Row]) -> list[Row]:
         key = ladder_key(ConfigKey.of(r))
         if key is not None and r.status not in NOT_MEASURED:
             ladders.setdefault((key, r.rep), []).append(r)
-    # summary.csv's steps carry no verdict, and their ladder its own line
-    unjudged = {key for (key, _), steps in ladders.items()
-                if any(r.status == Status.OK and r.step_verdict is None for r in steps)}
+    # summary.csv's steps carry no verdict, and their ladder has its own line
+    summarised = {ConfigKey.of(r) for r in rows}
     out = []
     for (key, _), steps in ladders.items():
-        if key in unjudged:
+        if key in summarised:
             continue
         found = figures(steps)
-        first = min(steps, key=lambda r: r.rate)
+        first = min(measured(steps), key=lambda r: r.rate)
         error = None if found.sustained_rps is not None else (
             f"no step of the ladder was sustained (its first, {first.rate} requests a second: "
             f"{first.step_verdict or first.status})")

@@ -2,7 +2,8 @@
 to the record as it finishes (a run that cannot start gets its skipped or
 build-failed row, and so does a rate ladder's step above the one that
 ended the ladder in its repeat, or above one not run again for its earlier
-failures: core/ladder.py, and a configuration whose smaller size failed
+failures: core/ladder.py; a step the load generator could not keep runs
+again at once, up to ladder.GENERATOR_RETRIES times; and a configuration whose smaller size failed
 by a limit that grows with size: rules.outgrown); a run whose build is
 still going on (a check's builds overlap its runs: builder.Preparation)
 waits, and the next run whose build is done goes first; then, under
@@ -17,9 +18,9 @@ import dataclasses
 from typing import Callable, Iterable, Mapping, Protocol
 
 from ..core.formatting import fmt_duration, fmt_percent
-from ..core.ladder import (end_reason, ladder_key, not_repeated_error, past_end, past_end_error,
-                           refinement, with_rate)
-from ..core.schema import PAST_END, ConfigKey, Row, Status
+from ..core.ladder import (end_reason, generator_limited, ladder_key, not_repeated_error,
+                           past_end, past_end_error, refinement, retried, with_rate)
+from ..core.schema import PAST_END, ConfigKey, Row, RowKey, Status
 from ..core.workloads import RATE
 from ..plan.plan import Planned, held, start_times
 from ..plan.timeouts import least_expected_s, timed, walls
@@ -58,6 +59,8 @@ Ready = Callable[[Planned], Readiness | None]
 # By ladder and repeat, the lowest step that ended it and the error of the
 # steps above it, recorded skipped.
 Ends = dict[tuple[ConfigKey, int], tuple[int, str]]
+# By step and repeat, its attempts the load generator could not keep.
+Limited = dict[RowKey, int]
 
 
 def _end(ended: Ends, ladder: ConfigKey, rep: int, rate: int, error: str) -> None:
@@ -118,8 +121,9 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
     statuses: dict[ConfigKey, list[Status]] = {}
     recorded = record.rows()
     ended: Ends = {}
+    limited: Limited = {}
     for r in recorded:
-        _note(statuses, ended, r)
+        _note(statuses, ended, limited, r)
     past = list(past)
     spawns = start_times(recorded)
     past_spawns = start_times(past)
@@ -127,6 +131,7 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
     # runs too dear to start: a larger size grows from their forecast
     foreseen = {ConfigKey.of(r): r.expected_s for r in recorded if r.expected_s is not None}
     pending = list(runs)
+    again: Planned | None = None  # a step run again at once (ladder.retried)
     i = first - 1
     while pending:
         i += 1
@@ -134,7 +139,7 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
         p = pending.pop(j)
         if j:  # taken out of order: its estimate moves with it
             progress.estimates.insert(i, progress.estimates.pop(i + j))
-        if not rules.repeated(p, statuses.get(p.key, [])):
+        if p is not again and not rules.repeated(p, statuses.get(p.key, [])):
             _not_repeated(p, i, statuses, ended, progress)
             continue
         p = _prepared(p, p.key in statuses, spawns, past_spawns, took)
@@ -158,10 +163,13 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
             done = Executed(dear_row(record.name, p, *dear))
         else:
             done = executor.run(p) if readiness.ready else unready_row(record.name, p, readiness)
-        _keep(record, done, statuses, ended, spawns, took, counts)
+        _keep(record, done, statuses, ended, limited, spawns, took, counts)
         progress.finish(done.row)
-        if (knee := _refined(p, done.row, record)) is not None:  # run next
-            pending.insert(0, knee)
+        again = p if retried(done.row, limited.get(p.row_key, 0)) else None
+        if again is not None:
+            progress.message(f"{p.label}: run again: {done.row.error}")
+        if (following := again or _refined(p, done.row, record)) is not None:  # run next
+            pending.insert(0, following)
             progress.total += 1
             progress.estimates.insert(i + 1, progress.estimates[i])
     return counts
@@ -191,7 +199,7 @@ def _prepared(p: Planned, seen: bool, spawns: dict[ConfigKey, list[float]],
 
 
 def _keep(record: Record, done: Executed, statuses: dict[ConfigKey, list[Status]], ended: Ends,
-          spawns: dict[ConfigKey, list[float]], took: dict[ConfigKey, float],
+          limited: Limited, spawns: dict[ConfigKey, list[float]], took: dict[ConfigKey, float],
           counts: dict[Status, int]) -> None:
     """Record a finished run's row (and its samples), and note what it says
     for the runs after it: its status, a ladder it ends, its tasks' start
@@ -199,7 +207,7 @@ def _keep(record: Record, done: Executed, statuses: dict[ConfigKey, list[Status]
     if done.samples:
         record.append_samples(done.row, done.samples)
     record.append_run(done.row)
-    _note(statuses, ended, done.row)
+    _note(statuses, ended, limited, done.row)
     for key, starts in start_times([done.row]).items():
         spawns.setdefault(key, []).extend(starts)
     for key, wall in walls([done.row]).items():
@@ -218,14 +226,20 @@ def _refined(p: Planned, row: Row, record: Record) -> Planned | None:
     return None if rate is None else dataclasses.replace(p, key=with_rate(p.key, rate))
 
 
-def _note(statuses: dict[ConfigKey, list[str]], ended: Ends, row: Row) -> None:
+def _note(statuses: dict[ConfigKey, list[str]], ended: Ends, limited: Limited, row: Row
+          ) -> None:
     """Note a row's status for rules.repeated (a step not run past its
     ladder's end says nothing of how its runs end), and a step that ends its
     ladder in its repeat (ladder.end_reason): the scheduler runs none of
-    that ladder's higher steps in that repeat."""
+    that ladder's higher steps in that repeat; a step the generator could
+    not keep ends it only once it is not run again (ladder.retried)."""
     key = ConfigKey.of(row)
     if not past_end(row):
         statuses.setdefault(key, []).append(row.status)
+    if generator_limited(row):
+        limited[(key, row.rep)] = attempts = limited.get((key, row.rep), 0) + 1
+        if retried(row, attempts):
+            return
     ladder = ladder_key(key)
     if ladder is not None and end_reason(row) is not None:
         _end(ended, ladder, row.rep, row.rate, past_end_error(row))

@@ -207,6 +207,23 @@ def _saturated(g: Group) -> bool:
     return any(r.status == Status.OK and r.step_verdict == StepVerdict.SATURATED for r in g.rows)
 
 
+# On a panel's log axis, a rate is labelled only this far (a ratio) from the
+# last one labelled: a knee's bisected steps lie within 10% of each other,
+# and their labels would overlap (each step keeps its tick).
+LABEL_RATIO = 1.3
+
+
+def rate_labels(rates: list[int]) -> list[str]:
+    """Each sorted rate's tick label: empty where it sits within LABEL_RATIO
+    of the last labelled rate below it."""
+    labels, last = [], None
+    for rate in rates:
+        shown = last is None or rate >= last * LABEL_RATIO
+        labels.append(fmt_plain(rate) if shown else "")
+        last = rate if shown else last
+    return labels
+
+
 def http_ladder(run: Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """The open loop's picture: each step's p99 against its offered rate,
     a panel per implementation, a line per style, log-log; a hollow marker
@@ -247,7 +264,7 @@ def http_ladder(run: Run, out: Path, workload: str, presented: Presentation) -> 
                        linewidth=1.2)
         ax.set_xscale("log")
         rates = sorted({g.key.param(RATE.name) for g in members_of})
-        ax.set_xticks(rates, [f"{r:,}" for r in rates], fontsize=7)
+        ax.set_xticks(rates, rate_labels(rates), fontsize=7)
         ax.minorticks_off()
         ax.set_title(impl)
         ax.set_xlabel("offered rate (requests/s, log)")

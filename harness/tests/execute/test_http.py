@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from harness.execute.loadgen import Unavailable, ensure_generator
+from harness.core.ladder import GENERATOR_RETRIES
 from harness.core.schema import PAST_END
 from harness.core.workloads import STYLES, style_floor_ms
 
@@ -188,7 +189,8 @@ def _stop_generator_once(after_s: float, for_s: float, stopped: list[int]) -> No
 def test_a_stalled_generator_makes_the_step_invalid_never_a_good_one(out: Path) -> None:
     """A generator stopped for 0.5 s in the middle of a step sent nothing
     meanwhile, then its late requests in a burst: the step measured the
-    generator, and says so (its own reason), whatever the server did."""
+    generator, and says so (its own reason), whatever the server did; the
+    step then runs again."""
     stopped: list[int] = []
     thread = threading.Thread(target=_stop_generator_once, args=(1.0, 0.5, stopped))
     thread.start()
@@ -197,9 +199,11 @@ def test_a_stalled_generator_makes_the_step_invalid_never_a_good_one(out: Path) 
     finally:
         thread.join()
     assert stopped, "the generator was never found running"
-    [step] = rows
+    step, *again = rows
     assert step["status"] == "invalid", (step["status"], step["step_verdict"], log)
     assert step["error"].startswith("the load generator"), step["error"]
+    # run again in its repeat (ladder.GENERATOR_RETRIES), each attempt a row
+    assert 1 <= len(again) <= GENERATOR_RETRIES and {r["rate"] for r in again} == {step["rate"]}
 
 
 def _generators_of(root: int, binary: str, within_s: float) -> list[psutil.Process]:

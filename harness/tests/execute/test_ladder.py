@@ -13,7 +13,7 @@ import pytest
 
 from harness import sequential
 from harness.core.registry import resolve
-from harness.core.ladder import refinement
+from harness.core.ladder import GENERATOR_RETRIES, figures, ladder_rows, refinement
 from harness.core.schema import PAST_END, ConfigKey, Row
 from harness.execute import scheduler
 from harness.execute.builder import Readiness
@@ -264,6 +264,74 @@ def test_a_step_not_run_again_for_its_failures_ends_its_ladder(
     assert next(r for r in run.runs().rows if r.rep == 3 and r.rate == 400).error == (
         "not run: this ladder's step at 100 requests a second was not run again in repeat 3 "
         "(its earlier runs: crashed, crashed); no higher step is measured")
+
+
+class LateGeneratorExecutor(SaturatingExecutor):
+    """A generator that cannot keep its schedule at 100 requests a second
+    for its first `late` attempts in repeat 1 (another process's burst), the
+    server sustaining every step."""
+
+    def __init__(self, run_id: str, late: int) -> None:
+        super().__init__(run_id)
+        self.late = late
+
+    def run(self, p: Planned) -> Executed:
+        rate = p.key.param("rate")
+        self.ran.append((p.rep, rate))
+        if p.rep == 1 and rate == 100 and self.ran.count((1, 100)) <= self.late:
+            return Executed(make_row(self.run_id, p, "invalid", error=(
+                f"{GENERATOR_FAULT} ran 1% of its schedule over 40 ms late")))
+        return Executed(make_row(self.run_id, p, "ok", step_verdict="sustained"))
+
+
+@pytest.mark.parametrize("late", [1, GENERATOR_RETRIES, GENERATOR_RETRIES + 1])
+def test_a_step_the_generator_could_not_keep_is_run_again_before_it_ends_its_ladder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, late: int) -> None:
+    """Each attempt is a row of its own (a failed run is never a gap); the
+    ladder goes on past a step whose retry measured the server, and ends
+    there, a bound from below, when every attempt was the generator's."""
+    monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
+    s = settings_from(Options.from_record({
+        "impl": "fake-serve", "workload": "http", "style": "async",
+        "rate": "25,50,100,200,400", "repeat": 1, "until_settled": True,
+        "max_repeat": 6}), ram_bytes=1 << 30)
+    runs = plan(resolve(s.impls), s)
+    run = RunDir.create_new(tmp_path)
+    fake = LateGeneratorExecutor(run.name, late)
+    scheduler.execute(run, runs, sequential, lambda p: Readiness("ready"), fake,
+                      Progress(len(runs), [0.0] * len(runs)))
+    rows = run.runs().rows
+    attempts = min(late + 1, GENERATOR_RETRIES + 1)
+    assert fake.ran.count((1, 100)) == attempts
+    assert [r.status for r in rows if r.rate == 100] == (
+        ["invalid"] * late + ["ok"] if late <= GENERATOR_RETRIES else ["invalid"] * attempts)
+    whole = ladder_rows(rows)
+    assert len(whole) == 1
+    if late <= GENERATOR_RETRIES:
+        assert [r.status for r in rows if r.rate == 400] == ["ok"]
+        assert (whole[0].sustained_rps, whole[0].ladder_top) == (400.0, True)
+    else:
+        assert [r.status for r in rows if r.rate == 400] == ["skipped"]
+        assert (whole[0].sustained_rps, whole[0].ladder_top) == (50.0, True)
+
+
+def test_a_retried_step_counts_only_its_attempt_that_measured_the_server() -> None:
+    late = _step(200, None, "invalid")
+    late.error = f"{GENERATOR_FAULT} used 95% of its 1 core"
+    steps = [_step(100), late, _step(200, "saturated")]
+    assert refinement(steps) == 141
+    found = figures(steps)
+    assert (found.sustained_rps, found.at_top) == (100.0, False)
+    assert figures([_step(100), late]).at_top
+
+
+def test_a_ladder_with_its_own_summary_line_is_not_made_again_from_its_steps() -> None:
+    """summary.csv gives back a ladder's line beside its steps' (a ladder
+    whose only measured step was invalid included): the line is the ladder."""
+    step = _step(100, None, "invalid")
+    line = Row(run_id="r", impl="srv", workload="http", rep=1, status="invalid")
+    assert ladder_rows([step, line]) == []
+    assert len(ladder_rows([step])) == 1
 
 
 def _step(rate: int, verdict: str | None = "sustained", status: str = "ok") -> Row:
