@@ -80,10 +80,16 @@ class Place:
     lo: int  # 1-based: the best place it can hold at 95%, jointly with the others
     hi: int  # the worst
     best: bool  # in the 95% set that could be best (lo == 1)
-    tier: int  # 1-based, tiers (RankIntervals.tiers)
+    tier: int | None  # 1-based (RankIntervals.tiers); None: set apart (_tiers)
     runs: int  # ok runs with the figure
     tier_start: int = 1  # its tier's first place
     modes: Modes | None = None  # its runs fall into two modes (modes.bimodal): flag it
+    tier_end: int = 1  # its tier's last place
+
+    @property
+    def apart(self) -> bool:
+        """Set apart from the tiers: its interval spans tiers the others separate."""
+        return self.tier is None
 
     @property
     def impl(self) -> str:
@@ -129,21 +135,27 @@ class RankIntervals:
         return tuple(p for p in self.places if p.best)
 
     def tiers(self) -> list[tuple[Place, ...]]:
+        """The places in tiers, best first; those set apart in none."""
         out: list[list[Place]] = []
         for p in self.places:
+            if p.apart:
+                continue
             if not out or p.tier != out[-1][0].tier:
                 out.append([])
             out[-1].append(p)
         return [tuple(t) for t in out]
 
+    @property
+    def apart(self) -> tuple[Place, ...]:
+        return tuple(p for p in self.places if p.apart)
+
     def tier_text(self) -> str:
-        """'1st–2nd: go, bun; 3rd: rust-tokio'."""
-        parts = []
-        for members in self.tiers():
-            first = members[0].tier_start
-            last = first + len(members) - 1
-            span = fmt_places(first, last)
-            parts.append(f"{span}: {', '.join(p.impl for p in members)}")
+        """'1st–2nd: go, bun; 3rd: rust-tokio', then 'apart: java-virtual
+        (2nd–9th)' where one is set apart."""
+        parts = [f"{fmt_places(members[0].tier_start, members[0].tier_end)}: "
+                 f"{', '.join(p.impl for p in members)}" for members in self.tiers()]
+        if self.apart:
+            parts.append("apart: " + ", ".join(f"{p.impl} ({p.text})" for p in self.apart))
         return "; ".join(parts)
 
     def ahead(self, better: str, worse: str) -> bool:
@@ -313,9 +325,10 @@ def rank_intervals(members: Sequence[Group], metric: str, key: SetKey,
             below[k] += 1
     lo = [1 + above[j] for j in range(size)]
     hi = [size - below[j] for j in range(size)]
-    tier_of, start = _tiers(lo, hi)
+    tier_of, spans = _tiers(lo, hi)
     places = tuple(Place(g, est[id(g)], lo[j], hi[j], lo[j] == 1, tier_of[j],
-                         len(g.values(metric)), start[tier_of[j]], bimodal(g.values(metric)))
+                         len(g.values(metric)), spans[j][0], bimodal(g.values(metric)),
+                         spans[j][1])
                    for j, g in enumerate(ranked))
     settled = frozenset((ranked[k].impl, ranked[j].impl)
                         for (j, k), r in zip(pairs, rejected) if r)
@@ -323,18 +336,45 @@ def rank_intervals(members: Sequence[Group], metric: str, key: SetKey,
                          prior is not None, floor, settled)
 
 
-def _tiers(lo: list[int], hi: list[int]) -> tuple[list[int], dict[int, int]]:
-    """Each position's tier (1-based) and each tier's first place: a cut
-    after position i where the first i all have places within 1..i and the
-    rest within i+1..K."""
-    size, tier, tier_of, start = len(lo), 1, [], {1: 1}
-    for i in range(size):
-        tier_of.append(tier)
-        cut = i + 1
-        if cut < size and max(hi[:cut]) <= cut and min(lo[cut:]) >= cut + 1:
-            tier += 1
-            start[tier] = cut + 1
-    return tier_of, start
+# A runtime set apart from the tiers spans more than half its ranking and
+# more than this many places: in a ranking of 3, two runtimes tied for
+# 1st-2nd are a tier, not two runtimes apart.
+WIDE_MIN = 3
+
+
+def _tiers(lo: list[int], hi: list[int]) -> tuple[list[int | None], list[tuple[int, int]]]:
+    """Each position's tier (1-based; None: set apart) and its tier's first
+    and last place. A cut after position i where every runtime is placed on
+    its side: the first i within 1..i, the rest within i+1..K. A runtime
+    whose interval spans more than half the places and more than WIDE_MIN
+    (its own runs spread
+    that widely, as java-virtual's peak RSS at chain 1M, 1.2-1.75 GiB in
+    12 runs) is left out of that test, and set apart where a cut then falls
+    inside its interval, rather than joining every tier it spans into one;
+    a cut needs a runtime not so wide on each side."""
+    size = len(lo)
+    wide = {j for j in range(size) if hi[j] - lo[j] + 1 > max(size / 2, WIDE_MIN)}
+
+    def holds(j: int, cut: int) -> bool:
+        return hi[j] <= cut if j < cut else lo[j] >= cut + 1
+    narrow = [j for j in range(size) if j not in wide]
+    cuts = [cut for cut in range(1, size)
+            if narrow and narrow[0] < cut <= narrow[-1]
+            and all(holds(j, cut) for j in narrow)]
+    apart = {j for j in wide if not all(holds(j, cut) for cut in cuts)}
+    tiers: list[list[int]] = []
+    for a, b in zip([0, *cuts], [*cuts, size]):
+        if tiers and all(j in apart for j in range(a, b)):
+            tiers[-1].extend(range(a, b))  # nothing placed here: the tier above reaches on
+        else:
+            tiers.append(list(range(a, b)))
+    tier_of: list[int | None] = [None] * size
+    spans = [(1, size)] * size
+    for t, members in enumerate(tiers, 1):
+        for j in members:
+            tier_of[j] = None if j in apart else t
+            spans[j] = (members[0] + 1, members[-1] + 1)
+    return tier_of, spans
 
 
 def all_rank_intervals(groups: list[Group], floor_impls: Iterable[str] = (),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Iterable, Mapping, Protocol
 
-from ..core.formatting import fmt_duration, fmt_percent
+from ..core.formatting import fmt_duration, fmt_elapsed, fmt_percent
 from ..core.ladder import (end_reason, generator_limited, ladder_key, not_repeated_error,
                            past_end, past_end_error, refinement, retried, with_rate)
 from ..core.schema import PAST_END, ConfigKey, Row, RowKey, Status
@@ -98,14 +98,37 @@ def _too_dear(p: Planned, rules: Rules, statuses: Mapping[ConfigKey, list[Status
     return None if limit is None or expected is None else (expected, limit)
 
 
-def dear_row(run_id: str, p: Planned, expected_s: float, limit_s: float) -> Row:
+# A run too dear for the budget is started anyway, for at most this long: a
+# program that refuses its size at once (java-platform's million threads
+# against kernel.pid_max, in 0.1 s) shows that failure, not a forecast.
+PROBE_S = 10.0
+
+
+def dear_row(run_id: str, p: Planned, expected_s: float, limit_s: float,
+             probed: bool = False) -> Row:
     """The row of a run too dear for the budget: skipped, its expected
-    seconds recorded (runs.csv's expected_s)."""
+    seconds recorded (runs.csv's expected_s); probed: started, and stopped
+    at PROBE_S."""
     return make_row(run_id, p, Status.SKIPPED, expected_s=expected_s,
                     error=f"not run: expected to take at least {fmt_duration(expected_s)} a run "
                           f"(its smaller size's runs grown with its size), more than "
                           f"{fmt_duration(limit_s)}, its share of the budget (--budget; "
-                          f"--until-settled)")
+                          f"--until-settled)" + (f"; started, it was still running at "
+                                                 f"{fmt_elapsed(PROBE_S)} and was stopped"
+                                                 if probed else ""))
+
+
+def _probed(run_id: str, p: Planned, dear: tuple[float, float], readiness: Readiness,
+            executor: Executor) -> Executed:
+    """A run too dear for the budget, started for at most PROBE_S: its own
+    row where it ended by then (a failure at start, or a run its forecast
+    overrated), else its dear row."""
+    if not readiness.ready:
+        return Executed(dear_row(run_id, p, *dear))
+    tried = executor.run(dataclasses.replace(p, timeout_s=min(p.timeout_s, PROBE_S)))
+    if tried.row.status != Status.TIMEOUT:
+        return tried
+    return Executed(dear_row(run_id, p, *dear, probed=True))
 
 
 def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
@@ -159,8 +182,9 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
                       f"size (--until-settled; their rows are kept)"))
         elif dear is not None:
             progress.estimates[i] = 0.0
-            foreseen[p.key] = dear[0]
-            done = Executed(dear_row(record.name, p, *dear))
+            done = _probed(record.name, p, dear, readiness, executor)
+            if done.row.status == Status.SKIPPED:
+                foreseen[p.key] = dear[0]
         else:
             done = executor.run(p) if readiness.ready else unready_row(record.name, p, readiness)
         _keep(record, done, statuses, ended, limited, spawns, took, counts)

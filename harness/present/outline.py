@@ -65,7 +65,9 @@ PLACES = Section("places", "Rankings at the articles' sizes", EVERY, (
     "can hold, jointly for the whole ranking with 95% confidence; **could be "
     "best**: in the set that holds the best with 95% confidence; **tier**: places "
     "to quote as a group, a new tier starting where every runtime above is placed "
-    "above every one below. **× the one above**: the runtime's figure over its "
+    "above every one below; a runtime whose interval spans over half the ranking "
+    "(and over 3 places) is left out of that rule, and set **apart** where a tier's "
+    "edge falls inside its interval. **× the one above**: the runtime's figure over its "
     "neighbour's above, with its 95% interval. **×floor**: its median over the "
     "floor's. How: docs/statistics.md, \"Rank intervals\"."))
 

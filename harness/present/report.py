@@ -667,10 +667,10 @@ def floor_ratio(r: ranks.RankIntervals, g: Group) -> str:
                      best_in_bold=False)
 
 
-def tier_cell(r: ranks.RankIntervals, p: ranks.Place) -> str:
-    """'2 (3rd–5th)': the tier's number and the places it spans."""
-    size = len(r.tiers()[p.tier - 1])
-    return f"{p.tier} ({fmt_places(p.tier_start, p.tier_start + size - 1)})"
+def tier_cell(p: ranks.Place) -> str:
+    """'2 (3rd–5th)': the tier's number and the places it spans; 'apart'
+    where its interval spans tiers the others separate."""
+    return "apart" if p.apart else f"{p.tier} ({fmt_places(p.tier_start, p.tier_end)})"
 
 
 def place_rows(found: list[ranks.RankIntervals],
@@ -686,7 +686,7 @@ def place_rows(found: list[ranks.RankIntervals],
             title = f"[{title}]({link(r.workload)})"
         for i, p in enumerate(r.places):
             rows.append([title if i == 0 else "", md_text(p.impl), fmt_places(p.lo, p.hi, count),
-                         tier_cell(r, p),
+                         tier_cell(p),
                          "yes" if p.best else "", figure_cell(p, r.metric),
                          neighbour_note(r, i), floor_ratio(r, p.group)])
     return rows
@@ -704,10 +704,13 @@ def places_summary(found: list[ranks.RankIntervals]) -> str:
     within = sum(p.width <= 2 for p in places)
     small = sum(len(r.best_set) <= 3 for r in found)
     single = sum(len(r.tiers()) == 1 for r in found)
+    apart = sum(len(r.apart) for r in found)
     return (f"Headline rankings: {len(found)}; the median rank interval spans "
             f"{fmt_plain(median + 1)} places; {within} of {len(places)} runtimes "
             f"({fmt_share(within / len(places))}) are placed within ±1; {small} of {len(found)} "
-            f"best sets hold at most 3; {single} of {len(found)} rankings are a single tier.")
+            f"best sets hold at most 3; {single} of {len(found)} rankings are a single tier"
+            + (f"; {apart} runtime{'s' if apart != 1 else ''} set apart from the tiers (an "
+               "interval over half its ranking)" if apart else "") + ".")
 
 
 def unranked_lines(found: list[ranks.RankIntervals], groups: list[Group]) -> list[str]:

@@ -57,7 +57,7 @@ def rankings_part(run: Run, name: str) -> list[str]:
              f"({elapsed(env)}; [its page]({link(name, md_anchor(PLACES.title))})). "
              f"{md_text(places_summary(placed))} The floor ({floors}) is not ranked.", ""]
     rows = [[md_text(ranking_title(r)), md_text(best_text(r)), md_text(compact_places(r)),
-             str(len(r.tiers())),
+             str(len(r.tiers())) + (f" ({len(r.apart)} apart)" if r.apart else ""),
              fmt_ratio(m, best_in_bold=False) if (m := leader_floor(r)) is not None else "—"]
             for r in placed]
     return lines + md_table(["ranking", "could be best (95%)", "joint 95% places, best first",

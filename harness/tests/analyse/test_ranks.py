@@ -10,8 +10,8 @@ import numpy as np
 
 from harness.analyse.analysis import group_runs
 from harness.core.formatting import fmt_ordinal
-from harness.analyse.ranks import (ANY, all_rank_intervals, calibrate, is_headline, prior_for, priors,
-                                   rank_intervals, rank_margin, resampled_aa)
+from harness.analyse.ranks import (ANY, _tiers, all_rank_intervals, calibrate, is_headline,
+                                   prior_for, priors, rank_intervals, rank_margin, resampled_aa)
 
 from .test_standings import MS, rows
 
@@ -66,6 +66,25 @@ def test_tiers_and_texts() -> None:
     assert len(r.best_set) == 2
     assert [fmt_ordinal(k) for k in (1, 2, 3, 4, 11, 12, 13, 21, 22)] == [
         "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd"]
+
+
+def test_a_runtime_whose_interval_spans_over_half_the_ranking_is_set_apart() -> None:
+    """Fixed intervals, best first by estimate: w's 2nd-6th of 6 would join
+    every tier into one (no cut where all above are placed above all
+    below); left out of the rule, a and b are a tier apart from c, d and e,
+    and w, whose interval crosses that edge, belongs to neither."""
+    tier_of, spans = _tiers([1, 1, 2, 3, 3, 5], [2, 2, 6, 4, 4, 6])
+    assert tier_of == [1, 1, None, 2, 2, 2]
+    assert spans == [(1, 2), (1, 2), (3, 6), (3, 6), (3, 6), (3, 6)]
+    # without a wide interval, the rule is the plain one
+    assert _tiers([1, 1, 3], [2, 2, 3]) == ([1, 1, 2], [(1, 2), (1, 2), (3, 3)])
+    # nothing settled: one tier, no one apart (a cut needs a narrow runtime on each side)
+    assert _tiers([1] * 6, [6] * 6) == ([1] * 6, [(1, 6)] * 6)
+    # a stretch with only runtimes set apart joins the tier above
+    assert _tiers([1, 1, 3, 4, 4, 6, 6], [1, 5, 3, 5, 5, 7, 7]) == (
+        [1, None, 2, 3, 3, 4, 4], [(1, 2), (1, 2), (3, 3), (4, 5), (4, 5), (6, 7), (6, 7)])
+    # in a small ranking two runtimes tied for 1st-2nd are a tier, not set apart
+    assert _tiers([1, 1, 3], [2, 2, 3]) == ([1, 1, 2], [(1, 2), (1, 2), (3, 3)])
 
 
 def test_one_run_a_side_without_a_borrowed_variance_places_nothing() -> None:

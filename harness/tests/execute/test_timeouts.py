@@ -89,18 +89,35 @@ DEAR_WALL = {1: 0.2, 20_000: 1.2, 1_000_000: 70.0, 50_000_000: 4000.0}
 
 
 class Walls(Recording):
+    """Each N's run takes DEAR_WALL, or is stopped at its timeout."""
+
     def run(self, p: Planned) -> Executed:
         self.given.append((p.key.n, p.rep, p.timeout_s))
+        if DEAR_WALL[p.key.n] > p.timeout_s:
+            return Executed(make_row(self.run_id, p, "timeout", wall_s=p.timeout_s))
         return Executed(make_row(self.run_id, p, "ok", wall_s=DEAR_WALL[p.key.n],
                                  first_iter_s=1e-3, warm_iter_s=1e-3, peak_rss_bytes=1 << 20))
 
 
-def _budgeted(tmp_path: Path, budget_s: float, rules: object = None) -> tuple[Walls, RunDir]:
+class RefusesLarge(Walls):
+    """A program that refuses N = 1M at start, as java-platform its million
+    threads against kernel.pid_max."""
+
+    def run(self, p: Planned) -> Executed:
+        if p.key.n != 1_000_000:
+            return super().run(p)
+        self.given.append((p.key.n, p.rep, p.timeout_s))
+        return Executed(make_row(self.run_id, p, "crashed", wall_s=0.1,
+                                 error="1000000 platform threads cannot be alive at once"))
+
+
+def _budgeted(tmp_path: Path, budget_s: float, rules: object = None,
+              executor: type[Walls] = Walls) -> tuple[Walls, RunDir]:
     s = settings_from(Options(impl="fake-good", workload="chain", n="1,20000,1000000,50000000",
                               repeat=1, until_settled=True), ram_bytes=1 << 30)
     runs = plan(resolve(s.impls), s)
     run = RunDir.create_new(tmp_path / str(budget_s))
-    fake = Walls(run.name)
+    fake = executor(run.name)
     scheduler.execute(run, runs, rules or sequential.Budgeted(budget_s),
                       lambda p: Readiness("ready"), fake, Progress(len(runs), [1.0] * len(runs)))
     return fake, run
@@ -118,20 +135,34 @@ def test_only_what_grows_above_start_up_is_grown() -> None:
     assert timeouts.least_expected_s(p, {large: 70.0}) == 70.0  # its own
 
 
-def test_a_run_too_dear_for_the_budget_is_recorded_not_run(tmp_path: Path) -> None:
+def test_a_run_too_dear_for_the_budget_is_started_for_seconds_then_recorded_not_run(
+        tmp_path: Path) -> None:
     # 1M at least 50.2 s, past a twentieth of 600 s; 50M grows from that
     fake, run = _budgeted(tmp_path, 600.0)
-    assert [n for n, _, _ in fake.given] == [1, 20_000]
+    assert [n for n, _, _ in fake.given] == [1, 20_000, 1_000_000, 50_000_000]
+    assert [t for n, _, t in fake.given if n >= 1_000_000] == [scheduler.PROBE_S] * 2
     rows = {r.n: r for r in run.runs().rows}
     for n in (1_000_000, 50_000_000):
         assert rows[n].status == "skipped" and rows[n].expected_s > 600.0 / 20
         assert "its share of the budget" in rows[n].error
+        assert rows[n].error.endswith("still running at 10 s and was stopped")
     assert rows[1_000_000].expected_s == pytest.approx(50.2)
+
+
+def test_a_run_too_dear_that_fails_at_start_shows_its_failure_not_a_forecast(
+        tmp_path: Path) -> None:
+    """The budget's rule does not hide a program that refuses its size."""
+    fake, run = _budgeted(tmp_path, 600.0, executor=RefusesLarge)
+    rows = {r.n: r for r in run.runs().rows}
+    assert rows[1_000_000].status == "crashed" and rows[1_000_000].expected_s is None
+    assert "cannot be alive at once" in rows[1_000_000].error
 
 
 def test_a_run_within_its_share_or_without_a_budget_runs(tmp_path: Path) -> None:
     fake, _ = _budgeted(tmp_path, 1200.0)  # 1M's 50.2 s within 60 s; 50M's 3,500 s not
-    assert [n for n, _, _ in fake.given] == [1, 20_000, 1_000_000]
+    (big, _, timeout), (dear, _, probe) = fake.given[2:]
+    assert (big, dear, probe) == (1_000_000, 50_000_000, scheduler.PROBE_S)
+    assert timeout > scheduler.PROBE_S
     fake, _ = _budgeted(tmp_path, 0.0, rules=sequential)  # no budget: every run
     assert [n for n, _, _ in fake.given] == [1, 20_000, 1_000_000, 50_000_000]
 

@@ -68,33 +68,39 @@ def test_upper_runs_are_the_upper_modes() -> None:
 
 def test_the_quiet_rounds_have_one_mode_at_1m() -> None:
     """The Done-when on a quiet machine: 20 runs or more of the changed chain at
-    1M in the quiet rounds, their peak RSS one mode, none near twice the usual."""
+    1M in each machine's quiet rounds, their peak RSS one mode, none near twice
+    the usual."""
     from harness.analyse.modes import bimodal
     table = _table()
-    folder, workload, (after, _) = table.ROUNDS_QUIET["chain-quiet"]
-    peaks = [float(r.peak_rss_bytes) for r in table.rows(folder, workload)
-             if r.impl == after and r.n == 1_000_000 and r.peak_rss_bytes]
-    assert len(peaks) >= 20, len(peaks)
-    assert bimodal(peaks) is None
-    assert max(peaks) < 1.5 * statistics.median(peaks), (max(peaks), statistics.median(peaks))
+    for folder, workload, (after, _) in table.ROUNDS_QUIET.values():
+        peaks = [float(r.peak_rss_bytes) for r in table.rows(folder, workload)
+                 if r.impl == after and r.n == 1_000_000 and r.peak_rss_bytes]
+        assert len(peaks) >= 20, (folder, len(peaks))
+        assert bimodal(peaks) is None, folder
+        assert max(peaks) < 1.5 * statistics.median(peaks), (folder, max(peaks))
 
 
-def test_every_two_modes_of_the_default_run_is_in_a_readme() -> None:
-    """Each configuration the newest default run's page lists under "Two modes"
-    has its modes block (table.SPLIT, from that run's rows) and a study run
-    again beside this (table.STUDIED) in its language's README."""
+def test_every_two_modes_of_the_default_runs_is_in_a_readme() -> None:
+    """Each configuration the newest default run's page lists under "Two modes",
+    and the AMD run's before it, has its modes block (table.SPLIT, from that
+    run's rows) and a study run again beside this (table.STUDIED) in its
+    language's README."""
     from harness.analyse.analysis import analyse
     from harness.analyse.modes import bimodal_groups
     from harness.record.rundir import RunDir
     table = _table()
     metric = {"cold": "first_iter_s", "warm": "warm_iter_s"}
-    found = {(b.group.impl, b.group.workload, b.group.n, b.group.buffer, b.metric)
-             for b in bimodal_groups(analyse(RunDir(table.DEFAULT_RUN)).groups)}
-    split = {(*config, metric[by]) for _, run, config, by, *_ in table.SPLIT.values()
-             if run == table.DEFAULT_RUN}
     studied = {(*s.config, metric[s.by]) for s in table.STUDIED.values()}
-    assert len(found) == 4, found
-    assert found == split == studied
+    named = set()
+    for run in (table.AMD_RUN, table.DEFAULT_RUN):
+        found = {(b.group.impl, b.group.workload, b.group.n, b.group.buffer, b.metric)
+                 for b in bimodal_groups(analyse(RunDir(run)).groups)}
+        split = {(*config, metric[by]) for _, at, config, by, *_ in table.SPLIT.values()
+                 if at == run}
+        assert len(found) == 4, (run.name, found)
+        assert found == split, run.name
+        named |= found
+    assert named == studied
 
 
 def test_each_study_ran_its_sides_20_times() -> None:
