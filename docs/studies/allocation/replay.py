@@ -82,6 +82,9 @@ class Replay:
             # --adaptive-sleep: the run sleeps what the scheduler gave it (p)
             drawn["wall_s"] = drawn["wall_s"] + (row.iterations or 1) * p.duration_ms / 1000
             drawn["duration_ms"] = p.duration_ms
+        if drawn.get("wall_s", 0.0) > p.timeout_s:  # stopped at its limit (a dear run's probe)
+            return Executed(dataclasses.replace(row, rep=p.rep, run_id=self.run_id,
+                                                status="timeout", wall_s=p.timeout_s))
         return Executed(dataclasses.replace(row, rep=p.rep, run_id=self.run_id, **drawn))
 
 

@@ -40,29 +40,41 @@ COMPARED = {"chain": ("chain", "chain", SIDES, "before: arrays + join"),
 # mode blocks: the README, a committed run, the configuration (impl, workload, N, B), and the
 # pass whose two modes split the runs
 QUIET_RUN = ROOT / "docs" / "studies" / "allocation" / "20261129-190906"
-# The newest default run, whose "Two modes" list names the configurations studied here.
-DEFAULT_RUN = ROOT / "docs" / "results" / "2026-12-02-amd-epyc-2c-later"
+# The default runs whose "Two modes" lists name the configurations studied here: the AMD
+# EPYC's of 2026-12-02 later, then the newest, the Intel Xeon's of 2026-12-02.
+AMD_RUN = ROOT / "docs" / "results" / "2026-12-02-amd-epyc-2c-later"
+DEFAULT_RUN = ROOT / "docs" / "results" / "2026-12-02-intel-xeon-2c"
 SPLIT = {"smol-bounded": (ROOT / "rust" / "README.md", QUIET_RUN,
                          ("rust-smol", "bounded", 10000, 1), "warm"),
          "java-chain-await": (ROOT / "java" / "README.md", QUIET_RUN,
                               ("java-virtual", "chain-await", 1000000, None), "warm"),
          "go-bounded": (ROOT / "go" / "README.md", QUIET_RUN,
                         ("go", "bounded", 10000, 10000), "cold"),
-         # the newest default run's four, as its "Two modes" list names them (and,
+         # the AMD default run's four, as its "Two modes" list names them (and,
          # beside elixir's, the quiet run's elixir and erlang: one VM, two programs)
-         "tokio-chain": (ROOT / "rust" / "README.md", DEFAULT_RUN,
+         "tokio-chain": (ROOT / "rust" / "README.md", AMD_RUN,
                          ("rust-tokio", "chain", 20000, None), "cold",
                          ("system CPU", "minor faults")),
-         "node-chain": (ROOT / "node" / "README.md", DEFAULT_RUN,
+         "node-chain": (ROOT / "node" / "README.md", AMD_RUN,
                         ("nodejs", "chain", 20000, None), "cold", ("system CPU",)),
-         "node-bounded": (ROOT / "node" / "README.md", DEFAULT_RUN,
+         "node-bounded": (ROOT / "node" / "README.md", AMD_RUN,
                           ("nodejs", "bounded", 10000, 1), "warm", ("system CPU",)),
-         "elixir-bounded": (ROOT / "elixir" / "README.md", DEFAULT_RUN,
+         "elixir-bounded": (ROOT / "elixir" / "README.md", AMD_RUN,
                             ("elixir", "bounded", 10000, 10000), "warm"),
          "elixir-bounded-quiet": (ROOT / "elixir" / "README.md", QUIET_RUN,
                                   ("elixir", "bounded", 10000, 10000), "warm"),
          "erlang-bounded-quiet": (ROOT / "elixir" / "README.md", QUIET_RUN,
-                                  ("erlang", "bounded", 10000, 10000), "warm")}
+                                  ("erlang", "bounded", 10000, 10000), "warm"),
+         # the newest default run's four
+         "java-chain-await-20k": (ROOT / "java" / "README.md", DEFAULT_RUN,
+                                  ("java-virtual", "chain-await", 20000, None), "warm"),
+         "deno-bounded": (ROOT / "node" / "README.md", DEFAULT_RUN,
+                          ("deno", "bounded", 10, 10000), "cold", ("system CPU",)),
+         "tokio-glibc-bounded": (ROOT / "rust" / "README.md", DEFAULT_RUN,
+                                 ("rust-tokio-glibc", "bounded", 10, 10000), "cold",
+                                 ("system CPU",)),
+         "smol-bounded-cold": (ROOT / "rust" / "README.md", DEFAULT_RUN,
+                               ("rust-smol", "bounded", 10000, 1), "cold")}
 PASSES: dict[str, Callable[[Row], float | None]] = {"warm": lambda r: r.warm_iter_s,
                                                     "cold": lambda r: r.first_iter_s}
 SIDE_NAMES = {"csharp-async": "after", "csharp-article": "the article's program"}
@@ -82,9 +94,14 @@ def rows(folder: str, workload: str) -> list[Row]:
             for r in read_runs(path).rows if r.workload == workload and r.status == Status.OK]
 
 
+def side(r: Row) -> str:
+    """A row's side in a study: its impl label, and its --cpus where it was pinned."""
+    return r.impl if r.cpus is None else f"{r.impl} --cpus {r.cpus}"
+
+
 def values(found: list[Row], impl: str, n: int,
            figure: Callable[[Row], float | None]) -> list[float]:
-    return [float(v) for r in found if r.impl == impl and r.n == n
+    return [float(v) for r in found if side(r) == impl and r.n == n
             for v in [figure(r)] if v is not None]
 
 
@@ -283,6 +300,30 @@ STUDIED: dict[str, Study] = {
         ROOT / "elixir" / "README.md", "elixir-bounded", ("elixir", "bounded", 10000, 10000),
         "warm", {"elixir": "elixir", "elixir[ERL_FLAGS=+sbwt very_long]":
                  "elixir, `+sbwt very_long`", "elixir[ERL_FLAGS=+S 1]": "elixir, `+S 1`"},
+        ("other pass", "voluntary switches", "user CPU")),
+    # the newest default run's four: the JIT's, V8's background threads, tokio's workers and
+    # allocator, smol's executor threads at one core and at two (--cpus 1,2)
+    "java-chain-await-20k-runs": Study(
+        ROOT / "java" / "README.md", "java-chain-await-20k",
+        ("java-virtual", "chain-await", 20000, None), "warm",
+        {"java-virtual": "java-virtual", "java-virtual[-Xbatch]": "java-virtual, `-Xbatch`",
+         "java-virtual[-XX:TieredStopAtLevel=1]": "java-virtual, `-XX:TieredStopAtLevel=1`"},
+        ("other pass", "user CPU", "voluntary switches")),
+    "deno-bounded-runs": Study(
+        ROOT / "node" / "README.md", "deno-bounded", ("deno", "bounded", 10, 10000), "cold",
+        {"deno": "deno", "deno[--v8-flags=--single-threaded]": "deno, `--single-threaded`"},
+        ("other pass", "user CPU", "system CPU")),
+    "tokio-glibc-bounded-runs": Study(
+        ROOT / "rust" / "README.md", "tokio-glibc-bounded",
+        ("rust-tokio-glibc", "bounded", 10, 10000), "cold",
+        {"rust-tokio-glibc": "rust-tokio-glibc",
+         "rust-tokio-glibc[TOKIO_WORKER_THREADS=1]": "rust-tokio-glibc, one worker",
+         "rust-tokio": "rust-tokio (mimalloc)"},
+        ("other pass", "user CPU", "system CPU")),
+    "smol-bounded-cold-runs": Study(
+        ROOT / "rust" / "README.md", "smol-bounded-cold", ("rust-smol", "bounded", 10000, 1),
+        "cold", {"rust-smol --cpus 2": "rust-smol, 2 cores",
+                 "rust-smol --cpus 1": "rust-smol, 1 core"},
         ("other pass", "voluntary switches", "user CPU"))}
 
 
@@ -338,7 +379,7 @@ SLOW = 2  # a run this many times its side's median is a slow run, whether or no
 def _slow_runs(found: list[Row], label: str, called: str, s: Study) -> str:
     """How many of a side's runs are slow, and the medians of the study's first shown
     figure but the other pass (what differs) for those runs and the others."""
-    mine = [r for r in found if r.impl == label and PASSES[s.by](r) is not None]
+    mine = [r for r in found if side(r) == label and PASSES[s.by](r) is not None]
     usual = statistics.median(PASSES[s.by](r) or 0.0 for r in mine)
     slow = [r for r in mine if (PASSES[s.by](r) or 0.0) > SLOW * usual]
     if not slow:
@@ -353,7 +394,10 @@ def _slow_runs(found: list[Row], label: str, called: str, s: Study) -> str:
 
 # The quiet rounds: after and the article's program only, at 1M, each round holding
 # /tmp/bench.lock on a machine whose other work waited for it (README.md here).
-ROUNDS_QUIET = {"chain-quiet": ("chain-quiet", "chain", ("csharp-async", "csharp-article"))}
+ROUNDS_QUIET = {"chain-quiet": ("chain-quiet", "chain", ("csharp-async", "csharp-article")),
+                # the same on the 2-core Intel Xeon of 2026-12-02 (issue 68 found the gap there)
+                "chain-quiet-intel": ("chain-quiet-intel", "chain",
+                                      ("csharp-async", "csharp-article"))}
 
 
 def quiet(name: str) -> str:
