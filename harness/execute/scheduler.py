@@ -175,11 +175,7 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
                                      step_verdict=PAST_END))
         elif smaller is not None:
             progress.estimates[i] = 0.0
-            done = Executed(make_row(
-                record.name, p, Status.SKIPPED, outgrown_at=smaller.settings,
-                error=f"not run: at {smaller.settings} its runs failed "
-                      f"({', '.join(statuses[smaller])}), none ok, and that failure grows with "
-                      f"size (--until-settled; their rows are kept)"))
+            done = Executed(_outgrown_row(record.name, p, smaller, statuses[smaller]))
         elif dear is not None:
             progress.estimates[i] = 0.0
             done = _probed(record.name, p, dear, readiness, executor)
@@ -190,13 +186,29 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
         _keep(record, done, statuses, ended, limited, spawns, took, counts)
         progress.finish(done.row)
         again = p if retried(done.row, limited.get(p.row_key, 0)) else None
-        if again is not None:
-            progress.message(f"{p.label}: run again: {done.row.error}")
-        if (following := again or _refined(p, done.row, record)) is not None:  # run next
+        if (following := _following(p, again, done.row, record, progress)) is not None:
             pending.insert(0, following)
             progress.total += 1
             progress.estimates.insert(i + 1, progress.estimates[i])
     return counts
+
+
+def _outgrown_row(run_id: str, p: Planned, smaller: ConfigKey, failed: list[Status]) -> Row:
+    """The row of a run not made for its smaller size's failures (rules.outgrown)."""
+    return make_row(run_id, p, Status.SKIPPED, outgrown_at=smaller.settings,
+                    error=f"not run: at {smaller.settings} its runs failed "
+                          f"({', '.join(failed)}), none ok, and that failure grows with "
+                          f"size (--until-settled; their rows are kept)")
+
+
+def _following(p: Planned, again: Planned | None, row: Row, record: Record,
+               progress: Progress) -> Planned | None:
+    """What runs next, at once: the step again (ladder.retried, said on the
+    progress line), else its ladder's refinement, else nothing."""
+    if again is not None:
+        progress.message(f"{p.label}: run again: {row.error}")
+        return again
+    return _refined(p, row, record)
 
 
 def _not_repeated(p: Planned, i: int, statuses: dict[ConfigKey, list[Status]], ended: Ends,
