@@ -347,9 +347,8 @@ def _tiers(lo: list[int], hi: list[int]) -> tuple[list[int | None], list[tuple[i
     and last place. A cut after position i where every runtime is placed on
     its side: the first i within 1..i, the rest within i+1..K. A runtime
     whose interval spans more than half the places and more than WIDE_MIN
-    (its own runs spread
-    that widely, as java-virtual's peak RSS at chain 1M, 1.2-1.75 GiB in
-    12 runs) is left out of that test, and set apart where a cut then falls
+    (its own runs spread that widely, as java-virtual's peak RSS at chain
+    1M) is left out of that test, and set apart where a cut then falls
     inside its interval, rather than joining every tier it spans into one;
     a cut needs a runtime not so wide on each side."""
     size = len(lo)
