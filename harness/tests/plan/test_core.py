@@ -155,7 +155,7 @@ def test_seed004_scales_vaughans_loads() -> None:
     # then the open loop: a doubling ladder up to the generator's one-core ceiling, the
     # server on one core and the generator on the other
     [ladder] = s.parts[3:]
-    assert ladder.params["rate"] == [25 * 2 ** i for i in range(8)]
+    assert ladder.params["rate"] == [25 * 2 ** i for i in range(10)]
     assert ladder.params["cpus"] == [1] and ladder.params["step_s"] == [SEED004_STEP_S]
     # the claims name these loads and steps
     assert {(u, p.params["delay_ms"][0]): p.params["requests"][0]
