@@ -43,6 +43,8 @@ CEILING_RUNS = Path("docs") / "studies" / "generator-ceiling"
 # The generator this project used before (docs/protocol.md), measured the
 # same way on the same machine, for comparison.
 PREVIOUS_CEILING_RUNS = Path("docs") / "studies" / "generator-ceiling-previous"
+# The generator alone on a quiet machine: where the seed004 ladder's top comes from.
+QUIET_CEILING_RUNS = Path("docs") / "studies" / "generator-ceiling-quiet"
 # The collection between passes at bounded's smallest N (docs/protocol.md):
 # each collected runtime with and without it (IMPL[BENCH_COLLECT=0]),
 # interleaved, the newest run read.
@@ -176,19 +178,29 @@ def generator_ceiling(root: Path, folder: Path = CEILING_RUNS) -> str:
     return "\n" + "\n".join(lines) + "\n"
 
 
-def generator_kept(root: Path, folder: Path = CEILING_RUNS) -> str:
-    """The highest rate the generator kept in every ladder of the newest ceiling run,
-    and the lowest it did not."""
+def kept_rates(root: Path, folder: Path = CEILING_RUNS) -> tuple[set[int], list[int], list[int]]:
+    """Of the newest ceiling run: the rates the generator kept in some
+    ladder, those it kept in every one (ascending), and those it missed."""
     _, steps = _ceiling_steps(root, folder)
-    kept = {r.rate for r in steps if r.status == Status.OK}
+    kept = {r.rate for r in steps if r.status == Status.OK and r.rate is not None}
     every = [rate for rate in sorted(kept) if all(
         any(r.rep == rep and r.rate == rate and r.status == Status.OK for r in steps)
         for rep in {r.rep for r in steps})]
     missed = [r.rate for r in steps if r.status == Status.INVALID and r.rate is not None]
+    return kept, every, missed
+
+
+def generator_kept(root: Path, folder: Path = CEILING_RUNS) -> str:
+    """The highest rate the generator kept in every ladder of the newest ceiling run,
+    and the lowest it did not."""
+    kept, every, missed = kept_rates(root, folder)
     if not missed:
         return f"every step, up to {fmt_count(max(kept))} requests a second" if kept else "no step"
     if not kept:
         return f"at no rate tried, missing it from {fmt_count(min(missed))} requests a second"
+    if every and max(every) == max(kept):
+        return (f"up to {fmt_count(max(kept))} requests a second in every ladder, and missed it "
+                f"from {fmt_count(min(missed))}")
     return (f"up to {fmt_count(max(kept, default=0))} requests a second in some ladders, "
             f"{f'up to {fmt_count(max(every))} in every one' if every else 'no rate in every one'}"
             f", and missed it from {fmt_count(min(missed))}")
@@ -314,6 +326,10 @@ STUDIES: dict[str, Callable[[Path], str]] = {"first-run": first_run, "next-run":
                                              generator_ceiling(root, PREVIOUS_CEILING_RUNS),
                                              "generator-kept-previous": lambda root:
                                              generator_kept(root, PREVIOUS_CEILING_RUNS),
+                                             "generator-ceiling-quiet": lambda root:
+                                             generator_ceiling(root, QUIET_CEILING_RUNS),
+                                             "generator-kept-quiet": lambda root:
+                                             generator_kept(root, QUIET_CEILING_RUNS),
                                              "collection-small": collection_table,
                                              "collection-range": collection_range,
                                              "collection-larger": collection_larger,

@@ -32,6 +32,7 @@ from harness.present.report import build_table, claim_rows, md_text, ranking_row
 from harness import cli
 from harness.publish import figures, page, published, readme
 from harness.publish import readme_tables as rt
+from harness.plan.suites import load_suites
 from harness.record.rundir import RunDir, read_env
 
 from ..conftest import PUBLISHED, published_page
@@ -270,6 +271,23 @@ def test_the_generator_ceiling_figures_read_the_newest_ladders(tmp_path):
         "at no rate tried, missing it from 200 requests a second")
     assert "| 1 | 200 | 200 | 40% | 23 ms | invalid (generator) |" in found[
         "generator-ceiling-previous"]
+    # the quiet study's, where every ladder kept the same top
+    quiet = RunDir.create_new(tmp_path / figures.QUIET_CEILING_RUNS)
+    for row in (step(1, 200, "ok"), step(1, 400, "invalid", 12.0),
+                step(2, 200, "ok"), step(2, 400, "invalid", 11.0)):
+        quiet.append_run(row)
+    assert figures.values(tmp_path, {"generator-kept-quiet"})["generator-kept-quiet"] == (
+        "up to 200 requests a second in every ladder, and missed it from 400")
+
+
+def test_the_seed004_ladder_climbs_to_the_rate_the_generator_kept_quietly():
+    """protocol.md: the seed004 ladder's top is the highest rate the
+    generator kept in every round of the committed quiet ceiling study, and
+    the next doubling is one it missed."""
+    root = Path(__file__).resolve().parents[3]
+    _, every, missed = figures.kept_rates(root, figures.QUIET_CEILING_RUNS)
+    [rates] = [p.params["rate"] for p in load_suites()["seed004"].parts if "rate" in p.params]
+    assert max(rates) == max(every) and min(missed) == 2 * max(rates)
 
 
 def test_the_collection_figures_compare_each_runtime_with_itself(tmp_path):
