@@ -177,30 +177,73 @@ def _own(sample: Sequence[float]) -> tuple[float, int]:
     return statistics.variance([math.log(v) for v in sample]), len(sample) - 1
 
 
-def calibrate(samples: Sequence[Sequence[float]], seed: int = SEED) -> Prior | None:
+def calibrate(samples: Sequence[Sequence[float]], seed: int = SEED,
+              siblings: Sequence[Sequence[Sequence[float]]] = ()) -> Prior | None:
     """The prior of one figure from its configurations' ok runs (positive
     values), its scale calibrated leave-one-configuration-out: each
     configuration with 2 or more runs is split at random into two sides of
     1, 2 and 3 runs (no change between them), tested with the prior fitted
-    on the other configurations, and the scale is the smallest factor >= 1
-    by which those no-change |t| must be divided so that, at each of 1, 2
-    and 3 runs a side, at most 5% pass the two-sided 5% cut and at most 1%
-    the 1% cut, each configuration weighing the same. None where fewer than
-    MIN_CONFIGURATIONS configurations have 2 runs. Once per samples and
-    seed: a report asks it for its rankings and again for its headline places."""
-    return _calibrated(tuple(tuple(s) for s in samples), seed)
+    on the other configurations, and a scale is the smallest factor >= 1
+    by which those no-change |t| must be divided so that, at each runs a
+    side it covers, at most 5% pass the two-sided 5% cut and at most 1%
+    the 1% cut, each configuration weighing the same. Two scales:
+    `scale_with_own` covers 2 and 3 runs a side (sides of 2 runs or more,
+    their own spread in the test; Prior.scale_for), `scale` 1, 2 and 3 and
+    at least `scale_with_own` (a side of one run, tested on the prior
+    alone). A runs a side counts
+    where MIN_CONFIGURATIONS configurations have runs for it; where 2 and
+    3 runs a side have too few, the no-change splits of `siblings` (the
+    same figure's other sizes, each tested with its own size's prior) are
+    pooled with these, and without enough either `scale` serves both.
+    None where fewer than MIN_CONFIGURATIONS configurations have 2 runs.
+    Once per samples and seed: a report asks it for its rankings and again
+    for its headline places."""
+    found = _split_ratios(_hashable(samples), seed)
+    if found is None:
+        return None
+    prior, ratios = found
+    scale = max([1.0] + [_scale_of(r) for r in ratios.values() if _enough(r)])
+    with_own = [ratios[m] for m in WITH_OWN if _enough(ratios[m])]
+    if not with_own:
+        pooled = {m: list(ratios[m]) for m in WITH_OWN}
+        for other in (_split_ratios(_hashable(s), seed) for s in siblings):
+            for m in WITH_OWN:
+                pooled[m] += other[1][m] if other is not None else []
+        with_own = [r for r in pooled.values() if _enough(r)]
+    own_scale = max([1.0] + [_scale_of(r) for r in with_own]) if with_own else None
+    # a side of one run is never tested more leniently than sides of more
+    return replace(prior, scale=max(scale, own_scale or 1.0), scale_with_own=own_scale)
 
 
-@lru_cache(maxsize=64)
-def _calibrated(samples: tuple[tuple[float, ...], ...], seed: int) -> Prior | None:
-    """calibrate, of hashable samples."""
+WITH_OWN = (2, 3)  # the runs a side whose tests hold some of the sides' own spread
+Ratios = list[tuple[float, float, float]]  # (|t| / the two-sided 5% cut, / the 1% cut, weight)
+
+
+def _hashable(samples: Sequence[Sequence[float]]) -> tuple[tuple[float, ...], ...]:
+    return tuple(tuple(s) for s in samples)
+
+
+def _enough(found: Ratios) -> bool:
+    return len(found) >= MIN_CONFIGURATIONS * SPLITS
+
+
+def _scale_of(found: Ratios) -> float:
+    """The factor that takes the 95th percentile of the 5% ratios and the
+    99th of the 1% ratios to 1."""
+    return max(_quantile([(r, w) for r, _, w in found], 0.95),
+               _quantile([(r, w) for _, r, w in found], 0.99))
+
+
+@lru_cache(maxsize=128)
+def _split_ratios(samples: tuple[tuple[float, ...], ...], seed: int) -> tuple[Prior, dict[int, Ratios]] | None:
+    """calibrate's prior (unscaled) and its no-change splits' ratios by
+    runs a side; None as calibrate."""
     own = [(i, _own(s)) for i, s in enumerate(samples) if len(s) >= 2]
     prior = fit_prior([v for _, v in own])
     if prior is None or len(own) < MIN_CONFIGURATIONS:
         return None
     rng = random.Random(seed)
-    # by runs a side: (|t| / the two-sided 5% cut, / the 1% cut, weight)
-    ratios: dict[int, list[tuple[float, float, float]]] = {m: [] for m in CALIBRATION_SIDES}
+    ratios: dict[int, Ratios] = {m: [] for m in CALIBRATION_SIDES}
     for (i, _), left_out in zip(own, fit_priors_leaving_out([v for _, v in own])):
         loo = left_out or prior
         sample = list(samples[i])
@@ -211,10 +254,7 @@ def _calibrated(samples: tuple[tuple[float, ...], ...], seed: int) -> Prior | No
                 key = _df_key(df)
                 ratios[m].append((abs(t) / student_isf(0.025, key),
                                   abs(t) / student_isf(0.005, key), 1 / SPLITS))
-    scale = max([1.0] + [max(_quantile([(r, w) for r, _, w in found], 0.95),
-                             _quantile([(r, w) for _, r, w in found], 0.99))
-                         for found in ratios.values() if len(found) >= MIN_CONFIGURATIONS * SPLITS])
-    return replace(prior, scale=scale)
+    return prior, ratios
 
 
 def _df_key(df: float) -> float:
@@ -249,8 +289,13 @@ def _prior_keys(workload: str, n: int | None, metric: str) -> tuple[PriorKey, ..
 
 
 def _fitted(samples: dict[PriorKey, list[tuple[float, ...]]]) -> dict[PriorKey, Prior]:
+    """Each key's calibrated prior; a size's siblings are its workload's other sizes."""
+    def siblings(key: PriorKey) -> list[list[tuple[float, ...]]]:
+        workload, size, metric = key
+        return [] if size == ANY else [found for (w, at, m), found in samples.items()
+                                       if (w, m) == (workload, metric) and at not in (size, ANY)]
     return {key: prior for key, found in samples.items()
-            if (prior := calibrate(found)) is not None}
+            if (prior := calibrate(found, siblings=siblings(key))) is not None}
 
 
 def _samples(groups: Iterable[Group]) -> dict[PriorKey, list[tuple[float, ...]]]:
@@ -447,7 +492,9 @@ def resampled_aa(groups: Iterable[Group], runs_a_side: int, trials: int = 10,
             for size, sample, _ in held:
                 if len(sample) < 2 * runs_a_side:
                     continue
-                prior = (calibrate([s for at, s in others if at == size], seed)
+                sizes = {at for at, _ in others if at != size}
+                prior = (calibrate([s for at, s in others if at == size], seed,
+                                   [[s for at, s in others if at == other] for other in sorted(sizes)])
                          if METRICS[metric].by_size else None) or whole
                 if prior is None:
                     continue

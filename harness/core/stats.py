@@ -504,6 +504,16 @@ class Prior:
     df: float
     scale: float = 1.0
     configurations: int = 0  # how many configurations it was fitted on
+    # The scale where each side has 2 runs or more, so that the test's
+    # variance is partly the sides' own (None: `scale`). A side of one run
+    # rests on the prior alone, and a figure whose configurations spread
+    # very unequally (peak RSS: a collected runtime's against a fixed
+    # one's) needs a far larger scale there than where its own runs enter.
+    scale_with_own: float | None = None
+
+    def scale_for(self, runs: int) -> float:
+        """The calibration scale of a test whose smaller side has `runs` runs."""
+        return self.scale if runs < 2 or self.scale_with_own is None else self.scale_with_own
 
     def moderated(self, own: float, df: int) -> tuple[float, float]:
         """A configuration's variance moderated toward var, with its df."""
@@ -594,14 +604,15 @@ def borrowed_t(old: Sequence[float], new: Sequence[float], prior: Prior,
     """(t, df) of log(new/old) against log(ratio): the difference of the two
     sides' mean log figures over its standard error, the pair's pooled
     within-side variance moderated toward the prior's (limma's moderated
-    t), divided by the prior's calibration scale. Needs a run a side and
+    t), divided by the prior's calibration scale at the smaller side's runs
+    (Prior.scale_for). Needs a run a side and
     positive values; 1 and 1 rest on the prior alone."""
     a, b = [math.log(v) for v in old], [math.log(v) for v in new]
     ma, mb = statistics.fmean(a), statistics.fmean(b)
     df = len(a) + len(b) - 2
     own = (sum((x - ma) ** 2 for x in a) + sum((y - mb) ** 2 for y in b)) / df if df else 0.0
     var, dof = prior.moderated(own, df)
-    se = math.sqrt(var * (1 / len(a) + 1 / len(b))) * prior.scale
+    se = math.sqrt(var * (1 / len(a) + 1 / len(b))) * prior.scale_for(min(len(a), len(b)))
     diff = mb - ma - math.log(ratio)
     if se == 0:
         return (math.copysign(math.inf, diff) if diff else 0.0), dof

@@ -17,9 +17,10 @@ from typing import Callable
 from . import calibration
 from .page import elapsed, machine
 from .published import ENV, Run, load_run
-from ..analyse import questions, standings
+from ..analyse import questions, ranks, standings
 from ..core.formatting import (fmt_bytes, fmt_count, fmt_elapsed, fmt_fixed, fmt_seconds, fmt_share,
-                               fmt_share_fine, fmt_sig)
+                               fmt_share_fine, fmt_share_tenths, fmt_sig, fmt_whole)
+from ..core.metrics import METRICS
 from ..core.variants import base_of
 from ..core.schema import Row, Status
 from ..execute import loadgen
@@ -310,6 +311,45 @@ def start_growth(root: Path) -> str:
             f"runtimes on {machine(env)}, {str(env.started_at)[:10]})")
 
 
+# statistics.md's resampled A/A of the borrowed test: every committed run
+# directory with its runs, pooled per figure.
+AA_FOLDERS = (RESULTS, Path("docs") / "studies" / "allocation")
+AA_WORST_LEAST = 100  # splits a directory needs for its worst-run column
+
+
+def resampled_aa(root: Path) -> str:
+    """ranks.resampled_aa over every committed run directory with runs.csv,
+    pooled per figure at 1, 2 and 3 runs a side, and the worst directory at
+    2 a side among those with AA_WORST_LEAST splits or more."""
+    dirs = [d for folder in AA_FOLDERS if (root / folder).is_dir()
+            for d in sorted((root / folder).iterdir()) if (d / "runs.csv").is_file()]
+    pooled: dict[tuple[str, int], list[int]] = {}
+    worst: dict[str, tuple[float, int, int]] = {}
+    for d in dirs:
+        groups = load_run(d).groups
+        for n in (1, 2, 3):
+            for f in ranks.resampled_aa(groups, n, trials=5):
+                tally = pooled.setdefault((f.metric, n), [0, 0])
+                tally[0], tally[1] = tally[0] + f.ahead, tally[1] + f.comparisons
+                if n == 2 and f.comparisons >= AA_WORST_LEAST and f.rate > worst.get(
+                        f.metric, (0.0, 0, 0))[0]:
+                    worst[f.metric] = (f.rate, f.ahead, f.comparisons)
+
+    def cell(ahead: int, of: int) -> str:
+        return f"{ahead} of {fmt_whole(of)} ({fmt_share_tenths(ahead / of)})" if of else "none"
+    lines = [f"{len(dirs)} committed run directories with runs.csv (docs/results and",
+             "docs/studies/allocation), the share of splits called ahead:", "",
+             "| figure | 1 run a side | 2 runs a side | 3 runs a side | worst run, 2 a side |",
+             "| --- | --- | --- | --- | --- |"]
+    # the figures some split asked, in their declaration's order (core/metrics.py)
+    for metric in [m for m in METRICS if any(pooled.get((m, n), [0, 0])[1] for n in (1, 2, 3))]:
+        rate, ahead, of = worst.get(metric, (0.0, 0, 0))
+        lines.append(f"| {METRICS[metric].label} | " + " | ".join(
+            cell(*pooled.get((metric, n), [0, 0])) for n in (1, 2, 3))
+            + f" | {fmt_share_tenths(rate)} ({ahead} of {of}) |")
+    return "\n" + "\n".join(lines) + "\n"
+
+
 def default_budget(root: Path) -> str:
     """The default suite's budget of runs, as suites.toml gives it (45m)."""
     budget = load_suites()[DEFAULT_SUITE].budget
@@ -335,6 +375,7 @@ STUDIES: dict[str, Callable[[Path], str]] = {"first-run": first_run, "next-run":
                                              "collection-larger": collection_larger,
                                              "start-growth": start_growth,
                                              "default-budget": default_budget,
+                                             "resampled-aa": resampled_aa,
                                              "loadgen-version": lambda root: loadgen.VERSION}
 
 

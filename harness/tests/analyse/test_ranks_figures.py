@@ -4,6 +4,7 @@ committed runs they quote."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import statistics
 from functools import lru_cache
@@ -115,7 +116,9 @@ def test_a_sizes_own_spread_on_the_later_run() -> None:
            f"{own.var ** 0.5:.0%} and the scale of its own configurations is {own.scale:.2f}" in text
     now = next(r for r in ranks.all_rank_intervals(groups, res.env.floor_impls, headline_only=True)
                if r.workload == "chain" and r.metric == "warm_iter_s")
-    before = ranks.rank_intervals([p.group for p in now.places], "warm_iter_s", now.key, pooled)
+    # as then: one scale at every runs a side (no scale_with_own)
+    before = ranks.rank_intervals([p.group for p in now.places], "warm_iter_s", now.key,
+                                  dataclasses.replace(pooled, scale_with_own=None))
     assert (len(before.tiers()), len(before.best_set)) == (1, 11)
     assert (len(now.tiers()), len(now.best_set)) == (3, 5)
     assert "goes from one tier to three, its best set from 11 runtimes to 5" in text
@@ -124,8 +127,6 @@ def test_a_sizes_own_spread_on_the_later_run() -> None:
 def test_the_cold_pass_borrows_by_workload(monkeypatch) -> None:
     """The cold pass's Metric.by_size: borrowed by size, the study run's
     A/A at one run a side passes 5%; by workload, it does not."""
-    import dataclasses
-
     from harness.core.metrics import METRICS
 
     def at_one(by_size: bool) -> ranks.FalseAhead:
@@ -138,3 +139,25 @@ def test_the_cold_pass_borrows_by_workload(monkeypatch) -> None:
     text = " ".join(DOC.split())
     assert (f"called ahead in {by_size.rate:.1%} of the 90-minute study run's A/A splits "
             f"({by_workload.ahead} of {by_workload.comparisons}, {by_workload.rate:.1%}, by workload)") in text
+
+
+
+INTEL = ROOT / "docs" / "results" / "2026-12-02-intel-xeon-2c"
+
+
+def test_two_scales_on_the_intel_default_run() -> None:
+    """"Two scales": chain-await's peak RSS at 1M, its scale at one run a
+    side against its scale with runs of their own, and its tiers with the
+    first for every pair and with both."""
+    res = _run(INTEL)
+    groups = standings.judged(res.groups, res.env.settings)
+    prior = ranks.priors(groups)[("chain-await", "1000000", "peak_rss_bytes")]
+    now = next(r for r in ranks.all_rank_intervals(groups, res.env.floor_impls, headline_only=True)
+               if r.workload == "chain-await" and r.metric == "peak_rss_bytes")
+    one = ranks.rank_intervals([p.group for p in now.places], "peak_rss_bytes", now.key,
+                               dataclasses.replace(prior, scale_with_own=None))
+    assert len(one.tiers()) == 1 < len(now.tiers())
+    assert _figure("two-scales").split() == (
+        f"a scale of {prior.scale:.2f} at one run a side and {prior.scale_with_own:.2f} with runs "
+        f"of their own; with the first for every pair its ranking was one tier, with both it is "
+        f"{len(now.tiers())}").split()
