@@ -189,13 +189,13 @@ def calibrate(samples: Sequence[Sequence[float]], seed: int = SEED,
     the 1% cut, each configuration weighing the same. Two scales:
     `scale_with_own` covers 2 and 3 runs a side (sides of 2 runs or more,
     their own spread in the test; Prior.scale_for), `scale` 1, 2 and 3 and
-    at least `scale_with_own` (a side of one run, tested on the prior
-    alone). A runs a side counts
-    where MIN_CONFIGURATIONS configurations have runs for it; where 2 and
-    3 runs a side have too few, the no-change splits of `siblings` (the
-    same figure's other sizes, each tested with its own size's prior) are
-    pooled with these, and without enough either `scale` serves both.
-    None where fewer than MIN_CONFIGURATIONS configurations have 2 runs.
+    is at least `scale_with_own` (a side of one run, tested on the prior
+    alone). A runs a side counts where MIN_CONFIGURATIONS configurations
+    have the runs for it; where 2 and 3 runs a side have too few, the
+    no-change splits of `siblings` (the same figure's other sizes, each
+    tested with its own size's prior) are pooled with these, and without
+    enough either `scale` serves both. None where fewer than
+    MIN_CONFIGURATIONS configurations have 2 runs.
     Once per samples and seed: a report asks it for its rankings and again
     for its headline places."""
     found = _split_ratios(_hashable(samples), seed)
@@ -235,7 +235,8 @@ def _scale_of(found: Ratios) -> float:
 
 
 @lru_cache(maxsize=128)
-def _split_ratios(samples: tuple[tuple[float, ...], ...], seed: int) -> tuple[Prior, dict[int, Ratios]] | None:
+def _split_ratios(samples: tuple[tuple[float, ...], ...],
+                  seed: int) -> tuple[Prior, dict[int, Ratios]] | None:
     """calibrate's prior (unscaled) and its no-change splits' ratios by
     runs a side; None as calibrate."""
     own = [(i, _own(s)) for i, s in enumerate(samples) if len(s) >= 2]
@@ -492,9 +493,9 @@ def resampled_aa(groups: Iterable[Group], runs_a_side: int, trials: int = 10,
             for size, sample, _ in held:
                 if len(sample) < 2 * runs_a_side:
                     continue
-                sizes = {at for at, _ in others if at != size}
-                prior = (calibrate([s for at, s in others if at == size], seed,
-                                   [[s for at, s in others if at == other] for other in sorted(sizes)])
+                siblings = [[s for at, s in others if at == other]
+                            for other in sorted({at for at, _ in others if at != size})]
+                prior = (calibrate([s for at, s in others if at == size], seed, siblings)
                          if METRICS[metric].by_size else None) or whole
                 if prior is None:
                     continue
