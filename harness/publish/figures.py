@@ -20,6 +20,7 @@ from .published import ENV, Run, load_run
 from ..analyse import questions, ranks, standings
 from ..core.formatting import (fmt_bytes, fmt_count, fmt_elapsed, fmt_fixed, fmt_seconds, fmt_share,
                                fmt_share_fine, fmt_share_tenths, fmt_sig, fmt_whole)
+from ..core import ladder
 from ..core.metrics import METRICS
 from ..core.variants import base_of
 from ..core.schema import Row, Status
@@ -53,7 +54,7 @@ COLLECTION_RUNS = Path("docs") / "studies" / "collection"
 # The sleeps' start times by size (run --adaptive-sleep's first runs,
 # docs/usage.md): run directories of every runtime's sleeps, all read.
 START_RUNS = Path("docs") / "studies" / "sleep-duration" / "start-growth"
-DEFAULT_SUITE, CALIBRATE_SUITE = "default", "calibrate"
+DEFAULT_SUITE, CALIBRATE_SUITE, SEED004_SUITE = "default", "calibrate", "seed004"
 
 
 def newest(root: Path, suite: str) -> Run | None:
@@ -98,6 +99,20 @@ def _called_different(run: Run) -> str:
 
 
 # name -> (the suite whose newest published run it is read from, the figure)
+def _ladder_top_kept(run: Run) -> str:
+    """At the seed004 ladder's two highest rates (its suite part's, the
+    bisected ones aside): how many measured attempts the load generator
+    kept its schedule in (every attempt is a row: ladder.GENERATOR_RETRIES)."""
+    [rates] = [p.params["rate"] for p in load_suites()[SEED004_SUITE].parts if "rate" in p.params]
+    said = []
+    for rate in sorted(rates)[-2:]:
+        tried = [r for g in run.groups for r in g.rows
+                 if r.rate == rate and r.status in (Status.OK, Status.INVALID)]
+        late = sum(ladder.generator_limited(r) for r in tried)
+        said.append(f"{len(tried) - late} of {len(tried)} attempts at {fmt_whole(rate)}")
+    return f"{machine(run.env)}: " + " and ".join(said)
+
+
 FIGURES: dict[str, tuple[str, Callable[[Run], str]]] = {
     "default-date": (DEFAULT_SUITE, lambda run: str(run.env.started_at)[:10]),
     "default-elapsed": (DEFAULT_SUITE, lambda run: elapsed(run.env)),
@@ -109,6 +124,7 @@ FIGURES: dict[str, tuple[str, Callable[[Run], str]]] = {
     "calibration-run": (CALIBRATE_SUITE, lambda run: f"{machine(run.env)}, run {run.env.run_id} "
                                                      f"of {str(run.env.started_at)[:10]}"),
     "calibration-different": (CALIBRATE_SUITE, _called_different),
+    "seed004-top-kept": (SEED004_SUITE, _ladder_top_kept),
 }
 
 
