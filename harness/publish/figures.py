@@ -23,6 +23,7 @@ from ..core.formatting import (fmt_bytes, fmt_count, fmt_elapsed, fmt_fixed, fmt
 from ..core import ladder
 from ..core.metrics import METRICS
 from ..core.variants import base_of
+from ..core.workloads import RATE
 from ..core.schema import Row, Status
 from ..execute import loadgen
 from ..plan.settings import duration
@@ -98,12 +99,12 @@ def _called_different(run: Run) -> str:
     return f"{different} of {len(found)} ({fmt_share_fine(different / len(found) if found else 0.0)})"
 
 
-# name -> (the suite whose newest published run it is read from, the figure)
 def _ladder_top_kept(run: Run) -> str:
     """At the seed004 ladder's two highest rates (its suite part's, the
     bisected ones aside): how many measured attempts the load generator
     kept its schedule in (every attempt is a row: ladder.GENERATOR_RETRIES)."""
-    [rates] = [p.params["rate"] for p in load_suites()[SEED004_SUITE].parts if "rate" in p.params]
+    [rates] = [p.params[RATE.name] for p in load_suites()[SEED004_SUITE].parts
+               if RATE.name in p.params]
     said = []
     for rate in sorted(rates)[-2:]:
         tried = [r for g in run.groups for r in g.rows
@@ -113,6 +114,7 @@ def _ladder_top_kept(run: Run) -> str:
     return f"{machine(run.env)}: " + " and ".join(said)
 
 
+# name -> (the suite whose newest published run it is read from, the figure)
 FIGURES: dict[str, tuple[str, Callable[[Run], str]]] = {
     "default-date": (DEFAULT_SUITE, lambda run: str(run.env.started_at)[:10]),
     "default-elapsed": (DEFAULT_SUITE, lambda run: elapsed(run.env)),
