@@ -111,20 +111,20 @@ def _ladder_top_kept(run: Run) -> str:
                  if r.rate == rate and r.status in (Status.OK, Status.INVALID)]
         late = sum(ladder.generator_limited(r) for r in tried)
         said.append(f"{len(tried) - late} of {len(tried)} attempts at {fmt_whole(rate)}")
-    return f"{machine(run.env)}: " + " and ".join(said)
+    return md_text(f"{machine(run.env)}: ") + " and ".join(said)
 
 
 # name -> (the suite whose newest published run it is read from, the figure)
 FIGURES: dict[str, tuple[str, Callable[[Run], str]]] = {
     "default-date": (DEFAULT_SUITE, lambda run: str(run.env.started_at)[:10]),
     "default-elapsed": (DEFAULT_SUITE, lambda run: elapsed(run.env)),
-    "default-machine": (DEFAULT_SUITE, lambda run: machine(run.env)),
+    "default-machine": (DEFAULT_SUITE, lambda run: md_text(machine(run.env))),
     "default-standings": (DEFAULT_SUITE, _standings),
     "default-beyond-minimum": (DEFAULT_SUITE, _beyond_minimum),
     "default-pairs": (DEFAULT_SUITE, _family(questions.RANKINGS)),
     "default-claims": (DEFAULT_SUITE, _family(questions.CLAIMS_FAMILY)),
-    "calibration-run": (CALIBRATE_SUITE, lambda run: f"{machine(run.env)}, run {run.env.run_id} "
-                                                     f"of {str(run.env.started_at)[:10]}"),
+    "calibration-run": (CALIBRATE_SUITE, lambda run: md_text(
+        f"{machine(run.env)}, run {run.env.run_id} of {str(run.env.started_at)[:10]}")),
     "calibration-different": (CALIBRATE_SUITE, _called_different),
     "seed004-top-kept": (SEED004_SUITE, _ladder_top_kept),
 }
@@ -177,7 +177,7 @@ def _ceiling_steps(root: Path, folder: Path = CEILING_RUNS) -> tuple[str, list[R
     env = read_env(runs[-1].parent / ENV)
     steps = sorted((r for r in read_runs(runs[-1]).rows if r.status in (Status.OK, Status.INVALID)),
                    key=lambda r: (r.rep, r.rate or 0))
-    return f"{machine(env)}, {str(env.started_at)[:10]}", steps
+    return md_text(f"{machine(env)}, {str(env.started_at)[:10]}"), steps
 
 
 def generator_ceiling(root: Path, folder: Path = CEILING_RUNS) -> str:
@@ -252,7 +252,7 @@ def _collection_medians(root: Path) -> tuple[str, Medians]:
             (warm_on, rss_on), (warm_off, rss_off) = (medians(by[(impl, n, buffer, False)]),
                                                       medians(by[(impl, n, buffer, True)]))
             out[(impl, n, buffer)] = ((warm_on, warm_off), (rss_on, rss_off))
-    return f"{machine(env)}, {str(env.started_at)[:10]}", out
+    return md_text(f"{machine(env)}, {str(env.started_at)[:10]}"), out
 
 
 def collection_table(root: Path) -> str:
@@ -326,7 +326,7 @@ def start_growth(root: Path) -> str:
     env = read_env(runs[-1].parent / ENV)
     return (f"{fmt_fixed(ratio, 2)} times faster than the tasks per tenfold ({md_text(impl)}'s, "
             f"from {n // 10:,} to {n:,} tasks; {len(growth)} steps of {len({i for _, i, _ in growth})} "
-            f"runtimes on {machine(env)}, {str(env.started_at)[:10]})")
+            f"runtimes on {md_text(machine(env))}, {str(env.started_at)[:10]})")
 
 
 # statistics.md's resampled A/A of the borrowed test: every committed run

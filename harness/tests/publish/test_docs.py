@@ -691,3 +691,15 @@ def test_the_first_run_studys_vegeta_figures_are_its_data():
             and f"**{fmt_elapsed(int(line['seconds']))}** in all, "
                 f"{float(line['user_cpu_s']):.0f} + {float(line['system_cpu_s']):.0f} s of CPU"
             in text)
+
+
+def test_a_machines_name_is_escaped_in_the_docs_figures(tmp_path, monkeypatch):
+    """env.json's machine name is a run's data: the studies' figures that
+    name it escape it for Markdown, as the pages do."""
+    monkeypatch.setattr(figures, "machine", lambda env: "<b>x</b> | *y*")
+    run = RunDir.create_new(tmp_path / figures.CEILING_RUNS)
+    run.append_run(Row(run_id="r", impl="go", language="go", runtime="go", workload="http",
+                       rep=1, delay_ms=1, style="when-all", rate=200, step_s=5, status="ok",
+                       rps=200.0, gen_busy=0.1, gen_lag_p99_s=0.001))
+    table = figures.values(tmp_path, {"generator-ceiling"})["generator-ceiling"]
+    assert "Measured on \\<b\\>x\\</b\\> \\| \\*y\\*," in table and "<b>" not in table
