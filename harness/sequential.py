@@ -24,9 +24,12 @@ of the configurations whose rule still asks for one, up to their max_repeat:
   settle.
 
 What runs again is a unit (Unit): a configuration, or a rate ladder whole,
-every step in one repeat (a verdict on a ladder's figure, or on one of its
+its steps in one repeat (a verdict on a ladder's figure, or on one of its
 steps, asks for another repeat of the ladder, at the cost of its steps'
-runs), so that a ladder's figures are always read from whole repeats.
+runs), so that a ladder's figures are always read from whole repeats; a
+repeat after those its earlier repeats sustained a step in starts two rungs
+below the least they sustained (ladder.seeded_start), its lower steps not
+run again.
 
 A configuration with no ok row failed: it is not run again. Under
 --until-settled, neither is one with no ok run that timed out or failed
@@ -51,12 +54,14 @@ from .analyse.analysis import Group, group_runs, wide_figures
 from .analyse.goals import MEDIAN_RUNS, GoalVerdict
 from .analyse.questions import ClaimVerdict, Questions, Ranking, ask
 from .analyse.standings import Standing
-from .core.claims import Claim
+from .analyse.styles import AHEAD, APART, ServerStyles
+from .core.claims import CLAIMS, Claim
 from .core.formatting import fmt_duration
-from .core.ladder import ladder_key
-from .core.metrics import METRICS
+from .core.ladder import ladder_key, seeded_start
+from .core.metrics import KNEE, METRICS, SUSTAINED
 from .core.presentation import FigureWithin, WithinOf
 from .core.schema import ConfigKey, Row, Status
+from .core.workloads import RATE
 from .plan.plan import Planned, configurations, held, start_times
 
 # 1.96 + 0.84: a two-sided 5% test with 80% power, for the runs a verdict
@@ -223,7 +228,26 @@ def _open(q: Questions, allocation: Allocation = NOW) -> list[Open]:
             + [dataclasses.replace(_open_claim(c), weight=1 / len(claims), claim=True)
                for c in claims if not c.settled]
             + [dataclasses.replace(o, weight=1 / len(q.goals))
-               for g in q.goals if not g.settled and (o := _open_goal(g)) is not None])
+               for g in q.goals if not g.settled and (o := _open_goal(g)) is not None]
+            + _open_styles(q.styles))
+
+
+# Repeats of a server's two best styles' ladders that its question (which
+# style sustains the most: analyse/styles.py) asks for: a repeat's spread
+# and an interval across repeats need two. The bracket decides; more
+# repeats widen it rather than narrow it, so they ask for no more.
+STYLE_REPEATS = 2
+
+
+def _open_styles(found: list[ServerStyles]) -> list[Open]:
+    """Each server's best and runner-up styles short of STYLE_REPEATS, an
+    open verdict as a claim is (seed004's own question), one of the run's
+    servers; none where both are bounds (no repeat can order them)."""
+    asked = [s for s in found if s.verdict in (AHEAD, APART)]
+    return [Open((best.ladder.key, other.ladder.key), (best.repeats, other.repeats),
+                 float(STYLE_REPEATS), weight=1 / len(asked), aim=STYLE_REPEATS, claim=True)
+            for s in asked for best, other in [s.styles[:2]]
+            if min(best.repeats, other.repeats) < STYLE_REPEATS]
 
 
 def _short(first: list[Ranking], runs: int, floor: bool) -> list[Open]:
@@ -445,6 +469,12 @@ def ladder_seconds(steps: Iterable[Group]) -> float:
             else OVERHEAD_S + 1.0)
 
 
+# The ladders' steps a claim reads (core/claims.py): a seeded repeat of
+# their ladder runs them too, however far below its start.
+CLAIMED_STEPS = frozenset(k for c in CLAIMS for side in (c.num, c.den)
+                          if (k := side.key()).param(RATE.name) is not None)
+
+
 @dataclasses.dataclass(frozen=True)
 class Unit:
     """What one more run of a verdict's side is: a run of a configuration,
@@ -472,10 +502,28 @@ class Unit:
         return any(p.key in groups and groups[p.key].ok for p in self.runs)
 
     def seconds(self, groups: dict[ConfigKey, Group]) -> float:
-        if len(self.runs) == 1 and self.runs[0].key == self.key:
+        """A run's seconds; a ladder's repeat's, from its next repeat's first
+        step up (again)."""
+        if not self.ladder:
             return (run_seconds(groups[self.key], self.runs[0]) if self.key in groups
                     else OVERHEAD_S + 1.0)
-        return ladder_seconds(groups[p.key] for p in self.runs if p.key in groups)
+        return ladder_seconds(groups[p.key] for p in self.again(groups) if p.key in groups)
+
+    @property
+    def ladder(self) -> bool:
+        return not (len(self.runs) == 1 and self.runs[0].key == self.key)
+
+    def again(self, groups: dict[ConfigKey, Group]) -> tuple[Planned, ...]:
+        """Its runs in a later repeat: a ladder's from the step its earlier
+        repeats seed (ladder.seeded_start: where each sustained a step), and
+        any step below that a claim reads; every step otherwise."""
+        whole = groups.get(self.key)
+        if not self.ladder or whole is None or whole.ok < len(whole.rows):
+            return self.runs
+        start = seeded_start(whole.values(SUSTAINED) + whole.values(KNEE),
+                             (p.key.param(RATE.name) for p in self.runs))
+        return self.runs if start is None else tuple(
+            p for p in self.runs if p.key.param(RATE.name) >= start or p.key in CLAIMED_STEPS)
 
 
 def units(runs: list[Planned]) -> dict[ConfigKey, Unit]:
@@ -541,7 +589,7 @@ def _due(st: _State) -> dict[ConfigKey, list[Planned]]:
     for key, u in st.units.items():
         rep = max(max(p.rep for p in u.runs), st.reps.get(key, 0)) + 1
         if u.ceiling is not None and rep <= u.ceiling and u.ok(st.groups):
-            due[key] = [dataclasses.replace(p, rep=rep) for p in u.runs]
+            due[key] = [dataclasses.replace(p, rep=rep) for p in u.again(st.groups)]
     return due
 
 

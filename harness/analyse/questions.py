@@ -35,6 +35,7 @@ from ..core.formatting import fmt_number, fmt_percent, fmt_share, fmt_sig
 from ..core.metrics import METRICS
 from ..core.schema import ConfigKey
 from ..core.stats import Interval, Prior, discoveries, ratio_interval, ratio_p, smallest_p
+from .styles import ServerStyles, by_server
 from .standings import (BEHIND, FDR_RATE, LEVEL_WORD, NOT_SETTLED, Standing, decide,
                         pair, ranked)
 
@@ -148,6 +149,8 @@ class Questions:
     rankings: list[Ranking]
     claims: list[ClaimVerdict]
     goals: list[GoalVerdict] = field(default_factory=list)
+    # seed004's question, per server: which style sustains the most (styles.py)
+    styles: list[ServerStyles] = field(default_factory=list)
 
     def families(self) -> list[tuple[str, int, int]]:
         """(family, settled, total), each family counted on its own, of the
@@ -340,5 +343,7 @@ def _claim_why(v: ClaimVerdict) -> str:
 
 def ask(groups: list[Group], floor_impls: Iterable[str] = (),
         margins: dict[str, float] | None = None) -> Questions:
-    """The run's rankings, claims and goals, each family decided on its own."""
-    return Questions(rankings(groups, floor_impls, margins), claims(groups), goals(groups))
+    """The run's rankings, claims and goals, each family decided on its own,
+    and each server's styles by the rate they sustain."""
+    return Questions(rankings(groups, floor_impls, margins), claims(groups), goals(groups),
+                     by_server(groups))

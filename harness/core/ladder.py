@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 from dataclasses import dataclass
+from typing import Iterable
 
 from .formatting import fmt_fixed
 from .schema import DIMENSIONS, PAST_END, ConfigKey, Row, Status, StepVerdict
@@ -29,6 +31,13 @@ REFINE_RATIO = 1.1
 # than the generator's ceiling: it is run again, at most this many times in
 # its repeat, before it ends its ladder. Every attempt keeps its row.
 GENERATOR_RETRIES = 2
+# A later repeat of a ladder (a pass of --until-settled) starts at its
+# highest step at or below its earlier repeats' least sustained rate (or
+# knee, if lower) over this: two rungs of the doubling ladder below, so a
+# repeat that sustains a quarter of the earlier ones still shows it, and
+# its knee is found from below. Its steps below, sustained in every earlier
+# repeat, are not run again (seeded_start).
+SEED_BELOW = 4.0
 # What a ladder's row takes of its first step: who ran, where, which ladder.
 _IDENTITY = ("run_id", "impl", "variant", "version", "language", "runtime", "workload", "n",
              "buffer", "rep", "node", "started_at", *(c.name for c in DIMENSIONS))
@@ -87,6 +96,16 @@ def refinement(steps: list[Row]) -> int | None:
         middle = round(math.sqrt(low * r.rate))
         return middle if low < middle < r.rate else None
     return None
+
+
+def seeded_start(earlier: Iterable[float], rates: Iterable[int]) -> int | None:
+    """The first step a later repeat of a ladder runs: its highest planned
+    rate at or below SEED_BELOW under the least of the earlier repeats'
+    sustained rates and knees (each of them sustained a step); None where
+    there is no such step, or no earlier value: the repeat runs every step."""
+    least = min(earlier, default=None)
+    below = [r for r in rates if least is not None and r <= least / SEED_BELOW]
+    return max(below) if below else None
 
 
 def past_end(row: Row) -> bool:
@@ -149,13 +168,15 @@ class Figures:
     at_top: bool
 
 
-def figures(steps: list[Row]) -> Figures:
+def figures(steps: list[Row], idle_p99_s: float | None = None) -> Figures:
     """The steps of one ladder in one repeat, in any order. Sustained: the
     highest rate whose step, and every step below it, was sustained (ok,
     nothing dropped or unanswered, p99 within the bound: a capacity is a
     range from no load up, so a step that passed above one that failed is
     luck, not capacity). Knee: the lowest rate whose step saturated or had
-    its p99 past KNEE_FACTOR times the first step's."""
+    its p99 past KNEE_FACTOR times the first step's, or idle_p99_s's where
+    given (a seeded repeat: the earlier repeats' first steps'), unknown
+    where its first step is already past it."""
     order = sorted(measured(steps), key=lambda r: r.rate)
     sustained, ended = None, None
     for r in order:
@@ -165,6 +186,8 @@ def figures(steps: list[Row]) -> Figures:
         sustained = float(r.rate)
     knee = None
     first = order[0].latency_p99_s if order and order[0].status == Status.OK else None
+    if first and idle_p99_s:
+        first = None if first > KNEE_FACTOR * idle_p99_s else idle_p99_s
     if first:
         for r in order:
             if r.status != Status.OK:
@@ -187,17 +210,40 @@ def ladder_rows(rows: list[Row]) -> list[Row]:
             ladders.setdefault((key, r.rep), []).append(r)
     # summary.csv's steps carry no verdict, and their ladder has its own line
     summarised = {ConfigKey.of(r) for r in rows}
+    idle = _idle_p99s(ladders)
     out = []
     for (key, _), steps in ladders.items():
         if key in summarised:
             continue
-        found = figures(steps)
         first = min(measured(steps), key=lambda r: r.rate)
+        # a seeded repeat (seeded_start) bends from its earlier repeats' idle p99
+        seeded = first.rate > idle[key][0]
+        found = figures(steps, idle[key][1] if seeded else None)
+        if seeded and idle[key][1] is None:
+            found = dataclasses.replace(found, knee_rps=None)
         error = None if found.sustained_rps is not None else (
-            f"no step of the ladder was sustained (its first, {first.rate} requests a second: "
-            f"{first.step_verdict or first.status})")
+            f"no step of the ladder was sustained (its first, {first.rate} requests a second"
+            + (", where this repeat started from the earlier ones" if seeded else "")
+            + f": {first.step_verdict or first.status})")
         out.append(Row(**{name: getattr(first, name) for name in _IDENTITY} | {RATE.name: None},
                        status="ok" if error is None else "invalid", error=error,
                        sustained_rps=found.sustained_rps, knee_rps=found.knee_rps,
                        ladder_top=found.at_top))
     return out
+
+
+def _idle_p99s(ladders: dict[tuple[ConfigKey, int], list[Row]]
+               ) -> dict[ConfigKey, tuple[int, float | None]]:
+    """Each ladder's lowest rate in any repeat, and the median p99 of its ok
+    steps there (the server nearly idle; None where none was ok): what a
+    seeded repeat, which starts higher, reads its knee from."""
+    lowest: dict[ConfigKey, int] = {}
+    for (key, _), steps in ladders.items():
+        lowest[key] = min([lowest.get(key, steps[0].rate)] + [r.rate for r in steps])
+    p99s: dict[ConfigKey, list[float]] = {}
+    for (key, _), steps in ladders.items():
+        p99s.setdefault(key, []).extend(
+            r.latency_p99_s for r in measured(steps) if r.rate == lowest[key]
+            and r.status == Status.OK and r.latency_p99_s is not None)
+    return {key: (rate, statistics.median(p99s[key]) if p99s[key] else None)
+            for key, rate in lowest.items()}

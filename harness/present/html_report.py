@@ -25,16 +25,16 @@ from typing import Any, Callable, Iterable, Sequence
 
 from PIL import Image, features
 
-from ..analyse import analysis, questions, ranks, standings, verdicts
+from ..analyse import analysis, questions, ranks, standings, styles, verdicts
 from ..analyse.analysis import Group, Results
 from ..core.formatting import visible
 from ..core.schema import Status
 from . import outline
 from .report import (CLAIMS_HEADER, HEADLINE_HEADER, PLACES_HEADER, RANKING_HEADER,
-                     STANDINGS_HEADER, TWO_MODES_INTRO, RunReport, build_table, check_lines,
+                     STANDINGS_HEADER, STYLES_HEADER, TWO_MODES_INTRO, RunReport, build_table, check_lines,
                      claim_rows, environment_rows, headline_cells, legend_rows, overlap_note,
                      place_rows, places_summary, ranking_rows, section_title, standings_rows,
-                     two_modes_lines, unranked_lines)
+                     styles_rows, two_modes_lines, unranked_lines)
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;
@@ -344,6 +344,14 @@ def _claims(r: RunReport) -> list[str] | None:
             _table_html("table-claims", CLAIMS_HEADER, _cells(claim_rows(r.asked)))]
 
 
+def _styles(r: RunReport) -> list[str] | None:
+    found = styles.by_server(r.results.groups)
+    if not found:
+        return None
+    return [f"<p>{_inline(outline.STYLES.intro)}</p>",
+            _table_html("table-styles", STYLES_HEADER, _cells(styles_rows(found)))]
+
+
 def _rankings(r: RunReport) -> list[str] | None:
     if r.asked is None or not r.asked.rankings:
         return None
@@ -437,6 +445,7 @@ _HTML_BODIES: dict[str, Callable[[RunReport], list[str] | None]] = {
     outline.VERDICTS.id: _verdicts,
     outline.PLACES.id: _places,
     outline.CLAIMS.id: _claims,
+    outline.STYLES.id: _styles,
     outline.RANKINGS.id: _rankings,
     outline.LEADERS.id: _leaders,
     outline.FAILURES.id: _failures,

@@ -79,6 +79,17 @@ CLAIMS = Section("claims", "What the articles claimed, and what this run measure
     "bounded from below (out of the count); the article's own size, where it gave "
     "one, against the 95% interval."))
 
+STYLES = Section("styles", "Which handler style sustains the most", EVERY, (
+    "Seed 004's question, per server, from its rate ladders: each style's sustained "
+    "rate (the median over its repeats; *at least* where the ladder reached its top "
+    "step or the load generator's limit, a bound from below) and the range its "
+    "capacity lies in, from the least sustained rate of its repeats to the most "
+    "offered above one that ended a ladder. **× the runner-up**: the best style's "
+    "rate over the next one's, as the bracket those ranges allow, and the exact 95% "
+    "interval across repeats where each has two or more; **ahead** where the "
+    "bracket lies above 1, every repeat of the best above any of the runner-up's. "
+    "How: docs/statistics.md, \"Which style sustains the most\"."))
+
 RANKINGS = Section("rankings", "Rankings", WHOLE, (
     "Each comparable set ranked on each headline figure, best first, the floor "
     "left out (its column gives the leader's multiple of it). A tier is a run of "
@@ -100,7 +111,7 @@ LEADERS = Section("leaders", "Leaders at the largest sizes", REPORTS | {GITHUB},
 FAILURES = Section("failures", "Failures", REPORTS | {GITHUB})
 
 VERDICTS = Section("verdicts", "Verdicts", REPORTS,
-                   children=(PLACES, CLAIMS, RANKINGS, LEADERS, FAILURES))
+                   children=(PLACES, CLAIMS, STYLES, RANKINGS, LEADERS, FAILURES))
 
 # Its fields: {statistics}, the path of docs/statistics.md from the output;
 # {warnings}, where else a failed run shows up (the reports' Warnings).

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, TypeVar
 from urllib.parse import quote
 
-from ..analyse import analysis, modes, questions, ranks, standings, verdicts
+from ..analyse import analysis, modes, questions, ranks, standings, styles, verdicts
 from ..analyse.analysis import Group, Ranks, Results
 from ..core.formatting import (fmt_bytes, fmt_duration, fmt_interval, fmt_percent, fmt_places, fmt_ratio,
                                fmt_ratio_bound, fmt_seconds, visible)
@@ -774,6 +774,71 @@ def claims_block(asked: questions.Questions | None) -> list[str] | None:
     return [outline.CLAIMS.intro, ""] + md_table(CLAIMS_HEADER, claim_rows(asked)) + [""]
 
 
+STYLES_HEADER = ["server", "load", "sustains the most", "× the runner-up",
+                 "each style's sustained rate (req/s) [its capacity's range)"]
+
+
+def _rate_range(c: styles.StyleCapacity) -> str:
+    """'when-all 3,200 [3,200, 3,520)'; 'async at least 12,800' for a bound."""
+    if c.bound:
+        return f"{c.style} at least {fmt_plain(c.median)}"
+    top = "?" if c.high is None else fmt_plain(c.high)
+    return f"{c.style} {fmt_plain(c.median)} [{fmt_plain(c.low)}, {top})"
+
+
+def _runner_up(s: styles.ServerStyles) -> str:
+    """The best over the runner-up: the bracket, the interval across repeats."""
+    if s.verdict == styles.BOTH_BOUNDS:
+        return "— (both bounds from below)"
+    if s.bracket is None:
+        return "—"
+    low, high = s.bracket
+    repeats = sorted({c.repeats for c in s.styles[:2]})
+    said = ("at least " + fmt_ratio_bound(low) + "×" if high is None and low is not None else
+            "at most " + fmt_ratio_bound(high) + "×" if low is None and high is not None else
+            f"[{fmt_ratio_bound(low)}, {fmt_ratio_bound(high)}]×" if low is not None
+            and high is not None else "—")
+    said += f" (bracket; {' and '.join(map(str, repeats))} repeat{'s' if repeats[-1] != 1 else ''})"
+    if (iv := s.interval) is not None:
+        said += (f"; across repeats {fmt_fixed(iv.estimate, 2)}× [{fmt_ratio_bound(iv.low)}, "
+                 f"{fmt_ratio_bound(iv.high)}] ({fmt_share(iv.confidence)})")
+    return said
+
+
+def _best_text(s: styles.ServerStyles) -> str:
+    if s.verdict == styles.NONE:
+        return "none: no style sustained its first step"
+    best = s.styles[0].style
+    if s.verdict == styles.ONLY:
+        return f"{best}: the only style to sustain a step"
+    if s.verdict == styles.AHEAD:
+        return f"{best}, ahead of {s.styles[1].style}"
+    if s.verdict == styles.BOTH_BOUNDS:
+        return (f"not ordered: {best} and {s.styles[1].style} both sustained the "
+                f"ladder's top or the generator's limit")
+    return f"{best} or {s.styles[1].style}: not settled apart"
+
+
+def styles_rows(found: list[styles.ServerStyles]) -> list[list[str]]:
+    """A row per server and load: the style that sustains the most, by how
+    much over the runner-up, and every style's rate and range."""
+    rows = []
+    for s in found:
+        each = [_rate_range(c) for c in s.styles] + [f"{u} none" for u in s.unsustained]
+        rows.append([md_text(s.impl), md_text(s.key.settings), md_text(_best_text(s)),
+                     md_text(_runner_up(s)), md_text("; ".join(each))])
+    return rows
+
+
+def styles_block(groups: list[Group]) -> list[str] | None:
+    """The styles section's body: its intro and table; None without ladders
+    in two styles on a server."""
+    found = styles.by_server(groups)
+    if not found:
+        return None
+    return [outline.STYLES.intro, ""] + md_table(STYLES_HEADER, styles_rows(found)) + [""]
+
+
 def rankings_block(asked: questions.Questions | None) -> list[str] | None:
     """The rankings section's body: its intro and table; None without rankings."""
     if asked is None or not asked.rankings:
@@ -911,6 +976,7 @@ _MD_BODIES: dict[str, Callable[[RunReport], list[str] | None]] = {
     outline.VERDICTS.id: _verdicts,
     outline.PLACES.id: _places,
     outline.CLAIMS.id: lambda r: claims_block(r.asked),
+    outline.STYLES.id: lambda r: styles_block(r.results.groups),
     outline.RANKINGS.id: lambda r: rankings_block(r.asked),
     outline.LEADERS.id: _leaders,
     outline.FAILURES.id: _failures,

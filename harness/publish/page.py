@@ -25,7 +25,7 @@ from ..present import outline
 from ..present.report import (ask_run, build_table, check_lines, claims_block, headline_places,
                               how_to_read, implementations_block, md_anchor, md_heading,
                               md_sections, md_table, md_text, places_block, rankings_block,
-                              section_title, workload_groups)
+                              section_title, styles_block, workload_groups)
 
 STATISTICS = "../statistics.md"
 
@@ -162,6 +162,7 @@ class _Page:
 _BODIES: dict[str, Callable[[_Page], list[str] | None]] = {
     outline.PLACES.id: _Page.places,
     outline.CLAIMS.id: lambda p: claims_block(p.found),
+    outline.STYLES.id: lambda p: styles_block(p.run.groups),
     outline.RANKINGS.id: lambda p: rankings_block(p.found),
     outline.HOW_TO_READ.id: lambda p: how_to_read(STATISTICS, warnings=False),
     outline.IMPLEMENTATIONS.id: lambda p: (implementations_block(p.run.groups, p.run.env)

@@ -16,7 +16,7 @@ from ...core.formatting import GITHUB_LIMIT, fit_rows
 from .. import outline
 from ..report import (CHECK_SUITES, CLAIMS_HEADER, HEADLINE_HEADER, check_lines, claim_rows,
                       headline_cells, headline_places, md_heading, md_table, md_text,
-                      places_block, run_questions, run_standings)
+                      places_block, run_questions, run_standings, styles_block)
 
 # The sections' heading level: one below the summary's title (###), which
 # sits among the other steps' summaries on the job's page.
@@ -65,6 +65,7 @@ def _failures(s: _Summary) -> list[str] | None:
 _BODIES: dict[str, Callable[[_Summary], list[str] | None]] = {
     outline.PLACES.id: _places,
     outline.CLAIMS.id: _claims,
+    outline.STYLES.id: lambda s: styles_block(s.results.groups),
     outline.LEADERS.id: _leaders,
     outline.FAILURES.id: _failures,
 }

@@ -13,7 +13,7 @@ from harness.analyse.questions import (CLAIMS_FAMILY, DOES_NOT_HOLD, HOLDS, NOT_
                                        ask, claims, rankings)
 from harness.analyse.standings import BEHIND, BOUND
 from harness.core.claims import CLAIMS, SEED004_STEP_S, Claim, Side
-from harness.core.ladder import end_reason, figures, ladder_key, ladder_rows
+from harness.core.ladder import end_reason, figures, ladder_key, ladder_rows, seeded_start
 from harness.core.metrics import KNEE, SUSTAINED
 from harness.core.schema import PAST_END, ConfigKey, Row
 from harness.core.workloads import GEN_LAG_LIMIT_S, GENERATOR_FAULT
@@ -221,3 +221,29 @@ def test_protocols_generator_ceiling_prose_is_its_rows() -> None:
     assert f"answered {round(float(top['rps'])):,} a second" in text
     assert f"vegeta {min(us(vegeta)):.0f}-{max(us(vegeta)):.0f} µs" in text
     assert f"k6 {min(us(k6)):.0f}-{max(us(k6)):,.0f} µs" in text
+
+
+def test_a_seeded_repeat_reads_its_knee_against_the_earlier_repeats_idle_p99() -> None:
+    """Repeat 1 climbs from 25 (p99 0.32 s nearly idle); repeat 2 starts at
+    100 (ladder.seeded_start): its p99 passes 0.64 s at 400, its knee, though
+    its own first step (0.40 s) is not idle; a repeat 3 whose first step is
+    already past 0.64 s has no knee, and one whose first step saturated
+    sustained nothing, and says where it started."""
+    first = ladder(["sustained", "sustained", "sustained", "sustained", "saturated"], rep=1)
+    second = [step(rate, v, p, rep=2) for rate, v, p in
+              ((100, "sustained", 0.40), (200, "sustained", 0.50), (400, "sustained", 0.66))]
+    bent = [step(rate, "sustained", 0.70, rep=3) for rate in (100, 200)]
+    failed = [step(100, "saturated", 0.9, rep=4, dropped=3)]
+    made = {r.rep: r for r in ladder_rows(first + second + bent + failed)}
+    assert (made[1].sustained_rps, made[1].knee_rps) == (200, 400)
+    assert (made[2].sustained_rps, made[2].knee_rps) == (400, 400)
+    assert (made[3].sustained_rps, made[3].knee_rps) == (200, None)
+    assert made[4].status == "invalid" and "where this repeat started from the earlier ones" in (
+        made[4].error)
+
+
+def test_a_later_repeat_starts_two_rungs_below_the_least_sustained_rate_or_knee() -> None:
+    rates = (25, 50, 100, 200, 400, 800)
+    assert seeded_start([800.0, 400.0], rates) == 100
+    assert seeded_start([800.0, 300.0], rates) == 50  # a knee at 300: 75 and below
+    assert seeded_start([50.0], rates) is None and seeded_start([], rates) is None

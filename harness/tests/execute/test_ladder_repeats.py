@@ -40,6 +40,10 @@ THREADS = {"async": 2, "parallel": 40, "when-all": 2, "sync": 50}
 # 3 (its 100 saturates; 200 and 400 are recorded, not run).
 LADDER_S = {"fake-serve": 5 * (STEP_WALL_S + sequential.OVERHEAD_S),
             "fake-serve-fast": 3 * (STEP_WALL_S + sequential.OVERHEAD_S)}
+# A later repeat of fake-serve's ladder, seeded by its earlier ones (they
+# sustained 400: ladder.seeded_start): 100, 200 and 400. fake-serve-fast's
+# sustained 50, with no step a quarter below: every step again.
+SEEDED = (100, 200, 400)
 
 
 class LadderExecutor:
@@ -110,8 +114,8 @@ def test_an_open_sustained_rate_pair_asks_for_whole_repeats_of_both_ladders(
     [pair] = [p for r in ask(group_runs(rows)).rankings if r.metric == SUSTAINED for p in r.pairs]
     assert not pair.settled and pair.runs == (2, 2)
     extra = sequential.more_runs(rows, runs)
-    assert _repeats(extra) == [(impl, "async", rep, RATES) for rep in (3, 4)
-                               for impl in ("fake-serve", "fake-serve-fast")]
+    assert _repeats(extra) == [(impl, "async", rep, SEEDED if impl == "fake-serve" else RATES)
+                               for rep in (3, 4) for impl in ("fake-serve", "fake-serve-fast")]
 
 
 def test_a_settled_ladder_verdict_asks_for_nothing(tmp_path: Path) -> None:
@@ -133,7 +137,8 @@ def test_an_open_capacity_claim_asks_for_whole_repeats_of_its_ladders(tmp_path: 
     [claim] = [c for c in ask(group_runs(rows)).claims if c.claim.text == text]
     assert not claim.settled
     assert _repeats(sequential.more_runs(rows, two)) == [
-        ("go", style, rep, RATES) for rep in (3, 4, 5) for style in ("when-all", "sync")]
+        ("go", style, rep, SEEDED if style == "when-all" else RATES) for rep in (3, 4, 5)
+        for style in ("when-all", "sync")]
     four = _plan("fake-serve", "when-all,sync", repeat=4, name="go")
     rows = _run(tmp_path / "four", four).runs().rows
     [claim] = [c for c in ask(group_runs(rows)).claims if c.claim.text == text]
@@ -150,12 +155,12 @@ def test_an_open_verdict_on_a_step_repeats_its_ladders_whole(tmp_path: Path) -> 
         "go: async holds fewer threads than parallel")]
     assert not claim.settled
     assert _repeats(sequential.more_runs(rows, runs)) == [
-        ("go", style, rep, RATES) for rep in (3, 4, 5) for style in ("async", "parallel")]
+        ("go", style, rep, SEEDED) for rep in (3, 4, 5) for style in ("async", "parallel")]
 
 
 def test_until_ci_repeats_a_ladder_whole(tmp_path: Path) -> None:
     """--until-ci: two repeats give the sustained rate no interval, so each
-    ladder runs a third repeat, every step."""
+    ladder runs a third repeat, seeded where it can be."""
     s = settings_from(Options.from_record({
         "impl": "fake-serve,fake-serve-fast", "workload": "http", "style": "async",
         "delay_ms": "100", "rate": ",".join(map(str, RATES)), "repeat": 2, "until_ci": "5%",
@@ -163,7 +168,8 @@ def test_until_ci_repeats_a_ladder_whole(tmp_path: Path) -> None:
     runs = plan(resolve(s.impls), s)
     rows = _run(tmp_path, runs).runs().rows
     assert _repeats(sequential.more_runs(rows, runs)) == [
-        (impl, "async", 3, RATES) for impl in ("fake-serve", "fake-serve-fast")]
+        (impl, "async", 3, SEEDED if impl == "fake-serve" else RATES)
+        for impl in ("fake-serve", "fake-serve-fast")]
 
 
 def test_the_budget_counts_a_ladders_repeat_as_all_its_steps_runs(tmp_path: Path) -> None:
@@ -171,9 +177,10 @@ def test_the_budget_counts_a_ladders_repeat_as_all_its_steps_runs(tmp_path: Path
     their steps that run: a cent less and it does not fit, nor does any part."""
     runs = _plan("fake-serve,fake-serve-fast", "async", repeat=2)
     rows = _run(tmp_path, runs).runs().rows
-    whole = 2 * (LADDER_S["fake-serve"] + LADDER_S["fake-serve-fast"])
+    seeded = LADDER_S["fake-serve"] * len(SEEDED) / len(RATES)  # its steps from 100 up
+    whole = 2 * (seeded + LADDER_S["fake-serve-fast"])
     assert sequential.more_runs(rows, runs, whole - 0.01) == []
-    assert len(sequential.more_runs(rows, runs, whole + 0.01)) == 2 * 2 * len(RATES)
+    assert len(sequential.more_runs(rows, runs, whole + 0.01)) == 2 * (len(SEEDED) + len(RATES))
     assert sequential.forecast(rows, runs, whole - 0.01).endswith("settle about 0 of them")
     assert sequential.forecast(rows, runs, whole + 0.01).endswith("settle about 1 of them")
 
@@ -203,8 +210,44 @@ def test_under_a_budget_every_ladder_repeat_is_whole(tmp_path: Path, budget_s: f
     for r in rows:
         ladders.setdefault((r.impl, r.rep), []).append(r.rate)
     assert {k: sorted(v) for k, v in ladders.items()} == {
-        (impl, rep): sorted(RATES + (REFINED if impl == "fake-serve-fast" else ()))
+        (impl, rep): sorted(RATES + REFINED if impl == "fake-serve-fast" else
+                            RATES if rep <= 2 else SEEDED)
         for impl in ("fake-serve", "fake-serve-fast") for rep in range(1, repeats + 1)}
     [pair] = [p for r in ask(group_runs(rows)).rankings if r.metric == SUSTAINED for p in r.pairs]
     assert pair.settled == (repeats == 4)
     assert budget.stopped == ("" if repeats == 4 else "the budget of 5:00 ends the runs")
+
+
+def test_a_seeded_repeat_still_runs_the_steps_a_claim_reads(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """go's async and parallel sustain 3,200: a later repeat starts at 800,
+    a quarter of it, but runs 200 too, where "async holds fewer threads
+    than parallel (200 requests a second)" reads both ladders."""
+    monkeypatch.setitem(CAPACITY, ("go", "async"), 3200)
+    monkeypatch.setitem(CAPACITY, ("go", "parallel"), 3200)
+    rates = (25, 50, 100, 200, 400, 800, 1600, 3200)
+    s = settings_from(Options.from_record({
+        "impl": "fake-serve", "workload": "http", "style": "async,parallel", "delay_ms": "100",
+        "rate": ",".join(map(str, rates)), "step_s": str(SEED004_STEP_S), "cpus": "1",
+        "repeat": 2, "until_settled": True, "max_repeat": 8}), ram_bytes=1 << 30)
+    runs = [dataclasses.replace(p, impl=dataclasses.replace(p.impl, id="go"),
+                                key=dataclasses.replace(p.key, impl="go"))
+            for p in plan(resolve(s.impls), s)]
+    rows = _run(tmp_path, runs).runs().rows
+    again = {rates for _, _, _, rates in _repeats(sequential.more_runs(rows, runs))}
+    assert again == {(200, 800, 1600, 3200)}
+
+
+def test_a_servers_two_best_styles_get_a_second_repeat_and_no_more(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which style sustains the most (analyse/styles.py) asks for two
+    repeats of a server's best two styles' ladders, for a spread and an
+    interval across repeats; at two it asks for nothing more."""
+    monkeypatch.setitem(CAPACITY, ("fake-serve", "sync"), 50)
+    one = _plan("fake-serve", "async,sync", repeat=1)
+    rows = _run(tmp_path / "one", one).runs().rows
+    assert _repeats(sequential.more_runs(rows, one)) == [
+        ("fake-serve", "async", 2, SEEDED), ("fake-serve", "sync", 2, RATES)]
+    two = _plan("fake-serve", "async,sync", repeat=2)
+    rows = _run(tmp_path / "two", two).runs().rows
+    assert sequential.more_runs(rows, two) == []
