@@ -66,6 +66,9 @@ class ServerStyles:
     interval: Interval | None
     bracket: tuple[float | None, float | None] | None
     verdict: str
+    # BOTH_BOUNDS: the best style measured below the bounds at the top, and
+    # the least those bounds sustain over its most (None where it has none)
+    below: tuple[str, float | None] | None = None
 
 
 def _above(steps: list[Row], sustained: float) -> float | None:
@@ -132,8 +135,19 @@ def by_server(groups: list[Group]) -> list[ServerStyles]:
             out.append(ServerStyles(load.impl, load, tuple(found), none, None, None, verdict))
             continue
         interval, bracket, verdict = _compare(found[0], found[1])
-        out.append(ServerStyles(load.impl, load, tuple(found), none, interval, bracket, verdict))
+        out.append(ServerStyles(load.impl, load, tuple(found), none, interval, bracket, verdict,
+                                _below(found) if verdict == BOTH_BOUNDS else None))
     return sorted(out, key=lambda s: (s.impl, s.key.sort_key))
+
+
+def _below(found: list[StyleCapacity]) -> tuple[str, float | None] | None:
+    """Where the top styles are bounds: the first measured style after them,
+    and the least of the bounds over its most (above 1: every bound ahead)."""
+    top = [c for c in found if c.bound]
+    rest = next((c for c in found if not c.bound), None)
+    if rest is None:
+        return None
+    return rest.style, (min(c.low for c in top) / rest.high if rest.high else None)
 
 
 def _load(key: ConfigKey) -> ConfigKey:

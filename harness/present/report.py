@@ -789,7 +789,10 @@ def _rate_range(c: styles.StyleCapacity) -> str:
 def _runner_up(s: styles.ServerStyles) -> str:
     """The best over the runner-up: the bracket, the interval across repeats."""
     if s.verdict == styles.BOTH_BOUNDS:
-        return "— (both bounds from below)"
+        if s.below is None or s.below[1] is None:
+            return "— (both bounds from below)"
+        return (f"— (both bounds from below); every bound over {s.below[0]}: at least "
+                f"{fmt_ratio_bound(s.below[1])}×")
     if s.bracket is None:
         return "—"
     low, high = s.bracket
@@ -814,8 +817,10 @@ def _best_text(s: styles.ServerStyles) -> str:
     if s.verdict == styles.AHEAD:
         return f"{best}, ahead of {s.styles[1].style}"
     if s.verdict == styles.BOTH_BOUNDS:
+        ahead = (f"; both ahead of {s.below[0]}" if s.below is not None and s.below[1] is not None
+                 and s.below[1] > 1 else "")
         return (f"not ordered: {best} and {s.styles[1].style} both sustained the "
-                f"ladder's top or the generator's limit")
+                f"ladder's top or the generator's limit{ahead}")
     return f"{best} or {s.styles[1].style}: not settled apart"
 
 

@@ -64,6 +64,10 @@ def test_a_bound_from_below_is_at_least_and_two_are_not_ordered() -> None:
     [both] = found(top + late + sync)
     assert [c.bound for c in both.styles] == [True, True, False]
     assert both.verdict == styles.BOTH_BOUNDS and both.bracket is None
+    assert both.below == ("sync", 100 / 50)  # the bounds' least (async's 100) over sync's 50
+    [row] = styles_rows([both])
+    assert row[2].endswith("generator's limit; both ahead of sync")
+    assert row[3] == "— (both bounds from below); every bound over sync: at least 2.00×"
 
 
 def test_the_range_spans_every_repeat_and_the_interval_needs_two_a_side() -> None:
