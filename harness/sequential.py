@@ -10,8 +10,9 @@ of the configurations whose rule still asks for one, up to their max_repeat:
   asks for (analyse/questions.py: a neighbour pair of a ranking, an
   article's claim, a goal) that is not settled yet and can still settle
   within the ceiling (runs_to_settle), the headline rankings first
-  (Allocation: each of their configurations to 2 runs, then the claims,
-  then their pairs, then the rest). A pass takes both sides of each
+  (Allocation: each of their configurations to 2 runs, then the claims
+  and the nearest cut of a headline ranking that is one tier, then their
+  pairs, then the rest). A pass takes both sides of each
   chosen verdict to the runs it aims at (_aim): a pair is decided by both
   sides' runs, and the exact test's smallest p-value falls fastest when
   they stay balanced. The verdicts go cheapest to finish for their share
@@ -53,6 +54,7 @@ from typing import Callable, Iterable, Mapping
 from .analyse.analysis import Group, group_runs, wide_figures
 from .analyse.goals import MEDIAN_RUNS, GoalVerdict
 from .analyse.questions import ClaimVerdict, Questions, Ranking, ask
+from .analyse.ranks import RankIntervals, all_rank_intervals
 from .analyse.standings import Standing
 from .analyse.styles import AHEAD, APART, ServerStyles
 from .core.claims import CLAIMS, Claim
@@ -105,16 +107,22 @@ class Allocation:
     --budget past which a configuration's first run is not started
     (Budgeted.too_dear); None, every run starts. floor_runs: the floor's
     headline configurations get headline_runs too. HEADLINE_FIRST: the
-    allocation of the default run of 2026-12-02, without either."""
+    allocation of the default run of 2026-12-02, without either. cuts:
+    the pairs across the nearest cut of a headline ranking that is one tier
+    are verdicts of their own (_open_cuts); UNCUT, the allocation of the
+    default run of 2026-12-03, without them."""
     headline_first: bool = True
     headline_runs: int = 2
     dear_share: float | None = SHARE
     floor_runs: bool = True
+    cuts: bool = True  # a headline ranking that is one tier asks for its nearest cut (_open_cuts)
 
 
 NOW = Allocation()
-HEADLINE_FIRST = Allocation(dear_share=None, floor_runs=False)
-BEFORE = Allocation(headline_first=False, headline_runs=1, dear_share=None, floor_runs=False)
+UNCUT = Allocation(cuts=False)
+HEADLINE_FIRST = Allocation(dear_share=None, floor_runs=False, cuts=False)
+BEFORE = Allocation(headline_first=False, headline_runs=1, dear_share=None, floor_runs=False,
+                    cuts=False)
 
 
 def headline(r: Ranking) -> bool:
@@ -210,9 +218,13 @@ class Open:
     headline: bool = False
     aim: int | None = None  # the runs it aims at, where not its forecast's (_aim)
     claim: bool = False  # an article's claim
+    # a pair across the nearest cut of a headline ranking that is one tier
+    # (_open_cuts): under Allocation.headline_first, asked as a claim is
+    cut: bool = False
 
 
-def _open(q: Questions, allocation: Allocation = NOW) -> list[Open]:
+def _open(q: Questions, allocation: Allocation = NOW,
+          ranked: Iterable[RankIntervals] = ()) -> list[Open]:
     # Not the verdicts held open by a bound from below (not measured): the
     # bound stays one however often its ladder runs again.
     first = [r for r in q.rankings if allocation.headline_first and headline(r)]
@@ -229,7 +241,27 @@ def _open(q: Questions, allocation: Allocation = NOW) -> list[Open]:
                for c in claims if not c.settled]
             + [dataclasses.replace(o, weight=1 / len(q.goals))
                for g in q.goals if not g.settled and (o := _open_goal(g)) is not None]
-            + _open_styles(q.styles))
+            + _open_styles(q.styles)
+            + (_open_cuts(list(ranked), allocation.headline_runs)
+               if allocation.cuts and allocation.headline_first else []))
+
+
+def _open_cuts(ranked: list[RankIntervals], runs: int) -> list[Open]:
+    """The pairs still unsettled across the nearest cut of each headline
+    ranking that is one tier once its configurations have their `runs`
+    (RankIntervals.nearest_cut), each a verdict apart (not level: a cut
+    needs the worse side placed below), asked as a claim is: a reader's
+    question by name (which tier is my runtime in?), the cut weighing as
+    one of the headline rankings. Their sides are rarely neighbours, so no
+    neighbour pair asks for them: in the sleep 1M peak RSS ranking of
+    2026-12-03, the cut after 14th waited on elixir (2 runs, 2.6 GiB)
+    against java-virtual (5 runs, 0.9-1.2 GiB) alone."""
+    top = [r for r in ranked if r.headline]
+    return [Open((a.group.key, b.group.key), (a.runs, b.runs),
+                 runs_to_settle(a.group.values(r.metric), b.group.values(r.metric), 1.0, 0.0),
+                 weight=1 / (len(top) * len(cut.pairs)), ranked=True, headline=True, cut=True)
+            for r in top if min(p.runs for p in r.places) >= runs and (cut := r.nearest_cut())
+            for a, b in cut.pairs]
 
 
 # Repeats of a server's two best styles' ladders that its question (which
@@ -327,7 +359,7 @@ def _aim(o: Open, ceiling: dict[ConfigKey, int], cost: dict[ConfigKey, float],
     # best 1/35, above the cut Benjamini-Hochberg took in every 45-minute
     # run: a claim aims at AIM; a pair below 5 a side borrows a variance
     cheap = max(cost.get(k, 1.0) for k in o.keys) <= CHEAP_S
-    fewest = AIM if cheap or (o.claim and allocation.headline_first) else FEWEST
+    fewest = AIM if cheap or ((o.claim or o.cut) and allocation.headline_first) else FEWEST
     aim = min(cap, max(fewest, math.ceil(o.needed)) if o.needed < math.inf else cap)
     # still open at its aim (the family's rule wants a lower p than its runs
     # give, or the forecast was short): one more run a side
@@ -427,15 +459,15 @@ def _cheapest_first(steps: list[tuple[int, Open, int, float]], planned: dict[Con
 
 def _tier(o: Open, long_shot: bool, allocation: Allocation) -> int:
     """The order of the verdicts before their cost: a headline configuration
-    short of its runs (0), an article's claim (1: a dozen, most of them at
-    the headline sizes), a headline pair (2), every other verdict (3), a
-    neighbour pair forecast past the ceiling (4)."""
+    short of its runs (0), an article's claim or a one-tier ranking's cut
+    (1: a dozen, most of them at the headline sizes), a headline pair (2),
+    every other verdict (3), a neighbour pair forecast past the ceiling (4)."""
     if o.headline and not o.ranked:
         return 0
+    if allocation.headline_first and (o.claim or o.cut):
+        return 1
     if long_shot and o.ranked:
         return 4
-    if allocation.headline_first and o.claim:
-        return 1
     return 2 if o.headline else 3
 
 
@@ -549,6 +581,7 @@ class _State:
     ceiling: dict[ConfigKey, int]
     cost: dict[ConfigKey, float]
     q: Questions | None
+    ranked: list[RankIntervals] = dataclasses.field(default_factory=list)  # the headline ones
 
     def open(self, allocation: Allocation = NOW) -> list[Open]:
         """The open verdicts, each side named by its unit: a verdict on a
@@ -556,7 +589,7 @@ class _State:
         if self.q is None:
             return []
         return [dataclasses.replace(o, keys=tuple(self.unit_of.get(k, k) for k in o.keys))
-                for o in _open(self.q, allocation)]
+                for o in _open(self.q, allocation, self.ranked)]
 
 
 def _state(rows: Iterable[Row], runs: list[Planned]) -> _State:
@@ -578,8 +611,9 @@ def _state(rows: Iterable[Row], runs: list[Planned]) -> _State:
               if key not in unit_of or all(p.judged for p in found[unit_of[key]].runs)]
     floors = {p.impl.id for p in runs if p.impl.floor}
     q = ask(judged, floors) if ceiling else None
+    ranked = all_rank_intervals(judged, floors, headline_only=True) if ceiling else []
     cost = {key: u.seconds(groups) for key, u in found.items()}
-    return _State(groups, found, unit_of, reps, ceiling, cost, q)
+    return _State(groups, found, unit_of, reps, ceiling, cost, q, ranked)
 
 
 def _due(st: _State) -> dict[ConfigKey, list[Planned]]:

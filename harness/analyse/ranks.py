@@ -165,6 +165,39 @@ class RankIntervals:
     def place_of(self, impl: str) -> Place | None:
         return next((p for p in self.places if p.impl == impl), None)
 
+    def nearest_cut(self) -> Cut | None:
+        """In a ranking that is one tier, the cut nearest to holding: of
+        the cuts _tiers could make, the one with the fewest pairs still
+        unsettled across it (ties: the one whose closest such pair is
+        furthest apart, the likeliest to settle), a pair of two runtimes
+        set apart for their own spread (_wide) not counted, as _tiers does
+        not; None where the ranking has two tiers or more. More runs of its
+        pairs are what would make it two (sequential)."""
+        if len(self.tiers()) != 1:
+            return None
+        places = self.places
+        wide = _wide([p.lo for p in places], [p.hi for p in places])
+        narrow = [j for j in range(len(places)) if j not in wide]
+        cuts = [Cut(cut, tuple((places[a], places[b]) for a in range(cut)
+                               for b in range(cut, len(places)) if not {a, b} <= wide
+                               and (places[a].impl, places[b].impl) not in self.settled))
+                for cut in range(1, len(places)) if narrow and narrow[0] < cut <= narrow[-1]]
+        return min((c for c in cuts if c.pairs), default=None,
+                   key=lambda c: (len(c.pairs), -min(_gap(a, b) for a, b in c.pairs)))
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Where a ranking could split into two tiers: after place `after`,
+    once every pair still unsettled across it is settled."""
+    after: int
+    pairs: tuple[tuple[Place, Place], ...]  # (better by estimate, worse)
+
+
+def _gap(a: Place, b: Place) -> float:
+    """How far apart two places' estimates are, on the log scale."""
+    return abs(math.log(b.estimate / a.estimate))
+
 
 # --- the borrowed variance ---------------------------------------------
 
@@ -388,6 +421,13 @@ def rank_intervals(members: Sequence[Group], metric: str, key: SetKey,
 WIDE_MIN = 3
 
 
+def _wide(lo: list[int], hi: list[int]) -> set[int]:
+    """The positions whose interval spans more than half the places and
+    more than WIDE_MIN."""
+    size = len(lo)
+    return {j for j in range(size) if hi[j] - lo[j] + 1 > max(size / 2, WIDE_MIN)}
+
+
 def _tiers(lo: list[int], hi: list[int]) -> tuple[list[int | None], list[tuple[int, int]]]:
     """Each position's tier (1-based; None: set apart) and its tier's first
     and last place. A cut after position i where every runtime is placed on
@@ -398,7 +438,7 @@ def _tiers(lo: list[int], hi: list[int]) -> tuple[list[int | None], list[tuple[i
     inside its interval, rather than joining every tier it spans into one;
     a cut needs a runtime not so wide on each side."""
     size = len(lo)
-    wide = {j for j in range(size) if hi[j] - lo[j] + 1 > max(size / 2, WIDE_MIN)}
+    wide = _wide(lo, hi)
 
     def holds(j: int, cut: int) -> bool:
         return hi[j] <= cut if j < cut else lo[j] >= cut + 1

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from PIL import Image, features
 
-from ..analyse import analysis, questions, ranks, standings, styles, verdicts
+from ..analyse import analysis, questions, ranks, standings, verdicts
 from ..analyse.analysis import Group, Results
 from ..core.formatting import visible
 from ..core.schema import Status
@@ -345,9 +345,9 @@ def _claims(r: RunReport) -> list[str] | None:
 
 
 def _styles(r: RunReport) -> list[str] | None:
-    found = styles.by_server(r.results.groups)
-    if not found:
+    if r.asked is None or not r.asked.styles:
         return None
+    found = r.asked.styles
     return [f"<p>{_inline(outline.STYLES.intro)}</p>",
             _table_html("table-styles", STYLES_HEADER, _cells(styles_rows(found)))]
 

@@ -786,6 +786,17 @@ def _rate_range(c: styles.StyleCapacity) -> str:
     return f"{c.style} {fmt_plain(c.median)} [{fmt_plain(c.low)}, {top})"
 
 
+def _bracket_text(low: float | None, high: float | None) -> str:
+    """A bracket of ratios, either end open where a side is a bound."""
+    if low is None and high is None:
+        return "—"
+    if high is None:
+        return f"at least {fmt_ratio_bound(low)}×"
+    if low is None:
+        return f"at most {fmt_ratio_bound(high)}×"
+    return f"[{fmt_ratio_bound(low)}, {fmt_ratio_bound(high)}]×"
+
+
 def _runner_up(s: styles.ServerStyles) -> str:
     """The best over the runner-up: the bracket, the interval across repeats."""
     if s.verdict == styles.BOTH_BOUNDS:
@@ -795,13 +806,9 @@ def _runner_up(s: styles.ServerStyles) -> str:
                 f"{fmt_ratio_bound(s.below[1])}×")
     if s.bracket is None:
         return "—"
-    low, high = s.bracket
     repeats = sorted({c.repeats for c in s.styles[:2]})
-    said = ("at least " + fmt_ratio_bound(low) + "×" if high is None and low is not None else
-            "at most " + fmt_ratio_bound(high) + "×" if low is None and high is not None else
-            f"[{fmt_ratio_bound(low)}, {fmt_ratio_bound(high)}]×" if low is not None
-            and high is not None else "—")
-    said += f" (bracket; {' and '.join(map(str, repeats))} repeat{'s' if repeats[-1] != 1 else ''})"
+    said = (f"{_bracket_text(*s.bracket)} (bracket; {' and '.join(map(str, repeats))} "
+            f"repeat{'s' if repeats[-1] != 1 else ''})")
     if (iv := s.interval) is not None:
         said += (f"; across repeats {fmt_fixed(iv.estimate, 2)}× [{fmt_ratio_bound(iv.low)}, "
                  f"{fmt_ratio_bound(iv.high)}] ({fmt_share(iv.confidence)})")
@@ -817,9 +824,11 @@ def _best_text(s: styles.ServerStyles) -> str:
     if s.verdict == styles.AHEAD:
         return f"{best}, ahead of {s.styles[1].style}"
     if s.verdict == styles.BOTH_BOUNDS:
-        ahead = (f"; both ahead of {s.below[0]}" if s.below is not None and s.below[1] is not None
-                 and s.below[1] > 1 else "")
-        return (f"not ordered: {best} and {s.styles[1].style} both sustained the "
+        bounds = [c.style for c in s.styles if c.bound]
+        every = "both" if len(bounds) == 2 else f"all {len(bounds)}"
+        ahead = (f"; {every} ahead of {s.below[0]}" if s.below is not None
+                 and s.below[1] is not None and s.below[1] > 1 else "")
+        return (f"not ordered: {', '.join(bounds[:-1])} and {bounds[-1]} {every} sustained the "
                 f"ladder's top or the generator's limit{ahead}")
     return f"{best} or {s.styles[1].style}: not settled apart"
 
@@ -835,13 +844,12 @@ def styles_rows(found: list[styles.ServerStyles]) -> list[list[str]]:
     return rows
 
 
-def styles_block(groups: list[Group]) -> list[str] | None:
-    """The styles section's body: its intro and table; None without ladders
-    in two styles on a server."""
-    found = styles.by_server(groups)
-    if not found:
+def styles_block(asked: questions.Questions | None) -> list[str] | None:
+    """The styles section's body: its intro and table (the run's answer,
+    Questions.styles); None without ladders in two styles on a server."""
+    if asked is None or not asked.styles:
         return None
-    return [outline.STYLES.intro, ""] + md_table(STYLES_HEADER, styles_rows(found)) + [""]
+    return [outline.STYLES.intro, ""] + md_table(STYLES_HEADER, styles_rows(asked.styles)) + [""]
 
 
 def rankings_block(asked: questions.Questions | None) -> list[str] | None:
@@ -981,7 +989,7 @@ _MD_BODIES: dict[str, Callable[[RunReport], list[str] | None]] = {
     outline.VERDICTS.id: _verdicts,
     outline.PLACES.id: _places,
     outline.CLAIMS.id: lambda r: claims_block(r.asked),
-    outline.STYLES.id: lambda r: styles_block(r.results.groups),
+    outline.STYLES.id: lambda r: styles_block(r.asked),
     outline.RANKINGS.id: lambda r: rankings_block(r.asked),
     outline.LEADERS.id: _leaders,
     outline.FAILURES.id: _failures,

@@ -162,7 +162,7 @@ class _Page:
 _BODIES: dict[str, Callable[[_Page], list[str] | None]] = {
     outline.PLACES.id: _Page.places,
     outline.CLAIMS.id: lambda p: claims_block(p.found),
-    outline.STYLES.id: lambda p: styles_block(p.run.groups),
+    outline.STYLES.id: lambda p: styles_block(p.found),
     outline.RANKINGS.id: lambda p: rankings_block(p.found),
     outline.HOW_TO_READ.id: lambda p: how_to_read(STATISTICS, warnings=False),
     outline.IMPLEMENTATIONS.id: lambda p: (implementations_block(p.run.groups, p.run.env)

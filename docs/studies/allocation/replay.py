@@ -3,7 +3,7 @@ the plan of `run --suite default`, executed by a fake executor that draws
 each configuration's runs from that run's own rows (docs/studies/allocation.md).
 
     .venv/bin/python docs/studies/allocation/replay.py RUN_DIR [--budget 45m]
-        [--repeat 1] [--max-repeat 12] [--seeds 0,1,2] [--allocation now|headline-first|before]
+        [--repeat 1] [--max-repeat 12] [--seeds 0,1,2] [--allocation now|uncut|headline-first|before]
 
 A drawn run keeps the recorded row's shape and costs its recorded wall time
 (plus the harness's overhead; a sleeping run, its time awake plus the sleep
@@ -51,7 +51,8 @@ DRAWN = ("wall_s", "first_iter_s", "warm_iter_s", "spawn_s", "peak_rss_bytes", "
          "sleep_wait_s")
 FLOOR_SD = 0.01
 SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None  # tempfile's own otherwise
-ALLOCATIONS = {"now": sequential.NOW, "headline-first": sequential.HEADLINE_FIRST,
+ALLOCATIONS = {"now": sequential.NOW, "uncut": sequential.UNCUT,
+               "headline-first": sequential.HEADLINE_FIRST,
                "before": sequential.BEFORE}
 
 
@@ -122,6 +123,7 @@ class Replayed:
     width: float = 0.0
     within_one: float = 0.0
     best_sets: tuple[int, ...] = ()
+    single_tier: tuple[str, ...] = ()  # the headline rankings that are one tier
 
     def text(self) -> str:
         families = "; ".join(f"{name} {settled} of {total}"
@@ -131,7 +133,8 @@ class Replayed:
                 f"{self.headline[1]}, headline configurations under 2 runs "
                 f"{self.headline_short}; rank intervals: median width {self.width:g}, "
                 f"{self.within_one:.0%} within ±1, best sets "
-                f"{', '.join(map(str, self.best_sets))}; claims open: {'; '.join(self.open_claims) or 'none'}; "
+                f"{', '.join(map(str, self.best_sets))}; one tier: "
+                f"{', '.join(self.single_tier) or 'none'}; claims open: {'; '.join(self.open_claims) or 'none'}; "
                 f"{self.forecast}; configurations by runs: "
                 + ", ".join(f"{n} runs: {c}" for n, c in sorted(self.per_config.items())))
 
@@ -175,7 +178,8 @@ def replay(source: Path, budget_s: float, repeat: int, max_repeat: int | None,
         len({g.key for r in top for g in r.order if len(g.values(r.metric)) < 2}),
         statistics.median(widths) if widths else 0.0,
         sum(w <= 2 for w in widths) / len(widths) if widths else 0.0,
-        tuple(len(r.best_set) for r in places))
+        tuple(len(r.best_set) for r in places),
+        tuple(f"{r.workload} {r.n} {r.metric}" for r in places if len(r.tiers()) == 1))
 
 
 def main() -> None:
@@ -187,7 +191,8 @@ def main() -> None:
                         help="the most runs of a configuration (default: the suite's, part by part)")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--allocation", choices=ALLOCATIONS, default="now",
-                        help="now: the headline rankings first (sequential.NOW); before: "
+                        help="now: the headline rankings first, a one-tier ranking's nearest cut "
+                             "asked (sequential.NOW); uncut: without that, as on 2026-12-03; before: "
                              "every verdict of a family alike, as before 2026-12-02")
     args = parser.parse_args()
     for seed in (int(s) for s in args.seeds.split(",")):

@@ -65,7 +65,7 @@ def _failures(s: _Summary) -> list[str] | None:
 _BODIES: dict[str, Callable[[_Summary], list[str] | None]] = {
     outline.PLACES.id: _places,
     outline.CLAIMS.id: _claims,
-    outline.STYLES.id: lambda s: styles_block(s.results.groups),
+    outline.STYLES.id: lambda s: styles_block(s.asked),
     outline.LEADERS.id: _leaders,
     outline.FAILURES.id: _failures,
 }

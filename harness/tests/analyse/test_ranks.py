@@ -10,8 +10,8 @@ import numpy as np
 
 from harness.analyse.analysis import group_runs
 from harness.core.formatting import fmt_ordinal
-from harness.analyse.ranks import (ANY, _tiers, all_rank_intervals, calibrate, is_headline,
-                                   prior_for, priors, rank_intervals, rank_margin, resampled_aa)
+from harness.analyse.ranks import (ANY, Place, RankIntervals, _tiers, all_rank_intervals,
+                                   calibrate, is_headline, prior_for, priors, rank_intervals, rank_margin, resampled_aa)
 
 from .test_standings import MS, rows
 
@@ -174,3 +174,49 @@ def test_a_size_borrows_its_own_spread_not_another_sizes() -> None:
     blurred = rank_intervals([p.group for p in quiet.places], "warm_iter_s", quiet.key, pooled)
     assert len(quiet.tiers()) >= 8 and len(quiet.best_set) == 1
     assert len(blurred.tiers()) < len(quiet.tiers())
+
+
+def _fixed(estimates: list[float], lo: list[int], hi: list[int],
+           settled: set[tuple[str, str]]) -> RankIntervals:
+    """A ranking of fixed intervals and settled pairs, a..z best first."""
+    names = "abcdefgh"[:len(estimates)]
+    tier_of, spans = _tiers(lo, hi)
+    groups = {g.impl: g for g in group_runs(
+        [r for name, est in zip(names, estimates) for r in rows(name, [est * MS] * 2, n=10**6)])}
+    places = tuple(Place(groups[name], est, lo[j], hi[j], lo[j] == 1, tier_of[j], 2, spans[j][0],
+                         None, spans[j][1])
+                   for j, (name, est) in enumerate(zip(names, estimates)))
+    return RankIntervals(("chain", 10**6, None, ()), "warm_iter_s", places, True, True,
+                         settled=frozenset(settled))
+
+
+def test_the_nearest_cut_of_a_one_tier_ranking_is_the_fewest_pairs_left_open() -> None:
+    """a 1st-2nd, b 1st-3rd, c 2nd-4th, d 3rd-4th: no cut holds, each of
+    the three is blocked by one pair (a-b, b-c, c-d); the tie goes to the
+    pair furthest apart, b against c at 4x."""
+    settled = {("a", "c"), ("a", "d"), ("b", "d")}
+    r = _fixed([1, 2, 8, 16], [1, 1, 2, 3], [2, 3, 4, 4], settled)
+    assert len(r.tiers()) == 1
+    assert [(a.impl, b.impl) for a, b in r.nearest_cut().pairs] == [("b", "c")]
+    assert r.nearest_cut().after == 2
+    # closer there: the pair a-b, 2x against c-d's 1.5x and b-c's 1.25x
+    r = _fixed([1, 2, 2.5, 3.75], [1, 1, 2, 3], [2, 3, 4, 4], settled)
+    assert [(a.impl, b.impl) for a, b in r.nearest_cut().pairs] == [("a", "b")]
+    # fewer pairs first: a-b alone at 1.1x before b-c and b-d (or b-d and
+    # c-d) at 2x to 15x
+    r = _fixed([1, 1.1, 8, 16], [1, 1, 2, 2], [2, 3, 4, 4], {("a", "c"), ("a", "d")})
+    assert [(a.impl, b.impl) for a, b in r.nearest_cut().pairs] == [("a", "b")]
+    # two tiers already: nothing asked
+    r = _fixed([1, 2, 8, 16], [1, 1, 3, 3], [2, 2, 4, 4],
+               {("a", "c"), ("a", "d"), ("b", "c"), ("b", "d")})
+    assert len(r.tiers()) == 2 and r.nearest_cut() is None
+
+
+def test_two_runtimes_set_apart_do_not_block_a_cut_between_them() -> None:
+    """b and c span all 4 places (_wide): the pair b-c is not one a cut
+    waits for. The cut after b is left a-c open, the one after c c-d, as
+    far apart (4x): counted, b-c would make the first two pairs and the
+    second the nearest."""
+    r = _fixed([1, 2, 4, 16], [1, 1, 1, 3], [3, 4, 4, 4], {("a", "d"), ("b", "d")})
+    assert len(r.tiers()) == 1
+    assert [(a.impl, b.impl) for a, b in r.nearest_cut().pairs] == [("a", "c")]

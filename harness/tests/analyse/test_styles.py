@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from harness.analyse import styles
 from harness.analyse.analysis import group_runs
+from harness.analyse.questions import Questions
 from harness.core.schema import Row
 from harness.core.workloads import GEN_LAG_LIMIT_S, GENERATOR_FAULT
 from harness.present.report import styles_block, styles_rows
@@ -66,8 +67,14 @@ def test_a_bound_from_below_is_at_least_and_two_are_not_ordered() -> None:
     assert both.verdict == styles.BOTH_BOUNDS and both.bracket is None
     assert both.below == ("sync", 100 / 50)  # the bounds' least (async's 100) over sync's 50
     [row] = styles_rows([both])
-    assert row[2].endswith("generator's limit; both ahead of sync")
+    assert row[2] == ("not ordered: when-all and async both sustained the ladder's top or "
+                      "the generator's limit; both ahead of sync")
     assert row[3] == "— (both bounds from below); every bound over sync: at least 2.00×"
+    # three bounds over sync: "all 3", not "both"
+    [three] = found(top + late + climb("parallel", [25, 50, 100, 200], None) + sync)
+    [row] = styles_rows([three])
+    assert row[2] == ("not ordered: when-all, parallel and async all 3 sustained the ladder's "
+                      "top or the generator's limit; all 3 ahead of sync")
 
 
 def test_the_range_spans_every_repeat_and_the_interval_needs_two_a_side() -> None:
@@ -103,11 +110,12 @@ def test_the_sections_rows_say_the_best_by_how_much_and_every_style() -> None:
     rows = (climb("when-all", [25, 50, 100, 200, 400], None) + climb("sync", [25], 50)
             + climb("async", [25, 50, 100, 200], 220, impl="node")
             + climb("parallel", [25, 50, 100], 110, impl="node"))
-    table = "\n".join(styles_block(group_runs(rows)) or [])
+    table = "\n".join(styles_block(Questions([], [], styles=found(rows))) or [])
     assert "Seed 004's question, per server" in table
     go, node = styles_rows(found(rows))
     assert go[2] == "when-all, ahead of sync"
     assert go[3].startswith("at least 8.00× (bracket; 1 repeat)")
     assert go[4] == "when-all at least 400; sync 25 \\[25, 50)"
     assert node[3].startswith("\\[1.82, 2.20\\]× (bracket; 1 repeat)")
-    assert styles_block(group_runs(climb("async", [25], 50))) is None
+    assert styles_block(Questions([], [], styles=found(climb("async", [25], 50)))) is None
+    assert styles_block(None) is None  # a check's report asks nothing

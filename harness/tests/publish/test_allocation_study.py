@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import statistics
 from pathlib import Path
 
 from scipy.stats import binomtest
@@ -240,36 +241,42 @@ def test_the_90_minute_run_is_its_rows() -> None:
 ALLOCATED = {"afternoon, 2026-11-29": RUNS["next afternoon"],
              "90-minute run, 20261129-190906":
                  ROOT / "docs" / "studies" / "allocation" / "20261129-190906",
-             "default run, 2026-12-02": ROOT / "docs" / "results" / "2026-12-02-amd-epyc-2c"}
+             "default run, 2026-12-02": ROOT / "docs" / "results" / "2026-12-02-amd-epyc-2c",
+             "default run, 2026-12-03": ROOT / "docs" / "results" / "2026-12-03-intel-xeon-2c"}
 
 
-def _cells(got: list) -> list[str]:
-    """A replay table's cells, seeds 0 and 1 in each."""
+def _cells(got: list, tiers: bool = False) -> list[str]:
+    """A replay table's cells, its seeds' in each; tiers: with the count of
+    headline rankings that are one tier."""
     def both(cell) -> str:
         return ", ".join(cell(g) for g in got)
     return [both(lambda g: str(g.headline[0])),
             both(lambda g: str(g.headline_short)),
             both(lambda g: f"{g.width:g}"),
             both(lambda g: f"{g.within_one:.0%}"),
-            both(lambda g: str(sum(n <= 3 for n in g.best_sets))),
+            both(lambda g: str(sum(n <= 3 for n in g.best_sets)))] + (
+        [both(lambda g: str(len(g.single_tier)))] if tiers else []) + [
             both(lambda g: str(g.families["claims"][0])),
             both(lambda g: str(g.families["goals"][0])),
             both(lambda g: str(g.families["rankings"][0]))]
 
 
-def _replayed_rows(section: str, count: int) -> None:
+def _replayed_rows(section: str, count: int, seeds: tuple[int, ...] = (0, 1),
+                   pairs: int = 160, tiers: bool = False) -> None:
     """Each `| rows | allocation | cells |` row of a section replayed at 45
-    minutes (seeds 0 and 1) with its allocation."""
-    from harness.sequential import BEFORE, HEADLINE_FIRST, NOW
+    minutes (seeds as given) with its allocation."""
+    from harness.sequential import BEFORE, HEADLINE_FIRST, NOW, UNCUT
 
-    allocations = {"before": BEFORE, "headline first": HEADLINE_FIRST, "now": NOW}
-    rows = re.findall(r"^\| ([^|]+) \| (before|headline first|now) \|(.+)\|$", section, re.M)
+    allocations = {"before": BEFORE, "headline first": HEADLINE_FIRST, "uncut": UNCUT,
+                   "now": NOW}
+    rows = re.findall(r"^\| ([^|]+) \| (before|headline first|uncut|now) \|(.+)\|$", section,
+                      re.M)
     assert len(rows) == count, rows
     for label, allocation, cells in rows:
         got = [_replay(ALLOCATED[label], 45 * 60.0, 1, None, seed, allocations[allocation])
-               for seed in (0, 1)]
-        assert got[0].headline[1] == 160
-        assert [c.strip() for c in cells.split("|")] == _cells(got), (label, allocation)
+               for seed in seeds]
+        assert got[0].headline[1] == pairs
+        assert [c.strip() for c in cells.split("|")] == _cells(got, tiers), (label, allocation)
 
 
 def test_the_headline_first_table_is_replayed() -> None:
@@ -280,32 +287,34 @@ def test_the_headline_first_table_is_replayed() -> None:
 
 
 TOO_DEAR = "## Too dear to start, and the floor's second run"
+ONE_TIER = "## A ranking that is one tier"
 
 
 def test_the_too_dear_table_is_replayed() -> None:
     """"Too dear to start": the 2026-12-02 run's rows replayed as it ran
-    and with the allocation of now."""
+    and with the allocation that came of it (sequential.UNCUT)."""
     _replayed_rows(STUDY.read_text().split(TOO_DEAR)[1].split("And what a longer")[0], 2)
 
 
 def test_what_a_longer_budget_reaches_is_replayed() -> None:
     """The budgets' table of "Too dear to start", and its bullets' figures."""
-    from harness.sequential import NOW
+    from harness.sequential import UNCUT
 
-    section = STUDY.read_text().split(TOO_DEAR)[1]
+    section = STUDY.read_text().split(TOO_DEAR)[1].split(ONE_TIER)[0]
     text = " ".join(section.split())
     rows = re.findall(r"^\| (\d+) min \|(.+)\|$", section, re.M)
     assert [int(m) for m, _ in rows] == [60, 90]
     got = {}
     for minutes, cells in rows:
         got[int(minutes)] = [_replay(ALLOCATED["default run, 2026-12-02"], int(minutes) * 60.0,
-                                     1, None, seed, NOW) for seed in (0, 1)]
+                                     1, None, seed, UNCUT) for seed in (0, 1)]
         assert [c.strip() for c in cells.split("|")] == _cells(got[int(minutes)]), minutes
 
     def shares(reps: list) -> str:
         low, high = sorted(round(100 * g.headline[0] / g.headline[1]) for g in reps)
         return f"{low}–{high}%"
-    now45 = re.search(r"^\| default run, 2026-12-02 \| now \| (\d+), (\d+) \|", section, re.M)
+    now45 = re.search(r"^\| default run, 2026-12-02 \| uncut \| (\d+), (\d+) \|", section,
+                      re.M)
     assert now45
     low, high = sorted(round(100 * int(n) / 160) for n in now45.groups())
     assert f"The headline pairs settle {low}–{high}% (65% asked)" in text
@@ -427,3 +436,68 @@ def test_the_false_ahead_rate_inside_the_loop_is_replayed() -> None:
             # figures (26 of 512 is 5.1%, as likely as not from a true 5%)
             assert apart <= 0.05 * neighbours
             assert binomtest(ahead, asked, 0.05, alternative="greater").pvalue > 0.05 or not within
+
+
+def _marked(text: str, name: str) -> str:
+    found = re.search(rf"<!-- {name} -->(.+?)<!-- /{name} -->", text, re.S)
+    assert found, f"allocation.md has no <!-- {name} --> figure"
+    return " ".join(found[1].split())
+
+
+def test_the_one_tier_sections_figures_are_the_rows() -> None:
+    """"A ranking that is one tier": the 2026-12-03 run's one-tier ranking,
+    its nearest cut and the pair it waited on, what the allocation of now
+    asks on those rows (_open_cuts, _aim), and the tiers with those runs."""
+    import dataclasses
+
+    from harness.analyse.questions import LEVEL_WORD
+    from harness.analyse.ranks import all_rank_intervals
+    from harness.core.formatting import fmt_ordinal
+    from harness.sequential import _aim, _open_cuts
+
+    section = STUDY.read_text().split(ONE_TIER)[1]
+    rows = read_runs(ALLOCATED["default run, 2026-12-03"] / "runs.csv").rows
+    floors = {"cpp-coroutines"}
+    ranked = all_rank_intervals(group_runs(rows), floors, headline_only=True)
+    one = [r for r in ranked if len(r.tiers()) == 1]
+    assert _marked(section, "rankings") == str(len(ranked))
+    assert [f"{r.workload} N = 1M, peak RSS" for r in one] == [_marked(section, "one-tier")]
+    (r,) = one
+    cut = r.nearest_cut()
+    (better, worse), = cut.pairs
+    assert _marked(section, "cut") == (
+        f"after {fmt_ordinal(cut.after)}, waiting on one pair alone: {better.impl} "
+        f"({better.runs} runs) not yet settled ahead of {worse.impl} ({worse.runs} runs)")
+    between = [p.impl for p in r.places][[p.impl for p in r.places].index(better.impl) + 1:
+                                         [p.impl for p in r.places].index(worse.impl)]
+    assert f"({', '.join(between[:-1])} and {between[-1]} sit between them)" in \
+        " ".join(section.split())
+    spreads = {p.impl: statistics.stdev(math.log(v) for v in p.group.values(r.metric))
+               for p in r.places if p.runs > 1}
+    assert max(spreads, key=spreads.get) == better.impl  # "the widest of the ranking"
+    asked = ask_run(group_runs(rows), read_env(ALLOCATED["default run, 2026-12-03"] / "env.json"))
+    pair = next(p for q in asked.rankings if q.headline and q.workload == "sleep"
+                and q.metric == r.metric for p in q.pairs if {p.leader.impl, p.other.impl}
+                == {worse.impl, between[-1]})
+    assert pair.verdict == LEVEL_WORD and _marked(section, "erlang") == "settled level"
+    # what the allocation of now asks on these rows: each side to its aim
+    (o,) = _open_cuts(ranked, 2)
+    aim = _aim(o, dict.fromkeys(o.keys, 12), dict.fromkeys(o.keys, 9.0))
+    more = {g.impl: max(0, aim - n) for g, n in ((better.group, better.runs),
+                                                   (worse.group, worse.runs))}
+    assert _marked(section, "asks") == (f"{more[worse.impl]} more runs of {worse.impl}, none of "
+                                        f"{better.impl}") and more[better.impl] == 0
+    mine = [x for x in rows if x.impl == worse.impl and x.workload == r.workload and x.n == r.n]
+    extra = [dataclasses.replace(mine[i % len(mine)], rep=len(mine) + 1 + i)
+             for i in range(more[worse.impl])]
+    again = next(x for x in all_rank_intervals(group_runs(rows + extra), floors,
+                                               headline_only=True)
+                 if x.key == r.key and x.metric == r.metric)
+    assert _marked(section, "tiers") == f"{len(again.tiers())} tiers" and len(again.tiers()) > 1
+
+
+def test_the_one_tier_table_is_replayed() -> None:
+    """"A ranking that is one tier": the 2026-12-03 run's rows replayed at 45
+    minutes, seeds 3 and 4, as it ran (sequential.UNCUT) and as now."""
+    section = STUDY.read_text().split(ONE_TIER)[1]
+    _replayed_rows(section, 2, seeds=(3, 4), pairs=162, tiers=True)
