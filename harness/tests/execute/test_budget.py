@@ -302,3 +302,24 @@ def test_the_heap_chooses_as_the_least_of_all_each_time(seed: int) -> None:
     want = _least_each_time(steps, planned, cost, budget)
     got = sequential._cheapest_first(steps, dict(planned), cost, budget)
     assert list(got.items()) == list(want.items())
+
+
+def test_a_one_tier_rankings_cut_is_asked_as_a_claim_once_its_runs_are_in() -> None:
+    """A ranking of four, one tier, its nearest cut waiting on b against c
+    (test_ranks._fixed): the pair is a verdict of tier 1, before every
+    headline pair, each side taken to 5 runs (AIM) from its 2; with a
+    configuration still short of its 2 runs, or with the allocation of
+    2026-12-03 (UNCUT), none is asked."""
+    from ..analyse.test_ranks import _fixed
+
+    r = _fixed([1, 2, 8, 16], [1, 1, 2, 3], [2, 3, 4, 4], {("a", "c"), ("a", "d"), ("b", "d")})
+    (o,) = sequential._open_cuts([r], 2)
+    b, c = (r.place_of(name).group.key for name in "bc")
+    assert o.keys == (b, c) and o.cut and o.headline and o.runs == (2, 2)
+    assert sequential._tier(o, long_shot=False, allocation=sequential.NOW) == 1
+    added = sequential.wanting([o], {b: 2, c: 2}, {b: 12, c: 12}, {b: 9.0, c: 9.0})
+    assert added.count(b) == 3 and added.count(c) == 3
+    assert sequential._open_cuts([r], 3) == []  # their 2 runs are short of 3
+    q = ask(group_runs([]))
+    assert not any(x.cut for x in sequential._open(q, sequential.UNCUT, [r]))
+    assert any(x.cut for x in sequential._open(q, sequential.NOW, [r]))
