@@ -100,11 +100,12 @@ def _called_different(run: Run) -> str:
 
 
 def _ladder_top_kept(run: Run) -> str:
-    """At the seed004 ladder's two highest rates (its suite part's, the
-    bisected ones aside): how many measured attempts the load generator
-    kept its schedule in (every attempt is a row: ladder.GENERATOR_RETRIES)."""
-    [rates] = [p.params[RATE.name] for p in load_suites()[SEED004_SUITE].parts
-               if RATE.name in p.params]
+    """At the seed004 ladders' two highest rates (their suite parts', the
+    bisected ones aside; every ladder's, at either wait): how many measured
+    attempts the load generator kept its schedule in (every attempt is a
+    row: ladder.GENERATOR_RETRIES)."""
+    rates = {rate for p in load_suites()[SEED004_SUITE].parts
+             for rate in p.params.get(RATE.name, [])}
     said = []
     for rate in sorted(rates)[-2:]:
         tried = [r for g in run.groups for r in g.rows

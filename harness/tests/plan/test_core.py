@@ -19,7 +19,7 @@ from harness.plan.options import Options
 from harness.plan import suites as suites_module
 from harness.plan.settings import Part, parse_size, settings_from
 from harness.plan.suites import load_suites
-from harness.core.workloads import LADDER_STEP_S, WORKLOADS
+from harness.core.workloads import LADDER_STEP_S, STYLES, WORKLOADS
 
 GIB = 1 << 30
 
@@ -154,16 +154,24 @@ def test_seed004_scales_vaughans_loads() -> None:
         ([50, 2000], [5], [1000], ["when-all"], None)]
     # then the open loop: a doubling ladder up to the generator's one-core ceiling, the
     # server on one core and the generator on the other
-    [ladder] = s.parts[3:]
-    assert ladder.params["rate"] == [25 * 2 ** i for i in range(10)]
-    assert ladder.params["cpus"] == [1] and ladder.params["step_s"] == [SEED004_STEP_S]
+    ladder, *styles = s.parts[3:]
+    assert ladder.params["rate"] == [100 * 2 ** i for i in range(8)]
+    assert ladder.params["delay_ms"] == [100]
+    # which style sustains the most: the same ladder at a tenth of the wait,
+    # from 800, where the servers' knees lie under the generator's ceiling
+    assert [(p.params["delay_ms"], p.params["rate"]) for p in styles] == [
+        ([10], [800 * 2 ** i for i in range(5)])] * 2
+    assert {st for p in styles for st in p.params["style"]} == set(STYLES)
+    for part in (ladder, *styles):
+        assert part.params["cpus"] == [1] and part.params["step_s"] == [SEED004_STEP_S]
+        assert part.max_repeat == 5
     # the claims name these loads and steps
     assert {(u, p.params["delay_ms"][0]): p.params["requests"][0]
             for p in s.parts[:3] for u in p.params["users"]} == REQUESTS_PER_USER
     # once, then more runs (a ladder's: whole repeats) while a claim is open,
     # within one sitting
     assert s.timeout_s == 30 and s.repeat == 1 and s.until_settled
-    assert s.budget_s == 80 * 60 and (s.max_repeat, ladder.max_repeat) == (8, 5)
+    assert s.budget_s == 90 * 60 and s.max_repeat == 8
 
 
 def test_plan_repeats_are_the_outer_loop_and_buffers_only_where_used() -> None:
