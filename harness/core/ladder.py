@@ -80,10 +80,12 @@ def refinement(steps: list[Row]) -> int | None:
     """The next rate to run of one ladder in one repeat, from its steps run
     so far: the geometric middle of its last sustained step (every one below
     it sustained) and the first above that saturated (p99 over the bound, or
-    requests dropped or unanswered), until the two are within REFINE_RATIO.
-    None where there is nothing to refine: no step sustained, none saturated
-    yet, or the first not sustained was no measurement of the server
-    (invalid: the generator's limit, a wrong answer; a crash)."""
+    requests dropped or unanswered) or that the generator could not keep
+    (every attempt generator_limited: the rates between, which it may keep,
+    can still find the knee, or narrow the bound), until the two are within
+    REFINE_RATIO. None where there is nothing to refine: no step sustained,
+    none saturated yet, or the first not sustained was no measurement of
+    the server nor of the generator's limit (a wrong answer; a crash)."""
     order = sorted((r for r in measured(steps) if not past_end(r)
                     and r.status not in NOT_MEASURED), key=lambda r: r.rate)
     low = None
@@ -91,7 +93,8 @@ def refinement(steps: list[Row]) -> int | None:
         if r.status == Status.OK and r.step_verdict == StepVerdict.SUSTAINED:
             low = r.rate
             continue
-        if low is None or r.status != Status.OK or r.rate <= low * REFINE_RATIO:
+        if (low is None or (r.status != Status.OK and not generator_limited(r))
+                or r.rate <= low * REFINE_RATIO):
             return None
         middle = round(math.sqrt(low * r.rate))
         return middle if low < middle < r.rate else None

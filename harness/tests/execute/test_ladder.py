@@ -289,7 +289,8 @@ def test_a_step_the_generator_could_not_keep_is_run_again_before_it_ends_its_lad
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, late: int) -> None:
     """Each attempt is a row of its own (a failed run is never a gap); the
     ladder goes on past a step whose retry measured the server, and ends
-    there, a bound from below, when every attempt was the generator's."""
+    there when every attempt was the generator's, bisected below it to a
+    bound from below."""
     monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
     s = settings_from(Options.from_record({
         "impl": "fake-serve", "workload": "http", "style": "async",
@@ -311,8 +312,12 @@ def test_a_step_the_generator_could_not_keep_is_run_again_before_it_ends_its_lad
         assert [r.status for r in rows if r.rate == 400] == ["ok"]
         assert (whole[0].sustained_rps, whole[0].ladder_top) == (400.0, True)
     else:
+        # the rates between 50 and 100, which the generator kept: a narrower
+        # bound from below, since nothing above it was measured of the server
         assert [r.status for r in rows if r.rate == 400] == ["skipped"]
-        assert (whole[0].sustained_rps, whole[0].ladder_top) == (50.0, True)
+        assert [(r.rate, r.status) for r in rows if 50 < r.rate < 100] == [
+            (71, "ok"), (84, "ok"), (92, "ok")]
+        assert (whole[0].sustained_rps, whole[0].ladder_top) == (92.0, True)
 
 
 def test_a_retried_step_counts_only_its_attempt_that_measured_the_server() -> None:
@@ -339,13 +344,22 @@ def _step(rate: int, verdict: str | None = "sustained", status: str = "ok") -> R
                step_verdict=verdict)
 
 
+def _late(rate: int) -> Row:
+    """A step whose every attempt the generator could not keep."""
+    return Row(run_id="r", impl="srv", workload="http", rep=1, rate=rate, status="invalid",
+               error=f"{GENERATOR_FAULT} ran 1% of its schedule over 40 ms late")
+
+
 @pytest.mark.parametrize("steps,next_rate", [
     ([_step(100), _step(200), _step(400, "saturated")], 283),  # geometric middle
     ([_step(100), _step(200), _step(283, "slow"), _step(400, PAST_END, "skipped")], 238),
     ([_step(200), _step(219, "saturated")], None),  # within 10%: the knee is found
     ([_step(100), _step(200), _step(400)], None),  # not saturated yet
     ([_step(100, "saturated")], None),  # nothing sustained below it
-    ([_step(100), _step(200, None, "invalid")], None),  # the generator's limit: a bound
+    ([_step(100), _step(200, None, "invalid")], None),  # a wrong answer
+    ([_step(100), _late(200)], 141),  # the generator's limit: the rates it may keep
+    ([_step(100), _step(141), _late(200), _late(168)], 154),
+    ([_step(100), _late(109)], None),  # within 10%: a bound from below
     ([_step(100), _step(200, None, "crashed")], None),
 ])
 def test_a_knee_is_bisected_to_within_ten_percent(steps: list[Row], next_rate: int | None) -> None:
