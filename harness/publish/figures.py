@@ -363,9 +363,10 @@ def resampled_aa(root: Path) -> str:
     # the figures some split asked, in their declaration's order (core/metrics.py)
     for metric in [m for m in METRICS if any(pooled.get((m, n), [0, 0])[1] for n in (1, 2, 3))]:
         rate, ahead, of = worst.get(metric, (0.0, 0, 0))
+        # no directory with AA_WORST_LEAST splits at 2 a side: no worst to name
         lines.append(f"| {METRICS[metric].label} | " + " | ".join(
             cell(*pooled.get((metric, n), [0, 0])) for n in (1, 2, 3))
-            + f" | {fmt_share_tenths(rate)} ({ahead} of {of}) |")
+            + (f" | {fmt_share_tenths(rate)} ({ahead} of {of}) |" if of else " | none |"))
     return "\n" + "\n".join(lines) + "\n"
 
 

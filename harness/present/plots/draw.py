@@ -100,10 +100,14 @@ def mark_failed(ax: Axes, x: float, status: str) -> None:
 
 def log_y(ax: Axes) -> None:
     """A log y axis, unless nothing positive was drawn (every run failed):
-    matplotlib cannot draw a log axis of nothing, and the ✕ marks say it all."""
-    ys = [float(y) for line in ax.get_lines() if line.get_gid() not in ("failed", "below")
+    matplotlib cannot draw a log axis of nothing, and the ✕ marks say it all.
+    Panels that share their y axis (panel_grid) are scaled by every panel's
+    values: the last panel's alone would cut off another's lower points."""
+    panels = ax.get_shared_y_axes().get_siblings(ax)
+    ys = [float(y) for panel in panels for line in panel.get_lines()
+          if line.get_gid() not in ("failed", "below")
           for y in line.get_ydata() if math.isfinite(float(y))]
-    ys += [p.get_height() for p in ax.patches]
+    ys += [p.get_height() for panel in panels for p in panel.patches]
     positive = [y for y in ys if y > 0]
     if positive:
         ax.set_yscale("log")

@@ -224,24 +224,35 @@ def rate_labels(rates: list[int]) -> list[str]:
     return labels
 
 
+def _ladder_panels(run: Run, workload: str) -> dict[tuple[str, int], list[Group]]:
+    """A rate ladder's steps by implementation and wait (D): the ladders
+    at two waits are two curves apart, never one line through both."""
+    panels: dict[tuple[str, int], list[Group]] = defaultdict(list)
+    for impl, members in _by_impl(run, workload, RATE.name).items():
+        for g in members:
+            panels[(impl, g.key.param(DELAY_MS.name))].append(g)
+    return dict(sorted(panels.items()))
+
+
 def http_ladder(run: Run, out: Path, workload: str, presented: Presentation) -> list[Path]:
     """The open loop's picture: each step's p99 against its offered rate,
-    a panel per implementation, a line per style, log-log; a hollow marker
-    where the step saturated (its latencies understate), a red ✕ where no
-    run of it measured the server, the p99 bound dotted, and each style's
-    sustained rate (median over the repeats) in the key."""
-    by_impl = _by_impl(run, workload, RATE.name)
-    if not by_impl:
+    a panel per implementation and wait, a line per style, log-log; a
+    hollow marker where the step saturated (its latencies understate), a
+    red ✕ where no run of it measured the server, the p99 bound dotted, and
+    each style's sustained rate (median over the repeats) in the key."""
+    panels = _ladder_panels(run, workload)
+    if not panels:
         return []
-    ladders = {(g.series, g.key.param(STYLE.name), g.key.param(POOL_THREADS.name)): g
+    ladders = {(g.series, g.key.param(DELAY_MS.name), g.key.param(STYLE.name),
+                g.key.param(POOL_THREADS.name)): g
                for g in run.groups if g.workload == workload and g.median(SUSTAINED) is not None}
-    fig, axes = panel_grid(len(by_impl), 4.6, 3.9)
+    fig, axes = panel_grid(len(panels), 4.6, 3.9)
     shown = Whiskers()
     failed: set[str] = set()
-    for ax, (impl, members_of) in zip(axes, by_impl.items()):
+    for ax, ((impl, delay), members_of) in zip(axes, panels.items()):
         for label, members, style, color in _style_lines(members_of, RATE.name):
             have = [g for g in members if P99 in g.metrics]
-            whole = ladders.get((impl, style, members[0].key.param(POOL_THREADS.name)))
+            whole = ladders.get((impl, delay, style, members[0].key.param(POOL_THREADS.name)))
             said = (f"{label}: sustains {fmt_plain(whole.median(SUSTAINED))} req/s"
                     + (f", knee {fmt_plain(whole.median(KNEE))}" if whole.median(KNEE) else "")
                     if whole is not None else f"{label}: sustains none")
@@ -258,15 +269,13 @@ def http_ladder(run: Run, out: Path, workload: str, presented: Presentation) -> 
                 if P99 not in g.metrics and g.failure and g.failure != Status.SKIPPED:
                     mark_failed(ax, g.key.param(RATE.name), g.failure)
                     failed.add(g.failure)
-        delays = {g.key.param(DELAY_MS.name) for g in members_of}
-        for delay in delays:
-            ax.axhline(ladder_p99_bound_s(delay) * 1e3, color="#777777", linestyle=":",
-                       linewidth=1.2)
+        ax.axhline(ladder_p99_bound_s(delay) * 1e3, color="#777777", linestyle=":",
+                   linewidth=1.2)
         ax.set_xscale("log")
         rates = sorted({g.key.param(RATE.name) for g in members_of})
         ax.set_xticks(rates, rate_labels(rates), fontsize=7)
         ax.minorticks_off()
-        ax.set_title(impl)
+        ax.set_title(f"{impl}, D = {fmt_plain(delay)} ms")
         ax.set_xlabel("offered rate (requests/s, log)")
         ax.grid(alpha=0.3, which="both")
         if ax.get_legend_handles_labels()[0]:

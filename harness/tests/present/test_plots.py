@@ -10,7 +10,7 @@ import pytest
 from matplotlib import image
 
 from harness.present import plots
-from harness.present.plots import ranked, tasks
+from harness.present.plots import ranked, servers, tasks
 from harness.core.presentation import PRESENTATIONS
 from harness.core.schema import PAST_END, Row
 from harness.record.rundir import RunDir
@@ -394,3 +394,32 @@ def test_drawing_says_nothing_on_the_terminal_whatever_the_text(tmp_path: Path) 
     assert [str(w.message) for w in said] == []
     for path in paths:
         assert_real_png(path)
+
+
+def test_the_ladder_plot_draws_each_wait_on_a_panel_of_its_own(tmp_path: Path) -> None:
+    """One server's ladders at D = 100 and 10 ms (seed004's two): two
+    panels, each its own steps, never one line zigzagging through both."""
+    run = RunDir.create_new(tmp_path / "waits")
+    for delay, rates in ((100, (100, 200, 400)), (10, (800, 1600))):
+        for rate in rates:
+            run.append_run(Row(impl="go", language="go", workload="http", rep=1, delay_ms=delay,
+                               style="async", rate=rate, step_s=5, status="ok",
+                               step_verdict="sustained", latency_p99_s=3 * delay / 1e3, rps=rate))
+    panels = servers._ladder_panels(plots.read(run), "http")
+    assert {(impl, delay): sorted(g.param("rate") for g in members)
+            for (impl, delay), members in panels.items()} == {
+        ("go", 10): [800, 1600], ("go", 100): [100, 200, 400]}
+    assert "http_ladder.png" in {p.name for p in plots.draw_all(run)}
+
+
+def test_panels_that_share_their_y_axis_show_every_panels_lowest_point() -> None:
+    """log_y on panels of one grid: the lowest decade of any panel, not of
+    the last one scaled (a D = 10 ms ladder's 30 ms beside D = 100 ms's 300)."""
+    from harness.present.plots.draw import log_y, panel_grid
+    fig, axes = panel_grid(2, 4.6, 3.9)
+    axes[0].plot([1, 2], [30, 40])
+    axes[1].plot([1, 2], [300, 400])
+    for ax in axes:
+        log_y(ax)
+    assert axes[1].get_ylim()[0] == axes[0].get_ylim()[0] == 10
+    assert axes[0].get_ylim()[1] >= 400 * 1.3
