@@ -100,3 +100,16 @@ def test_statistics_quotes_the_default_suite() -> None:
     assert found, "docs/statistics.md no longer quotes the default suite: reword this test with it"
     assert (int(found[1]), int(found[2]), found[3]) == (
         suite["repeat"], suite["max_repeat"], suite["budget"])
+
+
+def test_the_docs_quote_seed004s_budget() -> None:
+    """usage.md and statistics.md give seed004's budget in minutes, as
+    suites.toml has it."""
+    budget = tomllib.loads(SUITES_PATH.read_text())["seed004"]["budget"]
+    assert re.fullmatch(r"\d+m", budget), budget
+    usage = " ".join(USAGE.read_text().split())
+    statistics = " ".join(STATISTICS.read_text().split())
+    said = re.findall(r"(?:\*\*seed004\*\*.*?within a budget of (\d+) minutes)", usage)
+    said += re.findall(r"seed004's (\d+) minutes", statistics)
+    assert len(said) == 2, "usage.md or statistics.md no longer quotes seed004's budget"
+    assert set(said) == {budget[:-1]}, said
