@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from matplotlib import image
+from matplotlib import pyplot as plt
 
 from harness.present import plots
-from harness.present.plots import ranked, servers, tasks
+from harness.present.plots import draw, ranked, servers, tasks
 from harness.core.presentation import PRESENTATIONS
 from harness.core.schema import PAST_END, Row
 from harness.record.rundir import RunDir
@@ -415,11 +416,11 @@ def test_the_ladder_plot_draws_each_wait_on_a_panel_of_its_own(tmp_path: Path) -
 def test_panels_that_share_their_y_axis_show_every_panels_lowest_point() -> None:
     """log_y on panels of one grid: the lowest decade of any panel, not of
     the last one scaled (a D = 10 ms ladder's 30 ms beside D = 100 ms's 300)."""
-    from harness.present.plots.draw import log_y, panel_grid
-    fig, axes = panel_grid(2, 4.6, 3.9)
+    fig, axes = draw.panel_grid(2, 4.6, 3.9)
     axes[0].plot([1, 2], [30, 40])
     axes[1].plot([1, 2], [300, 400])
     for ax in axes:
-        log_y(ax)
+        draw.log_y(ax)
     assert axes[1].get_ylim()[0] == axes[0].get_ylim()[0] == 10
     assert axes[0].get_ylim()[1] >= 400 * 1.3
+    plt.close(fig)
