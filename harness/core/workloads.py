@@ -280,7 +280,7 @@ def _http_estimate(req: Request, past: float | None) -> float:
     if past is not None:
         return past
     if req.param(RATE.name) is not None:
-        return 2 * START_S + 1.0 + req.param(STEP_S.name)
+        return 2 * START_S + 1.0 + LADDER_WARMUP_S + req.param(STEP_S.name)
     floor_s = STYLE_DELAYS[req.param(STYLE.name)] * req.param(DELAY_MS.name) / 1000
     return 2 * START_S + 1.0 + req.param(REQUESTS.name) * floor_s
 
@@ -291,6 +291,13 @@ LADDER_STEP_S = 10  # a step's length where --step-s is not given
 # After a step, the load generator waits this long for the answers still due; a request
 # unanswered by then is counted (unanswered) and the step saturated.
 LADDER_GRACE_S = 5
+# Before a step, the generator loads the server this long at the step's rate on
+# the same connections, waits for those answers and counts none of them: every
+# step is a fresh server process, and a JIT's first second (the JVM compiling
+# its handler) would otherwise be the step's tail. Measured on the 2-core Xeon,
+# java-virtual when-all at D = 10 ms and 1,600 a second: p99 255 ms cold, 25 ms
+# after 1 s (docs/protocol.md, "The rate ladder").
+LADDER_WARMUP_S = 1
 # The generator is the bottleneck, and the step no measurement of the
 # server, when the generator used more than this share of its cores' time, or ran 1%
 # of its probe (a timer every 10 ms, no request) later than

@@ -140,10 +140,12 @@ def generator_env(home: str) -> dict[str, str]:
 
 def generator_argv(binary: Path, base_url: str, summary: Path, rate: int | None,
                    step_s: int | None, grace_s: int, workers: int, requests: int,
-                   max_s: float) -> list[str]:
+                   max_s: float, warmup_s: int = 0) -> list[str]:
     """One run of the generator: the open loop's step when rate is given
-    (at most `workers` requests in flight), else the closed loop's `workers`
-    users sending `requests` in all within max_s."""
-    load = (["-rate", str(rate), "-step-s", str(step_s), "-grace-s", str(grace_s)]
+    (at most `workers` requests in flight), after warmup_s uncounted seconds
+    at its rate, else the closed loop's `workers` users sending `requests`
+    in all within max_s."""
+    load = (["-rate", str(rate), "-step-s", str(step_s), "-grace-s", str(grace_s),
+             "-warmup-s", str(warmup_s)]
             if rate is not None else ["-requests", str(requests), "-max-s", arg_number(max_s)])
     return [str(binary), "-base", base_url, "-workers", str(workers), *load, "-out", str(summary)]

@@ -2,15 +2,16 @@
 launcher, wait for its `listening` line, drive it with the load generator
 (closed model: U users sending U x R requests, each user its next when its
 last is answered; open model: one step of a rate ladder, RATE requests a
-second for STEP_S seconds on a fixed schedule, each request's latency from
-its scheduled send; every response checked), stop it with SIGTERM and judge
+second for STEP_S seconds on a fixed schedule after an uncounted warm-up at
+that rate, each request's latency from its scheduled send; every response
+checked), stop it with SIGTERM and judge
 the whole (docs/protocol.md, "The HTTP server", "The rate ladder").
 
 The generator (loadgen.py) runs through the same launcher as the server, so
 it dies with the harness and leaves nothing behind. Where the server is
 pinned (--cpus K), the generator runs on the cores left. Traffic goes to
-127.0.0.1 only, bounded in count (U x R, or RATE x STEP_S) and in time (the
-run's timeout, a step's length and grace).
+127.0.0.1 only, bounded in count (U x R, or RATE x (STEP_S + the warm-up))
+and in time (the run's timeout, a step's length, warm-up and graces).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from ..processes.launcher import Ended, Outcome, run_process, start_process
 from .loadgen import generator_argv, generator_env
 from ..core.schema import Status, StepVerdict
 from ..core.workloads import (CPUS, DELAY_MS, GEN_BUSY_LIMIT, GEN_LAG_LIMIT_S, GENERATOR_FAULT,
-                              LADDER_GRACE_S, RATE, REQUESTS, STEP_S, STYLE, USERS, WORKLOADS, Request,
-                              ladder_p99_bound_s, ladder_vus, style_floor_ms, unsent_allowed)
+                              LADDER_GRACE_S, LADDER_WARMUP_S, RATE, REQUESTS, STEP_S, STYLE,
+                              USERS, WORKLOADS, Request, ladder_p99_bound_s, ladder_vus, style_floor_ms, unsent_allowed)
 
 GENERATOR_SAMPLE_S = 0.1  # how soon the launcher notices the generator's time limit
 READY_S = 60.0  # a server that does not print its listening line by then is a timeout
@@ -142,13 +143,16 @@ def _generate(binary: Path, port: int, req: Request, max_s: float,
     # swept with it by the next (executor.sweep_caches)
     with tempfile.TemporaryDirectory(prefix="loadgen-", dir=scratch) as tmp:
         summary = Path(tmp) / "summary.json"
+        warmup_s = LADDER_WARMUP_S if rate is not None else 0
         argv = [*pin, *generator_argv(
             binary, f"http://127.0.0.1:{port}/{req.param(STYLE.name)}/", summary, rate, step_s,
             # the grace ends within the run's time limit
-            max(0, min(LADDER_GRACE_S, int(max_s) - (step_s or 0))), workers,
-            workers * (req.param(REQUESTS.name) or 0), max(1.0, max_s))]
-        out = run_process(argv, generator_env(tmp), tmp, max_s + LADDER_GRACE_S, None,
-                          GENERATOR_SAMPLE_S)
+            max(0, min(LADDER_GRACE_S, int(max_s) - (step_s or 0) - warmup_s)), workers,
+            workers * (req.param(REQUESTS.name) or 0), max(1.0, max_s), warmup_s)]
+        # the warm-up waits for its answers within a grace of its own
+        out = run_process(argv, generator_env(tmp), tmp,
+                          max_s + LADDER_GRACE_S + (warmup_s and warmup_s + LADDER_GRACE_S),
+                          None, GENERATOR_SAMPLE_S)
         cpu = (out.cpu_user_s or 0.0) + (out.cpu_sys_s or 0.0)
         wall = out.wall_s or 0.0
         lines = [line.strip() for line in out.stderr_tail.splitlines() if line.strip()]

@@ -10,7 +10,10 @@
 // from its scheduled send time (attack start + (seq+1)/R), so a delay of the
 // generator's own counts against the server, never for it. A probe (a
 // timer every 10 ms, no request) measures how late the generator itself
-// ran; the harness judges it.
+// ran; the harness judges it. With -warmup-s W the step is preceded by W
+// seconds at the same rate on the same connections, its answers waited
+// for (within the grace) and not counted: a server's JIT compiles its
+// handler under load rather than inside the measured step.
 package main
 
 import (
@@ -49,6 +52,8 @@ type summary struct {
 	BadBody     int     `json:"bad_body"`
 	Refused     int     `json:"refused"`
 	MaxInFlight int64   `json:"max_in_flight"`
+	WarmSent    int     `json:"warmup_sent"`
+	WarmOK      int     `json:"warmup_ok"`
 	Workers     uint64  `json:"workers"`
 	LoadS       float64 `json:"elapsed_s"`
 	FirstError  string  `json:"first_error"`
@@ -141,16 +146,25 @@ func main() {
 	rate := flag.Uint64("rate", 0, "requests a second (0: the closed loop)")
 	stepS := flag.Float64("step-s", 0, "open loop: the step's length (s)")
 	graceS := flag.Float64("grace-s", 0, "open loop: the wait for answers after the step (s)")
+	warmS := flag.Float64("warmup-s", 0, "open loop: the uncounted load at the same rate before the step (s)")
 	workers := flag.Uint64("workers", 10, "at most this many requests in flight (closed: the users)")
 	total := flag.Uint64("requests", 0, "closed loop: the requests in all (users x requests)")
 	maxS := flag.Float64("max-s", 60, "closed loop: the run's time limit (s)")
 	out := flag.String("out", "", "the summary's path (JSON)")
 	flag.Parse()
-	if *base == "" || *out == "" || (*rate > 0 && *stepS <= 0) || (*rate == 0 && *total == 0) {
-		fmt.Fprintln(os.Stderr, "loadgen: -base, -out and -step-s (open) or -requests (closed) are required")
+	if *base == "" || *out == "" || (*rate > 0 && *stepS <= 0) || (*rate == 0 && *total == 0) ||
+		*warmS < 0 || (*rate == 0 && *warmS > 0) {
+		fmt.Fprintln(os.Stderr, "loadgen: -base, -out and -step-s (open) or -requests (closed) are required; -warmup-s is the open loop's")
 		os.Exit(2)
 	}
-	s := run(*base, *rate, *stepS, *graceS, *workers, *total, *maxS)
+	transport := &http.Transport{MaxIdleConnsPerHost: int(*workers), ForceAttemptHTTP2: false,
+		DisableCompression: true}
+	var sent, ok int
+	if *warmS > 0 {
+		sent, ok = warmUp(transport, *base, *rate, *warmS, *graceS, *workers)
+	}
+	s := run(transport, *base, *rate, *stepS, *graceS, *workers, *total, *maxS)
+	s.WarmSent, s.WarmOK = sent, ok
 	data, _ := json.Marshal(s)
 	if err := os.WriteFile(*out, data, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
@@ -158,7 +172,34 @@ func main() {
 	}
 }
 
-func run(base string, rate uint64, stepS, graceS float64, workers, total uint64, maxS float64) summary {
+// warmUp: warmS seconds at the step's rate, every answer waited for
+// within the grace; how many were sent and how many answered 200.
+func warmUp(transport *http.Transport, base string, rate uint64, warmS, graceS float64,
+	workers uint64) (sent, ok int) {
+	du := time.Duration(warmS * float64(time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), du+time.Duration(graceS*float64(time.Second)))
+	defer cancel()
+	client := &http.Client{Transport: deadlined{ctx, transport},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(min(workers, 10)),
+		vegeta.MaxWorkers(workers))
+	var n atomic.Int64
+	targeter := func(t *vegeta.Target) error {
+		t.Method, t.URL = "GET", base+strconv.FormatInt((n.Add(1)*7919)%2147483648, 10)
+		return nil
+	}
+	pacer := counting{vegeta.ConstantPacer{Freq: int(rate), Per: time.Second}, rate * uint64(warmS+0.5)}
+	for res := range atk.Attack(vegeta.Targeter(targeter), pacer, du, "warm-up") {
+		sent++
+		if res.Code == http.StatusOK {
+			ok++
+		}
+	}
+	return sent, ok
+}
+
+func run(transport *http.Transport, base string, rate uint64, stepS, graceS float64, workers, total uint64,
+	maxS float64) summary {
 	open := rate > 0
 	du := time.Duration(maxS * float64(time.Second))
 	limit := du
@@ -170,8 +211,6 @@ func run(base string, rate uint64, stepS, graceS float64, workers, total uint64,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	transport := &http.Transport{MaxIdleConnsPerHost: int(workers), ForceAttemptHTTP2: false,
-		DisableCompression: true}
 	client := &http.Client{Transport: deadlined{ctx, transport},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(min(workers, 10)),

@@ -19,7 +19,7 @@ import pytest
 from harness.execute.loadgen import Unavailable, ensure_generator
 from harness.core.ladder import GENERATOR_RETRIES
 from harness.core.schema import PAST_END
-from harness.core.workloads import STYLES, style_floor_ms
+from harness.core.workloads import LADDER_WARMUP_S, STYLES, style_floor_ms
 
 from ..conftest import FAKES, ROOT, gone_within, harness, leftovers, read_rows, tool_missing
 
@@ -145,8 +145,10 @@ def test_a_stall_is_in_the_open_loops_tail_and_hidden_by_the_closed_loops_p99(
     holds the stall, and the step is no sustained one (its ladder ends
     there). The closed loop's two users each wait out the stall with one
     request and send nothing meanwhile: 2 of 300 requests, below its p99
-    (its slowest still shows it)."""
-    rows, log = _run(out / "open", "fake-serve-stall", *LADDER, "--rate", "100", "--step-s", "3")
+    (its slowest still shows it). The open loop's stall comes a second into
+    the measured step, past the uncounted warm-up before it."""
+    rows, log = _run(out / "open", f"fake-serve-stall[FAKE_STALL_AT_S={LADDER_WARMUP_S + 1.0}]",
+                     *LADDER, "--rate", "100", "--step-s", "3")
     [step] = rows
     assert _generator_kept_up(step), step["error"]
     if step["status"] == "ok":
@@ -190,9 +192,10 @@ def test_a_stalled_generator_makes_the_step_invalid_never_a_good_one(out: Path) 
     """A generator stopped for 0.5 s in the middle of a step sent nothing
     meanwhile, then its late requests in a burst: the step measured the
     generator, and says so (its own reason), whatever the server did; the
-    step then runs again."""
+    step then runs again. (Stopped a second into the step: past its warm-up.)"""
     stopped: list[int] = []
-    thread = threading.Thread(target=_stop_generator_once, args=(1.0, 0.5, stopped))
+    thread = threading.Thread(target=_stop_generator_once,
+                              args=(LADDER_WARMUP_S + 1.0, 0.5, stopped))
     thread.start()
     try:
         rows, log = _run(out, "fake-serve", *LADDER, "--rate", "100", "--step-s", "3")

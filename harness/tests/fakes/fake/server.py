@@ -2,8 +2,9 @@
 (docs/protocol.md), misbehaving the way --mode asks: good, die (exits on
 its first /STYLE request), silent (never says it is listening), wrong (a
 wrong body), fast (answers without waiting), stall (once, from STALL_AT_S
-after its first /STYLE request, holds every request that arrives for
-STALL_S, as a collector's pause would: what a closed loop hides)."""
+after its first /STYLE request, the variable FAKE_STALL_AT_S if set, holds every
+request that arrives for STALL_S, as a collector's pause would: what a
+closed loop hides)."""
 
 import json
 import os
@@ -21,7 +22,7 @@ if args[:1] != ["serve"] or "--delay-ms" not in args:
 delay = int(args[args.index("--delay-ms") + 1]) / 1000
 port = int(args[args.index("--port") + 1])
 STYLES = ["sync", "sync-over-async", "parallel", "async", "when-all"]
-STALL_AT_S, STALL_S = 0.5, 0.6
+STALL_AT_S, STALL_S = float(os.environ.get("FAKE_STALL_AT_S", "0.5")), 0.6
 first_request: list[float] = []
 first_lock = threading.Lock()
 
