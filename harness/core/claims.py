@@ -122,10 +122,20 @@ def _step(impl: str, style: str, rate: int, metric: str) -> Side:
                  (STEP_S, SEED004_STEP_S), (CPUS.name, 1)))
 
 
+# The servers whose blocking styles seed004 also ladders at D = 10 ms, on
+# threads they can grow (suites.toml). Their capacity claims read that
+# ladder: warmed, their styles sustained the generator's ceiling at D = 100 ms
+# (go's and java-virtual's, 2026-12-03), bounds no run orders; at D = 10 ms
+# the knees lie under it. The other servers' blocking styles answer one
+# request at a time and are laddered at D = 100 ms alone.
+CAPACITY_AT_10_MS = ("go", "java-platform", "java-virtual", "rust-tokio")
+
+
 def _ladder(impl: str, style: str, metric: str) -> Side:
     """seed004's whole rate ladder (core/ladder.py): its figures, a value a repeat."""
+    delay_ms = 10 if impl in CAPACITY_AT_10_MS else 100
     return Side(impl, "http", None, metric, None,  # type: ignore[arg-type]
-                ((DELAY_MS, 100), (POOL_THREADS, None), (STYLE, style),
+                ((DELAY_MS, delay_ms), (POOL_THREADS, None), (STYLE, style),
                  (STEP_S, SEED004_STEP_S), (CPUS.name, 1)))
 
 

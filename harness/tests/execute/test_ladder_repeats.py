@@ -33,7 +33,7 @@ RATES = (25, 50, 100, 200, 400)
 STEP_WALL_S = 12.0  # a 10 s step, the generator's start and the wait for late answers
 # The highest rate each server and style sustains; above it, a saturated step.
 CAPACITY = {("fake-serve", "async"): 400, ("fake-serve-fast", "async"): 50,
-            ("go", "when-all"): 400, ("go", "sync"): 50,
+            ("csharp-async", "when-all"): 400, ("csharp-async", "sync"): 50,
             ("go", "async"): 400, ("go", "parallel"): 400}
 THREADS = {"async": 2, "parallel": 40, "when-all": 2, "sync": 50}
 # A repeat of each ladder: fake-serve's runs its 5 steps, fake-serve-fast's
@@ -129,17 +129,17 @@ def test_a_settled_ladder_verdict_asks_for_nothing(tmp_path: Path) -> None:
 
 def test_an_open_capacity_claim_asks_for_whole_repeats_of_its_ladders(tmp_path: Path) -> None:
     """Vaughan's "when-all sustains a higher arrival rate than sync" (core/
-    claims.py) on go's ladders: open at 2 repeats a side; a claim aims at 5
+    claims.py) on csharp-async's D = 100 ms ladders: open at 2 repeats a side; a claim aims at 5
     a side (sequential.py), though these fakes settle it at 4."""
-    text = "go: when-all sustains a higher arrival rate than sync"
-    two = _plan("fake-serve", "when-all,sync", repeat=2, name="go")
+    text = "csharp-async: when-all sustains a higher arrival rate than sync"
+    two = _plan("fake-serve", "when-all,sync", repeat=2, name="csharp-async")
     rows = _run(tmp_path / "two", two).runs().rows
     [claim] = [c for c in ask(group_runs(rows)).claims if c.claim.text == text]
     assert not claim.settled
     assert _repeats(sequential.more_runs(rows, two)) == [
-        ("go", style, rep, SEEDED if style == "when-all" else RATES) for rep in (3, 4, 5)
+        ("csharp-async", style, rep, SEEDED if style == "when-all" else RATES) for rep in (3, 4, 5)
         for style in ("when-all", "sync")]
-    four = _plan("fake-serve", "when-all,sync", repeat=4, name="go")
+    four = _plan("fake-serve", "when-all,sync", repeat=4, name="csharp-async")
     rows = _run(tmp_path / "four", four).runs().rows
     [claim] = [c for c in ask(group_runs(rows)).claims if c.claim.text == text]
     assert claim.settled and sequential.more_runs(rows, four) == []

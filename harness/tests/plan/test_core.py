@@ -11,7 +11,7 @@ import pytest
 
 from harness import UsageError
 from harness.plan.plan import Planned, estimate_s, history_from, plan
-from harness.core.claims import REQUESTS_PER_USER, SEED004_STEP_S
+from harness.core.claims import CAPACITY_AT_10_MS, REQUESTS_PER_USER, SEED004_STEP_S
 from harness.core.registry import Impl, Language, load_registry, select
 from harness.record.rundir import RunDir, earlier_runs
 from harness.core.schema import ConfigKey, Row
@@ -162,6 +162,9 @@ def test_seed004_scales_vaughans_loads() -> None:
     assert [(p.params["delay_ms"], p.params["rate"]) for p in styles] == [
         ([10], [800 * 2 ** i for i in range(5)])] * 2
     assert {st for p in styles for st in p.params["style"]} == set(STYLES)
+    # the capacity claims read the D = 10 ms ladder where it has a server's blocking styles
+    [blocking] = [p for p in styles if "sync" in p.params["style"]]
+    assert tuple(blocking.impls) == CAPACITY_AT_10_MS
     for part in (ladder, *styles):
         assert part.params["cpus"] == [1] and part.params["step_s"] == [SEED004_STEP_S]
         assert part.max_repeat == 5
