@@ -295,8 +295,8 @@ LADDER_GRACE_S = 5
 # the same connections, waits for those answers and counts none of them: every
 # step is a fresh server process, and a JIT's first second (the JVM compiling
 # its handler) would otherwise be the step's tail. Measured on the 2-core Xeon,
-# java-virtual when-all at D = 10 ms and 1,600 a second: p99 255 ms cold, 25 ms
-# after 1 s (docs/protocol.md, "The rate ladder").
+# java-virtual when-all at D = 10 ms and 1,600 a second: p99 193 ms cold, 25 ms
+# after 1 s (docs/studies/ladder-warmup/).
 LADDER_WARMUP_S = 1
 # The generator is the bottleneck, and the step no measurement of the
 # server, when the generator used more than this share of its cores' time, or ran 1%

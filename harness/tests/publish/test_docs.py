@@ -705,3 +705,19 @@ def test_a_machines_name_is_escaped_in_the_docs_figures(tmp_path, monkeypatch):
                        rps=200.0, gen_busy=0.1, gen_lag_p99_s=0.001))
     table = figures.values(tmp_path, {"generator-ceiling"})["generator-ceiling"]
     assert "Measured on \\<b\\>x\\</b\\> \\| \\*y\\*," in table and "<b>" not in table
+
+
+def test_the_ladder_warmup_figures_are_the_studys_data():
+    """docs/protocol.md's "Warmed first" figures: the p99s (whole ms) of
+    docs/studies/ladder-warmup/'s generator summaries."""
+    study = ROOT / "docs" / "studies" / "ladder-warmup"
+
+    def p99(name: str) -> str:
+        return f"{json.loads((study / f'{name}.json').read_text())['latency']['p99_ms']:.0f}"
+
+    same = [p99(f"same-server-{i}") for i in (1, 2, 3, 4)]
+    warm = [p99(f"warmed-{rate}") for rate in (1600, 3200, 4800)]
+    text = " ".join((ROOT / "docs" / "protocol.md").read_text().split())
+    assert (f"had a p99 of {same[0]} ms, then {same[1]}, {same[2]} and {same[3]} ms; a fresh "
+            f"server's step after the 1 s warm-up, {warm[0]} ms at 1,600, {warm[1]} ms at 3,200 "
+            f"and {warm[2]} ms at 4,800 a second") in text
