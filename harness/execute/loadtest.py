@@ -4,8 +4,8 @@ launcher, wait for its `listening` line, drive it with the load generator
 last is answered; open model: one step of a rate ladder, RATE requests a
 second for STEP_S seconds on a fixed schedule after an uncounted warm-up at
 that rate, each request's latency from its scheduled send; every response
-checked), stop it with SIGTERM and judge
-the whole (docs/protocol.md, "The HTTP server", "The rate ladder").
+checked), stop it with SIGTERM and judge the whole (docs/protocol.md, "The
+HTTP server", "The rate ladder").
 
 The generator (loadgen.py) runs through the same launcher as the server, so
 it dies with the harness and leaves nothing behind. Where the server is
@@ -34,7 +34,8 @@ from .loadgen import generator_argv, generator_env
 from ..core.schema import Status, StepVerdict
 from ..core.workloads import (CPUS, DELAY_MS, GEN_BUSY_LIMIT, GEN_LAG_LIMIT_S, GENERATOR_FAULT,
                               LADDER_GRACE_S, LADDER_WARMUP_S, RATE, REQUESTS, STEP_S, STYLE,
-                              USERS, WORKLOADS, Request, ladder_p99_bound_s, ladder_vus, style_floor_ms, unsent_allowed)
+                              USERS, WORKLOADS, Request, ladder_p99_bound_s, ladder_vus,
+                              style_floor_ms, unsent_allowed)
 
 GENERATOR_SAMPLE_S = 0.1  # how soon the launcher notices the generator's time limit
 READY_S = 60.0  # a server that does not print its listening line by then is a timeout
