@@ -172,6 +172,32 @@ func main() {
 	}
 }
 
+// seq numbers every request of the process, the warm-up's and the step's
+// alike: a different NUM for each, so a cached or constant answer fails.
+var seq atomic.Int64
+
+// targets: GET base+NUM, NUM from seq; made is called as each request is.
+func targets(base string, made func()) vegeta.Targeter {
+	return func(t *vegeta.Target) error {
+		t.Method, t.URL = "GET", base+strconv.FormatInt((seq.Add(1)*7919)%2147483648, 10)
+		made()
+		return nil
+	}
+}
+
+// attacker: vegeta's, on the shared transport, every request ended when ctx
+// ends; the open loop's workers grow from 10 as its schedule needs, the
+// closed loop's U users all start at once.
+func attacker(ctx context.Context, transport *http.Transport, workers uint64, open bool) *vegeta.Attacker {
+	client := &http.Client{Transport: deadlined{ctx, transport},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	start := workers
+	if open {
+		start = min(workers, 10)
+	}
+	return vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(start), vegeta.MaxWorkers(workers))
+}
+
 // warmUp: warmS seconds at the step's rate, every answer waited for
 // within the grace; how many were sent and how many answered 200.
 func warmUp(transport *http.Transport, base string, rate uint64, warmS, graceS float64,
@@ -179,17 +205,10 @@ func warmUp(transport *http.Transport, base string, rate uint64, warmS, graceS f
 	du := time.Duration(warmS * float64(time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), du+time.Duration(graceS*float64(time.Second)))
 	defer cancel()
-	client := &http.Client{Transport: deadlined{ctx, transport},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(min(workers, 10)),
-		vegeta.MaxWorkers(workers))
-	var n atomic.Int64
-	targeter := func(t *vegeta.Target) error {
-		t.Method, t.URL = "GET", base+strconv.FormatInt((n.Add(1)*7919)%2147483648, 10)
-		return nil
-	}
+	atk := attacker(ctx, transport, workers, true)
+	targeter := targets(base, func() {})
 	pacer := counting{vegeta.ConstantPacer{Freq: int(rate), Per: time.Second}, rate * uint64(warmS+0.5)}
-	for res := range atk.Attack(vegeta.Targeter(targeter), pacer, du, "warm-up") {
+	for res := range atk.Attack(targeter, pacer, du, "warm-up") {
 		sent++
 		if res.Code == http.StatusOK {
 			ok++
@@ -211,24 +230,13 @@ func run(transport *http.Transport, base string, rate uint64, stepS, graceS floa
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	client := &http.Client{Transport: deadlined{ctx, transport},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(min(workers, 10)),
-		vegeta.MaxWorkers(workers))
-	if !open {
-		atk = vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(workers),
-			vegeta.MaxWorkers(workers))
-	}
-	// A different NUM for every request, so a cached or constant answer fails.
-	var n, inFlight, most atomic.Int64
-	targeter := func(t *vegeta.Target) error {
-		num := (n.Add(1) * 7919) % 2147483648
-		t.Method, t.URL = "GET", base+strconv.FormatInt(num, 10)
+	atk := attacker(ctx, transport, workers, open)
+	var inFlight, most atomic.Int64
+	targeter := targets(base, func() {
 		if now := inFlight.Add(1); now > most.Load() {
 			most.Store(now)
 		}
-		return nil
-	}
+	})
 	counted := counting{due: due}
 	if open {
 		counted.pacer = vegeta.ConstantPacer{Freq: int(rate), Per: time.Second}
@@ -245,7 +253,7 @@ func run(transport *http.Transport, base string, rate uint64, stepS, graceS floa
 	began := time.Now()
 	s := summary{Due: due, Workers: workers}
 	var latencies []float64
-	for res := range atk.Attack(vegeta.Targeter(targeter), counted, du, "") {
+	for res := range atk.Attack(targeter, counted, du, "") {
 		inFlight.Add(-1)
 		s.Sent++
 		judge(&s, res, open, began, rate, &latencies)
