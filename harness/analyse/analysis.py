@@ -16,8 +16,8 @@ from typing import Any, Iterable
 from weakref import WeakKeyDictionary
 
 from ..core.envinfo import instability
-from ..core.ladder import ladder_rows, past_end, whole
-from ..core.formatting import fmt_duration, fmt_percent, fmt_share, fmt_share_tenths
+from ..core.ladder import CEILING_SERVERS, ceilings, ladder_rows, past_end, whole
+from ..core.formatting import fmt_count, fmt_duration, fmt_percent, fmt_share, fmt_share_tenths
 from ..execute.machineload import LOADED_FRAC
 from ..core.metrics import COLD, METRICS, RSS, SUSTAINED, WARM
 from ..core.formatting import fmt_metric
@@ -572,7 +572,8 @@ def bound_from_below(g: Group, metric: str) -> bool:
 
 def ladder_notes(groups: list[Group]) -> list[str]:
     """Where the rate ladders stopped measuring: the steps not run past a
-    saturated or failed one, and the ladders sustained up to their top step
+    saturated or failed one, the generator's ceilings the run measured
+    (ladder.ceilings), and the ladders sustained up to their top step
     or to a step the generator could not keep, whose sustained rate is then
     a bound from below, not the server's."""
     out = []
@@ -585,6 +586,14 @@ def ladder_notes(groups: list[Group]) -> list[str]:
                        f"run: a ladder stops, in each repeat, at its first saturated or failed "
                        f"step (the rows of the steps above are kept, skipped, and name it); "
                        f"latency past saturation is not measured.")
+        for load, ceiling in sorted(ceilings(r for g in members for r in g.rows).items(),
+                                    key=lambda c: c[0].sort_key):
+            out.append(f"{workload} {load.settings}: the load generator's ceiling in this run, "
+                       f"{fmt_count(ceiling)} requests a second: it could not keep that rate, "
+                       f"or one below, in any attempt in the ladders of {CEILING_SERVERS} "
+                       f"servers or more, so no later ladder under this load ran a step there "
+                       f"or above (each refined up to it instead, its sustained rate a bound "
+                       f"from below).")
         if topped:
             out.append(f"{workload}: sustained up to the ladder's top step, or to the step "
                        f"below one where the load generator could not keep its schedule, so "

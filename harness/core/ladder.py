@@ -15,7 +15,7 @@ from typing import Iterable
 
 from .formatting import fmt_fixed
 from .schema import DIMENSIONS, PAST_END, ConfigKey, Row, Status, StepVerdict
-from .workloads import GENERATOR_FAULT, RATE
+from .workloads import GENERATOR_FAULT, RATE, STYLE
 
 # Statuses that say nothing of the server under load (no style, no
 # build): they end no ladder.
@@ -31,6 +31,14 @@ REFINE_RATIO = 1.1
 # than the generator's ceiling: it is run again, at most this many times in
 # its repeat, before it ends its ladder. Every attempt keeps its row.
 GENERATOR_RETRIES = 2
+# Where the generator could not keep a step in any attempt in the ladders
+# of this many servers under one load (whichever style: run_ceiling),
+# the run has measured its ceiling on this machine, and later ladders under
+# that load run nothing there or above: their retries there measured the
+# generator again (on a 2-core Xeon of 2026-12-03, 224 late attempts took
+# 29 of seed004's 110 minutes). One server's miss may be another process's
+# burst, or that server's, so it takes two.
+CEILING_SERVERS = 2
 # A later repeat of a ladder (a pass of --until-settled) starts at its
 # highest step at or below its earlier repeats' least sustained rate (or
 # knee, if lower) over this: two rungs of the doubling ladder below, so a
@@ -76,7 +84,7 @@ def with_rate(key: ConfigKey, rate: int) -> ConfigKey:
         (name, rate if name == RATE.name else value) for name, value in key.params))
 
 
-def refinement(steps: list[Row]) -> int | None:
+def refinement(steps: list[Row], ceiling: int | None = None) -> int | None:
     """The next rate to run of one ladder in one repeat, from its steps run
     so far: the geometric middle of its last sustained step (every one below
     it sustained) and the first above that saturated (p99 over the bound, or
@@ -85,7 +93,10 @@ def refinement(steps: list[Row]) -> int | None:
     can still find the knee, or narrow the bound), until the two are within
     REFINE_RATIO. None where there is nothing to refine: no step sustained,
     none saturated yet, or the first not sustained was no measurement of
-    the server nor of the generator's limit (a wrong answer; a crash)."""
+    the server nor of the generator's limit (a wrong answer; a crash).
+    ceiling: a ladder whose next step was not run at or above the run's
+    ceiling (run_ceiling) is refined up to it, as up to a rate the
+    generator could not keep."""
     order = sorted((r for r in measured(steps) if not past_end(r)
                     and r.status not in NOT_MEASURED), key=lambda r: r.rate)
     low = None
@@ -93,12 +104,69 @@ def refinement(steps: list[Row]) -> int | None:
         if r.status == Status.OK and r.step_verdict == StepVerdict.SUSTAINED:
             low = r.rate
             continue
-        if (low is None or (r.status != Status.OK and not generator_limited(r))
-                or r.rate <= low * REFINE_RATIO):
+        if low is None or (r.status != Status.OK and not generator_limited(r)):
             return None
-        middle = round(math.sqrt(low * r.rate))
-        return middle if low < middle < r.rate else None
-    return None
+        return _middle(low, r.rate)
+    return None if ceiling is None or low is None else _middle(low, ceiling)
+
+
+def _middle(low: int, high: int) -> int | None:
+    """The geometric middle of two rates not yet within REFINE_RATIO."""
+    if high <= low * REFINE_RATIO:
+        return None
+    middle = round(math.sqrt(low * high))
+    return middle if low < middle < high else None
+
+
+def generator_load(key: ConfigKey) -> ConfigKey | None:
+    """What a ladder's step asks of the load generator, whichever server and
+    style answer it: its ladder key without them (the wait, so the requests
+    in flight; the step's length; the cores). None for no step."""
+    ladder = ladder_key(key)
+    if ladder is None:
+        return None
+    return dataclasses.replace(ladder, impl="", params=tuple(
+        (name, None if name == STYLE.name else value) for name, value in ladder.params))
+
+
+def ceilings(rows: Iterable[Row]) -> dict[ConfigKey, int]:
+    """The generator's ceilings a run's rows have measured, by generator
+    load (generator_load): run_ceiling of the lowest rate each server's
+    ladders could not keep in any attempt (its retries spent)."""
+    attempts: dict[tuple[ConfigKey, int], list[Row]] = {}
+    for r in rows:
+        if r.rate is not None and r.status not in NOT_MEASURED:
+            attempts.setdefault((ConfigKey.of(r), r.rep), []).append(r)
+    lowest: dict[tuple[ConfigKey, int], tuple[ConfigKey, int]] = {}
+    for (key, rep), tried in attempts.items():
+        if len(tried) > GENERATOR_RETRIES and all(generator_limited(r) for r in tried):
+            ladder, rate = (ladder_key(key), rep), key.param(RATE.name)
+            known = lowest.get(ladder)
+            lowest[ladder] = (key, rate) if known is None or rate < known[1] else known
+    # a server's own ladders count once: a slow server holds the generator's
+    # workers longer, so its misses may be its own
+    missed: dict[ConfigKey, dict[str, int]] = {}
+    for key, rate in lowest.values():
+        servers = missed.setdefault(generator_load(key), {})
+        servers[key.impl] = min(servers.get(key.impl, rate), rate)
+    return {load: ceiling for load, rates in missed.items()
+            if (ceiling := run_ceiling(rates.values())) is not None}
+
+
+def run_ceiling(missed: Iterable[int]) -> int | None:
+    """The generator's ceiling a run has measured under one load, from the
+    lowest rate each server's ladders could not keep in any attempt: the
+    CEILING_SERVERS-th lowest, so at least that many servers' ladders
+    missed it or a rate below; None before that many have."""
+    found = sorted(missed)
+    return found[CEILING_SERVERS - 1] if len(found) >= CEILING_SERVERS else None
+
+
+def ceiling_error(ceiling: int) -> str:
+    """A step's error where it was not run at or above the run's ceiling."""
+    return (f"not run: at or above {ceiling} requests a second, which the load generator "
+            f"could not keep in any attempt in the ladders of {CEILING_SERVERS} of this run's "
+            f"servers under this load (its ceiling on this machine); no higher step is measured")
 
 
 def seeded_start(earlier: Iterable[float], rates: Iterable[int]) -> int | None:

@@ -2,7 +2,8 @@
 to the record as it finishes (a run that cannot start gets its skipped or
 build-failed row, and so does a rate ladder's step above the one that
 ended the ladder in its repeat, or above one not run again for its earlier
-failures: core/ladder.py; a step the load generator could not keep runs
+failures, or at or above the load generator's ceiling the run has measured
+under its load: core/ladder.py; a step the load generator could not keep runs
 again at once, up to ladder.GENERATOR_RETRIES times; and a configuration whose smaller size failed
 by a limit that grows with size: rules.outgrown); a run whose build is
 still going on (a check's builds overlap its runs: builder.Preparation)
@@ -15,11 +16,13 @@ say and decides nothing itself (hyperfine's scheduler, our executor)."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Protocol
 
 from ..core.formatting import fmt_duration, fmt_elapsed, fmt_percent
-from ..core.ladder import (end_reason, generator_limited, ladder_key, not_repeated_error,
-                           past_end, past_end_error, refinement, retried, with_rate)
+from ..core.ladder import (ceiling_error, ceilings, end_reason, generator_limited,
+                           generator_load, ladder_key, not_repeated_error, past_end,
+                           past_end_error, refinement, retried, with_rate)
 from ..core.schema import PAST_END, ConfigKey, Row, RowKey, Status
 from ..core.workloads import RATE
 from ..plan.plan import Planned, held, start_times
@@ -61,6 +64,17 @@ Ready = Callable[[Planned], Readiness | None]
 Ends = dict[tuple[ConfigKey, int], tuple[int, str]]
 # By step and repeat, its attempts the load generator could not keep.
 Limited = dict[RowKey, int]
+
+
+@dataclass
+class Ladders:
+    """What a run's ladder steps so far say of the steps after them: where
+    each ladder ended in each repeat (ended), each step's attempts the
+    generator could not keep (limited), and the ladders whose steps the
+    run's ceiling stopped, at what rate (capped: refined up to it)."""
+    ended: Ends = field(default_factory=dict)
+    limited: Limited = field(default_factory=dict)
+    capped: dict[tuple[ConfigKey, int], int] = field(default_factory=dict)
 
 
 def _end(ended: Ends, ladder: ConfigKey, rep: int, rate: int, error: str) -> None:
@@ -143,10 +157,9 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
     counts: dict[Status, int] = {}
     statuses: dict[ConfigKey, list[Status]] = {}
     recorded = record.rows()
-    ended: Ends = {}
-    limited: Limited = {}
+    ladders = Ladders()
     for r in recorded:
-        _note(statuses, ended, limited, r)
+        _note(statuses, ladders, r)
     past = list(past)
     spawns = start_times(recorded)
     past_spawns = start_times(past)
@@ -163,15 +176,15 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
         if j:  # taken out of order: its estimate moves with it
             progress.estimates.insert(i, progress.estimates.pop(i + j))
         if p is not again and not rules.repeated(p, statuses.get(p.key, [])):
-            _not_repeated(p, i, statuses, ended, progress)
+            _not_repeated(p, i, statuses, ladders.ended, progress)
             continue
         p = _prepared(p, p.key in statuses, spawns, past_spawns, took)
         progress.start(i, p.label)
-        below = ended.get((ladder, p.rep)) if (ladder := ladder_key(p.key)) else None
+        below = ladders.ended.get((ladder, p.rep)) if (ladder := ladder_key(p.key)) else None
         smaller = rules.outgrown(p, statuses)
         dear = _too_dear(p, rules, statuses, took | foreseen)
-        if below is not None and below[0] < p.key.param(RATE.name):
-            done = Executed(make_row(record.name, p, Status.SKIPPED, error=below[1],
+        if (ended := _past(p, below, record, ladders)) is not None:
+            done = Executed(make_row(record.name, p, Status.SKIPPED, error=ended,
                                      step_verdict=PAST_END))
         elif smaller is not None:
             progress.estimates[i] = 0.0
@@ -183,10 +196,10 @@ def execute(record: Record, runs: list[Planned], rules: Rules, ready: Ready,
                 foreseen[p.key] = dear[0]
         else:
             done = executor.run(p) if readiness.ready else unready_row(record.name, p, readiness)
-        _keep(record, done, statuses, ended, limited, spawns, took, counts)
+        _keep(record, done, statuses, ladders, spawns, took, counts)
         progress.finish(done.row)
-        again = p if retried(done.row, limited.get(p.row_key, 0)) else None
-        if (following := _following(p, again, done.row, record, progress)) is not None:
+        again = p if retried(done.row, ladders.limited.get(p.row_key, 0)) else None
+        if (following := _following(p, again, done.row, record, progress, ladders)) is not None:
             pending.insert(0, following)
             progress.total += 1
             progress.estimates.insert(i + 1, progress.estimates[i])
@@ -201,14 +214,32 @@ def _outgrown_row(run_id: str, p: Planned, smaller: ConfigKey, failed: list[Stat
                           f"size (--until-settled; their rows are kept)")
 
 
+def _past(p: Planned, below: tuple[int, str] | None, record: Record, ladders: Ladders
+          ) -> str | None:
+    """Why a ladder's step is not run: its ladder ended below it in its
+    repeat, or it is at or above the run's ceiling under its load
+    (ladder.ceilings; the ladder is then refined up to it: Ladders.capped);
+    None: it runs."""
+    rate = p.key.param(RATE.name)
+    if below is not None and below[0] < rate:
+        return below[1]
+    if (load := generator_load(p.key)) is None:
+        return None
+    ceiling = ceilings(record.rows()).get(load)
+    if ceiling is None or rate < ceiling:
+        return None
+    ladders.capped[(ladder_key(p.key), p.rep)] = ceiling
+    return ceiling_error(ceiling)
+
+
 def _following(p: Planned, again: Planned | None, row: Row, record: Record,
-               progress: Progress) -> Planned | None:
+               progress: Progress, ladders: Ladders) -> Planned | None:
     """What runs next, at once: the step again (ladder.retried, said on the
     progress line), else its ladder's refinement, else nothing."""
     if again is not None:
         progress.message(f"{p.label}: run again: {row.error}")
         return again
-    return _refined(p, row, record)
+    return _refined(p, row, record, ladders)
 
 
 def _not_repeated(p: Planned, i: int, statuses: dict[ConfigKey, list[Status]], ended: Ends,
@@ -234,8 +265,8 @@ def _prepared(p: Planned, seen: bool, spawns: dict[ConfigKey, list[float]],
     return timed(p, took)
 
 
-def _keep(record: Record, done: Executed, statuses: dict[ConfigKey, list[Status]], ended: Ends,
-          limited: Limited, spawns: dict[ConfigKey, list[float]], took: dict[ConfigKey, float],
+def _keep(record: Record, done: Executed, statuses: dict[ConfigKey, list[Status]],
+          ladders: Ladders, spawns: dict[ConfigKey, list[float]], took: dict[ConfigKey, float],
           counts: dict[Status, int]) -> None:
     """Record a finished run's row (and its samples), and note what it says
     for the runs after it: its status, a ladder it ends, its tasks' start
@@ -243,7 +274,7 @@ def _keep(record: Record, done: Executed, statuses: dict[ConfigKey, list[Status]
     if done.samples:
         record.append_samples(done.row, done.samples)
     record.append_run(done.row)
-    _note(statuses, ended, limited, done.row)
+    _note(statuses, ladders, done.row)
     for key, starts in start_times([done.row]).items():
         spawns.setdefault(key, []).extend(starts)
     for key, wall in walls([done.row]).items():
@@ -251,19 +282,20 @@ def _keep(record: Record, done: Executed, statuses: dict[ConfigKey, list[Status]
     counts[done.row.status] = counts.get(done.row.status, 0) + 1
 
 
-def _refined(p: Planned, row: Row, record: Record) -> Planned | None:
+def _refined(p: Planned, row: Row, record: Record, ladders: Ladders) -> Planned | None:
     """A ladder's next step between its last sustained rate and its first
-    saturated one, where they are not yet within 10% (ladder.refinement)."""
+    saturated one, or the run's ceiling that stopped it, where they are not
+    yet within 10% (ladder.refinement)."""
     ladder = ladder_key(p.key)
-    if ladder is None or past_end(row):
+    capped = ladders.capped.get((ladder, p.rep))
+    if ladder is None or (past_end(row) and capped is None):
         return None
     rate = refinement([r for r in record.rows()
-                       if r.rep == p.rep and ladder_key(ConfigKey.of(r)) == ladder])
+                       if r.rep == p.rep and ladder_key(ConfigKey.of(r)) == ladder], capped)
     return None if rate is None else dataclasses.replace(p, key=with_rate(p.key, rate))
 
 
-def _note(statuses: dict[ConfigKey, list[str]], ended: Ends, limited: Limited, row: Row
-          ) -> None:
+def _note(statuses: dict[ConfigKey, list[str]], ladders: Ladders, row: Row) -> None:
     """Note a row's status for rules.repeated (a step not run past its
     ladder's end says nothing of how its runs end), and a step that ends its
     ladder in its repeat (ladder.end_reason): the scheduler runs none of
@@ -273,12 +305,13 @@ def _note(statuses: dict[ConfigKey, list[str]], ended: Ends, limited: Limited, r
     if not past_end(row):
         statuses.setdefault(key, []).append(row.status)
     if generator_limited(row):
+        limited = ladders.limited
         limited[(key, row.rep)] = attempts = limited.get((key, row.rep), 0) + 1
         if retried(row, attempts):
             return
     ladder = ladder_key(key)
     if ladder is not None and end_reason(row) is not None:
-        _end(ended, ladder, row.rep, row.rate, past_end_error(row))
+        _end(ladders.ended, ladder, row.rep, row.rate, past_end_error(row))
 
 
 def execute_until_settled(record: Record, runs: list[Planned], planned: list[Planned],

@@ -13,7 +13,8 @@ import pytest
 
 from harness import sequential
 from harness.core.registry import resolve
-from harness.core.ladder import GENERATOR_RETRIES, figures, ladder_rows, refinement
+from harness.core.ladder import (GENERATOR_RETRIES, ceiling_error, figures, ladder_rows, refinement,
+                                 run_ceiling)
 from harness.core.schema import PAST_END, ConfigKey, Row
 from harness.execute import scheduler
 from harness.execute.builder import Readiness
@@ -318,6 +319,72 @@ def test_a_step_the_generator_could_not_keep_is_run_again_before_it_ends_its_lad
         assert [(r.rate, r.status) for r in rows if 50 < r.rate < 100] == [
             (71, "ok"), (84, "ok"), (92, "ok")]
         assert (whole[0].sustained_rps, whole[0].ladder_top) == (92.0, True)
+
+
+class CeilingExecutor(SaturatingExecutor):
+    """A generator that can keep no rate from 100 a second on, whichever
+    server and style it loads (its ceiling on this machine), the server
+    sustaining every step it does keep; ran_at counts its attempts."""
+
+    def run(self, p: Planned) -> Executed:
+        rate = p.key.param("rate")
+        self.ran.append((p.rep, rate))
+        if rate >= 100:
+            return Executed(make_row(self.run_id, p, "invalid", error=(
+                f"{GENERATOR_FAULT} used 95% of its 1 core")))
+        return Executed(make_row(self.run_id, p, "ok", step_verdict="sustained"))
+
+
+@pytest.mark.parametrize("impls,styles,capped", [
+    ("fake-serve,fake-serve-fast", "async", True),
+    # one server's misses count once: they may be its own
+    ("fake-serve", "async,sync", False)])
+def test_a_rate_two_servers_missed_in_every_attempt_is_the_runs_ceiling(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, impls: str, styles: str,
+        capped: bool) -> None:
+    """Repeat 1's ladders of two servers each spend their attempts at 100,
+    the run's ceiling from then on: repeat 2's run nothing there or above
+    (their rows skipped, the ceiling named) and are refined up to it, to
+    the same bound from below, in 3 runs fewer each."""
+    monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
+    s = settings_from(Options.from_record({
+        "impl": impls, "workload": "http", "style": styles,
+        "rate": "25,50,100,200,400", "repeat": 2}), ram_bytes=1 << 30)
+    runs = plan(resolve(s.impls), s)
+    run = RunDir.create_new(tmp_path)
+    fake = CeilingExecutor(run.name)
+    scheduler.execute(run, runs, sequential, lambda p: Readiness("ready"), fake,
+                      Progress(len(runs), [0.0] * len(runs)))
+    rows = run.runs().rows
+    attempts = GENERATOR_RETRIES + 1
+    for rep, at_100 in ((1, attempts), (2, 0 if capped else attempts)):
+        assert [rate for r, rate in fake.ran if r == rep] == 2 * (
+            [25, 50] + [100] * at_100 + [71, 84, 92])
+    at_100 = [(100, "skipped")] if capped else [(100, "invalid")] * attempts
+    for impl, style in {(r.impl, r.style) for r in rows}:
+        assert [(r.rate, r.status) for r in rows if (r.impl, r.style, r.rep) == (
+            impl, style, 2)] == [(25, "ok"), (50, "ok"), *at_100, (71, "ok"), (84, "ok"),
+                                 (92, "ok"), (200, "skipped"), (400, "skipped")]
+    last = next(r for r in rows if r.rep == 2 and r.rate == 400)
+    assert (last.error == ceiling_error(100)) is capped
+    assert "100 requests a second" in ceiling_error(100)
+    assert {(r.rep, r.sustained_rps, r.ladder_top) for r in ladder_rows(rows)} == {
+        (1, 92.0, True), (2, 92.0, True)}
+
+
+@pytest.mark.parametrize("missed,ceiling", [
+    ([], None), ([9051], None), ([12800, 9051], 12800), ([12800, 7611, 9051], 9051)])
+def test_the_runs_ceiling_is_the_rate_two_ladders_missed_at_or_below(missed, ceiling) -> None:
+    assert run_ceiling(missed) == ceiling
+
+
+def test_a_ladder_stopped_by_the_ceiling_is_refined_up_to_it() -> None:
+    steps = [_step(3200), _step(6400)]
+    assert refinement(steps) is None
+    assert refinement(steps, ceiling=9051) == 7611
+    assert refinement(steps + [_step(8300)], ceiling=9051) is None  # within 10%
+    # a step that failed below the ceiling is what the ladder refines to
+    assert refinement(steps + [_step(8300, "saturated")], ceiling=12800) == 7288
 
 
 def test_a_retried_step_counts_only_its_attempt_that_measured_the_server() -> None:

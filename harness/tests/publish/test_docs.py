@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import statistics
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -721,3 +722,42 @@ def test_the_ladder_warmup_figures_are_the_studys_data():
     assert (f"had a p99 of {same[0]} ms, then {same[1]}, {same[2]} and {same[3]} ms; a fresh "
             f"server's step after the 1 s warm-up, {warm[0]} ms at 1,600, {warm[1]} ms at 3,200 "
             f"and {warm[2]} ms at 4,800 a second") in text
+
+
+def test_the_run_ceilings_figures_are_the_late_runs_replayed():
+    """docs/protocol.md's and suites.toml's figures of the seed004 run whose
+    generator fell behind (docs/studies/generator-late/): its rows, replayed
+    in order through ladder.ceilings, as the scheduler reads them."""
+    from harness.core.ladder import ceilings, generator_limited, generator_load
+
+    folder = ROOT / "docs" / "studies" / "generator-late" / "20261203-133004"
+    rows, env = RunDir(folder).rows(), read_env(folder / "env.json")
+    top = [r for r in rows if r.rate == 12800 and r.status != "skipped"]
+    late = [r for r in rows if generator_limited(r)]
+    seen: list[Row] = []
+    known, spared = None, 0.0
+    for r in rows:
+        found = ceilings(seen)
+        if found and known is None:
+            known = r.started_at
+        load = generator_load(ConfigKey.of(r)) if r.rate is not None else None
+        if r.status != "skipped" and load in found and r.rate >= found[load]:
+            spared += r.wall_s or 0.0
+        seen.append(r)
+    final = {k.param("delay_ms"): v for k, v in ceilings(rows).items()}
+    start = datetime.fromisoformat(env.started_at)
+    minutes_in = round((datetime.fromisoformat(known) - start).total_seconds() / 60)
+    late_min = round(sum(r.wall_s or 0.0 for r in late) / 60)
+    protocol = " ".join((ROOT / "docs" / "protocol.md").read_text().split())
+    assert (f"kept 12,800 a second in {sum(r.status == 'ok' for r in top)} of {len(top)} "
+            f"attempts, and its {len(late)} late attempts, each run again, took {late_min} "
+            f"of seed004's 110 minutes; read this way, the ceiling was known {minutes_in} "
+            f"minutes in and ended at {final[100]:,} a second at D = 100 ms and "
+            f"{final[10]:,} at D = 10, and the steps at or above it that the run went on to "
+            f"try took {round(spared / 60)} minutes") in protocol
+    toml = " ".join(line.lstrip("# ") for line in
+                    (ROOT / "harness" / "plan" / "suites.toml").read_text().splitlines())
+    assert (f"kept 12,800 a second in {sum(r.status == 'ok' for r in top)} of {len(top)} "
+            f"attempts") in toml
+    assert f"{len(late)} late attempts, each run again, took {late_min} of the 110" in toml
+    assert f"after: {round(spared / 60)} of that run's minutes" in toml
