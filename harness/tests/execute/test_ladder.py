@@ -7,7 +7,7 @@ started."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import pytest
 
@@ -179,21 +179,32 @@ class SaturatingExecutor:
         return Executed(make_row(self.run_id, p, "ok", step_verdict="sustained"))
 
 
-def test_steps_above_the_one_that_ended_a_ladder_are_recorded_skipped_not_run(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+E = TypeVar("E", bound=SaturatingExecutor)
+
+
+def run_ladders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, executor: Callable[[str], E],
+                options: dict[str, Any], reps: int | None = None) -> tuple[E, list[Row], int]:
+    """The fake servers' ladders (rates 25 to 400) run by the scheduler with
+    `executor` (made from the run's id): the executor, the recorded rows,
+    and how many runs were planned (the first `reps` repeats only, if given)."""
     monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
-    s = settings_from(Options.from_record({
-        "impl": "fake-serve", "workload": "http", "style": "async,sync",
-        "rate": "25,50,100,200,400", "repeat": 2}), ram_bytes=1 << 30)
-    runs = plan(resolve(s.impls), s)
+    s = settings_from(Options.from_record({"workload": "http", "rate": "25,50,100,200,400"}
+                                          | options), ram_bytes=1 << 30)
+    runs = [p for p in plan(resolve(s.impls), s) if reps is None or p.rep <= reps]
     run = RunDir.create_new(tmp_path)
-    fake = SaturatingExecutor(run.name)
+    fake = executor(run.name)
     scheduler.execute(run, runs, sequential, lambda p: Readiness("ready"), fake,
                       Progress(len(runs), [0.0] * len(runs)))
-    rows = run.runs().rows
+    return fake, run.runs().rows, len(runs)
+
+
+def test_steps_above_the_one_that_ended_a_ladder_are_recorded_skipped_not_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake, rows, planned = run_ladders(tmp_path, monkeypatch, SaturatingExecutor, {
+        "impl": "fake-serve", "style": "async,sync", "repeat": 2})
     # a row for every step planned, and the knee's refinement between 50 and
     # 100 in repeat 1: 71, 84 and 92 sustained, 92 within 10% of 100
-    assert len(rows) == len(runs) + 2 * 3
+    assert len(rows) == planned + 2 * 3
     for style in ("async", "sync"):
         got = [(r.rep, r.rate, r.status, r.step_verdict) for r in rows if r.style == style]
         assert got == [(1, 25, "ok", "sustained"), (1, 50, "ok", "sustained"),
@@ -215,19 +226,11 @@ def test_a_step_not_run_past_its_ladders_end_is_no_failure_for_until_settled(
     """Under --until-settled a configuration that failed twice is not run
     again; 400 was not run in repeats 1 and 2 (skipped past the end), which
     is no failure: repeat 3, whose ladder does not end, runs it."""
-    monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
-    s = settings_from(Options.from_record({
-        "impl": "fake-serve", "workload": "http", "style": "async",
-        "rate": "25,50,100,200,400", "repeat": 3, "until_settled": True,
-        "max_repeat": 6}), ram_bytes=1 << 30)
-    runs = [p for p in plan(resolve(s.impls), s) if p.rep <= 3]
-    assert all(p.until_settled for p in runs)
-    run = RunDir.create_new(tmp_path)
-    fake = SaturatingExecutor(run.name)
-    scheduler.execute(run, runs, sequential, lambda p: Readiness("ready"), fake,
-                      Progress(len(runs), [0.0] * len(runs)))
+    fake, rows, _ = run_ladders(tmp_path, monkeypatch, SaturatingExecutor, {
+        "impl": "fake-serve", "style": "async", "repeat": 3, "until_settled": True,
+        "max_repeat": 6}, reps=3)
     assert (3, 400) in fake.ran
-    assert [r.status for r in run.runs().rows if r.rate == 400] == ["skipped", "skipped", "ok"]
+    assert [r.status for r in rows if r.rate == 400] == ["skipped", "skipped", "ok"]
 
 
 class CrashingExecutor(SaturatingExecutor):
@@ -248,21 +251,14 @@ def test_a_step_not_run_again_for_its_failures_ends_its_ladder(
     repeat 3 its ladder ends there, as if it had failed a third time: the
     steps above are recorded skipped, not measured above a gap (a sustained
     rate is a range from no load up)."""
-    monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
-    s = settings_from(Options.from_record({
-        "impl": "fake-serve", "workload": "http", "style": "async",
-        "rate": "25,50,100,200,400", "repeat": 3, "until_settled": True,
-        "max_repeat": 6}), ram_bytes=1 << 30)
-    runs = plan(resolve(s.impls), s)
-    run = RunDir.create_new(tmp_path)
-    fake = CrashingExecutor(run.name)
-    scheduler.execute(run, runs, sequential, lambda p: Readiness("ready"), fake,
-                      Progress(len(runs), [0.0] * len(runs)))
+    fake, rows, _ = run_ladders(tmp_path, monkeypatch, CrashingExecutor, {
+        "impl": "fake-serve", "style": "async", "repeat": 3, "until_settled": True,
+        "max_repeat": 6})
     assert [rate for rep, rate in fake.ran if rep == 3] == [25, 50]
-    third = [(r.rate, r.status, r.step_verdict) for r in run.runs().rows if r.rep == 3]
+    third = [(r.rate, r.status, r.step_verdict) for r in rows if r.rep == 3]
     assert third == [(25, "ok", "sustained"), (50, "ok", "sustained"),
                      (200, "skipped", PAST_END), (400, "skipped", PAST_END)]
-    assert next(r for r in run.runs().rows if r.rep == 3 and r.rate == 400).error == (
+    assert next(r for r in rows if r.rep == 3 and r.rate == 400).error == (
         "not run: this ladder's step at 100 requests a second was not run again in repeat 3 "
         "(its earlier runs: crashed, crashed); no higher step is measured")
 
@@ -292,17 +288,10 @@ def test_a_step_the_generator_could_not_keep_is_run_again_before_it_ends_its_lad
     ladder goes on past a step whose retry measured the server, and ends
     there when every attempt was the generator's, bisected below it to a
     bound from below."""
-    monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
-    s = settings_from(Options.from_record({
-        "impl": "fake-serve", "workload": "http", "style": "async",
-        "rate": "25,50,100,200,400", "repeat": 1, "until_settled": True,
-        "max_repeat": 6}), ram_bytes=1 << 30)
-    runs = plan(resolve(s.impls), s)
-    run = RunDir.create_new(tmp_path)
-    fake = LateGeneratorExecutor(run.name, late)
-    scheduler.execute(run, runs, sequential, lambda p: Readiness("ready"), fake,
-                      Progress(len(runs), [0.0] * len(runs)))
-    rows = run.runs().rows
+    fake, rows, _ = run_ladders(
+        tmp_path, monkeypatch, lambda run_id: LateGeneratorExecutor(run_id, late), {
+            "impl": "fake-serve", "style": "async", "repeat": 1, "until_settled": True,
+            "max_repeat": 6})
     attempts = min(late + 1, GENERATOR_RETRIES + 1)
     assert fake.ran.count((1, 100)) == attempts
     assert [r.status for r in rows if r.rate == 100] == (
@@ -346,16 +335,8 @@ def test_a_rate_two_servers_missed_in_every_attempt_is_the_runs_ceiling(
     the run's ceiling from then on: repeat 2's run nothing there or above
     (their rows skipped, the ceiling named) and are refined up to it, to
     the same bound from below, in 3 runs fewer each."""
-    monkeypatch.setenv("BENCH_IMPLS_PATH", str(HARNESS / "tests" / "fakes"))
-    s = settings_from(Options.from_record({
-        "impl": impls, "workload": "http", "style": styles,
-        "rate": "25,50,100,200,400", "repeat": 2}), ram_bytes=1 << 30)
-    runs = plan(resolve(s.impls), s)
-    run = RunDir.create_new(tmp_path)
-    fake = CeilingExecutor(run.name)
-    scheduler.execute(run, runs, sequential, lambda p: Readiness("ready"), fake,
-                      Progress(len(runs), [0.0] * len(runs)))
-    rows = run.runs().rows
+    fake, rows, _ = run_ladders(tmp_path, monkeypatch, CeilingExecutor, {
+        "impl": impls, "style": styles, "repeat": 2})
     attempts = GENERATOR_RETRIES + 1
     for rep, at_100 in ((1, attempts), (2, 0 if capped else attempts)):
         assert [rate for r, rate in fake.ran if r == rep] == 2 * (
