@@ -29,7 +29,10 @@ if [ ! -d "$HOME/.m2/repository/org/jetbrains/kotlin/kotlin-compiler-embeddable/
 fi
 
 if [ "${1:-}" != release ]; then
-    rm -rf target/lib
+    # target/lib is not emptied first: its jars' names carry no version
+    # (stripVersion), so Maven overwrites them where the source is newer and
+    # keeps them otherwise, and a program or test started during a rebuild
+    # (the harness's tests run two at once) still finds them
     # Maven's own lines on stderr, uncoloured: the harness shows its downloads and
     # goals on one status line as they come (harness/execute/progress.py); all go to the log
     exec mvn -B -Dstyle.color=never "${1:-process-classes}" 1>&2
