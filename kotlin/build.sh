@@ -32,7 +32,8 @@ if [ "${1:-}" != release ]; then
     # target/lib is not emptied first: its jars' names carry no version
     # (stripVersion), so Maven overwrites them where the source is newer and
     # keeps them otherwise, and a program or test started during a rebuild
-    # (the harness's tests run two at once) still finds them
+    # (the harness's tests run two at once) still finds them. A dependency
+    # dropped from pom.xml leaves its jar there: remove target/lib once then.
     # Maven's own lines on stderr, uncoloured: the harness shows its downloads and
     # goals on one status line as they come (harness/execute/progress.py); all go to the log
     exec mvn -B -Dstyle.color=never "${1:-process-classes}" 1>&2

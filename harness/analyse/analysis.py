@@ -584,7 +584,8 @@ def ladder_notes(groups: list[Group]) -> list[str]:
         if skipped:
             out.append(f"{workload}: {skipped} rate ladder step{'s' if skipped != 1 else ''} not "
                        f"run: a ladder stops, in each repeat, at its first saturated or failed "
-                       f"step (the rows of the steps above are kept, skipped, and name it); "
+                       f"step, or at the generator's ceiling the run measured (the rows of "
+                       f"the steps above are kept, skipped, and name why); "
                        f"latency past saturation is not measured.")
         for load, ceiling in sorted(ceilings(r for g in members for r in g.rows).items(),
                                     key=lambda c: c[0].sort_key):

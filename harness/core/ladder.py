@@ -35,8 +35,8 @@ GENERATOR_RETRIES = 2
 # of this many servers under one load (whichever style: run_ceiling),
 # the run has measured its ceiling on this machine, and later ladders under
 # that load run nothing there or above: their retries there measured the
-# generator again (on a 2-core Xeon of 2026-12-03, 224 late attempts took
-# 29 of seed004's 110 minutes). One server's miss may be another process's
+# generator again (docs/studies/generator-late/: a quarter of seed004's
+# budget on a 2-core Xeon). One server's miss may be another process's
 # burst, or that server's, so it takes two.
 CEILING_SERVERS = 2
 # A later repeat of a ladder (a pass of --until-settled) starts at its
