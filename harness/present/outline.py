@@ -85,8 +85,9 @@ STYLES = Section("styles", "Which handler style sustains the most", EVERY, (
     "step or the load generator's limit, a bound from below) and the range its "
     "capacity lies in, from the least sustained rate of its repeats to the most "
     "offered above one that ended a ladder. **× the runner-up**: the best style's "
-    "rate over the next one's, as the bracket those ranges allow, and the exact 95% "
-    "interval across repeats where each has two or more; **ahead** where the "
+    "rate over the next one's, as the bracket those ranges allow, and, where each "
+    "has two repeats or more, the exact interval across repeats at the confidence "
+    "that count allows (67% at 2 a side); **ahead** where the "
     "bracket lies above 1, every repeat of the best above any of the runner-up's. "
     "How: docs/statistics.md, \"Which style sustains the most\"."))
 
