@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.analyse import analysis
+from harness.core import stats
 from harness.present import html_report, outline, report
 from harness.present.export import github_summary
 from harness.present.outline import GITHUB, HTML, MD, PAGE
@@ -154,3 +155,10 @@ def test_a_checks_banner_is_one_text_in_both_reports() -> None:
     shown = re.search(r'<p class="banner">(.*?)</p>', page_html)[1]
     assert html.unescape(re.sub("<[^>]+>", "", shown)).startswith(
         re.sub("[*`]", "", " ".join(banner.splitlines())))
+
+
+def test_the_styles_text_states_the_confidence_two_repeats_a_side_give():
+    # the section's text quotes a confidence by hand: hold it to the interval's
+    interval = stats.ratio_interval([1.0, 2.0], [3.0, 4.0])
+    assert interval is not None
+    assert f"({interval.confidence:.0%} at 2 a side)" in outline.STYLES.intro
